@@ -1,0 +1,28 @@
+# Two commands for a new user: `make demo` and `make test`.
+# Each creates .venv and installs what it needs on first use; later runs reuse it
+# (the stamp is remade only when pyproject.toml or this Makefile changes).
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.stamp-install
+
+.PHONY: demo test install clean
+
+$(STAMP): pyproject.toml Makefile
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11" >&2; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip wheel setuptools
+	@echo "installing lyra-lab and its dependencies (llama-cpp-python builds from source the first time: ~5 min on 2 cores)"
+	$(BIN)/python -m pip install --quiet -e ".[all]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/lyra-lab demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,18 @@
+"""lyra-lab: a research harness for the long-term memory of chat assistants."""
+
+from lyra_lab._registry import ConfigError, Registry
+from lyra_lab.corpus import Conversation, Corpus, CorpusFormatError, Probe, Session, Turn
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigError",
+    "Conversation",
+    "Corpus",
+    "CorpusFormatError",
+    "Probe",
+    "Registry",
+    "Session",
+    "Turn",
+    "__version__",
+]

@@ -1,0 +1,87 @@
+"""Strategies registered by name, built from plain dicts.
+
+A strategy is a frozen dataclass of its parameters.  A ``Registry`` maps names
+to those classes so an experiment file can say
+``{"name": "token_budget", "max_tokens": 2000}``.  Registries are explicit
+objects (one per component kind) that callers pass around; tests build their
+own instead of patching a global.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Generic, Mapping, TypeVar
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A strategy spec that cannot be built: unknown name, unknown key or bad value."""
+
+
+class Registry(Generic[T]):
+    """Names → strategy classes for one kind of component (``chunker``, ``recaller``…)."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._classes: dict[str, type] = {}
+
+    def register(self, name: str) -> Callable[[type], type]:
+        """Class decorator: register a frozen dataclass under ``name``."""
+
+        def decorate(cls: type) -> type:
+            if not dataclasses.is_dataclass(cls):
+                raise TypeError(f"{self.kind} {name!r}: {cls.__name__} must be a dataclass")
+            if name in self._classes and self._classes[name] is not cls:
+                raise ValueError(f"{self.kind} {name!r} is already registered")
+            self._classes[name] = cls
+            cls.registry_name = name  # type: ignore[attr-defined]
+            return cls
+
+        return decorate
+
+    def names(self) -> list[str]:
+        return sorted(self._classes)
+
+    def get(self, name: str) -> type:
+        try:
+            return self._classes[name]
+        except KeyError:
+            known = ", ".join(self.names()) or "none"
+            raise ConfigError(f"unknown {self.kind} {name!r}; known: {known}") from None
+
+    def build(self, spec: Mapping[str, Any] | str | T) -> T:
+        """Build a strategy from ``{"name": ..., **params}`` (or a bare name, or an instance)."""
+        if isinstance(spec, str):
+            spec = {"name": spec}
+        if not isinstance(spec, Mapping):
+            return spec  # already a strategy object
+        if "name" not in spec:
+            raise ConfigError(f"{self.kind} spec {dict(spec)!r} has no 'name'")
+        cls = self.get(spec["name"])
+        params = {k: v for k, v in spec.items() if k != "name"}
+        fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+        unknown = sorted(set(params) - set(fields))
+        if unknown:
+            raise ConfigError(
+                f"{self.kind} {spec['name']!r}: unknown key {unknown[0]!r}; "
+                f"allowed: {', '.join(sorted(fields)) or 'none'}"
+            )
+        params = {k: _coerce(fields[k], v) for k, v in params.items()}
+        try:
+            return cls(**params)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{self.kind} {spec['name']!r}: {exc}") from exc
+
+    @staticmethod
+    def spec(strategy: Any) -> dict[str, Any]:
+        """The plain-dict spec of a strategy: its registered name and its parameters."""
+        name = getattr(type(strategy), "registry_name", type(strategy).__name__)
+        return {"name": name, **dataclasses.asdict(strategy)}
+
+
+def _coerce(field: dataclasses.Field, value: Any) -> Any:
+    # TOML and JSON give lists where the dataclasses hold tuples (to stay hashable).
+    if isinstance(value, list):
+        return tuple(value)
+    return value

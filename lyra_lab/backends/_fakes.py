@@ -1,0 +1,93 @@
+"""Fakes for fast offline tests and fault injection. Named as fakes; never a feature.
+
+``FakeLLM`` answers from a queue of outputs or a function of the messages, and
+can be told to fail.  ``HashingEmbedder`` maps texts to deterministic unit
+vectors by hashing their word n-grams (a bag-of-words signal, so similar texts
+do land near each other).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import deque
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from lyra_lab.backends._types import BackendError, Completion, Message, Usage
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class FakeLLM:
+    """A queued-output fake backend.
+
+    Args:
+        outputs: texts returned in order; when exhausted, ``respond`` is used.
+        respond: a function of the messages giving the reply (default: the
+            first 12 words of the last message, so summaries hold real words).
+        fail: a function of the messages; when it returns true the call raises
+            ``BackendError`` (for fault drills).
+    """
+
+    def __init__(
+        self,
+        outputs: Iterable[str] = (),
+        respond: Callable[[Sequence[Message]], str] | None = None,
+        fail: Callable[[Sequence[Message]], bool] | None = None,
+        name: str = "fake",
+        model: str = "fake-llm",
+    ):
+        self.name = name
+        self.model = model
+        self._queue: deque[str] = deque(outputs)
+        self._respond = respond or _echo_words
+        self._fail = fail
+        self._lock = threading.Lock()
+        self.calls: list[list[dict[str, str]]] = []
+
+    def enqueue(self, *outputs: str) -> None:
+        with self._lock:
+            self._queue.extend(outputs)
+
+    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+        msgs = [dict(m) for m in messages]
+        with self._lock:
+            self.calls.append(msgs)
+            if self._fail is not None and self._fail(msgs):
+                raise BackendError(self.name, "injected failure (FakeLLM)", status=500)
+            text = self._queue.popleft() if self._queue else self._respond(msgs)
+        prompt_tokens = sum(len(_WORD.findall(m.get("content", ""))) for m in msgs)
+        usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=len(_WORD.findall(text)), calls=1)
+        return Completion(text=text, usage=usage, latency_s=0.0, backend=self.name, model=self.model,
+                          simulated=True, finish_reason="stop")
+
+
+def _echo_words(messages: Sequence[Message]) -> str:
+    words = _WORD.findall(messages[-1].get("content", "")) if messages else []
+    return " ".join(words[:12])
+
+
+class HashingEmbedder:
+    """Deterministic, dependency-free embeddings from hashed word uni- and bigrams."""
+
+    def __init__(self, dim: int = 256, name: str = "hashing"):
+        if dim <= 0:
+            raise ValueError("dim must be positive")
+        self.dim = dim
+        self.name = f"{name}-{dim}"
+
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = [w.lower() for w in _WORD.findall(text)]
+            for feature in words + [a + " " + b for a, b in zip(words, words[1:])]:
+                digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+                h = int.from_bytes(digest, "little")
+                out[row, h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
+            norm = np.linalg.norm(out[row])
+            if norm > 0:
+                out[row] /= norm
+        return out

@@ -1,0 +1,109 @@
+"""Exact, offline token counts.
+
+OpenAI models are counted exactly with the BPE tables that ``bpe-openai``
+ships (tiktoken itself downloads them on first use, which fails offline).
+Other models are counted with ``o200k_base`` as an *estimate*, and the counter
+says so (``exact=False``); for a local model, pass the server's own tokenizer.
+A backend's reported usage is always the ground truth; these counts are for
+budgets, chunking and servers that report no usage.
+
+>>> count_tokens("hello world", "gpt-4o-mini")
+2
+>>> token_counter("gpt-4").encoding
+'cl100k_base'
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+DEFAULT_ENCODING = "o200k_base"
+
+# Prefix → encoding, longest prefix first, for model families bpe-openai's own
+# table does not list yet (its list stops at gpt-4.1-mini).
+_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("gpt-4o", "o200k_base"),
+    ("chatgpt-4o", "o200k_base"),
+    ("gpt-4.1", "o200k_base"),
+    ("gpt-4.5", "o200k_base"),
+    ("gpt-5", "o200k_base"),
+    ("gpt-oss", "o200k_base"),
+    ("o1", "o200k_base"),
+    ("o3", "o200k_base"),
+    ("o4", "o200k_base"),
+    ("gpt-4", "cl100k_base"),
+    ("gpt-3.5", "cl100k_base"),
+    ("gpt-35", "cl100k_base"),
+    ("text-embedding-3", "cl100k_base"),
+    ("text-embedding-ada-002", "cl100k_base"),
+)
+
+
+def encoding_name_for(model: str) -> str | None:
+    """The OpenAI encoding of ``model`` (an encoding name is accepted too), or None if unknown."""
+    import bpe_openai
+
+    name = model.split("/")[-1].lower()
+    if name in bpe_openai.list_encoding_names():
+        return name
+    for prefix, encoding in _PREFIXES:
+        if name.startswith(prefix):
+            return encoding
+    try:
+        return bpe_openai.encoding_name_for_model(name)
+    except (KeyError, ValueError, bpe_openai.UnsupportedModelError):
+        return None
+
+
+@functools.lru_cache(maxsize=8)
+def _encoding(name: str):
+    import bpe_openai
+
+    return bpe_openai.get_encoding(name)
+
+
+@dataclass(frozen=True)
+class TokenCounter:
+    """A callable ``text -> int`` that knows whether its counts are exact.
+
+    Attributes:
+        model: the model counted for.
+        encoding: the BPE table used, or ``"server"`` for a server's tokenizer.
+        exact: false when the count is an estimate (unknown model).
+    """
+
+    model: str
+    encoding: str
+    exact: bool
+    tokenize: Callable[[str], Sequence[int]] | None = None
+
+    def __call__(self, text: str) -> int:
+        return len(self.encode(text))
+
+    def encode(self, text: str) -> Sequence[int]:
+        if self.tokenize is not None:
+            return self.tokenize(text)
+        # Special-token text in a conversation ("<|endoftext|>") is plain text here.
+        return _encoding(self.encoding).encode(text, disallowed_special=())
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        if self.tokenize is not None:
+            raise NotImplementedError("a server tokenizer counter cannot decode")
+        return _encoding(self.encoding).decode(list(tokens))
+
+
+def token_counter(model: str = "gpt-4o-mini", tokenize: Callable[[str], Sequence[int]] | None = None) -> TokenCounter:
+    """A counter for ``model``: exact for OpenAI models, or through ``tokenize`` (a server's tokenizer)."""
+    if tokenize is not None:
+        return TokenCounter(model, "server", True, tokenize)
+    encoding = encoding_name_for(model)
+    if encoding is None:
+        return TokenCounter(model, DEFAULT_ENCODING, False)
+    return TokenCounter(model, encoding, True)
+
+
+def count_tokens(text: str, model: str = "gpt-4o-mini") -> int:
+    """Tokens of ``text`` for ``model`` (exact for OpenAI models; an o200k estimate otherwise)."""
+    return token_counter(model)(text)

@@ -1,0 +1,164 @@
+"""The one conversation data model every importer maps onto.
+
+Records are frozen dataclasses: importers build them once, and every later
+stage reads them.  Ids are the source's own wherever the source has them, so a
+user's probes can point at turns by the ids in their own export.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterator, Literal, Mapping
+
+Role = Literal["user", "assistant"]
+ROLES: tuple[str, ...] = ("user", "assistant")
+
+
+class CorpusFormatError(ValueError):
+    """A file that cannot be imported: the message names the file, the place and the problem.
+
+    Args:
+        path: the file (or archive member) being read.
+        where: the place inside it, as a JSON path (``$[3].mapping.abc``) or ``line 12``.
+        problem: what is wrong, in words a user can act on.
+    """
+
+    def __init__(self, path: object, where: str, problem: str):
+        self.path = str(path)
+        self.where = where
+        self.problem = problem
+        super().__init__(f"{self.path}: {where}: {problem}" if where else f"{self.path}: {problem}")
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """Return ``value`` as an aware UTC datetime (naive values are taken as UTC)."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of a conversation."""
+
+    id: str
+    conversation_id: str
+    session_id: str
+    role: Role
+    text: str
+    timestamp: datetime | None = None
+    speaker: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"turn {self.id!r}: role must be one of {ROLES}, got {self.role!r}")
+        if self.timestamp is not None and self.timestamp.tzinfo is None:
+            raise ValueError(f"turn {self.id!r}: timestamp must be timezone-aware (UTC)")
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A run of turns that belong together (one chat, one LoCoMo session).
+
+    ``gist`` carries a summary that came with the source (a Lyra DB summary).
+    """
+
+    id: str
+    conversation_id: str
+    turns: tuple[Turn, ...]
+    title: str | None = None
+    started_at: datetime | None = None
+    gist: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """One scope of memory: a user's whole export, one LoCoMo sample, one LongMemEval instance."""
+
+    id: str
+    sessions: tuple[Session, ...]
+    title: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def turns(self) -> Iterator[Turn]:
+        """All turns, session by session, in source order."""
+        for session in self.sessions:
+            yield from session.turns
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """A question asked of the memory, with its gold answer and evidence turn ids."""
+
+    id: str
+    conversation_id: str
+    question: str
+    answer: str
+    evidence: tuple[str, ...] = ()
+    category: int | str | None = None
+    asked_at: datetime | None = None
+    adversarial: bool = False
+    abstention: bool = False
+    meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """Conversations and the probes asked of them, with the source's provenance."""
+
+    name: str
+    conversations: tuple[Conversation, ...]
+    probes: tuple[Probe, ...] = ()
+    source: str | None = None
+    sha256: str | None = None
+    format: str | None = None
+
+    def turns(self) -> Iterator[Turn]:
+        for conversation in self.conversations:
+            yield from conversation.turns()
+
+    def conversation(self, conversation_id: str) -> Conversation:
+        for conversation in self.conversations:
+            if conversation.id == conversation_id:
+                return conversation
+        raise KeyError(f"no conversation {conversation_id!r} in corpus {self.name!r}")
+
+    def probes_for(self, conversation_id: str) -> tuple[Probe, ...]:
+        return tuple(p for p in self.probes if p.conversation_id == conversation_id)
+
+    def with_probes(self, probes: tuple[Probe, ...] | list[Probe]) -> "Corpus":
+        """A copy of this corpus with ``probes`` instead of its own."""
+        return Corpus(self.name, self.conversations, tuple(probes), self.source, self.sha256, self.format)
+
+    def save(self, path: "str | os.PathLike[str]") -> "Path":
+        """Write the corpus in lyra-lab's own JSONL format; ``lyra_lab.load`` reads it back unchanged."""
+        from lyra_lab.corpus._native import save
+
+        return save(self, path)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts a user checks first: conversations, sessions, turns, probes, roles, date span."""
+        turns = list(self.turns())
+        stamps = [t.timestamp for t in turns if t.timestamp is not None]
+        roles = Counter(t.role for t in turns)
+        return {
+            "name": self.name,
+            "format": self.format,
+            "conversations": len(self.conversations),
+            "sessions": sum(len(c.sessions) for c in self.conversations),
+            "turns": len(turns),
+            "probes": len(self.probes),
+            "user_turns": roles.get("user", 0),
+            "assistant_turns": roles.get("assistant", 0),
+            "first": min(stamps).isoformat() if stamps else None,
+            "last": max(stamps).isoformat() if stamps else None,
+            "sha256": self.sha256,
+        }

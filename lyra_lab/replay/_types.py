@@ -1,0 +1,46 @@
+"""What replay hands to evaluation: per probe, what recall served and what it cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from lyra_lab.backends._types import Usage
+from lyra_lab.corpus import Probe
+from lyra_lab.recall._types import Hit
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseCost:
+    """Calls, tokens, dollars and wall time spent in one phase (summarize, rollup, embed, recall, answer)."""
+
+    phase: str
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    latencies_s: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeOutcome:
+    """Recall for one probe at its ``asked_at`` on the replay clock.
+
+    Attributes:
+        probe: the probe asked.
+        hits: what the recaller returned, best first.
+        context: the rendered context block a chat model would get (within budget).
+        context_tokens: its token count.
+        recall_latency_s: wall time of the recall call.
+        memory_text: the whole rendered memory of the conversation at that moment
+            (for judge-free retention: is the answer still anywhere in memory?).
+        memory_entries, memory_tokens: size of the memory at that moment.
+    """
+
+    probe: Probe
+    hits: tuple[Hit, ...]
+    context: str
+    context_tokens: int
+    recall_latency_s: float
+    memory_text: str = ""
+    memory_entries: int = 0
+    memory_tokens: int = 0
+    meta: Mapping[str, Any] = field(default_factory=dict, hash=False)

@@ -1,0 +1,54 @@
+"""The contract of a summarizer: chunks in, one summary with every call it made out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+
+from lyra_lab.backends._types import Backend, Completion, Usage
+from lyra_lab.chunking._types import Chunk
+
+ProgressCallback = Callable[["ProgressEvent"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressEvent:
+    """A stage of long work: load, strategy, chunk_done, merge_started, merge_done, complete."""
+
+    stage: str
+    i: int | None = None
+    n: int | None = None
+    ok: bool | None = None
+    duration_s: float | None = None
+    detail: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a summarizer produced and how.
+
+    ``partial`` is true when a fallback was used (the merge failed and the
+    partial summaries were concatenated, or some chunk calls failed).
+    """
+
+    text: str
+    turn_ids: tuple[str, ...]
+    calls: tuple[Completion, ...] = ()
+    decision: str | None = None
+    partial: bool = False
+    errors: tuple[str, ...] = ()
+
+    @property
+    def usage(self) -> Usage:
+        return sum((c.usage for c in self.calls), Usage())
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    def summarize(
+        self,
+        chunks: Sequence[Chunk],
+        backend: Backend,
+        focus: str | None = None,
+        on_event: ProgressCallback | None = None,
+    ) -> Summary: ...
