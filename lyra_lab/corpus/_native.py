@@ -100,7 +100,7 @@ def parse(path: str | Path, lines: Iterable[str]) -> Corpus:
                 conv = by_conv.get(rec["conversation_id"])
                 if conv is None:
                     raise CorpusFormatError(path, where, f"session before its conversation {rec['conversation_id']!r}")
-                sess = {"rec": rec, "turns": []}
+                sess = {"rec": rec, "turns": [], "started_at": _dt(rec.get("started_at"))}
                 conv["sessions"].append(sess)
                 by_session[(rec["conversation_id"], rec["id"])] = sess
             elif kind == "turn":
@@ -133,7 +133,7 @@ def parse(path: str | Path, lines: Iterable[str]) -> Corpus:
             id=c["rec"]["id"], title=c["rec"].get("title"), meta=c["rec"].get("meta") or {},
             sessions=tuple(
                 Session(id=s["rec"]["id"], conversation_id=s["rec"]["conversation_id"], turns=tuple(s["turns"]),
-                        title=s["rec"].get("title"), started_at=_dt(s["rec"].get("started_at")),
+                        title=s["rec"].get("title"), started_at=s["started_at"],
                         gist=s["rec"].get("gist"), meta=s["rec"].get("meta") or {})
                 for s in c["sessions"]))
         for c in convs)
