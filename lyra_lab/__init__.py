@@ -1,11 +1,22 @@
 """lyra-lab: a research harness for the long-term memory of chat assistants."""
 
 from lyra_lab._registry import ConfigError, Registry
-from lyra_lab.corpus import Conversation, Corpus, CorpusFormatError, Probe, Session, Turn
+from lyra_lab.corpus import (
+    FORMATS,
+    Conversation,
+    Corpus,
+    CorpusFormatError,
+    Probe,
+    Session,
+    Turn,
+    load,
+    load_probes,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "FORMATS",
     "ConfigError",
     "Conversation",
     "Corpus",
@@ -15,4 +26,6 @@ __all__ = [
     "Session",
     "Turn",
     "__version__",
+    "load",
+    "load_probes",
 ]

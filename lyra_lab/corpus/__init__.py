@@ -10,5 +10,21 @@ from lyra_lab.corpus._model import (
     Turn,
     as_utc,
 )
+from lyra_lab.corpus._load import FORMATS, load
+from lyra_lab.corpus._probes import load_probes
+from lyra_lab.corpus._synthetic_corpus import generate_synthetic
 
-__all__ = ["ROLES", "Conversation", "Corpus", "CorpusFormatError", "Probe", "Session", "Turn", "as_utc"]
+__all__ = [
+    "FORMATS",
+    "ROLES",
+    "Conversation",
+    "Corpus",
+    "CorpusFormatError",
+    "Probe",
+    "Session",
+    "Turn",
+    "as_utc",
+    "generate_synthetic",
+    "load",
+    "load_probes",
+]

@@ -34,7 +34,7 @@ def test_broken_line_names_file_and_line(tmp_path):
     lines[3] = lines[3][:20]
     path.write_text("\n".join(lines), encoding="utf-8")
     with pytest.raises(CorpusFormatError, match=r"c\.jsonl: line 4: not valid JSON"):
-        parse(path, path.read_text(encoding="utf-8").splitlines())
+        parse(path, path.read_text(encoding="utf-8").split("\n"))
 
 
 def test_turn_without_session_and_naive_time(tmp_path):

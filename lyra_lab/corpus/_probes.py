@@ -1,0 +1,144 @@
+"""A user's own probes: questions about their corpus, one JSON object per line.
+
+::
+
+    {"id": "p1", "question": "...", "answer": "...", "evidence": ["turn-id", ...],
+     "category"?: 1 | "temporal", "conversation_id"?: "...", "asked_at"?: ISO or epoch,
+     "adversarial"?: false, "abstention"?: false}
+
+Other keys are kept in ``Probe.meta``.  Given the corpus, every evidence id must
+name a turn (an unknown id is an error naming the line and the id), and a
+missing ``conversation_id`` is inferred: the one conversation holding all the
+evidence, or the corpus's only conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from lyra_lab.corpus._json_util import Fields, decode_utf8, type_name
+from lyra_lab.corpus._model import Corpus, CorpusFormatError, Probe
+
+KNOWN_KEYS = {"id", "question", "answer", "evidence", "category", "conversation_id", "asked_at",
+              "adversarial", "abstention"}
+
+
+def looks_like(record: Any) -> bool:
+    return isinstance(record, dict) and "question" in record and "answer" in record and "role" not in record
+
+
+def load_probes(path: str | os.PathLike[str], corpus: Corpus | None = None) -> list[Probe]:
+    """Read a probes JSONL file, checked against ``corpus`` when given.
+
+    Args:
+        path: the probes file.
+        corpus: the corpus the probes ask about; without it ``conversation_id`` is
+            required on every line and evidence ids are not checked.
+
+    Returns:
+        The probes in file order.
+
+    Raises:
+        CorpusFormatError: a broken line, a missing field, a repeated probe id, an
+            evidence id that names no turn, or a conversation that cannot be inferred.
+        FileNotFoundError: no such file.
+    """
+    spath = str(path)
+    text = decode_utf8(spath, Path(path).read_bytes())
+    return parse(spath, text.split("\n"), corpus)  # not splitlines(): see _load
+
+
+def parse(path: str, lines: list[str], corpus: Corpus | None) -> list[Probe]:
+    f = Fields(path)
+    owners = _owners(corpus) if corpus is not None else {}
+    probes: list[Probe] = []
+    first_line: dict[str, int] = {}
+    for n, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        where = f"line {n}"
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise f.error(where, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(rec, dict):
+            raise f.error(where, f"expected a JSON object, got {type_name(rec)}")
+        probe = _probe(f, rec, where, corpus, owners)
+        if probe.id in first_line:
+            raise f.error(where, f"probe id {probe.id!r} repeats line {first_line[probe.id]}")
+        first_line[probe.id] = n
+        probes.append(probe)
+    if not probes:
+        raise f.error("", "no probes (the file is empty)")
+    return probes
+
+
+def _owners(corpus: Corpus) -> dict[str, list[str]]:
+    """turn id → ids of the conversations holding a turn with that id."""
+    owners: dict[str, list[str]] = defaultdict(list)
+    for conv in corpus.conversations:
+        for turn in conv.turns():
+            if not owners[turn.id] or owners[turn.id][-1] != conv.id:
+                owners[turn.id].append(conv.id)
+    return owners
+
+
+def _probe(f: Fields, rec: dict[str, Any], where: str, corpus: Corpus | None,
+           owners: dict[str, list[str]]) -> Probe:
+    # line-based: "line 12: 'question' ..." reads better than a JSON path per field
+    def field(key: str, types: type | tuple[type, ...], required: bool = True) -> Any:
+        try:
+            return f.get(rec, key, "", types, required=required)
+        except CorpusFormatError as exc:
+            raise f.error(where, f"{key!r}: {exc.problem}") from None
+
+    pid = str(field("id", (str, int)))
+    evidence = field("evidence", list, required=False) or []
+    bad = [e for e in evidence if not isinstance(e, str)]
+    if bad:
+        raise f.error(where, f"'evidence' must list turn ids as strings, got {bad[0]!r}")
+    conv_id = field("conversation_id", str, required=False)
+    if corpus is not None:
+        conv_id = _check_evidence(f, where, pid, evidence, conv_id, corpus, owners)
+    elif conv_id is None:
+        raise f.error(where, f"probe {pid!r} has no 'conversation_id' and there is no corpus to infer it from")
+    try:
+        asked = f.time(rec.get("asked_at"), where)
+    except CorpusFormatError as exc:
+        raise f.error(where, f"'asked_at': {exc.problem}") from None
+    return Probe(id=pid, conversation_id=conv_id, question=field("question", str),
+                 answer=str(field("answer", (str, int, float))), evidence=tuple(evidence),
+                 category=field("category", (int, str), required=False), asked_at=asked,
+                 adversarial=bool(field("adversarial", bool, required=False)),
+                 abstention=bool(field("abstention", bool, required=False)),
+                 meta={k: v for k, v in rec.items() if k not in KNOWN_KEYS})
+
+
+def _check_evidence(f: Fields, where: str, pid: str, evidence: list[str], conv_id: str | None, corpus: Corpus,
+                    owners: dict[str, list[str]]) -> str:
+    known = {c.id for c in corpus.conversations}
+    if conv_id is not None and conv_id not in known:
+        raise f.error(where, f"probe {pid!r}: conversation_id {conv_id!r} is not in the corpus")
+    for tid in evidence:
+        holders = owners.get(tid, [])
+        if not holders or (conv_id is not None and conv_id not in holders):
+            scope = f"conversation {conv_id!r}" if conv_id is not None else "the corpus"
+            raise f.error(where, f"probe {pid!r}: evidence id {tid!r} matches no turn in {scope}")
+    if conv_id is not None:
+        return conv_id
+    if not evidence:
+        if len(known) == 1:
+            return next(iter(known))
+        raise f.error(where, f"probe {pid!r} has no evidence and no 'conversation_id'; "
+                             f"the corpus has {len(known)} conversations")
+    common = set(owners[evidence[0]]).intersection(*(owners[t] for t in evidence[1:]))
+    if len(common) == 1:
+        return common.pop()
+    if not common:
+        raise f.error(where, f"probe {pid!r}: evidence ids span several conversations; set 'conversation_id'")
+    raise f.error(where, f"probe {pid!r}: evidence ids occur in conversations {', '.join(sorted(common))}; "
+                         "set 'conversation_id'")

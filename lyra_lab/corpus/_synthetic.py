@@ -1,0 +1,51 @@
+"""A seeded synthetic companion chat with planted facts and the probes that ask about them.
+
+Months of ordinary chat (recipes, trips, work stress…) between a user and the
+assistant "Lyra", with facts planted in user turns: static facts stated once,
+facts that change weeks later, dated events, two-session facts about a person
+introduced earlier, and questions about things never mentioned.  Every probe
+knows its evidence turn ids, so recall can be scored at turn level.  The
+dataset card is ``datasets/README.md``.  Regenerate the committed dataset with::
+
+    python -m lyra_lab.corpus._synthetic --seed 0 --out datasets/synthetic_small.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.corpus._synthetic_corpus import CATEGORIES, category_counts, generate_synthetic
+
+__all__ = ["CATEGORIES", "category_counts", "generate_synthetic", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write a synthetic corpus: ``python -m lyra_lab.corpus._synthetic --seed 0 --out FILE``."""
+    parser = argparse.ArgumentParser(prog="python -m lyra_lab.corpus._synthetic",
+                                     description="Generate the seeded synthetic corpus with planted facts.")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True, help="output path (lyra-lab native JSONL)")
+    parser.add_argument("--conversations", type=int, default=2)
+    parser.add_argument("--sessions", type=int, default=16, help="sessions per conversation")
+    parser.add_argument("--months", type=int, default=4)
+    args = parser.parse_args(argv)
+    try:
+        corpus = generate_synthetic(args.seed, conversations=args.conversations, sessions=args.sessions,
+                                    months=args.months)
+        path = corpus.save(args.out)
+    except (ConfigError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    stats = corpus.stats()
+    per_category = ", ".join(f"{k} {v}" for k, v in category_counts(corpus).items())
+    print(f"wrote {path}: {stats['conversations']} conversations, {stats['sessions']} sessions, "
+          f"{stats['turns']} turns, {stats['probes']} probes ({per_category}), "
+          f"{stats['first'][:10]} to {stats['last'][:10]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""Generating the synthetic corpus: sessions of filler with the planted facts, then the probes.
+
+The public entry points are ``generate_synthetic`` (re-exported by
+``lyra_lab.corpus``) and the command line in ``_synthetic``; this module holds
+the work so that ``python -m lyra_lab.corpus._synthetic`` does not run a module
+the package has already imported.
+
+Determinism: every choice comes from ``random.Random`` seeded by the seed (one
+stream per conversation), nothing reads the clock or iterates a set, so the
+same arguments give the same bytes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from datetime import date, datetime, time, timedelta, timezone
+from typing import Sequence
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.corpus import _synthetic_facts as F
+from lyra_lab.corpus._model import Conversation, Corpus, Probe, Session, Turn
+from lyra_lab.corpus._synthetic_plan import Plant, ProbeDraft, plan_conversation
+from lyra_lab.corpus._synthetic_templates import (
+    CLOSERS_ASSISTANT, CLOSERS_USER, OPENERS_ASSISTANT, OPENERS_USER, SLOTS, TOPICS, Topic)
+
+CATEGORIES: tuple[str, ...] = ("single_fact", "updated_fact", "temporal", "multi_hop", "abstention")
+ABSTENTION_ANSWER = "not mentioned"
+SOURCE = "lyra_lab.corpus._synthetic"
+
+
+def generate_synthetic(seed: int = 0, *, conversations: int = 2, months: int = 4, sessions: int = 16,
+                       exchanges: tuple[int, int] = (2, 5), start: date | str = date(2024, 1, 8),
+                       single_facts: int = 10, updated_facts: int = 4, temporal: int = 5,
+                       multi_hop: int = 3, abstention: int = 6) -> Corpus:
+    """Generate a multi-month user/assistant chat corpus with planted facts and probes.
+
+    Args:
+        seed: the only source of randomness; the same arguments give an identical corpus.
+        conversations: independent users (``syn-0``, ``syn-1``…), each with its own facts.
+        months: the span the sessions are spread over (30.44 days a month).
+        sessions: sessions per conversation, one per distinct day.
+        exchanges: (min, max) ordinary user/assistant exchanges per session, besides the
+            greeting, planted facts and an occasional sign-off.
+        start: the first possible session day (UTC), a date or ``"YYYY-MM-DD"``.
+        single_facts, updated_facts, temporal, multi_hop, abstention: probes per
+            conversation in each category (see ``CATEGORIES``).
+
+    Returns:
+        A Corpus named ``synthetic-seed<seed>`` whose probes are asked the day after
+        each conversation's last session.
+
+    Raises:
+        ConfigError: a parameter out of range, or more planted facts than the sessions hold.
+    """
+    _check(conversations=conversations, months=months, sessions=sessions, exchanges=exchanges,
+           single_facts=single_facts, updated_facts=updated_facts, temporal=temporal,
+           multi_hop=multi_hop, abstention=abstention)
+    if isinstance(start, str):
+        try:
+            start = date.fromisoformat(start)
+        except ValueError:
+            raise ConfigError(f"start must be a date like 2024-01-08, got {start!r}") from None
+    span_days = round(months * 30.44)
+    if sessions > span_days:
+        raise ConfigError(f"sessions={sessions} do not fit on distinct days in {months} month(s)")
+    names = list(F.USER_NAMES)
+    random.Random(seed).shuffle(names)  # then take a prefix: the first users never depend on the count
+    convs: list[Conversation] = []
+    probes: list[Probe] = []
+    for index, user_name in enumerate(names[:conversations]):
+        # one stream per conversation: conversation i does not depend on how many follow it
+        rng = random.Random(f"lyra-lab-synthetic:{seed}:{index}")
+        cid = f"syn-{index}"
+        days = sorted(rng.sample(range(span_days), sessions))
+        starts = [datetime.combine(start + timedelta(days=d), time(rng.randint(8, 20), rng.randint(0, 59)),
+                                   tzinfo=timezone.utc) for d in days]
+        plants, drafts = plan_conversation(
+            rng, starts, single_facts=single_facts, updated_facts=updated_facts, temporal=temporal,
+            multi_hop=multi_hop)
+        seen: set[str] = set()
+        conv_sessions = tuple(_session(rng, cid, i + 1, starts[i], plants[i], exchanges, user_name, seen)
+                              for i in range(sessions))
+        conv = Conversation(id=cid, sessions=conv_sessions, title=f"{user_name} and {F.ASSISTANT_NAME}",
+                            meta={"generator": SOURCE, "seed": seed, "user": user_name})
+        drafts += _abstention_drafts(rng, conv, drafts, abstention)
+        asked_at = datetime.combine(starts[-1].date() + timedelta(days=1), time(12, 0), tzinfo=timezone.utc)
+        probes += _probes(cid, drafts, asked_at)
+        convs.append(conv)
+    return Corpus(name=f"synthetic-seed{seed}", conversations=tuple(convs), probes=tuple(probes),
+                  source=SOURCE, format="synthetic")
+
+
+def _check(*, conversations: int, months: int, sessions: int, exchanges: tuple[int, int], **counts: int) -> None:
+    if not 1 <= conversations <= len(F.USER_NAMES):
+        raise ConfigError(f"conversations must be 1..{len(F.USER_NAMES)}, got {conversations}")
+    if months < 1:
+        raise ConfigError(f"months must be >= 1, got {months}")
+    if sessions < 2:
+        raise ConfigError(f"sessions must be >= 2, got {sessions}")
+    if len(exchanges) != 2 or not 0 <= exchanges[0] <= exchanges[1]:
+        raise ConfigError(f"exchanges must be (min, max) with 0 <= min <= max, got {exchanges!r}")
+    limits = {"single_facts": len(F.FACTS), "updated_facts": len(F.UPDATES), "temporal": len(F.EVENTS),
+              "multi_hop": min(len(F.LINKS), len(F.RELATIONS)), "abstention": len(F.NEVER) + len(F.FACTS)}
+    for name, value in counts.items():
+        if not 0 <= value <= limits[name]:
+            raise ConfigError(f"{name} must be 0..{limits[name]}, got {value}")
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _filler(rng: random.Random, topics: Sequence[Topic], seen: set[str]) -> tuple[str, str, Topic]:
+    """One ordinary exchange from the session's topics, avoiding user lines used before."""
+    for _ in range(30):
+        topic = rng.choice(topics)
+        user, reply = rng.choice(topic.exchanges)
+        fill = {slot: rng.choice(SLOTS[slot]) for slot in topic.slots}
+        line = _cap(user.format(**fill))
+        if line not in seen:
+            break
+    seen.add(line)
+    return line, _cap(reply.format(**fill)), topic
+
+
+def _session(rng: random.Random, cid: str, number: int, started: datetime, plants: list[Plant],
+             exchanges: tuple[int, int], user_name: str, seen: set[str]) -> Session:
+    """Greeting, ordinary exchanges with the planted ones at random places, maybe a sign-off."""
+    topics = rng.sample(TOPICS, 2)  # a session drifts between two subjects at most
+    fillers = [_filler(rng, topics, seen) for _ in range(rng.randint(*exchanges))]
+    body: list[tuple[str, str, Plant | None]] = [(user, reply, None) for user, reply, _ in fillers]
+    for plant in plants:
+        body.insert(rng.randint(0, len(body)), (plant.user, plant.reply, plant))
+    script = [(rng.choice(OPENERS_USER), rng.choice(OPENERS_ASSISTANT), None), *body]
+    if rng.random() < 0.6:
+        script.append((rng.choice(CLOSERS_USER), rng.choice(CLOSERS_ASSISTANT), None))
+    sid = f"{cid}:s{number:02d}"
+    turns: list[Turn] = []
+    clock = started
+    for user, reply, plant in script:
+        for role, text in (("user", user), ("assistant", reply)):
+            tid = f"{sid}:t{len(turns) + 1:02d}"
+            if plant is not None and role == "user":
+                plant.turn_id = tid
+            turns.append(Turn(id=tid, conversation_id=cid, session_id=sid, role=role, text=text,
+                              timestamp=clock, speaker=user_name if role == "user" else F.ASSISTANT_NAME))
+            # the assistant answers within seconds; the user takes a while to read and type
+            clock += timedelta(seconds=rng.randint(4, 30) if role == "user" else rng.randint(25, 150))
+    discussed = list(dict.fromkeys(topic.title for _, _, topic in fillers))  # first-use order
+    return Session(id=sid, conversation_id=cid, turns=tuple(turns),
+                   title=discussed[0] if discussed else "Catching up", started_at=started,
+                   meta={"topics": discussed})
+
+
+def mentions(text: str, term: str) -> bool:
+    """Whether ``term`` occurs in ``text`` (case-insensitive substring: stricter than a word match)."""
+    return term.lower() in text.lower()
+
+
+def _abstention_drafts(rng: random.Random, conv: Conversation, drafts: list[ProbeDraft],
+                       count: int) -> list[ProbeDraft]:
+    """Questions whose key words occur nowhere in the conversation, so no turn answers them."""
+    planted = {d.meta.get("fact_key") for d in drafts}
+    candidates = [(kind.questions[0], (*kind.terms, *(v.lower() for v in kind.values)), kind.key)
+                  for kind in F.FACTS if kind.key not in planted]
+    candidates += [(question, terms, None) for question, terms in F.NEVER]
+    text = "\n".join(t.text for t in conv.turns())
+    usable = [c for c in candidates if not any(mentions(text, term) for term in c[1])]
+    if len(usable) < count:
+        raise ConfigError(f"only {len(usable)} abstention questions are unmentioned in {conv.id}, "
+                          f"{count} requested")
+    return [ProbeDraft("abstention", question, ABSTENTION_ANSWER,
+                       meta={"absent_terms": list(terms), **({"fact_key": key} if key else {})})
+            for question, terms, key in rng.sample(usable, count)]
+
+
+def _probes(cid: str, drafts: list[ProbeDraft], asked_at: datetime) -> list[Probe]:
+    ordered = sorted(drafts, key=lambda d: CATEGORIES.index(d.category))  # stable: plan order kept
+    probes = []
+    for n, d in enumerate(ordered, start=1):
+        meta = dict(d.meta)
+        if d.superseded:
+            meta["superseded"] = [p.turn_id for p in d.superseded]
+        probes.append(Probe(id=f"{cid}:q{n:02d}", conversation_id=cid, question=d.question, answer=d.answer,
+                            evidence=tuple(p.turn_id for p in d.evidence), category=d.category,
+                            asked_at=asked_at, abstention=d.category == "abstention", meta=meta))
+    return probes
+
+
+def category_counts(corpus: Corpus) -> dict[str, int]:
+    """Probes per category, in ``CATEGORIES`` order."""
+    counts = Counter(p.category for p in corpus.probes)
+    return {c: counts.get(c, 0) for c in CATEGORIES}

@@ -1,0 +1,131 @@
+"""Where the synthetic corpus plants its facts: which session says what, and what is asked.
+
+Planning happens before any turn is written, on session start times only; the
+renderer then gives each planted statement its turn id.  The constraints that
+make a probe meaningful live here: an update comes at least two weeks after the
+value it replaces, a two-session fact introduces the person in an earlier
+session than the one that tells something about them, and no session carries
+more than a few planted statements (so most of the chat stays ordinary).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.corpus import _synthetic_facts as F
+
+MIN_UPDATE_GAP = timedelta(days=14)
+MAX_PLANTS_PER_SESSION = 3
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+               "October", "November", "December")
+
+
+@dataclass(eq=False)
+class Plant:
+    """A planted user statement and the assistant's reply; the renderer fills ``turn_id``."""
+
+    user: str
+    reply: str
+    turn_id: str | None = None
+
+
+@dataclass(eq=False)
+class ProbeDraft:
+    """A probe before its evidence turns have ids."""
+
+    category: str
+    question: str
+    answer: str
+    evidence: list[Plant] = field(default_factory=list)
+    superseded: list[Plant] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def natural_date(day: Any) -> str:
+    """``2024-03-14`` → ``"14 March 2024"`` (no locale: strftime's %B would depend on it)."""
+    return f"{day.day} {MONTH_NAMES[day.month - 1]} {day.year}"
+
+
+class _Sessions:
+    """Session start times and how many planted statements each already holds."""
+
+    def __init__(self, starts: list[datetime]):
+        self.starts = starts
+        self.plants: list[list[Plant]] = [[] for _ in starts]
+
+    def free(self, indexes: range | list[int]) -> list[int]:
+        return [i for i in indexes if len(self.plants[i]) < MAX_PLANTS_PER_SESSION]
+
+    def pick(self, rng: random.Random, candidates: list[int], what: str) -> int:
+        if not candidates:
+            raise ConfigError(f"not enough sessions to plant {what}: use more sessions or fewer facts")
+        return rng.choice(candidates)
+
+    def put(self, index: int, plant: Plant) -> Plant:
+        self.plants[index].append(plant)
+        return plant
+
+
+def plan_conversation(rng: random.Random, starts: list[datetime], *, single_facts: int, updated_facts: int,
+                      temporal: int, multi_hop: int) -> tuple[list[list[Plant]], list[ProbeDraft]]:
+    """Choose the facts of one conversation and the sessions that state them.
+
+    Returns:
+        The planted statements per session (in planting order; the renderer shuffles
+        them into the chat) and the probe drafts, abstention excluded (it needs the
+        rendered text to know what was never said).
+    """
+    plan = _Sessions(starts)
+    everywhere = range(len(starts))
+    drafts: list[ProbeDraft] = []
+
+    for kind in rng.sample(F.FACTS, single_facts):
+        value = rng.choice(kind.values)
+        paraphrase = rng.randrange(len(kind.statements))
+        at = plan.pick(rng, plan.free(everywhere), kind.key)
+        said = plan.put(at, Plant(kind.statements[paraphrase].format(v=value), rng.choice(kind.replies)))
+        drafts.append(ProbeDraft("single_fact", rng.choice(kind.questions), value, [said],
+                                 meta={"fact_key": kind.key, "paraphrase": paraphrase}))
+
+    for kind in rng.sample(F.UPDATES, updated_facts):
+        old, new = rng.sample(kind.values, 2)
+
+        def later(i: int) -> list[int]:
+            return plan.free([j for j in everywhere if starts[j] - starts[i] >= MIN_UPDATE_GAP])
+
+        first = plan.pick(rng, [i for i in plan.free(everywhere) if later(i)], kind.key)
+        second = plan.pick(rng, later(first), kind.key)
+        was = plan.put(first, Plant(rng.choice(kind.statements).format(v=old), rng.choice(kind.replies)))
+        now = plan.put(second, Plant(rng.choice(kind.updates).format(old=old, new=new),
+                                     rng.choice(kind.update_replies)))
+        drafts.append(ProbeDraft("updated_fact", rng.choice(kind.questions), new, [now], [was],
+                                 meta={"fact_key": kind.key, "old_value": old}))
+
+    for kind in rng.sample(F.EVENTS, temporal):
+        when, days_before = rng.choice(F.WHEN)
+        paraphrase = rng.randrange(len(kind.statements))
+        at = plan.pick(rng, plan.free(everywhere), kind.key)
+        day = starts[at].date() - timedelta(days=days_before)
+        said = plan.put(at, Plant(kind.statements[paraphrase].format(when=when), rng.choice(kind.replies)))
+        drafts.append(ProbeDraft("temporal", kind.question, day.isoformat(), [said],
+                                 meta={"fact_key": kind.key, "paraphrase": paraphrase, "natural": natural_date(day),
+                                       "relative": when, "days_before": days_before}))
+
+    people = zip(rng.sample(F.RELATIONS, multi_hop), rng.sample(F.PEOPLE, multi_hop),
+                 rng.sample(F.LINKS, multi_hop))
+    for relation, name, kind in people:
+        value = rng.choice(kind.values)
+        first = plan.pick(rng, [i for i in plan.free(everywhere) if plan.free(range(i + 1, len(starts)))],
+                          kind.key)
+        second = plan.pick(rng, plan.free(range(first + 1, len(starts))), kind.key)
+        intro = plan.put(first, Plant(rng.choice(F.INTRODUCTIONS).format(rel=relation, name=name),
+                                      rng.choice(F.INTRO_REPLIES)))
+        link = plan.put(second, Plant(rng.choice(kind.statements).format(name=name, v=value),
+                                      rng.choice(kind.replies)))
+        drafts.append(ProbeDraft("multi_hop", kind.question.format(rel=relation), value, [intro, link],
+                                 meta={"fact_key": kind.key, "relation": relation, "person": name}))
+    return plan.plants, drafts
