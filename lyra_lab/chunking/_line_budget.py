@@ -1,0 +1,40 @@
+"""``line_budget``: whole lines packed under a character budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from lyra_lab.chunking._budget import Budget, check_positive, single_line
+from lyra_lab.chunking._registry import CHUNKERS
+from lyra_lab.chunking._render import Transcript, split_lines
+from lyra_lab.chunking._spans import pack, plain_spans, spans_to_chunks
+from lyra_lab.chunking._types import Chunk
+from lyra_lab.corpus import Turn
+
+
+@CHUNKERS.register("line_budget")
+@dataclass(frozen=True)
+class LineBudgetChunker:
+    """Split the transcript on line boundaries into chunks of at most ``max_chars`` characters.
+
+    A line is indivisible: a line longer than ``max_chars`` becomes a chunk of
+    its own (over budget, alone).  A turn whose text spans several lines may
+    be split between chunks; ``Chunk.turn_ids`` then lists it in each.
+
+    >>> [c.text for c in LineBudgetChunker(max_chars=6).chunk("ab\\ncd\\nefghijk\\n")]
+    ['ab\\ncd\\n', 'efghijk\\n']
+    """
+
+    max_chars: int = 4000
+
+    def __post_init__(self) -> None:
+        check_positive("line_budget", max_chars=self.max_chars)
+
+    def budget(self) -> Budget:
+        return Budget("chars", self.max_chars, lambda c: len(c.text), single_line)
+
+    def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
+        transcript = Transcript.of(turns)
+        groups = pack(split_lines(transcript.text), lambda s: len(s) <= self.max_chars)
+        return spans_to_chunks(transcript, plain_spans(groups))

@@ -1,0 +1,93 @@
+"""``overlap_window``: token windows whose start repeats the tail of the previous one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from lyra_lab.backends import TokenCounter
+from lyra_lab.chunking._budget import Budget, check_encoding, check_positive, counter, single_char
+from lyra_lab.chunking._registry import CHUNKERS
+from lyra_lab.chunking._render import Transcript
+from lyra_lab.chunking._spans import Span, fit_suffix_start, spans_to_chunks
+from lyra_lab.chunking._token_fit import MAX_CHARS_PER_TOKEN, grow, offsets_of, token_units
+from lyra_lab.chunking._types import Chunk
+from lyra_lab.corpus import Turn
+
+
+@CHUNKERS.register("overlap_window")
+@dataclass(frozen=True)
+class OverlapWindowChunker:
+    """Token windows of at most ``max_tokens`` (overlap included), each starting with up to
+    ``overlap_tokens`` tokens of the text just before it.
+
+    ``Chunk.overlap_chars`` is the length of that repeated prefix, so
+    ``"".join(c.text[c.overlap_chars:] for c in chunks)`` is the input.  The
+    overlap starts at a line start whenever the repeated tail holds one (it
+    reads as whole lines), else mid-line.  New text is packed by whole lines;
+    a line longer than ``max_tokens - overlap_tokens`` is cut like
+    ``token_budget`` does, so overlap plus new text always fits.  If the
+    overlap and the next unit cannot both fit, the overlap shrinks (to zero
+    if need be): the budget wins over the overlap.  ``Chunk.turn_ids`` lists
+    every turn with characters in the chunk, overlap included.
+
+    Args:
+        max_tokens: the most tokens in a chunk's whole text.
+        overlap_tokens: the most tokens repeated from before; below ``max_tokens``.
+        encoding: ``o200k_base``, ``cl100k_base`` or an OpenAI model name.
+    """
+
+    max_tokens: int = 3000
+    overlap_tokens: int = 200
+    encoding: str = "o200k_base"
+
+    def __post_init__(self) -> None:
+        check_positive("overlap_window", max_tokens=self.max_tokens)
+        if isinstance(self.overlap_tokens, bool) or not isinstance(self.overlap_tokens, int) \
+                or not 0 <= self.overlap_tokens < self.max_tokens:
+            raise ValueError(f"overlap_window: overlap_tokens must be an integer in "
+                             f"[0, max_tokens={self.max_tokens}), got {self.overlap_tokens!r}")
+        check_encoding("overlap_window", self.encoding)
+
+    def budget(self) -> Budget:
+        count = counter(self.encoding)
+        return Budget("tokens", self.max_tokens, lambda c: count(c.text), single_char)
+
+    def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
+        transcript = Transcript.of(turns)
+        count = counter(self.encoding)
+        text = transcript.text
+        units = token_units(text, count, self.max_tokens - self.overlap_tokens)
+        offsets, counts = offsets_of(units), [count(u) for u in units]
+        spans: list[Span] = []
+        i = 0
+        while i < len(units):
+            pos = offsets[i]
+            start = self._overlap_start(text, pos, offsets[i + 1], count) if spans else pos
+            j = grow(text, offsets, counts, start, i, self.max_tokens, count)
+            spans.append((start, pos, offsets[j]))
+            i = j
+        return spans_to_chunks(transcript, spans, count)
+
+    def _overlap_start(self, text: str, pos: int, end: int, count: TokenCounter) -> int:
+        """Where the overlap before ``text[pos:end]`` starts: as far back as both budgets allow."""
+        if self.overlap_tokens == 0:
+            return pos
+        lo = max(0, pos - self.overlap_tokens * MAX_CHARS_PER_TOKEN)
+
+        def fits(tail: str) -> bool:
+            return count(tail) <= self.overlap_tokens and count(tail + text[pos:end]) <= self.max_tokens
+
+        # First guess: the start of the last overlap_tokens tokens before pos (a
+        # token may start inside a multi-byte character: then drop one more).
+        before, tokens = text[lo:pos], count.encode(text[lo:pos])
+        guess = None
+        for k in range(self.overlap_tokens, max(self.overlap_tokens - 4, 0), -1):
+            tail = count.decode(tokens[-k:])
+            if tail and before.endswith(tail):
+                guess = pos - len(tail)
+                break
+        start = fit_suffix_start(text, lo, pos, fits, guess)
+        # Snapping to a line start only moves the start forward; the check guards
+        # against a non-monotone seam the search could have missed.
+        return start if fits(text[start:pos]) else pos

@@ -1,0 +1,80 @@
+"""Token-budget packing that counts exactly but rarely: estimate, then verify.
+
+Counting a candidate chunk's whole text for every line it might take costs
+O(lines × chunk) tokenizer work.  Instead each unit is counted once; a chunk
+grows while the *sum* of its units' counts fits, and only then is its own
+text counted exactly (BPE counts are not additive at seams, e.g. ``"!\\n"`` +
+``"\\n"`` tokenizes as one ``"!\\n\\n"`` piece), shrinking or growing one unit
+at a time until one more unit would not fit.  Every chunk is still checked
+exactly against the limit, for a few exact counts per chunk.
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate
+from typing import Sequence
+
+from lyra_lab.backends import TokenCounter
+from lyra_lab.chunking._render import split_lines
+from lyra_lab.chunking._spans import split_oversize
+
+# The longest o200k/cl100k token is 128 bytes (checked over both vocabularies),
+# so no text of n tokens is longer than 128·n characters.  This bounds the
+# search for a cut, so cutting a huge line stays linear in its length.
+MAX_CHARS_PER_TOKEN = 128
+
+
+def token_units(text: str, count: TokenCounter, limit: int) -> list[str]:
+    """The lines of ``text``, with every line over ``limit`` tokens cut into fitting pieces."""
+
+    def fits(s: str) -> bool:
+        return count(s) <= limit
+
+    def guess(s: str) -> int | None:
+        # The end of the limit-th token, if decoding that prefix gives back text;
+        # a token may end inside a multi-byte character, then step back a token.
+        tokens = count.encode(s)
+        for k in range(limit, max(limit - 4, 0), -1):
+            head = count.decode(tokens[:k])
+            if head and s.startswith(head):
+                return len(head)
+        return None
+
+    return split_oversize(split_lines(text), fits, limit * MAX_CHARS_PER_TOKEN, guess)
+
+
+def offsets_of(units: Sequence[str]) -> list[int]:
+    """Start offset of each unit, plus the end of the last."""
+    return list(accumulate((len(u) for u in units), initial=0))
+
+
+def grow(text: str, offsets: Sequence[int], counts: Sequence[int], start: int, i: int,
+         limit: int, count: TokenCounter) -> int:
+    """The largest ``j > i`` with ``count(text[start:offsets[j]]) <= limit`` (greedy).
+
+    Unit ``i`` is always taken (an over-limit unit stands alone).  ``start``
+    may lie before ``offsets[i]`` (an overlap prefix).
+    """
+    n = len(counts)
+    j = i + 1
+    estimate = count(text[start:offsets[j]])
+    while j < n and estimate + counts[j] <= limit:
+        estimate += counts[j]
+        j += 1
+    while j > i + 1 and count(text[start:offsets[j]]) > limit:
+        j -= 1
+    while j < n and count(text[start:offsets[j + 1]]) <= limit:
+        j += 1
+    return j
+
+
+def token_groups(text: str, limit: int, count: TokenCounter) -> list[tuple[int, int]]:
+    """``(start, end)`` groups of whole lines (and pieces of oversize lines) within ``limit`` tokens."""
+    units = token_units(text, count, limit)
+    offsets, counts = offsets_of(units), [count(u) for u in units]
+    groups, i = [], 0
+    while i < len(units):
+        j = grow(text, offsets, counts, offsets[i], i, limit, count)
+        groups.append((offsets[i], offsets[j]))
+        i = j
+    return groups

@@ -1,0 +1,59 @@
+"""``turn_window``: at most N whole turns per chunk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from lyra_lab.chunking._budget import Budget, check_positive
+from lyra_lab.chunking._registry import CHUNKERS
+from lyra_lab.chunking._render import Transcript
+from lyra_lab.chunking._spans import plain_spans, spans_to_chunks
+from lyra_lab.chunking._types import Chunk
+from lyra_lab.corpus import Turn
+
+
+@CHUNKERS.register("turn_window")
+@dataclass(frozen=True)
+class TurnWindowChunker:
+    """At most ``max_turns`` turns per chunk; turns are never split.
+
+    With ``respect_sessions`` (the default) a chunk also ends where a session
+    ends, so no chunk mixes two sessions.  Raw text has no turns: each line is
+    taken as one unit instead.
+
+    Args:
+        max_turns: the most turns (or lines, for raw text) in a chunk.
+        respect_sessions: also break at session boundaries.
+    """
+
+    max_turns: int = 8
+    respect_sessions: bool = True
+
+    def __post_init__(self) -> None:
+        check_positive("turn_window", max_turns=self.max_turns)
+        if not isinstance(self.respect_sessions, bool):
+            raise ValueError(f"turn_window: respect_sessions must be true or false, "
+                             f"got {self.respect_sessions!r}")
+
+    def budget(self) -> Budget:
+        def units(chunk: Chunk) -> int:
+            # Turns for turn input; lines for raw text (then turn_ids is empty).
+            return len(chunk.turn_ids) or chunk.text.count("\n") + (not chunk.text.endswith("\n"))
+
+        return Budget("turns", self.max_turns, units, lambda c: False)
+
+    def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
+        transcript = Transcript.of(turns)
+        starts = transcript.turn_boundaries()
+        sessions = [t.session_id for t in transcript.turns] or [None] * len(starts)
+        groups: list[tuple[int, int]] = []
+        first = 0
+        for i in range(1, len(starts) + 1):
+            full = i - first == self.max_turns
+            boundary = i < len(starts) and self.respect_sessions and sessions[i] != sessions[i - 1]
+            if i == len(starts) or full or boundary:
+                end = starts[i] if i < len(starts) else len(transcript.text)
+                groups.append((starts[first], end))
+                first = i
+        return spans_to_chunks(transcript, plain_spans(groups))

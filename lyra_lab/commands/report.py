@@ -1,0 +1,41 @@
+"""``lyra-lab report RUN_DIR``: write the run's summary tables and plots into RUN_DIR/report/."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    from lyra_lab.evaluate import LOCOMO_LABELS
+
+    p = subparsers.add_parser("report", help="summary tables (with 95%% CIs) and plots of a run folder",
+                              description=__doc__)
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder written by `lyra-lab run`")
+    p.add_argument("--category-labels", choices=sorted(LOCOMO_LABELS), default=None,
+                   help="label LoCoMo category numbers with this scheme (default: show the numbers)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--cluster", metavar="COLUMN", default=None,
+                   help="resample whole clusters for the CIs, e.g. conversation_id (probes of one "
+                        "conversation are correlated; default: resample probes)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from lyra_lab._registry import ConfigError
+    from lyra_lab.evaluate import ResultsFormatError, write_report
+
+    if args.resamples < 1:
+        raise ConfigError(f"--resamples must be >= 1, got {args.resamples}")
+    try:
+        paths = write_report(args.run_dir, category_scheme=args.category_labels,
+                             n_resamples=args.resamples, seed=args.seed, cluster=args.cluster)
+    except ResultsFormatError as exc:  # unreadable rows or missing columns: the user's input, not a bug
+        raise ConfigError(str(exc)) from None
+    summary_md = next(p for p in paths if p.name == "summary.md")
+    print(summary_md.read_text(encoding="utf-8"))
+    print("wrote:")
+    for path in paths:
+        print(f"  {Path(path)}")
+    return 0

@@ -1,0 +1,87 @@
+"""Evaluation: retrieval metrics, QA scoring, judge, retention, bootstrap CIs, reports, recall-eval."""
+
+from lyra_lab.evaluate._bootstrap import BootstrapCI, aggregate, bootstrap_ci, cluster_bootstrap_ci
+from lyra_lab.evaluate._judge import (
+    DEFAULT_JUDGE_PROMPT,
+    JUDGE_PROMPTS,
+    JudgePrompt,
+    JudgeResult,
+    judge_answer,
+    parse_judgement,
+)
+from lyra_lab.evaluate._labels import LOCOMO_LABELS, category_label, label_categories
+from lyra_lab.evaluate._qa import (
+    ABSTAIN_PATTERNS,
+    ANSWER_PROMPTS,
+    DEFAULT_ANSWER_PROMPT,
+    AnswerPrompt,
+    abstains,
+    answer_probe,
+    exact_match,
+    expects_abstention,
+    normalize_answer,
+    score_answer,
+    token_f1,
+)
+from lyra_lab.evaluate._recall_eval import ProbeRecall, RecallEvalResult, recall_eval
+from lyra_lab.evaluate._report import ResultsFormatError, read_results, write_report
+from lyra_lab.evaluate._retention import DEFAULT_RETENTION_THRESHOLD, answer_retained, retention_scores
+from lyra_lab.evaluate._retrieval import (
+    any_recall_at,
+    evidence_recall_at,
+    mrr,
+    ndcg_at,
+    session_recall_at,
+    to_sessions,
+    turn_groups,
+)
+from lyra_lab.evaluate._score import check_ks, retrieval_scores, score_outcome, session_map
+from lyra_lab.evaluate._summary import summarize_results
+
+__all__ = [
+    "ABSTAIN_PATTERNS",
+    "ANSWER_PROMPTS",
+    "AnswerPrompt",
+    "BootstrapCI",
+    "DEFAULT_ANSWER_PROMPT",
+    "DEFAULT_JUDGE_PROMPT",
+    "DEFAULT_RETENTION_THRESHOLD",
+    "JUDGE_PROMPTS",
+    "JudgePrompt",
+    "JudgeResult",
+    "LOCOMO_LABELS",
+    "ProbeRecall",
+    "RecallEvalResult",
+    "ResultsFormatError",
+    "abstains",
+    "aggregate",
+    "answer_probe",
+    "answer_retained",
+    "any_recall_at",
+    "bootstrap_ci",
+    "category_label",
+    "check_ks",
+    "cluster_bootstrap_ci",
+    "evidence_recall_at",
+    "exact_match",
+    "expects_abstention",
+    "judge_answer",
+    "label_categories",
+    "mrr",
+    "ndcg_at",
+    "normalize_answer",
+    "parse_judgement",
+    "read_results",
+    "recall_eval",
+    "retention_scores",
+    "retrieval_scores",
+    "score_answer",
+    "score_outcome",
+    "session_map",
+    "session_recall_at",
+    "summarize_results",
+    "to_sessions",
+    "token_f1",
+    "turn_groups",
+    "write_report",
+]

@@ -1,0 +1,177 @@
+"""``write_report(run_dir)``: the summary tables and plots of a run folder.
+
+Reads the tidy rows (``results.parquet``, or ``rows/*.jsonl`` when the parquet
+is missing or older than the newest row file) and writes into ``report/``:
+
+* ``summary.csv`` — one row per pipeline: quality means with 95% CIs, context
+  tokens, build cost and latency (see ``_summary``);
+* ``metrics.csv`` — every metric aggregated per pipeline (long form: mean,
+  ci_low, ci_high, n), and ``by_category.csv`` — the same per probe category;
+* ``summary.md`` — the summary as Markdown, with a per-category table;
+* ``quality_vs_cost.png``, ``latency.png``, ``by_category.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from lyra_lab.evaluate._bootstrap import aggregate
+from lyra_lab.evaluate._labels import label_categories
+from lyra_lab.evaluate._plots import category_bars, latency_boxes, quality_vs_cost
+from lyra_lab.evaluate._summary import (
+    MARKDOWN_METRICS,
+    expand_metrics,
+    format_markdown,
+    group_columns,
+    main_quality_metric,
+    summarize_results,
+)
+
+REQUIRED_COLUMNS = ("pipeline", "metric", "value")
+
+
+class ResultsFormatError(ValueError):
+    """Result rows that cannot be read: the message names the file, the place and the problem."""
+
+
+def read_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """The tidy results of a run folder (parquet if fresh, else the per-cell JSONL rows)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"{run_dir}: no such run folder")
+    parquet = run_dir / "results.parquet"
+    row_files = sorted((run_dir / "rows").glob("*.jsonl"))
+    newest_row = max((f.stat().st_mtime for f in row_files), default=0.0)
+    if parquet.exists() and parquet.stat().st_mtime >= newest_row:
+        df = pd.read_parquet(parquet)
+    elif row_files:
+        records = []
+        for path in row_files:
+            with path.open(encoding="utf-8") as fh:
+                for line_no, line in enumerate(fh, start=1):
+                    if line.strip():
+                        try:
+                            records.append(json.loads(line))
+                        except json.JSONDecodeError as exc:
+                            raise ResultsFormatError(f"{path}: line {line_no}: not valid JSON ({exc.msg})") from None
+        df = pd.DataFrame.from_records(records)
+    else:
+        raise FileNotFoundError(f"{run_dir}: no results.parquet and no rows/*.jsonl — has the run finished a cell?")
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise ResultsFormatError(f"{run_dir}: results have no column(s) {missing}")
+    if "simulated" in df.columns:  # bool(" False") is True: read text flags by their meaning
+        df["simulated"] = df["simulated"].map(_flag)
+    return df
+
+
+def _flag(value: object) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value) and not pd.isna(value)
+
+
+def write_report(
+    run_dir: str | os.PathLike[str],
+    *,
+    category_scheme: str | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    cluster: str | None = None,
+) -> list[Path]:
+    """Write ``report/`` for ``run_dir`` and return the files written (tables first, then plots).
+
+    Args:
+        run_dir: the run folder.
+        category_scheme: a ``LOCOMO_LABELS`` scheme name to label categories with
+            (``"locomo_paper"`` or ``"mem0"``); None shows the raw category.
+        n_resamples, seed: of the bootstrap CIs.
+        cluster: resample whole clusters for the CIs, e.g. ``"conversation_id"``:
+            probes of one conversation are correlated, so with few conversations
+            (LoCoMo has 10) the per-probe intervals are too narrow.
+    """
+    run_dir = Path(run_dir)
+    df = read_results(run_dir)
+    if "category" not in df.columns:
+        df["category"] = ""
+    df["category"] = df["category"].fillna("").astype(str)
+    if category_scheme is not None:
+        df = label_categories(df, category_scheme)
+        category_col = "category_label"
+    else:
+        category_col = "category"
+    out = run_dir / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    keys = group_columns(df)
+    simulated = _simulated(df)
+
+    if cluster is not None and cluster not in df.columns:
+        raise ResultsFormatError(f"{run_dir}: cannot cluster by {cluster!r}: results have no such column")
+    boot = {"n_resamples": n_resamples, "seed": seed, "cluster": cluster}
+    summary = summarize_results(df, **boot)
+    written = [out / "summary.csv", out / "metrics.csv"]
+    summary.to_csv(written[0], index=False)
+    aggregate(df, by=keys, **boot).to_csv(written[1], index=False)
+    metric = main_quality_metric(sorted(df["metric"].unique()))
+    by_cat = None
+    if metric is not None and (df[category_col] != "").any():
+        probe_rows = df[(df[category_col] != "") & (df["metric"] == metric)]
+        by_cat = aggregate(probe_rows, by=keys + [category_col], **boot)
+        written.append(out / "by_category.csv")
+        by_cat.to_csv(written[-1], index=False)
+
+    unit = f"resampling whole {cluster} clusters" if cluster else "resampling probes"
+    md = [f"# Report: {run_dir.name}\n", f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]. "
+          "Context tokens and recall latency: mean per probe. "
+          "Cost and latency of summarize/rollup: mean per conversation.\n"]
+    if any(simulated.values()):
+        md.append("Rows marked (simulated) come from the simulated server: their latency and cost are not real.\n")
+    # columns that are the same on every row (one backend, one embedder) go in a line above the table
+    constant = [k for k in keys if k != "pipeline" and summary[k].nunique(dropna=False) == 1]
+    if constant:
+        md.append("  ·  ".join(f"{k}: {summary[k].iloc[0]}" for k in constant) + "\n")
+    shown = [k for k in keys if k not in constant]
+    md.append(format_markdown(summary, shown, expand_metrics(list(summary.columns), MARKDOWN_METRICS)))
+    md.append("All metrics, with CIs: summary.csv and metrics.csv.\n")
+    if by_cat is not None:
+        md += [f"\n## {metric} by probe category\n",
+               format_markdown(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])]
+    written.append(out / "summary.md")
+    written[-1].write_text("\n".join(md), encoding="utf-8")
+
+    plot_df = _plot_labels(df, keys)
+    simulated = _simulated(plot_df)
+    plots = []
+    if metric is not None:
+        plots.append(quality_vs_cost(plot_df, metric, simulated, out / "quality_vs_cost.png"))
+        plots.append(category_bars(plot_df, metric, category_col, simulated, out / "by_category.png"))
+    plots.append(latency_boxes(plot_df, simulated, out / "latency.png"))
+    return written + [p for p in plots if p is not None]
+
+
+def _plot_labels(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Plots group by ``pipeline``; when a run varies backend or embedder, fold them into that label."""
+    varying = [k for k in keys if k != "pipeline" and df[k].nunique(dropna=False) > 1]
+    if not varying:
+        return df
+    out = df.copy()
+    out["pipeline"] = out["pipeline"].astype(str)
+    for key in varying:
+        out["pipeline"] = out["pipeline"] + "|" + key + "=" + out[key].astype(str)
+    return out
+
+
+def _simulated(df: pd.DataFrame) -> dict[str, bool]:
+    if "simulated" not in df.columns:
+        return {}
+    return {str(p): bool(s.astype(bool).any()) for p, s in df.groupby("pipeline")["simulated"]}
+
+
+def _ci_wide(agg: pd.DataFrame, metric: str) -> pd.DataFrame:
+    return agg.drop(columns="metric").rename(
+        columns={"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high"}
+    )

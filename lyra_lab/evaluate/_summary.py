@@ -1,0 +1,136 @@
+"""The per-pipeline summary table of a run: quality with CIs, context size, build cost and latency.
+
+One row per pipeline (and backend/embedder when the run has those columns).
+Quality metrics come with 95% bootstrap intervals over probes; cost and
+latency metrics are conversation-level, so their figure is the mean per
+conversation (``summarize.cost_usd`` = dollars spent summarizing one
+conversation, ``summarize.latency_p95_s`` = the mean over conversations of the
+95th-percentile call latency).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import pandas as pd
+
+from lyra_lab.evaluate._bootstrap import aggregate
+
+GROUP_COLUMNS: tuple[str, ...] = ("pipeline", "backend", "embedder")
+# Quality metrics shown with CIs, in this order (K-metrics expand to every K in the run).
+QUALITY_METRICS: tuple[str, ...] = (
+    "recall@K", "mrr", "ndcg@K", "qa_em", "qa_f1", "judge", "retention", "context_retention",
+)
+MEAN_METRICS: tuple[str, ...] = (
+    "context_tokens", "recall_latency_s",
+    "summarize.cost_usd", "summarize.latency_p50_s", "summarize.latency_p95_s",
+    "rollup.cost_usd", "rollup.latency_p50_s", "rollup.latency_p95_s",
+    "answer_cost_usd", "memory_tokens",
+)
+_K_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<k>\d+)$")
+
+
+def group_columns(df: pd.DataFrame) -> list[str]:
+    return [c for c in GROUP_COLUMNS if c in df.columns]
+
+
+def expand_metrics(present: Sequence[str], patterns: Sequence[str]) -> list[str]:
+    """Metric names in ``present`` matching ``patterns`` (``recall@K`` → every ``recall@k``), ordered."""
+    out = []
+    for pattern in patterns:
+        if pattern.endswith("@K"):
+            base = pattern[:-2]
+            ks = sorted(int(m["k"]) for m in map(_K_METRIC.match, present) if m and m["base"] == base)
+            out += [f"{base}@{k}" for k in ks]
+        elif pattern in present:
+            out.append(pattern)
+    return out
+
+
+def main_quality_metric(present: Sequence[str]) -> str | None:
+    """The headline metric for plots: recall@10 if present, else the largest recall@K, else QA/retention."""
+    recalls = expand_metrics(present, ["recall@K"])
+    if "recall@10" in recalls:
+        return "recall@10"
+    if recalls:
+        return recalls[-1]
+    for name in ("judge", "qa_f1", "retention", "context_retention"):
+        if name in present:
+            return name
+    return None
+
+
+def summarize_results(
+    df: pd.DataFrame, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+    cluster: str | None = None,
+) -> pd.DataFrame:
+    """The wide summary: one row per pipeline group; ``<metric>``, ``<metric>_ci_low``/``_ci_high``.
+
+    ``cluster`` (e.g. ``"conversation_id"``) makes the CIs resample whole clusters.
+    """
+    keys = group_columns(df)
+    if "pipeline" not in keys:
+        raise KeyError(f"results frame has no 'pipeline' column; it has {list(df.columns)}")
+    present = sorted(df["metric"].unique())
+    quality = expand_metrics(present, QUALITY_METRICS)
+    means = [m for m in MEAN_METRICS if m in present]
+    wanted = df[df["metric"].isin(quality + means)]
+    agg = aggregate(wanted, by=keys, n_resamples=n_resamples, confidence=confidence, seed=seed, cluster=cluster)
+    groups = df[keys].drop_duplicates().sort_values(keys).reset_index(drop=True)
+    summary = groups.copy()
+    if "simulated" in df.columns:
+        sim = df.groupby(keys, dropna=False)["simulated"].agg(lambda s: bool(pd.Series(s).astype(bool).any()))
+        summary = summary.merge(sim.rename("simulated").reset_index(), on=keys, how="left")
+    probe_rows = df[df["probe_id"].astype(str) != ""] if "probe_id" in df.columns else df
+    n_probes = probe_rows.groupby(keys, dropna=False)["probe_id"].nunique() if "probe_id" in df.columns else None
+    if n_probes is not None:
+        summary = summary.merge(n_probes.rename("n_probes").reset_index(), on=keys, how="left")
+        summary["n_probes"] = summary["n_probes"].fillna(0).astype(int)
+    for metric in quality + means:
+        part = agg[agg["metric"] == metric].drop(columns="metric")
+        cols = {"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high"}
+        keep = keys + (["mean", "ci_low", "ci_high"] if metric in quality else ["mean"])
+        summary = summary.merge(part[keep].rename(columns=cols), on=keys, how="left")
+    return summary
+
+
+# The Markdown summary shows the headline columns; summary.csv and metrics.csv hold everything.
+MARKDOWN_METRICS: tuple[str, ...] = (
+    "n_probes", "recall@K", "mrr", "ndcg@K", "qa_f1", "judge", "retention", "context_tokens",
+    "summarize.cost_usd", "summarize.latency_p50_s", "summarize.latency_p95_s",
+    "rollup.cost_usd", "rollup.latency_p50_s", "rollup.latency_p95_s",
+)
+
+
+def format_markdown(summary: pd.DataFrame, keys: Sequence[str], columns: Sequence[str] | None = None) -> str:
+    """The summary as a Markdown table: ``0.62 [0.55, 0.69]`` for quality, plain means otherwise.
+
+    ``columns`` picks the value columns shown (default: all but the CI bounds).
+    """
+    present = list(columns) if columns is not None else [
+        c for c in summary.columns if c not in keys and not c.endswith(("_ci_low", "_ci_high"))]
+    header = list(keys) + present
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for _, row in summary.iterrows():
+        cells = []
+        for col in header:
+            value = row[col]
+            if col == "pipeline" and bool(row.get("simulated", False)):
+                cells.append(f"{value} (simulated)")
+            elif f"{col}_ci_low" in summary.columns and pd.notna(value):
+                cells.append(f"{value:.3f} [{row[f'{col}_ci_low']:.3f}, {row[f'{col}_ci_high']:.3f}]")
+            elif isinstance(value, float):
+                cells.append("" if pd.isna(value) else _fmt(col, value))
+            else:
+                cells.append(str(value))
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(col: str, value: float) -> str:
+    if col.endswith("cost_usd"):
+        return f"${value:.4f}"
+    if col.endswith("_s"):
+        return f"{value:.3f} s"
+    return f"{value:.1f}" if abs(value) >= 100 else f"{value:.3f}"

@@ -1,0 +1,101 @@
+"""Hybrid recall: dense and BM25 candidate lists fused by reciprocal rank or weighted sum."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Sequence
+
+from lyra_lab.backends._types import Embedder
+from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.recall._base import RECALLERS, check_k, positive_int, ranked, require_embedder
+from lyra_lab.recall._bm25 import Bm25
+from lyra_lab.recall._dense import Dense
+from lyra_lab.recall._types import Hit
+
+METHODS = ("rrf", "weighted")
+
+
+def rrf_fuse(rankings: Sequence[Sequence[str]], rrf_k: float = 60) -> dict[str, float]:
+    """Reciprocal rank fusion: ``score(d) = sum over lists of 1 / (rrf_k + rank)``, rank from 1.
+
+    >>> rrf_fuse([["a", "b"], ["b", "c"]], rrf_k=60)["b"] == 1 / 62 + 1 / 61
+    True
+    """
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, doc in enumerate(ranking, start=1):
+            fused[doc] = fused.get(doc, 0.0) + 1.0 / (rrf_k + rank)
+    return fused
+
+
+def minmax(scores: dict[str, float]) -> dict[str, float]:
+    """Scale to [0, 1]; a list whose scores are all equal maps to 1 (all tie for best)."""
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    if hi == lo:
+        return {d: 1.0 for d in scores}
+    return {d: (s - lo) / (hi - lo) for d, s in scores.items()}
+
+
+def weighted_fuse(dense: dict[str, float], lexical: dict[str, float], weight: float) -> dict[str, float]:
+    """``weight * minmax(dense) + (1 - weight) * minmax(bm25)``; absent from a list counts 0."""
+    d, b = minmax(dense), minmax(lexical)
+    return {doc: weight * d.get(doc, 0.0) + (1 - weight) * b.get(doc, 0.0) for doc in {**d, **b}}
+
+
+@RECALLERS.register("hybrid")
+@dataclass(frozen=True)
+class Hybrid:
+    """Fuse the top ``candidates`` of dense and of BM25.
+
+    Args:
+        method: ``"rrf"`` (reciprocal rank fusion) or ``"weighted"`` (min-max
+            normalized scores, ``weight`` on dense and ``1 - weight`` on BM25).
+        rrf_k: the RRF damping constant (60 in Cormack et al. 2009).
+        weight: the dense share in the weighted method, in [0, 1].
+        candidates: how many hits each list contributes (at least ``k`` are taken).
+    """
+
+    method: str = "rrf"
+    rrf_k: float = 60
+    weight: float = 0.5
+    candidates: int = 50
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if not self.rrf_k > 0:
+            raise ValueError(f"rrf_k must be > 0, got {self.rrf_k!r}")
+        if not 0.0 <= self.weight <= 1.0:
+            raise ValueError(f"weight must be in [0, 1], got {self.weight!r}")
+        positive_int("candidates", self.candidates)
+
+    def recall(
+        self,
+        store: MemoryStore,
+        query: str,
+        k: int,
+        *,
+        conversation_id: str,
+        embedder: Embedder | None = None,
+        now: datetime | None = None,
+    ) -> list[Hit]:
+        check_k(k)
+        embedder = require_embedder("hybrid", embedder)
+        if k == 0:
+            return []
+        n = max(k, self.candidates)
+        dense = Dense().recall(store, query, n, conversation_id=conversation_id, embedder=embedder)
+        lexical = Bm25().recall(store, query, n, conversation_id=conversation_id)
+        by_id: dict[str, MemoryEntry] = {h.entry.id: h.entry for h in [*dense, *lexical]}
+        if self.method == "rrf":
+            fused = rrf_fuse([[h.entry.id for h in dense], [h.entry.id for h in lexical]], self.rrf_k)
+        else:
+            fused = weighted_fuse(
+                {h.entry.id: h.score for h in dense}, {h.entry.id: h.score for h in lexical}, self.weight
+            )
+        # Ties keep first-seen order (dense rank, then BM25 rank): sorted() is stable.
+        order = sorted(by_id, key=lambda doc: -fused[doc])
+        return ranked(((by_id[d], fused[d]) for d in order), k, via=f"hybrid-{self.method}")

@@ -1,0 +1,178 @@
+"""The dense index: one conversation's entry embeddings in one contiguous float32 matrix.
+
+Brute-force cosine over a few thousand rows is faster than any ANN structure
+at this size, *provided* the matrix is not rebuilt from the store on every
+query.  So the index lives in ``store.cache`` under (embedder name,
+conversation id) and follows the store's change log: an added entry embeds
+one text and appends one row (the matrix grows by doubling, so appends are
+amortized O(1)); a removed entry marks its row dead, and dead rows are
+squeezed out (without re-embedding) once they are more than half the matrix.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from lyra_lab.backends._types import Embedder
+from lyra_lab.memory import MemoryEntry, MemoryStore
+
+_MIN_CAPACITY = 64
+
+
+def _epoch(entry: MemoryEntry) -> float:
+    return entry.end.timestamp() if entry.end is not None else math.nan
+
+
+class DenseIndex:
+    """Embeddings of one conversation's entries, synced incrementally with a store.
+
+    Attributes:
+        embedded: how many texts this index has embedded so far (for tests and cost logs).
+    """
+
+    def __init__(self, embedder_name: str, conversation_id: str, dim: int):
+        self.embedder_name = embedder_name
+        self.conversation_id = conversation_id
+        self.dim = dim
+        self.version = 0
+        self.embedded = 0
+        self._matrix = np.zeros((_MIN_CAPACITY, dim), dtype=np.float32)
+        self._ends = np.full(_MIN_CAPACITY, math.nan)  # epoch seconds of entry.end, for recency
+        self._alive = np.zeros(_MIN_CAPACITY, dtype=bool)
+        self._entries: list[MemoryEntry | None] = []
+        self._row: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    # -- syncing -------------------------------------------------------------
+    def sync(self, store: MemoryStore, embedder: Embedder) -> int:
+        """Apply the store's changes since the last sync; returns how many texts were embedded."""
+        if store.version == self.version:
+            return 0
+        pending: dict[str, None] = {}  # ids to (re-)embed, in log order
+        for op, entry_id in store.changes_since(self.version):
+            if op == "remove":
+                pending.pop(entry_id, None)
+                self._kill(entry_id)
+            else:
+                pending[entry_id] = None
+        self.version = store.version
+        # An id can be removed and re-added with new text (a replaced gist): the
+        # remove above killed the old row; embed what the store holds now.
+        fresh = [store.get(i) for i in pending if i in store]
+        fresh = [e for e in fresh if e.conversation_id == self.conversation_id]
+        for entry in fresh:
+            self._kill(entry.id)
+        if fresh:
+            vectors = np.asarray(embedder.embed([e.text for e in fresh], kind="passage"), dtype=np.float32)
+            if vectors.shape != (len(fresh), self.dim):
+                raise ValueError(
+                    f"embedder {embedder.name!r} returned shape {vectors.shape}, "
+                    f"expected ({len(fresh)}, {self.dim})"
+                )
+            self._append(fresh, vectors)
+            self.embedded += len(fresh)
+        self._maybe_compact()
+        return len(fresh)
+
+    def _kill(self, entry_id: str) -> None:
+        row = self._row.pop(entry_id, None)
+        if row is not None:
+            self._alive[row] = False
+            self._entries[row] = None
+
+    def _append(self, entries: Sequence[MemoryEntry], vectors: np.ndarray) -> None:
+        start = len(self._entries)
+        need = start + len(entries)
+        if need > len(self._matrix):
+            capacity = max(need, 2 * len(self._matrix))
+            self._matrix = _grow(self._matrix, capacity, 0.0)
+            self._ends = _grow(self._ends, capacity, math.nan)
+            self._alive = _grow(self._alive, capacity, False)
+        self._matrix[start:need] = vectors
+        self._ends[start:need] = [_epoch(e) for e in entries]
+        self._alive[start:need] = True
+        for offset, entry in enumerate(entries):
+            self._row[entry.id] = start + offset
+        self._entries.extend(entries)
+
+    def _maybe_compact(self) -> None:
+        used = len(self._entries)
+        dead = used - len(self._row)
+        if dead <= _MIN_CAPACITY or dead * 2 <= used:
+            return
+        keep = np.flatnonzero(self._alive[:used])
+        capacity = max(_MIN_CAPACITY, 2 * len(keep))
+        matrix = np.zeros((capacity, self.dim), dtype=np.float32)
+        matrix[: len(keep)] = self._matrix[keep]
+        ends = np.full(capacity, math.nan)
+        ends[: len(keep)] = self._ends[keep]
+        alive = np.zeros(capacity, dtype=bool)
+        alive[: len(keep)] = True
+        self._matrix, self._ends, self._alive = matrix, ends, alive
+        self._entries = [self._entries[i] for i in keep]
+        self._row = {e.id: i for i, e in enumerate(self._entries)}  # type: ignore[union-attr]
+
+    # -- querying ------------------------------------------------------------
+    def scores(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Cosine of every live row with the query: ``(rows, scores)``, in row order."""
+        used = len(self._entries)
+        rows = np.flatnonzero(self._alive[:used])
+        # One matrix-vector product over the contiguous used block (no copy), then pick live rows.
+        scores = self._matrix[:used] @ np.asarray(query_vector, dtype=np.float32)
+        return rows, scores[rows].astype(np.float64)
+
+    def ends(self, rows: np.ndarray) -> np.ndarray:
+        """Epoch seconds of the rows' entry end times (NaN when undated)."""
+        return self._ends[rows]
+
+    def entry(self, row: int) -> MemoryEntry:
+        entry = self._entries[int(row)]
+        if entry is None:
+            raise KeyError(f"row {row} of the dense index is dead")
+        return entry
+
+    def top(self, rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[MemoryEntry, float]]:
+        """The ``k`` best ``(entry, score)`` of the given rows, best first (ties: older row first)."""
+        return [(self.entry(rows[i]), float(scores[i])) for i in top_k(scores, k)]
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` highest scores, best first, via ``np.argpartition`` (stable on ties)."""
+    n = len(scores)
+    k = min(k, n)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if k < n:
+        part = np.argpartition(-scores, k - 1)[:k]
+    else:
+        part = np.arange(n)
+    # lexsort: last key is primary; position breaks ties so results are deterministic.
+    return part[np.lexsort((part, -scores[part]))]
+
+
+def _grow(array: np.ndarray, capacity: int, fill: object) -> np.ndarray:
+    shape = (capacity,) + array.shape[1:]
+    grown = np.full(shape, fill, dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
+
+
+def dense_index(store: MemoryStore, embedder: Embedder, conversation_id: str) -> DenseIndex:
+    """The conversation's dense index for ``embedder``, from ``store.cache``, synced to the store."""
+    key = f"recall.dense:{embedder.name}:{conversation_id}"
+    index = store.cache.get(key)
+    if index is None or index.dim != embedder.dim:
+        index = DenseIndex(embedder.name, conversation_id, embedder.dim)
+        store.cache[key] = index
+    index.sync(store, embedder)
+    return index
+
+
+def embed_query(embedder: Embedder, query: str) -> np.ndarray:
+    """The query's unit vector (``kind="query"``, so e5-style models get their prefix)."""
+    return np.asarray(embedder.embed([query], kind="query"), dtype=np.float32)[0]

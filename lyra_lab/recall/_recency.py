@@ -1,0 +1,71 @@
+"""Recency-weighted dense recall: similarity times an exponential decay on the entry's age."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from lyra_lab.backends._types import Embedder
+from lyra_lab.corpus import as_utc
+from lyra_lab.memory import MemoryStore
+from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
+from lyra_lab.recall._index import dense_index, embed_query
+from lyra_lab.recall._types import Hit
+
+DAY_S = 86_400.0
+
+
+def decay(age_days: np.ndarray | float, half_life_days: float) -> np.ndarray | float:
+    """``0.5 ** (age / half_life)``; negative ages (entries after ``now``) count as 0.
+
+    >>> float(decay(30.0, 30.0))
+    0.5
+    """
+    return 0.5 ** (np.maximum(age_days, 0.0) / half_life_days)
+
+
+@RECALLERS.register("recency")
+@dataclass(frozen=True)
+class Recency:
+    """Dense similarity × ``0.5 ** (age_days / half_life_days)``.
+
+    The similarity is the cosine mapped to [0, 1] (``(1 + cos) / 2``) so that
+    decay always *lowers* a score (a raw negative cosine would rise as it
+    decays).  Age is ``now - entry.end`` on the replay clock; ``now=None``
+    means the conversation's latest entry end.  Undated entries are not decayed.
+    """
+
+    half_life_days: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.half_life_days, (int, float)) and self.half_life_days > 0):
+            raise ValueError(f"half_life_days must be > 0, got {self.half_life_days!r}")
+
+    def recall(
+        self,
+        store: MemoryStore,
+        query: str,
+        k: int,
+        *,
+        conversation_id: str,
+        embedder: Embedder | None = None,
+        now: datetime | None = None,
+    ) -> list[Hit]:
+        check_k(k)
+        embedder = require_embedder("recency", embedder)
+        index = dense_index(store, embedder, conversation_id)
+        if k == 0 or len(index) == 0:
+            return []
+        rows, cosine = index.scores(embed_query(embedder, query))
+        ends = index.ends(rows)
+        if now is not None:
+            now_s = as_utc(now).timestamp()
+        else:
+            dated = ends[~np.isnan(ends)]
+            now_s = float(dated.max()) if len(dated) else math.nan
+        age_days = np.where(np.isnan(ends), 0.0, (now_s - ends) / DAY_S)
+        scores = (1.0 + cosine) / 2.0 * decay(np.nan_to_num(age_days), self.half_life_days)
+        return ranked(index.top(rows, scores, k), k, via="recency")

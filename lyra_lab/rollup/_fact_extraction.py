@@ -1,0 +1,150 @@
+"""Fact extraction: short atomic ``subject: fact`` entries per batch of turns, newest fact wins.
+
+Facts sit beside the raw turns (kind ``fact``, level 1); their provenance is
+the batch of turns they were extracted from.  A fact whose normalized text is
+already known is skipped; a fact on a known subject supersedes the older one
+(removed; its id, and what *it* superseded, go into ``meta["supersedes"]``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Callable, Sequence
+
+from lyra_lab.backends._types import Backend, Completion
+from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.rollup import _prompts
+from lyra_lab.rollup._base import (
+    ROLLUPS, RollupFailed, ask, check_budget, check_now, report, short_hash, transcript, unchanged,
+)
+from lyra_lab.rollup._render import render_memory
+from lyra_lab.rollup._types import RollupReport
+
+_BULLET = re.compile(r"^\s*(?:[-*•]+|\d+[.)])\s*")
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def normalize(text: str) -> str:
+    """Lowercase words joined by single spaces: the key for de-duplication and subjects.
+
+    >>> normalize("  Alice's JOB:  nurse!! ")
+    'alice s job nurse'
+    """
+    return " ".join(_NON_WORD.sub(" ", text.lower()).split())
+
+
+def parse_facts(text: str) -> list[tuple[str | None, str]]:
+    """``(normalized subject or None, fact line)`` for each fact line of an LLM reply.
+
+    >>> parse_facts("- Alice job: nurse\\nNONE\\n2. likes tea")
+    [('alice job', 'Alice job: nurse'), (None, 'likes tea')]
+    """
+    facts = []
+    for raw in text.splitlines():
+        line = _BULLET.sub("", raw).strip()
+        if not line or normalize(line) in ("none", "no facts"):
+            continue
+        subject, sep, rest = line.partition(":")
+        if sep and normalize(subject) and rest.strip():
+            facts.append((normalize(subject), f"{subject.strip()}: {rest.strip()}"))
+        elif normalize(line):
+            facts.append((None, line))
+    return facts
+
+
+def _turn_key(entry: MemoryEntry) -> tuple[str, str]:
+    return ((entry.end or _NEVER).isoformat(), entry.id)
+
+
+@ROLLUPS.register("fact_extraction")
+@dataclass(frozen=True)
+class FactExtraction:
+    """Extract facts from each full batch of ``batch_turns`` new raw turns (one LLM call per batch).
+
+    Turns are taken in time order after the watermark (``meta["watermark"]``,
+    the last turn already processed) that facts carry.  A trailing partial
+    batch waits for more turns.  A batch that yields no fact leaves no
+    watermark, so it is offered again next time.  Raw turns stay, so the
+    budget is not enforced here.  A failed LLM call changes nothing.
+    """
+
+    batch_turns: int = 10
+    max_tokens: int = 200
+
+    def __post_init__(self) -> None:
+        for name in ("batch_turns", "max_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+
+    def compact(
+        self,
+        store: MemoryStore,
+        conversation_id: str,
+        *,
+        budget: int,
+        backend: Backend,
+        now: datetime,
+        count: Callable[[str], int],
+    ) -> RollupReport:
+        check_now(now)
+        check_budget(budget)
+        before = store.entries(conversation_id)
+        tokens_before = count(render_memory(before))
+        facts = {e.id: e for e in before if e.kind == "fact"}
+        marks = [tuple(f.meta["watermark"]) for f in facts.values() if f.meta.get("watermark")]
+        mark = max(marks) if marks else ("", "")
+        turns = sorted((e for e in before if e.kind == "turn" and _turn_key(e) > mark), key=_turn_key)
+        n_batches = len(turns) // self.batch_turns
+        if n_batches == 0:
+            return unchanged(before, tokens_before, budget, reason=f"fewer than {self.batch_turns} new turns")
+        batches = [turns[i * self.batch_turns:(i + 1) * self.batch_turns] for i in range(n_batches)]
+        watermark = list(_turn_key(batches[-1][-1]))
+        calls: list[Completion] = []
+        written: dict[str, MemoryEntry] = {}
+        try:
+            for batch in batches:
+                completion = ask(backend, _prompts.FACTS.format(content=transcript(batch)), self.max_tokens)
+                calls.append(completion)
+                for subject, line in parse_facts(completion.text):
+                    self._merge(facts, written, subject, line, batch, watermark)
+        except RollupFailed as exc:
+            return unchanged(before, tokens_before, budget, reason="llm failed", error=str(exc), calls=calls)
+        removed = [e.id for e in before if e.kind == "fact" and e.id not in facts]
+        new = [f for f in written.values() if f.id in facts]
+        store.apply(add=new, remove=removed)
+        after = store.entries(conversation_id)
+        return report(before=before, after=after, written=new, tokens_before=tokens_before,
+                      tokens_after=count(render_memory(after)), budget=budget, calls=calls,
+                      reason=f"{len(new)} new fact(s), {len(removed)} superseded")
+
+    @staticmethod
+    def _merge(facts: dict[str, MemoryEntry], written: dict[str, MemoryEntry], subject: str | None,
+               line: str, batch: Sequence[MemoryEntry], watermark: list[str]) -> None:
+        norm = normalize(line)
+        if any(f.meta.get("norm") == norm for f in facts.values()):
+            return  # already known
+        older = [f for f in facts.values() if subject is not None and f.meta.get("subject") == subject]
+        supersedes: list[str] = []
+        for old in older:
+            supersedes += [*old.meta.get("supersedes", ()), old.id]
+            del facts[old.id]
+        conversation_id = batch[0].conversation_id
+        turn_ids = tuple(t for e in batch for t in e.turn_ids)
+        fact = MemoryEntry(
+            id=f"fact:{conversation_id}:{short_hash(conversation_id, norm, turn_ids)}",
+            conversation_id=conversation_id,
+            kind="fact",
+            text=line,
+            turn_ids=turn_ids,
+            session_ids=tuple(sorted({s for e in batch for s in e.session_ids})),
+            start=min((e.start for e in batch if e.start), default=None),
+            end=max((e.end for e in batch if e.end), default=None),
+            level=1,
+            meta={"rollup": "fact_extraction", "subject": subject, "norm": norm,
+                  "supersedes": supersedes, "watermark": watermark},
+        )
+        facts[fact.id] = written[fact.id] = fact

@@ -1,0 +1,125 @@
+"""Session gists: one short gist per session, refreshed as the session grows; raw turns stay."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Callable
+
+from lyra_lab.backends._types import Backend, Completion
+from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.rollup import _prompts
+from lyra_lab.rollup._base import (
+    ROLLUPS, RollupFailed, ask, check_budget, check_now, report, transcript, unchanged,
+)
+from lyra_lab.rollup._render import render_memory
+from lyra_lab.rollup._types import RollupReport
+
+
+def _latest_session(sessions: dict[str, list[MemoryEntry]]) -> str | None:
+    """The session holding the latest-ending turn (ties: the one seen last)."""
+    latest, when = None, None
+    for sid, turns in sessions.items():
+        for turn in turns:
+            if turn.end is not None and (when is None or turn.end >= when):
+                latest, when = sid, turn.end
+    return latest if latest is not None else next(reversed(sessions), None)
+
+
+def gist_id(conversation_id: str, session_id: str) -> str:
+    return f"gist:{conversation_id}:{session_id}"
+
+
+@ROLLUPS.register("session_gist")
+@dataclass(frozen=True)
+class SessionGist:
+    """A gist (kind ``gist``, level 1) per session, for tiered recall and session-level context.
+
+    A session's gist is (re)written once ``every_turns`` raw turns of it are
+    not yet covered by its gist; the new gist refines the previous one with
+    those turns (one LLM call, not a re-read of the whole session) and
+    replaces it under the same id.  With ``gist_closed_sessions`` a session
+    that is over (a later session has begun) gets its final gist for any
+    uncovered turns, so short sessions are not left without one; the latest
+    session waits for ``every_turns``.  Raw turns are kept, so this rollup does
+    not enforce ``budget`` (it reports the token figures only).  A failed LLM
+    call changes nothing and the report carries ``error``.
+    """
+
+    every_turns: int = 20
+    max_tokens: int = 200
+    gist_closed_sessions: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("every_turns", "max_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        if not isinstance(self.gist_closed_sessions, bool):
+            raise ValueError(f"gist_closed_sessions must be true or false, got {self.gist_closed_sessions!r}")
+
+    def compact(
+        self,
+        store: MemoryStore,
+        conversation_id: str,
+        *,
+        budget: int,
+        backend: Backend,
+        now: datetime,
+        count: Callable[[str], int],
+    ) -> RollupReport:
+        check_now(now)
+        check_budget(budget)
+        before = store.entries(conversation_id)
+        tokens_before = count(render_memory(before))
+        sessions: dict[str, list[MemoryEntry]] = {}
+        for entry in before:
+            if entry.kind == "turn":
+                for sid in entry.session_ids:
+                    sessions.setdefault(sid, []).append(entry)
+        latest = _latest_session(sessions)
+        written: list[MemoryEntry] = []
+        calls: list[Completion] = []
+        try:
+            for sid, turns in sessions.items():
+                gid = gist_id(conversation_id, sid)
+                old = store.get(gid) if gid in store else None
+                covered = set(old.turn_ids) if old else set()
+                new = [t for t in turns if not set(t.turn_ids) <= covered]
+                closed = self.gist_closed_sessions and sid != latest
+                if len(new) < (1 if closed else self.every_turns):
+                    continue
+                gist, completion = self._gist(old, new, gid, sid, backend)
+                written.append(gist)
+                calls.append(completion)
+        except RollupFailed as exc:
+            return unchanged(before, tokens_before, budget, reason="llm failed", error=str(exc), calls=calls)
+        if not written:
+            return unchanged(before, tokens_before, budget, reason="no session needs a new gist")
+        store.apply(add=written, remove=[g.id for g in written if g.id in store])
+        after = store.entries(conversation_id)
+        return report(before=before, after=after, written=written, tokens_before=tokens_before,
+                      tokens_after=count(render_memory(after)), budget=budget, calls=calls,
+                      reason=f"gisted {len(written)} session(s)")
+
+    def _gist(self, old: MemoryEntry | None, new: list[MemoryEntry], gid: str, sid: str,
+              backend: Backend) -> tuple[MemoryEntry, Completion]:
+        previous = _prompts.GIST_PREVIOUS.format(gist=old.text) if old else ""
+        completion = ask(backend, _prompts.GIST.format(previous=previous, content=transcript(new)),
+                         self.max_tokens)
+        sources = [*([old] if old else []), *new]
+        starts = [e.start for e in sources if e.start is not None]
+        ends = [e.end for e in sources if e.end is not None]
+        entry = MemoryEntry(
+            id=gid,
+            conversation_id=new[0].conversation_id,
+            kind="gist",
+            text=completion.text.strip(),
+            turn_ids=tuple(sorted({t for e in sources for t in e.turn_ids})),
+            session_ids=(sid,),
+            start=min(starts) if starts else None,
+            end=max(ends) if ends else None,
+            level=1,
+            meta={"rollup": "session_gist", "model": completion.model},
+        )
+        return entry, completion

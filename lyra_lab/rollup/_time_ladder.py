@@ -1,0 +1,212 @@
+"""The time ladder: fold old memory into day, then week, then month digests until it fits.
+
+Like a backup rotation: yesterday's turns become a day digest, last week's day
+digests a week digest, last month's week digests a month digest.  The ladder
+only climbs as far as the budget needs, oldest periods first, and only when
+the memory exceeds ``budget * headroom`` (so it does not run on every turn);
+it then compacts down to ``budget``.  Ages are measured on the replay clock
+(``now``), never the wall clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Callable
+
+from lyra_lab.backends._types import Backend, Completion
+from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.rollup import _prompts
+from lyra_lab.rollup._base import (
+    ROLLUPS, RollupFailed, ask, check_budget, check_now, report, short_hash, transcript, unchanged,
+)
+from lyra_lab.rollup._periods import period_key
+from lyra_lab.rollup._render import entry_line, memory_order, render_memory
+from lyra_lab.rollup._types import RollupReport
+
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)
+
+
+@ROLLUPS.register("time_ladder")
+@dataclass(frozen=True)
+class TimeLadder:
+    """Day → week → month digests of entries older than 1 / 7 / 30 days.
+
+    Args:
+        headroom: compaction starts when the rendered memory exceeds ``budget * headroom``.
+        day_after_days, week_after_days, month_after_days: the age (days, by
+            entry end time) from which raw entries / day digests / week digests
+            are folded into the next rung.
+        max_tokens: the completion limit of each digest call.
+        max_prompt_tokens: if set, a period whose notes exceed it (by ``count``)
+            is summarized in consecutive parts of at most that size, one call
+            each, and the digest joins the part summaries: a small-context
+            model then never gets a prompt it must refuse (which would fail
+            every compaction from then on).
+
+    Rung 1 folds level-0 entries; rungs 2 and 3 fold the digests of the rung
+    below.  An entry belongs to the period of its end time; undated entries
+    are never folded, only dropped.  A period that already has a digest of the
+    rung is re-folded together with it, so there is one digest per period
+    (per month part, for an ISO week that straddles two months).
+    If folding all eligible periods is not enough, the oldest entries are
+    dropped (reported in ``dropped``).  If any LLM call fails, nothing is
+    written and the report carries ``error``.
+    """
+
+    headroom: float = 1.25
+    day_after_days: float = 1
+    week_after_days: float = 7
+    month_after_days: float = 30
+    max_tokens: int = 200
+    max_prompt_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.headroom >= 1.0:
+            raise ValueError(f"headroom must be >= 1, got {self.headroom!r}")
+        if not 0 <= self.day_after_days <= self.week_after_days <= self.month_after_days:
+            raise ValueError(
+                "need 0 <= day_after_days <= week_after_days <= month_after_days, got "
+                f"{self.day_after_days!r}, {self.week_after_days!r}, {self.month_after_days!r}"
+            )
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be an int >= 1, got {self.max_tokens!r}")
+        if self.max_prompt_tokens is not None and (
+            isinstance(self.max_prompt_tokens, bool) or not isinstance(self.max_prompt_tokens, int)
+            or self.max_prompt_tokens < 1
+        ):
+            raise ValueError(f"max_prompt_tokens must be None or an int >= 1, got {self.max_prompt_tokens!r}")
+
+    @property
+    def rungs(self) -> tuple[tuple[int, str, float], ...]:
+        return ((1, "day", self.day_after_days), (2, "week", self.week_after_days),
+                (3, "month", self.month_after_days))
+
+    def compact(
+        self,
+        store: MemoryStore,
+        conversation_id: str,
+        *,
+        budget: int,
+        backend: Backend,
+        now: datetime,
+        count: Callable[[str], int],
+    ) -> RollupReport:
+        check_now(now)
+        check_budget(budget)
+        before = store.entries(conversation_id)
+        tokens_before = count(render_memory(before))
+        if tokens_before <= budget * self.headroom:
+            return unchanged(before, tokens_before, budget, reason="under budget x headroom")
+        work = {e.id: e for e in before}
+        written: dict[str, MemoryEntry] = {}
+        calls: list[Completion] = []
+
+        def over() -> bool:
+            return count(render_memory(work.values())) > budget
+
+        try:
+            for level, grain, after_days in self.rungs:
+                groups = _eligible(work.values(), level, grain, now - timedelta(days=after_days))
+                for period, part in sorted(groups):
+                    if not over():
+                        break
+                    group = groups[(period, part)]
+                    digest, completions = self._fold(group, level, grain, period, backend, count)
+                    calls.extend(completions)
+                    for entry in group:
+                        del work[entry.id]
+                        written.pop(entry.id, None)
+                    work[digest.id] = written[digest.id] = digest
+        except RollupFailed as exc:
+            return unchanged(before, tokens_before, budget, reason="llm failed", error=str(exc), calls=calls)
+        reason = "folded"
+        if over():
+            reason = "folded and dropped oldest" if written else "dropped oldest"
+            _drop_oldest(work, budget, count)
+        kept_new = [e for e in written.values() if e.id in work]
+        store.apply(add=kept_new, remove=[e.id for e in before if e.id not in work])
+        after = store.entries(conversation_id)
+        return report(before=before, after=after, written=kept_new, tokens_before=tokens_before,
+                      tokens_after=count(render_memory(after)), budget=budget, calls=calls, reason=reason)
+
+    def _fold(self, group: list[MemoryEntry], level: int, grain: str, period: str, backend: Backend,
+              count: Callable[[str], int]) -> tuple[MemoryEntry, list[Completion]]:
+        completions = [ask(backend, _prompts.DIGEST.format(period=period, content=transcript(part)),
+                           self.max_tokens) for part in self._parts(group, count)]
+        turns = tuple(sorted({t for e in group for t in e.turn_ids}))
+        sessions = tuple(sorted({s for e in group for s in e.session_ids}))
+        conversation_id = group[0].conversation_id
+        digest = MemoryEntry(
+            id=f"digest:{grain}:{period}:{short_hash(conversation_id, turns, sorted(e.id for e in group))}",
+            conversation_id=conversation_id,
+            kind="digest",
+            text=" ".join(c.text.strip() for c in completions),
+            turn_ids=turns,
+            session_ids=sessions,
+            start=min(e.start or e.end for e in group),  # type: ignore[type-var]
+            end=max(e.end for e in group),  # type: ignore[type-var]
+            level=level,
+            period=period,
+            meta={"rollup": "time_ladder", "folded_entries": len(group), "calls": len(completions),
+                  "model": completions[0].model},
+        )
+        return digest, completions
+
+    def _parts(self, group: list[MemoryEntry], count: Callable[[str], int]) -> list[list[MemoryEntry]]:
+        """The group in time order, cut into runs whose notes fit ``max_prompt_tokens`` (>= 1 entry each)."""
+        ordered = sorted(group, key=memory_order)
+        if self.max_prompt_tokens is None:
+            return [ordered]
+        parts: list[list[MemoryEntry]] = [[]]
+        size = 0  # a running sum of line counts (+1 per newline): linear, and close enough for a cap
+        for entry in ordered:
+            lines = count(entry_line(entry)) + 1
+            if parts[-1] and size + lines > self.max_prompt_tokens:
+                parts.append([])
+                size = 0
+            parts[-1].append(entry)
+            size += lines
+        return parts
+
+
+def _eligible(entries, level: int, grain: str, cutoff: datetime) -> dict[tuple[str, str], list[MemoryEntry]]:
+    """``(period, month)`` → entries to fold into one rung-``level`` digest, oldest first when sorted.
+
+    ISO weeks straddle months, so a week is split at the month boundary
+    (one digest per part, both keyed by the week): month digests then nest
+    week digests exactly and every digest lies inside its period.
+    """
+    def key(e: MemoryEntry) -> tuple[str, str]:
+        return (period_key(e.end, grain), period_key(e.end, "month") if grain == "week" else "")
+
+    groups: dict[tuple[str, str], list[MemoryEntry]] = {}
+    for e in entries:
+        lower = e.level == level - 1 and (level == 1 or e.kind == "digest")
+        if lower and e.end is not None and e.end <= cutoff:
+            groups.setdefault(key(e), []).append(e)
+    for e in entries:  # an existing digest of this rung joins its period's re-fold
+        if e.kind == "digest" and e.level == level and e.end is not None and key(e) in groups:
+            groups[key(e)].append(e)
+    return groups
+
+
+def _drop_oldest(work: dict[str, MemoryEntry], budget: int, count: Callable[[str], int]) -> None:
+    """Remove the oldest entries (by end time; undated first) until the memory fits ``budget``."""
+    order = sorted(work.values(), key=lambda e: (e.end or e.start or _NEVER, -e.level, e.id))
+
+    def fits(n_dropped: int) -> bool:
+        return count(render_memory(order[n_dropped:])) <= budget
+
+    # Binary search on how many to drop (token counts are near-monotone in it), then verify.
+    lo, hi = 0, len(order)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    while lo < len(order) and not fits(lo):
+        lo += 1
+    for entry in order[:lo]:
+        del work[entry.id]

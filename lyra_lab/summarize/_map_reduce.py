@@ -1,0 +1,134 @@
+"""``map_reduce``: chunk calls in parallel (bounded, each with a deadline), then one merge call."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+from typing import Sequence
+
+from lyra_lab.backends._types import Backend
+from lyra_lab.chunking._types import Chunk
+from lyra_lab.summarize._calls import CallOutcome, call, excerpt, outcome_of, start_call
+from lyra_lab.summarize._common import Run, check_count, check_params, decision_of
+from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
+from lyra_lab.summarize._registry import SUMMARIZERS
+from lyra_lab.summarize._types import ProgressCallback, Summary
+
+
+@SUMMARIZERS.register("map_reduce")
+@dataclass(frozen=True)
+class MapReduceSummarizer:
+    """Summarize every chunk concurrently, then merge the partial summaries in one call.
+
+    * At most ``max_concurrency`` chunk calls are in flight.  Each gets
+      ``chunk_timeout_s``, passed to the backend as ``timeout=`` and also
+      enforced here: past its deadline a call is abandoned (its late answer
+      discarded) and its slot goes to the next chunk, so a hung backend cannot
+      stall the summary.  (An abandoned call may still be running on the
+      backend; only a backend that ignores its timeout lets in-flight calls
+      exceed the bound.)  Set ``max_concurrency`` no higher than the
+      backend's own limit, or calls queue inside it against their deadline.
+    * A failed chunk call (after the backend's own retries) is recorded in
+      ``Summary.errors`` and the chunk's raw excerpt stands in for its summary
+      (``Summary.partial``): one bad chunk should not lose the other n-1.  If
+      every chunk call fails there is nothing to merge: ``BackendError``.
+    * The merge call gets the shorter ``merge_timeout_s``; if it fails, the
+      summary is the partial summaries concatenated (``partial=True``, the
+      error recorded).
+    * ``chunk_done`` events come as calls finish (``i`` says which chunk), all
+      from the calling thread.
+    * One chunk needs no merge: its summary is the summary (one call), so
+      ``map_reduce`` over an ``adaptive`` plan that chose ``single_pass``
+      makes exactly one call.
+
+    Args:
+        max_concurrency: the most chunk calls in flight at once.
+        chunk_timeout_s: each chunk call's deadline.
+        merge_timeout_s: the merge call's deadline.
+        max_tokens: the most tokens each partial summary may take.
+        merge_max_tokens: the most tokens the merged summary may take.
+        temperature: sampling temperature (0: deterministic).
+        excerpt_chars: how much raw text stands in for a failed chunk.
+        prompts: templates (``chunk``, ``merge``, ``partial``), or a dict overriding some.
+    """
+
+    max_concurrency: int = 3
+    chunk_timeout_s: float = 120.0
+    merge_timeout_s: float = 60.0
+    max_tokens: int = 256
+    merge_max_tokens: int = 384
+    temperature: float = 0.0
+    excerpt_chars: int = 600
+    prompts: Prompts = DEFAULT_PROMPTS
+
+    def __post_init__(self) -> None:
+        check_params(self, chunk_timeout_s=self.chunk_timeout_s, merge_timeout_s=self.merge_timeout_s)
+        check_count(self, max_concurrency=self.max_concurrency, merge_max_tokens=self.merge_max_tokens,
+                    excerpt_chars=self.excerpt_chars)
+
+    def summarize(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None = None,
+                  on_event: ProgressCallback | None = None) -> Summary:
+        n = len(chunks)
+        run = Run("map_reduce", chunks, decision_of(chunks, "single_pass" if n == 1 else "map_reduce"),
+                  on_event)
+        if n == 0:
+            return run.finish("")
+        outcomes = self._map(chunks, backend, focus, run)
+        partials = []
+        for i, (chunk, outcome) in enumerate(zip(chunks, outcomes), 1):
+            if outcome.completion is not None:
+                run.calls.append(outcome.completion)
+                partials.append(outcome.completion.text.strip())
+            else:
+                run.errors.append(f"chunk {i}/{n}: {outcome.error}")
+                partials.append(excerpt(chunk, self.excerpt_chars))
+        if not run.calls:
+            raise run.fail(backend, f"all {n} chunk calls failed")
+        if n == 1:
+            return run.finish(partials[0])
+        return self._reduce(partials, backend, focus, run)
+
+    def _map(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None,
+             run: Run) -> list[CallOutcome]:
+        """Run the chunk calls, at most ``max_concurrency`` at a time; outcomes in chunk order."""
+        n = len(chunks)
+        outcomes: list[CallOutcome | None] = [None] * n
+        running: dict[Future, tuple[int, float]] = {}  # future → (chunk position, start time)
+        todo = iter(range(n))
+        next_i = next(todo, None)
+        while next_i is not None or running:
+            while next_i is not None and len(running) < self.max_concurrency:
+                messages = self.prompts.messages("chunk", focus=focus, transcript=chunks[next_i].text,
+                                                 i=next_i + 1, n=n)
+                future = start_call(backend, messages, timeout=self.chunk_timeout_s,
+                                    max_tokens=self.max_tokens, temperature=self.temperature)
+                running[future] = (next_i, time.monotonic())
+                next_i = next(todo, None)
+            first_deadline = min(started for _, started in running.values()) + self.chunk_timeout_s
+            wait(running, timeout=max(0.0, first_deadline - time.monotonic()), return_when=FIRST_COMPLETED)
+            now = time.monotonic()
+            for future, (i, started) in list(running.items()):
+                if future.done() or now >= started + self.chunk_timeout_s:
+                    del running[future]
+                    outcome = outcome_of(future, started, self.chunk_timeout_s)
+                    outcomes[i] = outcome
+                    run.emit("chunk_done", i=i + 1, n=n, ok=outcome.error is None,
+                             duration_s=outcome.duration_s,
+                             detail={"error": outcome.error} if outcome.error else {})
+        return outcomes  # type: ignore[return-value]
+
+    def _reduce(self, partials: list[str], backend: Backend, focus: str | None, run: Run) -> Summary:
+        run.emit("merge_started", n=len(partials))
+        messages = self.prompts.messages("merge", focus=focus, partials=self.prompts.partials_text(partials),
+                                         n=len(partials))
+        outcome = call(backend, messages, self.merge_timeout_s, max_tokens=self.merge_max_tokens,
+                       temperature=self.temperature)
+        ok = outcome.completion is not None
+        run.emit("merge_done", ok=ok, duration_s=outcome.duration_s,
+                 detail={} if ok else {"error": outcome.error, "fallback": "concatenated partial summaries"})
+        if ok:
+            run.calls.append(outcome.completion)
+            return run.finish(outcome.completion.text)
+        run.errors.append(f"merge: {outcome.error}")
+        return run.finish(self.prompts.partials_text(partials), partial=True)

@@ -1,0 +1,54 @@
+"""``single_pass``: the whole transcript in one call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from lyra_lab.backends._types import Backend
+from lyra_lab.chunking._types import Chunk
+from lyra_lab.summarize._calls import call
+from lyra_lab.summarize._common import Run, check_params, decision_of, joined_text
+from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
+from lyra_lab.summarize._registry import SUMMARIZERS
+from lyra_lab.summarize._types import ProgressCallback, Summary
+
+
+@SUMMARIZERS.register("single_pass")
+@dataclass(frozen=True)
+class SinglePassSummarizer:
+    """Join the chunks (overlaps dropped) and summarize them in one call.
+
+    A failed or timed-out call raises ``BackendError``: with one call there is
+    nothing partial to fall back on.
+
+    Args:
+        max_tokens: the most tokens the summary may take.
+        temperature: sampling temperature (0: deterministic).
+        timeout_s: the call's deadline.
+        prompts: templates (``single`` is used), or a dict overriding some.
+    """
+
+    max_tokens: int = 256
+    temperature: float = 0.0
+    timeout_s: float = 300.0
+    prompts: Prompts = DEFAULT_PROMPTS
+
+    def __post_init__(self) -> None:
+        check_params(self, timeout_s=self.timeout_s)
+
+    def summarize(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None = None,
+                  on_event: ProgressCallback | None = None) -> Summary:
+        run = Run("single_pass", chunks, decision_of(chunks, "single_pass"), on_event)
+        if not chunks:
+            return run.finish("")
+        messages = self.prompts.messages("single", focus=focus, transcript=joined_text(chunks))
+        outcome = call(backend, messages, self.timeout_s, max_tokens=self.max_tokens,
+                       temperature=self.temperature)
+        run.emit("chunk_done", i=1, n=1, ok=outcome.error is None, duration_s=outcome.duration_s,
+                 detail={"error": outcome.error} if outcome.error else {})
+        if outcome.completion is None:
+            run.errors.append(f"call 1/1: {outcome.error}")
+            raise run.fail(backend, "the call failed")
+        run.calls.append(outcome.completion)
+        return run.finish(outcome.completion.text)

@@ -1,0 +1,33 @@
+"""Reusable hypothesis generators and invariant checks for memory strategies (yours included).
+
+Generate conversations that stress a strategy, then check it::
+
+    from hypothesis import given, settings
+    from lyra_lab.testing import check_chunker, turns_strategy
+
+    @settings(max_examples=200, deadline=None)
+    @given(turns_strategy())
+    def test_my_chunker(turns):
+        check_chunker(MyChunker(), turns)
+"""
+
+from lyra_lab.testing._chunk_invariants import InvariantViolation, check_chunker
+from lyra_lab.testing._conversations import SPEAKERS, conversations, huge_lines, turn_texts, turns_strategy
+from lyra_lab.testing._recall_invariants import check_hits, check_recall, check_render, memory_stores
+from lyra_lab.testing._rollup_machine import rollup_machine, word_count
+
+__all__ = [
+    "SPEAKERS",
+    "InvariantViolation",
+    "check_chunker",
+    "check_hits",
+    "check_recall",
+    "check_render",
+    "conversations",
+    "huge_lines",
+    "memory_stores",
+    "rollup_machine",
+    "turn_texts",
+    "turns_strategy",
+    "word_count",
+]

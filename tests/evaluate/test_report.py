@@ -1,0 +1,169 @@
+"""write_report from a small hand-made results frame; the report command."""
+
+import argparse
+import json
+import os
+import time
+
+import pandas as pd
+import pytest
+
+from lyra_lab.evaluate import read_results, write_report
+from lyra_lab.evaluate._plots import wrap_label
+
+P1 = "token_budget+single_pass+none|dense"
+P2 = "turn_window+map_reduce+time_ladder|bm25"
+
+
+def rows():
+    out = []
+
+    def row(pipeline, conv, probe, category, metric, value, simulated=False):
+        out.append({"run": "r", "cell_id": f"{pipeline}:{conv}", "pipeline": pipeline, "chunker": "x",
+                    "summarizer": "y", "rollup": "none", "recaller": pipeline.split("|")[1],
+                    "backend": "fake", "embedder": "hashing-256", "seed": 0, "corpus": "tiny",
+                    "conversation_id": conv, "probe_id": probe, "category": category,
+                    "metric": metric, "value": value, "simulated": simulated})
+
+    # P1: recall@5 over 4 probes = (1 + 0.5 + 0 + 1) / 4 = 0.625; mrr = (1 + 1/2 + 0 + 1/3) / 4 = 0.4583
+    for probe, cat, r, m, f1, lat in [("q1", "1", 1.0, 1.0, 1.0, 0.1), ("q2", "2", 0.5, 0.5, 0.5, 0.2),
+                                      ("q3", "1", 0.0, 0.0, 0.0, 0.3), ("q4", "2", 1.0, 1 / 3, 1.0, 0.4)]:
+        conv = "c1" if probe in ("q1", "q2") else "c2"
+        row(P1, conv, probe, cat, "recall@5", r)
+        row(P1, conv, probe, cat, "mrr", m)
+        row(P1, conv, probe, cat, "qa_f1", f1)
+        row(P1, conv, probe, cat, "recall_latency_s", lat)
+        row(P1, conv, probe, cat, "context_tokens", 100.0)
+    # P2 (simulated backend): recall@5 = (0 + 0 + 1 + 0) / 4 = 0.25
+    for probe, cat, r in [("q1", "1", 0.0), ("q2", "2", 0.0), ("q3", "1", 1.0), ("q4", "2", 0.0)]:
+        conv = "c1" if probe in ("q1", "q2") else "c2"
+        row(P2, conv, probe, cat, "recall@5", r, True)
+        row(P2, conv, probe, cat, "mrr", r, True)
+        row(P2, conv, probe, cat, "recall_latency_s", 0.05, True)
+        row(P2, conv, probe, cat, "context_tokens", 300.0, True)
+    # conversation-level rows: P1 summarize cost 0.01 and 0.03 per conversation -> mean 0.02
+    for pipeline, costs, sim in [(P1, (0.01, 0.03), False), (P2, (0.0, 0.0), True)]:
+        for conv, cost in zip(("c1", "c2"), costs):
+            row(pipeline, conv, "", "", "summarize.cost_usd", cost, sim)
+            row(pipeline, conv, "", "", "summarize.latency_s", 2.0, sim)
+            row(pipeline, conv, "", "", "summarize.latency_p95_s", 1.5, sim)
+            row(pipeline, conv, "", "", "summarize.prompt_tokens", 1000.0, sim)
+    return out
+
+
+def write_rows(run_dir, records):
+    (run_dir / "rows").mkdir(parents=True)
+    by_cell = {}
+    for r in records:
+        by_cell.setdefault(r["cell_id"], []).append(r)
+    for i, cell in enumerate(by_cell.values()):
+        (run_dir / "rows" / f"cell{i}.jsonl").write_text("\n".join(json.dumps(r) for r in cell) + "\n")
+
+
+def test_report_from_rows(tmp_path):
+    write_rows(tmp_path, rows())
+    paths = write_report(tmp_path, n_resamples=200)
+    names = {p.name for p in paths}
+    assert names == {"summary.csv", "metrics.csv", "by_category.csv", "summary.md",
+                     "quality_vs_cost.png", "by_category.png", "latency.png"}
+    for p in paths:
+        assert p.exists() and p.stat().st_size > 0 and p.parent == tmp_path / "report"
+    summary = pd.read_csv(tmp_path / "report" / "summary.csv").set_index("pipeline")
+    assert sorted(summary.index) == sorted([P1, P2])  # one row per pipeline
+    assert summary.loc[P1, "recall@5"] == pytest.approx(0.625)
+    assert summary.loc[P2, "recall@5"] == pytest.approx(0.25)
+    assert summary.loc[P1, "mrr"] == pytest.approx((1 + 0.5 + 0 + 1 / 3) / 4)
+    assert summary.loc[P1, "recall@5_ci_low"] <= 0.625 <= summary.loc[P1, "recall@5_ci_high"]
+    assert summary.loc[P1, "qa_f1"] == pytest.approx(0.625)
+    assert summary.loc[P1, "summarize.cost_usd"] == pytest.approx(0.02)
+    assert summary.loc[P1, "context_tokens"] == 100 and summary.loc[P2, "context_tokens"] == 300
+    assert summary.loc[P1, "n_probes"] == 4
+    assert bool(summary.loc[P2, "simulated"]) and not bool(summary.loc[P1, "simulated"])
+    md = (tmp_path / "report" / "summary.md").read_text()
+    assert "0.625 [" in md and "(simulated)" in md and "by probe category" in md
+    # per category: P1 category "1" = (q1 1.0 + q3 0.0) / 2 = 0.5; category "2" = (0.5 + 1) / 2 = 0.75
+    by_cat = pd.read_csv(tmp_path / "report" / "by_category.csv", dtype={"category": str})
+    p1 = by_cat[by_cat.pipeline == P1].set_index("category")["mean"]
+    assert p1.to_dict() == pytest.approx({"1": 0.5, "2": 0.75})
+
+
+def test_report_prefers_fresh_parquet_and_labels_categories(tmp_path):
+    records = rows()
+    write_rows(tmp_path, records)
+    time.sleep(0.01)
+    df = pd.DataFrame(records)
+    df.loc[(df.pipeline == P2) & (df.metric == "recall@5"), "value"] = 1.0  # parquet differs on purpose
+    df.to_parquet(tmp_path / "results.parquet")
+    later = time.time() + 5
+    os.utime(tmp_path / "results.parquet", (later, later))
+    write_report(tmp_path, category_scheme="locomo_paper", n_resamples=100)
+    summary = pd.read_csv(tmp_path / "report" / "summary.csv").set_index("pipeline")
+    assert summary.loc[P2, "recall@5"] == 1.0  # read from the parquet
+    by_cat = pd.read_csv(tmp_path / "report" / "by_category.csv")
+    assert set(by_cat["category_label"]) == {"1 multi-hop", "2 temporal"}
+    # a parquet older than the rows is stale: the rows win
+    earlier = time.time() - 3600
+    os.utime(tmp_path / "results.parquet", (earlier, earlier))
+    assert read_results(tmp_path).query("pipeline == @P2 and metric == 'recall@5'")["value"].sum() == 1.0
+
+
+def test_read_results_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such run folder"):
+        read_results(tmp_path / "missing")
+    with pytest.raises(FileNotFoundError, match="no results.parquet"):
+        read_results(tmp_path)
+    (tmp_path / "rows").mkdir()
+    (tmp_path / "rows" / "a.jsonl").write_text('{"pipeline": "p", "metric": "m", "value": 1}\n{oops\n')
+    with pytest.raises(ValueError, match=r"a\.jsonl: line 2"):
+        read_results(tmp_path)
+
+
+def test_wrap_label_breaks_long_pipeline_names():
+    wrapped = wrap_label("token_budget+map_reduce+time_ladder|hybrid", width=20)
+    assert wrapped.replace("\n", "") == "token_budget+map_reduce+time_ladder|hybrid"
+    assert all(len(line) <= 20 for line in wrapped.split("\n"))
+
+
+def test_report_command(tmp_path, capsys):
+    from lyra_lab.commands import report
+
+    write_rows(tmp_path, rows())
+    parser = argparse.ArgumentParser()
+    report.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["report", str(tmp_path), "--resamples", "50"])
+    assert report.run(args) == 0
+    out = capsys.readouterr().out
+    assert P1.replace("|", "\\|") in out and "summary.csv" in out and "latency.png" in out
+
+
+def test_report_separates_backends(tmp_path):
+    from lyra_lab.evaluate._report import _plot_labels
+
+    records = rows()
+    other = [dict(r, backend="other", cell_id=r["cell_id"] + "#2") for r in records if r["pipeline"] == P1]
+    for r in other:
+        if r["metric"] == "recall@5":
+            r["value"] = 0.0
+    write_rows(tmp_path, records + other)
+    write_report(tmp_path, n_resamples=50)
+    summary = pd.read_csv(tmp_path / "report" / "summary.csv")
+    p1 = summary[summary.pipeline == P1].set_index("backend")
+    # one row per pipeline × backend: the second backend's recall is 0
+    assert len(summary) == 3 and p1.loc["fake", "recall@5"] == pytest.approx(0.625) and p1.loc["other", "recall@5"] == 0
+    labels = set(_plot_labels(read_results(tmp_path), ["pipeline", "backend", "embedder"])["pipeline"])
+    assert f"{P1}|backend=other" in labels and f"{P2}|backend=fake" in labels
+
+
+def test_report_cluster_bootstrap(tmp_path):
+    write_rows(tmp_path, rows())
+    write_report(tmp_path, n_resamples=200, cluster="conversation_id")
+    summary = pd.read_csv(tmp_path / "report" / "summary.csv").set_index("pipeline")
+    # P2 recall@5 by conversation: c1 (q1 0, q2 0) -> sum 0 of 2; c2 (q3 1, q4 0) -> 1 of 2.
+    # Resampling the two conversations gives means 0/4, 1/4 or 2/4 -> the interval is [0, 0.5]
+    assert summary.loc[P2, "recall@5"] == pytest.approx(0.25)
+    assert (summary.loc[P2, "recall@5_ci_low"], summary.loc[P2, "recall@5_ci_high"]) == (0.0, 0.5)
+    assert "resampling whole conversation_id clusters" in (tmp_path / "report" / "summary.md").read_text()
+    from lyra_lab.evaluate import ResultsFormatError
+
+    with pytest.raises(ResultsFormatError, match="cannot cluster"):
+        write_report(tmp_path, cluster="nope")

@@ -1,0 +1,54 @@
+"""The rollup state machine fails on rollups that break its invariants (it is not vacuous)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from lyra_lab.rollup import TimeLadder, render_memory
+from lyra_lab.rollup._types import RollupReport
+from lyra_lab.testing import InvariantViolation, rollup_machine
+
+FAST = settings(max_examples=300, stateful_step_count=20, deadline=None, phases=[Phase.generate],
+                database=None)
+
+
+@dataclass(frozen=True)
+class SilentDropper:
+    """Drops the oldest entry whenever over budget and does not report it."""
+
+    def compact(self, store, conversation_id, *, budget, backend, now, count):
+        entries = store.entries(conversation_id)
+        tokens = count(render_memory(entries))
+        while entries and count(render_memory(entries)) > budget:
+            store.apply(remove=[entries.pop(0).id])
+        return RollupReport(ran=True, tokens_before=tokens, tokens_after=count(render_memory(entries)),
+                            budget=budget, kept=tuple(t for e in entries for t in e.turn_ids))
+
+
+@dataclass(frozen=True)
+class HalfCommitter(TimeLadder):
+    """Writes its first digest before asking for the second (the bug the no-half-commit rule forbids)."""
+
+    def _fold(self, *args):
+        digest, completion = super()._fold(*args)
+        object.__setattr__(self, "_last", digest)  # a test double: frozen-ness bypassed on purpose
+        return digest, completion
+
+    def compact(self, store, conversation_id, **kwargs):
+        report = super().compact(store, conversation_id, **kwargs)
+        if report.error and getattr(self, "_last", None) is not None and self._last.id not in store:
+            store.add(self._last)  # leak a digest computed before the failure
+        return report
+
+
+@pytest.mark.parametrize("rollup, problem", [
+    (SilentDropper(), "without being reported dropped"),
+    (HalfCommitter(headroom=1.0, day_after_days=0, week_after_days=0, month_after_days=0), "half-commit"),
+])
+def test_machine_fails_a_broken_rollup(rollup, problem):
+    with pytest.raises(InvariantViolation, match=problem):
+        run_state_machine_as_test(rollup_machine(rollup, budget=15), settings=FAST)
