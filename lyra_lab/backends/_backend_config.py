@@ -1,0 +1,169 @@
+"""How to reach one OpenAI-compatible endpoint, as a frozen, recordable value.
+
+The API key itself is never part of a config: ``api_key_env`` names the
+environment variable that holds it, and ``describe()``/``identity()`` (what
+run records and cache keys use) carry neither the key nor URL credentials.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.backends._prices import Price, price_for
+from lyra_lab.backends._retry import RetryPolicy
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DUMMY_KEY = "sk-no-key-needed"  # local servers ignore the key but the client wants one
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """One OpenAI-compatible backend: where it is, what it costs, how patient to be.
+
+    Attributes:
+        name: label in results ("openai", "local", "simulated"…).
+        base_url: the endpoint, e.g. ``http://127.0.0.1:8080/v1``.
+        model: the model name sent with each request.
+        api_key_env: NAME of the env var holding the key; None sends a dummy key.
+        price_in_per_m: USD per 1M prompt tokens (None: look up the price table).
+        price_out_per_m: USD per 1M completion tokens (set both or neither).
+        max_concurrency: calls in flight at once through this backend.
+        timeout_s: per-call bound on every wait for the server (connect, first
+            byte, and each stream chunk).
+        max_attempts: attempts per call, the first included.
+        retry_base_s: first backoff delay (doubles per retry, plus jitter).
+        retry_max_s: cap on one backoff delay.
+        retry_after_max_s: cap on a server's ``Retry-After`` (asked for longer,
+            the call still retries after this cap rather than stalling the run).
+        simulated: label every completion as simulated (the SimulatedServer).
+        stream: stream responses (gives time to first token).
+        params: default generation params (``temperature``…); non-OpenAI ones
+            such as ``repeat_penalty`` travel in the request's ``extra_body``.
+    """
+
+    name: str
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    price_in_per_m: float | None = None
+    price_out_per_m: float | None = None
+    max_concurrency: int = 4
+    timeout_s: float = 60.0
+    max_attempts: int = 4
+    retry_base_s: float = 0.5
+    retry_max_s: float = 20.0
+    retry_after_max_s: float = 60.0
+    simulated: bool = False
+    stream: bool = True
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        for attr in ("name", "base_url", "model"):
+            if not isinstance(getattr(self, attr), str) or not getattr(self, attr).strip():
+                raise ConfigError(f"backend config: {attr} must be a non-empty string")
+        if urlsplit(self.base_url).scheme not in ("http", "https") or not urlsplit(self.base_url).netloc:
+            raise ConfigError(
+                f"backend {self.name!r}: base_url must be an http(s) URL, got {safe_url(self.base_url)!r}")
+        if self.api_key_env is not None and not _ENV_NAME.match(str(self.api_key_env)):
+            # Never echo the value: it may be the key itself pasted by mistake.
+            raise ConfigError(
+                f"backend {self.name!r}: api_key_env must be the NAME of an environment variable "
+                f"(like OPENAI_API_KEY), not a key; the value given is not a variable name"
+            )
+        if not isinstance(self.max_concurrency, int) or self.max_concurrency < 1:
+            raise ConfigError(f"backend {self.name!r}: max_concurrency must be an integer >= 1")
+        if not self.timeout_s > 0:
+            raise ConfigError(f"backend {self.name!r}: timeout_s must be > 0")
+        if (self.price_in_per_m is None) != (self.price_out_per_m is None):
+            raise ConfigError(
+                f"backend {self.name!r}: set both price_in_per_m and price_out_per_m, or neither")
+        if self.price_in_per_m is not None and (self.price_in_per_m < 0 or self.price_out_per_m < 0):
+            raise ConfigError(f"backend {self.name!r}: prices must not be negative")
+        if not isinstance(self.params, Mapping):
+            raise ConfigError(f"backend {self.name!r}: params must be a mapping")
+        if "stream" in self.params or "messages" in self.params or "model" in self.params:
+            raise ConfigError(f"backend {self.name!r}: params may not set stream, messages or model")
+        try:
+            self.retry_policy
+        except ValueError as exc:
+            raise ConfigError(f"backend {self.name!r}: {exc}") from None
+        # A private copy (not a read-only proxy: the config must pickle for process pools).
+        object.__setattr__(self, "params", dict(self.params))
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> "BackendConfig":
+        """Build from plain fields; an unknown key is a ``ConfigError`` naming it."""
+        allowed = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(spec) - allowed)
+        if unknown:
+            raise ConfigError(
+                f"backend config: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(allowed))}")
+        missing = [k for k in ("name", "base_url", "model") if k not in spec]
+        if missing:
+            raise ConfigError(f"backend config: missing key {missing[0]!r}")
+        return cls(**spec)
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(self.max_attempts, self.retry_base_s, self.retry_max_s, self.retry_after_max_s)
+
+    def price(self) -> Price:
+        """Explicit prices if set, else the price table's (0 and ``known=False`` if unknown)."""
+        if self.price_in_per_m is not None:
+            return Price(self.model, float(self.price_in_per_m), float(self.price_out_per_m))
+        return price_for(self.model)
+
+    def api_key(self) -> str:
+        """The key from the environment (or a dummy for keyless local servers).
+
+        Raises:
+            ConfigError: naming the variable (never a value) when it is unset.
+        """
+        if self.api_key_env is None:
+            return DUMMY_KEY
+        key = os.environ.get(self.api_key_env, "").strip()
+        if not key:
+            raise ConfigError(
+                f"backend {self.name!r} needs its API key in the environment variable "
+                f"{self.api_key_env}, which is not set"
+            )
+        return key
+
+    def identity(self) -> dict[str, Any]:
+        """What determines an answer: backend, model and default params (cache keys use it)."""
+        return {"backend": self.name, "model": self.model, "params": _plain(self.params)}
+
+    def describe(self) -> dict[str, Any]:
+        """Every field, safe to record: no key, and no credentials or query in the URL."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["base_url"] = safe_url(self.base_url)
+        out["params"] = _plain(self.params)
+        price = self.price()
+        out["price_known"] = price.known
+        out["price_in_per_m"], out["price_out_per_m"] = price.input_per_m, price.output_per_m
+        return out
+
+
+def safe_url(url: str) -> str:
+    """``url`` without user:password, query string or fragment (they may hold secrets)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    except ValueError:
+        return "<unparseable url>"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

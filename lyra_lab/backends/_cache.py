@@ -1,0 +1,175 @@
+"""An opt-in response cache: re-running an experiment replays answers instead of paying again.
+
+The key is the sha256 of what determines an answer: the backend's identity
+(name, model, default generation params), the messages and the call's
+generation params. Never the API key, the base URL or a timeout. Only
+successful completions are stored.
+
+Threads: the cache holds ONE SQLite connection (``check_same_thread=False``)
+and a lock around every use of it, so the ``complete_many`` pool can share
+it; each write commits at once (a crash loses at most calls in flight).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from typing import Any, Mapping, Sequence
+
+from lyra_lab.backends._batch import complete_many
+from lyra_lab.backends._types import Backend, BackendError, Completion, Message, Usage
+
+_SCHEMA = """CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL,
+    completion TEXT NOT NULL, created REAL NOT NULL)"""
+_KEY_VERSION = 1
+_NOT_GENERATION = frozenset({"timeout"})  # call options that do not change the answer
+
+
+class ResponseCache:
+    """Completions in an SQLite file, keyed by ``cache_key``; counts hits and misses."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        with self._lock:
+            self._conn.execute("PRAGMA journal_mode=WAL")  # readers in other processes do not block us
+            self._conn.execute(_SCHEMA)
+        self.hits = 0
+        self.misses = 0
+
+    def __enter__(self) -> "ResponseCache":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def get(self, key: str) -> Completion | None:
+        """The stored completion for ``key`` (marked cached), or None; counts a hit or a miss."""
+        with self._lock:
+            row = self._conn.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+        return _from_json(row[0])
+
+    def put(self, key: str, completion: Completion) -> None:
+        with self._lock:
+            self._conn.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
+                               (key, completion.backend, completion.model, _to_json(completion), time.time()))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def stats(self) -> dict[str, int]:
+        return {"hits": self.hits, "misses": self.misses, "entries": len(self)}
+
+
+def cache_key(identity: Mapping[str, Any], messages: Sequence[Message], params: Mapping[str, Any]) -> str:
+    """sha256 of the backend identity, messages and generation params (canonical JSON)."""
+    payload = {
+        "v": _KEY_VERSION,
+        "identity": identity,
+        "messages": [dict(m) for m in messages],
+        "params": {k: v for k, v in params.items() if k not in _NOT_GENERATION},
+    }
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CachedBackend:
+    """A ``Backend`` that answers from a ``ResponseCache`` when it can, else asks ``backend``.
+
+    A hit makes no request and returns the original text, usage (tokens and
+    cost as first paid), latency and time to first token, with ``cached=True``
+    and ``usage.cached_calls=1``. Threads asking the same uncached question at
+    once make one request (the others wait for it); ``acomplete`` does not
+    deduplicate concurrent misses.
+    """
+
+    def __init__(self, backend: Backend, cache: ResponseCache):
+        self.backend = backend
+        self.cache = cache
+        self.name = backend.name
+        self.model = backend.model
+        self._guard = threading.Lock()
+        self._inflight: dict[str, list[Any]] = {}  # key → [lock, waiters]
+
+    def __repr__(self) -> str:
+        return f"CachedBackend({self.backend!r}, {self.cache.path!r})"
+
+    def identity(self) -> dict[str, Any]:
+        identity = getattr(self.backend, "identity", None)
+        if callable(identity):
+            return identity()
+        return {"backend": self.backend.name, "model": self.backend.model}
+
+    def describe(self) -> dict[str, Any]:
+        describe = getattr(self.backend, "describe", None)
+        return {**(describe() if callable(describe) else self.identity()), "response_cache": True}
+
+    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+        key = cache_key(self.identity(), messages, params)
+        # Single flight: threads asking the same question at once wait for the
+        # first one's answer instead of each paying for it.
+        with self._guard:
+            entry = self._inflight.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        try:
+            with entry[0]:
+                hit = self.cache.get(key)
+                if hit is not None:
+                    return hit
+                completion = self.backend.complete(messages, **params)
+                self.cache.put(key, completion)
+                return completion
+        finally:
+            with self._guard:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._inflight[key]
+
+    async def acomplete(self, messages: Sequence[Message], **params: Any) -> Completion:
+        key = cache_key(self.identity(), messages, params)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        completion = await self.backend.acomplete(messages, **params)  # type: ignore[attr-defined]
+        self.cache.put(key, completion)
+        return completion
+
+    def complete_many(self, batch: Sequence[Sequence[Message]], *, progress: bool | None = None,
+                      **params: Any) -> list[Completion | BackendError]:
+        config = getattr(self.backend, "config", None)
+        return complete_many(self, batch, max_concurrency=getattr(config, "max_concurrency", 1),
+                             progress=progress, **params)
+
+
+def _to_json(c: Completion) -> str:
+    u = c.usage
+    return json.dumps({
+        "text": c.text, "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+        "cost_usd": u.cost_usd, "estimated": u.estimated, "latency_s": c.latency_s, "ttft_s": c.ttft_s,
+        "backend": c.backend, "model": c.model, "simulated": c.simulated, "finish_reason": c.finish_reason,
+        "meta": dict(c.meta),
+    }, default=str)
+
+
+def _from_json(text: str) -> Completion:
+    d = json.loads(text)
+    usage = Usage(d["prompt_tokens"], d["completion_tokens"], d["cost_usd"], calls=1, cached_calls=1,
+                  estimated=d["estimated"])
+    return Completion(text=d["text"], usage=usage, latency_s=d["latency_s"], backend=d["backend"],
+                      model=d["model"], ttft_s=d["ttft_s"], cached=True, simulated=d["simulated"],
+                      finish_reason=d["finish_reason"], meta={**d["meta"], "cache": "hit"})

@@ -1,0 +1,256 @@
+"""One backend over the ``openai`` client for any OpenAI-compatible endpoint.
+
+OpenAI, llama.cpp's server, Ollama, vLLM, LM Studio and lyra-lab's own
+``SimulatedServer`` all speak the chat completions protocol; ``OpenAIBackend``
+times each call (wall latency, time to first token via streaming), reads the
+server's usage (or counts tokens locally and says so), prices it, and retries
+under lyra-lab's own policy (the client's built-in retries are off).
+
+Concurrency: a bounded semaphore per backend caps calls in flight from
+threads (``complete``, ``complete_many``); ``acomplete`` uses an asyncio
+semaphore of the same size per event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from lyra_lab.backends._backend_config import BackendConfig
+from lyra_lab.backends._batch import complete_many
+from lyra_lab.backends._openai_stream import Answer, StreamAccumulator, answer_from_response, build_request
+from lyra_lab.backends._retry import acall_with_retries, call_with_retries
+from lyra_lab.backends._simulated_faults import SIMULATED_FINGERPRINT
+from lyra_lab.backends._tokens import token_counter
+from lyra_lab.backends._types import BackendError, Completion, Message, Usage
+
+if TYPE_CHECKING:
+    import openai
+
+log = logging.getLogger("lyra_lab.backends")
+
+# Per-message framing tokens of the chat format (OpenAI's published estimate),
+# used only when a server reports no usage.
+_TOKENS_PER_MESSAGE = 3
+_REPLY_PRIMING = 3
+
+
+def _rejects_stream_options(exc: openai.APIStatusError) -> bool:
+    # Older OpenAI-compatible servers answer 400/422 naming the field they do not know.
+    return exc.status_code in (400, 422) and "stream_options" in f"{exc.message} {exc.body}"
+
+
+class OpenAIBackend:
+    """A ``Backend`` over an OpenAI-compatible endpoint.
+
+    Args:
+        config: where the endpoint is and how to call it.
+        counter: counts tokens when a server reports no usage (a local
+            server's own tokenizer, say); default: ``token_counter(model)``.
+            Such counts are flagged ``Usage.estimated``.
+
+    Raises:
+        ConfigError: the config names an API-key variable that is not set.
+    """
+
+    def __init__(self, config: BackendConfig, counter: Callable[[str], int] | None = None):
+        self.config = config
+        self.name = config.name
+        self.model = config.model
+        self._key = config.api_key()  # fail fast, before any call is made
+        self._price = config.price()
+        self._policy = config.retry_policy
+        self._slots = threading.BoundedSemaphore(config.max_concurrency)
+        # asyncio objects bind to one event loop: one (client, semaphore) pair per loop.
+        self._per_loop: dict[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, asyncio.Semaphore]] = {}
+        self._lock = threading.Lock()
+        self._client: openai.OpenAI | None = None
+        self._counter = counter
+        # Flipped off once a server rejects ``stream_options`` and accepts the call without it.
+        self._stream_options_ok = True
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # For process pools: the config travels, never the key; the receiving
+        # process reads the key from its own environment, and counts missing
+        # usage with token_counter(model) (a custom counter does not travel).
+        return (type(self), (self.config,))
+
+    def __repr__(self) -> str:
+        url = self.describe()["base_url"]
+        return f"OpenAIBackend(name={self.name!r}, model={self.model!r}, base_url={url!r})"
+
+    def identity(self) -> dict[str, Any]:
+        return self.config.identity()
+
+    def describe(self) -> dict[str, Any]:
+        return self.config.describe()
+
+    # ---------------------------------------------------------------- sync
+    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+        """Complete ``messages``; call ``params`` override the config's defaults.
+
+        ``timeout`` (seconds) overrides ``timeout_s`` for this call. The
+        completion's ``latency_s``/``ttft_s`` time the attempt that answered;
+        ``meta`` adds ``attempts``, ``queue_s`` (waiting for a concurrency
+        slot) and ``retry_s`` (failed attempts and backoff before it).
+
+        Raises:
+            BackendError: HTTP status + provider message, once retries are spent.
+        """
+        kwargs, timeout = self._request(messages, params)
+        queued = time.perf_counter()
+        # The slot is held through backoff sleeps: a struggling server gets less load, not more.
+        with self._slots:
+            began = time.perf_counter()
+            answer, attempts = call_with_retries(
+                lambda: self._attempt(kwargs, timeout), self._policy, self.name, (self._key,))
+        return self._completion(kwargs["messages"], answer, attempts, began - queued,
+                                time.perf_counter() - began - answer.latency_s)
+
+    def _attempt(self, kwargs: dict[str, Any], timeout: float) -> Answer:
+        import openai
+
+        client = self._sync_client()
+        if not self.config.stream:
+            started = time.perf_counter()
+            return answer_from_response(client.chat.completions.create(**kwargs, timeout=timeout), started)
+        with_options = self._stream_options_ok
+        try:
+            return self._stream_once(client, kwargs, timeout, with_options)
+        except openai.APIStatusError as exc:
+            if not (with_options and _rejects_stream_options(exc)):
+                raise
+            answer = self._stream_once(client, kwargs, timeout, False)
+            self._note_no_stream_options(exc)
+            return answer
+
+    def _stream_once(self, client: openai.OpenAI, kwargs: dict[str, Any], timeout: float,
+                     with_options: bool) -> Answer:
+        acc = StreamAccumulator()
+        extra = {"stream_options": {"include_usage": True}} if with_options else {}
+        with client.chat.completions.create(**kwargs, **extra, stream=True, timeout=timeout) as stream:
+            for chunk in stream:
+                acc.add(chunk)
+        return acc.answer()
+
+    def complete_many(
+        self, batch: Sequence[Sequence[Message]], *, progress: bool | None = None, **params: Any
+    ) -> list[Completion | BackendError]:
+        """Complete many message lists on ``max_concurrency`` threads (see ``complete_many``)."""
+        return complete_many(self, batch, max_concurrency=self.config.max_concurrency, progress=progress,
+                             **params)
+
+    # --------------------------------------------------------------- async
+    async def acomplete(self, messages: Sequence[Message], **params: Any) -> Completion:
+        """The asyncio twin of ``complete`` (AsyncOpenAI, asyncio semaphore, async backoff)."""
+        kwargs, timeout = self._request(messages, params)
+        queued = time.perf_counter()
+        client, slots = self._loop_state()
+        async with slots:
+            began = time.perf_counter()
+            answer, attempts = await acall_with_retries(
+                lambda: self._aattempt(client, kwargs, timeout), self._policy, self.name, (self._key,))
+        return self._completion(kwargs["messages"], answer, attempts, began - queued,
+                                time.perf_counter() - began - answer.latency_s)
+
+    async def _aattempt(self, client: openai.AsyncOpenAI, kwargs: dict[str, Any], timeout: float) -> Answer:
+        import openai
+
+        if not self.config.stream:
+            started = time.perf_counter()
+            response = await client.chat.completions.create(**kwargs, timeout=timeout)
+            return answer_from_response(response, started)
+        with_options = self._stream_options_ok
+        try:
+            return await self._astream_once(client, kwargs, timeout, with_options)
+        except openai.APIStatusError as exc:
+            if not (with_options and _rejects_stream_options(exc)):
+                raise
+            answer = await self._astream_once(client, kwargs, timeout, False)
+            self._note_no_stream_options(exc)
+            return answer
+
+    async def _astream_once(self, client: openai.AsyncOpenAI, kwargs: dict[str, Any], timeout: float,
+                            with_options: bool) -> Answer:
+        acc = StreamAccumulator()
+        extra = {"stream_options": {"include_usage": True}} if with_options else {}
+        stream = await client.chat.completions.create(**kwargs, **extra, stream=True, timeout=timeout)
+        async with stream:
+            async for chunk in stream:
+                acc.add(chunk)
+        return acc.answer()
+
+    def _loop_state(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+        import openai
+
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            for old in [lp for lp in self._per_loop if lp.is_closed()]:
+                del self._per_loop[old]
+            if loop not in self._per_loop:
+                client = openai.AsyncOpenAI(api_key=self._key, base_url=self.config.base_url,
+                                            max_retries=0, timeout=self.config.timeout_s)
+                self._per_loop[loop] = (client, asyncio.Semaphore(self.config.max_concurrency))
+            return self._per_loop[loop]
+
+    # ------------------------------------------------------------- helpers
+    def _request(self, messages: Sequence[Message],
+                 params: Mapping[str, Any]) -> tuple[dict[str, Any], float]:
+        merged = {**self.config.params, **params}
+        timeout = float(merged.pop("timeout", self.config.timeout_s))
+        return build_request(self.model, messages, merged), timeout
+
+    def _note_no_stream_options(self, exc: openai.APIStatusError) -> None:
+        self._stream_options_ok = False
+        log.info("%s: server rejected stream_options (HTTP %s); streaming without usage from now on",
+                 self.name, exc.status_code)
+
+    def _completion(self, messages: list[dict[str, Any]], answer: Answer, attempts: int,
+                    queue_s: float, retry_s: float) -> Completion:
+        estimated = answer.prompt_tokens is None
+        if estimated:
+            count = self._count()
+            framing = _TOKENS_PER_MESSAGE * len(messages) + _REPLY_PRIMING
+            prompt = sum(count(str(m.get("content") or "")) for m in messages) + framing
+            completion = count(answer.text)
+        else:
+            prompt, completion = answer.prompt_tokens, answer.completion_tokens
+        usage = Usage(prompt, completion, self._price.cost(prompt, completion), calls=1, estimated=estimated)
+        meta = {"attempts": attempts, "queue_s": queue_s, "retry_s": max(0.0, retry_s),
+                "price_known": self._price.known, "response_model": answer.response_model}
+        # The simulated server marks its answers, so they stay labelled even
+        # when a config forgot to say ``simulated=True``.
+        simulated = self.config.simulated or answer.fingerprint == SIMULATED_FINGERPRINT
+        return Completion(text=answer.text, usage=usage, latency_s=answer.latency_s, backend=self.name,
+                          model=self.model, ttft_s=answer.ttft_s, cached=False, simulated=simulated,
+                          finish_reason=answer.finish_reason, meta=meta)
+
+    def _count(self) -> Callable[[str], int]:
+        if self._counter is None:
+            self._counter = token_counter(self.model)
+        return self._counter
+
+    def _sync_client(self) -> openai.OpenAI:
+        import openai
+
+        with self._lock:
+            if self._client is None:
+                self._client = openai.OpenAI(api_key=self._key, base_url=self.config.base_url,
+                                             max_retries=0, timeout=self.config.timeout_s)
+            return self._client
+
+    def close(self) -> None:
+        """Close the thread path's HTTP connection pool (``aclose`` closes the running loop's)."""
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+            self._client = None
+
+    async def aclose(self) -> None:
+        with self._lock:
+            state = self._per_loop.pop(asyncio.get_running_loop(), None)
+        if state is not None:
+            await state[0].close()

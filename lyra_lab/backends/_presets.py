@@ -1,0 +1,115 @@
+"""``make_backend``: a backend from a short name or a plain dict (an experiment file's TOML).
+
+Presets::
+
+    local                    the bundled SmolLM2 on a llama-cpp server started for you
+    openai/<model>           api.openai.com (key in OPENAI_API_KEY)
+    ollama/<model>           http://127.0.0.1:11434/v1
+    vllm/<model>             http://127.0.0.1:8000/v1
+    llamacpp/<url>           any llama.cpp server, e.g. llamacpp/http://127.0.0.1:8080/v1
+    simulated                a running SimulatedServer (needs base_url)
+
+A dict either names a preset and overrides ``BackendConfig`` fields
+(``{"preset": "openai/gpt-4o-mini", "max_concurrency": 16}``; ``params``
+merge with the preset's), or gives the fields outright (``name``, ``base_url``,
+``model``…). ``"cache": "responses.sqlite"`` wraps it in a ``CachedBackend``.
+Unknown keys are a ``ConfigError`` naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.backends._backend_config import BackendConfig
+from lyra_lab.backends._openai import OpenAIBackend
+from lyra_lab.backends._types import Backend
+
+PRESETS = ("local", "openai", "ollama", "vllm", "llamacpp", "simulated")
+_FIELDS = frozenset(f.name for f in dataclasses.fields(BackendConfig))
+_LOCAL_ONLY = frozenset({"model_path"})
+_FREE = {"price_in_per_m": 0.0, "price_out_per_m": 0.0}  # your own hardware: no per-token price
+
+
+def make_backend(spec: str | Mapping[str, Any] | Backend) -> Backend:
+    """Build a backend from a preset name or a dict (see the module docstring); a backend passes through.
+
+    Raises:
+        ConfigError: unknown preset or key, a missing API-key variable (named,
+            never its value), or a bad field value.
+    """
+    if isinstance(spec, str):
+        spec = {"preset": spec}
+    if isinstance(spec, Backend):
+        return spec  # already a backend (a FakeLLM, a CachedBackend…)
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"backend spec must be a preset name or a mapping, got {type(spec).__name__}")
+    spec = dict(spec)
+    cache_path = spec.pop("cache", None)
+    if "preset" in spec:
+        backend = _from_preset(str(spec.pop("preset")), spec)
+    else:
+        backend = OpenAIBackend(BackendConfig.from_dict(spec))
+    if cache_path:
+        from lyra_lab.backends._cache import CachedBackend, ResponseCache
+
+        return CachedBackend(backend, ResponseCache(cache_path))
+    return backend
+
+
+def _from_preset(preset: str, overrides: dict[str, Any]) -> OpenAIBackend:
+    kind, _, arg = preset.partition("/")
+    allowed = _FIELDS | (_LOCAL_ONLY if kind == "local" else frozenset())
+    unknown = sorted(set(overrides) - allowed)
+    if unknown:
+        raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
+                          f"allowed: preset, cache, {', '.join(sorted(allowed))}")
+    counter = None
+    if kind == "local":
+        base, counter = _local(overrides.pop("model_path", None))
+    elif kind == "openai":
+        base = dict(name="openai", base_url="https://api.openai.com/v1", model=_need(arg, preset),
+                    api_key_env="OPENAI_API_KEY", max_concurrency=8, params={"temperature": 0})
+    elif kind == "ollama":
+        base = dict(name="ollama", base_url="http://127.0.0.1:11434/v1", model=_need(arg, preset),
+                    max_concurrency=1, params={"temperature": 0}, **_FREE)
+    elif kind == "vllm":
+        base = dict(name="vllm", base_url="http://127.0.0.1:8000/v1", model=_need(arg, preset),
+                    max_concurrency=16, params={"temperature": 0}, **_FREE)
+    elif kind == "llamacpp":
+        url = _need(arg, preset)
+        url = url.rstrip("/") if url.rstrip("/").endswith("/v1") else url.rstrip("/") + "/v1"
+        base = dict(name="llamacpp", base_url=url, model="default", max_concurrency=1,
+                    params={"temperature": 0}, **_FREE)
+    elif kind == "simulated":
+        if "base_url" not in overrides:
+            raise ConfigError("backend preset 'simulated' needs base_url, the address of a running "
+                              "SimulatedServer: {'preset': 'simulated', 'base_url': server.base_url}")
+        base = dict(name="simulated", base_url=overrides["base_url"], model=arg or "simulated-llm",
+                    simulated=True, max_concurrency=8, params={"temperature": 0}, **_FREE)
+    else:
+        raise ConfigError(f"unknown backend preset {preset!r}; known: {', '.join(PRESETS)} "
+                          f"(e.g. 'openai/gpt-4o-mini'), or a dict of BackendConfig fields")
+    params = {**base.get("params", {}), **(overrides.pop("params", None) or {})}
+    return OpenAIBackend(BackendConfig.from_dict({**base, **overrides, "params": params}), counter=counter)
+
+
+def _local(model_path: Any) -> tuple[dict[str, Any], Any]:
+    from lyra_lab.backends._local_server import ensure_local_server
+
+    server = ensure_local_server(model_path)
+    # SmolLM2 loops without a repeat penalty; one request at a time on a small CPU box.
+    # llama-cpp-python streams no usage, so by default the local preset does not
+    # stream: the server's own usage is the ground truth. With "stream": true
+    # you get time to first token, and tokens counted with the model's own
+    # tokenizer (flagged estimated: the chat template's tokens are not counted).
+    base = dict(name="local", base_url=server.base_url, model=server.model, max_concurrency=1,
+                timeout_s=120.0, stream=False, params={"temperature": 0, "repeat_penalty": 1.3}, **_FREE)
+    return base, server.token_counter()
+
+
+def _need(arg: str, preset: str) -> str:
+    if not arg.strip():
+        raise ConfigError(f"backend preset {preset!r} needs a model (or URL) after the '/'")
+    return arg.strip()

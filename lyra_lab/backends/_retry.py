@@ -1,0 +1,211 @@
+"""Our retry policy for backend calls, and how a failure reaches the user.
+
+The openai client's own retries are switched off (``max_retries=0``) so that
+this policy is the only one: exponential backoff with jitter on 408, 429, 5xx
+overload codes (500/502/503/504/529), timeouts, connection errors and broken
+streams, honouring the server's ``Retry-After``. A call that fails for good
+raises ``BackendError`` with the HTTP status and the provider's own message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Iterable, TypeVar
+
+import tenacity
+
+from lyra_lab.backends._types import BackendError
+
+log = logging.getLogger("lyra_lab.backends")
+T = TypeVar("T")
+
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
+
+
+class StreamError(Exception):
+    """A response stream that was cut short or held malformed JSON (retryable)."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently to retry a failing call.
+
+    Attributes:
+        max_attempts: total attempts, the first included (1 = no retry).
+        base_delay_s: first backoff delay; it doubles each retry, plus up to
+            ``base_delay_s`` of random jitter.
+        max_delay_s: cap on one backoff delay.
+        max_retry_after_s: cap on a server's ``Retry-After`` (a server asking
+            for an hour is retried after this cap rather than stalling the run).
+    """
+
+    max_attempts: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 20.0
+    max_retry_after_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be an integer >= 1, got {self.max_attempts!r}")
+        for name in ("base_delay_s", "max_delay_s", "max_retry_after_s"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of a failed call, if the server answered at all."""
+    import openai  # lazily: importing openai costs ~0.5 s, and most users of this package never call it
+
+    return getattr(exc, "status_code", None) if isinstance(exc, openai.APIError) else None
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """True for overload, rate-limit, timeout, connection and broken-stream failures."""
+    import openai
+
+    if isinstance(exc, (StreamError, json.JSONDecodeError, openai.APIConnectionError)):
+        return True  # APITimeoutError is an APIConnectionError
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in RETRYABLE_STATUSES
+    # An error event inside a 200 stream (no status): the provider failed mid-answer.
+    return isinstance(exc, openai.APIError) and not isinstance(exc, openai.APIResponseValidationError)
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), if any."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return max(0.0, float(ms) / 1000)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:  # the HTTP-date form
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def provider_message(exc: BaseException) -> str:
+    """The provider's own words: ``error.message`` of the JSON body, else the raw text."""
+    import openai
+
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        return json.dumps(body)[:500]
+    if isinstance(body, str) and body.strip():
+        return body.strip()
+    if isinstance(exc, openai.APITimeoutError):
+        return "request timed out (client timeout)"
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if isinstance(exc, (StreamError, json.JSONDecodeError)) else text
+
+
+def to_backend_error(backend: str, exc: BaseException, attempts: int,
+                     secrets: Iterable[str] = ()) -> BackendError:
+    """A ``BackendError`` from a final failure, with any secret masked out of the message."""
+    message = provider_message(exc)
+    for secret in secrets:
+        if secret:
+            message = message.replace(secret, "***")
+    return BackendError(backend, message, status=status_of(exc), attempts=attempts)
+
+
+class _WaitRetryAfterOrBackoff(tenacity.wait.wait_base):
+    """Wait what the server asked for, else exponential backoff with jitter."""
+
+    def __init__(self, policy: RetryPolicy):
+        self.policy = policy
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        asked = retry_after_s(exc) if exc is not None else None
+        if asked is not None:
+            return min(asked, self.policy.max_retry_after_s)
+        # base * 2**(n-1) plus up to one base of jitter, so that clients
+        # failing together do not retry together; capped at max_delay_s.
+        p = self.policy
+        exponential = p.base_delay_s * 2 ** min(retry_state.attempt_number - 1, 32)
+        return min(p.max_delay_s, exponential + random.uniform(0, p.base_delay_s))
+
+
+def _retry_kwargs(policy: RetryPolicy, backend: str) -> dict[str, Any]:
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        status = status_of(exc) if exc is not None else None
+        log.warning(
+            "%s: attempt %d/%d failed (%s%s); retrying in %.2fs",
+            backend, state.attempt_number, policy.max_attempts,
+            f"HTTP {status}: " if status else "", type(exc).__name__,
+            state.next_action.sleep if state.next_action else 0.0,
+        )
+
+    return dict(
+        stop=tenacity.stop_after_attempt(policy.max_attempts),
+        wait=_WaitRetryAfterOrBackoff(policy),
+        retry=tenacity.retry_if_exception(is_retryable),
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+
+
+def _is_call_failure(exc: BaseException) -> bool:
+    import openai
+
+    return isinstance(exc, (openai.APIError, StreamError, json.JSONDecodeError))
+
+
+def call_with_retries(
+    fn: Callable[[], T], policy: RetryPolicy, backend: str, secrets: Iterable[str] = ()
+) -> tuple[T, int]:
+    """Run ``fn`` under ``policy``; return its result and the attempts it took.
+
+    Raises:
+        BackendError: the call failed for good (status, provider message, attempts).
+    """
+    attempts = 0
+
+    def once() -> T:
+        nonlocal attempts
+        attempts += 1
+        return fn()
+
+    try:
+        return tenacity.Retrying(**_retry_kwargs(policy, backend))(once), attempts
+    except Exception as exc:
+        if _is_call_failure(exc):
+            raise to_backend_error(backend, exc, attempts, secrets) from exc
+        raise
+
+
+async def acall_with_retries(
+    fn: Callable[[], Awaitable[T]], policy: RetryPolicy, backend: str, secrets: Iterable[str] = ()
+) -> tuple[T, int]:
+    """The asyncio twin of ``call_with_retries`` (sleeps without blocking the loop)."""
+    attempts = 0
+
+    async def once() -> T:
+        nonlocal attempts
+        attempts += 1
+        return await fn()
+
+    try:
+        return await tenacity.AsyncRetrying(**_retry_kwargs(policy, backend))(once), attempts
+    except Exception as exc:
+        if _is_call_failure(exc):
+            raise to_backend_error(backend, exc, attempts, secrets) from exc
+        raise

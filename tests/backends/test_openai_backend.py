@@ -1,0 +1,214 @@
+"""OpenAIBackend against the simulated server: text, usage, timing, cost, params, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from lyra_lab import ConfigError
+from lyra_lab.backends import (BackendConfig, BackendError, Completion, OpenAIBackend, SimulatedServer, Usage,
+                               token_counter)
+
+TEXT = ("Please summarize. Carol started a pottery class in May. Her first bowl cracked in the kiln. "
+        "She plans a trip to Kyoto in autumn.")
+MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": TEXT}]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with SimulatedServer(latency_s=0.02, tokens_per_s=500) as srv:
+        yield srv
+
+
+@pytest.fixture
+def sim(server):
+    server.reset()
+    return server
+
+
+def _backend(server, **fields) -> OpenAIBackend:
+    base = dict(name="simulated", base_url=server.base_url, model="sim-model", simulated=True,
+                max_attempts=2, retry_base_s=0.01, timeout_s=5)
+    return OpenAIBackend(BackendConfig(**{**base, **fields}))
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_completion_carries_text_server_usage_and_labels(sim, stream):
+    completion = _backend(sim, stream=stream).complete(MESSAGES, max_tokens=5)
+    (rec,) = sim.chat_log()
+    assert isinstance(completion, Completion)
+    assert all(word in TEXT.split() for word in completion.text.split())
+    assert completion.usage.prompt_tokens == rec.prompt_tokens
+    assert completion.usage.completion_tokens == rec.completion_tokens == len(completion.text.split()) == 5
+    assert completion.usage.estimated is False and completion.usage.calls == 1
+    assert completion.finish_reason == "length"
+    assert (completion.backend, completion.model) == ("simulated", "sim-model")
+    assert completion.simulated is True and completion.cached is False
+    assert completion.latency_s > 0
+    assert rec.stream is stream and rec.model == "sim-model" and rec.max_tokens == 5
+    if stream:
+        assert rec.params["stream_options"] == {"include_usage": True}
+        assert completion.ttft_s is not None and 0 < completion.ttft_s <= completion.latency_s
+    else:
+        assert completion.ttft_s is None
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_missing_usage_is_counted_locally_and_flagged(stream):
+    with SimulatedServer(include_usage=False) as server:
+        completion = _backend(server, stream=stream, model="gpt-4o-mini").complete(MESSAGES)
+    count = token_counter("gpt-4o-mini")
+    assert completion.usage.estimated is True
+    assert completion.usage.completion_tokens == count(completion.text)
+    assert completion.usage.prompt_tokens == sum(count(m["content"]) + 3 for m in MESSAGES) + 3
+
+
+def test_a_given_counter_is_used_for_missing_usage():
+    with SimulatedServer(include_usage=False) as server:
+        backend = OpenAIBackend(BackendConfig(name="s", base_url=server.base_url, model="m"),
+                                counter=lambda text: len(text))
+        completion = backend.complete(MESSAGES)
+    assert completion.usage.completion_tokens == len(completion.text)
+
+
+def test_falls_back_when_a_server_rejects_stream_options():
+    with SimulatedServer(reject_stream_options=True) as server:
+        backend = _backend(server)
+        first = backend.complete(MESSAGES)
+        second = backend.complete(MESSAGES)
+        log = server.chat_log()
+    assert [r.status for r in log] == [400, 200, 200]  # rejected once, then never sent again
+    assert "stream_options" not in log[1].params and "stream_options" not in log[2].params
+    assert first.text == second.text and first.ttft_s is not None
+    assert first.usage.estimated and second.usage.estimated  # a stream without usage
+    assert first.meta["attempts"] == 1  # the fallback is not a retry
+
+
+def test_cost_from_explicit_prices(sim):
+    completion = _backend(sim, price_in_per_m=2.0, price_out_per_m=8.0).complete(MESSAGES)
+    u = completion.usage
+    assert u.cost_usd == pytest.approx((u.prompt_tokens * 2.0 + u.completion_tokens * 8.0) / 1e6)
+    assert u.cost_usd > 0 and completion.meta["price_known"] is True
+
+
+def test_cost_from_the_price_table_and_unknown_models_cost_zero(sim):
+    priced = _backend(sim, model="gpt-4o-mini").complete(MESSAGES)
+    u = priced.usage
+    assert u.cost_usd == pytest.approx((u.prompt_tokens * 0.15 + u.completion_tokens * 0.60) / 1e6)
+    unknown = _backend(sim, model="my-finetune").complete(MESSAGES)
+    assert unknown.usage.cost_usd == 0.0 and unknown.meta["price_known"] is False
+    total = priced.usage + unknown.usage
+    assert total == Usage(u.prompt_tokens + unknown.usage.prompt_tokens,
+                          u.completion_tokens + unknown.usage.completion_tokens, u.cost_usd, calls=2)
+
+
+def test_default_params_merge_with_call_params_and_extensions_go_in_the_body(sim):
+    backend = _backend(sim, params={"temperature": 0, "repeat_penalty": 1.3, "max_tokens": 4})
+    backend.complete(MESSAGES, max_tokens=6, top_k=40)
+    (rec,) = sim.chat_log()
+    assert rec.params["temperature"] == 0
+    assert rec.params["repeat_penalty"] == 1.3  # via extra_body, at the top level of the JSON
+    assert rec.params["top_k"] == 40
+    assert rec.params["max_tokens"] == 6  # the call overrides the default
+
+
+@pytest.mark.parametrize("params, problem", [({"n": 2}, "n != 1"), ({"stream": False}, "stream")])
+def test_params_the_backend_owns_are_refused(sim, params, problem):
+    with pytest.raises(ValueError, match=problem):
+        _backend(sim).complete(MESSAGES, **params)
+    assert sim.chat_log() == []
+
+
+def test_per_call_timeout_overrides_the_config(sim):
+    sim.enqueue("hang")
+    with pytest.raises(BackendError, match="timed out"):
+        _backend(sim, timeout_s=30, max_attempts=1).complete(MESSAGES, timeout=0.3)
+
+
+def test_complete_many_respects_max_concurrency_and_keeps_order():
+    batch = [[{"role": "user", "content": f"Item number {i} is here."}] for i in range(9)]
+    with SimulatedServer(latency_s=0.15) as server:
+        results = _backend(server, max_concurrency=3).complete_many(batch, progress=False)
+        peak = server.max_serving
+    assert 2 <= peak <= 3
+    assert [r.text for r in results] == [f"Item number {i} is here." for i in range(9)]
+
+
+def test_complete_many_puts_failures_in_place():
+    batch = [[{"role": "user", "content": f"Line {i}."}] for i in range(4)]
+    with SimulatedServer() as server:
+        server.enqueue("400")
+        results = _backend(server, max_concurrency=2).complete_many(batch, progress=False)
+    errors = [r for r in results if isinstance(r, BackendError)]
+    assert len(errors) == 1 and errors[0].status == 400
+    assert sum(isinstance(r, Completion) for r in results) == 3
+
+
+def test_acomplete_respects_max_concurrency():
+    async def main(server):
+        backend = _backend(server, max_concurrency=2)
+        return await asyncio.gather(*[backend.acomplete([{"role": "user", "content": f"Fact {i}."}])
+                                      for i in range(6)])
+
+    with SimulatedServer(latency_s=0.15) as server:
+        results = asyncio.run(main(server))
+        peak = server.max_serving
+    assert peak == 2
+    assert [r.text for r in results] == [f"Fact {i}." for i in range(6)]
+
+
+def test_acomplete_works_across_event_loops(sim):
+    backend = _backend(sim)
+    first = asyncio.run(backend.acomplete(MESSAGES))
+    second = asyncio.run(backend.acomplete(MESSAGES))  # a new loop: a new async client
+    assert first.text == second.text
+
+
+@pytest.mark.parametrize("fields, problem", [
+    ({"base_url": "localhost:8080"}, "base_url"),
+    ({"max_concurrency": 0}, "max_concurrency"),
+    ({"timeout_s": 0}, "timeout_s"),
+    ({"price_in_per_m": 1.0}, "both"),
+    ({"max_attempts": 0}, "max_attempts"),
+    ({"params": {"stream": True}}, "stream"),
+    ({"model": ""}, "model"),
+])
+def test_config_validation(fields, problem):
+    base = dict(name="x", base_url="http://127.0.0.1:1/v1", model="m")
+    with pytest.raises(ConfigError, match=problem):
+        BackendConfig(**{**base, **fields})
+
+
+def test_config_from_dict_names_unknown_keys():
+    with pytest.raises(ConfigError, match="unknown key 'temprature'"):
+        BackendConfig.from_dict({"name": "x", "base_url": "http://h/v1", "model": "m", "temprature": 0})
+    with pytest.raises(ConfigError, match="missing key 'model'"):
+        BackendConfig.from_dict({"name": "x", "base_url": "http://h/v1"})
+
+
+def test_describe_is_recordable_and_identity_is_what_determines_answers():
+    config = BackendConfig(name="x", base_url="https://user:pw@host.example:8443/v1?key=abc", model="gpt-4o",
+                           params={"temperature": 0})
+    described = config.describe()
+    assert described["base_url"] == "https://host.example:8443/v1"
+    assert described["price_known"] is True and described["price_in_per_m"] == 2.5
+    assert config.identity() == {"backend": "x", "model": "gpt-4o", "params": {"temperature": 0}}
+    other_params = BackendConfig(name="x", base_url="https://user:pw@host.example:8443/v1?key=abc",
+                                 model="gpt-4o", params={"temperature": 1})
+    assert hash(config) == hash(other_params) and config != other_params
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_simulated_answers_are_labelled_even_when_the_config_forgot(sim, stream):
+    completion = _backend(sim, simulated=False, stream=stream).complete(MESSAGES)
+    assert completion.simulated is True
+
+
+def test_real_servers_answers_are_not_labelled_simulated(sim):
+    # a config that does not say simulated, talking to a server that does not mark its answers
+    from lyra_lab.backends._openai_stream import Answer
+
+    backend = _backend(sim, simulated=False)
+    answer = Answer("x", "stop", 1, 1, 0.1, 0.05, "gpt-4o", fingerprint="fp_abc123")
+    assert backend._completion([{"role": "user", "content": "q"}], answer, 1, 0.0, 0.0).simulated is False

@@ -1,0 +1,200 @@
+"""Retries against injected faults, checked from the simulated server's own request log."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from types import SimpleNamespace
+
+import pytest
+import tenacity
+
+from lyra_lab.backends import BackendConfig, BackendError, OpenAIBackend, RetryPolicy, SimulatedServer
+from lyra_lab.backends._retry import (_WaitRetryAfterOrBackoff, provider_message, retry_after_s,
+                                      to_backend_error)
+
+MESSAGES = [{"role": "user", "content": "Bob sold his bike. He bought a kayak. He paddles on Sundays."}]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with SimulatedServer(retry_after_s=0.2, hang_s=20) as srv:
+        yield srv
+
+
+@pytest.fixture
+def sim(server):
+    server.reset()
+    yield server
+    server.reset()
+
+
+def _backend(server: SimulatedServer, **fields) -> OpenAIBackend:
+    config = dict(name="simulated", base_url=server.base_url, model="sim", simulated=True,
+                  max_attempts=3, retry_base_s=0.01, retry_max_s=0.05, timeout_s=0.5)
+    return OpenAIBackend(BackendConfig(**{**config, **fields}))
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "502", "503", "504", "529", "hang", "cut", "malformed"])
+@pytest.mark.parametrize("stream", [True, False])
+def test_one_fault_then_success_takes_two_attempts(sim, fault, stream):
+    sim.enqueue(fault, "ok")
+    completion = _backend(sim, stream=stream).complete(MESSAGES)
+    log = sim.chat_log()
+    assert [r.outcome for r in log] == [fault, "ok"]
+    assert completion.meta["attempts"] == 2
+    assert completion.text and completion.text in MESSAGES[0]["content"]
+
+
+def test_recovers_within_the_policy_from_a_run_of_faults(sim):
+    sim.enqueue("529", "hang", "cut", "ok")
+    completion = _backend(sim, max_attempts=4).complete(MESSAGES)
+    assert [r.outcome for r in sim.chat_log()] == ["529", "hang", "cut", "ok"]
+    assert completion.meta["attempts"] == 4
+
+
+@pytest.mark.parametrize("fault, status", [("503", 503), ("529", 529), ("429", 429), ("500", 500)])
+def test_gives_up_after_max_attempts_with_status_and_provider_message(sim, fault, status):
+    sim.enqueue(*[fault] * 3, "ok")
+    with pytest.raises(BackendError) as info:
+        _backend(sim, max_attempts=3).complete(MESSAGES)
+    error = info.value
+    assert len(sim.chat_log()) == 3  # exactly max_attempts requests, the "ok" never reached
+    assert error.status == status and error.attempts == 3
+    assert f"HTTP {status}" in str(error)
+    assert f"simulated {fault} fault (injected)" in str(error)
+
+
+def test_a_hang_on_every_attempt_fails_as_a_timeout_without_status(sim):
+    sim.enqueue("hang", "hang")
+    with pytest.raises(BackendError) as info:
+        _backend(sim, max_attempts=2, timeout_s=0.3).complete(MESSAGES)
+    assert info.value.status is None and info.value.attempts == 2
+    assert "timed out" in str(info.value)
+    assert [r.outcome for r in sim.chat_log()] == ["hang", "hang"]
+
+
+@pytest.mark.parametrize("fault, status", [("400", 400)])
+def test_client_errors_are_not_retried(sim, fault, status):
+    sim.enqueue(fault, "ok")
+    with pytest.raises(BackendError) as info:
+        _backend(sim, max_attempts=4).complete(MESSAGES)
+    assert len(sim.chat_log()) == 1
+    assert info.value.status == status and info.value.attempts == 1
+    assert "simulated 400 fault (injected)" in str(info.value)
+
+
+def test_retry_after_is_honoured_by_server_side_timestamps(sim):
+    # backoff alone would wait ~0.01 s; the server asks for 0.2 s
+    sim.enqueue("429", "ok")
+    _backend(sim, retry_base_s=0.001, retry_max_s=0.002).complete(MESSAGES)
+    first, second = sim.chat_log()
+    assert first.status == 429 and second.status == 200
+    assert second.received - first.finished >= 0.2
+
+
+def test_retry_after_from_the_rate_limiter_is_honoured():
+    with SimulatedServer(rate_limit_rps=4.0, rate_limit_burst=1) as server:
+        backend = _backend(server, max_attempts=6, retry_base_s=0.001, retry_max_s=0.002)
+        for _ in range(3):
+            backend.complete(MESSAGES)
+        log = server.chat_log()
+    limited = [r for r in log if r.outcome == "rate_limited"]
+    assert limited, "three back-to-back calls at 4 rps with burst 1 must hit the limit"
+    assert sum(r.status == 200 for r in log) == 3
+    for before, after in zip(log, log[1:]):
+        if before.outcome == "rate_limited":
+            # the 429 asked for the time to the bucket's next token: the retry waited at least that
+            assert 0 < before.retry_after <= 0.25
+            assert after.received - before.finished >= before.retry_after
+
+
+def test_acomplete_retries_without_blocking_the_loop(sim):
+    sim.enqueue("503", "cut", "ok")
+
+    async def main():
+        backend = _backend(sim)
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.005)
+
+        task = asyncio.create_task(ticker())
+        completion = await backend.acomplete(MESSAGES)
+        task.cancel()
+        return completion, ticks
+
+    completion, ticks = asyncio.run(main())
+    assert completion.meta["attempts"] == 3
+    assert [r.outcome for r in sim.chat_log()] == ["503", "cut", "ok"]
+    assert ticks > 1  # the loop kept running during the backoff sleeps
+
+
+def test_acomplete_gives_up_with_the_provider_message(sim):
+    sim.enqueue("529", "529")
+    with pytest.raises(BackendError, match=r"HTTP 529: simulated 529 fault \(injected\)"):
+        asyncio.run(_backend(sim, max_attempts=2).acomplete(MESSAGES))
+    assert len(sim.chat_log()) == 2
+
+
+# ---------------------------------------------------------------- units
+def _exc(headers=None, body=None, status=None, message="boom"):
+    return SimpleNamespace(response=SimpleNamespace(headers=headers or {}), body=body, status_code=status,
+                           message=message)
+
+
+def test_retry_after_parsing():
+    assert retry_after_s(_exc({"retry-after": "0.25"})) == 0.25
+    assert retry_after_s(_exc({"retry-after-ms": "1500", "retry-after": "9"})) == 1.5
+    future = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 < retry_after_s(_exc({"retry-after": future})) <= 31
+    assert retry_after_s(_exc({"retry-after": "soon"})) is None
+    assert retry_after_s(_exc({})) is None
+    assert retry_after_s(ValueError("no response")) is None
+
+
+def test_wait_prefers_retry_after_capped_else_backs_off_with_jitter():
+    policy = RetryPolicy(max_attempts=5, base_delay_s=0.1, max_delay_s=1.0, max_retry_after_s=2.0)
+    wait = _WaitRetryAfterOrBackoff(policy)
+
+    def state(exc, attempt):
+        s = tenacity.RetryCallState(tenacity.Retrying(), fn=None, args=(), kwargs={})
+        s.attempt_number = attempt
+        s.outcome = tenacity.Future(attempt)
+        s.outcome.set_exception(exc)
+        return s
+
+    class Failure(Exception):
+        def __init__(self, headers):
+            self.response = SimpleNamespace(headers=headers)
+
+    assert wait(state(Failure({"retry-after": "0.7"}), 1)) == 0.7
+    assert wait(state(Failure({"retry-after": "3600"}), 1)) == 2.0
+    backoffs = [wait(state(Failure({}), n)) for n in (1, 2, 3, 4) for _ in range(20)]
+    assert all(0.1 <= b <= 1.0 for b in backoffs)
+    assert len(set(backoffs)) > 10  # jittered
+    assert min(wait(state(Failure({}), 3)) for _ in range(20)) >= 0.4  # 0.1 * 2**2
+
+
+def test_provider_message_from_body_shapes():
+    assert provider_message(_exc(body={"message": "inner", "type": "x"})) == "inner"
+    assert provider_message(_exc(body={"error": {"message": "nested"}})) == "nested"
+    assert provider_message(_exc(body="plain text error")) == "plain text error"
+    assert provider_message(_exc(body=None, message="fallback")) == "fallback"
+
+
+def test_final_error_is_truncated_and_masks_secrets():
+    failure = _exc(body={"message": "key sk-abc-123 rejected " + "x" * 900}, status=None)
+    error = to_backend_error("b", failure, 2, secrets=("sk-abc-123",))
+    assert "sk-abc-123" not in str(error) and "***" in str(error)
+    assert len(error.provider_message) == 500
+
+
+@pytest.mark.parametrize("fields", [{"max_attempts": 0}, {"base_delay_s": -1}])
+def test_policy_validation(fields):
+    with pytest.raises(ValueError):
+        RetryPolicy(**fields)
