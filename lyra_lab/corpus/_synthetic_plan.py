@@ -95,7 +95,9 @@ def plan_conversation(rng: random.Random, starts: list[datetime], *, single_fact
         old, new = rng.sample(kind.values, 2)
 
         def later(i: int) -> list[int]:
-            return plan.free([j for j in everywhere if starts[j] - starts[i] >= MIN_UPDATE_GAP])
+            # Session starts a day beyond the gap: turns sit at different offsets inside their
+            # sessions, so equal-gap starts could put the two statements seconds short of it.
+            return plan.free([j for j in everywhere if starts[j] - starts[i] >= MIN_UPDATE_GAP + timedelta(days=1)])
 
         first = plan.pick(rng, [i for i in plan.free(everywhere) if later(i)], kind.key)
         second = plan.pick(rng, later(first), kind.key)

@@ -1,0 +1,64 @@
+"""``lyra-lab run EXPERIMENT.toml``: run (or resume) an experiment grid into a run folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("run", help="run or resume an experiment grid (TOML) into a run folder",
+                              description=__doc__)
+    p.add_argument("experiment", metavar="EXPERIMENT.toml", help="the experiment file")
+    p.add_argument("--run-dir", default=None, help="the run folder (default: runs/<experiment name>)")
+    p.add_argument("--fresh", action="store_true",
+                   help="start the run folder over (default: resume, skipping finished cells)")
+    p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from lyra_lab.experiments import ExperimentSpec, run_experiment
+
+    spec = ExperimentSpec.from_toml(args.experiment)
+    run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / spec.name
+    df = run_experiment(spec, run_dir, resume=not args.fresh, progress=not args.quiet)
+    return finish(run_dir, df, report=not args.no_report)
+
+
+COMPACT = ("pipeline", "n_probes", "recall@1", "recall@5", "mrr", "qa_f1", "retention", "context_tokens",
+           "summarize.latency_p50_s", "memory_tokens")
+
+
+def finish(run_dir: Path, df, report: bool = True, compact: bool = False) -> int:
+    """Write the report, print the summary and where the files are; 1 if some cell failed.
+
+    ``compact`` prints a few key columns instead of the whole summary.md.
+    """
+    failed = df.attrs.get("failed_cells", [])
+    print(f"run folder: {run_dir}  ({df['cell_id'].nunique() if len(df) else 0} cells, {len(df)} result rows)")
+    if report and len(df):
+        from lyra_lab.evaluate import write_report
+
+        paths = write_report(run_dir)
+        summary = next((p for p in paths if p.name == "summary.md"), None)
+        table = next((p for p in paths if p.name == "summary.csv"), None)
+        if compact and table is not None:
+            import pandas as pd
+
+            frame = pd.read_csv(table)
+            print(frame[[c for c in COMPACT if c in frame.columns]].to_string(index=False, float_format="%.3f"))
+            print(f"(quality: mean over probes; latency: seconds per call; full table with 95% CIs: {summary})")
+        elif summary is not None:
+            print(summary.read_text(encoding="utf-8"))
+        print("wrote:")
+        for path in [run_dir / "results.parquet", run_dir / "log.jsonl", *paths]:
+            print(f"  {path}")
+    for cell_id, error in failed:
+        print(f"cell {cell_id} failed: {error}", file=sys.stderr)
+    if failed:
+        print(f"{len(failed)} cell(s) failed; run the same command again to retry them", file=sys.stderr)
+        return 1
+    return 0

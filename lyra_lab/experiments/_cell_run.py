@@ -1,0 +1,93 @@
+"""One cell: replay a conversation through a memory pipeline, answer and score its probes, make rows."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from lyra_lab.experiments._cells import Cell, base_columns, conversation_rows, phase_metrics, probe_rows, spec_label
+from lyra_lab.experiments._resources import Resources, SeededBackend
+from lyra_lab.replay import PhaseMeter, plan, replay
+
+
+class CellLog:
+    """The run log as one cell sees it: every event carries the cell id."""
+
+    def __init__(self, log: Any, cell_id: str):
+        self._log = log
+        self.cell_id = cell_id
+
+    def event(self, event: str, /, **fields: Any) -> None:
+        self._log.event(event, cell_id=self.cell_id, **fields)
+
+
+def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progress: bool = True) -> list[dict]:
+    """The tidy rows of one cell (nothing is written here; the runner writes them atomically)."""
+    from lyra_lab.evaluate import answer_probe, judge_answer, score_outcome, session_map
+
+    conv = corpus.conversation(cell.conversation_id)
+    probes = corpus.probes_for(conv.id)
+    backend = SeededBackend(res.backend(cell.backend), cell.seed)
+    embedder = res.embedder(cell.embedder)
+    clog = CellLog(log, cell.cell_id)
+    clog.event("cell_started", pipeline=cell.label, backend=spec_label(cell.backend),
+               embedder=spec_label(cell.embedder), seed=cell.seed, conversation_id=conv.id, probes=len(probes),
+               spec=cell.pipeline.to_dict())
+    recallers = dict(spec.recallers)
+    flushes = sum(1 for s in plan(conv, probes, cell.pipeline.trigger) if s.kind == "flush")
+    bar = tqdm(total=flushes + len(probes) * len(recallers), desc=f"{cell.label} · {conv.id}", unit="step",
+               leave=False, disable=None if progress else True)
+
+    def on_event(kind: str, fields: Any) -> None:
+        if kind in ("summary_written", "recall"):
+            bar.update(1)
+
+    try:
+        result = replay(conv, probes, cell.pipeline, backend=backend, embedder=embedder, recallers=recallers,
+                        k=max(spec.ks), log=clog, on_event=on_event, workers=spec.workers)
+    finally:
+        bar.close()
+
+    qa_backend = judge_backend = None
+    if spec.qa.enabled:
+        qa_backend = backend if not spec.qa.backend else SeededBackend(res.backend(spec.qa.backend), cell.seed)
+    if spec.judge.enabled:
+        judge_backend = SeededBackend(res.backend(spec.judge.backend), cell.seed)
+    session_of = session_map(conv.turns())
+    rows: list[dict] = []
+    for label, recaller in spec.recallers:
+        base = base_columns(spec.name, cell, label, recaller, corpus.name, simulated=False)
+        meter = PhaseMeter(clog.event)
+        outcomes = result.outcomes[label]
+        n_qa = 0 if qa_backend is None else min(len(outcomes), spec.qa.max_probes or len(outcomes))
+        for i, outcome in enumerate(tqdm(outcomes, desc=f"score {label}", leave=False,
+                                         disable=None if progress and n_qa else True)):
+            answer = verdict = None
+            if i < n_qa:
+                start = time.perf_counter()
+                answer = answer_probe(outcome.probe, outcome.context, qa_backend, spec.qa.prompt,
+                                      max_tokens=spec.qa.max_tokens)
+                meter.wall("answer", time.perf_counter() - start)
+                meter.completions("answer", [answer], probe_id=outcome.probe.id, recaller=label)
+                clog.event("answer", probe_id=outcome.probe.id, recaller=label, text=answer.text[:500])
+                if judge_backend is not None:
+                    start = time.perf_counter()
+                    verdict = judge_answer(outcome.probe, answer.text, judge_backend, spec.judge.prompt,
+                                           max_tokens=spec.judge.max_tokens)
+                    meter.wall("judge", time.perf_counter() - start)
+                    meter.completions("judge", [verdict.completion], probe_id=outcome.probe.id, recaller=label)
+            metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, judge=verdict)
+            rows.extend(probe_rows(base, outcome.probe, metrics))
+        phases = {**result.phases, **result.recall_phases.get(label, {})}
+        if qa_backend is not None:
+            phases.update(meter.phases(("answer", "judge") if judge_backend is not None else ("answer",)))
+        metrics = phase_metrics(phases)
+        metrics.update(memory_entries=result.memory_entries, memory_tokens=result.memory_tokens,
+                       cached_calls=result.cached_calls + meter.cached_calls, flushes=result.flushes)
+        rows.extend(conversation_rows(base, metrics))
+    simulated = any(b is not None and b.simulated for b in (backend, qa_backend, judge_backend))
+    for row in rows:
+        row["simulated"] = simulated
+    return rows

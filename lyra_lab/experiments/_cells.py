@@ -1,0 +1,99 @@
+"""Cells of an experiment and their tidy rows.
+
+A cell is one memory pipeline × backend × embedder × seed × conversation: one
+replay, whose memory serves every recaller.  Its id hashes everything that
+determines its rows (corpus hash, conversation, selected probes, the resolved
+pipeline and recallers, backend, embedder, seed, ks, QA and judge settings),
+so a changed spec never reuses a stale cell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from lyra_lab.replay import PhaseCost, Pipeline, flatten_params, strategy_spec
+
+PHASE_METRICS = ("latency_s", "calls", "prompt_tokens", "completion_tokens", "cost_usd")
+
+
+@dataclass(frozen=True)
+class Cell:
+    cell_id: str
+    pipeline: Pipeline
+    label: str  # memory-pipeline label, e.g. "token_budget+map_reduce+none"
+    backend: Any
+    embedder: Any
+    seed: int
+    conversation_id: str
+
+
+def spec_label(spec: Any) -> str:
+    """A short name for a backend or embedder spec (a string, or a dict's ``name``/``model``)."""
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, Mapping):
+        name = str(spec.get("name") or spec.get("preset") or "custom")
+        return f"{name}/{spec['model']}" if spec.get("model") and "/" not in name else name
+    return str(getattr(spec, "name", type(spec).__name__))
+
+
+def cell_id(payload: Mapping[str, Any], conversation_id: str) -> str:
+    """``<conversation slug>-<12 hex>``: readable and filesystem-safe, unique per payload."""
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", conversation_id)[:40].strip("._") or "conv"
+    return f"{slug}-{digest[:12]}"
+
+
+def base_columns(run: str, cell: Cell, recaller_label: str, recaller: Any, corpus: str,
+                 simulated: bool) -> dict[str, Any]:
+    """The identifying columns of every row of one cell × recaller."""
+    names = cell.pipeline.kind_names()
+    row = {
+        "run": run, "cell_id": cell.cell_id, "pipeline": f"{cell.label}|{recaller_label}",
+        "chunker": names["chunker"], "summarizer": names["summarizer"], "rollup": names["rollup"],
+        "trigger": names["trigger"], "recaller": strategy_spec(recaller)["name"],
+        "backend": spec_label(cell.backend), "embedder": spec_label(cell.embedder), "seed": cell.seed,
+        "corpus": corpus, "conversation_id": cell.conversation_id, "simulated": bool(simulated),
+    }
+    row.update(cell.pipeline.params())
+    row.update(flatten_params("recaller", recaller))
+    return row
+
+
+def probe_rows(base: Mapping[str, Any], probe: Any, metrics: Mapping[str, float]) -> Iterable[dict[str, Any]]:
+    category = "" if probe.category is None else str(probe.category)
+    for metric, value in metrics.items():
+        yield {**base, "probe_id": probe.id, "category": category, "metric": metric, "value": float(value)}
+
+
+def phase_metrics(phases: Mapping[str, PhaseCost]) -> dict[str, float]:
+    """``<phase>.latency_s`` (total), ``.calls``, tokens, ``.cost_usd``, and per-call p50/p95 latency.
+
+    ``latency_s`` is the wall time this run spent in the phase, so answers served
+    from the response cache cost ~0 there; ``latency_p50_s``/``latency_p95_s`` are
+    per-call latencies as the backend measured them (a cached call reports its
+    original latency), so they describe the backend, not the re-run.  Tokens and
+    dollars count every call, cached or not (``cached_calls`` says how many were).
+    """
+    out: dict[str, float] = {}
+    for name, cost in phases.items():
+        out[f"{name}.latency_s"] = float(cost.latency_s)
+        out[f"{name}.calls"] = float(cost.usage.calls)
+        out[f"{name}.prompt_tokens"] = float(cost.usage.prompt_tokens)
+        out[f"{name}.completion_tokens"] = float(cost.usage.completion_tokens)
+        out[f"{name}.cost_usd"] = float(cost.usage.cost_usd)
+        if cost.latencies_s:
+            out[f"{name}.latency_p50_s"] = float(np.percentile(cost.latencies_s, 50))
+            out[f"{name}.latency_p95_s"] = float(np.percentile(cost.latencies_s, 95))
+    return out
+
+
+def conversation_rows(base: Mapping[str, Any], metrics: Mapping[str, float]) -> Iterable[dict[str, Any]]:
+    for metric, value in metrics.items():
+        yield {**base, "probe_id": "", "category": "", "metric": metric, "value": float(value)}

