@@ -1,10 +1,14 @@
 # Two commands for a new user: `make demo` and `make test`.
 # Each creates .venv and installs what it needs on first use; later runs reuse it
 # (the stamp is remade only when pyproject.toml or this Makefile changes).
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.stamp-install
+
+# One BLAS thread: dense recall does small matrix-vector products, and OpenBLAS threads
+# fighting the local LLM server for 2 cores made a query ~50x slower (0.28 ms -> 16 ms).
+export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: demo test install clean
 

@@ -17,7 +17,7 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import CorpusFormatError
 
 # module names under lyra_lab.commands, in the order --help lists them
-COMMANDS: tuple[str, ...] = ("import_corpus",)
+COMMANDS: tuple[str, ...] = ("import_corpus", "report", "recall_eval", "serve_local", "run", "demo")
 
 EXIT_USAGE = 2
 
@@ -39,6 +39,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CorpusFormatError, ConfigError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # `lyra-lab import X | head`: the reader left; that is not an error of ours.
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
