@@ -17,7 +17,7 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import CorpusFormatError
 
 # module names under lyra_lab.commands, in the order --help lists them
-COMMANDS: tuple[str, ...] = ("import_corpus", "report", "recall_eval", "serve_local", "run", "demo")
+COMMANDS: tuple[str, ...] = ("import_corpus", "report", "recall_eval", "serve_local", "run", "demo", "bench")
 
 EXIT_USAGE = 2
 

@@ -66,8 +66,9 @@ def _from_preset(preset: str, overrides: dict[str, Any]) -> OpenAIBackend:
         raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
                           f"allowed: preset, cache, {', '.join(sorted(allowed))}")
     counter = None
+    model_path = overrides.pop("model_path", None)
     if kind == "local":
-        base, counter = _local(overrides.pop("model_path", None))
+        base, counter = _local(model_path)
     elif kind == "openai":
         base = dict(name="openai", base_url="https://api.openai.com/v1", model=_need(arg, preset),
                     api_key_env="OPENAI_API_KEY", max_concurrency=8, params={"temperature": 0})
@@ -92,7 +93,12 @@ def _from_preset(preset: str, overrides: dict[str, Any]) -> OpenAIBackend:
         raise ConfigError(f"unknown backend preset {preset!r}; known: {', '.join(PRESETS)} "
                           f"(e.g. 'openai/gpt-4o-mini'), or a dict of BackendConfig fields")
     params = {**base.get("params", {}), **(overrides.pop("params", None) or {})}
-    return OpenAIBackend(BackendConfig.from_dict({**base, **overrides, "params": params}), counter=counter)
+    config = BackendConfig.from_dict({**base, **overrides, "params": params})
+    if kind == "local":
+        from lyra_lab.backends._local_backend import LocalBackend
+
+        return LocalBackend(config, counter=counter, model_path=model_path)
+    return OpenAIBackend(config, counter=counter)
 
 
 def _local(model_path: Any) -> tuple[dict[str, Any], Any]:

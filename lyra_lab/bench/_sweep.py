@@ -1,0 +1,246 @@
+"""A throughput sweep: one backend, fixed prompts, a series of load levels, one record per request.
+
+Two kinds of load (a level is one setting, run to a request count or a time cap):
+
+- closed loop: ``c`` workers each send a request, wait for the answer, send
+  the next. Throughput vs ``c`` shows where the backend saturates.
+- open loop: requests arrive at a fixed offered rate (evenly spaced, or
+  Poisson), whether or not earlier ones have finished. A request's latency
+  counts from its scheduled arrival, so a backlog on the client side is
+  measured instead of hidden ("coordinated omission").
+
+Only ``Backend.complete`` is used, so any backend works (a ``FakeLLM`` too).
+Latency here is end to end: waiting for a client slot, failed attempts and
+backoff included; ``service_s`` is the answering attempt alone.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.backends import Backend, BackendError
+from lyra_lab.bench._prompts import BenchPrompt, prompts_sha256
+
+if TYPE_CHECKING:
+    from lyra_lab.bench._results import BenchResult
+
+ARRIVALS = ("uniform", "poisson")
+WARMUP_MESSAGES = [{"role": "user", "content": "Warm-up request. Reply with one word: ready."}]
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """What load to apply, level by level.
+
+    Attributes:
+        concurrency: closed-loop levels (workers in flight); may be empty.
+        rates: open-loop levels (offered requests per second); may be empty.
+        requests: requests per level (prompts are reused in order if fewer).
+        max_tokens: completion cap sent with every request.
+        time_cap_s: no new request starts after this many seconds of a level.
+        arrivals: open-loop spacing, ``"uniform"`` or ``"poisson"`` (seeded).
+        max_in_flight: open loop: most requests in flight at once (client threads).
+        seed: seeds Poisson arrivals.
+        warmup: requests sent (and not recorded) before the first level, so
+            connection set-up and lazy imports do not land in its latencies.
+        params: more call params sent with every request (``temperature``…).
+    """
+
+    concurrency: tuple[int, ...] = (1, 2, 4, 8)
+    rates: tuple[float, ...] = ()
+    requests: int = 24
+    max_tokens: int = 64
+    time_cap_s: float = 60.0
+    arrivals: str = "uniform"
+    max_in_flight: int = 64
+    seed: int = 0
+    warmup: int = 1
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "concurrency", tuple(self.concurrency))
+        object.__setattr__(self, "rates", tuple(float(r) for r in self.rates))
+        object.__setattr__(self, "params", dict(self.params))
+        if not self.concurrency and not self.rates:
+            raise ConfigError("sweep: give at least one concurrency level or one rate")
+        if any(not isinstance(c, int) or c < 1 for c in self.concurrency):
+            raise ConfigError(f"sweep: concurrency levels must be integers >= 1, got {self.concurrency}")
+        if any(not r > 0 for r in self.rates):
+            raise ConfigError(f"sweep: rates must be > 0 requests/s, got {self.rates}")
+        for name in ("requests", "max_tokens", "max_in_flight"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ConfigError(f"sweep: {name} must be an integer >= 1, got {value!r}")
+        if not isinstance(self.warmup, int) or self.warmup < 0:
+            raise ConfigError(f"sweep: warmup must be an integer >= 0, got {self.warmup!r}")
+        if not self.time_cap_s > 0:
+            raise ConfigError(f"sweep: time_cap_s must be > 0, got {self.time_cap_s!r}")
+        if self.arrivals not in ARRIVALS:
+            raise ConfigError(f"sweep: arrivals must be one of {', '.join(ARRIVALS)}, got {self.arrivals!r}")
+        if "max_tokens" in self.params:
+            raise ConfigError("sweep: set max_tokens as its own field, not in params")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "concurrency": list(self.concurrency), "rates": list(self.rates)}
+
+
+def backend_label(backend: Backend) -> str:
+    """``name/model``, plus ``" (simulated)"`` for a simulated backend."""
+    config = getattr(backend, "config", None)
+    simulated = bool(getattr(config, "simulated", False))
+    return f"{backend.name}/{backend.model}" + (" (simulated)" if simulated else "")
+
+
+def run_sweep(backend: Backend, prompts: Sequence[BenchPrompt], spec: SweepSpec = SweepSpec(), *,
+              progress: bool | None = None, meta: Mapping[str, Any] | None = None) -> "BenchResult":
+    """Run every level of ``spec`` against ``backend`` and return one record per request.
+
+    Args:
+        backend: the backend measured; an ``OpenAIBackend``'s own
+            ``max_concurrency`` caps calls in flight, so build it with at least
+            the highest level (``bench_backend`` does).
+        prompts: the fixed prompts, sent in order (cycled) at every level. Give
+            more than one: servers that reuse the previous request's prompt
+            prefix (llama.cpp) answer a repeated prompt much faster.
+        spec: the levels and their bounds.
+        progress: tqdm bars (None: only on a terminal).
+        meta: more facts to keep with the result (the prompts' source…).
+
+    Raises:
+        ConfigError: no prompts.
+        BackendError: the warm-up request got no answer at all (server down, timeout).
+    """
+    if progress is False:
+        from tqdm import tqdm  # tqdm.auto would warn in a notebook without ipywidgets, even disabled
+    else:
+        from tqdm.auto import tqdm
+
+    from lyra_lab.bench._results import BenchResult, records_frame
+
+    if not prompts:
+        raise ConfigError("sweep: no prompts to send")
+    cap = getattr(getattr(backend, "config", None), "max_concurrency", None)
+    wanted = max([*spec.concurrency, *([spec.max_in_flight] if spec.rates else [])])
+    if cap is not None and cap < wanted:
+        warnings.warn(f"{backend.name}: the client allows only {cap} calls in flight, below the sweep's "
+                      f"{wanted}; higher levels queue in the client (build it with bench_backend)",
+                      stacklevel=2)
+    label = backend_label(backend)
+    params = {**spec.params, "max_tokens": spec.max_tokens}
+    levels = [("closed", float(c)) for c in spec.concurrency] + [("open", r) for r in spec.rates]
+    for _ in range(spec.warmup):
+        try:
+            # Not one of the prompts: llama.cpp reuses the KV cache of the previous
+            # request's matching prefix, which would make the first recorded request nearly free.
+            backend.complete(WARMUP_MESSAGES, **params)
+        except BackendError as exc:
+            if exc.status is None:
+                raise  # no answer at all (refused, timed out): a sweep would only record the same failure
+            # the server answered (429, 5xx…): its failures belong in the records of the first level
+    rows: list[dict[str, Any]] = []
+    for mode, level in levels:
+        name = f"c={int(level)}" if mode == "closed" else f"rate={level:g}/s"
+        with tqdm(total=spec.requests, desc=f"{label} {name}", unit="req",
+                  disable=None if progress is None else not progress) as bar:
+            run = _closed if mode == "closed" else _open
+            for row in run(backend, prompts, params, spec, level, bar.update):
+                rows.append({"mode": mode, "level": level, **row})
+    frame = records_frame(rows, backend, label)
+    label = str(frame["label"].iloc[0]) if len(frame) else label  # "(simulated)" may have been added
+    if frame["cached"].any():
+        warnings.warn(f"{backend.name}: {int(frame['cached'].sum())} answers came from a response cache; "
+                      "their latencies measure the cache, not the backend", stacklevel=2)
+    info = {"label": label, "backend": _describe(backend), "sweep": spec.to_dict(),
+            "prompts": {"n": len(prompts), "sha256": prompts_sha256(prompts),
+                        "mean_prompt_tokens": sum(p.prompt_tokens for p in prompts) / len(prompts)},
+            "client_max_concurrency": cap, **(meta or {})}
+    return BenchResult(frame, info)
+
+
+def _describe(backend: Backend) -> dict[str, Any]:
+    describe = getattr(backend, "describe", None)
+    base = {"name": backend.name, "model": backend.model}
+    return {**base, **describe()} if callable(describe) else base
+
+
+def _call(backend: Backend, prompt: BenchPrompt, params: Mapping[str, Any]) -> dict[str, Any]:
+    """One request, its outcome as a record (an unexpected exception propagates: it is a bug)."""
+    try:
+        c = backend.complete(list(prompt.messages), **params)
+    except BackendError as exc:
+        return {"prompt_id": prompt.id, "ok": False, "status": str(exc.status) if exc.status else "no-status",
+                "error": str(exc)[:300], "attempts": exc.attempts}
+    meta = c.meta or {}
+    return {"prompt_id": prompt.id, "ok": True, "status": "ok", "error": "",
+            "attempts": int(meta.get("attempts", 1)), "service_s": c.latency_s, "ttft_s": c.ttft_s,
+            "queue_s": meta.get("queue_s"), "retry_s": meta.get("retry_s"),
+            "prompt_tokens": c.usage.prompt_tokens, "completion_tokens": c.usage.completion_tokens,
+            "tokens_estimated": c.usage.estimated, "finish_reason": c.finish_reason,
+            "simulated": c.simulated, "cached": c.cached}
+
+
+def _closed(backend: Backend, prompts: Sequence[BenchPrompt], params: Mapping[str, Any], spec: SweepSpec,
+            level: float, tick: Callable[[int], Any]) -> list[dict[str, Any]]:
+    lock, stop = threading.Lock(), threading.Event()
+    issued, rows = [0], []
+    t0 = time.perf_counter()
+
+    def worker() -> None:
+        while not stop.is_set():
+            with lock:
+                i = issued[0]
+                if i >= spec.requests or time.perf_counter() - t0 > spec.time_cap_s:
+                    return
+                issued[0] += 1
+            start = time.perf_counter() - t0
+            try:
+                row = _call(backend, prompts[i % len(prompts)], params)
+            except BaseException:
+                stop.set()  # a bug, not a backend failure: the other workers stop too
+                raise
+            end = time.perf_counter() - t0
+            with lock:
+                rows.append({"seq": i, "start_s": start, "sent_s": start, "end_s": end,
+                             "latency_s": end - start, **row})
+            tick(1)
+
+    with ThreadPoolExecutor(int(level), thread_name_prefix="bench-worker") as pool:
+        for future in [pool.submit(worker) for _ in range(int(level))]:
+            future.result()
+    return sorted(rows, key=lambda r: r["seq"])
+
+
+def _open(backend: Backend, prompts: Sequence[BenchPrompt], params: Mapping[str, Any], spec: SweepSpec,
+          level: float, tick: Callable[[int], Any]) -> list[dict[str, Any]]:
+    rng = random.Random(spec.seed)
+    arrivals, t = [], 0.0
+    for _ in range(spec.requests):
+        arrivals.append(t)
+        t += rng.expovariate(level) if spec.arrivals == "poisson" else 1.0 / level
+    t0 = time.perf_counter()
+
+    def one(i: int, scheduled: float) -> dict[str, Any]:
+        sent = time.perf_counter() - t0
+        row = _call(backend, prompts[i % len(prompts)], params)
+        end = time.perf_counter() - t0
+        tick(1)
+        return {"seq": i, "start_s": scheduled, "sent_s": sent, "end_s": end, "latency_s": end - scheduled,
+                **row}
+
+    futures = []
+    with ThreadPoolExecutor(spec.max_in_flight, thread_name_prefix="bench-arrival") as pool:
+        for i, at in enumerate(arrivals):
+            if at > spec.time_cap_s:
+                break
+            delay = at - (time.perf_counter() - t0)
+            if delay > 0:
+                time.sleep(delay)
+            futures.append(pool.submit(one, i, at))
+        return [f.result() for f in futures]

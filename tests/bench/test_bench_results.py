@@ -1,0 +1,84 @@
+"""Result folders: save/load round trip, plots, and no key anywhere in the saved files."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from lyra_lab.backends import SimulatedServer
+from lyra_lab.bench import (BenchResult, SweepSpec, bench_backend, combine, load_result, plot_sweep,
+                            run_sweep, synthetic_prompts)
+
+KEY = "sk-bench-test-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def keyed_result():
+    """A small sweep against a server that demands a key, sent from an env var."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LYRA_BENCH_TEST_API_KEY", KEY)
+    try:
+        with SimulatedServer(api_key=KEY, latency_s=0.01) as server:
+            backend = bench_backend({"preset": "simulated", "base_url": server.base_url,
+                                     "api_key_env": "LYRA_BENCH_TEST_API_KEY"}, 2)
+            result = run_sweep(backend, synthetic_prompts(4, prompt_tokens=40),
+                               SweepSpec(concurrency=(1, 2), rates=(20.0,), requests=4, max_tokens=6,
+                                         max_in_flight=2), progress=False)
+            assert all(r.has_auth and r.status == 200 for r in server.chat_log())  # the key was really sent
+        yield result, mp
+    finally:
+        mp.undo()
+
+
+def test_save_and_load_round_trip(keyed_result, tmp_path):
+    result, _ = keyed_result
+    paths = result.save(tmp_path / "run")
+    assert {p.name for p in paths} == {"records.parquet", "summary.csv", "spec.json", "sweep.png"}
+    again = load_result(tmp_path / "run")
+    pd.testing.assert_frame_equal(again.records, result.records)
+    pd.testing.assert_frame_equal(again.summary(), result.summary())
+    assert again.meta["backend"]["api_key_env"] == "LYRA_BENCH_TEST_API_KEY"  # the variable's NAME
+    assert again.meta["sweep"]["rates"] == [20.0]
+    assert again.meta["environment"]["packages"]  # versions recorded
+    assert again.meta["prompts"]["n"] == 4 and len(again.meta["prompts"]["sha256"]) == 64
+    from_csv = pd.read_csv(tmp_path / "run" / "summary.csv")
+    assert from_csv["throughput_rps"].tolist() == pytest.approx(result.summary()["throughput_rps"].tolist())
+
+
+def test_no_key_in_any_saved_file(keyed_result, tmp_path):
+    result, _ = keyed_result
+    result.save(tmp_path / "run")
+    files = list((tmp_path / "run").iterdir())
+    assert files
+    for path in files:
+        assert KEY.encode() not in path.read_bytes(), path.name
+
+
+def test_save_refuses_to_write_a_credential(keyed_result, tmp_path):
+    result, _ = keyed_result
+    leaky = BenchResult(result.records, {**result.meta, "note": f"key was {KEY}"})
+    with pytest.raises(ValueError, match="LYRA_BENCH_TEST_API_KEY"):
+        leaky.save(tmp_path / "leaky")
+    assert not (tmp_path / "leaky" / "spec.json").exists()
+
+
+def test_load_names_the_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="records.parquet"):
+        load_result(tmp_path)
+
+
+def test_plots_have_one_line_per_backend_and_say_simulated(keyed_result, tmp_path):
+    result, _ = keyed_result
+    other = result.records.assign(label="local/SmolLM2")
+    both = combine([result, BenchResult(other)])
+    fig = plot_sweep(BenchResult(both).summary())
+    assert len(fig.axes) == 4  # closed and open rows, throughput and latency
+    throughput = fig.axes[0]
+    assert sorted(line.get_label() for line in throughput.get_lines()) == [
+        "local/SmolLM2", "simulated/simulated-llm (simulated)"]
+    assert throughput.get_xlabel().startswith("concurrency")
+    assert fig.axes[2].get_xlabel().startswith("offered rate")
+    latency_labels = {line.get_label() for line in fig.axes[1].get_lines()}
+    assert "simulated/simulated-llm (simulated) p95" in latency_labels
+    fig.savefig(tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 1000

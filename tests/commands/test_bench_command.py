@@ -1,0 +1,56 @@
+"""``lyra-lab bench`` end to end on its own simulated server, and its one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from lyra_lab.cli import main
+
+
+def test_bench_simulated_prints_the_table_and_writes_the_folder(tmp_path, capsys):
+    out = tmp_path / "sim"
+    code = main(["bench", "--backend", "simulated", "--concurrency", "1,2", "--requests", "3",
+                 "--max-tokens", "8", "--prompt-tokens", "80", "--out", str(out), "--quiet"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "simulated/simulated-cloud (simulated)" in printed and f"result folder: {out}" in printed
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["level"].tolist() == [1, 2] and summary["requests"].tolist() == [3, 3]
+    assert summary["label"].str.endswith("(simulated)").all()
+    spec = json.loads((out / "spec.json").read_text())
+    assert spec["simulated_server"]["max_concurrency"] == 8 and spec["simulated_server"]["requests_seen"] >= 6
+    assert spec["prompt_source"]["kind"] == "synthetic"
+    assert (out / "sweep.png").exists()
+
+
+def test_bench_with_a_corpus_builds_prompts_from_its_sessions(tmp_path, capsys):
+    from pathlib import Path
+
+    corpus = Path(__file__).parents[2] / "datasets" / "synthetic_small.jsonl"
+    out = tmp_path / "c"
+    assert main(["bench", "--backend", "simulated", "--rate", "8", "--requests", "3", "--max-tokens", "4",
+                 "--corpus", str(corpus), "--out", str(out), "--quiet", "--no-plots"]) == 0
+    records = pd.read_parquet(out / "records.parquet")
+    assert set(records["mode"]) == {"open"} and records["prompt_id"].str.startswith("syn-").all()
+    assert not (out / "sweep.png").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--backend", "simulated/x"], "takes no model"),
+    (["--requests", "0"], "must be an integer >= 1"),
+    (["--backend", "nosuch/x"], "unknown backend preset"),
+    (["--corpus", "/nonexistent/corpus.jsonl"], "corpus.jsonl"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys):
+    assert main(["bench", *argv, "--out", str(tmp_path / "x"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_bad_concurrency_list_is_an_argparse_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--concurrency", "1,two"])
+    assert exc.value.code == 2 and "comma-separated" in capsys.readouterr().err
