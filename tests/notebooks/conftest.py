@@ -1,0 +1,39 @@
+"""Running the committed notebooks headless, the way `make test` checks them."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Callable
+
+import nbformat
+import pytest
+
+NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
+
+
+@pytest.fixture
+def run_notebook(tmp_path, monkeypatch) -> Callable[..., nbformat.NotebookNode]:
+    """Execute ``notebooks/<name>`` with its output folder (env var ``out_env``) set to tmp_path.
+
+    Skips when the local extras are missing; fails on the first cell that raises.
+    """
+
+    def run(name: str, out_env: str, *, needs: tuple[str, ...], timeout: int) -> nbformat.NotebookNode:
+        missing = [m for m in needs if importlib.util.find_spec(m) is None]
+        if missing:
+            pytest.skip(f"needs {', '.join(missing)} (pip install 'lyra-lab[local]')")
+        from nbclient import NotebookClient
+
+        monkeypatch.setenv(out_env, str(tmp_path))
+        monkeypatch.setenv("LYRA_LAB_CACHE_DIR", str(tmp_path / "user-cache"))  # the server state file, isolated
+        nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": str(NOTEBOOKS)}})
+        client.execute()  # raises CellExecutionError on the first failing cell
+        errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                  if o.output_type == "error"]
+        assert errors == []
+        return nb
+
+    return run
