@@ -140,6 +140,44 @@ def latency_boxes(df: pd.DataFrame, simulated: dict[str, bool], path: Path) -> P
     return _save(fig, path)
 
 
+MAX_BAR_PIPELINES = 8  # past this, grouped bars turn into a wall of colours: a heatmap reads better
+
+
+def category_matrix(agg: pd.DataFrame, category_col: str, column: str = "mean") -> pd.DataFrame:
+    """Pipelines (rows) × categories (columns) of one column of an ``aggregate`` frame."""
+    table = agg.assign(_category=agg[category_col].astype(str)).pivot(
+        index="pipeline", columns="_category", values=column)
+    table.columns.name = None
+    return table.sort_index().reindex(sorted(table.columns), axis=1)
+
+
+def category_heatmap(agg: pd.DataFrame, metric: str, category_col: str, simulated: dict[str, bool],
+                     path: Path) -> Path:
+    """Heatmap of ``metric`` per pipeline (rows) and category (columns); cells show mean [95% CI] and n."""
+    means = category_matrix(agg, category_col)
+    low, high, n = (category_matrix(agg, category_col, c) for c in ("ci_low", "ci_high", "n"))
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(3.0 + 1.9 * means.shape[1], 1.2 + 0.42 * means.shape[0]))
+    image = ax.imshow(means.to_numpy(dtype=float), cmap="viridis", aspect="auto",
+                      vmin=min(0.0, float(np.nanmin(means.to_numpy(dtype=float)))),
+                      vmax=max(1.0, float(np.nanmax(means.to_numpy(dtype=float)))))
+    for i, pipeline in enumerate(means.index):
+        for j, category in enumerate(means.columns):
+            value = means.iat[i, j]
+            if pd.isna(value):
+                continue
+            text = f"{value:.2f} [{low.iat[i, j]:.2f}, {high.iat[i, j]:.2f}] n={int(n.iat[i, j])}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                    color="black" if value > 0.6 else "white")
+    ax.set_xticks(range(means.shape[1]), list(means.columns))
+    ax.set_yticks(range(means.shape[0]),
+                  [p + (" (simulated)" if simulated.get(p) else "") for p in means.index], fontsize=8)
+    ax.set_xlabel("probe category")
+    ax.set_title(f"{metric} by probe category (mean [95% CI])")
+    fig.colorbar(image, ax=ax, label=metric, fraction=0.04)
+    return _save(fig, path)
+
+
 def category_bars(df: pd.DataFrame, metric: str, category_col: str, simulated: dict[str, bool],
                   path: Path) -> Path | None:
     """Grouped bars: ``metric`` per category (x) and pipeline (colour), with 95% CI error bars."""
@@ -149,6 +187,8 @@ def category_bars(df: pd.DataFrame, metric: str, category_col: str, simulated: d
     agg = aggregate(part, by=["pipeline", category_col])
     categories = sorted(agg[category_col].astype(str).unique())
     pipelines = sorted(agg["pipeline"].unique())
+    if len(pipelines) > MAX_BAR_PIPELINES:
+        return category_heatmap(agg, metric, category_col, simulated, path)
     labels = _display(pipelines, simulated)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(7.0, 1.3 * len(categories) * max(1, len(pipelines)) ** 0.5 + 4), 5))

@@ -167,3 +167,43 @@ def test_report_cluster_bootstrap(tmp_path):
 
     with pytest.raises(ResultsFormatError, match="cannot cluster"):
         write_report(tmp_path, cluster="nope")
+
+
+def test_category_matrix_holds_the_per_category_means():
+    from lyra_lab.evaluate import aggregate
+    from lyra_lab.evaluate._plots import category_matrix
+
+    part = pd.DataFrame(rows())
+    agg = aggregate(part[part["metric"] == "recall@5"], by=["pipeline", "category"])
+    table = category_matrix(agg, "category")
+    # P1: category 1 = (1 + 0) / 2 = 0.5, category 2 = (0.5 + 1) / 2 = 0.75
+    # P2: category 1 = (0 + 1) / 2 = 0.5, category 2 = (0 + 0) / 2 = 0.0
+    assert list(table.index) == sorted([P1, P2]) and list(table.columns) == ["1", "2"]
+    assert table.loc[P1].tolist() == [0.5, 0.75] and table.loc[P2].tolist() == [0.5, 0.0]
+
+
+def test_many_pipelines_get_a_heatmap_not_a_wall_of_bars(tmp_path, monkeypatch):
+    from lyra_lab.evaluate import _plots
+
+    drawn = []
+    monkeypatch.setattr(_plots, "category_heatmap",
+                        lambda agg, *a, **k: drawn.append(agg["pipeline"].nunique()) or _plots._save(
+                            _plots._pyplot().figure(), tmp_path / "h.png"))
+    base = pd.DataFrame(rows())
+    base = base[base["pipeline"] == P1]
+    many = pd.concat([base.assign(pipeline=f"{P1}#{i}") for i in range(_plots.MAX_BAR_PIPELINES + 1)])
+    few = pd.concat([base.assign(pipeline=f"{P1}#{i}") for i in range(_plots.MAX_BAR_PIPELINES)])
+    _plots.category_bars(few, "recall@5", "category", {}, tmp_path / "bars.png")
+    assert drawn == [] and (tmp_path / "bars.png").stat().st_size > 0
+    _plots.category_bars(many, "recall@5", "category", {}, tmp_path / "many.png")
+    assert drawn == [_plots.MAX_BAR_PIPELINES + 1]
+
+
+def test_heatmap_writes_a_png(tmp_path):
+    from lyra_lab.evaluate import aggregate
+    from lyra_lab.evaluate._plots import category_heatmap
+
+    part = pd.DataFrame(rows())
+    agg = aggregate(part[part["metric"] == "recall@5"], by=["pipeline", "category"])
+    out = category_heatmap(agg, "recall@5", "category", {P2: True}, tmp_path / "heat.png")
+    assert out.stat().st_size > 1000
