@@ -79,6 +79,16 @@ class Fields:
     def error(self, where: str, problem: str) -> CorpusFormatError:
         return CorpusFormatError(self.path, where, problem)
 
+    def json_line(self, raw: str, where: str) -> dict[str, Any]:
+        """One JSON Lines record, which must be an object."""
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise self.error(where, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(rec, dict):
+            raise self.error(where, f"expected a JSON object, got {type_name(rec)}")
+        return rec
+
     def obj(self, value: Any, where: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise self.error(where, f"expected an object, got {type_name(value)}")

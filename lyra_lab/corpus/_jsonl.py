@@ -18,7 +18,6 @@ order.  A session's ``started_at`` is its earliest timestamp.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any, Iterable
 
@@ -43,7 +42,7 @@ def parse(path: str, lines: Iterable[str], name: str) -> tuple[tuple[Conversatio
         if not raw.strip():
             continue
         where = f"line {n}"
-        rec = _record(f, raw, where)
+        rec = f.json_line(raw, where)
         cid = _ident(f, rec, "conversation_id", where, default=name)
         sid = _ident(f, rec, "session_id", where)
         sessions = convs.setdefault(cid, {})
@@ -61,16 +60,6 @@ def parse(path: str, lines: Iterable[str], name: str) -> tuple[tuple[Conversatio
             for sid, turns in sessions.items()))
         for cid, sessions in convs.items())
     return conversations, ()
-
-
-def _record(f: Fields, raw: str, where: str) -> dict[str, Any]:
-    try:
-        rec = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise f.error(where, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(rec, dict):
-        raise f.error(where, f"expected a JSON object, got {type_name(rec)}")
-    return rec
 
 
 def _ident(f: Fields, rec: dict[str, Any], key: str, where: str, default: str | None = None) -> str:

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
+from lyra_lab.corpus._json_util import Fields
 from lyra_lab.corpus._model import Conversation, Corpus, CorpusFormatError, Probe, Session, Turn
 
 MAGIC = "lyra_lab_corpus"
@@ -70,6 +71,7 @@ def is_native(first_line: str) -> bool:
 
 def parse(path: str | Path, lines: Iterable[str]) -> Corpus:
     """Parse native lines; any problem raises CorpusFormatError naming the line."""
+    fields = Fields(str(path))
     header: dict[str, Any] | None = None
     convs: list[dict[str, Any]] = []
     probes: list[Probe] = []
@@ -79,12 +81,7 @@ def parse(path: str | Path, lines: Iterable[str]) -> Corpus:
         if not raw.strip():
             continue
         where = f"line {n}"
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise CorpusFormatError(path, where, f"not valid JSON ({exc.msg})") from None
-        if not isinstance(rec, dict):
-            raise CorpusFormatError(path, where, "expected a JSON object")
+        rec = fields.json_line(raw, where)
         try:
             if header is None:
                 if rec.get(MAGIC) != VERSION:

@@ -14,13 +14,12 @@ evidence, or the corpus's only conversation.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from lyra_lab.corpus._json_util import Fields, decode_utf8, type_name
+from lyra_lab.corpus._json_util import Fields, decode_utf8
 from lyra_lab.corpus._model import Corpus, CorpusFormatError, Probe
 
 KNOWN_KEYS = {"id", "question", "answer", "evidence", "category", "conversation_id", "asked_at",
@@ -61,12 +60,7 @@ def parse(path: str, lines: list[str], corpus: Corpus | None) -> list[Probe]:
         if not raw.strip():
             continue
         where = f"line {n}"
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise f.error(where, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(rec, dict):
-            raise f.error(where, f"expected a JSON object, got {type_name(rec)}")
+        rec = f.json_line(raw, where)
         probe = _probe(f, rec, where, corpus, owners)
         if probe.id in first_line:
             raise f.error(where, f"probe id {probe.id!r} repeats line {first_line[probe.id]}")
