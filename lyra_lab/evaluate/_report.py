@@ -38,6 +38,20 @@ class ResultsFormatError(ValueError):
     """Result rows that cannot be read: the message names the file, the place and the problem."""
 
 
+def read_row_records(files: list[Path]) -> list[dict]:
+    """Every record of a run folder's ``rows/*.jsonl`` files, in file order."""
+    records = []
+    for path in files:
+        with path.open(encoding="utf-8") as fh:
+            for line_no, line in enumerate(fh, start=1):
+                if line.strip():
+                    try:
+                        records.append(json.loads(line))
+                    except json.JSONDecodeError as exc:
+                        raise ResultsFormatError(f"{path}: line {line_no}: not valid JSON ({exc.msg})") from None
+    return records
+
+
 def read_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     """The tidy results of a run folder (parquet if fresh, else the per-cell JSONL rows)."""
     run_dir = Path(run_dir)
@@ -49,16 +63,7 @@ def read_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     if parquet.exists() and parquet.stat().st_mtime >= newest_row:
         df = pd.read_parquet(parquet)
     elif row_files:
-        records = []
-        for path in row_files:
-            with path.open(encoding="utf-8") as fh:
-                for line_no, line in enumerate(fh, start=1):
-                    if line.strip():
-                        try:
-                            records.append(json.loads(line))
-                        except json.JSONDecodeError as exc:
-                            raise ResultsFormatError(f"{path}: line {line_no}: not valid JSON ({exc.msg})") from None
-        df = pd.DataFrame.from_records(records)
+        df = pd.DataFrame.from_records(read_row_records(row_files))
     else:
         raise FileNotFoundError(f"{run_dir}: no results.parquet and no rows/*.jsonl — has the run finished a cell?")
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]

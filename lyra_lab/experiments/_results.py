@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from lyra_lab.evaluate._report import read_row_records
+
 ID_COLUMNS = ("run", "cell_id", "pipeline", "chunker", "summarizer", "rollup", "recaller", "backend", "embedder",
               "seed", "corpus", "conversation_id", "probe_id", "category", "metric", "value", "simulated")
 _META_KEY = b"lyra_lab_cells"
@@ -56,15 +58,7 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
 
 
 def _frame(files: list[Path]) -> pd.DataFrame:
-    records = []
-    for path in files:
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
-                if line.strip():
-                    try:
-                        records.append(json.loads(line))
-                    except json.JSONDecodeError as exc:
-                        raise ValueError(f"{path}: line {n}: not valid JSON ({exc.msg})") from None
+    records = read_row_records(files)  # a ResultsFormatError (ValueError) names file and line
     if not records:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in ID_COLUMNS})
     df = pd.DataFrame.from_records(records)
