@@ -4,8 +4,10 @@ from lyra_lab.evaluate._bootstrap import BootstrapCI, aggregate, bootstrap_ci, c
 from lyra_lab.evaluate._judge import (
     DEFAULT_JUDGE_PROMPT,
     JUDGE_PROMPTS,
+    LONGMEMEVAL_JUDGE,
     JudgePrompt,
     JudgeResult,
+    TypedJudgePrompt,
     judge_answer,
     parse_judgement,
 )
@@ -36,23 +38,28 @@ from lyra_lab.evaluate._retrieval import (
     turn_groups,
 )
 from lyra_lab.evaluate._score import check_ks, retrieval_scores, score_outcome, session_map
+from lyra_lab.evaluate._scorers import DEFAULT_SCORER, SCORERS, locomo_f1, locomo_normalize
 from lyra_lab.evaluate._summary import summarize_results
 
 __all__ = [
     "ABSTAIN_PATTERNS",
     "ANSWER_PROMPTS",
-    "AnswerPrompt",
-    "BootstrapCI",
     "DEFAULT_ANSWER_PROMPT",
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_RETENTION_THRESHOLD",
+    "DEFAULT_SCORER",
     "JUDGE_PROMPTS",
+    "LOCOMO_LABELS",
+    "LONGMEMEVAL_JUDGE",
+    "SCORERS",
+    "AnswerPrompt",
+    "BootstrapCI",
     "JudgePrompt",
     "JudgeResult",
-    "LOCOMO_LABELS",
     "ProbeRecall",
     "RecallEvalResult",
     "ResultsFormatError",
+    "TypedJudgePrompt",
     "abstains",
     "aggregate",
     "answer_probe",
@@ -67,6 +74,8 @@ __all__ = [
     "expects_abstention",
     "judge_answer",
     "label_categories",
+    "locomo_f1",
+    "locomo_normalize",
     "mrr",
     "ndcg_at",
     "normalize_answer",

@@ -38,6 +38,58 @@ class JudgePrompt:
         return self.template.format(question=probe.question, gold=gold, answer=answer.strip() or "(empty)")
 
 
+@dataclass(frozen=True)
+class TypedJudgePrompt:
+    """A judge prompt whose template depends on the probe's question type (its ``category``).
+
+    ``templates`` maps a category to a template with ``{question}``, ``{gold}`` and
+    ``{answer}`` slots; ``default`` serves other categories and ``abstention``
+    serves probes that expect abstention (then ``{gold}`` is the gold text, which
+    explains why the question cannot be answered).
+    """
+
+    name: str
+    default: str
+    abstention: str
+    templates: tuple[tuple[str, str], ...] = ()
+
+    def render(self, probe: Probe, answer: str) -> str:
+        if expects_abstention(probe):
+            template = self.abstention
+        else:
+            template = dict(self.templates).get(str(probe.category), self.default)
+        return template.format(question=probe.question, gold=str(probe.answer), answer=answer.strip() or "(empty)")
+
+
+_LME_ASK = "\n\nQuestion: {question}\n\n%s: {gold}\n\nResponse: {answer}\n\n%s Reply with yes or no only."
+_LME_BASE = ("You are given a question, its correct answer and a model's response. Reply yes when the "
+             "response contains the correct answer, states something equivalent, or shows every step "
+             "that leads to it; reply no when it gives only part of what the answer needs, or gives "
+             "something else.")
+# LongMemEval's question-type-aware judge, restated in our own words (same rules).
+LONGMEMEVAL_JUDGE = TypedJudgePrompt(
+    "longmemeval_v1",
+    default=_LME_BASE + _LME_ASK % ("Correct answer", "Is the response correct?"),
+    abstention=("You are given a question that cannot be answered from the conversation, an explanation "
+                "of why, and a model's response. Reply yes when the response recognises that it cannot "
+                "answer: it may say the information is missing or incomplete, or that something else was "
+                "said but not what is asked."
+                + _LME_ASK % ("Explanation", "Does the response recognise that the question cannot be answered?")),
+    templates=(
+        ("temporal-reasoning", _LME_BASE + " Counts of days, weeks or months that are off by one still "
+         "count as correct (19 days for an answer of 18)." + _LME_ASK % ("Correct answer",
+                                                                          "Is the response correct?")),
+        ("knowledge-update", _LME_BASE + " When the response mentions an earlier value as well as the "
+         "updated one, it is correct as long as the updated value is the one it gives as the answer."
+         + _LME_ASK % ("Correct answer", "Is the response correct?")),
+        ("single-session-preference", "You are given a question, a rubric describing a personalised "
+         "response, and a model's response. Reply yes when the response recalls and uses the user's "
+         "personal information correctly; it need not cover every point of the rubric."
+         + _LME_ASK % ("Rubric", "Does the response satisfy the rubric?")),
+    ),
+)
+
+
 JUDGE_PROMPTS: dict[str, JudgePrompt] = {
     p.name: p
     for p in (
@@ -52,6 +104,7 @@ JUDGE_PROMPTS: dict[str, JudgePrompt] = {
         ),
     )
 }
+JUDGE_PROMPTS[LONGMEMEVAL_JUDGE.name] = LONGMEMEVAL_JUDGE  # type: ignore[assignment]
 DEFAULT_JUDGE_PROMPT = "correct_wrong_v1"
 
 
@@ -103,12 +156,12 @@ def judge_answer(
     probe: Probe,
     answer: str,
     backend: Backend,
-    prompt: str | JudgePrompt = DEFAULT_JUDGE_PROMPT,
+    prompt: str | JudgePrompt | TypedJudgePrompt = DEFAULT_JUDGE_PROMPT,
     *,
     max_tokens: int = 8,
 ) -> JudgeResult:
     """Ask the judge ``backend`` whether ``answer`` is correct for ``probe`` (temperature 0)."""
-    if not isinstance(prompt, JudgePrompt):
+    if not isinstance(prompt, (JudgePrompt, TypedJudgePrompt)):
         try:
             prompt = JUDGE_PROMPTS[prompt]
         except KeyError:

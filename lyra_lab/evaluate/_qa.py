@@ -1,10 +1,10 @@
 """Question answering over recalled context, scored by exact match and token F1.
 
-Normalization follows the SQuAD evaluation script (also used by LoCoMo):
-lowercase, drop punctuation, drop the articles ``a``/``an``/``the``, collapse
-whitespace.  LoCoMo's own script additionally drops commas before and ``and``
-as a word and Porter-stems tokens; we keep plain SQuAD so scores compare with
-the wider QA literature, and note it here.
+Normalization of the default ``squad`` scorer follows the SQuAD evaluation
+script: lowercase, drop punctuation, drop the articles ``a``/``an``/``the``,
+collapse whitespace.  LoCoMo's and LongMemEval's own rules are the named
+scorers ``"locomo"`` and ``"longmemeval"`` (``score_answer(..., scorer=)``, see
+``_scorers``); use them to set a figure beside those benchmarks' tables.
 
 Adversarial and abstention probes (``Probe.adversarial`` / ``Probe.abstention``)
 ask about something the conversation never says.  Their rule: the answer is
@@ -81,8 +81,20 @@ def expects_abstention(probe: Probe) -> bool:
     return bool(probe.adversarial or probe.abstention)
 
 
-def score_answer(probe: Probe, prediction: str) -> dict[str, float]:
-    """``{"qa_em", "qa_f1"}`` of one answer; adversarial/abstention probes by the abstain rule."""
+def score_answer(probe: Probe, prediction: str, scorer: str = "squad") -> dict[str, float]:
+    """``{"qa_em", "qa_f1"}`` of one answer under a named scorer (see ``lyra_lab.evaluate.SCORERS``).
+
+    ``"squad"`` (the default) is described in this module's docstring; ``"locomo"``
+    and ``"longmemeval"`` follow those benchmarks' own rules (``_scorers``), the
+    probe's category picking the LoCoMo rule.
+    """
+    from lyra_lab.evaluate._scorers import score_with
+
+    return score_with(scorer, probe, prediction)
+
+
+def score_squad(probe: Probe, prediction: str) -> dict[str, float]:
+    """The ``squad`` scorer: adversarial/abstention probes by the abstain rule, others EM and F1."""
     if expects_abstention(probe):
         value = float(abstains(prediction))
         return {"qa_em": value, "qa_f1": value}
