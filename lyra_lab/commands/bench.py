@@ -1,10 +1,10 @@
-"""``lyra-lab bench``: measure a backend's throughput and latency under rising load.
+"""lyra-lab bench: measure a backend's throughput and latency under rising load.
 
-Sweeps closed-loop concurrency (``--concurrency 1,2,4,8``) and/or open-loop
-offered rates (``--rate 2,4``) on fixed, seeded prompts (summarization prompts
-from ``--corpus``, else synthetic text), prints one row per level and writes
-``records.parquet``, ``summary.csv``, ``spec.json`` and ``sweep.png`` to the
-result folder. ``--backend simulated`` starts a simulated cloud-like server
+Sweeps closed-loop concurrency (--concurrency 1,2,4,8) and/or open-loop
+offered rates (--rate 2,4) on fixed, seeded prompts (summarization prompts
+from --corpus, else synthetic text), prints one row per level and writes
+records.parquet, summary.csv, spec.json and sweep.png to the
+result folder. --backend simulated starts a simulated cloud-like server
 (lognormal ~0.4 s to first token, 60 tokens/s, 8 served at once, 5 req/s rate
 limit) and labels its results simulated.
 """
@@ -114,8 +114,10 @@ def _prompts(args: argparse.Namespace):
     from lyra_lab.bench import corpus_prompts, synthetic_prompts
 
     if args.corpus:
+        from lyra_lab.commands._checks import input_file
         from lyra_lab.corpus import load
 
+        input_file(args.corpus, "corpus file")
         corpus = load(args.corpus)
         prompts = corpus_prompts(corpus, args.requests, prompt_tokens=args.prompt_tokens, seed=args.seed)
         return prompts, {"kind": "corpus", "path": str(args.corpus), "name": corpus.name}

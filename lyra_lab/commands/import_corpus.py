@@ -1,10 +1,10 @@
 """Read a conversation export or benchmark file and show what is in it.
 
-Usage: ``lyra-lab import PATH [--format F] [--probes P] [--name N] [--out FILE] [--json]``.
+Usage: lyra-lab import PATH [--format F] [--probes P] [--name N] [--out FILE] [--json].
 
 Prints the counts a user checks first (conversations, sessions, turns by role,
-probes, date span) and a per-conversation table; ``--json`` prints
-``Corpus.stats()`` instead; ``--out`` also saves the corpus in lyra-lab's own
+probes, date span) and a per-conversation table; --json prints
+Corpus.stats() instead; --out also saves the corpus in lyra-lab's own
 format for fast, exact reloading.
 """
 
@@ -16,6 +16,7 @@ import sys
 from collections import Counter
 from typing import Any, TextIO
 
+from lyra_lab.commands._checks import input_file
 from lyra_lab.corpus import FORMATS, Corpus, load
 
 MAX_ROWS = 12
@@ -37,6 +38,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    input_file(args.path, "corpus file")
+    if args.probes:
+        input_file(args.probes, "probes file")
     corpus = load(args.path, args.format, probes=args.probes, name=args.name)
     if args.out:
         corpus.save(args.out)
