@@ -55,7 +55,8 @@ def expected_errors() -> tuple[type[BaseException], ...]:
 def message_of(exc: BaseException) -> str:
     """The user-facing text of an expected error, in CLI words and with a suggestion for a typo."""
     if isinstance(exc, OSError) and exc.filename is not None:
-        text = f"{exc.filename}: {_os_reason(exc)}"
+        # a rename names its target second: that is the path the user gave
+        text = f"{exc.filename2 if exc.filename2 is not None else exc.filename}: {_os_reason(exc)}"
     elif isinstance(exc, UnicodeDecodeError):
         text = f"not UTF-8 text ({exc.reason} at byte {exc.start})"
     else:

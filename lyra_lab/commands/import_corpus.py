@@ -14,9 +14,11 @@ import argparse
 import json
 import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any, TextIO
 
 from lyra_lab.commands._checks import input_file
+from lyra_lab.commands._errors import UsageError
 from lyra_lab.corpus import FORMATS, Corpus, load
 
 MAX_ROWS = 12
@@ -41,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     input_file(args.path, "corpus file")
     if args.probes:
         input_file(args.probes, "probes file")
+    if args.out and Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out} is a folder; give a file name")
     corpus = load(args.path, args.format, probes=args.probes, name=args.name)
     if args.out:
         corpus.save(args.out)
@@ -106,8 +110,8 @@ def _notes(corpus: Corpus) -> list[tuple[str, str]]:
     dropped = sum(len(p.meta.get("dropped_evidence") or ()) for p in corpus.probes)
     mended = sum(1 for p in corpus.probes if "raw_evidence" in p.meta)
     if dropped or mended:
-        notes.append(("evidence", f"{mended:,} probes with ids mended from the source, "
-                                  f"{dropped:,} ids dropped (they name no turn)"))
+        notes.append(("evidence", (f"{mended:,} probes with ids mended from the source, "
+                                  f"{dropped:,} ids dropped (they name no turn)")))
     return notes
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np

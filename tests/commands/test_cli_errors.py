@@ -51,6 +51,7 @@ CASES = [
     ("import-missing-probes", lambda t: ["import", str(CORPUS), "--probes", str(t / "p.jsonl")], "does not exist"),
     ("import-bad-format", lambda t: ["import", str(CORPUS), "--format", "chatgp"], "did you mean 'chatgpt'"),
     ("import-typo-flag", lambda t: ["import", str(CORPUS), "--fromat", "locomo"], "did you mean '--format'"),
+    ("import-out-folder", lambda t: ["import", str(CORPUS), "--out", str(t)], "is a folder"),
     ("import-wrong-format", lambda t: ["import", str(CORPUS), "--format", "chatgpt"], str(CORPUS)),
     ("report-missing", lambda t: ["report", str(t / "nope")], "does not exist"),
     ("report-file", lambda t: ["report", str(CORPUS)], "is a file, not a folder"),
