@@ -40,7 +40,7 @@ def test_bench_with_a_corpus_builds_prompts_from_its_sessions(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--backend", "simulated/x"], "takes no model"),
-    (["--requests", "0"], "must be an integer >= 1"),
+    (["--requests", "0"], "--requests must be >= 1"),
     (["--backend", "nosuch/x"], "unknown backend preset"),
     (["--corpus", "/nonexistent/corpus.jsonl"], "corpus.jsonl"),
 ])

@@ -90,6 +90,9 @@ CASES = [
     ("bench-folder-corpus", lambda t: ["bench", "--corpus", str(t), "--no-plots"], "is a folder"),
     ("bench-bad-backend", lambda t: ["bench", "--backend", "nosuch", "--requests", "1", "--concurrency", "1",
                                      "--out", str(t / "b")], "unknown backend preset"),
+    ("bench-zero-requests", lambda t: ["bench", "--requests", "0"], "--requests must be >= 1"),
+    ("bench-zero-attempts", lambda t: ["bench", "--max-attempts", "0"], "--max-attempts must be >= 1"),
+    ("bench-time-cap", lambda t: ["bench", "--time-cap", "-1"], "--time-cap must be > 0"),
     ("bench-bad-levels", lambda t: ["bench", "--concurrency", "x"], "expected comma-separated"),
 ]
 
