@@ -20,12 +20,13 @@ def input_file(path: str | Path, what: str = "file") -> Path:
     return p
 
 
-def run_folder(path: str | Path, *, must_exist: bool) -> Path:
+def run_folder(path: str | Path, *, must_exist: bool, fresh: bool = False) -> Path:
     """``path`` as a run folder: a folder (or nothing yet, unless ``must_exist``) whose records lyra-lab can read.
 
     A run folder has no schema version of its own; a ``spec.json`` that is not a
     JSON object, or row files that are not JSON objects, mean someone else's
     folder or a newer lyra-lab, and fail here rather than half-way through.
+    ``fresh`` (the run starts the folder over) skips reading what is there.
     """
     p = Path(path)
     if not p.exists():
@@ -34,6 +35,8 @@ def run_folder(path: str | Path, *, must_exist: bool) -> Path:
         return p
     if not p.is_dir():
         raise UsageError(f"run folder {p} is a file, not a folder")
+    if fresh:
+        return p
     spec = p / "spec.json"
     if spec.exists():
         try:

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     spec = ExperimentSpec.from_toml(demo_spec_path())
     if not spec.corpus.path.exists():
         raise FileNotFoundError(f"the demo dataset {spec.corpus.path} is missing (it ships in the source checkout)")
-    run_dir = run_folder(args.run_dir, must_exist=False)
+    run_dir = run_folder(args.run_dir, must_exist=False, fresh=args.fresh)
     check_experiment(spec)
     print(f"lyra-lab demo: {len(spec.pipelines)} memory pipelines × {len(spec.recallers)} recallers "
           f"on {spec.corpus.path.name}, backend {', '.join(map(str, spec.backends))}, "

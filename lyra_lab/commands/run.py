@@ -26,7 +26,8 @@ def run(args: argparse.Namespace) -> int:
     from lyra_lab.experiments import ExperimentSpec
 
     spec = ExperimentSpec.from_toml(input_file(args.experiment, "experiment file"))
-    run_dir = run_folder(Path(args.run_dir) if args.run_dir else Path("runs") / spec.name, must_exist=False)
+    run_dir = run_folder(Path(args.run_dir) if args.run_dir else Path("runs") / spec.name, must_exist=False,
+                         fresh=args.fresh)
     check_experiment(spec)  # before the run folder exists: a bad config leaves nothing behind
     df = run_in_folder(spec, run_dir, args)
     return finish(run_dir, df, report=not args.no_report)

@@ -133,6 +133,14 @@ def test_bad_backend_leaves_no_run_folder(tmp_path, capsys, monkeypatch):
         assert not run_dir.exists(), backends
 
 
+def test_fresh_starts_over_a_folder_it_cannot_read(tmp_path, capsys):
+    run = _run_folder(tmp_path, {"spec.json": "{", "rows/x.jsonl": "[1]\n"})
+    assert main(["run", str(_experiment(tmp_path)), "--run-dir", str(run), "--quiet", "--no-report"]) == 2
+    assert "not a lyra-lab run folder" in capsys.readouterr().err
+    assert main(["run", str(_experiment(tmp_path)), "--run-dir", str(run), "--quiet", "--no-report", "--fresh"]) == 0
+    assert json.loads((run / "spec.json").read_text())["name"] == "bad"
+
+
 def test_failure_inside_the_run_removes_a_new_folder(tmp_path, capsys):
     corpus = _write(tmp_path / "broken.json", '[{"sample_id": 1')  # exists, but fails once the run loads it
     run_dir = tmp_path / "run"
