@@ -1,9 +1,10 @@
-"""The ``lyra-lab`` command line: a thin layer over the public API.
+"""The lyra-lab command line: a thin layer over the public API.
 
 Each subcommand lives in ``lyra_lab/commands/<name>.py`` with two functions,
-``add_parser(subparsers)`` and ``run(args) -> int``.  Expected failures (bad
-input files, bad configs, unreachable backends) print one line to stderr and
-exit 2; they never show a traceback.
+``add_parser(subparsers)`` and ``run(args) -> int``.  Every failure prints one
+line (``error: ...``) to stderr and exits 2: bad arguments and input files as
+they are, anything unexpected with the traceback written to a log file whose
+path the line gives (the run's ``log.jsonl`` when a command has a run folder).
 """
 
 from __future__ import annotations
@@ -11,34 +12,87 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
-from lyra_lab._registry import ConfigError
-from lyra_lab.corpus import CorpusFormatError
+from lyra_lab.commands._errors import EXIT_USAGE, UsageError, report_failure, suggest
 
 # module names under lyra_lab.commands, in the order --help lists them
 COMMANDS: tuple[str, ...] = ("import_corpus", "report", "recall_eval", "serve_local", "run", "demo", "bench")
 
-EXIT_USAGE = 2
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and "did you mean" suggestions for mistyped flags and commands."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {_with_suggestion(self, message)}")
+
+
+def _with_suggestion(parser: argparse.ArgumentParser, message: str) -> str:
+    import re
+
+    choice = re.match(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if choice:
+        choices = [c.strip().strip("'") for c in choice.group(3).split(",")]
+        hint = suggest(choice.group(2), choices)
+        return f"{message}{hint}"
+    return message
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lyra-lab", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    from lyra_lab import __version__
+
+    parser = Parser(prog="lyra-lab", description=__doc__.splitlines()[0].replace("``", ""))
+    parser.add_argument("--version", action="version", version=f"lyra-lab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     for name in COMMANDS:
         module = importlib.import_module(f"lyra_lab.commands.{name}")
         sub_parser = module.add_parser(sub)
-        sub_parser.set_defaults(_run=module.run)
+        sub_parser.set_defaults(_run=module.run, _parser=sub_parser)
     return parser
 
 
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    _check_flags(parser, argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        sub = getattr(args, "_parser", parser)
+        raise UsageError(f"{sub.prog}: unrecognized argument {extras[0]}{_flag_hint(sub, extras[0])}")
+    return args
+
+
+def _check_flags(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Name a mistyped --flag (with a suggestion) before argparse complains of a missing required one."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command = next((i for i, tok in enumerate(argv) if tok in subparsers.choices), None)
+    if command is None:
+        return
+    sub = subparsers.choices[argv[command]]
+    flags = _flags(sub)
+    for tok in argv[command + 1:]:
+        if tok == "--":
+            break
+        name = tok.split("=", 1)[0]
+        if name.startswith("--") and not any(flag.startswith(name) for flag in flags):
+            raise UsageError(f"{sub.prog}: unrecognized argument {name}{_flag_hint(sub, name)}")
+
+
+def _flags(parser: argparse.ArgumentParser) -> list[str]:
+    return [s for action in parser._actions for s in action.option_strings]
+
+
+def _flag_hint(parser: argparse.ArgumentParser, token: str) -> str:
+    return suggest(token.split("=", 1)[0], _flags(parser)) if token.startswith("-") else ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = None
     try:
+        args = parse_args(argv)
         return int(args._run(args) or 0)
-    except (CorpusFormatError, ConfigError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except SystemExit as exc:  # --help and --version exit 0 through argparse
+        return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_USAGE
     except BrokenPipeError:
         # `lyra-lab import X | head`: the reader left; that is not an error of ours.
         sys.stderr.close()
@@ -47,12 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - the CLI's one place to turn errors into a line
-        from lyra_lab.backends._types import BackendError
-
-        if isinstance(exc, BackendError):
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        raise
+        print(report_failure(exc, args), file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
-"""``lyra-lab bench``: measure a backend's throughput and latency under rising load.
+"""lyra-lab bench: measure a backend's throughput and latency under rising load.
 
-Sweeps closed-loop concurrency (``--concurrency 1,2,4,8``) and/or open-loop
-offered rates (``--rate 2,4``) on fixed, seeded prompts (summarization prompts
-from ``--corpus``, else synthetic text), prints one row per level and writes
-``records.parquet``, ``summary.csv``, ``spec.json`` and ``sweep.png`` to the
-result folder. ``--backend simulated`` starts a simulated cloud-like server
+Sweeps closed-loop concurrency (--concurrency 1,2,4,8) and/or open-loop
+offered rates (--rate 2,4) on fixed, seeded prompts (summarization prompts
+from --corpus, else synthetic text), prints one row per level and writes
+records.parquet, summary.csv, spec.json and sweep.png to the
+result folder. --backend simulated starts a simulated cloud-like server
 (lognormal ~0.4 s to first token, 60 tokens/s, 8 served at once, 5 req/s rate
 limit) and labels its results simulated.
 """
@@ -15,7 +15,7 @@ import argparse
 import dataclasses
 import logging
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 SHOWN = ("label", "mode", "level", "requests", "ok", "errors_by_status", "mean_attempts", "throughput_rps",
@@ -69,6 +69,12 @@ def run(args: argparse.Namespace) -> int:
     from lyra_lab._registry import ConfigError
     from lyra_lab.bench import SweepSpec, bench_backend, cloud_like_server, run_sweep
 
+    for flag in ("requests", "prompt_tokens", "max_tokens", "max_attempts"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
+    if args.time_cap <= 0:
+        raise ConfigError(f"--time-cap must be > 0, got {args.time_cap}")
     concurrency = args.concurrency if args.concurrency is not None else ([] if args.rate else [1, 2, 4, 8])
     spec = SweepSpec(concurrency=tuple(concurrency), rates=tuple(args.rate or ()), requests=args.requests,
                      max_tokens=args.max_tokens, time_cap_s=args.time_cap, arrivals=args.arrivals,
@@ -78,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         # Retries under load are the data here (attempts, status per record), not news.
         logging.getLogger("lyra_lab.backends").setLevel(logging.ERROR)
     cap = max([*spec.concurrency, *([spec.max_in_flight] if spec.rates else [])])
-    fields: dict = {"max_attempts": args.max_attempts} if args.max_attempts else {}
+    fields: dict = {"max_attempts": args.max_attempts} if args.max_attempts is not None else {}
     if args.stream:
         fields["stream"] = True
     progress = False if args.quiet else None
@@ -114,8 +120,10 @@ def _prompts(args: argparse.Namespace):
     from lyra_lab.bench import corpus_prompts, synthetic_prompts
 
     if args.corpus:
+        from lyra_lab.commands._checks import input_file
         from lyra_lab.corpus import load
 
+        input_file(args.corpus, "corpus file")
         corpus = load(args.corpus)
         prompts = corpus_prompts(corpus, args.requests, prompt_tokens=args.prompt_tokens, seed=args.seed)
         return prompts, {"kind": "corpus", "path": str(args.corpus), "name": corpus.name}
@@ -124,5 +132,5 @@ def _prompts(args: argparse.Namespace):
 
 
 def _folder_name(backend: str) -> str:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', backend).strip('_')}-{stamp}"

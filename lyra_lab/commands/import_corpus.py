@@ -1,10 +1,10 @@
 """Read a conversation export or benchmark file and show what is in it.
 
-Usage: ``lyra-lab import PATH [--format F] [--probes P] [--name N] [--out FILE] [--json]``.
+Usage: lyra-lab import PATH [--format F] [--probes P] [--name N] [--out FILE] [--json].
 
 Prints the counts a user checks first (conversations, sessions, turns by role,
-probes, date span) and a per-conversation table; ``--json`` prints
-``Corpus.stats()`` instead; ``--out`` also saves the corpus in lyra-lab's own
+probes, date span) and a per-conversation table; --json prints
+Corpus.stats() instead; --out also saves the corpus in lyra-lab's own
 format for fast, exact reloading.
 """
 
@@ -14,8 +14,11 @@ import argparse
 import json
 import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any, TextIO
 
+from lyra_lab.commands._checks import input_file
+from lyra_lab.commands._errors import UsageError
 from lyra_lab.corpus import FORMATS, Corpus, load
 
 MAX_ROWS = 12
@@ -37,6 +40,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    input_file(args.path, "corpus file")
+    if args.probes:
+        input_file(args.probes, "probes file")
+    if args.out and Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out} is a folder; give a file name")
     corpus = load(args.path, args.format, probes=args.probes, name=args.name)
     if args.out:
         corpus.save(args.out)
@@ -102,8 +110,8 @@ def _notes(corpus: Corpus) -> list[tuple[str, str]]:
     dropped = sum(len(p.meta.get("dropped_evidence") or ()) for p in corpus.probes)
     mended = sum(1 for p in corpus.probes if "raw_evidence" in p.meta)
     if dropped or mended:
-        notes.append(("evidence", f"{mended:,} probes with ids mended from the source, "
-                                  f"{dropped:,} ids dropped (they name no turn)"))
+        notes.append(("evidence", (f"{mended:,} probes with ids mended from the source, "
+                                  f"{dropped:,} ids dropped (they name no turn)")))
     return notes
 
 

@@ -1,8 +1,10 @@
-"""``lyra-lab recall-eval PATH --recaller NAME``: turn-level evidence recall of one recaller.
+"""lyra-lab recall-eval PATH --recaller NAME: turn-level evidence recall of one recaller.
 
 Every turn of each conversation goes into memory raw; the recaller answers every
-probe with evidence (adversarial ones only with ``--include-adversarial``) and
-the command prints the mean turn-level recall@K, MRR and nDCG@K.
+probe with evidence (adversarial ones only with --include-adversarial) and the
+command prints the mean turn-level recall@K, MRR and nDCG@K, each with a 95%
+bootstrap CI that resamples whole conversations (their probes are correlated).
+--json adds the CIs and one row per probe beside the headline figures.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ import json
 from pathlib import Path
 
 from lyra_lab._registry import ConfigError
+from lyra_lab.commands._checks import input_file
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    from lyra_lab.evaluate import LOCOMO_LABELS
+
     p = subparsers.add_parser(
         "recall-eval",
         help="turn-level evidence recall@K / MRR / nDCG@K of a recaller over a corpus's probes",
@@ -36,7 +41,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--cache", metavar="PATH",
                    help="embedding cache SQLite file (default ~/.cache/lyra-lab/embeddings.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not cache embeddings")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--category-labels", choices=sorted(LOCOMO_LABELS), default=None,
+                   help="label LoCoMo category numbers in the table with this scheme (default: the numbers)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the CIs (default 1000)")
+    p.add_argument("--json", action="store_true",
+                   help="print the result as JSON (with CIs and one row per probe)")
     return p
 
 
@@ -50,6 +59,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--k must be >= 1, got {args.k}")
     if args.conversations is not None and args.conversations < 1:
         raise ConfigError(f"--conversations must be >= 1, got {args.conversations}")
+    if args.resamples < 1:
+        raise ConfigError(f"--resamples must be >= 1, got {args.resamples}")
+    input_file(args.path, "corpus file")
+    if args.probes:
+        input_file(args.probes, "probes file")
     recaller = RECALLERS.build(_recaller_spec(args.recaller))
     embedder = None
     if args.embedder.lower() != "none":
@@ -58,18 +72,40 @@ def run(args: argparse.Namespace) -> int:
     corpus = load(args.path, format=args.format)
     if args.probes:
         corpus = corpus.with_probes(load_probes(args.probes, corpus))
-    categories = None
-    if args.categories:
-        categories = [c.strip() for c in args.categories.split(",") if c.strip()]
+    categories = _categories(args.categories, corpus) if args.categories else None
     result = recall_eval(corpus, recaller, k=args.k, embedder=embedder, categories=categories,
                          conversations=args.conversations, include_adversarial=args.include_adversarial)
     if result.n_probes == 0:
         raise ConfigError(f"{args.path}: no probes to evaluate (skipped: {dict(result.skipped) or 'none'})")
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(json.dumps(_json(result, args.resamples), indent=2))
     else:
-        print(_human(result, corpus.name))
+        print(_human(result, corpus.name, args.category_labels, args.resamples))
     return 0
+
+
+def _categories(text: str, corpus) -> list[str]:
+    """The categories asked for, each checked against the corpus's own."""
+    asked = [c.strip() for c in text.split(",") if c.strip()]
+    known = sorted({str(p.category) for p in corpus.probes if p.category is not None},
+                   key=lambda c: (not c.isdigit(), int(c) if c.isdigit() else 0, c))
+    unknown = [c for c in asked if c not in known]
+    if not asked or unknown:
+        raise ConfigError(f"no probes to evaluate in --categories {', '.join(unknown) or repr(text)}: "
+                          f"corpus {corpus.name} has categories {', '.join(known) or 'none'}")
+    return asked
+
+
+def _json(result, n_resamples: int) -> dict:
+    """``to_dict()`` unchanged (README figures read it), with CIs and per-probe rows beside it."""
+    out = result.to_dict()
+    out["ci95"] = {name: [ci.low, ci.high] for name, ci in result.cis(n_resamples).items()}
+    out["ci95_by_category"] = {
+        category: {name: [ci.low, ci.high] for name, ci in result.cis(n_resamples, category=category).items()}
+        for category in out["by_category"]}
+    out["ci_method"] = f"cluster bootstrap over conversations, {n_resamples} resamples, seed 0"
+    out["probes"] = result.probe_rows()
+    return out
 
 
 def _recaller_spec(text: str):
@@ -87,20 +123,27 @@ def _default_cache() -> Path:
     return cache_dir() / "embeddings.sqlite"
 
 
-def _human(result, corpus_name: str) -> str:
+def _human(result, corpus_name: str, scheme: str | None = None, n_resamples: int = 1000) -> str:
+    from lyra_lab.evaluate import category_label
+
     k = result.k
+    metrics = (f"recall@{k}", "mrr", f"ndcg@{k}")
     skipped = ", ".join(f"{name} {n}" for name, n in sorted(result.skipped.items())) or "none"
-    rows = list(result.by_category().items()) + [("all", result.to_dict())]
-    width = max(len("category"), *(len(name or "-") for name, _ in rows)) + 2
+    rows = [(category_label(name, scheme) or "-", m, result.cis(n_resamples, category=name))
+            for name, m in result.by_category().items()]
+    rows.append(("all", result.to_dict(), result.cis(n_resamples)))
+    width = max(len("category"), *(len(name) for name, _, _ in rows)) + 2
     lines = [
         f"recall-eval  recaller={result.recaller}  embedder={result.embedder or '-'}  corpus={corpus_name}  k={k}",
         f"probes evaluated: {result.n_probes}   skipped: {skipped}",
         "",
-        f"{'category':<{width}}{'probes':>8}{f'recall@{k}':>12}{'mrr':>8}{f'ndcg@{k}':>10}",
+        f"{'category':<{width}}{'probes':>8}" + "".join(f"{m:>22}" for m in metrics),
     ]
-    for name, m in rows:
-        lines.append(f"{name or '-':<{width}}{m['n_probes']:>8}{m[f'recall@{k}']:>12.3f}{m['mrr']:>8.3f}"
-                     f"{m[f'ndcg@{k}']:>10.3f}")
+    for name, m, cis in rows:
+        cells = "".join(f"{f'{m[metric]:.3f} [{cis[metric].low:.3f}, {cis[metric].high:.3f}]':>22}"
+                        for metric in metrics)
+        lines.append(f"{name:<{width}}{m['n_probes']:>8}{cells}")
+    lines.append(f"(mean [95% CI]; the CI resamples whole conversations, {n_resamples} resamples)")
     d = result.to_dict()
     lines.append(f"\nrecall latency per query: p50 {1000 * d['recall_latency_p50_s']:.1f} ms, "
                  f"p95 {1000 * d['recall_latency_p95_s']:.1f} ms (first query per conversation builds the index)")

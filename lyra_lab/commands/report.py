@@ -1,4 +1,4 @@
-"""``lyra-lab report RUN_DIR``: write the run's summary tables and plots into RUN_DIR/report/."""
+"""lyra-lab report RUN_DIR: write the run's summary tables and plots into RUN_DIR/report/."""
 
 from __future__ import annotations
 
@@ -24,12 +24,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from lyra_lab._registry import ConfigError
+    from lyra_lab.commands._checks import check_parquet, run_folder
     from lyra_lab.evaluate import ResultsFormatError, write_report
 
     if args.resamples < 1:
         raise ConfigError(f"--resamples must be >= 1, got {args.resamples}")
+    run_dir = run_folder(args.run_dir, must_exist=True)
+    check_parquet(run_dir)
+    args.log_path = run_dir / "log.jsonl"
     try:
-        paths = write_report(args.run_dir, category_scheme=args.category_labels,
+        paths = write_report(run_dir, category_scheme=args.category_labels,
                              n_resamples=args.resamples, seed=args.seed, cluster=args.cluster)
     except ResultsFormatError as exc:  # unreadable rows or missing columns: the user's input, not a bug
         raise ConfigError(str(exc)) from None

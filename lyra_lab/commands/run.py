@@ -1,8 +1,9 @@
-"""``lyra-lab run EXPERIMENT.toml``: run (or resume) an experiment grid into a run folder."""
+"""lyra-lab run EXPERIMENT.toml: run (or resume) an experiment grid into a run folder."""
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
@@ -20,12 +21,30 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lyra_lab.experiments import ExperimentSpec, run_experiment
+    from lyra_lab.commands._checks import input_file, run_folder
+    from lyra_lab.commands._validate import check_experiment
+    from lyra_lab.experiments import ExperimentSpec
 
-    spec = ExperimentSpec.from_toml(args.experiment)
-    run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / spec.name
-    df = run_experiment(spec, run_dir, resume=not args.fresh, progress=not args.quiet)
+    spec = ExperimentSpec.from_toml(input_file(args.experiment, "experiment file"))
+    run_dir = run_folder(Path(args.run_dir) if args.run_dir else Path("runs") / spec.name, must_exist=False,
+                         fresh=args.fresh)
+    check_experiment(spec)  # before the run folder exists: a bad config leaves nothing behind
+    df = run_in_folder(spec, run_dir, args)
     return finish(run_dir, df, report=not args.no_report)
+
+
+def run_in_folder(spec, run_dir: Path, args: argparse.Namespace):
+    """``run_experiment`` with the CLI's log path set; a new folder that gets no finished cell is removed."""
+    from lyra_lab.experiments import run_experiment
+
+    new = not run_dir.exists()
+    args.log_path = run_dir / "log.jsonl"
+    try:
+        return run_experiment(spec, run_dir, resume=not args.fresh, progress=not args.quiet)
+    except Exception:
+        if new and run_dir.is_dir() and not any((run_dir / "rows").glob("*.jsonl")):
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
 
 
 COMPACT = ("pipeline", "n_probes", "recall@1", "recall@5", "mrr", "qa_f1", "retention", "context_tokens",

@@ -1,7 +1,7 @@
-"""``lyra-lab serve-local``: run the local model server in the foreground until Ctrl-C.
+"""lyra-lab serve-local: run the local model server in the foreground until Ctrl-C.
 
 Notebooks and other tools then point at the printed base URL; lyra-lab's own
-``local`` backend in other processes finds and reuses this server through its
+local backend in other processes finds and reuses this server through its
 state file, so the model loads once.
 """
 

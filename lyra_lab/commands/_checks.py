@@ -1,0 +1,81 @@
+"""Argument checks shared by the commands: each failure is one UsageError line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lyra_lab.commands._errors import UsageError
+
+NOT_A_RUN = "not a lyra-lab run folder, or one made by a newer version of lyra-lab"
+
+
+def input_file(path: str | Path, what: str = "file") -> Path:
+    """``path`` as an existing, readable file (not a folder)."""
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{what} {p} does not exist")
+    if p.is_dir():
+        raise UsageError(f"{what} {p} is a folder; give a file")
+    return p
+
+
+def run_folder(path: str | Path, *, must_exist: bool, fresh: bool = False) -> Path:
+    """``path`` as a run folder: a folder (or nothing yet, unless ``must_exist``) whose records lyra-lab can read.
+
+    A run folder has no schema version of its own; a ``spec.json`` that is not a
+    JSON object, or row files that are not JSON objects, mean someone else's
+    folder or a newer lyra-lab, and fail here rather than half-way through.
+    ``fresh`` (the run starts the folder over) skips reading what is there.
+    """
+    p = Path(path)
+    if not p.exists():
+        if must_exist:
+            raise UsageError(f"run folder {p} does not exist")
+        return p
+    if not p.is_dir():
+        raise UsageError(f"run folder {p} is a file, not a folder")
+    if fresh:
+        return p
+    spec = p / "spec.json"
+    if spec.exists():
+        try:
+            data = json.loads(spec.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            data = None
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+            raise UsageError(f"{p}: {NOT_A_RUN} (cannot read spec.json)")
+    rows = p / "rows"
+    if rows.exists() and not rows.is_dir():
+        raise UsageError(f"{p}: {NOT_A_RUN} (rows is not a folder)")
+    for file in sorted(rows.glob("*.jsonl")) if rows.is_dir() else ():
+        _check_rows(p, file)
+    if must_exist and not spec.exists() and not (p / "results.parquet").exists() and not any(rows.glob("*.jsonl")):
+        raise UsageError(f"{p}: {NOT_A_RUN} (no spec.json, rows/ or results.parquet)")
+    return p
+
+
+def _check_rows(run: Path, file: Path) -> None:
+    try:
+        with file.open(encoding="utf-8") as fh:
+            for line_no, line in enumerate(fh, start=1):
+                if line.strip() and not isinstance(json.loads(line), dict):
+                    raise ValueError("not a JSON object")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        where = f"line {line_no}" if "line_no" in locals() else "unreadable"
+        reason = getattr(exc, "msg", None) or str(exc)
+        raise UsageError(f"{file}: {where}: {reason}; {run} is {NOT_A_RUN}, or the file is corrupt") from None
+
+
+def check_parquet(run: Path) -> None:
+    """A results.parquet that pyarrow cannot open is corrupt: say so, and how to rebuild it."""
+    parquet = run / "results.parquet"
+    if not parquet.exists():
+        return
+    try:
+        import pyarrow.parquet as pq
+
+        pq.read_schema(parquet)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a damaged file
+        rows = "delete it to rebuild it from rows/" if any((run / "rows").glob("*.jsonl")) else "rerun the experiment"
+        raise UsageError(f"{parquet}: corrupt or not a Parquet file ({type(exc).__name__}); {rows}") from None
