@@ -64,11 +64,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def _check_flags(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """Name a mistyped --flag (with a suggestion) before argparse complains of a missing required one."""
-    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    command = next((i for i, tok in enumerate(argv) if tok in subparsers.choices), None)
-    if command is None:
+    sub, command = parser, -1
+    # descend through nested subcommands (``probes plant``): flags belong to the innermost one
+    while True:
+        subparsers = next((a for a in sub._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if subparsers is None:
+            break
+        found = next((i for i, tok in enumerate(argv) if i > command and tok in subparsers.choices), None)
+        if found is None:
+            break
+        sub, command = subparsers.choices[argv[found]], found
+    if sub is parser:
         return
-    sub = subparsers.choices[argv[command]]
     flags = _flags(sub)
     for tok in argv[command + 1:]:
         if tok == "--":
