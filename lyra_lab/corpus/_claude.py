@@ -32,6 +32,7 @@ True``; both are kept and ``Session.meta["regenerations"]`` counts them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 from datetime import datetime
 from typing import Any
 
@@ -93,7 +94,7 @@ def _session(f: Fields, chat: dict[str, Any], where: str, name: str, include_att
                          jpath(jpath(where, "chat_messages"), j))
                 for j, raw in enumerate(raw_messages)]
     ordered = _time_order(messages)
-    reordered = sum(a is not b for a, b in zip(messages, ordered))
+    reordered = sum(a is not b for a, b in zip(messages, ordered, strict=True))
     regenerations = _mark_regenerations(ordered)
     turns: list[Turn] = []
     skipped = 0
@@ -137,7 +138,7 @@ def _time_order(messages: list[_Message]) -> list[_Message]:
 
 def _mark_regenerations(messages: list[_Message]) -> int:
     count = 0
-    for before, after in zip(messages, messages[1:]):
+    for before, after in pairwise(messages):
         if before.role != after.role:
             continue
         if before.role == "user" and not _close_in_time(before, after):

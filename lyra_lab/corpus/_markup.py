@@ -11,7 +11,7 @@ field naming the kind (``cite``, ``filecite``, ``image_group``, ``entity``,
 * ``entity`` keeps its display name (the payload is a JSON list like
   ``["people", "Ada Lovelace", "English mathematician"]``);
 * every other kind (``image_group``, ``navlist``, unknown ones) is dropped, and
-  so is any stray character of ``U+E200``–``U+E2FF``.
+  so is any stray character of ``U+E200`` to ``U+E2FF``.
 
 A space left in front of punctuation by a dropped citation goes too.
 
