@@ -20,7 +20,17 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.corpus import _chatgpt, _claude, _jsonl, _locomo, _longmemeval, _lyra_db, _native, _probes
+from lyra_lab.corpus import (
+    _chatgpt,
+    _claude,
+    _jsonl,
+    _locomo,
+    _longmemeval,
+    _lyra_db,
+    _native,
+    _native_check,
+    _probes,
+)
 from lyra_lab.corpus._json_util import decode_utf8, json_problem, parse_json, sha256_hex
 from lyra_lab.corpus._model import Conversation, Corpus, CorpusFormatError, Probe
 
@@ -123,6 +133,7 @@ def _parse(file: Path, data: bytes, format: str, name: str, include_attachments:
     lines = text.split("\n")
     n, first = next((n, ln) for n, ln in enumerate(lines, start=1) if ln.strip())
     if _native.is_native(first) and format in ("auto", "native"):
+        _native_check.check_lines(where, lines)
         return "native", _native.parse(where, lines)
     if format == "native":
         raise CorpusFormatError(where, f"line {n}", "not a lyra-lab corpus (no lyra_lab_corpus header)")
