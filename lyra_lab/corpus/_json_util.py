@@ -32,6 +32,8 @@ def decode_utf8(path: str, data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
+        if exc.reason == "unexpected end of data":  # the last character was cut in half
+            raise CorpusFormatError(path, f"line {line}", "truncated file (it ends inside a UTF-8 character)") from None
         raise CorpusFormatError(
             path, f"line {line}", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
         ) from None

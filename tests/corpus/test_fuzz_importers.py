@@ -185,3 +185,40 @@ def _fuzz_test(importer: str):
 
 for _name in IMPORTERS:
     globals()[f"test_fuzz_{_name}"] = _fuzz_test(_name)
+
+
+# --- what the fuzzer found, kept as plain regression tests ------------------------------------------
+
+def _native_lines() -> list[dict[str, Any]]:
+    return _native_doc()
+
+
+def _native_bytes(records: list[dict[str, Any]]) -> bytes:
+    return "\n".join(json.dumps(r) for r in records).encode("utf-8")
+
+
+@pytest.mark.parametrize("field, value, problem", [
+    ("meta", True, "'meta': expected an object or null, got true/false"),  # saved again: TypeError in dict(meta)
+    ("text", None, "'text' must not be null"),  # was a Turn with text None
+    ("id", ["x"], "'id': expected a string, got a list"),
+    ("timestamp", 5, "'timestamp': expected a string or null, got an integer"),
+])
+def test_native_turn_with_a_wrong_type_is_a_format_error(tmp_path, field, value, problem):
+    records = _native_lines()
+    n = next(i for i, r in enumerate(records) if r.get("type") == "turn")
+    records[n][field] = value
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(_native_bytes(records))
+    with pytest.raises(CorpusFormatError) as err:
+        load(path)
+    assert str(err.value) == f"{path}: line {n + 1}: {problem}"
+
+
+def test_native_repeated_turn_id_is_a_format_error(tmp_path):
+    records = _native_lines()
+    n = next(i for i, r in enumerate(records) if r.get("type") == "turn")
+    records.insert(n + 1, dict(records[n]))
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(_native_bytes(records))
+    with pytest.raises(CorpusFormatError, match=rf"line {n + 2}: turn id '[^']+' repeats line {n + 1}"):
+        load(path)
