@@ -43,20 +43,19 @@ last shared node).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from lyra_lab.corpus._json_util import Fields, jpath
+from lyra_lab.corpus._chatgpt_canvas import CANVAS_PREFIX, canvas_turn_text, name_canvas_updates
 from lyra_lab.corpus._markup import plain_text
 from lyra_lab.corpus._model import Conversation, Probe, Session, Turn
 
 KEPT_ROLES = {"user": "user", "assistant": "assistant"}
 SKIPPED_ROLES = {"system": "system", "tool": "tool"}
 TEXT_CONTENT = ("text", "multimodal_text")
-CANVAS_PREFIX = "canmore."
 
 
 def looks_like(doc: Any) -> bool:
@@ -147,6 +146,7 @@ def _session(f: Fields, conv: dict[str, Any], where: str, name: str, include_att
                      include_attachments)
         if turn is not None:
             turns.append(turn)
+    turns = name_canvas_updates(turns)
     started = f.time(f.get(conv, "create_time", where, (int, float, str), required=False),
                      jpath(where, "create_time"))
     meta = {"pruned_nodes": len(mapping) - len(chain), "skipped": {k: n for k, n in sorted(skipped.items()) if n}}
@@ -217,7 +217,7 @@ def _turn(f: Fields, node: dict[str, Any], where: str, node_id: str, conv_id: st
     recipient = message.get("recipient")
     canvas_tool = author.get("name") if role == "tool" else recipient if role == "assistant" else None
     if isinstance(canvas_tool, str) and canvas_tool.startswith(CANVAS_PREFIX):
-        canvas = _canvas(message, canvas_tool)
+        canvas = canvas_turn_text(message, canvas_tool)
         if canvas is not None:
             if not include_attachments:
                 skipped["canvas"] += 1
@@ -247,41 +247,6 @@ def _turn(f: Fields, node: dict[str, Any], where: str, node_id: str, conv_id: st
         meta["model"] = metadata["model_slug"]
     return Turn(id=node_id, conversation_id=conv_id, session_id=session_id, role=KEPT_ROLES[role],
                 text=text, timestamp=stamp, meta=meta)
-
-
-def _canvas(message: dict[str, Any], tool: str) -> tuple[str, dict[str, Any]] | None:
-    """A canvas document written or rewritten by the assistant, as turn text and meta; None if none.
-
-    The call's content is JSON: ``{"name", "type", "content"}`` to create a
-    document, ``{"updates": [{"pattern", "replacement"}]}`` to edit one.  Tool
-    replies ("Successfully created text document ...") hold no document.
-    """
-    content = message.get("content")
-    raw = None
-    if isinstance(content, dict):
-        raw = content.get("text")
-        parts = content.get("parts")
-        if not isinstance(raw, str) and isinstance(parts, list):
-            raw = "".join(p for p in parts if isinstance(p, str))
-    try:
-        doc = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
-        return None
-    if not isinstance(doc, dict):
-        return None
-    body = doc.get("content")
-    if not isinstance(body, str):
-        updates = doc.get("updates")
-        replaced = [u.get("replacement") for u in updates if isinstance(u, dict)] if isinstance(updates, list) else []
-        body = "\n\n".join(r for r in replaced if isinstance(r, str))
-    if not body.strip():
-        return None
-    meta: dict[str, Any] = {"part": "canvas", "canvas_tool": tool}
-    for key in ("name", "type"):
-        if isinstance(doc.get(key), str):
-            meta[f"canvas_{key}"] = doc[key]
-    label = f"[canvas: {meta['canvas_name']}]" if "canvas_name" in meta else "[canvas]"
-    return f"{label}\n{body}", meta
 
 
 def _text(f: Fields, message: dict[str, Any], where: str, skipped: Counter[str]) -> str | None:

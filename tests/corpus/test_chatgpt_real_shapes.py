@@ -48,7 +48,8 @@ def test_canvas_documents_are_turns_marked_as_such():
     assert [(t.id, t.role) for t in canvases] == [("b4-6c31", "assistant"), ("b8-6c35", "assistant")]
     assert canvases[0].text == "[canvas: garden_plan]\n# Garden plan\nBed 1: tomatoes, basil."
     assert canvases[0].meta["canvas_name"] == "garden_plan"
-    assert "Bed 2: carrots." in canvases[1].text
+    assert canvases[1].text.startswith("[canvas: garden_plan]\n") and "Bed 2: carrots." in canvases[1].text
+    assert canvases[1].meta["canvas_name"] == "garden_plan"  # the update edits the document written before
     assert branch.meta["skipped"]["tool"] == 1  # the tool's "Successfully created ..." reply
 
 
