@@ -31,6 +31,7 @@ EXAMPLES = int(os.environ.get("LYRA_FUZZ_EXAMPLES", "30"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 100,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
+WHOLE_FILE_PROBLEMS = ("empty file", "no messages", "no probes", "this is a probes file", "cannot tell the format")
 ODD_VALUES = [None, True, False, 0, -1, 2**70, 1.5e308, "", "x", "2023/05/20 (Sat) 02:21", [], {}, [None],
               {"a": 1}, [[]], "x" * 100_000]
 
@@ -140,6 +141,8 @@ def check_outcome(importer: str, data: bytes) -> None:
         except CorpusFormatError as exc:
             assert str(exc).startswith(f"{path}"), str(exc)
             assert exc.problem
+            # only problems of the whole file may leave out the place
+            assert exc.where or exc.problem.startswith(WHOLE_FILE_PROBLEMS), str(exc)
             return
         if isinstance(result, Corpus):
             _check_corpus(result, Path(tmp))
