@@ -3,7 +3,8 @@
 Sniffing looks at the bytes, never the file name: an SQLite header means a Lyra
 memory DB; a zip is searched for ``conversations.json`` (the ChatGPT and
 Claude.ai exports); a first line with the ``lyra_lab_corpus`` header is the
-native format; a JSON document is recognised by the keys of its first item; a
+native format; a JSON document is recognised by the keys of its first item (or
+of the object itself: one ChatGPT conversation, one LongMemEval instance); a
 file of one JSON object per line is generic JSONL.  ``format=`` skips sniffing.
 
 Everything is parsed and checked before the Corpus is built, so a bad file
