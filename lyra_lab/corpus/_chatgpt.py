@@ -18,20 +18,39 @@ Skipped, and counted in ``Session.meta["skipped"]``:
     voice-mode ``audio_transcription`` parts, which hold the words said;
   * ``empty``: messages with no text left.
 
+Kept, marked in ``Turn.meta["part"] = "canvas"``: canvas documents (the
+``canmore.create_textdoc`` / ``canmore.update_textdoc`` calls, whose content is
+JSON ``{"name", "type", "content"}`` or ``{"updates": [...]}``), as assistant
+turns ``"[canvas: <name>]\n<document>"``; ``include_attachments=False`` skips
+them (counted as ``canvas``).  Citation and widget markup is made plain text
+(:mod:`lyra_lab.corpus._markup`: citations dropped, entity names kept).
+
 One Conversation per export (id = file stem or the ``name`` given; chats left
 with no turns are counted in its ``meta["empty_chats"]``), one Session per
 ChatGPT conversation (id = its ``conversation_id``/``id``, title kept),
 sessions ordered by ``create_time`` (the export lists newest first).  Turn ids
 are the mapping's node ids; ``create_time`` epochs become UTC datetimes.  Any
-parent cycle in a mapping, on the visible thread or not, is an error.
+parent cycle in a mapping, on the visible thread or not, is an error.  A single
+conversation object saved on its own (not in a list) is a one-chat export.
+
+"Branch in new chat" copies the thread so far, node ids included, into a new
+conversation.  A node shared this way becomes one turn, in the conversation
+created first; the other's ``Session.meta["branched_from"]`` holds
+``{"conversation_id", "node_id", "shared_nodes_skipped"}`` (the conversation
+from ``branching_from_conversation_id`` when the export gives it, and the
+last shared node).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from lyra_lab.corpus._json_util import Fields, jpath
+from lyra_lab.corpus._chatgpt_canvas import CANVAS_PREFIX, canvas_turn_text, name_canvas_updates
+from lyra_lab.corpus._markup import plain_text
 from lyra_lab.corpus._model import Conversation, Probe, Session, Turn
 
 KEPT_ROLES = {"user": "user", "assistant": "assistant"}
@@ -40,46 +59,80 @@ TEXT_CONTENT = ("text", "multimodal_text")
 
 
 def looks_like(doc: Any) -> bool:
+    if isinstance(doc, dict):  # one conversation saved on its own
+        return "mapping" in doc and "current_node" in doc
     return isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict) and "mapping" in doc[0]
 
 
-def parse(path: str, doc: Any, name: str) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
-    """Parse a ChatGPT export document into one Conversation named ``name``."""
+def parse(path: str, doc: Any, name: str, *, include_attachments: bool = True
+          ) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
+    """Parse a ChatGPT export document (or one conversation object) into one Conversation named ``name``."""
     f = Fields(path)
-    items = f.items(doc, "$")
-    if not items:
+    if isinstance(doc, dict):
+        places = [("$", doc)]
+    else:
+        places = [(f"$[{i}]", raw) for i, raw in enumerate(f.items(doc, "$"))]
+    if not places:
         raise f.error("$", "no conversations in the export")
-    sessions: list[Session] = []
+    drafts: list[_Draft] = []
     seen_sessions: dict[str, str] = {}
-    seen_turns: dict[str, str] = {}
-    empty = 0
-    for i, raw in enumerate(items):
-        where = f"$[{i}]"
-        session = _session(f, f.obj(raw, where), where, name)
-        if session.id in seen_sessions:
-            raise f.error(jpath(where, "id"), f"conversation id {session.id!r} repeats {seen_sessions[session.id]}")
-        seen_sessions[session.id] = where
-        for turn in session.turns:
-            if turn.id in seen_turns:
-                raise f.error(where, f"message id {turn.id!r} also appears in {seen_turns[turn.id]}")
-            seen_turns[turn.id] = where
-        if session.turns:  # a chat with nothing visible left has nothing to remember
-            sessions.append(session)
-        else:
-            empty += 1
+    for where, raw in places:
+        draft = _session(f, f.obj(raw, where), where, name, include_attachments)
+        if draft.id in seen_sessions:
+            raise f.error(jpath(where, "id"), f"conversation id {draft.id!r} repeats {seen_sessions[draft.id]}")
+        seen_sessions[draft.id] = where
+        drafts.append(draft)
+    sessions = [s for s in _share_nodes(drafts, name) if s.turns]  # a chat with nothing visible has nothing to remember
     if not sessions:
         raise f.error("$", "no visible user or assistant messages in any conversation")
     sessions.sort(key=_start_key)
-    meta = {"source_format": "chatgpt", "empty_chats": empty}
+    meta = {"source_format": "chatgpt", "empty_chats": len(drafts) - len(sessions)}
     return (Conversation(id=name, sessions=tuple(sessions), meta=meta),), ()
 
 
-def _start_key(session: Session) -> tuple[bool, float]:
+@dataclass
+class _Draft:
+    """A conversation parsed but not yet a Session: branches still share node ids."""
+
+    id: str
+    turns: list[Turn]
+    title: str | None
+    started_at: datetime | None
+    meta: dict[str, Any]
+    branched_from: str | None  # the conversation it was branched from, as the export says
+
+
+def _share_nodes(drafts: list[_Draft], name: str) -> list[Session]:
+    """Give each node shared between conversations to the one that wrote it first.
+
+    "Branch in new chat" copies the thread so far, node ids and all, into a new
+    conversation.  Oldest conversation first (ties in file order), a node already
+    imported is skipped; the later conversation records where it branched off.
+    """
+    owner: dict[str, str] = {}
+    sessions: dict[int, Session] = {}
+    for i in sorted(range(len(drafts)), key=lambda i: _start_key(drafts[i])):
+        draft = drafts[i]
+        shared = [t for t in draft.turns if t.id in owner]
+        meta = dict(draft.meta)
+        if shared:
+            meta["branched_from"] = {"conversation_id": draft.branched_from or owner[shared[-1].id],
+                                     "node_id": shared[-1].id, "shared_nodes_skipped": len(shared)}
+        elif draft.branched_from:
+            meta["branched_from"] = {"conversation_id": draft.branched_from, "node_id": None,
+                                     "shared_nodes_skipped": 0}
+        turns = tuple(t for t in draft.turns if t.id not in owner)
+        owner.update((t.id, draft.id) for t in turns)
+        sessions[i] = Session(id=draft.id, conversation_id=name, turns=turns, title=draft.title, started_at=draft.started_at, meta=meta)
+    return [sessions[i] for i in range(len(drafts))]
+
+
+def _start_key(session: Session | _Draft) -> tuple[bool, float]:
     start = session.started_at
     return (start is None, start.timestamp() if start else 0.0)
 
 
-def _session(f: Fields, conv: dict[str, Any], where: str, name: str) -> Session:
+def _session(f: Fields, conv: dict[str, Any], where: str, name: str, include_attachments: bool) -> _Draft:
     sid = f.text(conv, "conversation_id", where, required=False) or f.text(conv, "id", where, required=False)
     if not sid:
         raise f.error(jpath(where, "conversation_id"), "missing required field (nor is there an 'id')")
@@ -89,14 +142,27 @@ def _session(f: Fields, conv: dict[str, Any], where: str, name: str) -> Session:
     skipped: Counter[str] = Counter()
     turns = []
     for node_id in chain:
-        turn = _turn(f, mapping[node_id], jpath(jpath(where, "mapping"), node_id), node_id, name, sid, skipped)
+        turn = _turn(f, mapping[node_id], jpath(jpath(where, "mapping"), node_id), node_id, name, sid, skipped,
+                     include_attachments)
         if turn is not None:
             turns.append(turn)
+    turns = name_canvas_updates(turns)
     started = f.time(f.get(conv, "create_time", where, (int, float, str), required=False),
                      jpath(where, "create_time"))
     meta = {"pruned_nodes": len(mapping) - len(chain), "skipped": {k: n for k, n in sorted(skipped.items()) if n}}
     title = f.text(conv, "title", where, required=False)
-    return Session(id=sid, conversation_id=name, turns=tuple(turns), title=title, started_at=started, meta=meta)
+    return _Draft(sid, turns, title, started, meta, _branch_origin(conv, mapping, chain))
+
+
+def _branch_origin(conv: dict[str, Any], mapping: dict[str, Any], chain: list[str]) -> str | None:
+    """``branching_from_conversation_id`` from the conversation, its metadata or its messages' metadata."""
+    candidates = [conv, conv.get("metadata")]
+    candidates += [((mapping[n] or {}).get("message") or {}).get("metadata") for n in chain
+                   if isinstance(mapping[n], dict) and isinstance(mapping[n].get("message"), dict)]
+    for holder in candidates:
+        if isinstance(holder, dict) and isinstance(holder.get("branching_from_conversation_id"), str):
+            return holder["branching_from_conversation_id"]
+    return None
 
 
 def _check_acyclic(f: Fields, mapping: dict[str, Any], where: str) -> None:
@@ -135,7 +201,7 @@ def _visible_chain(f: Fields, mapping: dict[str, Any], current: str, where: str)
 
 
 def _turn(f: Fields, node: dict[str, Any], where: str, node_id: str, conv_id: str, session_id: str,
-          skipped: Counter[str]) -> Turn | None:
+          skipped: Counter[str], include_attachments: bool) -> Turn | None:
     message = node.get("message")
     if message is None:  # the synthetic root node carries no message
         return None
@@ -143,27 +209,39 @@ def _turn(f: Fields, node: dict[str, Any], where: str, node_id: str, conv_id: st
     message = f.obj(message, mwhere)
     author = f.obj(message.get("author"), jpath(mwhere, "author"))
     role = f.text(author, "role", jpath(mwhere, "author"))
+    if role not in KEPT_ROLES and role not in SKIPPED_ROLES:
+        raise f.error(jpath(jpath(mwhere, "author"), "role"),
+                      f"unknown author role {role!r} (expected user, assistant, system or tool)")
+    stamp = f.time(f.get(message, "create_time", mwhere, (int, float, str), required=False),
+                   jpath(mwhere, "create_time"))
+    recipient = message.get("recipient")
+    canvas_tool = author.get("name") if role == "tool" else recipient if role == "assistant" else None
+    if isinstance(canvas_tool, str) and canvas_tool.startswith(CANVAS_PREFIX):
+        canvas = canvas_turn_text(message, canvas_tool)
+        if canvas is not None:
+            if not include_attachments:
+                skipped["canvas"] += 1
+                return None
+            text, meta = canvas
+            return Turn(id=node_id, conversation_id=conv_id, session_id=session_id, role="assistant",
+                        text=text, timestamp=stamp, meta=meta)
     if role in SKIPPED_ROLES:
         skipped[SKIPPED_ROLES[role]] += 1
         return None
-    if role not in KEPT_ROLES:
-        raise f.error(jpath(jpath(mwhere, "author"), "role"),
-                      f"unknown author role {role!r} (expected user, assistant, system or tool)")
     metadata = message.get("metadata") or {}
     if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
         skipped["hidden"] += 1
         return None
-    if message.get("recipient") not in (None, "all"):
+    if recipient not in (None, "all"):
         skipped["tool"] += 1
         return None
     text = _text(f, message, mwhere, skipped)
     if text is None:  # already counted as non_text
         return None
+    text = plain_text(text)
     if not text.strip():
         skipped["empty"] += 1
         return None
-    stamp = f.time(f.get(message, "create_time", mwhere, (int, float, str), required=False),
-                   jpath(mwhere, "create_time"))
     meta = {}
     if isinstance(metadata, dict) and isinstance(metadata.get("model_slug"), str):
         meta["model"] = metadata["model_slug"]

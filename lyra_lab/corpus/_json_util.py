@@ -16,6 +16,7 @@ from typing import Any
 from lyra_lab.corpus._model import CorpusFormatError
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_CUT_TOKEN = re.compile(r'[A-Za-z0-9.+\\-]*\Z|"[^"]*\Z')
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true/false",
                list: "a list", dict: "an object", type(None): "null"}
 
@@ -31,6 +32,8 @@ def decode_utf8(path: str, data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
+        if exc.reason == "unexpected end of data":  # the last character was cut in half
+            raise CorpusFormatError(path, f"line {line}", "truncated file (it ends inside a UTF-8 character)") from None
         raise CorpusFormatError(
             path, f"line {line}", f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
         ) from None
@@ -47,10 +50,25 @@ def parse_json(path: str, text: str) -> Any:
 
 
 def json_problem(exc: json.JSONDecodeError, text: str) -> str:
-    # A parser error at the very end of the text almost always means a cut-off download.
-    if exc.pos >= len(text.rstrip()):
+    """Describe a parse error, saying ``truncated`` when the text looks cut off."""
+    if is_truncated(exc, text):
         return f"truncated JSON ({exc.msg})"
     return f"not valid JSON ({exc.msg})"
+
+
+def is_truncated(exc: json.JSONDecodeError, text: str) -> bool:
+    """Whether ``text`` failed to parse because it ends early (a cut-off download or copy).
+
+    The parser stops either at the very end, or at the start of the one token the
+    cut went through: a string with no closing quote, or a literal or number cut
+    short (``tru``, ``1.``, ``"\\u00``).
+    """
+    if exc.msg == "Extra data":  # a whole value and then more: not a cut
+        return False
+    if exc.msg.startswith("Unterminated string"):  # a raw newline would be "Invalid control character"
+        return True
+    rest = text[exc.pos:].rstrip()
+    return not rest or (len(rest) <= 12 and _CUT_TOKEN.match(rest) is not None)
 
 
 def jpath(where: str, key: str | int) -> str:
@@ -84,7 +102,8 @@ class Fields:
         try:
             rec = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise self.error(where, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+            cut = "truncated, " if is_truncated(exc, raw) else ""
+            raise self.error(where, f"not valid JSON ({cut}{exc.msg} at column {exc.colno})") from None
         if not isinstance(rec, dict):
             raise self.error(where, f"expected a JSON object, got {type_name(rec)}")
         return rec

@@ -3,7 +3,8 @@
 Sniffing looks at the bytes, never the file name: an SQLite header means a Lyra
 memory DB; a zip is searched for ``conversations.json`` (the ChatGPT and
 Claude.ai exports); a first line with the ``lyra_lab_corpus`` header is the
-native format; a JSON document is recognised by the keys of its first item; a
+native format; a JSON document is recognised by the keys of its first item (or
+of the object itself: one ChatGPT conversation, one LongMemEval instance); a
 file of one JSON object per line is generic JSONL.  ``format=`` skips sniffing.
 
 Everything is parsed and checked before the Corpus is built, so a bad file
@@ -17,15 +18,26 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.corpus import _chatgpt, _claude, _jsonl, _locomo, _longmemeval, _lyra_db, _native, _probes
+from lyra_lab.corpus import (
+    _chatgpt,
+    _claude,
+    _jsonl,
+    _locomo,
+    _longmemeval,
+    _lyra_db,
+    _native,
+    _native_check,
+    _probes,
+)
 from lyra_lab.corpus._json_util import decode_utf8, json_problem, parse_json, sha256_hex
 from lyra_lab.corpus._model import Conversation, Corpus, CorpusFormatError, Probe
 
 # whole-document JSON formats, in sniffing order
 _JSON_FORMATS = {"chatgpt": _chatgpt, "claude": _claude, "locomo": _locomo, "longmemeval": _longmemeval}
+_WITH_ATTACHMENTS = ("chatgpt", "claude")
 FORMATS: tuple[str, ...] = ("native", *_JSON_FORMATS, "jsonl", "lyra_db")
 _ZIP_MAGIC = b"PK\x03\x04"
 _EXPORT_MEMBER = "conversations.json"
@@ -33,8 +45,9 @@ _EXPORT_MEMBER = "conversations.json"
 Parsed = tuple[tuple[Conversation, ...], tuple[Probe, ...]]
 
 
-def load(path: str | os.PathLike[str], format: str = "auto", *, probes: str | os.PathLike[str] | None = None,
-         name: str | None = None) -> Corpus:
+def load(path: str | os.PathLike[str], format: str = "auto", *,
+         probes: str | os.PathLike[str] | Iterable[Probe] | None = None, name: str | None = None,
+         include_attachments: bool = True) -> Corpus:
     """Import a conversation export, benchmark file or native corpus.
 
     Args:
@@ -42,10 +55,16 @@ def load(path: str | os.PathLike[str], format: str = "auto", *, probes: str | os
             ``locomo10.json``, a LongMemEval JSON, generic JSONL, a Lyra SQLite
             DB, or a corpus saved by ``Corpus.save``.
         format: one of :data:`FORMATS`, or ``"auto"`` to sniff the content.
-        probes: optional probes JSONL (see :func:`load_probes`) checked against
-            the corpus and appended to its own probes.
+        probes: optional probes JSONL (see :func:`load_probes`), or probes
+            already read by ``load_probes(path)`` without a corpus, checked
+            against the corpus (a missing ``conversation_id`` inferred) and
+            appended to its own probes.
         name: corpus name and, for single-user exports, the conversation id;
             defaults to the file stem.
+        include_attachments: import what the user attached or had written
+            beside the chat (Claude attachments' extracted text, ChatGPT canvas
+            documents) as turns marked ``meta["part"]``.  On by default: a user
+            expects them remembered; pass False to keep only chat messages.
 
     Returns:
         The corpus, recording ``source`` (the path), ``sha256`` of the file's
@@ -69,7 +88,7 @@ def load(path: str | os.PathLike[str], format: str = "auto", *, probes: str | os
         raise
     except OSError as exc:
         raise CorpusFormatError(file, "", f"cannot read: {exc.strerror or exc}") from None
-    fmt, parsed = _parse(file, data, format, name or file.stem)
+    fmt, parsed = _parse(file, data, format, name or file.stem, include_attachments)
     if isinstance(parsed, Corpus):  # native: the saved provenance is part of what round-trips
         corpus = parsed if name is None else Corpus(name, parsed.conversations, parsed.probes,
                                                     parsed.source, parsed.sha256, parsed.format)
@@ -81,16 +100,22 @@ def load(path: str | os.PathLike[str], format: str = "auto", *, probes: str | os
     return corpus
 
 
-def _add_probes(corpus: Corpus, path: str | os.PathLike[str]) -> Corpus:
-    extra = _probes.load_probes(path, corpus)
+def _add_probes(corpus: Corpus, probes: str | os.PathLike[str] | Iterable[Probe]) -> Corpus:
+    if isinstance(probes, (str, os.PathLike)):
+        where: Any = probes
+        extra = _probes.load_probes(probes, corpus)
+    else:
+        where = "probes"
+        extra = _probes.resolve_probes(list(probes), corpus)
     own = {p.id for p in corpus.probes}
     for probe in extra:
         if probe.id in own:
-            raise CorpusFormatError(path, "", f"probe id {probe.id!r} is already one of the corpus's own probes")
+            raise CorpusFormatError(where, "", f"probe id {probe.id!r} is already one of the corpus's own probes")
     return corpus.with_probes(corpus.probes + tuple(extra))
 
 
-def _parse(file: Path, data: bytes, format: str, name: str) -> tuple[str, Parsed | Corpus]:
+def _parse(file: Path, data: bytes, format: str, name: str, include_attachments: bool
+           ) -> tuple[str, Parsed | Corpus]:
     if _lyra_db.looks_like(data[:16]):
         if format not in ("auto", "lyra_db"):
             raise CorpusFormatError(file, "", f"is an SQLite database, not {format}")
@@ -109,17 +134,24 @@ def _parse(file: Path, data: bytes, format: str, name: str) -> tuple[str, Parsed
     lines = text.split("\n")
     n, first = next((n, ln) for n, ln in enumerate(lines, start=1) if ln.strip())
     if _native.is_native(first) and format in ("auto", "native"):
+        _native_check.check_lines(where, lines)
         return "native", _native.parse(where, lines)
     if format == "native":
         raise CorpusFormatError(where, f"line {n}", "not a lyra-lab corpus (no lyra_lab_corpus header)")
     if format == "jsonl":
         return "jsonl", _jsonl.parse(where, lines, name)
     if format in _JSON_FORMATS:
-        return format, _JSON_FORMATS[format].parse(where, parse_json(where, text), name)
-    return _sniff(where, text, lines, name)
+        return format, _parse_json_format(format, where, parse_json(where, text), name, include_attachments)
+    return _sniff(where, text, lines, name, include_attachments)
 
 
-def _sniff(where: str, text: str, lines: list[str], name: str) -> tuple[str, Parsed]:
+def _parse_json_format(fmt: str, where: str, doc: Any, name: str, include_attachments: bool) -> Parsed:
+    if fmt in _WITH_ATTACHMENTS:
+        return _JSON_FORMATS[fmt].parse(where, doc, name, include_attachments=include_attachments)
+    return _JSON_FORMATS[fmt].parse(where, doc, name)
+
+
+def _sniff(where: str, text: str, lines: list[str], name: str, include_attachments: bool) -> tuple[str, Parsed]:
     if text.lstrip()[0] not in "[{":
         raise CorpusFormatError(where, "line 1", "cannot tell the format: not JSON, JSONL, SQLite or a zip; "
                                 f"known formats: {', '.join(FORMATS)}")
@@ -137,7 +169,7 @@ def _sniff(where: str, text: str, lines: list[str], name: str) -> tuple[str, Par
     else:
         for fmt, module in _JSON_FORMATS.items():
             if module.looks_like(doc):
-                return fmt, module.parse(where, doc, name)
+                return fmt, _parse_json_format(fmt, where, doc, name, include_attachments)
         if isinstance(doc, list) and not doc:
             raise CorpusFormatError(where, "$", "empty JSON list: nothing to import")
     if _jsonl.looks_like(doc):

@@ -12,6 +12,10 @@ answer_session_ids}``; each haystack session is a list of
   code, ``<session_id>_<k>`` with ``k`` 1-based.  A haystack id repeated inside
   one instance gets ``#2``, ``#3``… (its source id stays in ``meta``).
 * Turn ``k`` gets the session time plus ``k-1`` seconds, keeping source order.
+* A haystack session dated after ``question_date`` is kept but flagged
+  ``Session.meta["after_question"] = True`` and counted in the probe's
+  ``meta["sessions_after_question"]``.  A lone instance (an object, not a list)
+  is read as a one-instance file.
 * One Probe per instance: ``category`` = ``question_type``; evidence = the turns
   marked ``has_answer``, else every turn of the answer sessions; ids ending in
   ``_abs`` are flagged ``abstention=True``; ``asked_at`` = ``question_date``.
@@ -20,6 +24,7 @@ answer_session_ids}``; each haystack session is a list of
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -31,8 +36,8 @@ ROLES = ("user", "assistant")
 
 
 def looks_like(doc: Any) -> bool:
-    return (isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict)
-            and "haystack_sessions" in doc[0] and "question_id" in doc[0])
+    first = doc[0] if isinstance(doc, list) and doc else doc  # a list of instances, or one on its own
+    return isinstance(first, dict) and "haystack_sessions" in first and "question_id" in first
 
 
 def parse_date(value: str) -> datetime:
@@ -47,12 +52,14 @@ def parse_date(value: str) -> datetime:
 def parse(path: str, doc: Any, name: str) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
     """Parse LongMemEval instances: one Conversation and one Probe each."""
     f = Fields(path)
-    items = f.items(doc, "$")
-    if not items:
+    if isinstance(doc, dict):
+        places = [("$", doc)]
+    else:
+        places = [(f"$[{i}]", raw) for i, raw in enumerate(f.items(doc, "$"))]
+    if not places:
         raise f.error("$", "no instances")
     conversations, probes, seen = [], [], {}
-    for i, raw in enumerate(items):
-        where = f"$[{i}]"
+    for where, raw in places:
         conv, probe = _instance(f, f.obj(raw, where), where)
         if conv.id in seen:
             raise f.error(jpath(where, "question_id"), f"question_id {conv.id!r} repeats {seen[conv.id]}")
@@ -94,8 +101,12 @@ def _instance(f: Fields, inst: dict[str, Any], where: str) -> tuple[Conversation
         if session.turns:
             sessions.append(session)
     sessions.sort(key=lambda s: s.started_at)  # stable: ties keep haystack order
+    asked = _date(f, f.text(inst, "question_date", where), jpath(where, "question_date"))
+    # a session dated after the question could not have been remembered when it was asked
+    sessions = [s if s.started_at <= asked else replace(s, meta={**s.meta, "after_question": True})
+                for s in sessions]
     conv = Conversation(id=qid, sessions=tuple(sessions), meta={"source_format": "longmemeval"})
-    return conv, _probe(f, inst, where, conv, by_source)
+    return conv, _probe(f, inst, where, conv, by_source, asked)
 
 
 def _session(f: Fields, body: Any, where: str, qid: str, sid: str, start: datetime) -> Session:
@@ -114,8 +125,11 @@ def _session(f: Fields, body: Any, where: str, qid: str, sid: str, start: dateti
 
 
 def _probe(f: Fields, inst: dict[str, Any], where: str, conv: Conversation,
-           by_source: dict[str, list[Session]]) -> Probe:
+           by_source: dict[str, list[Session]], asked: datetime) -> Probe:
     answer_ids = f.get(inst, "answer_session_ids", where, list, required=False) or []
+    for k, sid in enumerate(answer_ids):
+        if not isinstance(sid, str):
+            raise f.error(jpath(jpath(where, "answer_session_ids"), k), f"expected a session id string, got {sid!r}")
     evidence = [t.id for t in conv.turns() if t.meta.get("has_answer")]
     missing = [sid for sid in answer_ids if sid not in by_source]
     if not evidence:
@@ -123,9 +137,12 @@ def _probe(f: Fields, inst: dict[str, Any], where: str, conv: Conversation,
     meta: dict[str, Any] = {"answer_session_ids": list(answer_ids)}
     if missing:
         meta["dropped_evidence"] = missing
+    after = sum(1 for s in conv.sessions if s.meta.get("after_question"))
+    if after:
+        meta["sessions_after_question"] = after
     qid = conv.id
     return Probe(id=qid, conversation_id=qid, question=f.text(inst, "question", where),
                  answer=f.answer(inst, "answer", where), evidence=tuple(evidence),
                  category=f.text(inst, "question_type", where, required=False),
-                 asked_at=_date(f, f.text(inst, "question_date", where), jpath(where, "question_date")),
+                 asked_at=asked,
                  abstention=qid.endswith("_abs"), meta=meta)

@@ -10,18 +10,25 @@ Other keys are kept in ``Probe.meta``.  Given the corpus, every evidence id must
 name a turn (an unknown id is an error naming the line and the id), and a
 missing ``conversation_id`` is inferred: the one conversation holding all the
 evidence, or the corpus's only conversation.
+
+Without a corpus nothing can be checked or inferred: a probe with no
+``conversation_id`` gets ``""`` (:data:`UNRESOLVED`), resolved when the probes
+are joined with a corpus — ``load(corpus_path, probes=probes)`` or
+:func:`resolve_probes` — by the same rules as above.
 """
 
 from __future__ import annotations
 
 import os
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from lyra_lab.corpus._json_util import Fields, decode_utf8
 from lyra_lab.corpus._model import Corpus, CorpusFormatError, Probe
 
+UNRESOLVED = ""  # conversation_id of a probe read without a corpus and not naming its conversation
 KNOWN_KEYS = {"id", "question", "answer", "evidence", "category", "conversation_id", "asked_at",
               "adversarial", "abstention"}
 
@@ -35,8 +42,9 @@ def load_probes(path: str | os.PathLike[str], corpus: Corpus | None = None) -> l
 
     Args:
         path: the probes file.
-        corpus: the corpus the probes ask about; without it ``conversation_id`` is
-            required on every line and evidence ids are not checked.
+        corpus: the corpus the probes ask about; without it evidence ids are not
+            checked and a missing ``conversation_id`` is left ``""`` until the
+            probes are joined with a corpus (see :func:`resolve_probes`).
 
     Returns:
         The probes in file order.
@@ -99,7 +107,7 @@ def _probe(f: Fields, rec: dict[str, Any], where: str, corpus: Corpus | None,
     if corpus is not None:
         conv_id = _check_evidence(f, where, pid, evidence, conv_id, corpus, owners)
     elif conv_id is None:
-        raise f.error(where, f"probe {pid!r} has no 'conversation_id' and there is no corpus to infer it from")
+        conv_id = UNRESOLVED
     try:
         asked = f.time(rec.get("asked_at"), where)
     except CorpusFormatError as exc:
@@ -136,3 +144,25 @@ def _check_evidence(f: Fields, where: str, pid: str, evidence: list[str], conv_i
         raise f.error(where, f"probe {pid!r}: evidence ids span several conversations; set 'conversation_id'")
     raise f.error(where, f"probe {pid!r}: evidence ids occur in conversations {', '.join(sorted(common))}; "
                          "set 'conversation_id'")
+
+
+def resolve_probes(probes: list[Probe], corpus: Corpus, source: str = "probes") -> list[Probe]:
+    """Check probes read without a corpus against ``corpus``, inferring any unresolved ``conversation_id``.
+
+    Args:
+        probes: probes from ``load_probes(path)`` (or built by hand).
+        corpus: the corpus they ask about.
+        source: what to name in error messages (the probes file, if known).
+
+    Raises:
+        CorpusFormatError: an evidence id naming no turn, an unknown
+            conversation, or a conversation that cannot be inferred.
+    """
+    f = Fields(source)
+    owners = _owners(corpus)
+    resolved = []
+    for probe in probes:
+        conv_id = probe.conversation_id if probe.conversation_id != UNRESOLVED else None
+        conv_id = _check_evidence(f, "", probe.id, list(probe.evidence), conv_id, corpus, owners)
+        resolved.append(replace(probe, conversation_id=conv_id))
+    return resolved

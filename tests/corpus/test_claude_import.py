@@ -36,8 +36,11 @@ def test_chats_become_sessions_with_exact_turns():
         ("m2-bb", "assistant", "Try cacio e pepe.\n\nOr carbonara.", utc(2024, 3, 5, 14, 22, 20)),
         # an older message with only "text"; +01:00 converted to UTC
         ("m3-cc", "user", "Thanks! Here is my menu.", utc(2024, 3, 5, 14, 30)),
+        # the attachment's extracted text is a turn of its own, right after its message
+        ("m3-cc:attachment:0", "user", "[attachment: menu.pdf]\n...", utc(2024, 3, 5, 14, 30)),
     ]
     assert recipes.turns[2].meta == {"attachments": ["menu.pdf"]}
+    assert recipes.turns[3].meta == {"part": "attachment", "file_name": "menu.pdf", "attached_to": "m3-cc"}
     # the assistant message with no text at all is skipped and counted
     assert [t.id for t in conv.sessions[0].turns] == ["m4-dd"]
     assert conv.sessions[0].meta == {"skipped": {"empty": 1}}

@@ -79,3 +79,38 @@ def test_wrong_schema_names_file_and_json_path(tmp_path, mutate, where, problem)
         load(path)
     assert str(err.value).startswith(f"{path}: {where}: ")
     assert problem in str(err.value)
+
+
+def test_a_lone_instance_is_a_one_instance_file(tmp_path):
+    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(doc[0]), encoding="utf-8")
+    corpus = load(path)
+    assert corpus.format == "longmemeval"
+    assert [c.id for c in corpus.conversations] == ["q1"] and [p.id for p in corpus.probes] == ["q1"]
+
+
+def test_haystack_sessions_after_the_question_are_flagged_and_counted(tmp_path):
+    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    doc[0]["haystack_dates"][1] = "2023/06/02 (Fri) 09:00"  # the answer session, after 2023/05/30
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    corpus = load(path)
+    late = [s.id for s in corpus.conversations[0].sessions if s.meta.get("after_question")]
+    assert late == ["answer_q1_1"]
+    assert corpus.probes[0].meta["sessions_after_question"] == 1
+    assert "sessions_after_question" not in corpus.probes[1].meta
+
+
+@pytest.mark.parametrize("ids, where", [
+    ([["answer_q1_1"]], "$[0].answer_session_ids[0]"),
+    ([{"id": 1}], "$[0].answer_session_ids[0]"),
+])
+def test_unhashable_answer_session_ids_are_a_format_error(tmp_path, ids, where):
+    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    doc[0]["answer_session_ids"] = ids
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(CorpusFormatError) as err:
+        load(path)
+    assert str(err.value).startswith(f"{path}: {where}: expected a session id string")

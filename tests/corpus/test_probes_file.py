@@ -37,15 +37,30 @@ def test_probe_ids_clashing_with_the_corpus_own_probes_are_an_error(tmp_path):
         load(FIXTURES / "longmemeval_mini.json", probes=path)
 
 
-def test_without_corpus_conversation_id_is_required(tmp_path):
+def test_without_corpus_nothing_is_checked_and_a_missing_conversation_is_left_unresolved(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text('{"id": 7, "question": "q", "answer": "a", "conversation_id": "c", "evidence": ["zz"]}\n',
                     encoding="utf-8")
     (probe,) = load_probes(path)
     assert (probe.id, probe.conversation_id, probe.evidence) == ("7", "c", ("zz",))  # unchecked without a corpus
-    path.write_text(GOOD + "\n", encoding="utf-8")
-    with pytest.raises(CorpusFormatError, match=r"line 1: probe 'p0' has no 'conversation_id' and there is no corpus"):
-        load_probes(path)
+    (probe,) = load_probes(PROBES)[:1]  # the README's format: no conversation_id
+    assert probe.conversation_id == ""
+
+
+def test_probes_read_alone_are_resolved_when_joined_with_a_corpus(corpus):
+    alone = load_probes(PROBES)
+    assert [p.conversation_id for p in alone] == ["", "", "other"]
+    joined = load(FIXTURES / "messages.jsonl", probes=alone)
+    assert [(p.id, p.conversation_id) for p in joined.probes] == [("p1", "messages"), ("p2", "other"),
+                                                                  ("p3", "other")]
+    assert joined.probes == load(FIXTURES / "messages.jsonl", probes=PROBES).probes
+
+
+def test_joining_checks_evidence_like_reading_with_a_corpus(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"id": "p9", "question": "q", "answer": "a", "evidence": ["nope"]}\n', encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match=r"probes: probe 'p9': evidence id 'nope' matches no turn"):
+        load(FIXTURES / "messages.jsonl", probes=load_probes(path))
 
 
 @pytest.mark.parametrize("line, problem", [
