@@ -7,6 +7,16 @@ says so (``exact=False``); for a local model, pass the server's own tokenizer.
 A backend's reported usage is always the ground truth; these counts are for
 budgets, chunking and servers that report no usage.
 
+Long texts (a memory of megabytes) are encoded in bounded pieces, never at
+once: ``bpe-openai`` refuses inputs of a million characters or more.  Pieces
+end where the OpenAI pre-tokenizers (``cl100k_base``, ``o200k_base``) always
+split, after a newline followed by a character other than whitespace and ``/``, or before a space that
+follows a non-space character, so counts and encodings stay exact; only a
+run of ``PIECE_CHARS`` characters with neither (no whitespace at all) is cut
+blindly, which can change its count by a token at the cut.  For a server's
+tokenizer the same pieces are used, and counts there may differ by a token or
+two per piece from one whole-text call.
+
 >>> count_tokens("hello world", "gpt-4o-mini")
 2
 >>> token_counter("gpt-4").encoding
@@ -16,10 +26,16 @@ budgets, chunking and servers that report no usage.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 DEFAULT_ENCODING = "o200k_base"
+# Characters encoded at once: far below bpe-openai's 1,000,000-character limit, and at
+# most 4 tokens per character keeps a piece under its 200,000-token chunk limit.
+PIECE_CHARS = 40_000
+# Positions where cl100k/o200k pre-tokenization always starts a new pre-token (see the module docstring).
+_SAFE_CUT = re.compile(r"(?<=\n)(?=[^\s/])|(?<=\S)(?= )")
 
 # Prefix → encoding, longest prefix first, for model families bpe-openai's own
 # table does not list yet (its list stops at gpt-4.1-mini).
@@ -80,9 +96,19 @@ class TokenCounter:
     tokenize: Callable[[str], Sequence[int]] | None = None
 
     def __call__(self, text: str) -> int:
-        return len(self.encode(text))
+        if len(text) <= PIECE_CHARS:
+            return len(self._encode(text))
+        return sum(len(self._encode(piece)) for piece in pieces(text))
 
     def encode(self, text: str) -> Sequence[int]:
+        if len(text) <= PIECE_CHARS:
+            return self._encode(text)
+        out: list[int] = []
+        for piece in pieces(text):
+            out.extend(self._encode(piece))
+        return out
+
+    def _encode(self, text: str) -> Sequence[int]:
         if self.tokenize is not None:
             return self.tokenize(text)
         # Special-token text in a conversation ("<|endoftext|>") is plain text here.
@@ -92,6 +118,28 @@ class TokenCounter:
         if self.tokenize is not None:
             raise NotImplementedError("a server tokenizer counter cannot decode")
         return _encoding(self.encoding).decode(list(tokens))
+
+
+def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:
+    """``text`` cut into pieces of at most ``size`` characters, at safe cuts where there are any.
+
+    >>> pieces("one two three", size=8)
+    ['one two', ' three']
+    """
+    if size < 2:
+        raise ValueError(f"size must be >= 2, got {size}")
+    out, start = [], 0
+    while len(text) - start > size:
+        end = start + size
+        cut = None
+        for match in _SAFE_CUT.finditer(text, start + size // 2, end + 1):
+            cut = match.start()
+        if cut is None or cut <= start:
+            cut = end  # no whitespace in half a piece: a blind cut (see the module docstring)
+        out.append(text[start:cut])
+        start = cut
+    out.append(text[start:])
+    return out
 
 
 def token_counter(model: str = "gpt-4o-mini", tokenize: Callable[[str], Sequence[int]] | None = None) -> TokenCounter:
