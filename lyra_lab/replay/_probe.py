@@ -106,6 +106,22 @@ class _Present:
         return self.counts.get(token, 0) > 0  # type: ignore[call-overload]
 
 
+class _Metered:
+    """A ``MeteredEmbedder`` made on first use: a recaller that embeds nothing never loads the embedder."""
+
+    def __init__(self, embedder: Any, meter: PhaseMeter):
+        self._embedder = embedder
+        self._meter = meter
+        self._metered: MeteredEmbedder | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._metered is None:
+            self._metered = MeteredEmbedder(self._embedder, self._meter)
+        return getattr(self._metered, name)
+
+
 class ProbeAsker:
     """Runs the recallers for probes against ``store`` (owner thread only)."""
 
@@ -118,7 +134,7 @@ class ProbeAsker:
         self.pipeline = pipeline
         self.recallers = recallers
         self.meters = {label: PhaseMeter() for label in recallers}
-        self.embedders = {label: MeteredEmbedder(embedder, self.meters[label]) if embedder is not None else None
+        self.embedders = {label: _Metered(embedder, self.meters[label]) if embedder is not None else None
                           for label in recallers}
         self.k = k
         self.count = count
