@@ -120,6 +120,45 @@ class TokenCounter:
         return _encoding(self.encoding).decode(list(tokens))
 
 
+_LINE_CUT = re.compile(r"(?<=\n)(?=[^\s/])")
+
+
+class LineMemoCounter:
+    """A ``TokenCounter`` (OpenAI encodings) that counts a text line by line and remembers each line's count.
+
+    Recall renders many contexts out of the same memory lines (every probe ×
+    recaller, and again while fitting a budget); encoding each distinct line
+    once makes that linear.  Lines are cut only after a newline followed by a
+    character other than whitespace and ``/``, where these pre-tokenizers
+    always split, so counts are exactly the counter's.  ``encode``/``decode``
+    are the counter's own.
+    """
+
+    def __init__(self, counter: TokenCounter, max_lines: int = 200_000):
+        if counter.tokenize is not None:
+            raise ValueError("line-by-line counts are exact only for the OpenAI encodings, not a server tokenizer")
+        self.counter = counter
+        self.model, self.encoding, self.exact = counter.model, counter.encoding, counter.exact
+        self.tokenize = None
+        self.encode = counter.encode
+        self.decode = counter.decode
+        self._memo: dict[str, int] = {}
+        self._max_lines = max_lines
+
+    def __call__(self, text: str) -> int:
+        memo = self._memo
+        total = 0
+        for line in _LINE_CUT.split(text) if "\n" in text else (text,):
+            n = memo.get(line)
+            if n is None:
+                n = self.counter(line)
+                if len(memo) >= self._max_lines:
+                    memo.clear()  # a bound on memory; only costs re-encoding
+                memo[line] = n
+            total += n
+        return total
+
+
 def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:
     """``text`` cut into pieces of at most ``size`` characters, at safe cuts where there are any.
 

@@ -5,9 +5,11 @@ out proxies (``LazyBackend``, ``LazyEmbedder``) that build the real thing on
 first use, so an LLM-free grid never starts the local model server, a grid of
 BM25 alone never loads an embedding model, and resuming a finished run starts
 nothing.  ``check_backend`` validates a spec up front without starting
-anything, so a typo or a missing API-key variable still fails before any work.  With ``cache = "run"`` (default) the response and
-embedding caches live in the run folder (``cache/``); ``"user"`` shares them
-across runs in ``~/.cache/lyra-lab/``; ``"off"`` disables them.
+anything, so a typo or a missing API-key variable still fails before any work.
+
+With ``cache = "run"`` (default) the response and embedding caches live in the
+run folder (``cache/``); ``"user"`` shares them across runs in
+``~/.cache/lyra-lab/``; ``"off"`` disables them.
 """
 
 from __future__ import annotations

@@ -106,6 +106,15 @@ class _Present:
         return self.counts.get(token, 0) > 0  # type: ignore[call-overload]
 
 
+def _line_memo(count: Callable[[str], int]) -> Callable[[str], int]:
+    """``count`` remembering each memory line's tokens, where that keeps counts exact (OpenAI encodings)."""
+    from lyra_lab.backends._tokens import LineMemoCounter, TokenCounter
+
+    if isinstance(count, TokenCounter) and count.tokenize is None:
+        return LineMemoCounter(count)
+    return count
+
+
 class _Metered:
     """A ``MeteredEmbedder`` made on first use: a recaller that embeds nothing never loads the embedder."""
 
@@ -137,9 +146,9 @@ class ProbeAsker:
         self.embedders = {label: _Metered(embedder, self.meters[label]) if embedder is not None else None
                           for label in recallers}
         self.k = k
-        self.count = count
+        self.count = _line_memo(count)
         self.emit = emit
-        self.tally = MemoryTally(store, conversation_id, count)
+        self.tally = MemoryTally(store, conversation_id, self.count)
         self._snapshot: tuple[int, str, int, int] | None = None  # (version, text, tokens, entries)
 
     def memory_snapshot(self) -> tuple[str, int, int]:
