@@ -120,7 +120,22 @@ class TokenCounter:
         return _encoding(self.encoding).decode(list(tokens))
 
 
-_LINE_CUT = re.compile(r"(?<=\n)(?=[^\s/])")
+def _lines(text: str) -> list[str]:
+    """``text`` cut after every newline followed by a character other than whitespace and ``/``.
+
+    (``str.isspace`` covers every Unicode ``White_Space`` character, and a few
+    more where a cut is merely skipped, which keeps counts exact.)
+    """
+    parts = text.split("\n")
+    last = len(parts) - 1
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        piece = part + "\n" if i < last else part
+        if out and (not part or part[0].isspace() or part[0] == "/"):
+            out[-1] += piece
+        else:
+            out.append(piece)
+    return out
 
 
 class LineMemoCounter:
@@ -148,7 +163,7 @@ class LineMemoCounter:
     def __call__(self, text: str) -> int:
         memo = self._memo
         total = 0
-        for line in _LINE_CUT.split(text) if "\n" in text else (text,):
+        for line in _lines(text) if "\n" in text else (text,):
             n = memo.get(line)
             if n is None:
                 n = self.counter(line)
