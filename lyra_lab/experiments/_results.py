@@ -57,11 +57,39 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
     return df
 
 
+def _read_rows(files: list[Path]) -> pd.DataFrame | None:
+    """The rows as a frame, parsed by pyarrow's JSON reader (about twice as fast as ``json`` + pandas).
+
+    Returns None — and the caller takes the plain path, whose errors name file
+    and line — for anything that path might read differently: invalid JSON,
+    a column holding different JSON types, nested values, a missing boolean,
+    or no rows at all.
+    """
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    try:
+        tables = [pj.read_json(f) for f in files if f.stat().st_size]
+        if not tables:
+            return None
+        table = pa.concat_tables(tables, promote_options="default")
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    if table.num_rows == 0 or any(pa.types.is_nested(t) for t in table.schema.types):
+        return None
+    # A missing boolean (or all-missing) value becomes None here but NaN on the plain path.
+    if any((pa.types.is_boolean(c.type) or pa.types.is_null(c.type)) and c.null_count for c in table.columns):
+        return None
+    return table.to_pandas()
+
+
 def _frame(files: list[Path]) -> pd.DataFrame:
-    records = read_row_records(files)  # a ResultsFormatError (ValueError) names file and line
-    if not records:
-        return pd.DataFrame({c: pd.Series(dtype="object") for c in ID_COLUMNS})
-    df = pd.DataFrame.from_records(records)
+    df = _read_rows(files)
+    if df is None:
+        records = read_row_records(files)  # a ResultsFormatError (ValueError) names file and line
+        if not records:
+            return pd.DataFrame({c: pd.Series(dtype="object") for c in ID_COLUMNS})
+        df = pd.DataFrame.from_records(records)
     for col in ID_COLUMNS:
         if col not in df.columns:
             df[col] = ""

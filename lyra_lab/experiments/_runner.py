@@ -22,7 +22,7 @@ from lyra_lab.backends._types import Backend, BackendError, Embedder
 from lyra_lab.experiments._cells import Cell, cell_id
 from lyra_lab.experiments._cell_run import run_cell
 from lyra_lab.experiments._labels import pipeline_labels
-from lyra_lab.experiments._resources import Resources
+from lyra_lab.experiments._resources import Resources, spec_key
 from lyra_lab.experiments._results import load_results
 from lyra_lab.experiments._runfolder import RunFolder, file_sha256
 from lyra_lab.experiments._select import load_corpus, select
@@ -102,10 +102,10 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
                   corpus=str(spec.corpus.path), corpus_sha256=sha, probes=len(selection.corpus.probes),
                   dropped_probes=selection.dropped_probes, dropped_sessions=selection.dropped_sessions)
         _recover_done_events(folder, finished, log)
-        if todo:  # build every backend now, so a missing API key fails before any work is done
-            for backend in [*(c.backend for c in todo), spec.qa.backend, spec.judge.backend]:
-                if backend:
-                    res.backend(backend)  # built once per spec; later calls return the same object
+        if todo:  # check every backend spec now (starting nothing), so a missing API key fails before any work
+            specs = [*(c.backend for c in todo), spec.qa.backend, spec.judge.backend]
+            for backend in {spec_key(b): b for b in specs if b}.values():
+                res.check_backend(backend)
         try:
             for cell in tqdm(todo, desc=f"{spec.name}: cells", unit="cell", disable=disable):
                 try:

@@ -1,8 +1,12 @@
 """Ask one probe of the memory as it stands: every recaller, its rendered context, memory size.
 
-The whole rendered memory (for judge-free retention) is computed once per
-memory version, not once per probe × recaller: many probes are asked at the
-end of a conversation, all against the same memory.
+Memory size and judge-free retention cost linear time in memory + probes: each
+memory entry is rendered, token-counted and normalized once, when it enters
+the store (``MemoryTally``), and each probe then looks its answer's tokens up
+in the memory's vocabulary.  Nothing encodes or normalizes the whole memory
+at once, which real exports (megabytes of text) would make quadratic, or
+crash the tokenizer.  The rendered memory text is still built once per memory
+version, not once per probe × recaller.
 
 Embedding calls are metered per recaller (``embed`` phase).  Recallers that
 share a dense index (``dense`` and ``hybrid`` with the same embedder) embed each
@@ -13,13 +17,118 @@ it, so compare embed costs per memory pipeline, not between such recallers.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from datetime import datetime
 from typing import Any, Callable, Mapping
 
 from lyra_lab.corpus import Probe
-from lyra_lab.memory import MemoryStore
+from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 from lyra_lab.replay._types import ProbeOutcome
+
+
+class MemoryTally:
+    """Tokens and normalized vocabulary of one conversation's memory, kept up to date entry by entry.
+
+    ``memory_tokens`` equals ``count(render_memory(entries))`` for the OpenAI
+    encodings: every rendered line starts with ``[``, and their pre-tokenizer
+    always splits after a newline followed by ``[``, so the count is the sum of
+    ``count(line + "\n")`` over all lines but the last plus ``count(last line)``.
+    For a server's tokenizer it may differ by a token or so per line.
+
+    Attributes:
+        entries_indexed: entries rendered, counted and normalized so far (a
+            work counter: it grows with the memory, never with the probes).
+    """
+
+    def __init__(self, store: MemoryStore, conversation_id: str, count: Callable[[str], int]):
+        self.store = store
+        self.conversation_id = conversation_id
+        self.count = count
+        self.entries_indexed = 0
+        self._version = 0
+        self._indexed: dict[str, tuple[MemoryEntry, int]] = {}  # id -> (entry, count(line + "\n"))
+        self._tokens_of: dict[str, frozenset[str]] = {}
+        self._vocab: Counter[str] = Counter()
+        self._tokens_nl = 0
+
+    def sync(self) -> None:
+        """Follow the store's changes since the last call."""
+        from lyra_lab.evaluate._retention import normalized_tokens
+        from lyra_lab.rollup._render import entry_line
+
+        if self._version == self.store.version:
+            return
+        touched = dict.fromkeys(entry_id for _, entry_id in self.store.changes_since(self._version))
+        self._version = self.store.version
+        for entry_id in touched:
+            current = self.store.get(entry_id) if entry_id in self.store else None
+            old = self._indexed.get(entry_id)
+            if old is not None and old[0] is not current:
+                del self._indexed[entry_id]
+                self._tokens_nl -= old[1]
+                self._vocab.subtract(self._tokens_of.pop(entry_id))
+            if current is not None and current.conversation_id == self.conversation_id \
+                    and entry_id not in self._indexed:
+                line = entry_line(current)
+                tokens = normalized_tokens(line)
+                self._indexed[entry_id] = (current, self.count(line + "\n"))
+                self._tokens_nl += self._indexed[entry_id][1]
+                self._tokens_of[entry_id] = tokens
+                self._vocab.update(tokens)
+                self.entries_indexed += 1
+
+    def memory_tokens(self, entries: list[MemoryEntry]) -> int:
+        """Tokens of ``render_memory(entries)`` (``entries``: the conversation's, after ``sync``)."""
+        from lyra_lab.rollup._render import entry_line, memory_order
+
+        if not entries:
+            return 0
+        last = max(entries, key=memory_order)
+        return self._tokens_nl - self._indexed[last.id][1] + self.count(entry_line(last))
+
+    def answer_recall(self, answer: Any) -> float | None:
+        """Share of ``answer``'s normalized tokens anywhere in the memory (None for an empty answer)."""
+        from lyra_lab.evaluate._retention import answer_token_recall
+
+        return answer_token_recall(answer, _Present(self._vocab))
+
+
+class _Present:
+    """``token in memory`` over a reference count (a removed entry leaves zero counts behind)."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self, counts: Counter[str]):
+        self.counts = counts
+
+    def __contains__(self, token: object) -> bool:
+        return self.counts.get(token, 0) > 0  # type: ignore[call-overload]
+
+
+def _line_memo(count: Callable[[str], int]) -> Callable[[str], int]:
+    """``count`` remembering each memory line's tokens, where that keeps counts exact (OpenAI encodings)."""
+    from lyra_lab.backends._tokens import LineMemoCounter, TokenCounter
+
+    if isinstance(count, TokenCounter) and count.tokenize is None:
+        return LineMemoCounter(count)
+    return count
+
+
+class _Metered:
+    """A ``MeteredEmbedder`` made on first use: a recaller that embeds nothing never loads the embedder."""
+
+    def __init__(self, embedder: Any, meter: PhaseMeter):
+        self._embedder = embedder
+        self._meter = meter
+        self._metered: MeteredEmbedder | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._metered is None:
+            self._metered = MeteredEmbedder(self._embedder, self._meter)
+        return getattr(self._metered, name)
 
 
 class ProbeAsker:
@@ -34,21 +143,23 @@ class ProbeAsker:
         self.pipeline = pipeline
         self.recallers = recallers
         self.meters = {label: PhaseMeter() for label in recallers}
-        self.embedders = {label: MeteredEmbedder(embedder, self.meters[label]) if embedder is not None else None
+        self.embedders = {label: _Metered(embedder, self.meters[label]) if embedder is not None else None
                           for label in recallers}
         self.k = k
-        self.count = count
+        self.count = _line_memo(count)
         self.emit = emit
+        self.tally = MemoryTally(store, conversation_id, self.count)
         self._snapshot: tuple[int, str, int, int] | None = None  # (version, text, tokens, entries)
 
     def memory_snapshot(self) -> tuple[str, int, int]:
-        """``(rendered memory, its tokens, entry count)`` of the conversation, cached per store version."""
+        """``(rendered memory, entry count, its tokens)`` of the conversation, cached per store version."""
         from lyra_lab.rollup import render_memory
 
         if self._snapshot is None or self._snapshot[0] != self.store.version:
+            self.tally.sync()
             entries = self.store.entries(self.conversation_id)
             text = render_memory(entries)
-            self._snapshot = (self.store.version, text, self.count(text), len(entries))
+            self._snapshot = (self.store.version, text, self.tally.memory_tokens(entries), len(entries))
         _, text, tokens, n = self._snapshot
         return text, n, tokens
 
@@ -56,6 +167,7 @@ class ProbeAsker:
         from lyra_lab.recall import render
 
         memory_text, n_entries, memory_tokens = self.memory_snapshot()
+        answer_recall = self.tally.answer_recall(probe.answer)
         out: dict[str, ProbeOutcome] = {}
         for label, recaller in self.recallers.items():
             start = time.perf_counter()
@@ -68,6 +180,7 @@ class ProbeAsker:
                 probe=probe, hits=hits, context=context, context_tokens=context_tokens,
                 recall_latency_s=latency, memory_text=memory_text, memory_entries=n_entries,
                 memory_tokens=memory_tokens, meta={"recaller": label, "now": now.isoformat()},
+                memory_answer_recall=answer_recall,
             )
             self.emit("recall", probe_id=probe.id, recaller=label, now=now, latency_s=round(latency, 6),
                       context_tokens=context_tokens,

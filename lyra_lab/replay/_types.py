@@ -33,6 +33,9 @@ class ProbeOutcome:
         memory_text: the whole rendered memory of the conversation at that moment
             (for judge-free retention: is the answer still anywhere in memory?).
         memory_entries, memory_tokens: size of the memory at that moment.
+        memory_answer_recall: share of the probe's normalized answer tokens found
+            anywhere in that memory (``evaluate.answer_token_recall``), from
+            replay's per-entry index; None when replay did not compute it.
     """
 
     probe: Probe
@@ -44,3 +47,4 @@ class ProbeOutcome:
     memory_entries: int = 0
     memory_tokens: int = 0
     meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    memory_answer_recall: float | None = None

@@ -1,0 +1,114 @@
+"""Harness overhead: all of LoCoMo through an LLM-free grid, timed per phase.
+
+The case of issue 9: every LoCoMo conversation (10 conversations, 1,986 probes,
+5,882 turns) through ``turn_window(max_turns=4)``, no summarizer, no rollup,
+raw turns kept, recallers dense + bm25 + hybrid, on the zero-latency fake LLM
+and the hashing embedder.  Nothing here waits on a model, so the wall time is
+the harness itself: replay, recall, scoring, rows and the results Parquet.
+
+Prints the wall time and a per-phase breakdown (the phases are timed by
+wrapping the functions that do them; ``replay`` excludes ``recall``, which runs
+inside it, and ``run log`` is spread over the others).  Asserts nothing.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/harness_overhead.py [--locomo PATH] [--profile out.prof]
+
+Measured on 2 shared cores (issue 9): before the fix 796 s (load average ~10;
+scoring 693 s, normalizing the whole memory again for every probe); after it
+8.8 s (load average 3.3: recall 4.8, scoring 1.1, replay 0.9, rows 0.9,
+results parquet 0.7).  Figures taken under load are noisy: quote the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+LOCOMO = Path(__file__).resolve().parents[1] / "../shared/datasets/locomo10.json"
+
+SPEC = {
+    "name": "harness-overhead",
+    "corpus": {"format": "locomo"},
+    "grid": {
+        "chunkers": [{"name": "turn_window", "max_turns": 4}],
+        "summarizers": ["none"],
+        "rollups": ["none"],
+        "keep_raw": [True],
+        "recallers": ["dense", "bm25", "hybrid"],
+    },
+    "run": {"backends": ["fake"], "embedders": ["hashing"], "ks": [1, 5, 10], "cache": "off"},
+}
+
+
+def _timed(totals: dict[str, float], phase: str, owner: object, attr: str) -> None:
+    """Replace ``owner.attr`` by a wrapper adding its wall time to ``totals[phase]``."""
+    fn = getattr(owner, attr)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            totals[phase] += time.perf_counter() - start
+
+    setattr(owner, attr, wrapper)
+
+
+def instrument(totals: dict[str, float]) -> None:
+    import lyra_lab.evaluate
+    from lyra_lab.experiments import _cell_run, _runfolder, _runner
+    from lyra_lab.replay import _probe, _runlog
+
+    _timed(totals, "load", _runner, "load_corpus")
+    _timed(totals, "replay", _cell_run, "replay")
+    _timed(totals, "recall", _probe.ProbeAsker, "ask")
+    _timed(totals, "scoring", lyra_lab.evaluate, "score_outcome")
+    _timed(totals, "rows write", _runfolder.RunFolder, "write_rows")
+    _timed(totals, "results parquet", _runner, "load_results")
+    _timed(totals, "run log", _runlog.RunLog, "event")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--locomo", type=Path, default=LOCOMO)
+    parser.add_argument("--profile", type=Path, help="also write a cProfile of the run here")
+    args = parser.parse_args()
+    from lyra_lab.backends import FakeLLM, HashingEmbedder
+    from lyra_lab.experiments import ExperimentSpec, run_experiment
+
+    data = {**SPEC, "corpus": {**SPEC["corpus"], "path": str(args.locomo.resolve())}}
+    spec = ExperimentSpec.from_dict(data)
+    totals: dict[str, float] = defaultdict(float)
+    instrument(totals)
+    with tempfile.TemporaryDirectory() as tmp:
+        def run():
+            return run_experiment(spec, Path(tmp) / "run", progress=False,
+                                  backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()})
+
+        start = time.perf_counter()
+        if args.profile:
+            import cProfile
+
+            cProfile.runctx("df = run()", globals(), ns := {"run": run}, str(args.profile))
+            df = ns["df"]
+        else:
+            df = run()
+        wall = time.perf_counter() - start
+    probes = df.loc[df["probe_id"] != "", "probe_id"].nunique()
+    print(f"LoCoMo LLM-free: {df['cell_id'].nunique()} cells, {probes} probes, {len(df)} rows; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"wall {wall:8.2f} s")
+    totals["replay"] -= totals["recall"]  # recall runs inside replay
+    for phase in ("load", "replay", "recall", "scoring", "rows write", "results parquet"):
+        print(f"  {phase:<16}{totals[phase]:8.2f} s")
+    print(f"  {'other':<16}{wall - sum(v for k, v in totals.items() if k != 'run log'):8.2f} s")
+    print(f"  (run log events, inside the phases above: {totals['run log']:.2f} s)")
+
+
+if __name__ == "__main__":
+    main()
