@@ -136,8 +136,13 @@ class BackendConfig:
         return key
 
     def identity(self) -> dict[str, Any]:
-        """What determines an answer: backend, model and default params (cache keys use it)."""
-        return {"backend": self.name, "model": self.model, "params": _plain(self.params)}
+        """What determines an answer: backend, endpoint, model and default params (cache keys use it).
+
+        The endpoint is part of it because two servers may both call their model
+        ``"default"``; it is ``endpoint_url(base_url)``, without credentials.
+        """
+        return {"backend": self.name, "endpoint": endpoint_url(self.base_url), "model": self.model,
+                "params": _plain(self.params)}
 
     def describe(self) -> dict[str, Any]:
         """Every field, safe to record: no key, and no credentials or query in the URL."""
@@ -157,6 +162,33 @@ def safe_url(url: str) -> str:
         host = parts.hostname or ""
         netloc = f"{host}:{parts.port}" if parts.port else host
         return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    except ValueError:
+        return "<unparseable url>"
+
+
+# Query parameters whose name suggests a credential (``?api_key=``, ``?sig=``, ``?access_token=``).
+_SECRET_PARAM = re.compile(r"key|token|secret|pass|pwd|sig|auth|cred|session|code", re.IGNORECASE)
+
+
+def endpoint_url(url: str) -> str:
+    """``url`` as an endpoint identity: no user:password, fragment or credential-like query params.
+
+    Query params that select something (``?api-version=2024-06-01``) stay, sorted,
+    since they may change the answer; the host is lower-cased and a trailing
+    slash dropped, so spellings of one endpoint agree.
+
+    >>> endpoint_url("https://user:sk-1@API.example.com:8443/v1/?api_key=sk-2&api-version=3")
+    'https://api.example.com:8443/v1?api-version=3'
+    """
+    from urllib.parse import parse_qsl, urlencode
+
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        query = sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                       if not _SECRET_PARAM.search(k))
+        return urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/"), urlencode(query), ""))
     except ValueError:
         return "<unparseable url>"
 
