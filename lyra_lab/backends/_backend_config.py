@@ -139,16 +139,17 @@ class BackendConfig:
         """What determines an answer: backend, endpoint, model and default params (cache keys use it).
 
         The endpoint is part of it because two servers may both call their model
-        ``"default"``; it is ``endpoint_url(base_url)``, without credentials.
+        ``"default"``; it is ``endpoint_url(base_url)``, without credentials, and
+        credential-like params (``extra_headers`` values, ``api_key``…) are masked.
         """
         return {"backend": self.name, "endpoint": endpoint_url(self.base_url), "model": self.model,
-                "params": _plain(self.params)}
+                "params": redact(_plain(self.params))}
 
     def describe(self) -> dict[str, Any]:
         """Every field, safe to record: no key, and no credentials or query in the URL."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["base_url"] = safe_url(self.base_url)
-        out["params"] = _plain(self.params)
+        out["params"] = redact(_plain(self.params))
         price = self.price()
         out["price_known"] = price.known
         out["price_in_per_m"], out["price_out_per_m"] = price.input_per_m, price.output_per_m
@@ -191,6 +192,51 @@ def endpoint_url(url: str) -> str:
         return urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/"), urlencode(query), ""))
     except ValueError:
         return "<unparseable url>"
+
+
+# Names of mapping keys whose values are credentials, wherever they appear in a spec.
+_SECRET_NAME = re.compile(r"(api[_-]?key|secret|token|password|passwd|authorization|auth|cookie|credential)$"
+                          r"|^(key|x-api-key|api-key)$", re.IGNORECASE)
+MASK = "***"
+
+
+def redact(value: Any) -> Any:
+    """A copy of a backend spec (or any plain JSON-like value) safe to record.
+
+    URLs lose user:password, fragments and credential-like query params
+    (``endpoint_url``); values under credential-like names (``api_key``,
+    ``Authorization``, ``token``…) and every header value under
+    ``extra_headers``/``headers`` become ``"***"``. ``api_key_env`` stays: it
+    is a variable's name, not a key. Anything else passes through unchanged.
+
+    >>> redact({"base_url": "https://u:sk-1@h/v1", "params": {"extra_headers": {"X-Org": "o"}}})
+    {'base_url': 'https://h/v1', 'params': {'extra_headers': {'X-Org': '***'}}}
+    """
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = str(key)
+            if name.lower() in ("extra_headers", "headers") and isinstance(item, Mapping):
+                out[name] = {str(h): MASK for h in item}
+            elif name != "api_key_env" and _SECRET_NAME.search(name) and item not in (None, ""):
+                out[name] = MASK
+            else:
+                out[name] = redact(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [redact(v) for v in value]
+    if isinstance(value, str) and "://" in value:
+        return _redact_url(value)
+    return value
+
+
+def _redact_url(text: str) -> str:
+    parts = urlsplit(text)
+    if not parts.scheme or not parts.netloc or " " in text:
+        return text
+    if "@" not in parts.netloc and not parts.query and not parts.fragment:
+        return text
+    return endpoint_url(text)
 
 
 def _plain(value: Any) -> Any:
