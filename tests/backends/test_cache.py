@@ -124,7 +124,8 @@ def test_key_is_canonical():
 
 def test_the_key_holds_the_endpoint_without_credentials():
     def key(url):
-        return cache_key(BackendConfig(name="llamacpp", base_url=url, model="default").identity(), MESSAGES, {})
+        config = BackendConfig(name="llamacpp", base_url=url, model="default")
+        return cache_key(config.identity(), MESSAGES, {})
 
     assert key("http://10.0.0.1:1/v1") != key("http://10.0.0.2:2/v1")  # two servers both serving "default"
     # credentials and key-like query params do not make another endpoint, nor reach the key's payload
@@ -138,7 +139,7 @@ def test_the_key_holds_the_endpoint_without_credentials():
 def test_same_model_name_on_two_servers_never_shares_and_no_credential_reaches_the_file(tmp_path):
     secret = "sk-url-SECRET-987"
     path = tmp_path / "c.sqlite"
-    with SimulatedServer(latency_s=0.0) as one, SimulatedServer(latency_s=0.0) as two, ResponseCache(path) as cache:
+    with SimulatedServer() as one, SimulatedServer() as two, ResponseCache(path) as cache:
         url_one = one.base_url.replace("http://", f"http://alice:{secret}@")
         a = CachedBackend(_backend(one, base_url=url_one, model="default"), cache)
         b = CachedBackend(_backend(two, model="default"), cache)

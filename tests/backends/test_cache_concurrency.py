@@ -85,11 +85,12 @@ def test_sixteen_writers_threads_and_processes_round_trip_exactly(tmp_path):
         t.join(timeout=300)
     outputs = [c.communicate(timeout=300) for c in children]
     assert not errors, errors
-    for child, (out, err) in zip(children, outputs):
+    for child, (out, err) in zip(children, outputs, strict=True):
         assert child.returncode == 0 and out.strip() == "ok", err[-3000:]
 
     # every key any writer wrote is there, exactly
-    with ResponseCache(tmp_path / "responses.sqlite") as rc, EmbeddingCache(tmp_path / "embeddings.sqlite") as ec:
+    with ResponseCache(tmp_path / "responses.sqlite") as rc, \
+            EmbeddingCache(tmp_path / "embeddings.sqlite") as ec:
         assert 0 < len(rc) <= KEYS and 0 < len(ec) <= KEYS
         for k in range(KEYS):
             got = rc.get(f"key-{k}")
@@ -118,7 +119,8 @@ def test_a_busy_file_is_retried_not_raised(tmp_path):
         released = threading.Timer(0.5, lambda: blocker.execute("COMMIT"))
         released.start()
         began = time.monotonic()
-        cache.put("k", Completion(text="t", usage=Usage(1, 1, 0.0, calls=1), latency_s=0.1, backend="b", model="m"))
+        cache.put("k", Completion(text="t", usage=Usage(1, 1, 0.0, calls=1), latency_s=0.1, backend="b",
+                                  model="m"))
         assert time.monotonic() - began >= 0.4  # it waited for the lock
         released.join()
         blocker.close()

@@ -146,6 +146,10 @@ def secret_run(tmp_path_factory):
         with SimulatedServer(latency_s=0.0) as server:
             # user:password in the URL: httpx turns it into a Basic auth header (which the server ignores)
             url = server.base_url.replace("http://", f"http://lyra:{PLANTED['url']}@")
+            header = PLANTED["header"]
+            headers = f'{{ extra_headers = {{ X-Api-Key = "{header}" }} }}'
+            backend = (f'{{ preset = "simulated", base_url = "{url}", api_key_env = "LYRA_TEST_API_KEY", '
+                       f'params = {headers} }}')
             toml = f"""
                 name = "secrets"
                 [corpus]
@@ -155,7 +159,7 @@ def secret_run(tmp_path_factory):
                 summarizers = [{{ name = "single_pass", max_tokens = 16 }}]
                 recallers = ["bm25"]
                 [run]
-                backends = [{{ preset = "simulated", base_url = "{url}", api_key_env = "LYRA_TEST_API_KEY", params = {{ extra_headers = {{ X-Api-Key = "{PLANTED['header']}" }} }} }}]
+                backends = [{backend}]
                 embedders = ["hashing"]
                 ks = [1, 3]
                 cache = "run"

@@ -39,13 +39,15 @@ def soak_toml(folder, base_url: str, conversations: int, sessions: int, map_redu
     corpus = generate_synthetic(0, conversations=conversations, months=months, sessions=sessions,
                                 single_facts=4, updated_facts=1, temporal=2, multi_hop=1, abstention=2)
     corpus_path = corpus.save(folder / "soak.jsonl")
+    map_reduce = ('{ name = "map_reduce", max_tokens = 16, merge_max_tokens = 24, '
+                  f'max_concurrency = {map_reduce_concurrency} }}')
     text = textwrap.dedent(f"""
         name = "soak"
         [corpus]
         path = "{corpus_path}"
         [grid]
         chunkers = [{{ name = "turn_window", max_turns = 4 }}]
-        summarizers = [{{ name = "single_pass", max_tokens = 24 }}, {{ name = "map_reduce", max_tokens = 16, merge_max_tokens = 24, max_concurrency = {map_reduce_concurrency} }}]
+        summarizers = [{{ name = "single_pass", max_tokens = 24 }}, {map_reduce}]
         recallers = ["bm25"]
         [run]
         backends = [{{ preset = "simulated", base_url = "{base_url}", {BACKEND} }}]
