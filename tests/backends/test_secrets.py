@@ -97,3 +97,124 @@ def test_a_pickled_backend_carries_no_key(monkeypatch):
     monkeypatch.delenv("LYRA_TEST_KEY")
     with pytest.raises(ConfigError, match="LYRA_TEST_KEY"):
         pickle.loads(data)
+
+
+# --- an experiment with a secret in every place a user could put one ----------------------------
+
+PLANTED = {"env": "sk-env-SECRET-1111", "url": "url-SECRET-2222", "header": "hdr-SECRET-3333"}
+
+
+def _forms(secret: str) -> list[bytes]:
+    """The secret as bytes, and as base64 / URL-encoding / Basic-auth would carry it."""
+    import base64
+    from urllib.parse import quote
+
+    raw = secret.encode()
+    forms = [raw, quote(secret, safe="").encode(), base64.b64encode(raw).rstrip(b"=")]
+    for user in ("lyra:", ""):  # a Basic auth header is base64("user:password")
+        forms.append(base64.b64encode(f"{user}{secret}".encode()).rstrip(b"="))
+    return forms
+
+
+def _leaks(folder: Path) -> dict[str, list[str]]:
+    """{file (relative): [which planted secrets it holds in any form]} over every file under ``folder``."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            hits = [name for name, secret in PLANTED.items() if any(f in data for f in _forms(secret))]
+            if hits:
+                found[str(path.relative_to(folder))] = hits
+    return found
+
+
+@pytest.fixture(scope="module")
+def secret_run(tmp_path_factory):
+    """A small experiment on the simulated server with every secret planted; returns its run folder."""
+    import os
+
+    from lyra_lab.corpus import generate_synthetic
+    from lyra_lab.evaluate import write_report
+    from lyra_lab.experiments import ExperimentSpec, run_experiment
+
+    tmp = tmp_path_factory.mktemp("secret-run")
+    corpus = generate_synthetic(0, conversations=1, months=1, sessions=4, single_facts=2, updated_facts=1,
+                                temporal=1, multi_hop=1, abstention=1).save(tmp / "corpus.jsonl")
+    old = os.environ.get("LYRA_TEST_API_KEY")
+    os.environ["LYRA_TEST_API_KEY"] = PLANTED["env"]
+    try:
+        with SimulatedServer(latency_s=0.0) as server:
+            # user:password in the URL: httpx turns it into a Basic auth header (which the server ignores)
+            url = server.base_url.replace("http://", f"http://lyra:{PLANTED['url']}@")
+            header = PLANTED["header"]
+            headers = f'{{ extra_headers = {{ X-Api-Key = "{header}" }} }}'
+            backend = (f'{{ preset = "simulated", base_url = "{url}", api_key_env = "LYRA_TEST_API_KEY", '
+                       f'params = {headers} }}')
+            toml = f"""
+                name = "secrets"
+                [corpus]
+                path = "{corpus}"
+                [grid]
+                chunkers = [{{ name = "turn_window", max_turns = 4 }}]
+                summarizers = [{{ name = "single_pass", max_tokens = 16 }}]
+                recallers = ["bm25"]
+                [run]
+                backends = [{backend}]
+                embedders = ["hashing"]
+                ks = [1, 3]
+                cache = "run"
+                [qa]
+                enabled = true
+                max_probes = 2
+                """
+            path = tmp / "secrets.toml"
+            path.write_text("\n".join(line.strip() for line in toml.splitlines()), encoding="utf-8")
+            run = tmp / "run"
+            df = run_experiment(ExperimentSpec.from_toml(path), run, progress=False)
+            chats = server.chat_log()
+        write_report(run)
+    finally:
+        if old is None:
+            os.environ.pop("LYRA_TEST_API_KEY", None)
+        else:
+            os.environ["LYRA_TEST_API_KEY"] = old
+    assert not df.attrs["failed_cells"] and len(chats) > 0 and all(r.has_auth for r in chats)
+    return run
+
+
+def test_no_planted_secret_reaches_the_caches_rows_env_results_or_report(secret_run):
+    leaks = _leaks(secret_run)
+    assert (secret_run / "cache" / "responses.sqlite").exists() and (secret_run / "report").is_dir()
+    assert {f: s for f, s in leaks.items() if f not in ("spec.json", "log.jsonl")} == {}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "experiments code outside backends records the raw backend spec dict: ExperimentSpec.to_dict "
+    "(spec.json 'backends', and 'qa'/'judge' backends) and Resources.describe keys (log.jsonl run_done "
+    "'backends') hold the URL's user:password and the header value. Fix there: pass specs through "
+    "lyra_lab.backends._backend_config.redact() before recording them."))
+def test_no_planted_secret_reaches_spec_json_or_the_run_log(secret_run):
+    assert _leaks(secret_run) == {}
+
+
+def test_the_env_var_secret_never_leaks_anywhere(secret_run):
+    # the key itself only ever travels by the variable's name
+    assert all("env" not in names for names in _leaks(secret_run).values())
+
+
+def test_redact_masks_what_a_backend_spec_can_hold():
+    from lyra_lab.backends._backend_config import redact
+
+    spec = {"preset": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY", "api_key": "sk-x",
+            "base_url": "https://u:pw@h.example/v1?api_key=sk-y&api-version=2",
+            "params": {"temperature": 0, "max_tokens": 5, "extra_headers": {"Authorization": "Bearer sk-z"}},
+            "backends": ["local", {"base_url": "http://u:pw@10.0.0.1/v1"}]}
+    out = redact(spec)
+    assert out == {"preset": "openai/gpt-4o-mini", "api_key_env": "OPENAI_API_KEY", "api_key": "***",
+                   "base_url": "https://h.example/v1?api-version=2",
+                   "params": {"temperature": 0, "max_tokens": 5, "extra_headers": {"Authorization": "***"}},
+                   "backends": ["local", {"base_url": "http://10.0.0.1/v1"}]}
+    config = BackendConfig(name="x", base_url="http://u:pw@10.0.0.1/v1", model="m",
+                           params={"extra_headers": {"X-Api-Key": "sk-h"}})
+    assert "sk-h" not in json.dumps(config.describe()) + json.dumps(config.identity())
+    assert "pw" not in json.dumps(config.describe()) + json.dumps(config.identity())
