@@ -214,11 +214,11 @@ class Resources:
         out: dict[str, Any] = {}
         for key, lazy in self._backends.items():
             if not lazy.built:
-                out[key] = {"name": lazy.label, "started": False}
+                out[_record_key(key)] = {"name": lazy.label, "started": False}
                 continue
             backend = lazy.get()
             describe = getattr(backend, "describe", None)
-            out[key] = describe() if callable(describe) else {"name": backend.name, "model": backend.model}
+            out[_record_key(key)] = describe() if callable(describe) else {"name": backend.name, "model": backend.model}
         return out
 
     def _cached(self, backend: Backend) -> Backend:
@@ -251,3 +251,13 @@ def spec_key(spec: Any) -> str:
 
 def _key(spec: Any) -> str:
     return spec if isinstance(spec, str) else json.dumps(spec, sort_keys=True, default=str)
+
+
+def _record_key(key: str) -> str:
+    """A backend's cache key as it may be recorded: its spec with credentials redacted."""
+    from lyra_lab.backends._backend_config import redact
+
+    try:
+        return json.dumps(redact(json.loads(key)), sort_keys=True, default=str)
+    except ValueError:
+        return str(redact(key))

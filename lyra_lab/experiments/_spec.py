@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from lyra_lab._registry import ConfigError
+from lyra_lab.backends._backend_config import redact
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
 
 TABLES: dict[str, tuple[str, ...]] = {
@@ -180,9 +181,10 @@ class ExperimentSpec:
                        "categories": list(c.categories) if c.categories else None},
             "pipelines": [p.to_dict() for p in self.pipelines],
             "recallers": [{"label": label, **strategy_spec(r)} for label, r in self.recallers],
-            "backends": list(self.backends), "embedders": list(self.embedders), "seeds": list(self.seeds),
-            "ks": list(self.ks), "workers": self.workers, "cache": self.cache,
-            "qa": vars_of(self.qa), "judge": vars_of(self.judge),
+            # backend specs may carry URL credentials or header values: recorded redacted, never raw
+            "backends": redact(list(self.backends)), "embedders": redact(list(self.embedders)),
+            "seeds": list(self.seeds), "ks": list(self.ks), "workers": self.workers, "cache": self.cache,
+            "qa": redact(vars_of(self.qa)), "judge": redact(vars_of(self.judge)),
         }
 
 

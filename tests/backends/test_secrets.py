@@ -188,11 +188,6 @@ def test_no_planted_secret_reaches_the_caches_rows_env_results_or_report(secret_
     assert {f: s for f, s in leaks.items() if f not in ("spec.json", "log.jsonl")} == {}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "experiments code outside backends records the raw backend spec dict: ExperimentSpec.to_dict "
-    "(spec.json 'backends', and 'qa'/'judge' backends) and Resources.describe keys (log.jsonl run_done "
-    "'backends') hold the URL's user:password and the header value. Fix there: pass specs through "
-    "lyra_lab.backends._backend_config.redact() before recording them."))
 def test_no_planted_secret_reaches_spec_json_or_the_run_log(secret_run):
     assert _leaks(secret_run) == {}
 
