@@ -26,6 +26,7 @@ demo: $(STAMP)
 	$(BIN)/lyra-lab demo
 
 test: $(STAMP)
+	$(BIN)/python -m ruff check lyra_lab
 	$(BIN)/python -m pytest -q
 
 clean:

@@ -182,7 +182,10 @@ def _key_defaults() -> dict[str, dict[str, str]]:
 
     spec = ExperimentSpec.from_dict({"corpus": {"path": "corpus.jsonl"}, "grid": {"chunkers": ["turn_window"]}})
     pipeline = spec.pipelines[0]
-    name = lambda s: "none" if s is None else type(s).registry_name
+
+    def name(s: object) -> str:
+        return "none" if s is None else type(s).registry_name  # type: ignore[attr-defined]
+
     sub = {f.name: _default(f) for cls in (CorpusSpec,) for f in dataclasses.fields(cls)}
     return {
         "": {"name": "file stem", "description": _value(spec.description), "corpus": "required",

@@ -130,8 +130,8 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
 def _recover_done_events(folder: RunFolder, finished: set[str], log: RunLog) -> None:
     """Log ``cell_done`` for cells whose rows landed but whose event did not (killed between the two)."""
     logged = {e.get("cell_id") for e in read_log(folder.log_path) if e.get("event") == "cell_done"}
-    for cell_id in sorted(finished - logged):
-        log.event("cell_done", cell_id=cell_id, recovered=True)
+    for done in sorted(finished - logged):
+        log.event("cell_done", cell_id=done, recovered=True)
 
 
 def _spec(strategy: Any) -> dict[str, Any]:
