@@ -188,7 +188,7 @@ def test_many_pipelines_get_a_heatmap_not_a_wall_of_bars(tmp_path, monkeypatch):
     drawn = []
     monkeypatch.setattr(_plots, "category_heatmap",
                         lambda agg, *a, **k: drawn.append(agg["pipeline"].nunique()) or _plots._save(
-                            _plots._pyplot().figure(), tmp_path / "h.png"))
+                            _plots.new_figure(), tmp_path / "h.png"))
     base = pd.DataFrame(rows())
     base = base[base["pipeline"] == P1]
     many = pd.concat([base.assign(pipeline=f"{P1}#{i}") for i in range(_plots.MAX_BAR_PIPELINES + 1)])
@@ -207,3 +207,18 @@ def test_heatmap_writes_a_png(tmp_path):
     agg = aggregate(part[part["metric"] == "recall@5"], by=["pipeline", "category"])
     out = category_heatmap(agg, "recall@5", "category", {P2: True}, tmp_path / "heat.png")
     assert out.stat().st_size > 1000
+
+
+def test_report_leaves_matplotlib_global_state_alone(tmp_path):
+    import matplotlib
+
+    write_rows(tmp_path, rows())
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")  # not Agg, so a switch to Agg would show
+    try:
+        params = dict(matplotlib.rcParams)
+        write_report(tmp_path, n_resamples=50)
+        assert matplotlib.get_backend() == "svg"
+        assert dict(matplotlib.rcParams) == params
+    finally:
+        matplotlib.use(before)
