@@ -132,7 +132,9 @@ def write_report(
     unit = f"resampling whole {cluster} clusters" if cluster else "resampling probes"
     md = [f"# Report: {run_dir.name}\n", f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]. "
           "Context tokens and recall latency: mean per probe. "
-          "Cost and latency of summarize/rollup: mean per conversation.\n"]
+          "Cost and latency of summarize/rollup: mean per conversation, as measured when the calls were paid "
+          "(`latency_s` = sum of per-call latencies; a response-cache hit keeps its original latency and cost). "
+          "What this run paid: `paid_latency_s` (wall time), `paid_cost_usd`, `cached_calls`.\n"]
     if any(simulated.values()):
         md.append("Rows marked (simulated) come from the simulated server: their latency and cost are not real.\n")
     # columns that are the same on every row (one backend, one embedder) go in a line above the table
