@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -24,6 +25,7 @@ from lyra_lab.evaluate._labels import label_categories
 from lyra_lab.evaluate._plots import category_bars, latency_boxes, quality_vs_cost
 from lyra_lab.evaluate._summary import (
     MARKDOWN_METRICS,
+    ci_warnings,
     expand_metrics,
     format_markdown,
     group_columns,
@@ -130,11 +132,21 @@ def write_report(
         by_cat.to_csv(written[-1], index=False)
 
     unit = f"resampling whole {cluster} clusters" if cluster else "resampling probes"
-    md = [f"# Report: {run_dir.name}\n", f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]. "
+    md = [f"# Report: {run_dir.name}\n", (
+          f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]; n = the values behind each figure. "
           "Context tokens and recall latency: mean per probe. "
           "Cost and latency of summarize/rollup: mean per conversation, as measured when the calls were paid "
           "(`latency_s` = sum of per-call latencies; a response-cache hit keeps its original latency and cost). "
-          "What this run paid: `paid_latency_s` (wall time), `paid_cost_usd`, `cached_calls`.\n"]
+          "What this run paid: `paid_latency_s` (wall time), `paid_cost_usd`, `cached_calls`.\n")]
+    warnings = ci_warnings(df, cluster)
+    for text in warnings:
+        print(f"warning: {text}", file=sys.stderr)
+    md += [f"> **Warning:** {text}\n" for text in warnings]
+    aliases = _aliases(run_dir)
+    if aliases:
+        md.append("Aliases (same memory as another pipeline, run anyway; see spec.json `aliases`): "
+                  + "; ".join(f"`{a['pipeline']}` = `{a['same_as']}` ({', '.join(a['because'])})" for a in aliases)
+                  + "\n")
     if any(simulated.values()):
         md.append("Rows marked (simulated) come from the simulated server: their latency and cost are not real.\n")
     # columns that are the same on every row (one backend, one embedder) go in a line above the table
@@ -172,6 +184,17 @@ def _plot_labels(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
+def _aliases(run_dir: Path) -> list[dict]:
+    """The ``aliases`` recorded in the run's ``spec.json`` (none when there is no spec)."""
+    path = run_dir / "spec.json"
+    if not path.exists():
+        return []
+    try:
+        return list(json.loads(path.read_text(encoding="utf-8")).get("aliases") or [])
+    except (json.JSONDecodeError, AttributeError):
+        return []
+
+
 def _simulated(df: pd.DataFrame) -> dict[str, bool]:
     if "simulated" not in df.columns:
         return {}
@@ -180,5 +203,5 @@ def _simulated(df: pd.DataFrame) -> dict[str, bool]:
 
 def _ci_wide(agg: pd.DataFrame, metric: str) -> pd.DataFrame:
     return agg.drop(columns="metric").rename(
-        columns={"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high"}
+        columns={"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high", "n": f"{metric}_n"}
     )
