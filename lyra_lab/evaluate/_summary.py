@@ -137,15 +137,16 @@ MARKDOWN_METRICS: tuple[str, ...] = (
 )
 
 
-def format_markdown(summary: pd.DataFrame, keys: Sequence[str], columns: Sequence[str] | None = None) -> str:
-    """The summary as a Markdown table: ``0.62 [0.55, 0.69] n=40`` for quality, ``mean (n=…)`` otherwise.
+def format_cells(summary: pd.DataFrame, keys: Sequence[str],
+                 columns: Sequence[str] | None = None) -> tuple[list[str], list[list[str]]]:
+    """Header and text cells of the summary: ``0.62 [0.55, 0.69] n=40`` for quality, ``mean n=…`` otherwise.
 
     ``columns`` picks the value columns shown (default: all but the CI bounds and n).
     """
     present = list(columns) if columns is not None else [
         c for c in summary.columns if c not in keys and not c.endswith(("_ci_low", "_ci_high", "_n"))]
     header = list(keys) + present
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    body = []
     for _, row in summary.iterrows():
         cells = []
         for col in header:
@@ -159,7 +160,15 @@ def format_markdown(summary: pd.DataFrame, keys: Sequence[str], columns: Sequenc
                 cells.append("" if pd.isna(value) else _fmt(col, value) + _n(row, col))
             else:
                 cells.append(str(value))
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        body.append(cells)
+    return header, body
+
+
+def format_markdown(summary: pd.DataFrame, keys: Sequence[str], columns: Sequence[str] | None = None) -> str:
+    """The summary as a Markdown table (cells as ``format_cells`` writes them)."""
+    header, body = format_cells(summary, keys, columns)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in body]
     return "\n".join(lines) + "\n"
 
 
