@@ -67,7 +67,7 @@ def _corpus(run_dir: Path) -> Any:
         from lyra_lab.corpus import load
 
         return load(spec["path"], spec.get("format") or "auto", probes=spec.get("probes"))
-    except Exception:  # a report must not fail because the corpus moved: the drill-down just shows less
+    except (OSError, KeyError, TypeError, ValueError):  # the corpus moved or changed: the drill-down shows less
         return None
 
 
@@ -149,8 +149,8 @@ def _verdict(scores: dict[str, float]) -> str:
 def _probe(view: ProbeView) -> str:
     title = f"{view.probe_id} — {_short(view.question, 140) or '(question not in the corpus)'}"
     parts = [f'<details class="probe" id="probe-{_esc(view.probe_id)}"><summary>{_esc(title)}</summary>',
-             f"<p><b>Question:</b> {_esc(view.question)}<br><b>Gold answer:</b> {_esc(view.answer)}"
-             f"<br><span class=muted>conversation {_esc(view.conversation_id)}</span></p>"]
+             (f"<p><b>Question:</b> {_esc(view.question)}<br><b>Gold answer:</b> {_esc(view.answer)}"
+              f"<br><span class=muted>conversation {_esc(view.conversation_id)}</span></p>")]
     if view.evidence:
         items = "".join(f"<li><code>{_esc(t)}</code> {_esc(_short(text))}</li>" for t, text in view.evidence)
         parts.append(f"<p><b>Gold evidence:</b></p><ul>{items}</ul>")
