@@ -169,7 +169,8 @@ def latency_boxes(df: pd.DataFrame, simulated: dict[str, bool], path: Path) -> P
             elif len(values):
                 ax.plot(values, np.full(len(values), float(i)), "o", color="C0",
                         mfc="white" if simulated.get(p) else "C0")
-            ax.text(1.01, i, f"n={len(values)}", transform=ax.get_yaxis_transform(), fontsize=7, va="center")
+            ax.text(0.99, i + 0.3, f"n={len(values)}", transform=ax.get_yaxis_transform(), fontsize=7,
+                    ha="right", va="center", color="0.35")
         ax.set_yticks(range(1, len(pipelines) + 1), [labels[p] for p in pipelines], fontsize=8)
         ax.set_ylim(0.4, len(pipelines) + 0.6)
         ax.set_xlabel(label)
@@ -218,7 +219,7 @@ def category_heatmap(agg: pd.DataFrame, metric: str, category_col: str, simulate
 
 def category_bars(df: pd.DataFrame, metric: str, category_col: str, simulated: dict[str, bool],
                   path: Path) -> Path | None:
-    """Grouped bars: ``metric`` per category (x) and pipeline (colour), with 95% CI error bars."""
+    """Grouped bars: ``metric`` per category (x) and pipeline (colour), with 95% CI error bars and n."""
     part = df[(df["metric"] == metric) & (df[category_col].astype(str) != "")]
     if part.empty:
         return None
@@ -239,6 +240,10 @@ def category_bars(df: pd.DataFrame, metric: str, category_col: str, simulated: d
         ax.bar(xs, rows["mean"], width, yerr=np.nan_to_num(err), capsize=3, label=labels[pipeline],
                color=colors[j % len(colors)],
                hatch="//" if simulated.get(pipeline) else None)
+        for x, n in zip(xs, rows["n"]):
+            if pd.notna(n):
+                ax.text(x + width * 0.22, 0.01, f"n={int(n)}", transform=ax.get_xaxis_transform(), rotation=90,
+                        ha="center", va="bottom", fontsize=6, color="0.2")
     ax.set_xticks(range(len(categories)), categories)
     ax.set_xlabel("probe category")
     ax.set_ylabel(f"{metric} (mean, 95% CI)")
