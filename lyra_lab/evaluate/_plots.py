@@ -1,4 +1,8 @@
-"""The report's PNG plots (matplotlib, Agg backend): quality vs cost, latency, per category.
+"""The report's PNG plots: quality vs cost, latency, per category.
+
+Figures are ``matplotlib.figure.Figure`` objects drawn on their own Agg canvas,
+never through ``pyplot``: writing a report must not switch the caller's backend
+or touch rcParams (a notebook's later ``plt.show()`` must still work).
 
 Readability choices: pipeline names are long (``token_budget+map_reduce+none|dense``),
 so they go in legends outside the axes or on the y axis of horizontal plots,
@@ -23,16 +27,21 @@ _PHASES = (  # (metric, axis label)
     ("summarize.latency_s", "summarize, per conversation (s)"),
     ("rollup.latency_s", "rollup, per conversation (s)"),
     ("embed.latency_s", "embed, per conversation (s)"),
+    ("judge.latency_s", "judge, per conversation (s)"),
 )
 
 
-def _pyplot():
-    import matplotlib
+def new_figure(**kwargs):
+    """A standalone figure (no pyplot, no global backend switch); ``_save`` writes it."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg", force=True)  # files only; never open a window
-    import matplotlib.pyplot as plt
+    return Figure(**kwargs)
 
-    return plt
+
+def _subplots(**kwargs):
+    fig_kw = {k: kwargs.pop(k) for k in ("figsize", "layout") if k in kwargs}
+    fig = new_figure(**fig_kw)
+    return fig, fig.subplots(**kwargs)
 
 
 def wrap_label(label: str, width: int = 28) -> str:
@@ -47,37 +56,29 @@ def wrap_label(label: str, width: int = 28) -> str:
     return "\n".join(lines + [line])
 
 
-def _colors(plt, n: int):
+def _colors(n: int):
     """Distinct colours for ``n`` series (tab10, then tab20, then a continuous map)."""
+    from matplotlib import colormaps
+
     if n <= 10:
-        return [plt.cm.tab10(i) for i in range(10)]
+        return [colormaps["tab10"](i) for i in range(10)]
     if n <= 20:
-        return [plt.cm.tab20(i) for i in range(20)]
-    return [plt.cm.turbo(i / max(1, n - 1)) for i in range(n)]
-
-
-def _dodge(xs: list[float]) -> list[float]:
-    """Spread points that share an x value a little apart so none hides another."""
-    span = (max(xs) - min(xs)) or max(abs(max(xs)), 1.0)
-    step = 0.012 * span
-    out, seen = [], {}
-    for x in xs:
-        twins = [v for v in xs if abs(v - x) <= 1e-12 * (1 + abs(x))]
-        i = seen.get(x, 0)
-        seen[x] = i + 1
-        out.append(x + (i - (len(twins) - 1) / 2) * step)
-    return out
+        return [colormaps["tab20"](i) for i in range(20)]
+    return [colormaps["turbo"](i / max(1, n - 1)) for i in range(n)]
 
 
 def _display(pipelines: Sequence[str], simulated: dict[str, bool]) -> dict[str, str]:
     return {p: wrap_label(p) + ("\n(simulated)" if simulated.get(p) else "") for p in pipelines}
 
 
-def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], path: Path) -> Path | None:
-    """One point per pipeline: ``metric`` (mean, 95% CI bars) against memory-building cost."""
-    quality = aggregate(df[df["metric"] == metric], by=["pipeline"])
-    if quality.empty:
-        return None
+def split_pipeline(label: str) -> tuple[str, str]:
+    """``"memory|recaller[|backend=x]"`` → ``("memory", "recaller[|backend=x]")`` (facet key second)."""
+    memory, _, rest = str(label).partition("|")
+    return memory, rest
+
+
+def _cost_axis(df: pd.DataFrame) -> tuple[pd.Series, str]:
+    """Memory-building cost per pipeline (dollars, else tokens, else context tokens) and its axis label."""
     conv = df[df["metric"].isin(["summarize.cost_usd", "rollup.cost_usd"])]
     unit = "USD per conversation (summarize + rollup)"
     if conv.empty or conv["value"].abs().sum() == 0:
@@ -88,55 +89,94 @@ def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], p
     if "conversation_id" in conv.columns and unit != "context tokens per probe":
         # sum the phases of one replay (conversation × seed), then average over replays
         replay = ["pipeline", "conversation_id"] + (["seed"] if "seed" in conv.columns else [])
-        x = conv.groupby(replay, dropna=False)["value"].sum().groupby("pipeline").mean()
-    else:
-        x = conv.groupby("pipeline")["value"].mean()
-    plt = _pyplot()
-    labels = _display(quality["pipeline"].tolist(), simulated)
-    fig, ax = plt.subplots(figsize=(10, 5.5))
-    colors = _colors(plt, len(quality))
-    quality = quality.reset_index(drop=True)
-    xs = _dodge([float(x.get(p, 0.0)) for p in quality["pipeline"]])
-    for i, row in quality.iterrows():
-        xv = xs[i]
-        err = [[row["mean"] - row["ci_low"]], [row["ci_high"] - row["mean"]]]
-        color = colors[i % len(colors)]
-        hollow = simulated.get(row["pipeline"], False)
-        ax.errorbar([xv], [row["mean"]], yerr=err, fmt="os^Dv<>"[i % 7], ms=9, capsize=4, color=color,
-                    mfc="white" if hollow else color, label=labels[row["pipeline"]])
-    ax.set_xlabel(unit)
-    ax.set_ylabel(f"{metric} (mean, 95% CI)")
-    title = f"Quality vs cost: {metric}"
-    ax.set_title(title + (" — hollow markers are simulated" if any(simulated.values()) else ""))
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, title="pipeline", frameon=False)
+        return conv.groupby(replay, dropna=False)["value"].sum().groupby("pipeline").mean(), unit
+    return conv.groupby("pipeline")["value"].mean(), unit
+
+
+def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], path: Path) -> Path | None:
+    """``metric`` (mean, 95% CI bars) against memory-building cost: one panel per recaller.
+
+    Points sit at their true x (never jittered: a data axis shows data).  Each
+    point is labelled directly with its memory pipeline; pipelines with the same
+    result in a panel share one point and one label, so nothing hides behind
+    another and no colour has to be matched to a legend.
+    """
+    quality = aggregate(df[df["metric"] == metric], by=["pipeline"])
+    if quality.empty:
+        return None
+    x, unit = _cost_axis(df)
+    quality["x"] = [float(x.get(p, 0.0)) for p in quality["pipeline"]]
+    quality["memory"], quality["facet"] = zip(*(split_pipeline(p) for p in quality["pipeline"]))
+    facets = sorted(quality["facet"].unique())
+    ncols = min(3, len(facets))
+    nrows = -(-len(facets) // ncols)
+    fig, axes = _subplots(nrows=nrows, ncols=ncols, figsize=(5.2 * ncols + 1.0, 4.2 * nrows + 0.6), sharex=True,
+                          sharey=True, squeeze=False, layout="constrained")
+    for ax in axes.flat[len(facets):]:
+        ax.set_visible(False)
+    for ax, facet in zip(axes.flat, facets):
+        part = quality[quality["facet"] == facet]
+        points = part.groupby(["x", "mean", "ci_low", "ci_high"], sort=True)
+        for j, ((xv, mean, low, high), same) in enumerate(points):
+            hollow = all(simulated.get(p, False) for p in same["pipeline"])
+            ax.errorbar([xv], [mean], yerr=[[mean - low], [high - mean]], fmt="o", ms=7, capsize=3,
+                        color="C0", mfc="white" if hollow else "C0")
+            names = [m + (" (sim.)" if simulated.get(p) else "") for m, p in zip(same["memory"], same["pipeline"])]
+            n = same["n"].iloc[0]
+            text = "\n".join(wrap_label(name, 34) for name in names) + f"\nn={n}"
+            ax.annotate(text, (xv, mean), xytext=(7, 10 if j % 2 else -10), textcoords="offset points",
+                        fontsize=6.5, va="center", ha="left")
+        ax.set_title(f"recaller: {facet}" if facet else "all pipelines", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.margins(x=0.25, y=0.12)
+    for ax in axes[-1]:
+        ax.set_xlabel(unit)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(f"{metric} (mean, 95% CI)")
+    hollow_note = "; hollow markers are simulated" if any(simulated.values()) else ""
+    fig.suptitle(f"Quality vs cost: {metric} — points labelled by memory pipeline, n = probes{hollow_note}")
     return _save(fig, path)
 
 
+MIN_BOX = 5  # fewer values than this are drawn as dots: a box of one or two values suggests a spread
+
+
 def latency_boxes(df: pd.DataFrame, simulated: dict[str, bool], path: Path) -> Path | None:
-    """Horizontal box plots: one panel per phase, one box per pipeline."""
+    """One panel per phase, one row per pipeline: a box where there are >= 5 values, dots otherwise.
+
+    ``<phase>.latency_s`` is the sum of per-call latencies as measured when the
+    calls were paid, so calls served from the response cache are not drawn as 0 s.
+    """
     # a phase that never ran (all zero, e.g. rollup "none") would only add an empty panel
     phases = [(m, label) for m, label in _PHASES if df.loc[df["metric"] == m, "value"].fillna(0).abs().sum() > 0]
     if not phases:
         return None
     pipelines = sorted(df["pipeline"].unique())
     labels = _display(pipelines, simulated)
-    plt = _pyplot()
     ncols = min(3, len(phases))
     nrows = -(-len(phases) // ncols)
     height = max(3.0, 0.55 * len(pipelines) + 1.5)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols + 2.5, height * nrows), sharey=True,
-                             squeeze=False, layout="constrained")
+    fig, axes = _subplots(nrows=nrows, ncols=ncols, figsize=(4.2 * ncols + 2.5, height * nrows), sharey=True,
+                          squeeze=False, layout="constrained")
     for ax in axes.flat[len(phases):]:
         ax.set_visible(False)
     for ax, (metric, label) in zip(axes.flat, phases):
         part = df[df["metric"] == metric]
-        data = [part.loc[part["pipeline"] == p, "value"].dropna().to_numpy(float) for p in pipelines]
-        ax.boxplot([d if len(d) else [np.nan] for d in data], orientation="horizontal", widths=0.6)
+        for i, p in enumerate(pipelines, start=1):
+            values = part.loc[part["pipeline"] == p, "value"].dropna().to_numpy(float)
+            if len(values) >= MIN_BOX:
+                ax.boxplot([values], positions=[i], orientation="horizontal", widths=0.6, manage_ticks=False)
+            elif len(values):
+                ax.plot(values, np.full(len(values), float(i)), "o", color="C0",
+                        mfc="white" if simulated.get(p) else "C0")
+            ax.text(0.99, i + 0.3, f"n={len(values)}", transform=ax.get_yaxis_transform(), fontsize=7,
+                    ha="right", va="center", color="0.35")
         ax.set_yticks(range(1, len(pipelines) + 1), [labels[p] for p in pipelines], fontsize=8)
+        ax.set_ylim(0.4, len(pipelines) + 0.6)
         ax.set_xlabel(label)
         ax.grid(axis="x", alpha=0.3)
-    fig.suptitle("Latency by phase and pipeline" + (" (some simulated)" if any(simulated.values()) else ""))
+    fig.suptitle("Latency by phase and pipeline (boxes where n >= 5, else each value)"
+                 + (" — some simulated" if any(simulated.values()) else ""))
     return _save(fig, path)
 
 
@@ -156,8 +196,7 @@ def category_heatmap(agg: pd.DataFrame, metric: str, category_col: str, simulate
     """Heatmap of ``metric`` per pipeline (rows) and category (columns); cells show mean [95% CI] and n."""
     means = category_matrix(agg, category_col)
     low, high, n = (category_matrix(agg, category_col, c) for c in ("ci_low", "ci_high", "n"))
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(3.0 + 1.9 * means.shape[1], 1.2 + 0.42 * means.shape[0]))
+    fig, ax = _subplots(figsize=(3.0 + 1.9 * means.shape[1], 1.2 + 0.42 * means.shape[0]))
     image = ax.imshow(means.to_numpy(dtype=float), cmap="viridis", aspect="auto",
                       vmin=min(0.0, float(np.nanmin(means.to_numpy(dtype=float)))),
                       vmax=max(1.0, float(np.nanmax(means.to_numpy(dtype=float)))))
@@ -180,7 +219,7 @@ def category_heatmap(agg: pd.DataFrame, metric: str, category_col: str, simulate
 
 def category_bars(df: pd.DataFrame, metric: str, category_col: str, simulated: dict[str, bool],
                   path: Path) -> Path | None:
-    """Grouped bars: ``metric`` per category (x) and pipeline (colour), with 95% CI error bars."""
+    """Grouped bars: ``metric`` per category (x) and pipeline (colour), with 95% CI error bars and n."""
     part = df[(df["metric"] == metric) & (df[category_col].astype(str) != "")]
     if part.empty:
         return None
@@ -190,10 +229,9 @@ def category_bars(df: pd.DataFrame, metric: str, category_col: str, simulated: d
     if len(pipelines) > MAX_BAR_PIPELINES:
         return category_heatmap(agg, metric, category_col, simulated, path)
     labels = _display(pipelines, simulated)
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(7.0, 1.3 * len(categories) * max(1, len(pipelines)) ** 0.5 + 4), 5))
+    fig, ax = _subplots(figsize=(max(7.0, 1.3 * len(categories) * max(1, len(pipelines)) ** 0.5 + 4), 5))
     width = 0.8 / len(pipelines)
-    colors = _colors(plt, len(pipelines))
+    colors = _colors(len(pipelines))
     for j, pipeline in enumerate(pipelines):
         mine = agg[agg["pipeline"] == pipeline]
         rows = mine.set_index(mine[category_col].astype(str)).reindex(categories)
@@ -202,6 +240,10 @@ def category_bars(df: pd.DataFrame, metric: str, category_col: str, simulated: d
         ax.bar(xs, rows["mean"], width, yerr=np.nan_to_num(err), capsize=3, label=labels[pipeline],
                color=colors[j % len(colors)],
                hatch="//" if simulated.get(pipeline) else None)
+        for x, n in zip(xs, rows["n"]):
+            if pd.notna(n):
+                ax.text(x + width * 0.22, 0.01, f"n={int(n)}", transform=ax.get_xaxis_transform(), rotation=90,
+                        ha="center", va="bottom", fontsize=6, color="0.2")
     ax.set_xticks(range(len(categories)), categories)
     ax.set_xlabel("probe category")
     ax.set_ylabel(f"{metric} (mean, 95% CI)")
@@ -212,8 +254,5 @@ def category_bars(df: pd.DataFrame, metric: str, category_col: str, simulated: d
 
 
 def _save(fig, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
     fig.savefig(path, dpi=110, bbox_inches="tight")  # "tight" keeps outside legends in the file
-    plt.close(fig)
     return path

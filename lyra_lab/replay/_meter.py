@@ -2,7 +2,10 @@
 
 Every LLM call a strategy made comes back as a ``Completion`` (inside a
 ``Summary`` or a ``RollupReport``); the meter adds them up per phase and writes
-one ``llm_call`` event per call to the run log.  Embedding calls are timed by
+one ``llm_call`` event per call to the run log.  A call served from the response
+cache keeps its original usage and latency (``cached=True``): the meter counts it
+in ``usage``/``latencies_s`` like any call, and only non-cached calls in ``paid``,
+so a re-run reports the same figures as the run that paid, plus what it paid.  Embedding calls are timed by
 wrapping the embedder (``MeteredEmbedder``).
 """
 
@@ -28,6 +31,7 @@ class PhaseMeter:
         self._usage: dict[str, Usage] = defaultdict(Usage)
         self._wall: dict[str, float] = defaultdict(float)
         self._latencies: dict[str, list[float]] = defaultdict(list)
+        self._paid: dict[str, Usage] = defaultdict(Usage)
         self.cached_calls = 0
 
     def completions(self, phase: str, calls: Iterable[Completion], **context: Any) -> None:
@@ -38,6 +42,8 @@ class PhaseMeter:
                 usage = usage + Usage(cached_calls=1)
             self._usage[phase] = self._usage[phase] + usage
             self._latencies[phase].append(float(call.latency_s))
+            if not call.cached:
+                self._paid[phase] = self._paid[phase] + usage
             self.cached_calls += int(bool(call.cached))
             if self._log is not None:
                 self._log(
@@ -52,6 +58,7 @@ class PhaseMeter:
     def call(self, phase: str, latency_s: float, usage: Usage | None = None) -> None:
         """Record one non-LLM call (an embedding batch) of a phase."""
         self._usage[phase] = self._usage[phase] + (usage or Usage(calls=1))
+        self._paid[phase] = self._paid[phase] + (usage or Usage(calls=1))
         self._latencies[phase].append(float(latency_s))
         self._wall[phase] += float(latency_s)
 
@@ -62,7 +69,8 @@ class PhaseMeter:
     def phases(self, names: Sequence[str] = ()) -> dict[str, PhaseCost]:
         keys = list(dict.fromkeys([*names, *self._usage, *self._wall]))
         return {
-            k: PhaseCost(k, self._usage.get(k, Usage()), self._wall.get(k, 0.0), tuple(self._latencies.get(k, ())))
+            k: PhaseCost(k, self._usage.get(k, Usage()), self._wall.get(k, 0.0), tuple(self._latencies.get(k, ())),
+                         self._paid.get(k, Usage()))
             for k in keys
         }
 

@@ -12,12 +12,18 @@ from lyra_lab.recall._types import Hit
 
 @dataclass(frozen=True, slots=True)
 class PhaseCost:
-    """Calls, tokens, dollars and wall time spent in one phase (summarize, rollup, embed, recall, answer)."""
+    """Calls, tokens, dollars and wall time spent in one phase (summarize, rollup, embed, recall, answer).
+
+    ``usage`` and ``latencies_s`` count every call as first paid (a response-cache
+    hit carries its original tokens, dollars and latency); ``latency_s`` is the
+    wall time of this run and ``paid`` the usage of the calls this run paid for.
+    """
 
     phase: str
     usage: Usage = Usage()
     latency_s: float = 0.0
     latencies_s: tuple[float, ...] = ()
+    paid: Usage = Usage()
 
 
 @dataclass(frozen=True, slots=True)

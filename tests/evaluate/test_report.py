@@ -65,7 +65,7 @@ def test_report_from_rows(tmp_path):
     paths = write_report(tmp_path, n_resamples=200)
     names = {p.name for p in paths}
     assert names == {"summary.csv", "metrics.csv", "by_category.csv", "summary.md",
-                     "quality_vs_cost.png", "by_category.png", "latency.png"}
+                     "quality_vs_cost.png", "by_category.png", "latency.png", "report.html"}
     for p in paths:
         assert p.exists() and p.stat().st_size > 0 and p.parent == tmp_path / "report"
     summary = pd.read_csv(tmp_path / "report" / "summary.csv").set_index("pipeline")
@@ -188,7 +188,7 @@ def test_many_pipelines_get_a_heatmap_not_a_wall_of_bars(tmp_path, monkeypatch):
     drawn = []
     monkeypatch.setattr(_plots, "category_heatmap",
                         lambda agg, *a, **k: drawn.append(agg["pipeline"].nunique()) or _plots._save(
-                            _plots._pyplot().figure(), tmp_path / "h.png"))
+                            _plots.new_figure(), tmp_path / "h.png"))
     base = pd.DataFrame(rows())
     base = base[base["pipeline"] == P1]
     many = pd.concat([base.assign(pipeline=f"{P1}#{i}") for i in range(_plots.MAX_BAR_PIPELINES + 1)])
@@ -207,3 +207,77 @@ def test_heatmap_writes_a_png(tmp_path):
     agg = aggregate(part[part["metric"] == "recall@5"], by=["pipeline", "category"])
     out = category_heatmap(agg, "recall@5", "category", {P2: True}, tmp_path / "heat.png")
     assert out.stat().st_size > 1000
+
+
+def test_report_leaves_matplotlib_global_state_alone(tmp_path):
+    import matplotlib
+
+    write_rows(tmp_path, rows())
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")  # not Agg, so a switch to Agg would show
+    try:
+        params = dict(matplotlib.rcParams)
+        write_report(tmp_path, n_resamples=50)
+        assert matplotlib.get_backend() == "svg"
+        assert dict(matplotlib.rcParams) == params
+    finally:
+        matplotlib.use(before)
+
+
+def test_each_metric_has_its_own_n_in_every_table(tmp_path):
+    records = [r for r in rows() if not (r["metric"] == "qa_f1" and r["probe_id"] == "q4")]  # QA on 3 probes
+    write_rows(tmp_path, records)
+    write_report(tmp_path, n_resamples=50)
+    summary = pd.read_csv(tmp_path / "report" / "summary.csv").set_index("pipeline")
+    assert summary.loc[P1, "recall@5_n"] == 4 and summary.loc[P1, "qa_f1_n"] == 3
+    md = (tmp_path / "report" / "summary.md").read_text()
+    assert "0.625 [" in md and "] n=4" in md and "] n=3" in md
+    assert "n=2" in md.split("by probe category")[1]  # 2 probes per category
+
+
+def test_ci_warnings_one_cluster_and_few_probes(tmp_path, capsys):
+    records = [dict(r, conversation_id="c1") for r in rows()]
+    write_rows(tmp_path, records)
+    write_report(tmp_path, n_resamples=50, cluster="conversation_id")
+    err = capsys.readouterr().err
+    md = (tmp_path / "report" / "summary.md").read_text()
+    for text in (err, md):
+        assert "only one conversation_id" in text and "zero width" in text
+        assert "fewer than 10 probes" in text and "recall@5 (n=4)" in text
+
+
+def test_no_ci_warning_with_many_probes_and_clusters():
+    from lyra_lab.evaluate._summary import ci_warnings
+
+    df = pd.DataFrame([{"pipeline": "p", "conversation_id": f"c{i % 3}", "probe_id": f"q{i}", "metric": "recall@5",
+                        "value": float(i % 2)} for i in range(30)])
+    assert ci_warnings(df, cluster="conversation_id") == []
+    assert len(ci_warnings(df.head(5))) == 1
+
+
+def test_aliases_from_spec_json_are_noted(tmp_path):
+    write_rows(tmp_path, rows())
+    alias = {"pipeline": "a+single_pass+none", "same_as": "b+single_pass+none", "because": ["chunker unused"]}
+    (tmp_path / "spec.json").write_text(json.dumps({"aliases": [alias]}))
+    write_report(tmp_path, n_resamples=50)
+    md = (tmp_path / "report" / "summary.md").read_text()
+    assert "`a+single_pass+none` = `b+single_pass+none` (chunker unused)" in md
+
+
+def test_quality_vs_cost_keeps_points_on_their_data_values(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    from lyra_lab.evaluate import _plots
+
+    seen = []
+    monkeypatch.setattr(_plots, "_save", lambda fig, path: seen.append(fig) or path)
+    df = pd.DataFrame(rows())
+    twin = df[df["pipeline"] == P1].assign(pipeline=P1.replace("token_budget", "turn_window"))
+    _plots.quality_vs_cost(pd.concat([df, twin]), "recall@5", {}, tmp_path / "q.png")
+    fig = seen[0]
+    assert isinstance(fig, Figure)
+    xs = sorted({float(x) for ax in fig.axes for line in ax.lines for x in line.get_xdata()})
+    assert xs == [0.0, 0.02]  # exact data values, never jittered
+    dense = next(ax for ax in fig.axes if ax.get_title() == "recaller: dense")
+    labels = [t.get_text() for t in dense.texts]
+    assert len(labels) == 1 and "token_budget" in labels[0] and "turn_window" in labels[0]  # one shared point

@@ -31,6 +31,7 @@ def run_notebook(tmp_path, monkeypatch) -> Callable[..., nbformat.NotebookNode]:
         client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                 resources={"metadata": {"path": str(NOTEBOOKS)}})
         client.execute()  # raises CellExecutionError on the first failing cell
+        nbformat.write(nb, tmp_path / f"executed-{name}")  # kept for inspection (figures, tables)
         errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
                   if o.output_type == "error"]
         assert errors == []

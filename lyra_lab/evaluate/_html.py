@@ -1,0 +1,200 @@
+"""``report.html``: one self-contained file to share (tables, figures, a per-probe drill-down).
+
+No external JS, CSS or images: figures are PNG data URIs and the drill-down is
+plain ``<details>`` elements, so the file opens offline in any browser.
+
+The drill-down joins three sources:
+
+* the tidy rows: which cell and recaller made each pipeline's row, and the
+  per-probe scores (``recall@k``, ``qa_f1``, ``judge`` = the judge's verdict);
+* the run log (``log.jsonl``): ``recall`` events (hits as ``[entry_id, score]``),
+  ``answer`` events (the answer text), ``summary_written`` (a 300-character
+  preview of each summary the model wrote);
+* the corpus named in ``spec.json`` (question, gold answer, evidence turns, and
+  the text of raw-turn entries ``turn:<id>``).  Chunk and digest texts are not
+  in the log; those hits show their id only.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+MAX_PROBES = 300  # drill-down size cap: a LoCoMo grid would otherwise make a file of tens of MB
+TEXT_CHARS = 400
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
+table{border-collapse:collapse;font-size:13px;margin:.5em 0}th,td{border:1px solid #ccc;padding:3px 6px;
+text-align:left;vertical-align:top}th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee}
+.warn{background:#fff4d6;border-left:4px solid #e0a800;padding:.4em .8em;margin:.4em 0}
+details{margin:.3em 0}summary{cursor:pointer}.probe>summary{font-weight:600}
+.pipe{margin-left:1.2em;border-left:3px solid #ddd;padding-left:.6em}.ev{background:#e6f4ea}
+.muted{color:#777}code{font-size:12px}
+"""
+
+
+@dataclass
+class ProbeView:
+    """What the drill-down shows for one probe."""
+
+    conversation_id: str
+    probe_id: str
+    question: str = ""
+    answer: str = ""
+    evidence: list[tuple[str, str]] = field(default_factory=list)  # (turn id, text)
+    pipelines: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _short(text: str, n: int = TEXT_CHARS) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _corpus(run_dir: Path) -> Any:
+    """The run's corpus (from ``spec.json``), or None when it cannot be read."""
+    try:
+        spec = json.loads((run_dir / "spec.json").read_text(encoding="utf-8"))["corpus"]
+        from lyra_lab.corpus import load
+
+        return load(spec["path"], spec.get("format") or "auto", probes=spec.get("probes"))
+    except (OSError, KeyError, TypeError, ValueError):  # the corpus moved or changed: the drill-down shows less
+        return None
+
+
+def _log_events(run_dir: Path) -> tuple[dict, dict, dict]:
+    """``recall`` hits and ``answer`` texts by (cell, recaller, probe); summary previews by entry id."""
+    from lyra_lab.replay import read_log
+
+    hits: dict[tuple[str, str, str], list] = {}
+    answers: dict[tuple[str, str, str], str] = {}
+    previews: dict[str, str] = {}
+    path = run_dir / "log.jsonl"
+    if not path.exists():
+        return hits, answers, previews
+    for e in read_log(path):
+        kind = e.get("event")
+        key = (str(e.get("cell_id", "")), str(e.get("recaller", "")), str(e.get("probe_id", "")))
+        if kind == "recall":
+            hits[key] = e.get("hits") or []
+        elif kind == "answer":
+            answers[key] = str(e.get("text", ""))
+        elif kind == "summary_written":
+            ids = [i for i in e.get("entries") or [] if str(i).startswith("summary:")]
+            for entry_id, text in zip(ids, e.get("summary") or []):
+                previews[str(entry_id)] = str(text)
+    return hits, answers, previews
+
+
+def probe_views(run_dir: Path, df: pd.DataFrame, max_probes: int = MAX_PROBES) -> list[ProbeView]:
+    """One ``ProbeView`` per probe of the rows (at most ``max_probes``), in row order."""
+    if "probe_id" not in df.columns or "cell_id" not in df.columns:
+        return []
+    rows = df[df["probe_id"].astype(str) != ""]
+    corpus = _corpus(run_dir)
+    probes = {p.id: p for p in corpus.probes} if corpus is not None else {}
+    turns = {t.id: f"{t.speaker or t.role}: {t.text}" for t in corpus.turns()} if corpus is not None else {}
+    hits, answers, previews = _log_events(run_dir)
+    views = []
+    order = rows[["conversation_id", "probe_id"]].astype(str).drop_duplicates()
+    for conv_id, probe_id in order.head(max_probes).itertuples(index=False):
+        probe = probes.get(probe_id)
+        view = ProbeView(conv_id, probe_id)
+        if probe is not None:
+            view.question, view.answer = probe.question, probe.answer
+            view.evidence = [(t, turns.get(t, "")) for t in probe.evidence]
+        gold = {f"turn:{t}" for t, _ in view.evidence}
+        mine = rows[(rows["probe_id"].astype(str) == probe_id) & (rows["conversation_id"].astype(str) == conv_id)]
+        for (pipeline, cell), part in mine.groupby(["pipeline", "cell_id"], sort=True):
+            recaller = str(pipeline).partition("|")[2]
+            key = (str(cell), recaller, probe_id)
+            entries = []
+            for entry_id, score in hits.get(key, []):
+                entry_id = str(entry_id)
+                text = turns.get(entry_id[5:], "") if entry_id.startswith("turn:") else previews.get(entry_id, "")
+                entries.append({"id": entry_id, "score": float(score), "text": text, "evidence": entry_id in gold})
+            scores = {str(m): float(v) for m, v in zip(part["metric"], part["value"])}
+            view.pipelines.append({"pipeline": str(pipeline), "cell_id": str(cell), "hits": entries,
+                                   "answer": answers.get(key), "scores": scores})
+        views.append(view)
+    return views
+
+
+def _figure(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<h3>{_esc(path.stem)}</h3>\n<img alt="{_esc(path.stem)}" src="data:image/png;base64,{data}">'
+
+
+def _table(header: list[str], body: list[list[str]]) -> str:
+    head = "".join(f"<th>{_esc(h)}</th>" for h in header)
+    rows = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>\n" for cells in body)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table>"
+
+
+def _verdict(scores: dict[str, float]) -> str:
+    if "judge" not in scores:
+        return "no judge"
+    return "correct" if scores["judge"] >= 0.5 else "wrong"
+
+
+def _probe(view: ProbeView) -> str:
+    title = f"{view.probe_id} — {_short(view.question, 140) or '(question not in the corpus)'}"
+    parts = [f'<details class="probe" id="probe-{_esc(view.probe_id)}"><summary>{_esc(title)}</summary>',
+             (f"<p><b>Question:</b> {_esc(view.question)}<br><b>Gold answer:</b> {_esc(view.answer)}"
+              f"<br><span class=muted>conversation {_esc(view.conversation_id)}</span></p>")]
+    if view.evidence:
+        items = "".join(f"<li><code>{_esc(t)}</code> {_esc(_short(text))}</li>" for t, text in view.evidence)
+        parts.append(f"<p><b>Gold evidence:</b></p><ul>{items}</ul>")
+    for p in view.pipelines:
+        scores = ", ".join(f"{k}={v:.3g}" for k, v in sorted(p["scores"].items()) if "latency" not in k)
+        parts.append(f'<details class="pipe"><summary>{_esc(p["pipeline"])} <span class=muted>'
+                     f'{_esc(scores)}</span></summary>')
+        if p["hits"]:
+            rows = "".join(
+                f'<tr class="{"ev" if h["evidence"] else ""}"><td>{i}</td><td><code>{_esc(h["id"])}</code>'
+                f'{" ✓ evidence" if h["evidence"] else ""}</td><td>{h["score"]:.4f}</td>'
+                f'<td>{_esc(_short(h["text"])) or "<span class=muted>text not in the log</span>"}</td></tr>'
+                for i, h in enumerate(p["hits"], start=1))
+            parts.append("<table><thead><tr><th>#</th><th>entry</th><th>score</th><th>text</th></tr></thead>"
+                         f"<tbody>{rows}</tbody></table>")
+        else:
+            parts.append("<p class=muted>no recall event in the log for this probe</p>")
+        answer = p["answer"]
+        parts.append(f"<p><b>Answer:</b> {_esc(answer) if answer is not None else '<span class=muted>not asked</span>'}"
+                     f" · <b>Judge:</b> {_esc(_verdict(p['scores']))}</p></details>")
+    parts.append("</details>")
+    return "\n".join(parts)
+
+
+def render_html(title: str, notes: list[str], warnings: list[str], table: tuple[list[str], list[list[str]]],
+                category_table: tuple[list[str], list[list[str]]] | None, plots: list[Path],
+                views: list[ProbeView], n_probes: int) -> str:
+    """The whole page as one string."""
+    body = [f"<h1>{_esc(title)}</h1>"]
+    body += [f'<p class="warn"><b>Warning:</b> {_esc(w)}</p>' for w in warnings]
+    body += [f"<p>{_esc(n)}</p>" for n in notes]
+    body += ["<h2>Summary</h2>", _table(*table)]
+    # TODO(issue 17): paired comparisons between pipelines once lyra_lab.evaluate.compare exists;
+    # until then the per-pipeline CIs above are all the report can say about differences.
+    body.append("<p class=muted>Paired comparisons: not available yet (needs lyra_lab.evaluate.compare); "
+                "overlapping per-pipeline CIs do not show that two pipelines are equal.</p>")
+    if category_table is not None:
+        body += ["<h2>By probe category</h2>", _table(*category_table)]
+    body += ["<h2>Figures</h2>"] + [_figure(p) for p in plots]
+    body.append("<h2>Probes</h2>")
+    shown = f"{len(views)} of {n_probes}" if n_probes > len(views) else f"{len(views)}"
+    body.append(f"<p>{shown} probes. Open a probe, then a pipeline, for its retrieved entries "
+                "(green: a gold evidence turn), answer and judge verdict.</p>")
+    body += [_probe(v) for v in views]
+    return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+            f"<meta name=viewport content='width=device-width'><title>{_esc(title)}</title>"
+            f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

@@ -1,0 +1,78 @@
+"""Grid combinations checked at spec time: impossible ones fail, identical ones are noted.
+
+* **Impossible**: a ``tiered`` recaller reads turns and condensed entries
+  (``coarse_kinds``: gist, digest, summary, fact), never ``chunk`` entries.  A
+  pipeline without a summarizer, without raw turns (``keep_raw = false``) and
+  without a rollup holds only chunks, so tiered would score 0 with an empty
+  context and no warning: ``ConfigError`` names the combination and the fixes.
+  (A pipeline with a rollup may get digests, so it is not provably empty.)
+* **Aliases**: pipelines whose resolved specs differ only in parameters the
+  code provably never reads build the same memory.  They are still run (the
+  grid stays the product its file describes) but recorded in ``spec.json``
+  under ``aliases`` and noted in the report, so identical rows are not read as
+  a finding.  Provably unused:
+
+  - ``budget`` when ``rollup`` is none (only a rollup reads it);
+  - the chunker under ``single_pass`` when both chunkers are built in: every
+    built-in chunker splits the one canonical transcript and ``joined_text``
+    restores it exactly, so the single call gets the same prompt; the chunker
+    only labels the summary's ``decision`` meta, which nothing reads.
+    (``map_reduce`` and no summarizer do depend on the chunker.)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.replay import Pipeline, strategy_spec
+
+_BUDGET_WHY = "budget is only read by a rollup, and rollup is none"
+_CHUNKER_WHY = ("single_pass summarizes the joined transcript, which every built-in chunker restores "
+                "exactly; the chunker only labels the summary's decision")
+
+
+def check_recallers(pipelines: Sequence[Pipeline], recallers: Sequence[tuple[str, Any]]) -> None:
+    """Raise ``ConfigError`` for a recaller that can never read a pipeline's memory."""
+    for label, recaller in recallers:
+        spec = strategy_spec(recaller)
+        if spec["name"] != "tiered" or "chunk" in tuple(spec.get("coarse_kinds") or ()):
+            continue
+        for p in pipelines:
+            if p.summarizer is None and not p.keep_raw and p.rollup is None:
+                names = p.kind_names()
+                raise ConfigError(
+                    f"[grid] recaller {label!r} with chunker {names['chunker']!r}, summarizers = [\"none\"], "
+                    "keep_raw = false and rollups = [\"none\"]: memory holds only chunk entries, which tiered "
+                    "never reads (it recalls turns and summary/digest/gist/fact entries), so it would score 0. "
+                    "Fix: add a summarizer, set keep_raw = true, or give tiered coarse_kinds including \"chunk\".")
+
+
+def _effective(p: Pipeline) -> dict[str, Any]:
+    d = p.to_dict()
+    if p.rollup is None:
+        d.pop("budget")
+    if p.kind_names()["summarizer"] == "single_pass" and type(p.chunker).__module__.startswith("lyra_lab.chunking"):
+        d.pop("chunker")
+    return d
+
+
+def find_aliases(pipelines: Sequence[Pipeline], labels: dict[Pipeline, str]) -> tuple[dict[str, Any], ...]:
+    """``{"pipeline", "same_as", "because"}`` for each pipeline that builds the memory of an earlier one."""
+    first: dict[str, Pipeline] = {}
+    out = []
+    for p in pipelines:
+        key = json.dumps(_effective(p), sort_keys=True, default=str)
+        if key not in first:
+            first[key] = p
+            continue
+        same = first[key]
+        a, b = p.to_dict(), same.to_dict()
+        because = []
+        if a["budget"] != b["budget"]:
+            because.append(_BUDGET_WHY)
+        if a["chunker"] != b["chunker"]:
+            because.append(_CHUNKER_WHY)
+        out.append({"pipeline": labels[p], "same_as": labels[same], "because": because})
+    return tuple(out)

@@ -1,0 +1,92 @@
+"""report.html from a real (fake-backend) run: self-contained, with a per-probe drill-down that opens in Chromium."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lyra_lab.corpus import load
+from lyra_lab.evaluate import write_report
+from lyra_lab.experiments import ExperimentSpec, run_experiment
+
+DATASET = Path(__file__).resolve().parents[2] / "datasets" / "synthetic_small.jsonl"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    spec = ExperimentSpec.from_dict({
+        "name": "html", "corpus": {"path": str(DATASET), "conversations": 1, "max_sessions": 3, "max_probes": 4},
+        "grid": {"chunkers": [{"name": "turn_window", "max_turns": 4}], "summarizers": ["single_pass"],
+                 "recallers": ["dense", "bm25"]},
+        "run": {"backends": ["fake"], "embedders": ["hashing"], "ks": [1, 5], "cache": "off"},
+        "qa": {"enabled": True}, "judge": {"enabled": True, "backend": "fake"}})
+    out = tmp_path_factory.mktemp("run") / "run"
+    run_experiment(spec, out, progress=False)
+    write_report(out, n_resamples=50)
+    return out
+
+
+def test_report_html_is_one_self_contained_file(run_dir):
+    page = (run_dir / "report" / "report.html").read_text(encoding="utf-8")
+    assert page.count("data:image/png;base64,") == 3  # quality_vs_cost, by_category, latency
+    links = re.findall(r"""(?:src|href)=["']?([^"' >]*)""", page)
+    assert links and all(link.startswith(("data:", "#")) for link in links)  # nothing fetched from elsewhere
+    assert "<script" not in page and "<link" not in page
+    # the drill-down: every probe's question and gold answer, each pipeline's hits, answer and verdict
+    corpus = load(DATASET)
+    conv = corpus.conversations[0].id
+    shown = [p for p in corpus.probes_for(conv) if f'id="probe-{p.id}"' in page]
+    assert len(shown) == 4
+    import html
+
+    for probe in shown:
+        assert html.escape(probe.question) in page and html.escape(probe.answer) in page
+    assert page.count('<details class="pipe">') == 4 * 2  # 4 probes x 2 recallers
+    assert "turn_window+single_pass+none|dense" in page and "<b>Judge:</b> " in page
+    assert page.count("<th>score</th>") == 4 * 2 and "no recall event" not in page  # hits from the log
+    assert "Paired comparisons: not available yet" in page
+
+
+def _driver(user_data_dir: Path):
+    webdriver = pytest.importorskip("selenium.webdriver")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromedriver = shutil.which("chromedriver")
+    if not chromium or not chromedriver:
+        pytest.skip("no chromium/chromedriver installed (.ci/run installs them)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 f"--user-data-dir={user_data_dir}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
+
+
+def test_report_html_opens_in_headless_chromium(run_dir, tmp_path):
+    driver = _driver(tmp_path / "chromium-profile")
+    try:
+        from selenium.webdriver.common.by import By
+
+        driver.get((run_dir / "report" / "report.html").as_uri())
+        assert driver.title.startswith("Report:")
+        errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        assert errors == []
+        images = driver.find_elements(By.TAG_NAME, "img")
+        assert len(images) == 3 and all(driver.execute_script("return arguments[0].naturalWidth", i) > 0
+                                        for i in images)
+        probe = driver.find_element(By.CSS_SELECTOR, "details.probe")
+        assert probe.get_attribute("open") is None
+        probe.find_element(By.TAG_NAME, "summary").click()
+        assert probe.get_attribute("open") is not None
+        pipe = probe.find_element(By.CSS_SELECTOR, "details.pipe")
+        pipe.find_element(By.TAG_NAME, "summary").click()
+        assert pipe.get_attribute("open") is not None
+        assert "Gold answer" in probe.text and "Answer:" in pipe.text
+    finally:
+        driver.quit()
