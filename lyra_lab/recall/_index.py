@@ -12,7 +12,7 @@ squeezed out (without re-embedding) once they are more than half the matrix.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -119,12 +119,14 @@ class DenseIndex:
 
     # -- querying ------------------------------------------------------------
     def scores(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Cosine of every live row with the query: ``(rows, scores)``, in row order."""
+        """Cosine (float32) of every live row with the query: ``(rows, scores)``, in row order."""
         used = len(self._entries)
-        rows = np.flatnonzero(self._alive[:used])
-        # One matrix-vector product over the contiguous used block (no copy), then pick live rows.
+        # One matrix-vector product over the contiguous used block (no copy of the matrix).
         scores = self._matrix[:used] @ np.asarray(query_vector, dtype=np.float32)
-        return rows, scores[rows].astype(np.float64)
+        if len(self._row) == used:  # no dead rows: no fancy-index copy
+            return np.arange(used), scores
+        rows = np.flatnonzero(self._alive[:used])
+        return rows, scores[rows]
 
     def ends(self, rows: np.ndarray) -> np.ndarray:
         """Epoch seconds of the rows' entry end times (NaN when undated)."""
@@ -142,17 +144,23 @@ class DenseIndex:
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` highest scores, best first, via ``np.argpartition`` (stable on ties)."""
+    """Positions of the ``k`` highest scores, best first; ties go to the lower position.
+
+    ``np.argpartition`` finds the k-th best value in one pass, without negating
+    (copying) the scores; every position tying with it is then kept, so which of
+    equal scores make the cut does not depend on the partition's internals.
+    """
     n = len(scores)
     k = min(k, n)
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
     if k < n:
-        part = np.argpartition(-scores, k - 1)[:k]
+        kth = scores[np.argpartition(scores, n - k)[n - k:]].min()
+        part = np.flatnonzero(scores >= kth) if not np.isnan(kth) else np.arange(n)
     else:
         part = np.arange(n)
     # lexsort: last key is primary; position breaks ties so results are deterministic.
-    return part[np.lexsort((part, -scores[part]))]
+    return part[np.lexsort((part, -scores[part]))][:k]
 
 
 def _grow(array: np.ndarray, capacity: int, fill: object) -> np.ndarray:

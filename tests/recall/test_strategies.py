@@ -55,18 +55,18 @@ def test_recency_decay_hand_computed():
     assert [h.score for h in again] == pytest.approx([1.0, 0.5, 0.25], rel=1e-5)
 
 
-def test_bm25_finds_the_lexical_match_and_rebuilds_only_when_its_conversation_changed():
+def test_bm25_finds_the_lexical_match_and_tokenizes_only_its_conversation_new_entries():
     store = MemoryStore([turn(1, "user: I adopted a cat named Luna"), turn(2, "user: I went hiking"),
                          turn(3, "user: the the the")])
     hits = Bm25().recall(store, "Luna the cat", 5, conversation_id="c")
     assert [h.entry.id for h in hits] == ["c:1"]  # zero-score entries are not returned
-    builds = bm25_index(store, "c").builds
+    assert bm25_index(store, "c").tokenized == 3
     store.add(turn(9, "other conversation about Luna", cid="other"))
     assert Bm25().recall(store, "Luna", 5, conversation_id="c")[0].entry.id == "c:1"
-    assert bm25_index(store, "c").builds == builds  # another conversation changed: no rebuild
+    assert bm25_index(store, "c").tokenized == 3  # another conversation changed: nothing to index
     store.add(turn(4, "user: Luna likes tuna"))
     assert {h.entry.id for h in Bm25().recall(store, "Luna", 5, conversation_id="c")} == {"c:1", "c:4"}
-    assert bm25_index(store, "c").builds == builds + 1
+    assert bm25_index(store, "c").tokenized == 4  # the new entry alone, no rebuild
 
 
 def test_bm25_on_stopword_only_memory_recalls_nothing():
