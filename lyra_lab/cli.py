@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import CorpusFormatError
 
 # module names under lyra_lab.commands, in the order --help lists them
 COMMANDS: tuple[str, ...] = ("import_corpus", "report", "recall_eval", "serve_local", "run", "demo", "bench")
+COMMANDS += ("probes",)  # lyra-lab probes plant|draft
 
 EXIT_USAGE = 2
 
@@ -46,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - the CLI's one place to turn errors into a line
+    except Exception as exc:
         from lyra_lab.backends._types import BackendError
 
         if isinstance(exc, BackendError):
