@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from typing import Sequence
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import CorpusFormatError
@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the CLI's one place to turn errors into a line
         from lyra_lab.backends._types import BackendError
 
         if isinstance(exc, BackendError):
