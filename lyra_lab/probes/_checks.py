@@ -19,13 +19,14 @@ from lyra_lab.evaluate._retention import answer_retained
 
 DUPLICATE_JACCARD = 0.7
 
+NO_JSON = "reply held no JSON object (counted per reply, not per draft)"
 UNPARSEABLE = "not a JSON object with question, answer and turns"
 BAD_IDS = "evidence turn numbers that name no turn"
 EMPTY_ANSWER = "empty answer"
 UNSUPPORTED = "answer not supported by its evidence turns"
 GIVEN_AWAY = "answerable from the question alone"
 DUPLICATE = "near-duplicate of a kept question"
-REASONS: tuple[str, ...] = (UNPARSEABLE, BAD_IDS, EMPTY_ANSWER, UNSUPPORTED, GIVEN_AWAY, DUPLICATE)
+REASONS: tuple[str, ...] = (NO_JSON, UNPARSEABLE, BAD_IDS, EMPTY_ANSWER, UNSUPPORTED, GIVEN_AWAY, DUPLICATE)
 
 
 @dataclass(frozen=True)

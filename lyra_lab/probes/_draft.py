@@ -16,7 +16,7 @@ from datetime import datetime, time, timedelta
 
 from lyra_lab.backends import Backend, Usage
 from lyra_lab.corpus import Corpus, Probe, Session
-from lyra_lab.probes._checks import UNPARSEABLE, check, parse_drafts, tokens
+from lyra_lab.probes._checks import NO_JSON, UNPARSEABLE, check, parse_drafts, tokens
 
 PROMPT_NAME = "draft_questions_v1"
 PROMPT = """Below is a conversation between a user and an assistant, as numbered turns.
@@ -75,6 +75,8 @@ def draft_probes(corpus: Corpus, backend: Backend, *, n: int = 100, sessions: in
         drafts, bad = parse_drafts(completion.text)
         result.drafted += len(drafts) + bad
         result.dropped[UNPARSEABLE] += bad
+        if not drafts and not bad and completion.text.strip():
+            result.dropped[NO_JSON] += 1  # a tiny model often writes plain numbered questions instead
         numbered = numbered_turns(session)
         for draft in drafts:
             reason = check(draft, numbered, kept_questions) if len(result.probes) < n else "over --n"

@@ -11,7 +11,7 @@ import lyra_lab
 from lyra_lab.backends import FakeLLM
 from lyra_lab.corpus import Conversation, Corpus, Session, Turn
 from lyra_lab.probes import PROMPT_NAME, REASONS, draft_probes, is_local_endpoint, parse_drafts, save_probes
-from lyra_lab.probes._checks import BAD_IDS, DUPLICATE, GIVEN_AWAY, UNPARSEABLE, UNSUPPORTED
+from lyra_lab.probes._checks import BAD_IDS, DUPLICATE, GIVEN_AWAY, NO_JSON, UNPARSEABLE, UNSUPPORTED
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 TEXTS = ["My sister Ines is moving to Lisbon in June for her new job.",
@@ -59,6 +59,11 @@ def test_bad_drafts_are_dropped_and_counted_and_good_ones_kept(tmp_path):
     loaded = lyra_lab.load_probes(path, corpus)
     assert [(p.id, p.evidence, p.meta["model"]) for p in loaded] == [(p.id, p.evidence, "fake-llm")
                                                                       for p in result.probes]
+
+
+def test_a_reply_without_json_is_counted_not_drafted():
+    result = draft_probes(one_session_corpus(), FakeLLM(["1. What is my sister's name?\n2. Answer: Ines"]))
+    assert result.probes == [] and result.drafted == 0 and result.dropped == {NO_JSON: 1}
 
 
 def test_drafting_stops_at_n_and_parses_fenced_output():
