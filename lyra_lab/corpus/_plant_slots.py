@@ -41,8 +41,9 @@ def session_spans(conv: Conversation) -> list[tuple[datetime, datetime]]:
 
 
 def free_moments(rng: random.Random, conv: Conversation) -> list[Moment]:
-    """Candidate start times for planted sessions, in time order (internal ones first used)."""
+    """Candidate start times for planted sessions, at the hours real sessions start wherever that fits."""
     spans = session_spans(conv)
+    hours = [start.hour for start, _ in spans]  # the user's own chatting hours
     moments: list[Moment] = []
     latest = spans[0][1]
     for start, end in spans[1:]:
@@ -54,10 +55,13 @@ def free_moments(rng: random.Random, conv: Conversation) -> list[Moment]:
             for i in range(share_count):
                 lo = gap_start + i * share + MARGIN
                 room = share - 2 * MARGIN - SESSION_ROOM
-                moments.append(Moment(lo + timedelta(seconds=rng.uniform(0, room.total_seconds()))))
+                at = lo + timedelta(seconds=rng.uniform(0, room.total_seconds()))
+                usual = at.replace(hour=rng.choice(hours), minute=rng.randint(0, 59))
+                moments.append(Moment(usual if lo <= usual <= lo + room else at))
         latest = max(latest, end)
     for day in range(1, TRAILING_DAYS + 1):
-        moments.append(Moment(latest + timedelta(days=day, minutes=rng.randint(0, 600)), trailing=True))
+        at = latest + timedelta(days=day)
+        moments.append(Moment(at.replace(hour=rng.choice(hours), minute=rng.randint(0, 59)), trailing=True))
     return moments
 
 
