@@ -36,6 +36,7 @@ class Draft:
     question: str
     answer: str
     turns: tuple[int, ...]
+    kind: str | None = None
 
 
 _OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
@@ -76,7 +77,9 @@ def _draft(record: Any) -> Draft | None:
             numbers.append(int(str(t).strip().lstrip("[").rstrip("]")))
         except ValueError:
             numbers.append(-1)  # kept as a bad id, so it is counted as one
-    return Draft(question.strip(), str(answer).strip(), tuple(numbers))
+    kind = record.get("kind")
+    return Draft(question.strip(), str(answer).strip(), tuple(numbers),
+                 kind.strip().lower() if isinstance(kind, str) else None)
 
 
 def tokens(text: str) -> set[str]:

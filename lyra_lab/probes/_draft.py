@@ -1,7 +1,8 @@
 """Drafted probes: a model reads sampled sessions and writes questions about what the user said.
 
 Each sampled session is shown as numbered turns; the model answers with JSON
-lines ``{"question", "answer", "turns": [numbers]}``.  Every draft goes through
+lines ``{"question", "answer", "turns": [numbers], "kind"}``; a kind from
+``DRAFT_KINDS`` becomes the probe's category, anything else ``"drafted"``.  Every draft goes through
 ``_checks.check`` before it is kept, and every reason for dropping one is
 counted, so a user sees how much of the model's output survived.  Kept probes
 record the drafting backend, model and prompt name in their meta.
@@ -24,9 +25,11 @@ Write up to {per_session} questions that someone could ask the user later about 
 people they mention, their preferences, plans, decisions and dates.
 Each answer must be a short phrase copied from the turns, and must not appear in the question.
 Reply with one JSON object per line and nothing else, like:
-{{"question": "What is the name of my dog?", "answer": "Biscuit", "turns": [3]}}
+{{"question": "What is the name of my dog?", "answer": "Biscuit", "turns": [3], "kind": "people"}}
+where kind is one of: people, preference, plan, decision, date.
 
 {turns}"""
+DRAFT_KINDS: tuple[str, ...] = ("people", "preference", "plan", "decision", "date")
 MAX_TURNS = 24
 MAX_TURN_CHARS = 600
 
@@ -95,7 +98,7 @@ def _probe(corpus: Corpus, session: Session, draft, numbered, backend: Backend, 
     asked_at = (datetime.combine(max(stamps).date() + timedelta(days=1), time(12, 0), tzinfo=max(stamps).tzinfo)
                 if stamps else None)
     return Probe(id=f"draft-{k:03d}", conversation_id=conv.id, question=draft.question, answer=draft.answer,
-                 evidence=tuple(dict.fromkeys(numbered[i].id for i in draft.turns)), category="drafted",
+                 evidence=tuple(dict.fromkeys(numbered[i].id for i in draft.turns)), category=draft.kind if draft.kind in DRAFT_KINDS else "drafted",
                  asked_at=asked_at,
                  meta={"drafted": True, "backend": backend.name, "model": backend.model, "prompt": PROMPT_NAME,
                        "session_id": session.id})

@@ -26,13 +26,13 @@ def one_session_corpus() -> Corpus:
     return Corpus(name="me", conversations=(Conversation(id="me", sessions=(Session("s1", "me", turns),)),))
 
 
-def line(question, answer, turns):
-    return json.dumps({"question": question, "answer": answer, "turns": turns})
+def line(question, answer, turns, kind=None):
+    return json.dumps({"question": question, "answer": answer, "turns": turns, "kind": kind})
 
 
 def test_bad_drafts_are_dropped_and_counted_and_good_ones_kept(tmp_path):
     reply = "\n".join([
-        line("Where is my sister moving?", "Lisbon", [1]),                    # kept
+        line("Where is my sister moving?", "Lisbon", [1], "plan"),            # kept
         line("When did I book flights for?", "14th of July", [3]),            # kept
         line("What is my sister's name?", "Ines", [7]),                       # no turn 7
         line("Which drink did I decide to quit?", "tea", [3]),                # not in evidence
@@ -50,6 +50,7 @@ def test_bad_drafts_are_dropped_and_counted_and_good_ones_kept(tmp_path):
     assert result.drafted == 8
     assert result.dropped == {BAD_IDS: 1, UNSUPPORTED: 1, GIVEN_AWAY: 1, DUPLICATE: 1, UNPARSEABLE: 2}
     assert set(result.dropped) <= set(REASONS)
+    assert [p.category for p in result.probes] == ["plan", "drafted"]
     probe = result.probes[0]
     assert probe.meta == {"drafted": True, "backend": "fake", "model": "fake-llm", "prompt": PROMPT_NAME,
                           "session_id": "s1"}
