@@ -11,6 +11,7 @@ from lyra_lab.corpus._model import (
     as_utc,
 )
 from lyra_lab.corpus._load import FORMATS, load
+from lyra_lab.corpus._plant import plant_probes, planted_counts
 from lyra_lab.corpus._probes import load_probes
 from lyra_lab.corpus._synthetic_corpus import generate_synthetic
 
@@ -27,4 +28,6 @@ __all__ = [
     "generate_synthetic",
     "load",
     "load_probes",
+    "plant_probes",
+    "planted_counts",
 ]

@@ -1,0 +1,100 @@
+"""Make probes for your own history: plant facts offline, or have a model draft questions.
+
+Usage::
+
+    lyra-lab probes plant EXPORT [--n 60] [--kinds single_fact,...] [--seed 0] --out planted.jsonl
+    lyra-lab probes draft EXPORT [--backend local] [--n 100] [--sessions 20] --out drafts.jsonl [--yes]
+
+``plant`` writes the export with planted evidence sessions and their probes as a
+lyra-lab corpus (``lyra_lab.load`` reads both back).  ``draft`` writes a probes
+file (``lyra_lab.load_probes``) of model-written, checked questions; responses are
+cached next to ``--out`` so a re-run pays nothing.  Conversation text goes to a
+non-local endpoint only after a notice and ``--yes`` (or a "y" at the prompt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.corpus import load, plant_probes, planted_counts
+from lyra_lab.corpus._synthetic import CATEGORIES
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("probes", help="plant or draft probes for your own conversation history",
+                                   description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="probes_command", metavar="ACTION", required=True)
+    plant = sub.add_parser("plant", help="insert sessions with planted facts and probes about them (offline)")
+    plant.add_argument("path", metavar="EXPORT", help="any file lyra-lab imports (export, JSONL, saved corpus)")
+    plant.add_argument("--format", default="auto", help="read EXPORT as this format (default: auto)")
+    plant.add_argument("--n", type=int, default=60, help="probes to plant (default 60)")
+    plant.add_argument("--kinds", default=",".join(CATEGORIES), help="comma-separated probe kinds")
+    plant.add_argument("--seed", type=int, default=0)
+    plant.add_argument("--out", required=True, metavar="FILE", help="write the planted corpus here")
+    draft = sub.add_parser("draft", help="have a model draft questions about sampled sessions, checked")
+    draft.add_argument("path", metavar="EXPORT")
+    draft.add_argument("--format", default="auto")
+    draft.add_argument("--backend", default="local", help="backend preset (default: local)")
+    draft.add_argument("--n", type=int, default=100, help="stop after this many kept probes")
+    draft.add_argument("--sessions", type=int, default=20, help="sessions to sample (default 20)")
+    draft.add_argument("--seed", type=int, default=0)
+    draft.add_argument("--cache", metavar="FILE", help="response cache (default: <out>.responses.sqlite)")
+    draft.add_argument("--yes", action="store_true", help="agree to send conversation text to a remote endpoint")
+    draft.add_argument("--out", required=True, metavar="FILE", help="write the kept probes here (JSONL)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.probes_command == "plant":
+        return _plant(args)
+    return _draft(args)
+
+
+def _plant(args: argparse.Namespace) -> int:
+    corpus = load(args.path, args.format)
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    planted = plant_probes(corpus, n=args.n, kinds=kinds, seed=args.seed)
+    path = planted.save(args.out)
+    counts = planted_counts(planted)
+    sessions = sum(1 for c in planted.conversations for s in c.sessions if s.meta.get("planted"))
+    turns = sum(1 for t in planted.turns() if t.meta.get("planted"))
+    kept = sum(counts.values())
+    print(f"wrote {path}: {kept} planted probes ({', '.join(f'{k} {v}' for k, v in counts.items() if k in kinds)})")
+    print(f"  {sessions} planted sessions, {turns} planted turns beside {corpus.stats()['turns']:,} real turns")
+    if kept < args.n:
+        print(f"  {args.n - kept} fewer than --n {args.n}: the fact pools or the gaps between sessions ran out",
+              file=sys.stderr)
+    return 0
+
+
+def _draft(args: argparse.Namespace) -> int:
+    from lyra_lab.backends import CachedBackend, ResponseCache, make_backend
+    from lyra_lab.probes import draft_probes, endpoint_of, is_local_endpoint, save_probes
+
+    corpus = load(args.path, args.format)
+    backend = make_backend(args.backend)
+    endpoint = endpoint_of(backend)
+    if not is_local_endpoint(endpoint):
+        print(f"notice: drafting sends the text of up to {args.sessions} of your sessions to {endpoint} "
+              f"({backend.name}/{backend.model}).", file=sys.stderr)
+        if not args.yes:
+            answer = input("send them? [y/N] ") if sys.stdin.isatty() else ""
+            if answer.strip().lower() not in ("y", "yes"):
+                raise ConfigError("not sending conversation text to a remote endpoint: pass --yes to agree")
+    out = Path(args.out)
+    cache = ResponseCache(args.cache or out.with_name(out.name + ".responses.sqlite"))
+    try:
+        result = draft_probes(corpus, CachedBackend(backend, cache), n=args.n, sessions=args.sessions,
+                              seed=args.seed)
+    finally:
+        cache.close()
+    save_probes(result.probes, out)
+    print(f"wrote {out}: kept {len(result.probes)} of {result.drafted} drafted probes "
+          f"({result.calls} model calls, {cache.hits} answered from the cache {cache.path})")
+    for reason, count in sorted(result.dropped.items(), key=lambda kv: -kv[1]):
+        print(f"  dropped {count}: {reason}")
+    return 0

@@ -1,0 +1,83 @@
+"""draft_probes with a queued FakeLLM: every kind of bad draft is dropped and counted; good ones are kept."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import lyra_lab
+from lyra_lab.backends import FakeLLM
+from lyra_lab.corpus import Conversation, Corpus, Session, Turn
+from lyra_lab.probes import PROMPT_NAME, REASONS, draft_probes, is_local_endpoint, parse_drafts, save_probes
+from lyra_lab.probes._checks import BAD_IDS, DUPLICATE, GIVEN_AWAY, NO_JSON, UNPARSEABLE, UNSUPPORTED
+
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+TEXTS = ["My sister Ines is moving to Lisbon in June for her new job.",
+         "That's exciting! Will you visit her there?",
+         "Yes, I booked flights for the 14th of July. I also decided to quit coffee.",
+         "Good luck with the coffee, the first week is the hardest."]
+
+
+def one_session_corpus() -> Corpus:
+    turns = tuple(Turn(id=f"m{i}", conversation_id="me", session_id="s1", role="user" if i % 2 == 0 else "assistant",
+                       text=text, timestamp=T0 + timedelta(minutes=i)) for i, text in enumerate(TEXTS))
+    return Corpus(name="me", conversations=(Conversation(id="me", sessions=(Session("s1", "me", turns),)),))
+
+
+def line(question, answer, turns, kind=None):
+    return json.dumps({"question": question, "answer": answer, "turns": turns, "kind": kind})
+
+
+def test_bad_drafts_are_dropped_and_counted_and_good_ones_kept(tmp_path):
+    reply = "\n".join([
+        line("Where is my sister moving?", "Lisbon", [1], "plan"),            # kept
+        line("When did I book flights for?", "14th of July", [3]),            # kept
+        line("What is my sister's name?", "Ines", [7]),                       # no turn 7
+        line("Which drink did I decide to quit?", "tea", [3]),                # not in evidence
+        line("Did I decide to quit coffee?", "quit coffee", [3]),             # given away
+        line("Where is my sister moving to?", "Lisbon", [1]),                 # near-duplicate
+        '{"question": "What?"}',                                              # no answer
+        "here are some questions {not json}",                                 # not JSON
+    ])
+    llm = FakeLLM([reply])
+    result = draft_probes(one_session_corpus(), llm, n=10, sessions=5)
+    assert len(llm.calls) == 1 == result.calls
+    assert "[1] user: My sister Ines" in llm.calls[0][0]["content"]
+    assert [(p.question, p.answer, p.evidence) for p in result.probes] == [
+        ("Where is my sister moving?", "Lisbon", ("m0",)), ("When did I book flights for?", "14th of July", ("m2",))]
+    assert result.drafted == 8
+    assert result.dropped == {BAD_IDS: 1, UNSUPPORTED: 1, GIVEN_AWAY: 1, DUPLICATE: 1, UNPARSEABLE: 2}
+    assert set(result.dropped) <= set(REASONS)
+    assert [p.category for p in result.probes] == ["plan", "drafted"]
+    probe = result.probes[0]
+    assert probe.meta == {"drafted": True, "backend": "fake", "model": "fake-llm", "prompt": PROMPT_NAME,
+                          "session_id": "s1"}
+    assert probe.asked_at > T0
+    corpus = one_session_corpus()
+    path = save_probes(result.probes, tmp_path / "drafts.jsonl")
+    loaded = lyra_lab.load_probes(path, corpus)
+    assert [(p.id, p.evidence, p.meta["model"]) for p in loaded] == [(p.id, p.evidence, "fake-llm")
+                                                                      for p in result.probes]
+
+
+def test_a_reply_without_json_is_counted_not_drafted():
+    result = draft_probes(one_session_corpus(), FakeLLM(["1. What is my sister's name?\n2. Answer: Ines"]))
+    assert result.probes == [] and result.drafted == 0 and result.dropped == {NO_JSON: 1}
+
+
+def test_drafting_stops_at_n_and_parses_fenced_output():
+    reply = "```json\n" + line("Where is my sister moving?", "Lisbon", ["1"]) + "\n" + \
+        line("When are my flights?", "14th of July", 3) + "\n```"
+    drafts, bad = parse_drafts(reply)
+    assert bad == 0 and [d.turns for d in drafts] == [(1,), (3,)]
+    result = draft_probes(one_session_corpus(), FakeLLM([reply]), n=1)
+    assert len(result.probes) == 1 and result.dropped == {"over --n": 1}
+
+
+@pytest.mark.parametrize("url, local", [(None, True), ("http://127.0.0.1:8080/v1", True),
+                                        ("http://localhost:11434/v1", True), ("https://api.openai.com/v1", False),
+                                        ("http://10.0.0.5:8000/v1", False)])
+def test_only_this_machine_counts_as_local(url, local):
+    assert is_local_endpoint(url) is local
