@@ -62,6 +62,8 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "prompt": "named answer prompt",
         "max_probes": "answer at most N probes per conversation",
         "max_tokens": "answer length cap",
+        "scorer": "how answers are scored: squad (default), locomo or longmemeval (the benchmarks' own rules); "
+                  "recorded in every row as qa.scorer",
     },
     "judge": {
         "enabled": "grade the QA answers with an LLM judge (needs [qa] enabled)",

@@ -142,6 +142,11 @@ def write_report(
           "Cost and latency of summarize/rollup: mean per conversation, as measured when the calls were paid "
           "(`latency_s` = sum of per-call latencies; a response-cache hit keeps its original latency and cost). "
           "What this run paid: `paid_latency_s` (wall time), `paid_cost_usd`, `cached_calls`.\n")]
+    if "qa.scorer" in df.columns and df["qa.scorer"].notna().any():
+        scorers = sorted(str(s) for s in df["qa.scorer"].dropna().unique())
+        md.append(f"QA answers (`qa_em`, `qa_f1`) scored with: {', '.join(scorers)}"
+                  + (" — DIFFERENT scorers: do not compare their QA figures directly" if len(scorers) > 1 else "")
+                  + ".\n")
     warnings = ci_warnings(df, cluster)
     for text in warnings:
         print(f"warning: {text}", file=sys.stderr)

@@ -70,6 +70,7 @@ def score_outcome(
     answer: Completion | str | None = None,
     judge: JudgeResult | None = None,
     n_relevant: int | None = None,
+    scorer: str = "squad",
     retention_threshold: float = DEFAULT_RETENTION_THRESHOLD,
     score_adversarial_retrieval: bool = False,
 ) -> dict[str, float]:
@@ -81,6 +82,7 @@ def score_outcome(
         session_of: turn id → session id (a mapping or a function), for ``session_recall@K``.
         answer: the answering model's reply (a ``Completion`` or its text), if QA is on.
         judge: the judge's verdict on that answer, if a judge is on.
+        scorer: the QA scorer (``squad``, ``locomo`` or ``longmemeval``; see ``score_answer``).
         n_relevant: relevant entries in memory for nDCG's ideal list (default: evidence count).
         retention_threshold: token-recall threshold of the retention rule.
         score_adversarial_retrieval: also score retrieval of adversarial/abstention probes.
@@ -95,7 +97,7 @@ def score_outcome(
     scores["recall_latency_s"] = float(outcome.recall_latency_s)
     if answer is not None:
         text = answer.text if isinstance(answer, Completion) else str(answer)
-        scores.update(score_answer(probe, text))
+        scores.update(score_answer(probe, text, scorer))
         if isinstance(answer, Completion):
             scores["answer_latency_s"] = float(answer.latency_s)
             scores["answer_cost_usd"] = float(answer.usage.cost_usd)

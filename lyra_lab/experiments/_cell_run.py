@@ -78,7 +78,8 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
                                            max_tokens=spec.judge.max_tokens)
                     meter.wall("judge", time.perf_counter() - start)
                     meter.completions("judge", [verdict.completion], probe_id=outcome.probe.id, recaller=label)
-            metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, judge=verdict)
+            metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, judge=verdict,
+                                    scorer=spec.qa.scorer)
             rows.extend(probe_rows(base, outcome.probe, metrics))
         phases = {**result.phases, **result.recall_phases.get(label, {})}
         if qa_backend is not None:
@@ -90,4 +91,6 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
     simulated = any(b is not None and b.simulated for b in (backend, qa_backend, judge_backend))
     for row in rows:
         row["simulated"] = simulated
+        if spec.qa.enabled:  # QA figures scored under different rules must never mix silently
+            row["qa.scorer"] = spec.qa.scorer
     return rows

@@ -60,7 +60,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_budgets", "keep_raw",
              "recallers"),
     "run": ("backends", "embedders", "seeds", "ks", "tokenizer", "workers", "cache"),
-    "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens"),
+    "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer"),
     "judge": ("enabled", "backend", "prompt", "max_tokens"),
 }
 CACHE_MODES = ("run", "user", "off")
@@ -88,6 +88,12 @@ class QASpec:
     prompt: str = "short_v1"
     max_probes: int | None = None
     max_tokens: int = 32
+    scorer: str = "squad"
+
+    def __post_init__(self) -> None:
+        from lyra_lab.evaluate._scorers import check_scorer
+
+        check_scorer(self.scorer)  # a ConfigError listing the known scorers
 
 
 @dataclass(frozen=True)

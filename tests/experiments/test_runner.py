@@ -187,3 +187,32 @@ def test_a_named_judge_backend_grades_the_qa_answers(write_toml, registries, tmp
     judge_calls = df[df["metric"] == "judge.calls"]["value"]
     assert (judge_calls == 2).all()
     assert all("Label a generated answer" in call[-1]["content"] for call in judge.calls)  # the named prompt
+
+
+@pytest.mark.parametrize("scorer", ["squad", "locomo"])
+def test_the_qa_scorer_is_named_in_the_spec_and_recorded_in_every_row(write_toml, registries, tmp_path,
+                                                                     corpus_path, scorer):
+    from lyra_lab import load
+    from lyra_lab.evaluate import score_answer
+
+    text = open(write_toml()).read().replace('summarizers = ["concat", "per_chunk"]', 'summarizers = ["concat"]')
+    spec = ExperimentSpec.from_toml(write_toml(text, extra=f'[qa]\nenabled = true\nscorer = "{scorer}"\n'),
+                                    registries)
+    reply = "Biscuits, and a nurse"
+    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": FakeLLM(respond=lambda m: reply)})
+    assert (df["qa.scorer"] == scorer).all()
+    probes = {p.id: p for p in load(corpus_path).probes}
+    qa = df[df["metric"] == "qa_f1"]
+    assert len(qa)
+    for probe_id, value in zip(qa["probe_id"], qa["value"]):
+        assert value == pytest.approx(score_answer(probes[probe_id], reply, scorer)["qa_f1"])
+    report = (tmp_path / "run" / "report")
+    from lyra_lab.evaluate import write_report
+
+    write_report(tmp_path / "run")
+    assert f"scored with: {scorer}" in (report / "summary.md").read_text()
+
+
+def test_an_unknown_qa_scorer_fails_at_spec_time(write_toml, registries):
+    with pytest.raises(ConfigError, match="unknown QA scorer 'locomoo'; known: squad, locomo, longmemeval"):
+        ExperimentSpec.from_toml(write_toml(extra='[qa]\nenabled = true\nscorer = "locomoo"\n'), registries)
