@@ -3,11 +3,13 @@
 Usage::
 
     lyra-lab probes plant EXPORT [--n 60] [--kinds single_fact,...] [--seed 0] --out planted.jsonl
-    lyra-lab probes draft EXPORT [--backend local] [--n 100] [--sessions 20] --out drafts.jsonl [--yes]
+    lyra-lab probes draft EXPORT [--backend local] [--style json|qa] [--n 100] [--sessions 20] --out drafts.jsonl
 
 ``plant`` writes the export with planted evidence sessions and their probes as a
 lyra-lab corpus (``lyra_lab.load`` reads both back).  ``draft`` writes a probes
-file (``lyra_lab.load_probes``) of model-written, checked questions; responses are
+file (``lyra_lab.load_probes``) of model-written, checked questions (``--style qa``, the
+default for the bundled ``local`` model, asks for one ``A:``/``Q:`` pair per fact-stating
+user turn; ``json``, the default otherwise, for several JSON drafts per session); responses are
 cached next to ``--out`` so a re-run pays nothing.  Conversation text goes to a
 non-local endpoint only after a notice and ``--yes`` (or a "y" at the prompt).
 """
@@ -42,6 +44,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     draft.add_argument("--n", type=int, default=100, help="stop after this many kept probes")
     draft.add_argument("--sessions", type=int, default=20, help="sessions to sample (default 20)")
     draft.add_argument("--seed", type=int, default=0)
+    draft.add_argument("--style", choices=("json", "qa"),
+                       help="json: JSON drafts per session (capable models); qa: one A:/Q: pair per user turn "
+                            "(small models) (default: qa for --backend local, json otherwise)")
     draft.add_argument("--cache", metavar="FILE", help="response cache (default: <out>.responses.sqlite)")
     draft.add_argument("--yes", action="store_true", help="agree to send conversation text to a remote endpoint")
     draft.add_argument("--out", required=True, metavar="FILE", help="write the kept probes here (JSONL)")
@@ -85,16 +90,17 @@ def _draft(args: argparse.Namespace) -> int:
             answer = input("send them? [y/N] ") if sys.stdin.isatty() else ""
             if answer.strip().lower() not in ("y", "yes"):
                 raise ConfigError("not sending conversation text to a remote endpoint: pass --yes to agree")
+    style = args.style or ("qa" if args.backend == "local" else "json")
     out = Path(args.out)
     cache = ResponseCache(args.cache or out.with_name(out.name + ".responses.sqlite"))
     try:
         result = draft_probes(corpus, CachedBackend(backend, cache), n=args.n, sessions=args.sessions,
-                              seed=args.seed)
+                              seed=args.seed, style=style)
     finally:
         cache.close()
     save_probes(result.probes, out)
     print(f"wrote {out}: kept {len(result.probes)} of {result.drafted} drafted probes "
-          f"({result.calls} model calls, {cache.hits} answered from the cache {cache.path})")
+          f"({style} style, {result.calls} model calls, {cache.hits} answered from the cache {cache.path})")
     for reason, count in sorted(result.dropped.items(), key=lambda kv: -kv[1]):
         print(f"  dropped {count}: {reason}")
     return 0

@@ -3,8 +3,8 @@
 A draft is kept only when its evidence turns exist, its answer is supported by
 their text (``answer_retained``: a whole-word phrase or >= 80% of its tokens),
 the question does not give the answer away (not every answer token may occur in
-the question), and its question is no near-duplicate of one already kept
-(token Jaccard >= ``DUPLICATE_JACCARD``).
+the question), its question is no near-copy of the prompt's example and no
+near-duplicate of one already kept (token Jaccard >= ``DUPLICATE_JACCARD``).
 """
 
 from __future__ import annotations
@@ -20,13 +20,17 @@ from lyra_lab.evaluate._retention import answer_retained
 DUPLICATE_JACCARD = 0.7
 
 NO_JSON = "reply held no JSON object (counted per reply, not per draft)"
+NO_QA = "reply held no Q:/A: pair (counted per reply, not per draft)"
 UNPARSEABLE = "not a JSON object with question, answer and turns"
 BAD_IDS = "evidence turn numbers that name no turn"
 EMPTY_ANSWER = "empty answer"
 UNSUPPORTED = "answer not supported by its evidence turns"
 GIVEN_AWAY = "answerable from the question alone"
 DUPLICATE = "near-duplicate of a kept question"
-REASONS: tuple[str, ...] = (NO_JSON, UNPARSEABLE, BAD_IDS, EMPTY_ANSWER, UNSUPPORTED, GIVEN_AWAY, DUPLICATE)
+COPIED = "copied the prompt's example"
+REASONS: tuple[str, ...] = (NO_JSON, NO_QA, UNPARSEABLE, BAD_IDS, EMPTY_ANSWER, UNSUPPORTED, GIVEN_AWAY, DUPLICATE,
+                            COPIED)
+NO_DRAFT_REASONS = frozenset({NO_JSON, NO_QA})  # counted per reply, not among the drafted
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,39 @@ def parse_drafts(text: str) -> tuple[list[Draft], int]:
     return drafts, bad
 
 
+_NUMBERING = re.compile(r"^\s*(?:[-*•]+|\(?\d+[.):]|#+)?\s*")
+_LABEL = re.compile(r"^\**\s*(q|question|a|answer)\s*\**\s*[:.)\-]\s*\**\s*(.*)$", re.IGNORECASE)
+_INLINE_ANSWER = re.compile(r"\s(?:A|Answer)\s*:\s*", re.IGNORECASE)
+
+
+def parse_qa(text: str) -> tuple[str, str] | None:
+    """The question and answer of a reply's first ``Q: ...`` and ``A: ...`` lines, in either order
+    (``Question:``/``Answer:``, numbering, bullets and bold tolerated, ``Q: ... A: ...`` on one line too),
+    or None when the reply lacks either or one is empty."""
+    found: dict[str, str] = {}
+    for raw in text.splitlines():
+        match = _LABEL.match(_NUMBERING.sub("", raw.strip(), count=1))
+        if match is None:
+            continue
+        label, rest = match.group(1).lower()[0], _clean(match.group(2))
+        if label == "q":
+            parts = _INLINE_ANSWER.split(rest, maxsplit=1)
+            rest = _clean(parts[0])
+            if len(parts) == 2:
+                found.setdefault("a", _clean(parts[1]))
+        found.setdefault(label, rest)
+        if len(found) == 2:
+            break
+    question, answer = found.get("q", ""), found.get("a", "").rstrip(".").strip()
+    if not re.search(r"\w", question) or not re.search(r"\w", answer):  # "Q: ..." copies the placeholder
+        return None
+    return question, answer
+
+
+def _clean(text: str) -> str:
+    return text.strip().strip("*").strip().strip('"').strip()
+
+
 def _draft(record: Any) -> Draft | None:
     if not isinstance(record, dict):
         return None
@@ -90,13 +127,17 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
-def check(draft: Draft, numbered: dict[int, Any], kept_questions: list[set[str]]) -> str | None:
-    """The reason ``draft`` is dropped, or None to keep it. ``numbered`` maps turn numbers to turns."""
+def check(draft: Draft, numbered: dict[int, Any], kept_questions: list[set[str]],
+          examples: tuple[str, ...] = ()) -> str | None:
+    """The reason ``draft`` is dropped, or None to keep it. ``numbered`` maps turn numbers to turns;
+    ``examples`` are the questions the prompt showed (a near-copy of one is dropped)."""
     if not draft.turns or any(n not in numbered for n in draft.turns):
         return BAD_IDS
     answer = normalize_answer(draft.answer)
     if not answer:
         return EMPTY_ANSWER
+    if any(jaccard(tokens(draft.question), tokens(example)) >= DUPLICATE_JACCARD for example in examples):
+        return COPIED
     evidence = " ".join(numbered[n].text for n in draft.turns)
     if not answer_retained(draft.answer, evidence):
         return UNSUPPORTED

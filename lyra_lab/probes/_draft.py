@@ -1,8 +1,14 @@
 """Drafted probes: a model reads sampled sessions and writes questions about what the user said.
 
-Each sampled session is shown as numbered turns; the model answers with JSON
-lines ``{"question", "answer", "turns": [numbers], "kind"}``; a kind from
-``DRAFT_KINDS`` becomes the probe's category, anything else ``"drafted"``.  Every draft goes through
+Two styles.  ``json`` (capable models): each sampled session is shown as numbered
+turns; the model answers with JSON lines ``{"question", "answer", "turns": [numbers], "kind"}``;
+a kind from ``DRAFT_KINDS`` becomes the probe's category, anything else ``"drafted"``.
+``qa`` (small models such as the bundled SmolLM2-135M, which never writes JSON): per
+call the model sees ONE user turn, picked for stating facts (digits, names, "my",
+"I'm"…), after a one-shot example sharing as few words with it as possible, and writes
+``A: ...`` / ``Q: ...`` (answer first: it then stays in the message's words); the
+evidence is that turn, known to us and not asked of the model; the category is
+``"drafted"``.  Every draft goes through
 ``_checks.check`` before it is kept, and every reason for dropping one is
 counted, so a user sees how much of the model's output survived.  Kept probes
 record the drafting backend, model and prompt name in their meta.
@@ -11,13 +17,14 @@ record the drafting backend, model and prompt name in their meta.
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 
 from lyra_lab.backends import Backend, Usage
 from lyra_lab.corpus import Corpus, Probe, Session
-from lyra_lab.probes._checks import NO_JSON, UNPARSEABLE, check, parse_drafts, tokens
+from lyra_lab.probes._checks import NO_JSON, NO_QA, UNPARSEABLE, Draft, check, parse_drafts, parse_qa, tokens
 
 PROMPT_NAME = "draft_questions_v1"
 PROMPT = """Below is a conversation between a user and an assistant, as numbered turns.
@@ -29,6 +36,25 @@ Reply with one JSON object per line and nothing else, like:
 where kind is one of: people, preference, plan, decision, date.
 
 {turns}"""
+QA_PROMPT_NAME = "draft_qa_v1"
+QA_PROMPT = """Make a quiz question from a message. First copy a word from the message as the answer, \
+then write the question.
+
+Message: "{example_text}"
+A: {example_answer}
+Q: {example_question}
+
+Message: "{text}"
+A: ...
+Q: ..."""
+# (message, question, answer): the example shown is the one sharing fewest words with the target turn
+QA_EXAMPLES: tuple[tuple[str, str, str], ...] = (
+    ("My parrot Kiwi turned 7 on Sunday.", "How old did my parrot turn?", "7"),
+    ("Our neighbour Olek fixed the boiler before Christmas.", "Who fixed the boiler?", "Olek"),
+    ("Yesterday we adopted a grey kitten called Pumpkin.", "What is the kitten called?", "Pumpkin"),
+)
+STYLES: tuple[str, ...] = ("json", "qa")
+QA_MAX_TOKENS = 48
 DRAFT_KINDS: tuple[str, ...] = ("people", "preference", "plan", "decision", "date")
 MAX_TURNS = 24
 MAX_TURN_CHARS = 600
@@ -56,13 +82,52 @@ def render_prompt(session: Session, per_session: int) -> str:
     return PROMPT.format(per_session=per_session, turns="\n".join(lines))
 
 
+_DIGIT = re.compile(r"\d")
+_FIRST_PERSON = re.compile(r"\b(?:my|our|i am|i'm|i've|i will|i'll|we're|we are|we've|i|we)\b", re.IGNORECASE)
+_CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+")
+
+
+def fact_score(text: str) -> int:
+    """How much a user turn looks like it states a fact worth a question: digits, capitalised names not
+    starting a sentence, first-person words; 0 for short turns (greetings, thanks)."""
+    words = text.split()
+    if len(words) < 5:
+        return 0
+    score = 2 * bool(_DIGIT.search(text)) + 2 * min(len(_CAPITAL.findall(text.strip())), 2)
+    return score + min(len(_FIRST_PERSON.findall(text)), 2) + (len(words) >= 8)
+
+
+def fact_turns(session: Session, per_session: int) -> list[int]:
+    """Up to ``per_session`` numbers (as in ``numbered_turns``) of the session's user turns with the highest
+    ``fact_score`` (> 0), in turn order."""
+    scored = [(fact_score(t.text), i) for i, t in numbered_turns(session).items() if t.role == "user"]
+    best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:per_session]
+    return sorted(i for _, i in best)
+
+
+def qa_example(text: str) -> tuple[str, str, str]:
+    """The example of ``QA_EXAMPLES`` sharing fewest words with ``text`` (the first on a tie)."""
+    words = tokens(text)
+    return min(QA_EXAMPLES, key=lambda ex: len(tokens(" ".join(ex)) & words))
+
+
+def render_qa_prompt(text: str) -> str:
+    example_text, question, answer = qa_example(text)
+    return QA_PROMPT.format(example_text=example_text, example_question=question, example_answer=answer,
+                            text=" ".join(text.split())[:MAX_TURN_CHARS])
+
+
 def draft_probes(corpus: Corpus, backend: Backend, *, n: int = 100, sessions: int = 20, per_session: int = 3,
-                 seed: int = 0, max_tokens: int = 300) -> DraftResult:
+                 seed: int = 0, max_tokens: int | None = None, style: str = "json") -> DraftResult:
     """Ask ``backend`` for questions about ``sessions`` sampled sessions; keep the checked ones, up to ``n``.
 
     Sessions are sampled with ``random.Random(seed)`` among those with a user turn, and
     visited in time order.  Each kept probe is asked the day after its conversation's last turn.
+    ``style`` is ``"json"`` (one call per session, up to ``per_session`` drafts; ``max_tokens`` 300 by default)
+    or ``"qa"`` (one call per chosen user turn, up to ``per_session`` turns; ``max_tokens`` 48 by default).
     """
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}, got {style!r}")
     pool = [s for c in corpus.conversations for s in c.sessions if any(t.role == "user" for t in s.turns)]
     chosen = random.Random(seed).sample(range(len(pool)), min(sessions, len(pool)))
     result = DraftResult(probes=[])
@@ -71,6 +136,11 @@ def draft_probes(corpus: Corpus, backend: Backend, *, n: int = 100, sessions: in
         if len(result.probes) >= n:
             break
         session = pool[index]
+        if style == "qa":
+            _draft_qa(corpus, session, backend, result, kept_questions, n=n, per_session=per_session,
+                      max_tokens=max_tokens or QA_MAX_TOKENS)
+            continue
+        max_tokens = max_tokens or 300
         completion = backend.complete([{"role": "user", "content": render_prompt(session, per_session)}],
                                       max_tokens=max_tokens, temperature=0)
         result.calls += 1
@@ -92,7 +162,34 @@ def draft_probes(corpus: Corpus, backend: Backend, *, n: int = 100, sessions: in
     return result
 
 
-def _probe(corpus: Corpus, session: Session, draft, numbered, backend: Backend, k: int) -> Probe:
+def _draft_qa(corpus: Corpus, session: Session, backend: Backend, result: DraftResult,
+              kept_questions: list[set[str]], *, n: int, per_session: int, max_tokens: int) -> None:
+    numbered = numbered_turns(session)
+    examples = tuple(question for _, question, _ in QA_EXAMPLES)
+    for number in fact_turns(session, per_session):
+        if len(result.probes) >= n:
+            return
+        completion = backend.complete([{"role": "user", "content": render_qa_prompt(numbered[number].text)}],
+                                      max_tokens=max_tokens, temperature=0)
+        result.calls += 1
+        result.usage = result.usage + completion.usage
+        pair = parse_qa(completion.text)
+        if pair is None:
+            result.dropped[NO_QA] += 1
+            continue
+        result.drafted += 1
+        draft = Draft(pair[0], pair[1], (number,))
+        reason = check(draft, numbered, kept_questions, examples)
+        if reason is not None:
+            result.dropped[reason] += 1
+            continue
+        kept_questions.append(tokens(draft.question))
+        result.probes.append(_probe(corpus, session, draft, numbered, backend, len(result.probes) + 1,
+                                    prompt=QA_PROMPT_NAME))
+
+
+def _probe(corpus: Corpus, session: Session, draft, numbered, backend: Backend, k: int,
+           prompt: str = PROMPT_NAME) -> Probe:
     conv = corpus.conversation(session.conversation_id)
     stamps = [t.timestamp for t in conv.turns() if t.timestamp is not None]
     asked_at = (datetime.combine(max(stamps).date() + timedelta(days=1), time(12, 0), tzinfo=max(stamps).tzinfo)
@@ -100,5 +197,5 @@ def _probe(corpus: Corpus, session: Session, draft, numbered, backend: Backend, 
     return Probe(id=f"draft-{k:03d}", conversation_id=conv.id, question=draft.question, answer=draft.answer,
                  evidence=tuple(dict.fromkeys(numbered[i].id for i in draft.turns)), category=draft.kind if draft.kind in DRAFT_KINDS else "drafted",
                  asked_at=asked_at,
-                 meta={"drafted": True, "backend": backend.name, "model": backend.model, "prompt": PROMPT_NAME,
+                 meta={"drafted": True, "backend": backend.name, "model": backend.model, "prompt": prompt,
                        "session_id": session.id})

@@ -11,7 +11,17 @@ import lyra_lab
 from lyra_lab.backends import FakeLLM
 from lyra_lab.corpus import Conversation, Corpus, Session, Turn
 from lyra_lab.probes import PROMPT_NAME, REASONS, draft_probes, is_local_endpoint, parse_drafts, save_probes
-from lyra_lab.probes._checks import BAD_IDS, DUPLICATE, GIVEN_AWAY, NO_JSON, UNPARSEABLE, UNSUPPORTED
+from lyra_lab.probes._checks import (
+    BAD_IDS,
+    COPIED,
+    DUPLICATE,
+    GIVEN_AWAY,
+    NO_JSON,
+    UNPARSEABLE,
+    UNSUPPORTED,
+    parse_qa,
+)
+from lyra_lab.probes._draft import fact_turns
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 TEXTS = ["My sister Ines is moving to Lisbon in June for her new job.",
@@ -81,3 +91,22 @@ def test_drafting_stops_at_n_and_parses_fenced_output():
                                         ("http://10.0.0.5:8000/v1", False)])
 def test_only_this_machine_counts_as_local(url, local):
     assert is_local_endpoint(url) is local
+
+
+@pytest.mark.parametrize("reply, pair", [("A: Lisbon\nQ: Where is my sister moving?", ("Where is my sister moving?", "Lisbon")),
+                                         ("1. Question: Who is it?\n2. **Answer:** Ines.", ("Who is it?", "Ines")),
+                                         ("Q: Who is it? A: Ines", ("Who is it?", "Ines")),
+                                         ("A: ...\nQ: ...", None), ("What is her name?", None)])
+def test_parse_qa_is_lenient_but_needs_both(reply, pair):
+    assert parse_qa(reply) == pair
+
+
+def test_qa_style_asks_per_fact_turn_and_keeps_every_check():
+    llm = FakeLLM(["A: Lisbon\nQ: Where is my sister moving?", "A: 7\nQ: How old did my parrot turn?"])
+    result = draft_probes(one_session_corpus(), llm, style="qa", per_session=3)
+    assert result.calls == 2 and len(llm.calls) == 2  # the two user turns, not the assistant's
+    assert "My sister Ines" in llm.calls[0][0]["content"] and "A:" in llm.calls[0][0]["content"]
+    assert [(p.question, p.answer, p.evidence, p.meta["prompt"]) for p in result.probes] == [
+        ("Where is my sister moving?", "Lisbon", ("m0",), "draft_qa_v1")]
+    assert result.drafted == 2 and result.dropped == {COPIED: 1}
+    assert fact_turns(one_session_corpus().conversations[0].sessions[0], 1) == [3]
