@@ -32,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall import RECALLERS, ann_index, dense_index
+from lyra_lab.recall import RECALLERS, dense_index
 
 WORDS = ["cat", "dog", "Lisbon", "hospital", "nurse", "cello", "marathon", "risotto", "sister", "job", "Monday", "trip", "flight", "weather", "garden", "book", "movie", "birthday", "cake", "piano", "school", "exam", "coffee", "train"]
 DIM = 384
@@ -118,6 +118,8 @@ def dense_rows(n: int, n_queries: int) -> list[tuple[str, ...]]:
 
 
 def ann_rows(n: int, n_queries: int, ef_searches: list[int]) -> list[tuple[str, ...]]:
+    from lyra_lab.recall import ann_index  # here, so --ann with no sizes runs on older checkouts
+
     vectors, queries = vectors_and_queries(n, n_queries)
     embedder = TableEmbedder(vectors, queries)
     store = MemoryStore(entry(i, f"v{i}") for i in range(n))

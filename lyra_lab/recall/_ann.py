@@ -49,7 +49,10 @@ class AnnIndex:
         return len(self._label)
 
     def _new_graph(self, capacity: int) -> Any:
-        import hnswlib
+        try:
+            import hnswlib
+        except ImportError as exc:
+            raise ImportError("recaller 'dense_ann' needs hnswlib: pip install 'lyra-lab[ann]'") from exc
 
         graph = hnswlib.Index(space="ip", dim=self.dim)
         graph.init_index(max_elements=capacity, M=self.m, ef_construction=self.ef_construction)

@@ -58,8 +58,11 @@ def drill_toml(folder: Path, base_url: str, conversations: int, sessions: int) -
 
 
 def stable(df: pd.DataFrame) -> pd.DataFrame:
-    # Timing differs run to run; cached_calls counts what a resumed cell took from the cache.
-    keep = df[~df["metric"].str.contains("latency") & (df["metric"] != "cached_calls")]
+    # Timing differs run to run; cached_calls, <phase>.cached_calls and <phase>.paid_* count what this
+    # attempt took from the cache or paid, which a resume changes by design.
+    paid = df["metric"].str.contains("latency") | df["metric"].str.endswith("cached_calls") \
+        | df["metric"].str.contains(r"\.paid_")
+    keep = df[~paid]
     return keep.sort_values(["cell_id", "pipeline", "probe_id", "metric"]).reset_index(drop=True)
 
 
