@@ -21,7 +21,7 @@ import numpy as np
 from lyra_lab.backends._types import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, positive_int, ranked, require_embedder
-from lyra_lab.recall._index import embed_query
+from lyra_lab.recall._index import changed_entries, embed_passages, embed_query
 from lyra_lab.recall._types import Hit
 
 _MIN_CAPACITY = 1024
@@ -64,26 +64,10 @@ class AnnIndex:
         """Apply the store's changes since the last sync; returns how many texts were embedded."""
         if store.version == self.version:
             return 0
-        pending: dict[str, None] = {}
-        for op, entry_id in store.changes_since(self.version):
-            if op == "remove":
-                pending.pop(entry_id, None)
-                self._kill(entry_id)
-            else:
-                pending[entry_id] = None
+        fresh = changed_entries(store, self.version, self.conversation_id, self._kill)
         self.version = store.version
-        fresh = [store.get(i) for i in pending if i in store]
-        fresh = [e for e in fresh if e.conversation_id == self.conversation_id]
-        for entry in fresh:
-            self._kill(entry.id)
         if fresh:
-            vectors = np.asarray(embedder.embed([e.text for e in fresh], kind="passage"), dtype=np.float32)
-            if vectors.shape != (len(fresh), self.dim):
-                raise ValueError(
-                    f"embedder {embedder.name!r} returned shape {vectors.shape}, "
-                    f"expected ({len(fresh)}, {self.dim})"
-                )
-            self._insert(fresh, vectors)
+            self._insert(fresh, embed_passages(embedder, fresh, self.dim))
             self.embedded += len(fresh)
         self._maybe_compact()
         return len(fresh)

@@ -24,7 +24,7 @@ import numpy as np
 from lyra_lab.backends._types import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, ranked
-from lyra_lab.recall._index import top_k
+from lyra_lab.recall._index import changed_entries, top_k
 from lyra_lab.recall._types import Hit
 
 STOPWORDS = "en"
@@ -86,18 +86,8 @@ class Bm25Index:
         """Apply the store's changes since the last sync; returns how many texts were tokenized."""
         if store.version == self.version:
             return 0
-        pending: dict[str, None] = {}
-        for op, entry_id in store.changes_since(self.version):
-            if op == "remove":
-                pending.pop(entry_id, None)
-                self._kill(entry_id)
-            else:
-                pending[entry_id] = None
+        fresh = changed_entries(store, self.version, self.conversation_id, self._kill)
         self.version = store.version
-        fresh = [store.get(i) for i in pending if i in store]
-        fresh = [e for e in fresh if e.conversation_id == self.conversation_id]
-        for entry in fresh:  # removed and re-added under the same id: index what the store holds now
-            self._kill(entry.id)
         if fresh:
             self._append(fresh)
             self.tokenized += len(fresh)

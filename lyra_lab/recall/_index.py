@@ -12,7 +12,7 @@ squeezed out (without re-embedding) once they are more than half the matrix.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -53,28 +53,10 @@ class DenseIndex:
         """Apply the store's changes since the last sync; returns how many texts were embedded."""
         if store.version == self.version:
             return 0
-        pending: dict[str, None] = {}  # ids to (re-)embed, in log order
-        for op, entry_id in store.changes_since(self.version):
-            if op == "remove":
-                pending.pop(entry_id, None)
-                self._kill(entry_id)
-            else:
-                pending[entry_id] = None
+        fresh = changed_entries(store, self.version, self.conversation_id, self._kill)
         self.version = store.version
-        # An id can be removed and re-added with new text (a replaced gist): the
-        # remove above killed the old row; embed what the store holds now.
-        fresh = [store.get(i) for i in pending if i in store]
-        fresh = [e for e in fresh if e.conversation_id == self.conversation_id]
-        for entry in fresh:
-            self._kill(entry.id)
         if fresh:
-            vectors = np.asarray(embedder.embed([e.text for e in fresh], kind="passage"), dtype=np.float32)
-            if vectors.shape != (len(fresh), self.dim):
-                raise ValueError(
-                    f"embedder {embedder.name!r} returned shape {vectors.shape}, "
-                    f"expected ({len(fresh)}, {self.dim})"
-                )
-            self._append(fresh, vectors)
+            self._append(fresh, embed_passages(embedder, fresh, self.dim))
             self.embedded += len(fresh)
         self._maybe_compact()
         return len(fresh)
@@ -141,6 +123,38 @@ class DenseIndex:
     def top(self, rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[MemoryEntry, float]]:
         """The ``k`` best ``(entry, score)`` of the given rows, best first (ties: older row first)."""
         return [(self.entry(rows[i]), float(scores[i])) for i in top_k(scores, k)]
+
+
+def changed_entries(store: MemoryStore, version: int, conversation_id: str,
+                    kill: Callable[[str], None]) -> list[MemoryEntry]:
+    """Replay the store's change log since ``version`` for an incremental index of one conversation.
+
+    ``kill(entry_id)`` is called for every removed entry and for every entry about to be
+    (re-)indexed; the returned entries, in log order, are those to index now.  An id can
+    be removed and re-added with new text (a replaced gist): its old row is killed and
+    what the store holds now is returned.
+    """
+    pending: dict[str, None] = {}  # ids to (re-)index, in log order
+    for op, entry_id in store.changes_since(version):
+        if op == "remove":
+            pending.pop(entry_id, None)
+            kill(entry_id)
+        else:
+            pending[entry_id] = None
+    fresh = [store.get(i) for i in pending if i in store]
+    fresh = [e for e in fresh if e.conversation_id == conversation_id]
+    for entry in fresh:
+        kill(entry.id)
+    return fresh
+
+
+def embed_passages(embedder: Embedder, entries: Sequence[MemoryEntry], dim: int) -> np.ndarray:
+    """The entries' passage embeddings as float32 rows; a wrong shape is a ``ValueError`` naming the embedder."""
+    vectors = np.asarray(embedder.embed([e.text for e in entries], kind="passage"), dtype=np.float32)
+    if vectors.shape != (len(entries), dim):
+        raise ValueError(f"embedder {embedder.name!r} returned shape {vectors.shape}, "
+                         f"expected ({len(entries)}, {dim})")
+    return vectors
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
