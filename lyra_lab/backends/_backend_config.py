@@ -83,7 +83,7 @@ class BackendConfig:
         if (self.price_in_per_m is None) != (self.price_out_per_m is None):
             raise ConfigError(
                 f"backend {self.name!r}: set both price_in_per_m and price_out_per_m, or neither")
-        if self.price_in_per_m is not None and (self.price_in_per_m < 0 or self.price_out_per_m < 0):
+        if any(p is not None and p < 0 for p in (self.price_in_per_m, self.price_out_per_m)):
             raise ConfigError(f"backend {self.name!r}: prices must not be negative")
         if not isinstance(self.params, Mapping):
             raise ConfigError(f"backend {self.name!r}: params must be a mapping")
@@ -115,7 +115,7 @@ class BackendConfig:
 
     def price(self) -> Price:
         """Explicit prices if set, else the price table's (0 and ``known=False`` if unknown)."""
-        if self.price_in_per_m is not None:
+        if self.price_in_per_m is not None and self.price_out_per_m is not None:
             return Price(self.model, float(self.price_in_per_m), float(self.price_out_per_m))
         return price_for(self.model)
 

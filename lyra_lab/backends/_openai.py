@@ -130,7 +130,7 @@ class OpenAIBackend:
     def _stream_once(self, client: openai.OpenAI, kwargs: dict[str, Any], timeout: float,
                      with_options: bool) -> Answer:
         acc = StreamAccumulator()
-        extra = {"stream_options": {"include_usage": True}} if with_options else {}
+        extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if with_options else {}
         with client.chat.completions.create(**kwargs, **extra, stream=True, timeout=timeout) as stream:
             for chunk in stream:
                 acc.add(chunk)
@@ -176,7 +176,7 @@ class OpenAIBackend:
     async def _astream_once(self, client: openai.AsyncOpenAI, kwargs: dict[str, Any], timeout: float,
                             with_options: bool) -> Answer:
         acc = StreamAccumulator()
-        extra = {"stream_options": {"include_usage": True}} if with_options else {}
+        extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if with_options else {}
         stream = await client.chat.completions.create(**kwargs, **extra, stream=True, timeout=timeout)
         async with stream:
             async for chunk in stream:
@@ -210,14 +210,14 @@ class OpenAIBackend:
 
     def _completion(self, messages: list[dict[str, Any]], answer: Answer, attempts: int,
                     queue_s: float, retry_s: float) -> Completion:
-        estimated = answer.prompt_tokens is None
-        if estimated:
+        estimated = answer.prompt_tokens is None or answer.completion_tokens is None
+        if answer.prompt_tokens is not None and answer.completion_tokens is not None:
+            prompt, completion = answer.prompt_tokens, answer.completion_tokens
+        else:
             count = self._count()
             framing = _TOKENS_PER_MESSAGE * len(messages) + _REPLY_PRIMING
             prompt = sum(count(str(m.get("content") or "")) for m in messages) + framing
             completion = count(answer.text)
-        else:
-            prompt, completion = answer.prompt_tokens, answer.completion_tokens
         usage = Usage(prompt, completion, self._price.cost(prompt, completion), calls=1, estimated=estimated)
         meta = {"attempts": attempts, "queue_s": queue_s, "retry_s": max(0.0, retry_s),
                 "price_known": self._price.known, "response_model": answer.response_model}

@@ -102,7 +102,10 @@ class Embedder(Protocol):
     embedders that make no such split ignore it.
     """
 
-    name: str
-    dim: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray: ...

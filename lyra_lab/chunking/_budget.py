@@ -10,9 +10,12 @@ own chunker can offer the same method to be checked the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from lyra_lab.chunking._types import Chunk
+
+if TYPE_CHECKING:
+    from lyra_lab.backends import TokenCounter
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ def check_encoding(owner: str, encoding: str) -> None:
                          "or an OpenAI model name")
 
 
-def counter(encoding: str) -> Callable[[str], int]:
+def counter(encoding: str) -> TokenCounter:
     """An exact, offline token counter for ``encoding`` (an encoding or OpenAI model name)."""
     from lyra_lab.backends import token_counter
 

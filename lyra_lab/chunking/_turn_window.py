@@ -46,7 +46,7 @@ class TurnWindowChunker:
     def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
         transcript = Transcript.of(turns)
         starts = transcript.turn_boundaries()
-        sessions = [t.session_id for t in transcript.turns] or [None] * len(starts)
+        sessions: list[str | None] = [t.session_id for t in transcript.turns] or [None] * len(starts)
         groups: list[tuple[int, int]] = []
         first = 0
         for i in range(1, len(starts) + 1):

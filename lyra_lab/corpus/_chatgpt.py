@@ -51,9 +51,9 @@ from typing import Any
 from lyra_lab.corpus._json_util import Fields, jpath
 from lyra_lab.corpus._chatgpt_canvas import CANVAS_PREFIX, canvas_turn_text, name_canvas_updates
 from lyra_lab.corpus._markup import plain_text
-from lyra_lab.corpus._model import Conversation, Probe, Session, Turn
+from lyra_lab.corpus._model import Conversation, Probe, Role, Session, Turn
 
-KEPT_ROLES = {"user": "user", "assistant": "assistant"}
+KEPT_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant"}
 SKIPPED_ROLES = {"system": "system", "tool": "tool"}
 TEXT_CONTENT = ("text", "multimodal_text")
 
@@ -235,10 +235,10 @@ def _turn(f: Fields, node: dict[str, Any], where: str, node_id: str, conv_id: st
     if recipient not in (None, "all"):
         skipped["tool"] += 1
         return None
-    text = _text(f, message, mwhere, skipped)
-    if text is None:  # already counted as non_text
+    raw_text = _text(f, message, mwhere, skipped)
+    if raw_text is None:  # already counted as non_text
         return None
-    text = plain_text(text)
+    text = plain_text(raw_text)
     if not text.strip():
         skipped["empty"] += 1
         return None

@@ -37,9 +37,9 @@ from datetime import datetime
 from typing import Any
 
 from lyra_lab.corpus._json_util import Fields, jpath
-from lyra_lab.corpus._model import Conversation, Probe, Session, Turn
+from lyra_lab.corpus._model import Conversation, Probe, Role, Session, Turn
 
-SENDERS = {"human": "user", "assistant": "assistant"}
+SENDERS: dict[str, Role] = {"human": "user", "assistant": "assistant"}
 REGENERATION_WINDOW_S = 60  # two human messages in a row this close are one edited question
 
 
@@ -79,7 +79,7 @@ def parse(path: str, doc: Any, name: str, *, include_attachments: bool = True
 class _Message:
     where: str
     id: str
-    role: str
+    role: Role
     text: str
     stamp: datetime | None
     attachments: list[tuple[str | None, str]]  # (file name, extracted text)
@@ -115,13 +115,13 @@ def _session(f: Fields, chat: dict[str, Any], where: str, name: str, include_att
                                   meta={"part": "attachment", "file_name": file_name, "attached_to": msg.id}))
     started = f.time(f.get(chat, "created_at", where, (str, int, float), required=False),
                      jpath(where, "created_at"))
-    meta: dict[str, Any] = {"skipped": {"empty": skipped}} if skipped else {}
+    session_meta: dict[str, Any] = {"skipped": {"empty": skipped}} if skipped else {}
     if reordered:
-        meta["reordered"] = reordered
+        session_meta["reordered"] = reordered
     if regenerations:
-        meta["regenerations"] = regenerations
+        session_meta["regenerations"] = regenerations
     return Session(id=sid, conversation_id=name, turns=tuple(turns),
-                   title=f.text(chat, "name", where, required=False) or None, started_at=started, meta=meta)
+                   title=f.text(chat, "name", where, required=False) or None, started_at=started, meta=session_meta)
 
 
 def _time_order(messages: list[_Message]) -> list[_Message]:

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal, overload
 
 from lyra_lab.corpus._model import CorpusFormatError
 
@@ -133,8 +133,18 @@ class Fields:
             raise self.error(jpath(where, key), f"expected {names}, got {type_name(value)} {_short(value)}")
         return value
 
+    @overload
+    def text(self, obj: dict[str, Any], key: str, where: str, *, required: Literal[True] = ...) -> str: ...
+    @overload
+    def text(self, obj: dict[str, Any], key: str, where: str, *, required: bool) -> str | None: ...
+
     def text(self, obj: dict[str, Any], key: str, where: str, *, required: bool = True) -> str | None:
         return self.get(obj, key, where, str, required=required)
+
+    @overload
+    def answer(self, obj: dict[str, Any], key: str, where: str, *, required: Literal[True] = ...) -> str: ...
+    @overload
+    def answer(self, obj: dict[str, Any], key: str, where: str, *, required: bool) -> str | None: ...
 
     def answer(self, obj: dict[str, Any], key: str, where: str, *, required: bool = True) -> str | None:
         """A gold answer: benchmarks store some as numbers (``2022``); kept as their text."""

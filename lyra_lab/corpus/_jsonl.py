@@ -22,9 +22,9 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from lyra_lab.corpus._json_util import Fields, parse_time, type_name
-from lyra_lab.corpus._model import Conversation, Probe, Session, Turn
+from lyra_lab.corpus._model import Conversation, Probe, Role, Session, Turn
 
-ROLE_ALIASES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "bot": "assistant"}
+ROLE_ALIASES: dict[str, Role] = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "bot": "assistant"}
 KNOWN_KEYS = {"conversation_id", "session_id", "role", "content", "timestamp", "id", "speaker"}
 
 

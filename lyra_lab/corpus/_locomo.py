@@ -33,7 +33,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from lyra_lab.corpus._json_util import Fields, jpath
-from lyra_lab.corpus._model import Conversation, Probe, Session, Turn
+from lyra_lab.corpus._model import Conversation, Probe, Role, Session, Turn
 
 _SESSION_KEY = re.compile(r"session_(\d+)\Z")
 _DATE = re.compile(r"\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*\Z", re.I)
@@ -54,7 +54,9 @@ def parse(path: str, doc: Any, name: str) -> tuple[tuple[Conversation, ...], tup
     samples = f.items(doc, "$")
     if not samples:
         raise f.error("$", "no samples")
-    conversations, probes, seen = [], [], {}
+    conversations: list[Conversation] = []
+    probes: list[Probe] = []
+    seen: dict[str, str] = {}
     for i, raw in enumerate(samples):
         where = f"$[{i}]"
         sample = f.obj(raw, where)
@@ -81,12 +83,14 @@ def _conversation(f: Fields, sample: dict[str, Any], where: str) -> Conversation
     cid = f.text(sample, "sample_id", where)
     cwhere = jpath(where, "conversation")
     body = f.get(sample, "conversation", where, dict)
-    speakers = {f.text(body, "speaker_a", cwhere): "user", f.text(body, "speaker_b", cwhere): "assistant"}
+    speakers: dict[str, Role] = {f.text(body, "speaker_a", cwhere): "user", f.text(body, "speaker_b", cwhere): "assistant"}
     if len(speakers) < 2:
         raise f.error(jpath(cwhere, "speaker_b"), "is the same name as speaker_a; roles would be ambiguous")
     numbers = sorted(int(m.group(1)) for m in map(_SESSION_KEY.match, body) if m)
-    summaries = sample.get("session_summary") if isinstance(sample.get("session_summary"), dict) else {}
-    sessions, seen = [], set()
+    raw_summaries = sample.get("session_summary")
+    summaries: dict[str, Any] = raw_summaries if isinstance(raw_summaries, dict) else {}
+    sessions: list[Session] = []
+    seen: set[str] = set()
     for n in numbers:
         raw_turns = f.get(body, f"session_{n}", cwhere, list, required=False) or []
         if not raw_turns:
@@ -106,16 +110,16 @@ def _conversation(f: Fields, sample: dict[str, Any], where: str) -> Conversation
             seen.add(turn.id)
             turns.append(turn)
         summary = summaries.get(f"session_{n}_summary")
-        meta = {"locomo_summary": summary} if isinstance(summary, str) else {}
-        sessions.append(Session(id=sid, conversation_id=cid, turns=tuple(turns), started_at=start, meta=meta))
+        session_meta = {"locomo_summary": summary} if isinstance(summary, str) else {}
+        sessions.append(Session(id=sid, conversation_id=cid, turns=tuple(turns), started_at=start, meta=session_meta))
     if not sessions:
         raise f.error(cwhere, "no session_<n> with turns")
-    meta = {"source_format": "locomo", "speakers": {name: role for name, role in speakers.items()},
+    meta: dict[str, Any] = {"source_format": "locomo", "speakers": {name: role for name, role in speakers.items()},
             "turn_time": "session start + i seconds (the source times sessions only)"}
     return Conversation(id=cid, sessions=tuple(sessions), meta=meta)
 
 
-def _turn(f: Fields, raw: dict[str, Any], where: str, cid: str, sid: str, speakers: dict[str, str],
+def _turn(f: Fields, raw: dict[str, Any], where: str, cid: str, sid: str, speakers: dict[str, Role],
           stamp: datetime) -> Turn:
     speaker = f.text(raw, "speaker", where)
     if speaker not in speakers:
@@ -134,7 +138,7 @@ def _turn(f: Fields, raw: dict[str, Any], where: str, cid: str, sid: str, speake
 
 def _probes(f: Fields, sample: dict[str, Any], where: str, conv: Conversation) -> list[Probe]:
     turn_ids = {t.id for t in conv.turns()}
-    asked = max(t.timestamp for t in conv.turns()) + timedelta(seconds=1)
+    asked = max(t.timestamp for t in conv.turns() if t.timestamp is not None) + timedelta(seconds=1)
     probes = []
     for j, raw in enumerate(f.get(sample, "qa", where, list, required=False) or []):
         qwhere = jpath(jpath(where, "qa"), j)

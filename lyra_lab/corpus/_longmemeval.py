@@ -29,10 +29,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from lyra_lab.corpus._json_util import Fields, jpath
-from lyra_lab.corpus._model import Conversation, Probe, Session, Turn
+from lyra_lab.corpus._model import Conversation, Probe, Session, Turn, is_role
 
 _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(\d{1,2}):(\d{2})\s*\Z")
-ROLES = ("user", "assistant")
 
 
 def looks_like(doc: Any) -> bool:
@@ -58,7 +57,9 @@ def parse(path: str, doc: Any, name: str) -> tuple[tuple[Conversation, ...], tup
         places = [(f"$[{i}]", raw) for i, raw in enumerate(f.items(doc, "$"))]
     if not places:
         raise f.error("$", "no instances")
-    conversations, probes, seen = [], [], {}
+    conversations: list[Conversation] = []
+    probes: list[Probe] = []
+    seen: dict[str, str] = {}
     for where, raw in places:
         conv, probe = _instance(f, f.obj(raw, where), where)
         if conv.id in seen:
@@ -86,7 +87,7 @@ def _instance(f: Fields, inst: dict[str, Any], where: str) -> tuple[Conversation
     if not len(ids) == len(dates) == len(bodies):
         raise f.error(where, f"haystack_session_ids, haystack_dates and haystack_sessions differ in length "
                              f"({len(ids)}, {len(dates)}, {len(bodies)})")
-    sessions: list[Session] = []
+    dated: list[tuple[datetime, Session]] = []
     by_source: dict[str, list[Session]] = {}
     for n, (sid, date, body) in enumerate(zip(ids, dates, bodies)):
         if not isinstance(sid, str):
@@ -99,12 +100,12 @@ def _instance(f: Fields, inst: dict[str, Any], where: str) -> tuple[Conversation
             session = Session(session.id, qid, session.turns, started_at=start, meta={"source_session_id": sid})
         by_source.setdefault(sid, []).append(session)
         if session.turns:
-            sessions.append(session)
-    sessions.sort(key=lambda s: s.started_at)  # stable: ties keep haystack order
+            dated.append((start, session))
+    dated.sort(key=lambda pair: pair[0])  # stable: ties keep haystack order
     asked = _date(f, f.text(inst, "question_date", where), jpath(where, "question_date"))
     # a session dated after the question could not have been remembered when it was asked
-    sessions = [s if s.started_at <= asked else replace(s, meta={**s.meta, "after_question": True})
-                for s in sessions]
+    sessions = [s if start <= asked else replace(s, meta={**s.meta, "after_question": True})
+                for start, s in dated]
     conv = Conversation(id=qid, sessions=tuple(sessions), meta={"source_format": "longmemeval"})
     return conv, _probe(f, inst, where, conv, by_source, asked)
 
@@ -115,7 +116,7 @@ def _session(f: Fields, body: Any, where: str, qid: str, sid: str, start: dateti
         twhere = jpath(where, k)
         msg = f.obj(raw, twhere)
         role = f.text(msg, "role", twhere)
-        if role not in ROLES:
+        if not is_role(role):
             raise f.error(jpath(twhere, "role"), f"unknown role {role!r} (expected user or assistant)")
         meta = {"has_answer": True} if msg.get("has_answer") is True else {}
         turns.append(Turn(id=f"{sid}_{k + 1}", conversation_id=qid, session_id=sid, role=role,

@@ -12,10 +12,15 @@ from collections import Counter
 from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterator, Literal, Mapping
+from typing import Any, Iterator, Literal, Mapping, TypeGuard, overload
 
 Role = Literal["user", "assistant"]
 ROLES: tuple[str, ...] = ("user", "assistant")
+
+
+def is_role(value: object) -> TypeGuard[Role]:
+    """Whether ``value`` is one of the two roles a turn can have."""
+    return value in ROLES
 
 
 class CorpusFormatError(ValueError):
@@ -32,6 +37,14 @@ class CorpusFormatError(ValueError):
         self.where = where
         self.problem = problem
         super().__init__(f"{self.path}: {where}: {problem}" if where else f"{self.path}: {problem}")
+
+
+@overload
+def as_utc(value: datetime) -> datetime: ...
+@overload
+def as_utc(value: None) -> None: ...
+@overload
+def as_utc(value: datetime | None) -> datetime | None: ...
 
 
 def as_utc(value: datetime | None) -> datetime | None:

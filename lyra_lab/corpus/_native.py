@@ -14,6 +14,7 @@ Datetimes are ISO 8601 with their UTC offset.
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
@@ -54,7 +55,7 @@ def dump_lines(corpus: Corpus) -> Iterable[str]:
                           "meta": dict(p.meta)}, ensure_ascii=False)
 
 
-def save(corpus: Corpus, path: str | Path) -> Path:
+def save(corpus: Corpus, path: str | os.PathLike[str]) -> Path:
     """Write ``corpus`` to ``path`` (atomically: a temp file renamed into place)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
@@ -90,16 +91,16 @@ def parse(path: str | Path, lines: Iterable[str]) -> Corpus:
                 continue
             kind = rec.get("type")
             if kind == "conversation":
-                conv = {"rec": rec, "sessions": []}
-                convs.append(conv)
-                by_conv[rec["id"]] = conv
+                new_conv: dict[str, Any] = {"rec": rec, "sessions": []}
+                convs.append(new_conv)
+                by_conv[rec["id"]] = new_conv
             elif kind == "session":
-                conv = by_conv.get(rec["conversation_id"])
-                if conv is None:
+                owner = by_conv.get(rec["conversation_id"])
+                if owner is None:
                     raise CorpusFormatError(path, where, f"session before its conversation {rec['conversation_id']!r}")
-                sess = {"rec": rec, "turns": [], "started_at": _dt(rec.get("started_at"))}
-                conv["sessions"].append(sess)
-                by_session[(rec["conversation_id"], rec["id"])] = sess
+                new_sess: dict[str, Any] = {"rec": rec, "turns": [], "started_at": _dt(rec.get("started_at"))}
+                owner["sessions"].append(new_sess)
+                by_session[(rec["conversation_id"], rec["id"])] = new_sess
             elif kind == "turn":
                 sess = by_session.get((rec["conversation_id"], rec["session_id"]))
                 if sess is None:

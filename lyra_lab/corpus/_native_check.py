@@ -41,7 +41,9 @@ def check_lines(path: str, lines: Iterable[str]) -> None:
         rec = f.json_line(raw, where)
         kind = "header" if not header_done else rec.get("type")
         header_done = True
-        schema = _SCHEMA.get(kind) if isinstance(kind, str) else None
+        if not isinstance(kind, str):
+            continue  # the reader names unknown record types and a missing header itself
+        schema = _SCHEMA.get(kind)
         if schema is None:
             continue  # the reader names unknown record types and a missing header itself
         for key, types in schema.items():
@@ -53,11 +55,11 @@ def check_lines(path: str, lines: Iterable[str]) -> None:
                                      f"got {type_name(value)}")
         if kind == "probe" and any(not isinstance(e, str) for e in rec.get("evidence") or []):
             raise f.error(where, "'evidence' must list turn ids as strings")
-        key = _identity(kind, rec)
-        if key is not None:
-            if key in seen:
-                raise f.error(where, f"{kind} id {rec['id']!r} repeats line {seen[key]}")
-            seen[key] = n
+        identity = _identity(kind, rec)
+        if identity is not None:
+            if identity in seen:
+                raise f.error(where, f"{kind} id {rec['id']!r} repeats line {seen[identity]}")
+            seen[identity] = n
 
 
 def _identity(kind: str, rec: dict[str, Any]) -> tuple[str, ...] | None:

@@ -26,10 +26,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
+from typing import Any
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import _synthetic_facts as F
-from lyra_lab.corpus._model import Conversation, Corpus, Probe, Session, Turn
+from lyra_lab.corpus._model import Conversation, Corpus, Probe, Role, Session, Turn
 from lyra_lab.corpus._plant_facts import EVIDENCE_KINDS, Placed, capacity, plan_facts
 from lyra_lab.corpus._plant_slots import Moments, free_moments, session_spans
 from lyra_lab.corpus._synthetic_corpus import ABSTENTION_ANSWER, CATEGORIES, _filler, mentions
@@ -138,7 +139,7 @@ def _plant_conversation(rng: random.Random, conv: Conversation, counts: dict[str
     pending = list(planted)
     for session in conv.sessions:
         stamps = [t.timestamp for t in session.turns if t.timestamp is not None]
-        while pending and stamps and pending[0].started_at < min(stamps):
+        while pending and stamps and _start(pending[0]) < min(stamps):
             sessions.append(pending.pop(0))
         sessions.append(session)
     sessions += pending
@@ -177,14 +178,15 @@ def _session(rng: random.Random, cid: str, placed: Placed, style: Style, seen: s
     clock = placed.at
     for user, reply, is_fact in script:
         user_text = user if is_fact else _user_line(rng, user, style, seen)
-        for role, text in (("user", user_text), ("assistant", reply)):
+        roles: tuple[tuple[Role, str], ...] = (("user", user_text), ("assistant", reply))
+        for role, text in roles:
             tid = _fresh_id(f"{sid}:t{len(turns) + 1:02d}", taken)
-            meta = {"planted": True}
+            meta: dict[str, Any] = {"planted": True}
             if is_fact and role == "user":
                 placed.plant.turn_id = tid
                 meta["planted_fact"] = placed.category
             speaker = style.user_speaker if role == "user" else style.assistant_speaker
-            turns.append(Turn(id=tid, conversation_id=cid, session_id=sid, role=role, text=text,  # type: ignore[arg-type]
+            turns.append(Turn(id=tid, conversation_id=cid, session_id=sid, role=role, text=text,
                               timestamp=clock, speaker=speaker, meta=meta))
             clock += timedelta(seconds=rng.randint(4, 40) if role == "user" else rng.randint(30, 240))
     return Session(id=sid, conversation_id=cid, turns=tuple(turns), title="Catching up", started_at=placed.at,
@@ -211,12 +213,19 @@ def _probes(conv: Conversation, drafts: list[ProbeDraft], seed: int, taken: set[
     for n, d in enumerate(ordered, start=1):
         meta = {"planted": True, "plant_seed": seed, **d.meta}
         if d.superseded:
-            meta["superseded"] = [p.turn_id for p in d.superseded]
+            meta["superseded"] = [p.rendered_id for p in d.superseded]
         probes.append(Probe(id=_fresh_id(f"{conv.id}:planted-q{n:03d}", taken), conversation_id=conv.id,
-                            question=d.question, answer=d.answer, evidence=tuple(p.turn_id for p in d.evidence),
+                            question=d.question, answer=d.answer, evidence=tuple(p.rendered_id for p in d.evidence),
                             category=d.category, asked_at=asked_at, abstention=d.category == "abstention",
                             meta=meta))
     return probes
 
 
 __all__ = ["EVIDENCE_KINDS", "plant_probes", "planted_counts"]
+
+
+def _start(session: Session) -> datetime:
+    """A planted session's start (planted sessions are always dated)."""
+    if session.started_at is None:
+        raise RuntimeError(f"planted session {session.id!r} has no start time")
+    return session.started_at

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import _synthetic_facts as F
-from lyra_lab.corpus._model import Conversation, Corpus, Probe, Session, Turn
+from lyra_lab.corpus._model import Conversation, Corpus, Probe, Role, Session, Turn
 from lyra_lab.corpus._synthetic_plan import Plant, ProbeDraft, plan_conversation
 from lyra_lab.corpus._synthetic_templates import (
     CLOSERS_ASSISTANT, CLOSERS_USER, OPENERS_ASSISTANT, OPENERS_USER, SLOTS, TOPICS, Topic)
@@ -132,17 +132,19 @@ def _session(rng: random.Random, cid: str, number: int, started: datetime, plant
     body: list[tuple[str, str, Plant | None]] = [(user, reply, None) for user, reply, _ in fillers]
     for plant in plants:
         body.insert(rng.randint(0, len(body)), (plant.user, plant.reply, plant))
-    script = [(rng.choice(OPENERS_USER), rng.choice(OPENERS_ASSISTANT), None), *body]
+    script: list[tuple[str, str, Plant | None]] = [(rng.choice(OPENERS_USER), rng.choice(OPENERS_ASSISTANT), None),
+                                                   *body]
     if rng.random() < 0.6:
         script.append((rng.choice(CLOSERS_USER), rng.choice(CLOSERS_ASSISTANT), None))
     sid = f"{cid}:s{number:02d}"
     turns: list[Turn] = []
     clock = started
-    for user, reply, plant in script:
-        for role, text in (("user", user), ("assistant", reply)):
+    for user, reply, placed in script:
+        roles: tuple[tuple[Role, str], ...] = (("user", user), ("assistant", reply))
+        for role, text in roles:
             tid = f"{sid}:t{len(turns) + 1:02d}"
-            if plant is not None and role == "user":
-                plant.turn_id = tid
+            if placed is not None and role == "user":
+                placed.turn_id = tid
             turns.append(Turn(id=tid, conversation_id=cid, session_id=sid, role=role, text=text,
                               timestamp=clock, speaker=user_name if role == "user" else F.ASSISTANT_NAME))
             # the assistant answers within seconds; the user takes a while to read and type
@@ -162,7 +164,7 @@ def _abstention_drafts(rng: random.Random, conv: Conversation, drafts: list[Prob
                        count: int) -> list[ProbeDraft]:
     """Questions whose key words occur nowhere in the conversation, so no turn answers them."""
     planted = {d.meta.get("fact_key") for d in drafts}
-    candidates = [(kind.questions[0], (*kind.terms, *(v.lower() for v in kind.values)), kind.key)
+    candidates: list[tuple[str, tuple[str, ...], str | None]] = [(kind.questions[0], (*kind.terms, *(v.lower() for v in kind.values)), kind.key)
                   for kind in F.FACTS if kind.key not in planted]
     candidates += [(question, terms, None) for question, terms in F.NEVER]
     text = "\n".join(t.text for t in conv.turns())
@@ -181,9 +183,9 @@ def _probes(cid: str, drafts: list[ProbeDraft], asked_at: datetime) -> list[Prob
     for n, d in enumerate(ordered, start=1):
         meta = dict(d.meta)
         if d.superseded:
-            meta["superseded"] = [p.turn_id for p in d.superseded]
+            meta["superseded"] = [p.rendered_id for p in d.superseded]
         probes.append(Probe(id=f"{cid}:q{n:02d}", conversation_id=cid, question=d.question, answer=d.answer,
-                            evidence=tuple(p.turn_id for p in d.evidence), category=d.category,
+                            evidence=tuple(p.rendered_id for p in d.evidence), category=d.category,
                             asked_at=asked_at, abstention=d.category == "abstention", meta=meta))
     return probes
 

@@ -32,6 +32,13 @@ class Plant:
     reply: str
     turn_id: str | None = None
 
+    @property
+    def rendered_id(self) -> str:
+        """The id of the turn the renderer placed this plant in."""
+        if self.turn_id is None:
+            raise RuntimeError(f"plant {self.user[:40]!r} was never rendered into a turn")
+        return self.turn_id
+
 
 @dataclass(eq=False)
 class ProbeDraft:
@@ -91,43 +98,43 @@ def plan_conversation(rng: random.Random, starts: list[datetime], *, single_fact
         drafts.append(ProbeDraft("single_fact", rng.choice(kind.questions), value, [said],
                                  meta={"fact_key": kind.key, "paraphrase": paraphrase}))
 
-    for kind in rng.sample(F.UPDATES, updated_facts):
-        old, new = rng.sample(kind.values, 2)
+    for update in rng.sample(F.UPDATES, updated_facts):
+        old, new = rng.sample(update.values, 2)
 
         def later(i: int) -> list[int]:
             # Session starts a day beyond the gap: turns sit at different offsets inside their
             # sessions, so equal-gap starts could put the two statements seconds short of it.
             return plan.free([j for j in everywhere if starts[j] - starts[i] >= MIN_UPDATE_GAP + timedelta(days=1)])
 
-        first = plan.pick(rng, [i for i in plan.free(everywhere) if later(i)], kind.key)
-        second = plan.pick(rng, later(first), kind.key)
-        was = plan.put(first, Plant(rng.choice(kind.statements).format(v=old), rng.choice(kind.replies)))
-        now = plan.put(second, Plant(rng.choice(kind.updates).format(old=old, new=new),
-                                     rng.choice(kind.update_replies)))
-        drafts.append(ProbeDraft("updated_fact", rng.choice(kind.questions), new, [now], [was],
-                                 meta={"fact_key": kind.key, "old_value": old}))
+        first = plan.pick(rng, [i for i in plan.free(everywhere) if later(i)], update.key)
+        second = plan.pick(rng, later(first), update.key)
+        was = plan.put(first, Plant(rng.choice(update.statements).format(v=old), rng.choice(update.replies)))
+        now = plan.put(second, Plant(rng.choice(update.updates).format(old=old, new=new),
+                                     rng.choice(update.update_replies)))
+        drafts.append(ProbeDraft("updated_fact", rng.choice(update.questions), new, [now], [was],
+                                 meta={"fact_key": update.key, "old_value": old}))
 
-    for kind in rng.sample(F.EVENTS, temporal):
+    for event in rng.sample(F.EVENTS, temporal):
         when, days_before = rng.choice(F.WHEN)
-        paraphrase = rng.randrange(len(kind.statements))
-        at = plan.pick(rng, plan.free(everywhere), kind.key)
+        paraphrase = rng.randrange(len(event.statements))
+        at = plan.pick(rng, plan.free(everywhere), event.key)
         day = starts[at].date() - timedelta(days=days_before)
-        said = plan.put(at, Plant(kind.statements[paraphrase].format(when=when), rng.choice(kind.replies)))
-        drafts.append(ProbeDraft("temporal", kind.question, day.isoformat(), [said],
-                                 meta={"fact_key": kind.key, "paraphrase": paraphrase, "natural": natural_date(day),
+        said = plan.put(at, Plant(event.statements[paraphrase].format(when=when), rng.choice(event.replies)))
+        drafts.append(ProbeDraft("temporal", event.question, day.isoformat(), [said],
+                                 meta={"fact_key": event.key, "paraphrase": paraphrase, "natural": natural_date(day),
                                        "relative": when, "days_before": days_before}))
 
     people = zip(rng.sample(F.RELATIONS, multi_hop), rng.sample(F.PEOPLE, multi_hop),
                  rng.sample(F.LINKS, multi_hop))
-    for relation, name, kind in people:
-        value = rng.choice(kind.values)
+    for relation, name, link_kind in people:
+        value = rng.choice(link_kind.values)
         first = plan.pick(rng, [i for i in plan.free(everywhere) if plan.free(range(i + 1, len(starts)))],
-                          kind.key)
-        second = plan.pick(rng, plan.free(range(first + 1, len(starts))), kind.key)
+                          link_kind.key)
+        second = plan.pick(rng, plan.free(range(first + 1, len(starts))), link_kind.key)
         intro = plan.put(first, Plant(rng.choice(F.INTRODUCTIONS).format(rel=relation, name=name),
                                       rng.choice(F.INTRO_REPLIES)))
-        link = plan.put(second, Plant(rng.choice(kind.statements).format(name=name, v=value),
-                                      rng.choice(kind.replies)))
-        drafts.append(ProbeDraft("multi_hop", kind.question.format(rel=relation), value, [intro, link],
-                                 meta={"fact_key": kind.key, "relation": relation, "person": name}))
+        link = plan.put(second, Plant(rng.choice(link_kind.statements).format(name=name, v=value),
+                                      rng.choice(link_kind.replies)))
+        drafts.append(ProbeDraft("multi_hop", link_kind.question.format(rel=relation), value, [intro, link],
+                                 meta={"fact_key": link_kind.key, "relation": relation, "person": name}))
     return plan.plants, drafts

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 
 from lyra_lab.backends import Backend, Usage
-from lyra_lab.corpus import Corpus, Probe, Session
+from lyra_lab.corpus import Corpus, Probe, Session, Turn
 from lyra_lab.probes._checks import NO_JSON, NO_QA, UNPARSEABLE, Draft, check, parse_drafts, parse_qa, tokens
 
 PROMPT_NAME = "draft_questions_v1"
@@ -71,7 +71,7 @@ class DraftResult:
     usage: Usage = field(default_factory=Usage)
 
 
-def numbered_turns(session: Session) -> dict[int, object]:
+def numbered_turns(session: Session) -> dict[int, Turn]:
     """Turn number (1-based, as the model sees it) -> turn, the first ``MAX_TURNS`` of the session."""
     return {i: t for i, t in enumerate(session.turns[:MAX_TURNS], start=1)}
 

@@ -55,9 +55,10 @@ def clock_order(conversation: Conversation) -> list[Turn]:
     for turn in turns:
         if turn.timestamp is None:
             turn = dataclasses.replace(turn, timestamp=last)
-        last = turn.timestamp
+        else:
+            last = turn.timestamp
         filled.append(turn)
-    order = sorted(range(len(filled)), key=lambda i: (filled[i].timestamp, i))
+    order = sorted(range(len(filled)), key=lambda i: (stamp(filled[i]), i))
     return [filled[i] for i in order]
 
 
@@ -71,29 +72,35 @@ def plan(conversation: Conversation, probes: Sequence[Probe], trigger: Trigger) 
     input order.
     """
     turns = clock_order(conversation)
-    timed = sorted(
-        (p for p in probes if p.asked_at is not None),
-        key=lambda p: p.asked_at,  # type: ignore[arg-type, return-value]
-    )
+    timed = sorted(((p.asked_at, p) for p in probes if p.asked_at is not None), key=lambda pair: pair[0])
     untimed = [p for p in probes if p.asked_at is None]
     steps: list[Step] = []
     pending: list[Turn] = []
     seq = 0
     pi = 0
     for i, turn in enumerate(turns):
-        while pi < len(timed) and timed[pi].asked_at <= turn.timestamp:  # type: ignore[operator]
-            steps.append(Step("probe", now=timed[pi].asked_at, probe=timed[pi]))  # type: ignore[arg-type]
+        now = stamp(turn)
+        while pi < len(timed) and timed[pi][0] <= now:
+            steps.append(Step("probe", now=timed[pi][0], probe=timed[pi][1]))
             pi += 1
-        steps.append(Step("turn", now=turn.timestamp, turn=turn))  # type: ignore[arg-type]
+        steps.append(Step("turn", now=now, turn=turn))
         pending.append(turn)
         next_turn = turns[i + 1] if i + 1 < len(turns) else None
         # The end of the conversation always flushes, whatever the trigger says.
         if next_turn is None or trigger.fires(pending, next_turn):
-            steps.append(Step("flush", now=turn.timestamp, turns=tuple(pending), seq=seq))  # type: ignore[arg-type]
+            steps.append(Step("flush", now=now, turns=tuple(pending), seq=seq))
             seq += 1
             pending = []
-    end = turns[-1].timestamp if turns else SYNTHETIC_EPOCH
-    for probe in timed[pi:] + untimed:
-        when = probe.asked_at if probe.asked_at is not None and probe.asked_at > end else end
-        steps.append(Step("probe", now=when, probe=probe))  # type: ignore[arg-type]
+    end = stamp(turns[-1]) if turns else SYNTHETIC_EPOCH
+    for asked, probe in timed[pi:]:
+        steps.append(Step("probe", now=max(asked, end), probe=probe))
+    for probe in untimed:
+        steps.append(Step("probe", now=end, probe=probe))
     return steps
+
+
+def stamp(turn: Turn) -> datetime:
+    """The clock time of a turn from ``clock_order`` (which dates every turn)."""
+    if turn.timestamp is None:
+        raise ValueError(f"turn {turn.id!r} has no timestamp; put turns through clock_order first")
+    return turn.timestamp

@@ -42,7 +42,7 @@ def parse_facts(text: str) -> list[tuple[str | None, str]]:
     >>> parse_facts("- Alice job: nurse\\nNONE\\n2. likes tea")
     [('alice job', 'Alice job: nurse'), (None, 'likes tea')]
     """
-    facts = []
+    facts: list[tuple[str | None, str]] = []
     for raw in text.splitlines():
         line = _BULLET.sub("", raw).strip()
         if not line or normalize(line) in ("none", "no facts"):

@@ -63,8 +63,8 @@ def period_bounds(key: str) -> tuple[datetime, datetime]:
         start = date.fromisoformat(key)
         stop = start + timedelta(days=1)
     elif grain == "week":
-        year, week = key.split("-W")
-        start = date.fromisocalendar(int(year), int(week), 1)
+        iso_year, iso_week = key.split("-W")
+        start = date.fromisocalendar(int(iso_year), int(iso_week), 1)
         stop = start + timedelta(days=7)
     else:
         year, month = (int(p) for p in key.split("-"))

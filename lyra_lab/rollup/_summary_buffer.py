@@ -113,8 +113,8 @@ class SummaryBuffer:
                                          content=transcript(pruned))
         completion = ask(backend, prompt, self.max_tokens)
         sources = [*([summary] if summary else []), *pruned]
-        starts = [e.start or e.end for e in sources if (e.start or e.end) is not None]
-        ends = [e.end or e.start for e in sources if (e.end or e.start) is not None]
+        starts = [t for e in sources if (t := e.start or e.end) is not None]
+        ends = [t for e in sources if (t := e.end or e.start) is not None]
         entry = MemoryEntry(
             id=sid,
             conversation_id=pruned[0].conversation_id,

@@ -178,6 +178,8 @@ def _eligible(entries, level: int, grain: str, cutoff: datetime) -> dict[tuple[s
     week digests exactly and every digest lies inside its period.
     """
     def key(e: MemoryEntry) -> tuple[str, str]:
+        if e.end is None:  # callers only key dated entries
+            raise ValueError(f"memory entry {e.id!r} has no end time to key by")
         return (period_key(e.end, grain), period_key(e.end, "month") if grain == "week" else "")
 
     groups: dict[tuple[str, str], list[MemoryEntry]] = {}

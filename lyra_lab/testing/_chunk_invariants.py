@@ -58,8 +58,9 @@ def check_chunker(
     Raises:
         InvariantViolation: naming the invariant and the first place it fails.
     """
-    if budget is None and callable(getattr(chunker, "budget", None)):
-        budget = chunker.budget()
+    budget_of = getattr(chunker, "budget", None)
+    if budget is None and callable(budget_of):
+        budget = budget_of()
     transcript = _transcript(turns, render)
     chunks = _check_one(chunker, turns, transcript, budget)
     if check_text_input and not isinstance(turns, str):

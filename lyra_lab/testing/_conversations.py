@@ -28,8 +28,8 @@ SPEAKERS = (None, "Caroline", "Melanie", "Jürgen", "李雷", "Zoë 🙂", "أح
 _EPOCH = datetime(2020, 1, 1, tzinfo=timezone.utc)
 
 # Lines without "\n" (lone "\r" and other separators are allowed on purpose).
-_line = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), max_size=40)
-_word = st.text(st.characters(blacklist_categories=("Cs", "Zl", "Zp", "Cc")), min_size=1, max_size=9)
+_line = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\n"), max_size=40)
+_word = st.text(st.characters(exclude_categories=["Cs", "Zl", "Zp", "Cc"]), min_size=1, max_size=9)
 
 
 @st.composite
