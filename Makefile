@@ -10,7 +10,7 @@ STAMP := $(VENV)/.stamp-install
 # fighting the local LLM server for 2 cores made a query ~50x slower (0.28 ms -> 16 ms).
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: demo test install clean
+.PHONY: demo test lab install clean
 
 $(STAMP): pyproject.toml Makefile
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11" >&2; exit 1; }
@@ -28,6 +28,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m ruff check lyra_lab
 	$(BIN)/python -m pytest -q
+
+# Optional: JupyterLab on this project's .venv, opened on the notebooks.
+lab: $(STAMP)
+	$(BIN)/python -m jupyter lab --ip=127.0.0.1 notebooks/
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
