@@ -200,9 +200,9 @@ except InvariantViolation as exc:
 print(f"hypothesis ran {len(tried)} inputs (search, then shrinking)")
 print(f"broken invariant: {failure.invariant}")
 print(failure.detail)'''),
-    ("md", """The test failed on the **budget**. Hypothesis did not stop at the first failing input
-(a random conversation of unicode noise); it **shrank** it: fewer turns, shorter and simpler
-texts, plainer speakers and times, as long as the test still failed. The last input the test
+    ("md", """The test failed on the **budget**. Hypothesis did not stop at the first failing input it
+generated; it **shrank** it (fewer turns, shorter and simpler texts, plainer speakers and
+times) for as long as the test still failed. The last input the test
 ran is that minimal counterexample (hypothesis re-runs it to report it), and this is how
 hypothesis prints it:"""),
     ("code", '''shrunk = tried[-1]
@@ -223,8 +223,8 @@ print(f"minimal counterexample: {shrunk_summary['turns']} turns, {shrunk_summary
 describe(shrunk)'''),
     ("md", """Read it: sentences are added *first* and the size is checked *after*, so a chunk that is
 just under the budget takes one more sentence and ends over it. Hypothesis found the smallest
-such case it could reach: few turns, mostly empty texts, and a chunk just over the budget. (The 120-character budget keeps the example readable; the bug is
-the same at 4,000.)
+such case it could reach: few turns, empty or nearly empty texts, and a chunk just over the
+budget. (The 120-character budget keeps the example readable; the bug is the same at 4,000.)
 
 ## 3. Fix it: close the chunk *before* a sentence that would not fit"""),
     ("code", '''@dataclass(frozen=True)
@@ -474,7 +474,7 @@ for _, row in paired.iterrows():
     lines.append(f"At a budget of {t} tokens (mean chunk {size_of[('sentence_pack', t)]:.0f} tokens for sentence_pack, "
                  f"{size_of[('token_budget', t)]:.0f} for token_budget), recall@5 is {row['sentence_pack']:.2f} for "
                  f"sentence_pack and {row['token_budget']:.2f} for token_budget on the same {int(row['n'])} probes "
-                 f"({int(row['probes_differing'])} of which differ): "
+                 f"(the two differ on {int(row['probes_differing'])} of them): "
                  f"{verdict(row)}.")
 lines.append(f"{'Full' if FULL else 'Small'} mode ran in {time.perf_counter() - started:.0f} s.")
 findings = {"mode": "full" if FULL else "small", "buggy_chunker_invariant": failure.invariant,
