@@ -65,11 +65,13 @@ DATA = REPO / "datasets" / "synthetic_small.jsonl"
 # Where this notebook writes its run folder, table and figure (the notebook test points it at a temp dir).
 OUT = Path(os.environ.get("LYRA_PROPERTY_TESTING_OUT", REPO / "runs" / "property_testing"))
 OUT.mkdir(parents=True, exist_ok=True)
+# hypothesis keeps caches (unicode tables) in ./.hypothesis; this notebook's go under OUT instead
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(OUT / ".hypothesis"))
 
 EXAMPLES = 5000 if FULL else 200          # generated conversations per chunker property test
 MACHINES = 1000 if FULL else 100          # generated rule sequences per rollup state-machine test
-# deadline=None: two shared cores make timings meaningless.  database=None: the notebook leaves no
-# .hypothesis folder behind.  derandomize=True: the same search every run, so the counterexample
+# deadline=None: two shared cores make timings meaningless.  database=None: no example database
+# (failures are not replayed from an earlier run).  derandomize=True: the same search every run, so the counterexample
 # printed below is the one you get too -- in your own test suite leave it random (each run then
 # explores new inputs) and let the database remember failures.  No "explain" phase: it re-runs
 # variations of the failure to point at lines only failing runs reach (here, inside lyra-lab's
