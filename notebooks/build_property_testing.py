@@ -34,7 +34,7 @@ This notebook walks through both, with a strategy written here:
 default, what `make test` runs): about 40 s. Full mode (`LYRA_NB_FULL=1 make lab`: the
 variable must be set before the kernel starts): 25× more chunker examples, 10× more rollup
 runs of twice the length, both synthetic conversations and five chunk sizes per chunker;
-2 to 3 minutes (measured 1 min 53 s, and 2 min 37 s while other work shared the cores)."""),
+1 to 3 minutes depending on what else the cores run (measured 1 min 12 s, 1 min 53 s and 2 min 37 s)."""),
     ("code", """import json
 import os
 import re
