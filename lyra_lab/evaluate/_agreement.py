@@ -103,3 +103,21 @@ def judge_table(df: pd.DataFrame) -> pd.DataFrame:
     for j in judges:
         out[f"rank:{j}"] = out[j].rank(ascending=False, method="min").astype(int)
     return out.reset_index()
+
+
+def split_judges(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each judge's verdicts under a metric of its own, ``judge[<name>]``, when there are several.
+
+    A per-pipeline summary groups by metric; under one metric name ``judge``, several
+    judges' verdicts would be pooled (and n counted once per judge).  With one judge
+    (or none) ``df`` is returned unchanged.
+    """
+    if "judge" not in df.columns:
+        return df
+    is_judge = df["metric"] == "judge"
+    names = df.loc[is_judge, "judge"].dropna().astype(str)
+    if names.nunique() < 2:
+        return df
+    out = df.copy()
+    out.loc[is_judge, "metric"] = "judge[" + out.loc[is_judge, "judge"].fillna(_UNNAMED).astype(str) + "]"
+    return out

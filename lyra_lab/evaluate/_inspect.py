@@ -45,9 +45,10 @@ def probe_record(outcome: Any, recaller: str, answer: Any = None,
     hits = []
     for h in outcome.hits:
         e = h.entry
-        hits.append({"id": e.id, "kind": e.kind, "score": round(float(h.score), 6),
-                     "turn_ids": list(e.turn_ids[:MAX_TURN_IDS]), "n_turns": len(e.turn_ids),
-                     "text": _snip(e.text)})
+        hit = {"id": e.id, "kind": e.kind, "score": round(float(h.score), 6)}
+        if e.kind != "turn":  # a raw turn is its id's turn, its text in the corpus and the context
+            hit.update(turn_ids=list(e.turn_ids[:MAX_TURN_IDS]), n_turns=len(e.turn_ids), text=_snip(e.text))
+        hits.append(hit)
     return {
         "probe_id": probe.id, "recaller": recaller, "question": probe.question, "gold": str(probe.answer),
         "evidence": list(probe.evidence), "hits": hits, "context": outcome.context,
@@ -189,8 +190,9 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
         is_judge = part["metric"] == "judge"
         scores = {str(m): float(v) for m, v in zip(part.loc[~is_judge, "metric"], part.loc[~is_judge, "value"])}
         if detail is not None:
-            hits = tuple(_hit(i, h["id"], h.get("kind"), h["score"], h.get("text", ""), h.get("turn_ids") or (),
-                              gold_turns) for i, h in enumerate(detail.get("hits") or [], 1))
+            hits = tuple(_hit(i, h["id"], h.get("kind"), h["score"],
+                              h.get("text") or _fallback_text(str(h["id"]), turns, previews),
+                              h.get("turn_ids") or (), gold_turns) for i, h in enumerate(detail.get("hits") or [], 1))
             raw = {j["judge"]: str(j.get("raw", "")) for j in detail.get("judges") or []}
             context, tokens, answer = detail.get("context"), detail.get("context_tokens"), detail.get("answer")
         else:
@@ -219,9 +221,10 @@ def _hit(rank: int, entry_id: str, kind: str | None, score: float, text: str, tu
 
 
 def _log(run_dir: Path, probe_id: str, cells: set[str]) -> tuple[dict, dict, dict, dict]:
-    """This probe's detail, recall and answer events by (cell, recaller); summary previews by entry id."""
-    from lyra_lab.replay import read_log
+    """This probe's detail, recall and answer events by (cell, recaller); summary previews by entry id.
 
+    Only lines that can matter are parsed (a LoCoMo grid's log holds hundreds of thousands of events).
+    """
     details: dict[tuple[str, str], dict] = {}
     recalls: dict[tuple[str, str], list] = {}
     answers: dict[tuple[str, str], str] = {}
@@ -229,7 +232,7 @@ def _log(run_dir: Path, probe_id: str, cells: set[str]) -> tuple[dict, dict, dic
     path = run_dir / "log.jsonl"
     if not path.exists():
         return details, recalls, answers, previews
-    for e in read_log(path):
+    for e in _events(path, [json.dumps(probe_id, ensure_ascii=False).encode("utf-8"), b'"summary_written"']):
         kind, cell = e.get("event"), str(e.get("cell_id", ""))
         if cell not in cells:
             continue
@@ -247,6 +250,17 @@ def _log(run_dir: Path, probe_id: str, cells: set[str]) -> tuple[dict, dict, dic
         elif kind == "answer":
             answers[key] = str(e.get("text", ""))
     return details, recalls, answers, previews
+
+
+def _events(path: Path, needles: Sequence[bytes]) -> Iterable[dict[str, Any]]:
+    """The log's events whose raw line contains one of ``needles`` (a line cut short by a kill is skipped)."""
+    with open(path, "rb") as fh:
+        for raw in fh:
+            if any(n in raw for n in needles):
+                try:
+                    yield json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    continue
 
 
 def _corpus(run_dir: Path) -> Any:

@@ -91,3 +91,13 @@ def test_doctests():
     from lyra_lab.evaluate import _agreement
 
     assert doctest.testmod(_agreement).failed == 0
+
+
+def test_split_judges_gives_each_judge_its_own_metric_only_when_there_are_several():
+    from lyra_lab.evaluate import split_judges
+
+    two = split_judges(tidy({"a": A, "b": B}, EM))
+    assert sorted(set(two["metric"])) == ["judge[a]", "judge[b]", "qa_em", "qa_f1"]
+    assert two[two["metric"] == "judge[a]"]["value"].tolist() == A
+    one = tidy({"a": A}, EM)
+    assert split_judges(one) is one
