@@ -146,7 +146,11 @@ class JudgeConfig:
 def backend_label(spec: Any) -> str:
     """A short name for a backend spec, as in the ``backend`` column: a string as it is, a table by its name/preset and model."""
     if isinstance(spec, str):
-        return spec
+        from lyra_lab.backends._backend_config import redact
+
+        # a URL preset (llamacpp/http://user:pw@host/v1) must not carry its credentials into rows
+        preset, _, url = spec.partition("/")
+        return f"{preset}/{redact(url)}" if "://" in url else redact(spec)
     if isinstance(spec, Mapping):
         name = str(spec.get("name") or spec.get("preset") or "custom")
         return f"{name}/{spec['model']}" if spec.get("model") and "/" not in name else name

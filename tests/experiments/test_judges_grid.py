@@ -110,3 +110,12 @@ def test_one_run_is_scored_by_every_judge_and_their_agreement_is_computed(write_
     assert wide[["correct_wrong_v1@strict", "lenient-lme", "spread"]].values.tolist() == [[0.5, 1.0, 0.5]]
     saved = json.loads((tmp_path / "run" / "spec.json").read_text())
     assert [j["backend"] for j in saved["qa"]["judges"]] == ["strict", "lenient"]
+
+
+def test_a_judge_label_never_carries_url_credentials():
+    from lyra_lab.evaluate import JudgeConfig
+
+    assert JudgeConfig("correct_wrong_v1", "llamacpp/http://me:sk-secret@host:8080/v1").label == \
+        "correct_wrong_v1@llamacpp/http://host:8080/v1"
+    assert JudgeConfig("longmemeval_v1", {"preset": "openai/gpt-4o-mini", "api_key": "sk-x"}).label == \
+        "longmemeval_v1@openai/gpt-4o-mini"
