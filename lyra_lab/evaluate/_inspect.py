@@ -4,7 +4,7 @@
 
 * the tidy rows: which cells and recallers (pipelines) asked the probe, and their scores;
 * the run log's ``probe_detail`` events (written per probe × recaller by the cell runner,
-  from ``probe_record``): the ranked hits with score, entry kind, covered turns and a text
+  from ``_probe_record.probe_record``): the ranked hits with score, entry kind, covered turns and a text
   snippet, the rendered context, the answer and each judge's verdict.  Runs made before
   those events existed fall back to the ``recall`` (entry ids and scores) and ``answer``
   events; their hits show text only for raw turns (from the corpus) and summaries
@@ -25,38 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from lyra_lab._registry import ConfigError
-
-DETAIL_EVENT = "probe_detail"
-TEXT_CHARS = 300  # per-hit text snippet stored in the log
-MAX_TURN_IDS = 50  # covered turn ids stored per hit (a month digest may cover hundreds)
-
-
-def probe_record(outcome: Any, recaller: str, answer: Any = None,
-                 verdicts: Iterable[tuple[str, Any]] = ()) -> dict[str, Any]:
-    """The ``probe_detail`` log event of one probe × recaller (what ``inspect_probe`` reads back).
-
-    Args:
-        outcome: the ``ProbeOutcome`` (hits, rendered context).
-        recaller: the recaller's label in the grid.
-        answer: the QA answer (a ``Completion`` or text), if QA ran.
-        verdicts: ``(judge label, JudgeResult)`` for each judge that graded the answer.
-    """
-    probe = outcome.probe
-    hits = []
-    for h in outcome.hits:
-        e = h.entry
-        hit = {"id": e.id, "kind": e.kind, "score": round(float(h.score), 6)}
-        if e.kind != "turn":  # a raw turn is its id's turn, its text in the corpus and the context
-            hit.update(turn_ids=list(e.turn_ids[:MAX_TURN_IDS]), n_turns=len(e.turn_ids), text=_snip(e.text))
-        hits.append(hit)
-    return {
-        "probe_id": probe.id, "recaller": recaller, "question": probe.question, "gold": str(probe.answer),
-        "evidence": list(probe.evidence), "hits": hits, "context": outcome.context,
-        "context_tokens": int(outcome.context_tokens),
-        "answer": None if answer is None else str(getattr(answer, "text", answer)),
-        "judges": [{"judge": label, "score": int(v.score), "parsed": bool(v.parsed), "raw": str(v.raw)[:200]}
-                   for label, v in verdicts],
-    }
+from lyra_lab.evaluate._probe_record import DETAIL_EVENT, snip
 
 
 @dataclass(frozen=True)
@@ -85,6 +54,7 @@ class PipelineView:
     answer: str | None  # None: QA did not run for this probe
     verdicts: tuple[tuple[str, int, str], ...]  # (judge, 1/0, raw reply)
     scores: Mapping[str, float] = field(default_factory=dict)
+    where: Mapping[str, Any] = field(default_factory=dict)  # backend, embedder, seed of the cell
 
 
 @dataclass(frozen=True)
@@ -111,7 +81,7 @@ class ProbeView:
         """One row per pipeline: its answer, each judge's verdict (``judge:<name>``) and its scores."""
         records = []
         for p in self.pipelines:
-            row: dict[str, Any] = {"pipeline": p.pipeline, "cell_id": p.cell_id, "recaller": p.recaller,
+            row: dict[str, Any] = {"pipeline": p.pipeline, "cell_id": p.cell_id, **p.where, "recaller": p.recaller,
                                    "hits": len(p.hits), "evidence_hits": sum(h.evidence for h in p.hits),
                                    "context_tokens": p.context_tokens, "answer": p.answer}
             row.update({f"judge:{name}": score for name, score, _ in p.verdicts})
@@ -126,7 +96,8 @@ class ProbeView:
                f"question: {self.question}", f"gold:     {self.gold}", "evidence:"]
         out += [f"  {tid}  {_one_line(text) or '(text not available)'}" for tid, text in self.evidence] or ["  (none)"]
         for p in self.pipelines:
-            out += ["", f"== {p.pipeline}  (cell {p.cell_id})"]
+            where = ", ".join(f"{k} {v}" for k, v in p.where.items())
+            out += ["", f"== {p.pipeline}  ({where + ', ' if where else ''}cell {p.cell_id})"]
             shown = {k: v for k, v in p.scores.items() if "latency" not in k and "cost" not in k}
             if shown:
                 out.append("  scores: " + " ".join(f"{k}={v:.3g}" for k, v in sorted(shown.items())))
@@ -201,8 +172,9 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
             raw, context, tokens, answer = {}, None, scores.get("context_tokens"), answers.get(key)
         verdicts = tuple((str(name) if isinstance(name, str) and name else "judge", int(v), raw.get(name, ""))
                          for name, v in zip(judge_col[is_judge], part.loc[is_judge, "value"]))
+        where = {c: part[c].iloc[0] for c in ("backend", "embedder", "seed") if c in part.columns}
         pipelines.append(PipelineView(str(pipeline), str(cell), recaller, hits, context, tokens, answer, verdicts,
-                                      scores))
+                                      scores, {k: (int(v) if k == "seed" else str(v)) for k, v in where.items()}))
     first = mine.iloc[0]
     return ProbeView(
         run_dir=run_dir, probe_id=probe_id, conversation_id=str(first["conversation_id"]),
@@ -288,12 +260,8 @@ def _turn_texts(corpus: Any) -> dict[str, str]:
 
 def _fallback_text(entry_id: str, turns: Mapping[str, str], previews: Mapping[str, str]) -> str:
     if entry_id.startswith("turn:"):
-        return _snip(turns.get(entry_id[5:], ""))
+        return snip(turns.get(entry_id[5:], ""))
     return previews.get(entry_id, "")
-
-
-def _snip(text: str, n: int = TEXT_CHARS) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _one_line(text: str) -> str:

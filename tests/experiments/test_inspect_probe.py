@@ -106,7 +106,8 @@ def test_show_prints_the_probe_and_fails_in_one_line(run_dir, tmp_path, capsys):
     assert main(["show", str(run_dir), "u0:q0", "--pipeline", "|bm25"]) == 0
     out = capsys.readouterr().out
     assert "question: what did I say: Biscuit?" in out and "gold:     Biscuit" in out
-    assert "== turn_window+single_pass+none|bm25" in out and "|tiered" not in out
+    assert "== turn_window+single_pass+none|bm25  (backend fake, embedder hashing, seed 0, cell u0-" in out
+    assert "|tiered" not in out
     assert re.search(r"  1\.\s+\d+\.\d{4}  turn\s+turn:u0:s0:t0 \*evidence\*", out)
     assert "answer: Biscuit" in out and "judge correct_wrong_v1@judge: correct" in out
     assert "context (" in out
