@@ -64,6 +64,9 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "max_tokens": "answer length cap",
         "scorer": "how answers are scored: squad (default), locomo or longmemeval (the benchmarks' own rules); "
                   "recorded in every row as qa.scorer",
+        "judges": "several judges grading every answer: a list of tables `{ prompt = ..., backend = ... }` "
+                  "(optional `max_tokens`, `name`); judge rows name theirs in the `judge` column "
+                  "(see `judge_agreement`)",
     },
     "judge": {
         "enabled": "grade the QA answers with an LLM judge (needs [qa] enabled)",

@@ -94,3 +94,11 @@ __all__ = [
     "turn_groups",
     "write_report",
 ]
+
+# Judge variance and the per-probe inspector (issue 10).
+from lyra_lab.evaluate._agreement import cohen_kappa, judge_agreement, judge_table, split_judges  # noqa: E402
+from lyra_lab.evaluate._inspect import HitView, PipelineView, ProbeView, inspect_probe  # noqa: E402
+from lyra_lab.evaluate._judge import JudgeConfig  # noqa: E402
+
+__all__ += ["HitView", "JudgeConfig", "PipelineView", "ProbeView", "cohen_kappa", "inspect_probe", "judge_agreement",
+            "judge_table", "split_judges"]

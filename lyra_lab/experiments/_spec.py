@@ -30,6 +30,8 @@ Example (every key optional except ``corpus.path`` and ``grid.chunkers``)::
 
     [qa]
     enabled = false
+    # judges = [{ prompt = "correct_wrong_v1", backend = "openai/gpt-4o-mini" },   # every answer graded
+    #           { prompt = "longmemeval_v1", backend = "local" }]                  # by each judge
 
     [judge]
     enabled = false
@@ -51,6 +53,7 @@ from typing import Any, Mapping
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._backend_config import redact
 from lyra_lab.experiments._combos import check_recallers, find_aliases
+from lyra_lab.experiments._judges import check_judges, parse_judges
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
 
@@ -60,7 +63,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_budgets", "keep_raw",
              "recallers"),
     "run": ("backends", "embedders", "seeds", "ks", "tokenizer", "workers", "cache"),
-    "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer"),
+    "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer", "judges"),
     "judge": ("enabled", "backend", "prompt", "max_tokens"),
 }
 CACHE_MODES = ("run", "user", "off")
@@ -89,6 +92,7 @@ class QASpec:
     max_probes: int | None = None
     max_tokens: int = 32
     scorer: str = "squad"
+    judges: tuple = ()  # JudgeConfig: every answer is graded by each (see judges_of)
 
     def __post_init__(self) -> None:
         from lyra_lab.evaluate._scorers import check_scorer
@@ -167,12 +171,13 @@ class ExperimentSpec:
         seeds = tuple(_list(run, "seeds", [0], "run"))
         if any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
             raise ConfigError(f"[run] seeds must be integers, got {list(seeds)!r}")
-        qa = _sub(QASpec, data.get("qa", {}), "qa")
+        qa = _sub(QASpec, parse_judges(data.get("qa", {})), "qa")
         judge = _sub(JudgeSpec, data.get("judge", {}), "judge")
         if judge.enabled and not qa.enabled:
             raise ConfigError("[judge] enabled needs [qa] enabled: the judge grades the QA answers")
         if judge.enabled and not judge.backend:
             raise ConfigError("[judge] enabled needs a 'backend' (the judge model is a named variable)")
+        check_judges(qa, judge)
         name = str(data.get("name") or default_name)
         if not name or "/" in name or name.startswith("."):
             raise ConfigError(f"name {name!r} must be a plain folder name")
@@ -197,7 +202,8 @@ class ExperimentSpec:
             # backend specs may carry URL credentials or header values: recorded redacted, never raw
             "backends": redact(list(self.backends)), "embedders": redact(list(self.embedders)),
             "seeds": list(self.seeds), "ks": list(self.ks), "workers": self.workers, "cache": self.cache,
-            "qa": redact(vars_of(self.qa)), "judge": redact(vars_of(self.judge)),
+            "qa": redact({**vars_of(self.qa), "judges": [vars_of(j) for j in self.qa.judges]}),
+            "judge": redact(vars_of(self.judge)),
             "aliases": [dict(a) for a in self.aliases],
         }
 
