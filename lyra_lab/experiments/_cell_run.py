@@ -79,7 +79,7 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
                     meter.wall("judge", time.perf_counter() - start)
                     meter.completions("judge", [verdict.completion], probe_id=outcome.probe.id, recaller=label)
             metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, judge=verdict,
-                                    scorer=spec.qa.scorer)
+                                    scorer=spec.qa.scorer, context_budgets=spec.context_budgets)
             rows.extend(probe_rows(base, outcome.probe, metrics))
         phases = {**result.phases, **result.recall_phases.get(label, {})}
         if qa_backend is not None:
