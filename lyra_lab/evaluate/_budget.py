@@ -74,14 +74,15 @@ def fit_count(hits: Sequence[Any], budget: int, count: Callable[[str], int]) -> 
 
 
 def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], int] | None = None, *,
-                  retrieval: bool = True) -> dict[str, float]:
+                  retrieval: bool | None = None) -> dict[str, float]:
     """The ``@Btok`` metrics of one ``ProbeOutcome`` for every budget (see the module docstring).
 
     Args:
         outcome: a ``lyra_lab.replay.ProbeOutcome``; its ``ranking`` (else ``hits``) is ranked.
         budgets: token budgets B.
         count: the token counter; default ``outcome.count`` (the pipeline's tokenizer).
-        retrieval: also score evidence/coverage recall (the caller's decision, as for @K).
+        retrieval: also score evidence/coverage recall; None: by the @K rule (evidence, no
+            expected abstention).  Never without evidence.
     """
     from lyra_lab.recall._render import render
 
@@ -94,6 +95,8 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
     probe = outcome.probe
     ranking = tuple(outcome.ranking or outcome.hits)
     answerable = not expects_abstention(probe) and bool(normalize_answer(probe.answer))
+    if retrieval is None:
+        retrieval = not expects_abstention(probe)
     retrieval = retrieval and bool(probe.evidence)
     scores: dict[str, float] = {}
     for budget in budgets:
