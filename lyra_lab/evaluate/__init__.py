@@ -30,7 +30,6 @@ from lyra_lab.evaluate._recall_eval import ProbeRecall, RecallEvalResult, recall
 from lyra_lab.evaluate._report import ResultsFormatError, read_results, write_report
 from lyra_lab.evaluate._retention import (
     DEFAULT_RETENTION_THRESHOLD,
-    answer_in_text,
     answer_retained,
     retention_scores,
 )
@@ -75,7 +74,6 @@ __all__ = [
     "TypedJudgePrompt",
     "abstains",
     "aggregate",
-    "answer_in_text",
     "answer_probe",
     "answer_retained",
     "any_recall_at",

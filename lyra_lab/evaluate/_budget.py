@@ -14,12 +14,15 @@ a deeper list than the k hits) and the pipeline's token counter:
 * ``evidence_recall@Btok`` / ``coverage_recall@Btok``: ``evidence_recall_at`` /
   ``coverage_recall_at`` (see ``_retrieval``) over fits(B).  An entry cut to fit
   counts for nothing: which of its turns survived the cut is unknown.
-* ``answer_in_context@Btok``: 1.0 if the normalized gold answer occurs as a
-  whole-word phrase (``answer_in_text``) in ``render(ranking, B)`` — fits(B)
-  plus, as render does, the head of the next entry cut to the budget and
-  marked ``…``: exactly the text a chat model given B tokens would read.
-  Judge-free and fair across memory kinds: a digest scores only if its text
-  kept the answer.
+* ``answer_in_context@Btok``: 1.0 if the gold answer is in ``render(ranking, B)``
+  by the retention rule (``answer_retained``: after SQuAD normalization, the
+  answer occurs as a whole-word phrase or ≥ 80% of its distinct tokens occur,
+  which accepts "May 7, 2023" for "7 May 2023") — fits(B) plus, as render
+  does, the head of the next entry cut to the budget and marked ``…``: exactly
+  the text a chat model given B tokens would read.  So it is
+  ``context_retention`` at budget B, and never above ``retention`` (the whole
+  memory).  Judge-free and fair across memory kinds: a digest scores only if
+  its text kept the answer.
 * ``context_tokens@Btok``: the tokens of that block (≤ B; below B when the
   ranking ran out or the next entry's date label did not fit).
 
@@ -41,7 +44,7 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 
 from lyra_lab.evaluate._qa import expects_abstention, normalize_answer
-from lyra_lab.evaluate._retention import answer_in_text
+from lyra_lab.evaluate._retention import DEFAULT_RETENTION_THRESHOLD, answer_retained
 from lyra_lab.evaluate._retrieval import coverage_recall_at, evidence_recall_at, turn_groups, verbatim_flags
 
 BUDGET_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<budget>\d+)tok$")
@@ -74,7 +77,8 @@ def fit_count(hits: Sequence[Any], budget: int, count: Callable[[str], int]) -> 
 
 
 def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], int] | None = None, *,
-                  retrieval: bool | None = None) -> dict[str, float]:
+                  retrieval: bool | None = None,
+                  threshold: float = DEFAULT_RETENTION_THRESHOLD) -> dict[str, float]:
     """The ``@Btok`` metrics of one ``ProbeOutcome`` for every budget (see the module docstring).
 
     Args:
@@ -83,6 +87,7 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
         count: the token counter; default ``outcome.count`` (the pipeline's tokenizer).
         retrieval: also score evidence/coverage recall; None: by the @K rule (evidence, no
             expected abstention).  Never without evidence.
+        threshold: token-recall threshold of the retention rule.
     """
     from lyra_lab.recall._render import render
 
@@ -103,7 +108,8 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
         context = render(ranking, budget, count)
         scores[budget_metric("context_tokens", budget)] = float(count(context))
         if answerable:
-            scores[budget_metric("answer_in_context", budget)] = float(answer_in_text(probe.answer, context))
+            scores[budget_metric("answer_in_context", budget)] = float(
+                answer_retained(probe.answer, context, threshold))
         if retrieval:
             fits = ranking[:fit_count(ranking, budget, count)]
             groups, k = turn_groups(fits), max(len(fits), 1)

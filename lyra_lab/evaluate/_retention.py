@@ -53,19 +53,6 @@ def answer_retained(answer: Any, text: str, threshold: float = DEFAULT_RETENTION
     return len(present) / len(gold_tokens) >= threshold
 
 
-def answer_in_text(answer: Any, text: str) -> bool:
-    """Whether the normalized ``answer`` occurs in the normalized ``text`` as a whole-word phrase.
-
-    The strict half of the retention rule (no token-recall clause), as in DPR's
-    "has answer": the measure behind ``answer_in_context@Btok``.  An answer that
-    normalizes to nothing raises ``ValueError``.
-    """
-    gold = normalize_answer(answer)
-    if not gold:
-        raise ValueError("answer is empty after normalization; answer_in_context is undefined")
-    return f" {gold} " in f" {normalize_answer(text)} "
-
-
 def normalized_tokens(text: Any) -> frozenset[str]:
     """The distinct tokens of ``normalize_answer(text)``.
 

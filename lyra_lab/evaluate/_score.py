@@ -127,7 +127,7 @@ def score_outcome(
     if retrieval:
         scores.update(retrieval_scores(probe.evidence, turn_groups(outcome.hits), ks, session_of, n_relevant,
                                        verbatim_flags(outcome.hits)))
-    scores.update(budget_scores(outcome, context_budgets, count, retrieval=retrieval))
+    scores.update(budget_scores(outcome, context_budgets, count, retrieval=retrieval, threshold=retention_threshold))
     scores.update(retention_scores(outcome, retention_threshold))
     scores["context_tokens"] = float(outcome.context_tokens)
     scores["recall_latency_s"] = float(outcome.recall_latency_s)

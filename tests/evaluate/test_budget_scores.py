@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from lyra_lab.corpus import Probe
-from lyra_lab.evaluate import answer_in_text, budget_frame, budget_scores, fit_count, score_outcome
+from lyra_lab.evaluate import budget_frame, budget_scores, fit_count, score_outcome
 from lyra_lab.memory import MemoryEntry
 from lyra_lab.recall import Hit, render
 from lyra_lab.replay._types import ProbeOutcome
@@ -63,12 +63,16 @@ def test_a_digest_covers_the_evidence_but_only_its_text_counts():
     assert s["context_tokens@10tok"] == 10.0  # its head, cut to the budget with " …"
 
 
-def test_answer_in_context_is_a_whole_word_phrase_after_normalization():
-    assert answer_in_text("Lisbon, Portugal", "She said: LISBON portugal!")
-    assert not answer_in_text("Lisbon", "Lisbonne is not it")
-    assert not answer_in_text("Lisbon Portugal", "portugal, near lisbon")  # words present, phrase not
-    with pytest.raises(ValueError, match="empty"):
-        answer_in_text("the", "anything")
+def test_answer_in_context_follows_the_retention_rule():
+    def aic(answer, text):
+        probe = Probe(id="p", conversation_id="c1", question="q", answer=answer)
+        return budget_scores(outcome([entry("turn:t1", ["t1"], text)], probe=probe), [50])["answer_in_context@50tok"]
+
+    assert aic("Lisbon, Portugal", "She said: LISBON portugal!") == 1.0  # normalized phrase
+    assert aic("7 May 2023", "on May 7, 2023 we met") == 1.0  # every token present, reordered
+    assert aic("Lisbon", "Lisbonne is not it") == 0.0
+    # 1 of 3 distinct normalized tokens ("sir", "leafalot", "fig") is below 0.8 -> not in context
+    assert aic("Sir Leafalot the fig", "my fig is green") == 0.0
 
 
 def test_fit_count_is_the_whole_lines_render_keeps():
