@@ -13,6 +13,7 @@ from lyra_lab.evaluate._judge import (
     parse_judgement,
 )
 from lyra_lab.evaluate._labels import LOCOMO_LABELS, category_label, label_categories
+from lyra_lab.evaluate._plots import quality_vs_context_tokens
 from lyra_lab.evaluate._qa import (
     ABSTAIN_PATTERNS,
     ANSWER_PROMPTS,
@@ -98,6 +99,7 @@ __all__ = [
     "ndcg_at",
     "normalize_answer",
     "parse_judgement",
+    "quality_vs_context_tokens",
     "read_results",
     "recall_all_at",
     "recall_eval",
