@@ -160,11 +160,22 @@ def ci_warnings(df: pd.DataFrame, cluster: str | None = None) -> list[str]:
     counts = part.dropna(subset=["value"]).groupby(keys + ["metric"], dropna=False)["value"].size()
     few = counts[counts < MIN_CI_VALUES].groupby(level="metric").min()
     if len(few):
-        listed = ", ".join(f"{m} (n={int(n)})" for m, n in few.items())
+        listed = ", ".join(f"{m} (n={n})" for m, n in _families(few.items()))
         out.append(f"CIs rest on fewer than {MIN_CI_VALUES} probes for some pipelines: {listed}. "
                    "Intervals from so few values are unreliable; add probes or conversations.")
     # The report shows these warnings: the flattering-summaries check rides along with them.
     return out + flattery_warnings(df)
+
+
+def _families(metric_n) -> list[tuple[str, int]]:
+    """``[("ndcg@1", 7), ("ndcg@5", 7), ("mrr", 7)]`` → ``[("mrr", 7), ("ndcg@1/5", 7)]``: one entry per family and n."""
+    groups: dict[tuple[str, str, int], list[int]] = {}
+    for metric, n in metric_n:
+        m = _B_METRIC.match(metric) or _K_METRIC.match(metric)
+        key = (m["base"], "tok" if m and metric.endswith("tok") else "", int(n)) if m else (metric, "", int(n))
+        groups.setdefault(key, []).extend([int(m["k"])] if m else [])
+    return [(f"{base}@{'/'.join(map(str, sorted(ks)))}{tok}" if ks else base, n)
+            for (base, tok, n), ks in sorted(groups.items())]
 
 
 def flattery_warnings(df: pd.DataFrame, gap: float = FLATTERY_GAP) -> list[str]:
@@ -183,7 +194,8 @@ def flattery_warnings(df: pd.DataFrame, gap: float = FLATTERY_GAP) -> list[str]:
     answer = expand_metrics(present, ["answer_in_context@Btok"])[-1:] or [m for m in ("retention",) if m in present]
     if not (coverage and direct and answer) or "probe_id" not in df.columns:
         return []
-    keys = group_columns(df)
+    # group by what varies: a run on one backend and one embedder names pipelines alone
+    keys = [k for k in group_columns(df) if k == "pipeline" or df[k].nunique(dropna=False) > 1]
     names = [coverage[0], direct[0], answer[0]]
     probe_keys = keys + [c for c in ("conversation_id", "seed", "probe_id") if c in df.columns]
     part = df[df["metric"].isin(names)]
@@ -199,9 +211,10 @@ def flattery_warnings(df: pd.DataFrame, gap: float = FLATTERY_GAP) -> list[str]:
         f"{_label(idx)}: {row[names[0]]:.2f} vs {row[names[2]]:.2f} (n={int(counts.loc[idx])})"
         for idx, row in flagged.iterrows())
     return [f"Summaries flatter: {names[0]} is at least {gap:.1f} above {names[2]} (and above {names[1]}) for "
-            f"{len(flagged)} pipeline(s) — {listed}. Their digests cover the evidence turns, but the text "
-            f"recall serves lost the answer. Compare pipelines on {names[2]} or {names[1]}, which hold for "
-            "every memory kind."]
+            f"{len(flagged)} pipeline(s) — {listed}. Coverage counts a digest as retrieving every turn it "
+            "covers, but these digests' text lost the answer. Compare pipelines on "
+            f"{names[2]} (the same context room for every pipeline) or {names[1]} (evidence turns retrieved "
+            "verbatim), which mean the same for every memory kind."]
 
 
 def _label(index: object) -> str:

@@ -78,3 +78,10 @@ def test_quality_vs_context_tokens_plot(tmp_path):
     out = quality_vs_context_tokens(df, "answer_in_context", {}, tmp_path / "budget.png", n_resamples=50)
     assert out == tmp_path / "budget.png" and out.stat().st_size > 5_000
     assert quality_vs_context_tokens(df, "evidence_recall", {}, tmp_path / "none.png") is None  # no @Btok rows
+
+
+def test_few_values_warning_groups_metric_families():
+    df = flattering_frame()
+    (few,) = [w for w in ci_warnings(df) if "fewer than" in w]
+    # every metric has n=4 per pipeline: one entry per family, its cut-offs joined
+    assert "answer_in_context@256/1024tok (n=4)" in few and "coverage_recall@10 (n=4)" in few
