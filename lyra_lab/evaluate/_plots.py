@@ -144,8 +144,9 @@ def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str
 
     The equal-budget view (``evaluate._budget``): every pipeline gets the same
     rendered-context tokens, so memories of long digests and of short turns are
-    compared on the room they take.  One panel per recaller; each legend entry
-    gives the probes behind the line (``n``, the smallest over its budgets).
+    compared on the room they take.  One panel per recaller, one colour per
+    memory pipeline across panels; the shared legend gives the probes behind
+    each memory's lines (``n``, the smallest over its budgets and recallers).
     ``metric`` is a base name such as ``"answer_in_context"`` or ``"evidence_recall"``.
     """
     from lyra_lab.evaluate._budget import budget_frame
@@ -169,9 +170,7 @@ def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str
         for (pipeline, memory), line in agg[agg["facet"] == facet].groupby(["pipeline", "memory"]):
             line = line.sort_values("budget_tokens")
             style = "--" if simulated.get(pipeline) else "-"
-            label = wrap_label(memory, 34) + (" (sim.)" if simulated.get(pipeline) else "") + \
-                f" n={int(line['n'].min())}"
-            ax.plot(line["budget_tokens"], line["mean"], style, marker="o", ms=4, color=colors[memory], label=label)
+            ax.plot(line["budget_tokens"], line["mean"], style, marker="o", ms=4, color=colors[memory])
             ax.fill_between(line["budget_tokens"], line["ci_low"], line["ci_high"], color=colors[memory], alpha=0.15,
                             linewidth=0)
         ax.set_xscale("log", base=2)
@@ -179,7 +178,12 @@ def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str
         ax.set_xticks(budgets, [str(b) for b in budgets])
         ax.set_title(f"recaller: {facet}" if facet else "all pipelines", fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6.5, frameon=False, loc="best")
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=colors[m], marker="o", ms=4,
+                      label=wrap_label(m, 34) + f" n={int(agg.loc[agg['memory'] == m, 'n'].min())}")
+               for m in memories]
+    fig.legend(handles=handles, loc="outside right upper", fontsize=7, frameon=False, title="memory pipeline")
     for ax in axes[-1]:
         ax.set_xlabel("context budget B (rendered tokens, same for every pipeline)")
     for ax in axes[:, 0]:
