@@ -94,11 +94,11 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
     budgets = check_budgets(budgets)
     if not budgets:
         return {}
-    count = count or outcome.count
+    count = count or getattr(outcome, "count", None)
     if count is None:
         raise ValueError("equal-budget scores need a token counter: pass count= or an outcome from replay")
     probe = outcome.probe
-    ranking = tuple(outcome.ranking or outcome.hits)
+    ranking = tuple(getattr(outcome, "ranking", ()) or outcome.hits)
     answerable = not expects_abstention(probe) and bool(normalize_answer(probe.answer))
     if retrieval is None:
         retrieval = not expects_abstention(probe)
