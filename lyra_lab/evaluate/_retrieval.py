@@ -38,7 +38,11 @@ against (``n_relevant``).
   ``n_relevant``, ``R = |E|`` (exact for raw-turn memory holding every
   evidence turn); ``R`` is never less than the relevant hits returned, so
   nDCG stays within [0, 1].  ``R = 0`` (no entry covers the evidence any
-  more) scores 0, as in LongMemEval.
+  more) scores 0, as in LongMemEval.  A memory keeping raw turns beside the
+  digests folding them holds redundant relevant entries (the turn and its
+  digest), and nDCG expects both on top: in the demo, nDCG@10 of raw+summary
+  memories falls from ~0.85 to ~0.6 under this ideal list while their
+  evidence recall is unchanged.  Read it beside ``evidence_recall``.
 * ``ndcg_any_at(E, G, k, n_relevant)``: LongMemEval's ``ndcg_any@k`` — the
   same relevance and ideal list, with its discount: 1 at rank 1 and
   ``1 / log2(i)`` at rank ``i ≥ 2``.
