@@ -1,6 +1,15 @@
 """Evaluation: retrieval metrics, QA scoring, judge, retention, bootstrap CIs, reports, recall-eval."""
 
 from lyra_lab.evaluate._bootstrap import BootstrapCI, aggregate, bootstrap_ci, cluster_bootstrap_ci
+from lyra_lab.evaluate._compare import (
+    PairedComparison,
+    compare,
+    compare_all,
+    holm,
+    pipeline_labels,
+    sign_flip_p,
+)
+from lyra_lab.evaluate._compare_plots import comparison_plot
 from lyra_lab.evaluate._judge import (
     DEFAULT_JUDGE_PROMPT,
     JUDGE_PROMPTS,
@@ -54,6 +63,13 @@ __all__ = [
     "SCORERS",
     "AnswerPrompt",
     "BootstrapCI",
+    "PairedComparison",  # paired comparisons (_compare)
+    "compare",
+    "compare_all",
+    "comparison_plot",
+    "holm",
+    "pipeline_labels",
+    "sign_flip_p",
     "JudgePrompt",
     "JudgeResult",
     "ProbeRecall",
