@@ -31,7 +31,8 @@ def run_dir(tmp_path_factory):
 
 def test_report_html_is_one_self_contained_file(run_dir):
     page = (run_dir / "report" / "report.html").read_text(encoding="utf-8")
-    assert page.count("data:image/png;base64,") == 3  # quality_vs_cost, by_category, latency
+    # quality_vs_cost, by_category, latency, paired_differences
+    assert page.count("data:image/png;base64,") == 4
     links = re.findall(r"""(?:src|href)=["']?([^"' >]*)""", page)
     assert links and all(link.startswith(("data:", "#")) for link in links)  # nothing fetched from elsewhere
     assert "<script" not in page and "<link" not in page
@@ -47,7 +48,26 @@ def test_report_html_is_one_self_contained_file(run_dir):
     assert page.count('<details class="pipe">') == 4 * 2  # 4 probes x 2 recallers
     assert "turn_window+single_pass+none|dense" in page and "<b>Judge:</b> " in page
     assert page.count("<th>score</th>") == 4 * 2 and "no recall event" not in page  # hits from the log
-    assert "Paired comparisons: not available yet" in page
+    assert "All paired probes come from one conversation" in page  # so no interval, and p = 1
+
+
+def test_report_html_paired_comparisons_of_the_lead_metric(run_dir):
+    import pandas as pd
+
+    from lyra_lab.evaluate import read_results
+
+    page = (run_dir / "report" / "report.html").read_text(encoding="utf-8")
+    metric = re.search(r"<h2 id=paired>Paired comparisons: ([^<]+)</h2>", page).group(1)
+    summary = pd.read_csv(run_dir / "report" / "summary.csv")
+    assert metric == next(c for c in summary.columns if f"{c}_ci_low" in summary.columns)  # the lead column
+    # the probes both recallers scored (NaN = no evidence: not a score), and the best by mean, from the rows
+    df = read_results(run_dir)
+    wide = df[df["metric"] == metric].pivot(index="probe_id", columns="pipeline", values="value").dropna()
+    means = wide.mean().sort_index().sort_values(ascending=False, kind="stable")
+    best, other = means.index
+    row = (f"<tr><td>{other}</td><td>{wide[other].sub(wide[best]).mean():+.3f}</td><td></td><td>1</td>"
+           f"<td>✓</td><td>{len(wide)}</td><td>1</td></tr>")
+    assert f"<tr><td>{best}</td><td>best (mean {means[best]:.3f})</td>" in page and row in page
 
 
 def _driver(user_data_dir: Path):
@@ -78,7 +98,7 @@ def test_report_html_opens_in_headless_chromium(run_dir, tmp_path):
         errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
         assert errors == []
         images = driver.find_elements(By.TAG_NAME, "img")
-        assert len(images) == 3 and all(driver.execute_script("return arguments[0].naturalWidth", i) > 0
+        assert len(images) == 4 and all(driver.execute_script("return arguments[0].naturalWidth", i) > 0
                                         for i in images)
         probe = driver.find_element(By.CSS_SELECTOR, "details.probe")
         assert probe.get_attribute("open") is None
