@@ -145,7 +145,8 @@ def write_report(
 
     unit = f"resampling whole {cluster} clusters" if cluster else "resampling probes"
     md = [f"# Report: {run_dir.name}\n", (
-          f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]; n = the values behind each figure. "
+          f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]; n = the values behind each figure "
+          "(a probe run under several seeds counts once, its seeds averaged). "
           "Context tokens and recall latency: mean per probe. "
           "Cost and latency of summarize/rollup: mean per conversation, as measured when the calls were paid "
           "(`latency_s` = sum of per-call latencies; a response-cache hit keeps its original latency and cost). "
