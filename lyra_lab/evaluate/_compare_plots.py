@@ -28,7 +28,9 @@ def comparison_plot(table: pd.DataFrame, path: str | Path, alpha: float = 0.05) 
     n_text = (f"n = {int(n.min())} paired probes" if n.nunique() == 1 else
               f"n = {int(n.min())}–{int(n.max())} paired probes") if len(n) else "no paired probes"
     clusters = tested["n_clusters"][tested["n_clusters"] > 0]
-    if len(clusters):
+    if len(clusters) and (clusters.to_numpy() == n.to_numpy()).all():
+        n_text += ", each its own unit"
+    elif len(clusters):
         n_text += (f" in {int(clusters.min())}" if clusters.nunique() == 1 else
                    f" in {int(clusters.min())}–{int(clusters.max())}") + " clusters"
     fig = new_figure(figsize=(8.5, 1.2 + 0.42 * len(rows)), layout="constrained")

@@ -67,11 +67,24 @@ def _cells(table: pd.DataFrame) -> list[list[str]]:
     return body
 
 
+def _single_cluster(df: pd.DataFrame, metric: str, cluster: str | None) -> tuple[str, str] | None:
+    """(unit name, its value) when every per-probe row of ``metric`` lies in one ``cluster``, else None."""
+    if cluster is None or cluster not in df.columns or "probe_id" not in df.columns:
+        return None
+    values = df.loc[(df["metric"] == metric) & (df["probe_id"].astype(str) != ""), cluster].astype(str).unique()
+    if len(values) != 1:
+        return None
+    return cluster.removesuffix("_id"), values[0]
+
+
 def paired_section(df: pd.DataFrame, metric: str | None, out: Path, *, cluster: str | None,
                    n_resamples: int = 1000, seed: int = 0, alpha: float = 0.05) -> PairedSection:
     """Compare every pipeline of ``df`` with the best on ``metric``; write the CSV and figure into ``out``."""
     if metric is None:
         return PairedSection(None, ["No per-probe quality metric in this run: nothing to compare."])
+    single = _single_cluster(df, metric, cluster)
+    if single is not None:  # one conversation: clustering would leave nothing to resample; use its probes
+        cluster = None
     try:
         table = compare_all(df, metric, cluster=cluster, n_boot=n_resamples, seed=seed, alpha=alpha)
     except ConfigError as exc:
@@ -80,12 +93,17 @@ def paired_section(df: pd.DataFrame, metric: str | None, out: Path, *, cluster: 
         return PairedSection(metric, [f"Only one pipeline ({table['pipeline'].iloc[0]}) in this run: "
                                       "nothing to compare."])
     unit = {None: "probe", "conversation_id": "conversation"}.get(cluster, str(cluster))
+    units = "probes" if cluster is None else f"whole {unit}s"
     m = len(table) - 1
     notes = [f"Each pipeline minus the best by mean {metric} ({table['best'].iloc[0]}), on the probes both "
              "scored (paired by probe and seed; seeds averaged within a probe): 95% CI from a bootstrap "
-             f"resampling whole {unit}s, p from a sign-flip permutation test flipping whole {unit}s, "
-             f"Holm-adjusted over {m} comparison{'s' if m > 1 else ''}; ✓ = not significantly worse than "
-             f"the best at α = {alpha:g}."]
+             f"resampling {units} (not adjusted for multiplicity), p from a sign-flip permutation test "
+             f"flipping {units}, Holm-adjusted over {m} comparison{'s' if m > 1 else ''}; ✓ = not "
+             f"significantly worse than the best at α = {alpha:g}."]
+    if single is not None:
+        notes.append(f"All probes come from one {single[0]} ({single[1]!r}), so each probe is a unit here: the test "
+                     f"asks whether a pipeline is worse on this {single[0]}'s probes and says nothing about "
+                     f"other {single[0]}s; probes that share sessions or facts make p optimistic.")
     clusters = int(table["n_clusters"].iloc[1:].max())
     if clusters == 1:
         notes.append(f"All paired probes come from one {unit}: there is no interval and p = 1 whatever the "

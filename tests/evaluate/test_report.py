@@ -301,7 +301,7 @@ def test_report_paired_comparisons_section(tmp_path):
     assert (table.loc[P2, "n_probes"], table.loc[P2, "n_clusters"]) == (4, 2)
     md = (tmp_path / "report" / "summary.md").read_text()
     section = md.split("## Paired comparisons: recall@5")[1].split("\n## ")[0]
-    assert "resampling whole conversations" in section and "Holm-adjusted over 1 comparison" in section
+    assert "resampling whole conversations (not adjusted" in section and "Holm-adjusted over 1 comparison" in section
     assert "smallest possible p is 2/2^2 = 0.5" in section
     p2_line = next(line for line in section.splitlines() if line.startswith("| " + P2.replace("|", "\\|")))
     assert "| -0.375 |" in p2_line and "| 1 | ✓ | 4 | 2 |" in p2_line
@@ -326,3 +326,19 @@ def test_report_paired_section_follows_the_summary_order(tmp_path):
     df = pd.DataFrame({"probe_id": ["q", "q", "q", ""], "metric": ["context_tokens", "qa_f1", "recall@5", "x"]})
     assert lead_metric(summary, df) == "qa_f1"  # first column with a CI that is scored per probe
     assert lead_metric(summary, df[df["metric"] != "qa_f1"]) == "recall@5"
+
+
+def test_report_paired_section_on_one_conversation_uses_probes(tmp_path):
+    """All rows in c1: the section pairs probes as units.  P2 − P1 per probe: −1, −0.5, +1, −1 (sum −1.5).
+
+    Sign flips of (1, 0.5, 1, 1): the three 1s sum to ±3 (2 patterns) or ±1 (6 patterns).
+    ±3 ± 0.5 always reaches 1.5 (2 × 2 = 4); ±1 ± 0.5 reaches it with one of the two half signs (6).
+    p = 10 / 16 = 0.625.
+    """
+    write_rows(tmp_path, [dict(r, conversation_id="c1") for r in rows()])
+    write_report(tmp_path, n_resamples=100, cluster="conversation_id")
+    table = pd.read_csv(tmp_path / "report" / "paired_comparisons.csv").set_index("pipeline")
+    assert table.loc[P2, "p_value"] == pytest.approx(10 / 16)
+    assert (table.loc[P2, "n_probes"], table.loc[P2, "n_clusters"]) == (4, 4)
+    md = (tmp_path / "report" / "summary.md").read_text()
+    assert "All probes come from one conversation ('c1'), so each probe is a unit here" in md

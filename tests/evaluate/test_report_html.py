@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 from pathlib import Path
@@ -48,7 +49,7 @@ def test_report_html_is_one_self_contained_file(run_dir):
     assert page.count('<details class="pipe">') == 4 * 2  # 4 probes x 2 recallers
     assert "turn_window+single_pass+none|dense" in page and "<b>Judge:</b> " in page
     assert page.count("<th>score</th>") == 4 * 2 and "no recall event" not in page  # hits from the log
-    assert "All paired probes come from one conversation" in page  # so no interval, and p = 1
+    assert "All probes come from one conversation (&#x27;" in page and "each probe is a unit here" in page
 
 
 def test_report_html_paired_comparisons_of_the_lead_metric(run_dir):
@@ -65,10 +66,17 @@ def test_report_html_paired_comparisons_of_the_lead_metric(run_dir):
     wide = df[df["metric"] == metric].pivot(index="probe_id", columns="pipeline", values="value").dropna()
     means = wide.mean().sort_index().sort_values(ascending=False, kind="stable")
     best, other = means.index
-    row = (f"<tr><td>{other}</td><td>{wide[other].sub(wide[best]).mean():+.3f}</td><td></td><td>1</td>"
-           f"<td>✓</td><td>{len(wide)}</td><td>1</td></tr>")
-    assert f"<tr><td>{best}</td><td>best (mean {means[best]:.3f})</td>" in page and row in page
-
+    # one conversation: each probe is its own unit; exact sign-flip p over the per-probe differences
+    diff = wide[other] - wide[best]
+    flips = [abs(sum(s * d for s, d in zip(signs, diff))) >= abs(diff.sum()) - 1e-12
+             for signs in itertools.product((1, -1), repeat=len(diff))]
+    p = sum(flips) / len(flips)
+    row = re.search(rf"<tr><td>{re.escape(other)}</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>"
+                    rf"<td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>", page)
+    assert row.group(1) == f"{diff.mean():+.3f}" and row.group(3) == f"{p:.3g}"
+    assert row.group(5) == row.group(6) == str(len(wide))  # n probes, n clusters (= probes)
+    assert row.group(2).startswith("[") and row.group(4) in ("✓", "✗ worse")
+    assert f"<tr><td>{best}</td><td>best (mean {means[best]:.3f})</td>" in page
 
 def _driver(user_data_dir: Path):
     webdriver = pytest.importorskip("selenium.webdriver")
