@@ -79,17 +79,19 @@ def pipeline_labels(df: pd.DataFrame) -> pd.Series:
     return labels
 
 
-def _resolve(name: str, labels: pd.Series) -> str:
-    known = sorted(labels.unique())
-    if name in known:
-        return name
-    matches = [k for k in known if k.split("|backend=")[0].split("|embedder=")[0] == name]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
+def _resolve(name: str, values: pd.DataFrame, metric: str) -> str:
+    """The label ``name`` means: itself, or the one label of the bare ``pipeline`` ``name``."""
+    pipelines = values.attrs["pipelines"]
+    known = sorted(pipelines)
+    matches = [name] if name in pipelines else sorted(k for k, bare in pipelines.items() if bare == name)
+    if len(matches) > 1:
         raise ConfigError(f"pipeline {name!r} is ambiguous (it ran under several backends/embedders): "
                           f"pick one of {', '.join(matches)}")
-    raise ConfigError(f"unknown pipeline {name!r}; the results have: {', '.join(known)}")
+    if not matches:
+        raise ConfigError(f"unknown pipeline {name!r}; the results have: {', '.join(known)}")
+    if matches[0] not in set(values["label"]):
+        raise ConfigError(f"pipeline {matches[0]!r} has no per-probe {metric!r} values")
+    return matches[0]
 
 
 def _cluster_column(df: pd.DataFrame, cluster: str | None) -> str | None:
@@ -121,7 +123,11 @@ def probe_values(df: pd.DataFrame, metric: str, cluster: str | None = "conversat
         raise ConfigError(f"metric {metric!r} has no per-probe rows (it is per conversation): nothing to pair")
     column = _cluster_column(df, cluster)
     rows = rows.dropna(subset=["value"])  # undefined on this probe (e.g. recall without evidence): not a score
-    out = pd.DataFrame({"label": pipeline_labels(df).loc[rows.index]})
+    labels = pipeline_labels(df)
+    out = pd.DataFrame({"label": labels.loc[rows.index]})
+    # every pipeline label of the run and its bare pipeline name, for _resolve and its messages
+    pairs = pd.DataFrame({"label": labels, "pipeline": df["pipeline"].astype(str)}).drop_duplicates()
+    out.attrs["pipelines"] = dict(zip(pairs["label"], pairs["pipeline"]))
     for k in key:
         out[k] = rows[k].astype(str)
     # integer codes for probes and clusters keep the pairing fast (compare_all runs it once per pipeline)
@@ -166,12 +172,21 @@ def sign_flip_p(cluster_sums: np.ndarray, n_perm: int = 10_000, seed: int = 0) -
 
 def _paired(values: pd.DataFrame, a: str, b: str) -> tuple[pd.DataFrame, int]:
     """One row per probe both scored: ``cluster`` and ``diff`` (A − B averaged over shared seeds); n dropped."""
-    side = values[values["label"].isin([a, b])]
-    both = side[side["label"] == a].merge(side[side["label"] == b], on=["probe", "seed", "cluster"],
-                                          suffixes=("_a", "_b"))
-    both["diff"] = both["value_a"] - both["value_b"]
-    per_probe = both.groupby(["probe", "cluster"], sort=True)["diff"].mean().reset_index()
-    return per_probe, side["probe"].nunique() - len(per_probe)
+    label = values["label"].to_numpy()
+    probe, cluster, value = (values[c].to_numpy() for c in ("probe", "cluster", "value"))
+    seed = pd.factorize(values["seed"])[0]
+    key = probe.astype(np.int64) * (seed.max() + 1) + seed  # one integer per (probe, seed)
+    in_a, in_b = label == a, label == b
+    # keys are unique per pipeline (probe_values checked it), so this is an inner join
+    _, ia, ib = np.intersect1d(key[in_a], key[in_b], assume_unique=True, return_indices=True)
+    diff = value[in_a][ia] - value[in_b][ib]
+    probes, inverse = np.unique(probe[in_a][ia], return_inverse=True)
+    per_probe = np.bincount(inverse, weights=diff) / np.bincount(inverse)
+    first = np.zeros(len(probes), dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(inverse))[::-1]  # a row of each probe, for its cluster
+    pairs = pd.DataFrame({"probe": probes, "cluster": cluster[in_a][ia][first], "diff": per_probe})
+    n_all = len(np.unique(probe[in_a | in_b]))
+    return pairs, n_all - len(pairs)
 
 
 def compare(df: pd.DataFrame, a: str, b: str, metric: str, *, cluster: str | None = "conversation",
@@ -190,7 +205,7 @@ def compare(df: pd.DataFrame, a: str, b: str, metric: str, *, cluster: str | Non
         seed: of the bootstrap and of the Monte Carlo draws.
     """
     values = probe_values(df, metric, cluster)
-    a, b = _resolve(a, values["label"]), _resolve(b, values["label"])
+    a, b = _resolve(a, values, metric), _resolve(b, values, metric)
     if a == b:
         raise ConfigError(f"compare needs two different pipelines; got {a!r} twice")
     return _compare_values(values, a, b, metric, cluster, n_boot, n_perm, confidence, seed)

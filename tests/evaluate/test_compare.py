@@ -116,6 +116,8 @@ def test_bad_input_is_one_clear_config_error():
         compare(df, A, B, "m", cluster="room")
     with pytest.raises(ConfigError, match="mix variants"):
         compare(pd.concat([df, df]), A, B, "m")
+    with pytest.raises(ConfigError, match=r"pipeline 'digests\|dense' has no per-probe 'm' values"):
+        compare(pd.concat([df, frame({C: {("c1", "q1"): 1.0}}, metric="other")]), A, C, "m")
     disjoint = frame({A: {("c1", "q1"): 1.0}, B: {("c2", "q2"): 0.0}})
     with pytest.raises(ConfigError, match="share no probe"):
         compare(disjoint, A, B, "m")
