@@ -111,7 +111,7 @@ def write_report(
             probes of one conversation are correlated, so with few conversations
             (LoCoMo has 10) the per-probe intervals are too narrow.  The paired
             comparisons always cluster (by ``conversation_id`` unless this names
-            another column).
+            another column; a run of one conversation pairs its probes as units).
     """
     run_dir = Path(run_dir)
     df = read_results(run_dir)
