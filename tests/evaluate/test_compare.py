@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.evaluate import PairedComparison, compare, compare_all, holm, sign_flip_p
@@ -245,3 +247,18 @@ def test_comparison_plot_says_its_n_and_marks_the_worse(tmp_path, monkeypatch):
     assert "n = 10 paired probes, each its own unit" in ax.get_title()  # one probe per conversation
     hollow = [line for line in ax.lines if line.get_markerfacecolor() == "white"]
     assert len(hollow) == 1 and hollow[0].get_xdata()[0] == -1.0  # B, the one significantly worse
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=12))
+def test_swapping_a_and_b_negates_the_difference_and_keeps_p(cells):
+    """Probe i in conversation c with values (a, b): A − B and B − A are mirror images."""
+    a = {(f"c{c}", f"q{i}"): x for i, (c, x, _) in enumerate(cells)}
+    b = {(f"c{c}", f"q{i}"): y for i, (c, _, y) in enumerate(cells)}
+    df = frame({A: a, B: b})
+    ab, ba = compare(df, A, B, "m", n_boot=50), compare(df, B, A, "m", n_boot=50)
+    assert ab.difference == pytest.approx(-ba.difference, abs=1e-12)
+    assert ab.p_value == pytest.approx(ba.p_value) and 0 < ab.p_value <= 1
+    assert ab.difference == pytest.approx(np.mean([x - y for _, x, y in cells]), abs=1e-12)
+    if ab.n_clusters > 1:  # the interval mirrors too (the same resamples, negated)
+        assert (ab.ci_low, ab.ci_high) == pytest.approx((-ba.ci_high, -ba.ci_low), abs=1e-12)
