@@ -2,6 +2,15 @@
 
 from lyra_lab.evaluate._bootstrap import BootstrapCI, aggregate, bootstrap_ci, cluster_bootstrap_ci
 from lyra_lab.evaluate._budget import budget_frame, budget_metric, budget_scores, fit_count
+from lyra_lab.evaluate._compare import (
+    PairedComparison,
+    compare,
+    compare_all,
+    holm,
+    row_pipeline_labels,
+    sign_flip_p,
+)
+from lyra_lab.evaluate._compare_plots import comparison_plot
 from lyra_lab.evaluate._judge import (
     DEFAULT_JUDGE_PROMPT,
     JUDGE_PROMPTS,
@@ -67,6 +76,13 @@ __all__ = [
     "VERBATIM_KINDS",
     "AnswerPrompt",
     "BootstrapCI",
+    "PairedComparison",  # paired comparisons (_compare)
+    "compare",
+    "compare_all",
+    "comparison_plot",
+    "holm",
+    "row_pipeline_labels",
+    "sign_flip_p",
     "JudgePrompt",
     "JudgeResult",
     "ProbeRecall",

@@ -8,6 +8,10 @@ is missing or older than the newest row file) and writes into ``report/``:
 * ``metrics.csv`` — every metric aggregated per pipeline (long form: mean,
   ci_low, ci_high, n), and ``by_category.csv`` — the same per probe category;
 * ``summary.md`` — the summary as Markdown, with a per-category table;
+* "Paired comparisons" in ``summary.md``: each pipeline against the best on the
+  lead metric (the summary's first quality metric), paired on the same probes,
+  clustered by conversation, Holm-corrected (see ``_compare``), with
+  ``paired_comparisons.csv`` and ``paired_differences.png``;
 * ``quality_vs_cost.png``, ``latency.png``, ``by_category.png``;
 * ``report.html`` — all of it in one self-contained file, plus a per-probe
   drill-down (see ``_html``).
@@ -23,6 +27,8 @@ from pathlib import Path
 import pandas as pd
 
 from lyra_lab.evaluate._bootstrap import aggregate
+from lyra_lab.evaluate._compare import row_pipeline_labels
+from lyra_lab.evaluate._compare_report import lead_metric, paired_section
 from lyra_lab.evaluate._html import probe_views, render_html
 from lyra_lab.evaluate._labels import label_categories
 from lyra_lab.evaluate._plots import category_bars, latency_boxes, quality_vs_cost
@@ -103,7 +109,9 @@ def write_report(
         n_resamples, seed: of the bootstrap CIs.
         cluster: resample whole clusters for the CIs, e.g. ``"conversation_id"``:
             probes of one conversation are correlated, so with few conversations
-            (LoCoMo has 10) the per-probe intervals are too narrow.
+            (LoCoMo has 10) the per-probe intervals are too narrow.  The paired
+            comparisons always cluster (by ``conversation_id`` unless this names
+            another column; a run of one conversation pairs its probes as units).
     """
     run_dir = Path(run_dir)
     df = read_results(run_dir)
@@ -137,7 +145,8 @@ def write_report(
 
     unit = f"resampling whole {cluster} clusters" if cluster else "resampling probes"
     md = [f"# Report: {run_dir.name}\n", (
-          f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]; n = the values behind each figure. "
+          f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]; n = the values behind each figure "
+          "(a probe run under several seeds counts once, its seeds averaged). "
           "Context tokens and recall latency: mean per probe. "
           "Cost and latency of summarize/rollup: mean per conversation, as measured when the calls were paid "
           "(`latency_s` = sum of per-call latencies; a response-cache hit keeps its original latency and cost). "
@@ -165,6 +174,11 @@ def write_report(
     shown = [k for k in keys if k not in constant]
     md.append(format_markdown(summary, shown, expand_metrics(list(summary.columns), MARKDOWN_METRICS)))
     md.append("All metrics, with CIs: summary.csv and metrics.csv.\n")
+    paired_cluster = cluster or ("conversation_id" if "conversation_id" in df.columns else None)
+    paired = paired_section(df, lead_metric(summary, df), out, cluster=paired_cluster,
+                            n_resamples=n_resamples, seed=seed)
+    md.append(paired.markdown())
+    written += [f for f in paired.files if f.suffix == ".csv"]
     if by_cat is not None:
         md += [f"\n## {metric} by probe category\n",
                format_markdown(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])]
@@ -178,6 +192,7 @@ def write_report(
         plots.append(quality_vs_cost(plot_df, metric, simulated, out / "quality_vs_cost.png"))
         plots.append(category_bars(plot_df, metric, category_col, simulated, out / "by_category.png"))
     plots.append(latency_boxes(plot_df, simulated, out / "latency.png"))
+    plots += [f for f in paired.files if f.suffix == ".png"]
     plots = [p for p in plots if p is not None]
 
     columns = expand_metrics(list(summary.columns), MARKDOWN_METRICS)
@@ -189,21 +204,16 @@ def write_report(
     n_probes = df.loc[df["probe_id"].astype(str) != "", ["conversation_id", "probe_id"]].drop_duplicates().shape[0] \
         if {"probe_id", "conversation_id"} <= set(df.columns) else 0
     page = render_html(f"Report: {run_dir.name}", notes, warnings, format_cells(summary, shown, columns),
-                       category_table, plots, probe_views(run_dir, df), n_probes)
+                       category_table, plots, probe_views(run_dir, df), n_probes, paired)
     (out / "report.html").write_text(page, encoding="utf-8")
     return written + plots + [out / "report.html"]
 
 
 def _plot_labels(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Plots group by ``pipeline``; when a run varies backend or embedder, fold them into that label."""
-    varying = [k for k in keys if k != "pipeline" and df[k].nunique(dropna=False) > 1]
-    if not varying:
+    if not any(df[k].nunique(dropna=False) > 1 for k in keys if k != "pipeline"):
         return df
-    out = df.copy()
-    out["pipeline"] = out["pipeline"].astype(str)
-    for key in varying:
-        out["pipeline"] = out["pipeline"] + "|" + key + "=" + out[key].astype(str)
-    return out
+    return df.assign(pipeline=row_pipeline_labels(df))
 
 
 def _aliases(run_dir: Path) -> list[dict]:

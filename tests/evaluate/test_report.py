@@ -64,8 +64,9 @@ def test_report_from_rows(tmp_path):
     write_rows(tmp_path, rows())
     paths = write_report(tmp_path, n_resamples=200)
     names = {p.name for p in paths}
-    assert names == {"summary.csv", "metrics.csv", "by_category.csv", "summary.md",
-                     "quality_vs_cost.png", "by_category.png", "latency.png", "report.html"}
+    assert names == {"summary.csv", "metrics.csv", "by_category.csv", "paired_comparisons.csv", "summary.md",
+                     "quality_vs_cost.png", "by_category.png", "latency.png", "paired_differences.png",
+                     "report.html"}
     for p in paths:
         assert p.exists() and p.stat().st_size > 0 and p.parent == tmp_path / "report"
     summary = pd.read_csv(tmp_path / "report" / "summary.csv").set_index("pipeline")
@@ -281,3 +282,63 @@ def test_quality_vs_cost_keeps_points_on_their_data_values(tmp_path, monkeypatch
     dense = next(ax for ax in fig.axes if ax.get_title() == "recaller: dense")
     labels = [t.get_text() for t in dense.texts]
     assert len(labels) == 1 and "token_budget" in labels[0] and "turn_window" in labels[0]  # one shared point
+
+
+def test_report_paired_comparisons_section(tmp_path):
+    """Lead metric = the summary's first quality column, recall@5.  Best P1 (0.625) vs P2 (0.25).
+
+    P2 − P1 per probe: q1 0−1 = −1, q2 0−0.5 = −0.5, q3 1−0 = +1, q4 0−1 = −1 → mean −1.5/4 = −0.375.
+    Conversation sums: c1 = −1.5, c2 = 0 → every sign pattern reaches |1.5| → p = 1 (one comparison:
+    Holm leaves it at 1), so P2 is not significantly worse; 4 probes in 2 conversations.
+    """
+    write_rows(tmp_path, rows())
+    write_report(tmp_path, n_resamples=200)
+    table = pd.read_csv(tmp_path / "report" / "paired_comparisons.csv").set_index("pipeline")
+    assert table["metric"].unique().tolist() == ["recall@5"] and table["best"].unique().tolist() == [P1]
+    assert table.loc[P2, "difference"] == pytest.approx(-0.375)
+    assert table.loc[P2, "p_value"] == 1.0 and table.loc[P2, "p_holm"] == 1.0
+    assert bool(table.loc[P2, "not_worse_than_best"])
+    assert (table.loc[P2, "n_probes"], table.loc[P2, "n_clusters"]) == (4, 2)
+    md = (tmp_path / "report" / "summary.md").read_text()
+    section = md.split("## Paired comparisons: recall@5")[1].split("\n## ")[0]
+    assert "resampling whole conversations (not adjusted" in section and "Holm-adjusted over 1 comparison" in section
+    assert "smallest possible p is 2/2^2 = 0.5" in section
+    p2_line = next(line for line in section.splitlines() if line.startswith("| " + P2.replace("|", "\\|")))
+    assert "| -0.375 |" in p2_line and "| 1 | ✓ | 4 | 2 |" in p2_line
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert "<h2 id=paired>Paired comparisons: recall@5</h2>" in page and "-0.375" in page
+
+
+def test_report_paired_section_with_one_pipeline(tmp_path):
+    write_rows(tmp_path, [r for r in rows() if r["pipeline"] == P1])
+    paths = write_report(tmp_path, n_resamples=50)
+    assert not {"paired_comparisons.csv", "paired_differences.png"} & {p.name for p in paths}
+    md = (tmp_path / "report" / "summary.md").read_text()
+    assert f"Only one pipeline ({P1}) in this run: nothing to compare." in md
+    assert "Only one pipeline" in (tmp_path / "report" / "report.html").read_text()
+
+
+def test_report_paired_section_follows_the_summary_order(tmp_path):
+    from lyra_lab.evaluate._compare_report import lead_metric
+
+    summary = pd.DataFrame({"pipeline": ["a"], "n_probes": [2], "context_tokens": [3.0], "qa_f1": [0.5],
+                            "qa_f1_ci_low": [0.4], "recall@5": [0.5], "recall@5_ci_low": [0.1]})
+    df = pd.DataFrame({"probe_id": ["q", "q", "q", ""], "metric": ["context_tokens", "qa_f1", "recall@5", "x"]})
+    assert lead_metric(summary, df) == "qa_f1"  # first column with a CI that is scored per probe
+    assert lead_metric(summary, df[df["metric"] != "qa_f1"]) == "recall@5"
+
+
+def test_report_paired_section_on_one_conversation_uses_probes(tmp_path):
+    """All rows in c1: the section pairs probes as units.  P2 − P1 per probe: −1, −0.5, +1, −1 (sum −1.5).
+
+    Sign flips of (1, 0.5, 1, 1): the three 1s sum to ±3 (2 patterns) or ±1 (6 patterns).
+    ±3 ± 0.5 always reaches 1.5 (2 × 2 = 4); ±1 ± 0.5 reaches it with one of the two half signs (6).
+    p = 10 / 16 = 0.625.
+    """
+    write_rows(tmp_path, [dict(r, conversation_id="c1") for r in rows()])
+    write_report(tmp_path, n_resamples=100, cluster="conversation_id")
+    table = pd.read_csv(tmp_path / "report" / "paired_comparisons.csv").set_index("pipeline")
+    assert table.loc[P2, "p_value"] == pytest.approx(10 / 16)
+    assert (table.loc[P2, "n_probes"], table.loc[P2, "n_clusters"]) == (4, 4)
+    md = (tmp_path / "report" / "summary.md").read_text()
+    assert "All probes come from one conversation ('c1'), so each probe is a unit here" in md
