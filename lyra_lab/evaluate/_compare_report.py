@@ -41,9 +41,12 @@ class PairedSection:
         return "\n".join(lines) + "\n"
 
 
-def lead_metric(summary: pd.DataFrame, df: pd.DataFrame) -> str | None:
-    """The first summary column that is a quality metric (it has a CI) scored per probe."""
+def lead_metric(summary: pd.DataFrame, df: pd.DataFrame, preferred: str | None = None) -> str | None:
+    """``preferred`` (the report's headline metric) if it is scored per probe, else the first
+    summary column that is a quality metric (it has a CI) scored per probe."""
     per_probe = set(df.loc[df["probe_id"].astype(str) != "", "metric"]) if "probe_id" in df.columns else set()
+    if preferred in per_probe and f"{preferred}_ci_low" in summary.columns:
+        return preferred
     for column in summary.columns:
         if column in per_probe and f"{column}_ci_low" in summary.columns:
             return str(column)

@@ -31,8 +31,9 @@ from lyra_lab.evaluate._compare import row_pipeline_labels
 from lyra_lab.evaluate._compare_report import lead_metric, paired_section
 from lyra_lab.evaluate._html import probe_views, render_html
 from lyra_lab.evaluate._labels import label_categories
-from lyra_lab.evaluate._plots import category_bars, latency_boxes, quality_vs_cost
+from lyra_lab.evaluate._plots import category_bars, latency_boxes, quality_vs_context_tokens, quality_vs_cost
 from lyra_lab.evaluate._summary import (
+    FAIR_NOTE,
     MARKDOWN_METRICS,
     ci_warnings,
     expand_metrics,
@@ -144,7 +145,7 @@ def write_report(
         by_cat.to_csv(written[-1], index=False)
 
     unit = f"resampling whole {cluster} clusters" if cluster else "resampling probes"
-    md = [f"# Report: {run_dir.name}\n", (
+    md = [f"# Report: {run_dir.name}\n", FAIR_NOTE + "\n", (
           f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]; n = the values behind each figure "
           "(a probe run under several seeds counts once, its seeds averaged). "
           "Context tokens and recall latency: mean per probe. "
@@ -175,7 +176,7 @@ def write_report(
     md.append(format_markdown(summary, shown, expand_metrics(list(summary.columns), MARKDOWN_METRICS)))
     md.append("All metrics, with CIs: summary.csv and metrics.csv.\n")
     paired_cluster = cluster or ("conversation_id" if "conversation_id" in df.columns else None)
-    paired = paired_section(df, lead_metric(summary, df), out, cluster=paired_cluster,
+    paired = paired_section(df, lead_metric(summary, df, metric), out, cluster=paired_cluster,
                             n_resamples=n_resamples, seed=seed)
     md.append(paired.markdown())
     written += [f for f in paired.files if f.suffix == ".csv"]
@@ -191,6 +192,8 @@ def write_report(
     if metric is not None:
         plots.append(quality_vs_cost(plot_df, metric, simulated, out / "quality_vs_cost.png"))
         plots.append(category_bars(plot_df, metric, category_col, simulated, out / "by_category.png"))
+    plots.append(quality_vs_context_tokens(plot_df, "answer_in_context", simulated,
+                                           out / "quality_vs_context_tokens.png", n_resamples=n_resamples, seed=seed))
     plots.append(latency_boxes(plot_df, simulated, out / "latency.png"))
     plots += [f for f in paired.files if f.suffix == ".png"]
     plots = [p for p in plots if p is not None]

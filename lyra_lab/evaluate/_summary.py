@@ -22,6 +22,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from lyra_lab.evaluate._agreement import split_judges
 from lyra_lab.evaluate._bootstrap import aggregate
 
 GROUP_COLUMNS: tuple[str, ...] = ("pipeline", "backend", "embedder")
@@ -78,6 +79,8 @@ def expand_metrics(present: Sequence[str], patterns: Sequence[str]) -> list[str]
         else:
             if pattern in present:
                 out.append(pattern)
+            # several judges: ``judge[<name>]`` each (see ``evaluate._agreement.split_judges``)
+            out += sorted(m for m in present if m.startswith(pattern + "["))
     return out
 
 
@@ -117,6 +120,7 @@ def summarize_results(
     keys = group_columns(df)
     if "pipeline" not in keys:
         raise KeyError(f"results frame has no 'pipeline' column; it has {list(df.columns)}")
+    df = split_judges(df)  # several judges are never pooled under one ``judge`` figure
     present = sorted(df["metric"].unique())
     quality = expand_metrics(present, QUALITY_METRICS)
     means = [m for m in MEAN_METRICS if m in present]

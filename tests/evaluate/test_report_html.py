@@ -32,8 +32,8 @@ def run_dir(tmp_path_factory):
 
 def test_report_html_is_one_self_contained_file(run_dir):
     page = (run_dir / "report" / "report.html").read_text(encoding="utf-8")
-    # quality_vs_cost, by_category, latency, paired_differences
-    assert page.count("data:image/png;base64,") == 4
+    # quality_vs_cost, by_category, quality_vs_context_tokens, latency, paired_differences
+    assert page.count("data:image/png;base64,") == 5
     links = re.findall(r"""(?:src|href)=["']?([^"' >]*)""", page)
     assert links and all(link.startswith(("data:", "#")) for link in links)  # nothing fetched from elsewhere
     assert "<script" not in page and "<link" not in page
@@ -53,16 +53,16 @@ def test_report_html_is_one_self_contained_file(run_dir):
 
 
 def test_report_html_paired_comparisons_of_the_lead_metric(run_dir):
-    import pandas as pd
 
     from lyra_lab.evaluate import read_results
 
     page = (run_dir / "report" / "report.html").read_text(encoding="utf-8")
     metric = re.search(r"<h2 id=paired>Paired comparisons: ([^<]+)</h2>", page).group(1)
-    summary = pd.read_csv(run_dir / "report" / "summary.csv")
-    assert metric == next(c for c in summary.columns if f"{c}_ci_low" in summary.columns)  # the lead column
-    # the probes both recallers scored (NaN = no evidence: not a score), and the best by mean, from the rows
+    # the headline metric: the middle context budget of answer_in_context (see evaluate._summary)
     df = read_results(run_dir)
+    budgets = sorted(int(m.split("@")[1][:-3]) for m in df["metric"].unique() if m.startswith("answer_in_context@"))
+    assert metric == f"answer_in_context@{budgets[len(budgets) // 2]}tok"
+    # the probes both recallers scored (NaN = no evidence: not a score), and the best by mean, from the rows
     wide = df[df["metric"] == metric].pivot(index="probe_id", columns="pipeline", values="value").dropna()
     means = wide.mean().sort_index().sort_values(ascending=False, kind="stable")
     best, other = means.index
@@ -106,7 +106,7 @@ def test_report_html_opens_in_headless_chromium(run_dir, tmp_path):
         errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
         assert errors == []
         images = driver.find_elements(By.TAG_NAME, "img")
-        assert len(images) == 4 and all(driver.execute_script("return arguments[0].naturalWidth", i) > 0
+        assert len(images) == 5 and all(driver.execute_script("return arguments[0].naturalWidth", i) > 0
                                         for i in images)
         probe = driver.find_element(By.CSS_SELECTOR, "details.probe")
         assert probe.get_attribute("open") is None
