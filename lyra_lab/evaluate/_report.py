@@ -30,6 +30,7 @@ from lyra_lab.evaluate._bootstrap import aggregate
 from lyra_lab.evaluate._compare import row_pipeline_labels
 from lyra_lab.evaluate._compare_report import lead_metric, paired_section
 from lyra_lab.evaluate._html import probe_views, render_html
+from lyra_lab.evaluate._judge_report import judge_section
 from lyra_lab.evaluate._labels import label_categories
 from lyra_lab.evaluate._plots import category_bars, latency_boxes, quality_vs_context_tokens, quality_vs_cost
 from lyra_lab.evaluate._summary import (
@@ -180,6 +181,10 @@ def write_report(
                             n_resamples=n_resamples, seed=seed)
     md.append(paired.markdown())
     written += [f for f in paired.files if f.suffix == ".csv"]
+    judges = judge_section(df, out)
+    if judges is not None:
+        md.append(judges.markdown())
+        written += judges.files
     if by_cat is not None:
         md += [f"\n## {metric} by probe category\n",
                format_markdown(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])]
@@ -207,7 +212,7 @@ def write_report(
     n_probes = df.loc[df["probe_id"].astype(str) != "", ["conversation_id", "probe_id"]].drop_duplicates().shape[0] \
         if {"probe_id", "conversation_id"} <= set(df.columns) else 0
     page = render_html(f"Report: {run_dir.name}", notes, warnings, format_cells(summary, shown, columns),
-                       category_table, plots, probe_views(run_dir, df), n_probes, paired)
+                       category_table, plots, probe_views(run_dir, df), n_probes, paired, judges)
     (out / "report.html").write_text(page, encoding="utf-8")
     return written + plots + [out / "report.html"]
 

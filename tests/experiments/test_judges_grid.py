@@ -119,3 +119,26 @@ def test_a_judge_label_never_carries_url_credentials():
         "correct_wrong_v1@llamacpp/http://host:8080/v1"
     assert JudgeConfig("longmemeval_v1", {"preset": "openai/gpt-4o-mini", "api_key": "sk-x"}).label == \
         "longmemeval_v1@openai/gpt-4o-mini"
+
+
+def test_the_report_shows_each_judge_apart_and_how_much_they_agree(write_toml, corpus_path, tmp_path):
+    from lyra_lab.evaluate import write_report
+
+    spec = ExperimentSpec.from_toml(write_toml(RUN, JUDGES))
+    run_experiment(spec, tmp_path / "run", progress=False,
+                   backends={"fake": FakeLLM(respond=answer_some), "strict": FakeLLM(respond=strict_judge),
+                             "lenient": FakeLLM(respond=lambda msgs: "yes")})
+    write_report(tmp_path / "run", n_resamples=50)
+    md = (tmp_path / "run" / "report" / "summary.md").read_text(encoding="utf-8")
+    section = md.split("\n## Judges\n")[1].split("\n## ")[0]
+    # J per judge on the same 4 answers: strict 2/4, lenient 4/4; spread 0.5; one pipeline, so both rank it first
+    assert "| turn_window+none+none\\|bm25 | 4 | 0.500 | 1.000 | 0.500 | 0.500 | 1 | 1 |" in section
+    assert "Both judges rank `turn_window+none+none|bm25` first" in section
+    assert "largest spread of one pipeline's J across judges is 0.500" in section
+    assert "| correct_wrong_v1@strict | lenient-lme | 4 | 0.500 | 1.000 | 0.500 | 0.000 |" in section
+    summary = (tmp_path / "run" / "report" / "summary.csv").read_text(encoding="utf-8")
+    header = summary.splitlines()[0].split(",")
+    # never pooled: one summary column per judge, none named plain "judge"
+    assert "judge[correct_wrong_v1@strict]" in header and "judge[lenient-lme]" in header and "judge" not in header
+    page = (tmp_path / "run" / "report" / "report.html").read_text(encoding="utf-8")
+    assert "<h2 id=judges>Judges</h2>" in page and "lenient-lme" in page
