@@ -14,7 +14,7 @@ import inspect
 import json
 import re
 import sys
-from typing import Any
+from typing import Any, Sequence
 
 # What each key of the experiment file means (the code holds names and defaults; this holds the prose).
 # A key in TABLES without an entry here fails the generator, and so the docs test.
@@ -139,8 +139,9 @@ def _value(value: Any) -> str:
         return "`" + json.dumps(value) + "`"
     if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (str, int, float, bool)) for v in value):
         return "`" + json.dumps(list(value)) + "`"
-    if dataclasses.is_dataclass(value) and hasattr(type(value), "registry_name"):
-        return f"`{json.dumps(type(value).registry_name)}`"
+    name = getattr(type(value), "registry_name", None)
+    if dataclasses.is_dataclass(value) and name is not None:
+        return f"`{json.dumps(name)}`"
     return f"built-in {type(value).__name__}"
 
 
@@ -161,7 +162,7 @@ def _first_line(doc: str | None) -> str:
     return _plain(inspect.cleandoc(doc or "").split("\n\n")[0].replace("\n", " "))
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines

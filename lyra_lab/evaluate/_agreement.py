@@ -33,14 +33,14 @@ def cohen_kappa(a: Sequence[float], b: Sequence[float]) -> float:
     >>> cohen_kappa([1, 1, 0, 0], [1, 0, 0, 0])
     0.5
     """
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"two raters need equally long 1-d label lists, got {a.shape} and {b.shape}")
-    if a.size == 0:
+    x, y = np.asarray(a), np.asarray(b)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"two raters need equally long 1-d label lists, got {x.shape} and {y.shape}")
+    if x.size == 0:
         return float("nan")
-    labels = np.union1d(a, b)
-    p_o = float(np.mean(a == b))
-    p_e = float(sum(np.mean(a == label) * np.mean(b == label) for label in labels))
+    labels = np.union1d(x, y)
+    p_o = float(np.mean(x == y))
+    p_e = float(sum(np.mean(x == label) * np.mean(y == label) for label in labels))
     if np.isclose(p_e, 1.0):
         return float("nan")
     return (p_o - p_e) / (1.0 - p_e)

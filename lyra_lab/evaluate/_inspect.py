@@ -149,7 +149,7 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
     corpus = _corpus(run_dir)
     probe = _probe(corpus, probe_id)
     turns = _turn_texts(corpus)
-    any_detail = next(iter(details.values()), {})
+    any_detail: dict[str, Any] = next(iter(details.values()), {})
     evidence = tuple(probe.evidence) if probe is not None else tuple(any_detail.get("evidence") or ())
     gold_turns = set(evidence)
     pipelines = []

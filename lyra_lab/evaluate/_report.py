@@ -132,16 +132,15 @@ def write_report(
 
     if cluster is not None and cluster not in df.columns:
         raise ResultsFormatError(f"{run_dir}: cannot cluster by {cluster!r}: results have no such column")
-    boot = {"n_resamples": n_resamples, "seed": seed, "cluster": cluster}
-    summary = summarize_results(df, **boot)
+    summary = summarize_results(df, n_resamples=n_resamples, seed=seed, cluster=cluster)
     written = [out / "summary.csv", out / "metrics.csv"]
     summary.to_csv(written[0], index=False)
-    aggregate(df, by=keys, **boot).to_csv(written[1], index=False)
+    aggregate(df, by=keys, n_resamples=n_resamples, seed=seed, cluster=cluster).to_csv(written[1], index=False)
     metric = main_quality_metric(sorted(df["metric"].unique()))
     by_cat = None
     if metric is not None and (df[category_col] != "").any():
         probe_rows = df[(df[category_col] != "") & (df["metric"] == metric)]
-        by_cat = aggregate(probe_rows, by=keys + [category_col], **boot)
+        by_cat = aggregate(probe_rows, by=keys + [category_col], n_resamples=n_resamples, seed=seed, cluster=cluster)
         written.append(out / "by_category.csv")
         by_cat.to_csv(written[-1], index=False)
 
@@ -185,7 +184,7 @@ def write_report(
     if judges is not None:
         md.append(judges.markdown())
         written += judges.files
-    if by_cat is not None:
+    if by_cat is not None and metric is not None:
         md += [f"\n## {metric} by probe category\n",
                format_markdown(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])]
     written.append(out / "summary.md")
@@ -193,19 +192,19 @@ def write_report(
 
     plot_df = _plot_labels(df, keys)
     simulated = _simulated(plot_df)
-    plots = []
+    drawn: list[Path | None] = []
     if metric is not None:
-        plots.append(quality_vs_cost(plot_df, metric, simulated, out / "quality_vs_cost.png"))
-        plots.append(category_bars(plot_df, metric, category_col, simulated, out / "by_category.png"))
-    plots.append(quality_vs_context_tokens(plot_df, "answer_in_context", simulated,
+        drawn.append(quality_vs_cost(plot_df, metric, simulated, out / "quality_vs_cost.png"))
+        drawn.append(category_bars(plot_df, metric, category_col, simulated, out / "by_category.png"))
+    drawn.append(quality_vs_context_tokens(plot_df, "answer_in_context", simulated,
                                            out / "quality_vs_context_tokens.png", n_resamples=n_resamples, seed=seed))
-    plots.append(latency_boxes(plot_df, simulated, out / "latency.png"))
-    plots += [f for f in paired.files if f.suffix == ".png"]
-    plots = [p for p in plots if p is not None]
+    drawn.append(latency_boxes(plot_df, simulated, out / "latency.png"))
+    drawn += [f for f in paired.files if f.suffix == ".png"]
+    plots = [p for p in drawn if p is not None]
 
     columns = expand_metrics(list(summary.columns), MARKDOWN_METRICS)
     category_table = None
-    if by_cat is not None:
+    if by_cat is not None and metric is not None:
         category_table = format_cells(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])
     notes = [line.strip().replace("`", "") for line in md[1:]
              if line.strip() and not line.strip().startswith(("|", ">", "#")) and "summary.csv" not in line]

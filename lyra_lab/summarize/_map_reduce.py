@@ -129,11 +129,12 @@ class MapReduceSummarizer:
                                          n=len(partials))
         outcome = call(backend, messages, self.merge_timeout_s, max_tokens=self.merge_max_tokens,
                        temperature=self.temperature)
-        ok = outcome.completion is not None
+        completion = outcome.completion
+        ok = completion is not None
         run.emit("merge_done", ok=ok, duration_s=outcome.duration_s,
                  detail={} if ok else {"error": outcome.error, "fallback": "concatenated partial summaries"})
-        if ok:
-            run.calls.append(outcome.completion)
-            return run.finish(outcome.completion.text)
+        if completion is not None:
+            run.calls.append(completion)
+            return run.finish(completion.text)
         run.errors.append(f"merge: {outcome.error}")
         return run.finish(self.prompts.partials_text(partials), partial=True)
