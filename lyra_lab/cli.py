@@ -19,6 +19,7 @@ from lyra_lab.commands._errors import EXIT_USAGE, UsageError, report_failure, su
 # module names under lyra_lab.commands, in the order --help lists them
 COMMANDS: tuple[str, ...] = ("import_corpus", "report", "recall_eval", "serve_local", "run", "demo", "bench")
 COMMANDS += ("probes",)  # lyra-lab probes plant|draft
+COMMANDS += ("show",)  # lyra-lab show RUN_DIR PROBE_ID
 
 
 class Parser(argparse.ArgumentParser):

@@ -89,8 +89,15 @@ df.head()"""),
 
 One row per pipeline × conversation × probe × metric. Quality per pipeline: the mean with
 its 95% bootstrap confidence interval over probes, and **n**, the probes behind it. With
-one conversation and a handful of probes the intervals are wide: read them before the means."""),
-    ("code", """quality = aggregate(df[df["metric"].isin(["recall@1", "recall@5", "mrr", "retention"])], by=["pipeline"])
+one conversation and a handful of probes the intervals are wide: read them before the means.
+
+Which metric is fair across memory kinds: `answer_in_context@512tok` — is the probe's answer
+in the 512 tokens of context recall fills (every pipeline gets the same room, and a summary
+counts only if its text kept the answer) — and `evidence_recall@5` (evidence turns retrieved
+verbatim). `coverage_recall@5` counts a summary as retrieving every turn it covers, so it
+flatters memories of summaries alone; `retention` says whether the answer is anywhere in memory."""),
+    ("code", """quality = aggregate(df[df["metric"].isin(["answer_in_context@512tok", "evidence_recall@5", "coverage_recall@5",
+                                          "retention"])], by=["pipeline"])
 quality["cell"] = quality.apply(lambda r: f"{r['mean']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}] n={r['n']}", axis=1)
 table = quality.pivot(index="pipeline", columns="metric", values="mean").round(3)
 quality.pivot(index="pipeline", columns="metric", values="cell")"""),
@@ -103,7 +110,7 @@ cache reports the same figure; `paid_latency_s` is the wall time this run spent,
 cost = df[df["metric"].isin(cost_metrics)].pivot_table(index="pipeline", columns="metric", values="value")
 cost.round(2)"""),
     ("md", """## 5. Plots: quality with its uncertainty, and quality vs cost"""),
-    ("code", """r5 = quality[quality["metric"] == "recall@5"].sort_values("mean").reset_index(drop=True)
+    ("code", """r5 = quality[quality["metric"] == "answer_in_context@512tok"].sort_values("mean").reset_index(drop=True)
 fig, ax = plt.subplots(figsize=(7, 0.45 * len(r5) + 1.2))
 ax.errorbar(r5["mean"], range(len(r5)), xerr=[r5["mean"] - r5["ci_low"], r5["ci_high"] - r5["mean"]],
             fmt="o", capsize=3)
@@ -111,8 +118,8 @@ ax.set_yticks(range(len(r5)), r5["pipeline"], fontsize=8)
 for i, row in r5.iterrows():
     ax.text(1.01, i, f"n={row['n']}", transform=ax.get_yaxis_transform(), va="center", fontsize=8)
 ax.set_xlim(-0.03, 1.03)
-ax.set_xlabel("evidence recall@5 (mean, 95% bootstrap CI over probes)")
-ax.set_title("Recall@5 per pipeline")
+ax.set_xlabel("answer in the first 512 context tokens (mean, 95% bootstrap CI over probes)")
+ax.set_title("answer_in_context@512tok per pipeline")
 plt.show()"""),
     ("code", """def short(name):  # "turn_window+single_pass+none+raw=yes|dense" -> "single_pass, raw=yes"
     parts = name.partition("|")[0].split("+")
@@ -131,7 +138,7 @@ for ax, (which, part) in zip(axes, points.groupby("recaller")):
     ax.set_title(f"recaller: {which}")
     ax.set_xlabel("model time building memory per conversation (s, as paid)")
     ax.margins(x=0.35, y=0.15)
-axes[0].set_ylabel("evidence recall@5 (mean, 95% CI)")
+axes[0].set_ylabel("answer_in_context@512tok (mean, 95% CI)")
 fig.suptitle("Quality vs cost (no summarizer: 0 s)")
 plt.show()"""),
     ("md", """`write_report` writes the same comparison as CSV/Markdown tables, PNG plots and one

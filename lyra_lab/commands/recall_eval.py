@@ -2,7 +2,7 @@
 
 Every turn of each conversation goes into memory raw; the recaller answers every
 probe with evidence (adversarial ones only with --include-adversarial) and the
-command prints the mean turn-level recall@K, MRR and nDCG@K, each with a 95%
+command prints the mean turn-level evidence_recall@K, MRR and nDCG@K, each with a 95%
 bootstrap CI that resamples whole conversations (their probes are correlated).
 --json adds the CIs and one row per probe beside the headline figures.
 """
@@ -22,7 +22,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
     p = subparsers.add_parser(
         "recall-eval",
-        help="turn-level evidence recall@K / MRR / nDCG@K of a recaller over a corpus's probes",
+        help="turn-level evidence_recall@K / MRR / nDCG@K of a recaller over a corpus's probes",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -127,7 +127,7 @@ def _human(result, corpus_name: str, scheme: str | None = None, n_resamples: int
     from lyra_lab.evaluate import category_label
 
     k = result.k
-    metrics = (f"recall@{k}", "mrr", f"ndcg@{k}")
+    metrics = (f"evidence_recall@{k}", "mrr", f"ndcg@{k}")
     skipped = ", ".join(f"{name} {n}" for name, n in sorted(result.skipped.items())) or "none"
     rows = [(category_label(name, scheme) or "-", m, result.cis(n_resamples, category=name))
             for name, m in result.by_category().items()]

@@ -47,8 +47,10 @@ def run_in_folder(spec, run_dir: Path, args: argparse.Namespace):
         raise
 
 
-COMPACT = ("pipeline", "n_probes", "recall@1", "recall@5", "mrr", "qa_f1", "retention", "context_tokens",
-           "summarize.latency_p50_s", "memory_tokens")
+# Fair across memory kinds first (answer_in_context at a context budget, evidence recall), then the
+# flattering coverage recall beside them (see lyra_lab.evaluate._summary.FAIR_NOTE).
+COMPACT = ("pipeline", "n_probes", "answer_in_context@512tok", "evidence_recall@5", "coverage_recall@5", "mrr",
+           "qa_f1", "retention", "context_tokens", "summarize.latency_p50_s", "memory_tokens")
 
 
 def finish(run_dir: Path, df, report: bool = True, compact: bool = False) -> int:

@@ -11,6 +11,10 @@ conversation-level ones.  Probes of one conversation are not independent, so
 intervals over many probes of few conversations (LoCoMo: 10) are optimistic;
 ``aggregate(..., cluster="conversation_id")`` resamples whole conversations
 instead (the cluster bootstrap) when that matters.
+
+Seeds are not independent probes: ``aggregate`` first averages each probe's
+(or, for conversation-level rows, each conversation's) values over the seeds it
+ran under, so a run with 3 seeds has the same ``n`` as one with a single seed.
 """
 
 from __future__ import annotations
@@ -91,6 +95,18 @@ def cluster_bootstrap_ci(
     return BootstrapCI(mean, float(low), float(high), len(frame))
 
 
+def average_seeds(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """``df`` with one ``value`` per ``keys`` + probe (``conversation_id``, ``probe_id``): the mean over seeds.
+
+    Unchanged when there is no ``seed`` column, one seed, ``seed`` among
+    ``keys`` (per-seed figures asked for) or no probe column to average within.
+    """
+    unit = [c for c in ("conversation_id", "probe_id") if c in df.columns and c not in keys]
+    if "seed" not in df.columns or "seed" in keys or df["seed"].nunique() < 2 or not unit:
+        return df
+    return df.groupby(list(dict.fromkeys([*keys, *unit])), sort=False, dropna=False)["value"].mean().reset_index()
+
+
 def aggregate(
     df: pd.DataFrame,
     by: Sequence[str] = ("pipeline",),
@@ -110,6 +126,7 @@ def aggregate(
     missing = [c for c in keys + ["value"] + ([cluster] if cluster else []) if c not in df.columns]
     if missing:
         raise KeyError(f"results frame has no column(s) {missing}; it has {list(df.columns)}")
+    df = average_seeds(df, keys + ([cluster] if cluster else []))
     rows = []
     for group, part in df.groupby(keys, sort=True, dropna=False):
         group = group if isinstance(group, tuple) else (group,)

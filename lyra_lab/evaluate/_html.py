@@ -26,6 +26,9 @@ from typing import Any
 
 import pandas as pd
 
+from lyra_lab.evaluate._compare_report import PairedSection
+from lyra_lab.evaluate._judge_report import JudgeSection
+
 MAX_PROBES = 300  # drill-down size cap: a LoCoMo grid would otherwise make a file of tens of MB
 TEXT_CHARS = 400
 
@@ -177,16 +180,23 @@ def _probe(view: ProbeView) -> str:
 
 def render_html(title: str, notes: list[str], warnings: list[str], table: tuple[list[str], list[list[str]]],
                 category_table: tuple[list[str], list[list[str]]] | None, plots: list[Path],
-                views: list[ProbeView], n_probes: int) -> str:
+                views: list[ProbeView], n_probes: int, paired: PairedSection | None = None,
+                judges: JudgeSection | None = None) -> str:
     """The whole page as one string."""
     body = [f"<h1>{_esc(title)}</h1>"]
     body += [f'<p class="warn"><b>Warning:</b> {_esc(w)}</p>' for w in warnings]
     body += [f"<p>{_esc(n)}</p>" for n in notes]
     body += ["<h2>Summary</h2>", _table(*table)]
-    # TODO(issue 17): paired comparisons between pipelines once lyra_lab.evaluate.compare exists;
-    # until then the per-pipeline CIs above are all the report can say about differences.
-    body.append("<p class=muted>Paired comparisons: not available yet (needs lyra_lab.evaluate.compare); "
-                "overlapping per-pipeline CIs do not show that two pipelines are equal.</p>")
+    if paired is not None:
+        body.append(f"<h2 id=paired>Paired comparisons{': ' + _esc(paired.metric) if paired.metric else ''}</h2>")
+        body += [f"<p>{_esc(n)}</p>" for n in paired.notes]
+        if paired.body:
+            body.append(_table(paired.header, paired.body))
+    if judges is not None:
+        body.append("<h2 id=judges>Judges</h2>")
+        body += [f"<p>{_esc(n)}</p>" for n in judges.notes]
+        for caption, header, rows in judges.tables:
+            body += [f"<p>{_esc(caption)}</p>", _table(header, rows)]
     if category_table is not None:
         body += ["<h2>By probe category</h2>", _table(*category_table)]
     body += ["<h2>Figures</h2>"] + [_figure(p) for p in plots]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from lyra_lab.backends._types import Backend, Completion
 from lyra_lab.corpus import Probe
@@ -106,6 +107,54 @@ JUDGE_PROMPTS: dict[str, JudgePrompt] = {
 }
 JUDGE_PROMPTS[LONGMEMEVAL_JUDGE.name] = LONGMEMEVAL_JUDGE  # type: ignore[assignment]
 DEFAULT_JUDGE_PROMPT = "correct_wrong_v1"
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """One judge of a run: a named prompt on a backend (``[qa] judges`` lists several).
+
+    Attributes:
+        prompt: a name in ``JUDGE_PROMPTS``.
+        backend: the judge model: a preset name or a backend table, as in ``[run] backends``.
+        max_tokens: verdict length cap.
+        name: the judge's label in result rows (column ``judge``); default ``<prompt>@<backend>``.
+    """
+
+    prompt: str = DEFAULT_JUDGE_PROMPT
+    backend: Any = None
+    max_tokens: int = 8
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        from lyra_lab._registry import ConfigError
+
+        if self.prompt not in JUDGE_PROMPTS:
+            raise ConfigError(f"unknown judge prompt {self.prompt!r}; known: {', '.join(sorted(JUDGE_PROMPTS))}")
+        if not self.backend:
+            raise ConfigError(f"judge {self.prompt!r} needs a 'backend' (the judge model is a named variable)")
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+            raise ConfigError(f"judge {self.prompt!r}: max_tokens must be a positive integer, got {self.max_tokens!r}")
+        if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
+            raise ConfigError(f"judge {self.prompt!r}: name must be a non-empty string, got {self.name!r}")
+
+    @property
+    def label(self) -> str:
+        """The judge's name in rows and reports."""
+        return self.name or f"{self.prompt}@{backend_label(self.backend)}"
+
+
+def backend_label(spec: Any) -> str:
+    """A short name for a backend spec, as in the ``backend`` column: a string as it is, a table by its name/preset and model."""
+    if isinstance(spec, str):
+        from lyra_lab.backends._backend_config import redact
+
+        # a URL preset (llamacpp/http://user:pw@host/v1) must not carry its credentials into rows
+        preset, _, url = spec.partition("/")
+        return f"{preset}/{redact(url)}" if "://" in url else redact(spec)
+    if isinstance(spec, Mapping):
+        name = str(spec.get("name") or spec.get("preset") or "custom")
+        return f"{name}/{spec['model']}" if spec.get("model") and "/" not in name else name
+    return str(getattr(spec, "name", type(spec).__name__))
 
 
 @dataclass(frozen=True)

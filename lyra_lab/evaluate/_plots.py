@@ -1,4 +1,4 @@
-"""The report's PNG plots: quality vs cost, latency, per category.
+"""The report's PNG plots: quality vs cost, quality vs context tokens, latency, per category.
 
 Figures are ``matplotlib.figure.Figure`` objects drawn on their own Agg canvas,
 never through ``pyplot``: writing a report must not switch the caller's backend
@@ -135,6 +135,62 @@ def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], p
         ax.set_ylabel(f"{metric} (mean, 95% CI)")
     hollow_note = "; hollow markers are simulated" if any(simulated.values()) else ""
     fig.suptitle(f"Quality vs cost: {metric} — points labelled by memory pipeline, n = probes{hollow_note}")
+    return _save(fig, path)
+
+
+def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str, bool], path: Path,
+                              n_resamples: int = 1000, seed: int = 0) -> Path | None:
+    """``metric@<B>tok`` (mean, 95% CI band) against the context budget B: one line per memory pipeline.
+
+    The equal-budget view (``evaluate._budget``): every pipeline gets the same
+    rendered-context tokens, so memories of long digests and of short turns are
+    compared on the room they take.  One panel per recaller, one colour per
+    memory pipeline across panels; the shared legend gives the probes behind
+    each memory's lines (``n``, the smallest over its budgets and recallers).
+    ``metric`` is a base name such as ``"answer_in_context"`` or ``"evidence_recall"``.
+    """
+    from lyra_lab.evaluate._budget import budget_frame
+
+    rows = budget_frame(df)
+    rows = rows[rows["metric_base"] == metric]
+    if rows.empty:
+        return None
+    agg = aggregate(rows, by=["pipeline", "budget_tokens"], n_resamples=n_resamples, seed=seed)
+    agg["memory"], agg["facet"] = zip(*(split_pipeline(p) for p in agg["pipeline"]))
+    facets = sorted(agg["facet"].unique())
+    memories = sorted(agg["memory"].unique())
+    colors = dict(zip(memories, _colors(len(memories))))
+    ncols = min(3, len(facets))
+    nrows = -(-len(facets) // ncols)
+    fig, axes = _subplots(nrows=nrows, ncols=ncols, figsize=(5.4 * ncols + 1.0, 4.4 * nrows + 0.6), sharex=True,
+                          sharey=True, squeeze=False, layout="constrained")
+    for ax in axes.flat[len(facets):]:
+        ax.set_visible(False)
+    for ax, facet in zip(axes.flat, facets):
+        for (pipeline, memory), line in agg[agg["facet"] == facet].groupby(["pipeline", "memory"]):
+            line = line.sort_values("budget_tokens")
+            style = "--" if simulated.get(pipeline) else "-"
+            ax.plot(line["budget_tokens"], line["mean"], style, marker="o", ms=4, color=colors[memory])
+            ax.fill_between(line["budget_tokens"], line["ci_low"], line["ci_high"], color=colors[memory], alpha=0.15,
+                            linewidth=0)
+        ax.set_xscale("log", base=2)
+        budgets = sorted(agg["budget_tokens"].unique())
+        ax.set_xticks(budgets, [str(b) for b in budgets])
+        ax.set_title(f"recaller: {facet}" if facet else "all pipelines", fontsize=10)
+        ax.grid(alpha=0.3)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=colors[m], marker="o", ms=4,
+                      label=wrap_label(m, 34) + f" n={int(agg.loc[agg['memory'] == m, 'n'].min())}")
+               for m in memories]
+    fig.legend(handles=handles, loc="outside right upper", fontsize=7, frameon=False, title="memory pipeline")
+    for ax in axes[-1]:
+        ax.set_xlabel("context budget B (rendered tokens, same for every pipeline)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(f"{metric}@B (mean, 95% CI band)")
+    total = agg["n"].max()
+    fig.suptitle(f"{metric} at equal context tokens — lines per memory pipeline, n = probes (up to {total})"
+                 + ("; dashed lines are simulated" if any(simulated.values()) else ""))
     return _save(fig, path)
 
 

@@ -4,8 +4,12 @@ Every turn of a conversation goes into a ``MemoryStore`` as a raw entry
 (``MemoryEntry.from_turn``) — no chunking, summarizing or rollup — and the
 recaller answers each probe's question over it with the whole conversation in
 memory (the probe's ``asked_at`` is not used to hide later turns).  Scores are
-turn-level ``recall@k`` (share of evidence turns in the top k), ``mrr`` (over
-the top k) and ``ndcg@k``, averaged over the probes evaluated.
+turn-level ``evidence_recall@k`` (share of evidence turns in the top k; on raw
+turns it equals ``coverage_recall@k``), ``mrr`` (over the top k) and ``ndcg@k``,
+averaged over the probes evaluated.  The metrics are those of ``_retrieval``,
+with the same definitions as in experiment rows: nDCG's ideal list counts the
+memory entries relevant to the probe (here the evidence turns the conversation
+holds), as replay counts them.
 
 Probes skipped, and counted in ``skipped``: those without evidence (nothing
 to score), adversarial/abstention ones unless ``include_adversarial`` (their
@@ -26,7 +30,7 @@ import numpy as np
 from lyra_lab.corpus import Corpus
 from lyra_lab.evaluate._bootstrap import BootstrapCI, cluster_bootstrap_ci
 from lyra_lab.evaluate._qa import expects_abstention
-from lyra_lab.evaluate._retrieval import evidence_recall_at, mrr, ndcg_at, turn_groups
+from lyra_lab.evaluate._retrieval import evidence_recall_at, mrr, ndcg_at, turn_groups, verbatim_flags
 from lyra_lab.memory import MemoryEntry, MemoryStore
 
 
@@ -59,7 +63,7 @@ class RecallEvalResult:
     per_probe: tuple[ProbeRecall, ...] = ()
 
     def by_category(self) -> dict[str, dict[str, float]]:
-        """``{category: {"n_probes", "recall@k", "mrr", "ndcg@k"}}`` over the evaluated probes."""
+        """``{category: {"n_probes", "evidence_recall@k", "mrr", "ndcg@k"}}`` over the evaluated probes."""
         out: dict[str, dict[str, float]] = {}
         for category in sorted({p.category for p in self.per_probe}):
             out[category] = _means([p for p in self.per_probe if p.category == category], self.k)
@@ -67,7 +71,7 @@ class RecallEvalResult:
 
     def cis(self, n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0,
             category: str | None = None) -> dict[str, BootstrapCI]:
-        """Bootstrap CIs of ``recall@k``, ``mrr`` and ``ndcg@k``, resampling whole conversations.
+        """Bootstrap CIs of ``evidence_recall@k``, ``mrr`` and ``ndcg@k``, resampling whole conversations.
 
         Probes of one conversation share its memory, so they are not independent:
         the cluster bootstrap (``cluster_bootstrap_ci``) gives honest intervals.
@@ -77,17 +81,17 @@ class RecallEvalResult:
         clusters = [p.conversation_id for p in scores]
         return {name: cluster_bootstrap_ci([getattr(p, attr) for p in scores], clusters, n_resamples,
                                            confidence, seed)
-                for name, attr in ((f"recall@{self.k}", "recall"), ("mrr", "mrr"), (f"ndcg@{self.k}", "ndcg"))}
+                for name, attr in ((f"evidence_recall@{self.k}", "recall"), ("mrr", "mrr"), (f"ndcg@{self.k}", "ndcg"))}
 
     def probe_rows(self) -> list[dict[str, Any]]:
         """One plain dict per evaluated probe: ids, category, scores and the turn ids retrieved (best first)."""
         return [{"probe_id": p.probe_id, "conversation_id": p.conversation_id, "category": p.category,
-                 f"recall@{self.k}": p.recall, "mrr": p.mrr, f"ndcg@{self.k}": p.ndcg,
+                 f"evidence_recall@{self.k}": p.recall, "mrr": p.mrr, f"ndcg@{self.k}": p.ndcg,
                  "retrieved": [list(group) for group in p.retrieved], "latency_s": p.latency_s}
                 for p in self.per_probe]
 
     def to_dict(self) -> dict[str, Any]:
-        """The headline figures first (``n_probes``, ``recall@k``, ``mrr``, ``ndcg@k``), then details.
+        """The headline figures first (``n_probes``, ``evidence_recall@k``, ``mrr``, ``ndcg@k``), then details.
 
         ``recall_latency_p50_s``/``_p95_s`` are per recall call; the first query of a
         conversation also builds its index (embeds every turn unless cached).
@@ -111,7 +115,7 @@ def _means(scores, k: int) -> dict[str, float]:
     mean = (lambda xs: float(np.mean(xs))) if scores else (lambda xs: float("nan"))
     return {
         "n_probes": len(scores),
-        f"recall@{k}": mean([s.recall for s in scores]),
+        f"evidence_recall@{k}": mean([s.recall for s in scores]),
         "mrr": mean([s.mrr for s in scores]),
         f"ndcg@{k}": mean([s.ndcg for s in scores]),
     }
@@ -177,17 +181,20 @@ def recall_eval(
                 continue
             bar.set_postfix_str(conv.id)
             store = MemoryStore(MemoryEntry.from_turn(turn) for turn in conv.turns())
+            covering = _covering(store.entries(conv.id))
             for probe in probes:
                 start = time.perf_counter()
                 hits = recaller.recall(store, probe.question, k, conversation_id=conv.id, embedder=tracked)
                 latency = time.perf_counter() - start
-                groups = turn_groups(list(hits)[:k])
+                hits = list(hits)[:k]
+                groups = turn_groups(hits)
+                n_relevant = len(set().union(*(covering.get(t, ()) for t in probe.evidence)))
                 scores.append(ProbeRecall(
                     probe_id=probe.id, conversation_id=conv.id,
                     category="" if probe.category is None else str(probe.category),
-                    recall=evidence_recall_at(probe.evidence, groups, k),
+                    recall=evidence_recall_at(probe.evidence, groups, k, verbatim_flags(hits)),
                     mrr=mrr(probe.evidence, groups),
-                    ndcg=ndcg_at(probe.evidence, groups, k),
+                    ndcg=ndcg_at(probe.evidence, groups, k, n_relevant=n_relevant),
                     retrieved=tuple(groups),
                     latency_s=latency,
                 ))
@@ -200,12 +207,21 @@ def recall_eval(
         embedder=tracked.name if tracked is not None and tracked.used else None,
         k=k,
         n_probes=len(scores),
-        recall=means[f"recall@{k}"],
+        recall=means[f"evidence_recall@{k}"],
         mrr=means["mrr"],
         ndcg=means[f"ndcg@{k}"],
         skipped=dict(skipped),
         per_probe=tuple(scores),
     )
+
+
+def _covering(entries) -> dict[str, set[str]]:
+    """Turn id → ids of the memory entries covering it (nDCG's relevant entries, as replay counts them)."""
+    out: dict[str, set[str]] = {}
+    for entry in entries:
+        for turn_id in entry.turn_ids:
+            out.setdefault(turn_id, set()).add(entry.id)
+    return out
 
 
 class _UsedEmbedder:

@@ -8,6 +8,10 @@ is missing or older than the newest row file) and writes into ``report/``:
 * ``metrics.csv`` — every metric aggregated per pipeline (long form: mean,
   ci_low, ci_high, n), and ``by_category.csv`` — the same per probe category;
 * ``summary.md`` — the summary as Markdown, with a per-category table;
+* "Paired comparisons" in ``summary.md``: each pipeline against the best on the
+  lead metric (the summary's first quality metric), paired on the same probes,
+  clustered by conversation, Holm-corrected (see ``_compare``), with
+  ``paired_comparisons.csv`` and ``paired_differences.png``;
 * ``quality_vs_cost.png``, ``latency.png``, ``by_category.png``;
 * ``report.html`` — all of it in one self-contained file, plus a per-probe
   drill-down (see ``_html``).
@@ -23,10 +27,14 @@ from pathlib import Path
 import pandas as pd
 
 from lyra_lab.evaluate._bootstrap import aggregate
+from lyra_lab.evaluate._compare import row_pipeline_labels
+from lyra_lab.evaluate._compare_report import lead_metric, paired_section
 from lyra_lab.evaluate._html import probe_views, render_html
+from lyra_lab.evaluate._judge_report import judge_section
 from lyra_lab.evaluate._labels import label_categories
-from lyra_lab.evaluate._plots import category_bars, latency_boxes, quality_vs_cost
+from lyra_lab.evaluate._plots import category_bars, latency_boxes, quality_vs_context_tokens, quality_vs_cost
 from lyra_lab.evaluate._summary import (
+    FAIR_NOTE,
     MARKDOWN_METRICS,
     ci_warnings,
     expand_metrics,
@@ -103,7 +111,9 @@ def write_report(
         n_resamples, seed: of the bootstrap CIs.
         cluster: resample whole clusters for the CIs, e.g. ``"conversation_id"``:
             probes of one conversation are correlated, so with few conversations
-            (LoCoMo has 10) the per-probe intervals are too narrow.
+            (LoCoMo has 10) the per-probe intervals are too narrow.  The paired
+            comparisons always cluster (by ``conversation_id`` unless this names
+            another column; a run of one conversation pairs its probes as units).
     """
     run_dir = Path(run_dir)
     df = read_results(run_dir)
@@ -122,22 +132,22 @@ def write_report(
 
     if cluster is not None and cluster not in df.columns:
         raise ResultsFormatError(f"{run_dir}: cannot cluster by {cluster!r}: results have no such column")
-    boot = {"n_resamples": n_resamples, "seed": seed, "cluster": cluster}
-    summary = summarize_results(df, **boot)
+    summary = summarize_results(df, n_resamples=n_resamples, seed=seed, cluster=cluster)
     written = [out / "summary.csv", out / "metrics.csv"]
     summary.to_csv(written[0], index=False)
-    aggregate(df, by=keys, **boot).to_csv(written[1], index=False)
+    aggregate(df, by=keys, n_resamples=n_resamples, seed=seed, cluster=cluster).to_csv(written[1], index=False)
     metric = main_quality_metric(sorted(df["metric"].unique()))
     by_cat = None
     if metric is not None and (df[category_col] != "").any():
         probe_rows = df[(df[category_col] != "") & (df["metric"] == metric)]
-        by_cat = aggregate(probe_rows, by=keys + [category_col], **boot)
+        by_cat = aggregate(probe_rows, by=keys + [category_col], n_resamples=n_resamples, seed=seed, cluster=cluster)
         written.append(out / "by_category.csv")
         by_cat.to_csv(written[-1], index=False)
 
     unit = f"resampling whole {cluster} clusters" if cluster else "resampling probes"
-    md = [f"# Report: {run_dir.name}\n", (
-          f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]; n = the values behind each figure. "
+    md = [f"# Report: {run_dir.name}\n", FAIR_NOTE + "\n", (
+          f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]; n = the values behind each figure "
+          "(a probe run under several seeds counts once, its seeds averaged). "
           "Context tokens and recall latency: mean per probe. "
           "Cost and latency of summarize/rollup: mean per conversation, as measured when the calls were paid "
           "(`latency_s` = sum of per-call latencies; a response-cache hit keeps its original latency and cost). "
@@ -165,7 +175,16 @@ def write_report(
     shown = [k for k in keys if k not in constant]
     md.append(format_markdown(summary, shown, expand_metrics(list(summary.columns), MARKDOWN_METRICS)))
     md.append("All metrics, with CIs: summary.csv and metrics.csv.\n")
-    if by_cat is not None:
+    paired_cluster = cluster or ("conversation_id" if "conversation_id" in df.columns else None)
+    paired = paired_section(df, lead_metric(summary, df, metric), out, cluster=paired_cluster,
+                            n_resamples=n_resamples, seed=seed)
+    md.append(paired.markdown())
+    written += [f for f in paired.files if f.suffix == ".csv"]
+    judges = judge_section(df, out)
+    if judges is not None:
+        md.append(judges.markdown())
+        written += judges.files
+    if by_cat is not None and metric is not None:
         md += [f"\n## {metric} by probe category\n",
                format_markdown(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])]
     written.append(out / "summary.md")
@@ -173,37 +192,35 @@ def write_report(
 
     plot_df = _plot_labels(df, keys)
     simulated = _simulated(plot_df)
-    plots = []
+    drawn: list[Path | None] = []
     if metric is not None:
-        plots.append(quality_vs_cost(plot_df, metric, simulated, out / "quality_vs_cost.png"))
-        plots.append(category_bars(plot_df, metric, category_col, simulated, out / "by_category.png"))
-    plots.append(latency_boxes(plot_df, simulated, out / "latency.png"))
-    plots = [p for p in plots if p is not None]
+        drawn.append(quality_vs_cost(plot_df, metric, simulated, out / "quality_vs_cost.png"))
+        drawn.append(category_bars(plot_df, metric, category_col, simulated, out / "by_category.png"))
+    drawn.append(quality_vs_context_tokens(plot_df, "answer_in_context", simulated,
+                                           out / "quality_vs_context_tokens.png", n_resamples=n_resamples, seed=seed))
+    drawn.append(latency_boxes(plot_df, simulated, out / "latency.png"))
+    drawn += [f for f in paired.files if f.suffix == ".png"]
+    plots = [p for p in drawn if p is not None]
 
     columns = expand_metrics(list(summary.columns), MARKDOWN_METRICS)
     category_table = None
-    if by_cat is not None:
+    if by_cat is not None and metric is not None:
         category_table = format_cells(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])
     notes = [line.strip().replace("`", "") for line in md[1:]
              if line.strip() and not line.strip().startswith(("|", ">", "#")) and "summary.csv" not in line]
     n_probes = df.loc[df["probe_id"].astype(str) != "", ["conversation_id", "probe_id"]].drop_duplicates().shape[0] \
         if {"probe_id", "conversation_id"} <= set(df.columns) else 0
     page = render_html(f"Report: {run_dir.name}", notes, warnings, format_cells(summary, shown, columns),
-                       category_table, plots, probe_views(run_dir, df), n_probes)
+                       category_table, plots, probe_views(run_dir, df), n_probes, paired, judges)
     (out / "report.html").write_text(page, encoding="utf-8")
     return written + plots + [out / "report.html"]
 
 
 def _plot_labels(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Plots group by ``pipeline``; when a run varies backend or embedder, fold them into that label."""
-    varying = [k for k in keys if k != "pipeline" and df[k].nunique(dropna=False) > 1]
-    if not varying:
+    if not any(df[k].nunique(dropna=False) > 1 for k in keys if k != "pipeline"):
         return df
-    out = df.copy()
-    out["pipeline"] = out["pipeline"].astype(str)
-    for key in varying:
-        out["pipeline"] = out["pipeline"] + "|" + key + "=" + out[key].astype(str)
-    return out
+    return df.assign(pipeline=row_pipeline_labels(df))
 
 
 def _aliases(run_dir: Path) -> list[dict]:

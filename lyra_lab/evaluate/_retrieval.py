@@ -1,29 +1,55 @@
-"""Retrieval metrics over ranked lists of turn-id groups, with binary relevance.
+"""Retrieval metrics over ranked memory entries, with binary relevance, fair across memory kinds.
 
-A ranked list is what a recaller returned, best first, each hit reduced to the
-source turn ids it covers (``Hit.entry.turn_ids``).  A raw-turn hit covers one
-turn; a digest covers every turn folded into it, so a digest that names an
-evidence turn counts as retrieving that turn.  A hit that covers no evidence
-turn is irrelevant.
+A ranked list is what a recaller returned, best first.  Each hit is reduced to
+the source turn ids its entry covers (``Hit.entry.turn_ids``) and whether the
+entry holds those turns *verbatim* (``MemoryEntry.kind`` in ``VERBATIM_KINDS``:
+a raw turn, or a chunk of raw turns) or only condensed (a summary, digest,
+gist or fact).  A raw turn is simply an entry covering one turn verbatim, so
+every definition below means the same for a memory of raw turns and one of
+digests.
 
-Definitions (``E`` = the set of evidence turn ids, ``G_1..G_n`` the groups):
+Notation: ``E`` = the set of evidence turn ids; ``T_i`` = the turns the hit at
+rank ``i`` covers; ``V_i = T_i`` if that entry is verbatim, else empty.  A hit
+(an entry) is **relevant** when it covers some evidence turn (``T_i ∩ E ≠ ∅``);
+``R`` = the number of relevant entries in the memory the probe was asked
+against (``n_relevant``).
 
-* ``evidence_recall_at(E, G, k)`` = ``|E ∩ (G_1 ∪ … ∪ G_k)| / |E|``: the share of
-  evidence turns covered by the top k hits (LoCoMo's turn-level recall).
-* ``any_recall_at(E, G, k)`` = 1 if some top-k hit covers some evidence turn, else 0.
+* ``evidence_recall_at(E, G, k, verbatim)`` = ``|E ∩ (V_1 ∪ … ∪ V_k)| / |E|``:
+  the share of evidence turns retrieved *directly*, their own text in the top
+  k.  A digest naming an evidence turn does not count: it may have lost the
+  fact.  Fair across memory kinds.  Without ``verbatim`` flags every hit is
+  taken as verbatim (raw-turn memory), which is LoCoMo's turn-level recall.
+* ``coverage_recall_at(E, G, k)`` = ``|E ∩ (T_1 ∪ … ∪ T_k)| / |E|``: the share
+  of evidence turns *covered* by the top k, a digest counting for every turn it
+  folds.  Equal to evidence recall on raw turns; over digests it flatters
+  summaries (a digest "covers" a fact its summary dropped).
+* ``recall_all_at(E, G, k)`` = 1 if ``E ⊆ T_1 ∪ … ∪ T_k`` else 0, and
+  ``any_recall_at(E, G, k)`` (``recall_any``) = 1 if some top-k hit is relevant
+  else 0: LongMemEval's ``recall_all@k`` / ``recall_any@k``, by coverage (on
+  raw turns exactly LongMemEval's turn-level figures).
 * ``mrr(E, G)`` = ``1 / r`` for the rank ``r`` (1-based) of the first relevant hit
   in the list as returned (so it is MRR@len(list)), 0 if none.
-* ``ndcg_at(E, G, k)`` = ``DCG@k / IDCG@k`` with ``DCG@k = Σ_{i≤k} rel_i / log2(i+1)``
-  and the ideal list holding ``min(k, R)`` relevant hits on top, where ``R`` is the
-  number of relevant entries in the memory: ``n_relevant`` if given, else ``|E|``
-  (exact for raw-turn memory), and never less than the number of relevant hits
-  in the returned list (a raw turn and a digest folding it are two relevant
-  entries), so nDCG stays within [0, 1].  Over digest memories pass
-  ``n_relevant`` explicitly: with the default, one digest covering three
-  evidence turns scores below 1.
+* ``ndcg_at(E, G, k, n_relevant)`` = ``DCG@k / IDCG@k`` with
+  ``DCG@k = Σ_{i≤k} rel_i / log2(i+1)`` and the ideal list holding
+  ``min(k, R)`` relevant entries on top.  ``R`` counts relevant *memory
+  entries*, not evidence turns: one digest covering all three evidence turns
+  at rank 1 of a memory holding no other relevant entry scores 1.0, as do
+  three evidence turns at ranks 1–3 of raw-turn memory.  Without
+  ``n_relevant``, ``R = |E|`` (exact for raw-turn memory holding every
+  evidence turn); ``R`` is never less than the relevant hits returned, so
+  nDCG stays within [0, 1].  ``R = 0`` (no entry covers the evidence any
+  more) scores 0, as in LongMemEval.  A memory keeping raw turns beside the
+  digests folding them holds redundant relevant entries (the turn and its
+  digest), and nDCG expects both on top: in the demo, nDCG@10 of raw+summary
+  memories falls from ~0.85 to ~0.6 under this ideal list while their
+  evidence recall is unchanged.  Read it beside ``evidence_recall``.
+* ``ndcg_any_at(E, G, k, n_relevant)``: LongMemEval's ``ndcg_any@k`` — the
+  same relevance and ideal list, with its discount: 1 at rank 1 and
+  ``1 / log2(i)`` at rank ``i ≥ 2``.
 
-Session-level variants map turn ids to session ids first (``to_sessions``) and
-apply the same functions; ``session_recall_at`` is the common case.
+``relevant_count(E, groups)`` counts ``R`` over a memory's entries.  Session-level
+variants map turn ids to session ids first (``to_sessions``) and apply the
+same functions; ``session_recall_at`` is the common case.
 
 All functions take any iterable of ids for ``evidence`` and raise
 ``ValueError`` when it is empty (the metric is undefined; callers skip such
@@ -37,6 +63,9 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 TurnGroups = Sequence[Iterable[str]]
 SessionOf = Mapping[str, str] | Callable[[str], str]
+
+# Entry kinds that hold their turns' own text (a chunk is raw turns packed together).
+VERBATIM_KINDS: frozenset[str] = frozenset({"turn", "chunk"})
 
 
 def _evidence(evidence: Iterable[str]) -> frozenset[str]:
@@ -55,18 +84,45 @@ def _relevance(evidence: frozenset[str], groups: TurnGroups) -> list[bool]:
     return [not evidence.isdisjoint(group) for group in groups]
 
 
-def evidence_recall_at(evidence: Iterable[str], ranked_turn_id_groups: TurnGroups, k: int) -> float:
-    """Share of evidence turns covered by the top ``k`` hits."""
+def _covered(groups: TurnGroups, k: int) -> set[str]:
+    covered: set[str] = set()
+    for group in groups[:k]:
+        covered.update(group)
+    return covered
+
+
+def coverage_recall_at(evidence: Iterable[str], ranked_turn_id_groups: TurnGroups, k: int) -> float:
+    """Share of evidence turns covered by the top ``k`` hits (a digest covers every turn it folds)."""
     ev = _evidence(evidence)
     _check_k(k)
-    covered: set[str] = set()
-    for group in ranked_turn_id_groups[:k]:
-        covered.update(group)
-    return len(ev & covered) / len(ev)
+    return len(ev & _covered(ranked_turn_id_groups, k)) / len(ev)
+
+
+def evidence_recall_at(evidence: Iterable[str], ranked_turn_id_groups: TurnGroups, k: int,
+                       verbatim: Sequence[bool] | None = None) -> float:
+    """Share of evidence turns retrieved directly (in a verbatim entry) in the top ``k`` hits.
+
+    ``verbatim[i]`` says whether hit ``i`` holds its turns verbatim
+    (``verbatim_flags(hits)``); None takes every hit as verbatim (raw turns).
+    """
+    ev = _evidence(evidence)
+    _check_k(k)
+    if verbatim is not None and len(verbatim) != len(ranked_turn_id_groups):
+        raise ValueError(f"verbatim has {len(verbatim)} flags for {len(ranked_turn_id_groups)} hits")
+    groups = ranked_turn_id_groups if verbatim is None else \
+        [g for g, flag in zip(ranked_turn_id_groups[:k], verbatim[:k]) if flag]
+    return len(ev & _covered(groups, k)) / len(ev)
+
+
+def recall_all_at(evidence: Iterable[str], ranked_turn_id_groups: TurnGroups, k: int) -> float:
+    """1.0 if the top ``k`` hits cover every evidence turn, else 0.0 (LongMemEval's recall_all@k)."""
+    ev = _evidence(evidence)
+    _check_k(k)
+    return 1.0 if ev <= _covered(ranked_turn_id_groups, k) else 0.0
 
 
 def any_recall_at(evidence: Iterable[str], ranked_turn_id_groups: TurnGroups, k: int) -> float:
-    """1.0 if any of the top ``k`` hits covers an evidence turn, else 0.0."""
+    """1.0 if any of the top ``k`` hits covers an evidence turn, else 0.0 (LongMemEval's recall_any@k)."""
     ev = _evidence(evidence)
     _check_k(k)
     return 1.0 if any(_relevance(ev, ranked_turn_id_groups[:k])) else 0.0
@@ -81,25 +137,46 @@ def mrr(evidence: Iterable[str], ranked_turn_id_groups: TurnGroups) -> float:
     return 0.0
 
 
+def _ndcg(evidence: Iterable[str], groups: TurnGroups, k: int, n_relevant: int | None,
+          discount: Callable[[int], float]) -> float:
+    ev = _evidence(evidence)
+    _check_k(k)
+    if n_relevant is not None and (isinstance(n_relevant, bool) or not isinstance(n_relevant, int)
+                                   or n_relevant < 0):
+        raise ValueError(f"n_relevant must be an integer >= 0, got {n_relevant!r}")
+    all_rels = _relevance(ev, groups)
+    # The memory holds at least as many relevant entries as were returned (a raw turn and
+    # the digest folding it both count), so the ideal list never has fewer: nDCG stays <= 1.
+    ideal_count = max(len(ev) if n_relevant is None else n_relevant, sum(all_rels))
+    dcg = sum(discount(i) for i, rel in enumerate(all_rels[:k], start=1) if rel)
+    idcg = sum(discount(i) for i in range(1, min(k, ideal_count) + 1))
+    return dcg / idcg if idcg else 0.0
+
+
 def ndcg_at(
     evidence: Iterable[str],
     ranked_turn_id_groups: TurnGroups,
     k: int,
     n_relevant: int | None = None,
 ) -> float:
-    """Binary-relevance nDCG@k; see the module docstring for the ideal list."""
+    """Binary-relevance nDCG@k over memory entries; see the module docstring for the ideal list."""
+    return _ndcg(evidence, ranked_turn_id_groups, k, n_relevant, lambda i: 1.0 / math.log2(i + 1))
+
+
+def ndcg_any_at(
+    evidence: Iterable[str],
+    ranked_turn_id_groups: TurnGroups,
+    k: int,
+    n_relevant: int | None = None,
+) -> float:
+    """LongMemEval's ndcg_any@k: as ``ndcg_at`` with discount 1 at rank 1 and 1/log2(i) below."""
+    return _ndcg(evidence, ranked_turn_id_groups, k, n_relevant, lambda i: 1.0 if i == 1 else 1.0 / math.log2(i))
+
+
+def relevant_count(evidence: Iterable[str], turn_id_groups: Iterable[Iterable[str]]) -> int:
+    """``R``: how many of a memory's entries (given as their turn-id groups) cover an evidence turn."""
     ev = _evidence(evidence)
-    _check_k(k)
-    if n_relevant is not None and n_relevant < 1:
-        raise ValueError(f"n_relevant must be >= 1, got {n_relevant!r}")
-    all_rels = _relevance(ev, ranked_turn_id_groups)
-    # The memory holds at least as many relevant entries as were returned (a raw turn and
-    # the digest folding it both count), so the ideal list never has fewer: nDCG stays <= 1.
-    ideal_count = max(len(ev) if n_relevant is None else n_relevant, sum(all_rels))
-    rels = all_rels[:k]
-    dcg = sum(1.0 / math.log2(i + 1) for i, rel in enumerate(rels, start=1) if rel)
-    idcg = sum(1.0 / math.log2(i + 1) for i in range(1, min(k, ideal_count) + 1))
-    return dcg / idcg
+    return sum(1 for group in turn_id_groups if not ev.isdisjoint(group))
 
 
 def to_sessions(turn_ids: Iterable[str], session_of: SessionOf) -> frozenset[str]:
@@ -127,3 +204,8 @@ def session_recall_at(
 def turn_groups(hits: Iterable[object]) -> list[tuple[str, ...]]:
     """The turn-id groups of recaller hits, in the order given (best first)."""
     return [tuple(hit.entry.turn_ids) for hit in hits]  # type: ignore[attr-defined]
+
+
+def verbatim_flags(hits: Iterable[object]) -> list[bool]:
+    """Per hit, whether its entry holds its turns verbatim (``VERBATIM_KINDS``), in the order given."""
+    return [hit.entry.kind in VERBATIM_KINDS for hit in hits]  # type: ignore[attr-defined]

@@ -1,36 +1,55 @@
 """All per-probe metrics of one ``ProbeOutcome``, named as in the results schema.
 
 ``score_outcome`` is what replay/experiments call for every probe × recaller.
-Which metrics appear:
+Each name says what it measures (definitions in ``_retrieval`` and ``_budget``;
+they mean the same for a memory of raw turns and one of digests):
 
-* ``recall@K``, ``recall_any@K``, ``ndcg@K`` for every K in ``ks``, and ``mrr`` —
-  when the probe has evidence and does not expect abstention (adversarial
-  evidence points at the turn the trap was built from, not at an answer, so
-  it is left out of retrieval scores by default); ``session_recall@K`` too when
-  a turn→session mapping is given.
+* At every K in ``ks``: ``evidence_recall@K`` (evidence turns retrieved
+  directly, in a verbatim entry), ``coverage_recall@K`` (evidence turns covered
+  by a retrieved entry, a digest covering every turn it folds), LongMemEval's
+  ``recall_all@K`` / ``recall_any@K`` (all / any evidence covered),
+  ``ndcg@K`` and LongMemEval's ``ndcg_any@K`` (ideal list = the relevant
+  entries in memory, ``ProbeOutcome.n_relevant``), and ``mrr`` — when the probe
+  has evidence and does not expect abstention (adversarial evidence points at
+  the turn the trap was built from, not at an answer, so it is left out of
+  retrieval scores by default); ``session_recall@K`` too when a turn→session
+  mapping is given.
+* At every budget B in ``context_budgets`` (tokens): ``answer_in_context@Btok``,
+  ``evidence_recall@Btok``, ``coverage_recall@Btok``, ``context_tokens@Btok``
+  (see ``_budget``: every pipeline gets the same rendered-context size).
 * ``retention`` and ``context_retention`` (see ``_retention``).
 * ``context_tokens`` and ``recall_latency_s`` always.
 * ``qa_em``, ``qa_f1`` when an ``answer`` is given; ``answer_latency_s`` and
   ``answer_cost_usd`` too when it is a ``Completion``.
 * ``judge`` when a ``JudgeResult`` is given.
+
+Which one is fair across memory kinds: ``answer_in_context@Btok`` (same room
+for every pipeline, and a summary scores only if its text kept the answer) and
+``evidence_recall@K``.  ``coverage_recall@K`` is today's flattering "recall":
+over summaries alone it can reach 1.0 while the summaries lost the answer.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
 from lyra_lab.backends._types import Completion
+from lyra_lab.evaluate._budget import budget_scores
 from lyra_lab.evaluate._judge import JudgeResult
 from lyra_lab.evaluate._qa import expects_abstention, score_answer
 from lyra_lab.evaluate._retention import DEFAULT_RETENTION_THRESHOLD, retention_scores
 from lyra_lab.evaluate._retrieval import (
     SessionOf,
     any_recall_at,
+    coverage_recall_at,
     evidence_recall_at,
     mrr,
+    ndcg_any_at,
     ndcg_at,
+    recall_all_at,
     session_recall_at,
     turn_groups,
+    verbatim_flags,
 )
 
 
@@ -48,14 +67,21 @@ def retrieval_scores(
     ks: Iterable[int],
     session_of: SessionOf | None = None,
     n_relevant: int | None = None,
+    verbatim: Sequence[bool] | None = None,
 ) -> dict[str, float]:
-    """``recall@K``, ``recall_any@K``, ``ndcg@K`` (, ``session_recall@K``) per K, and ``mrr``."""
+    """The @K retrieval metrics of the module docstring, per K, and ``mrr``.
+
+    ``verbatim``: per hit, whether its entry holds its turns verbatim (None: all do).
+    """
     evidence = tuple(evidence)
     scores: dict[str, float] = {}
     for k in check_ks(ks):
-        scores[f"recall@{k}"] = evidence_recall_at(evidence, groups, k)
+        scores[f"evidence_recall@{k}"] = evidence_recall_at(evidence, groups, k, verbatim)
+        scores[f"coverage_recall@{k}"] = coverage_recall_at(evidence, groups, k)
+        scores[f"recall_all@{k}"] = recall_all_at(evidence, groups, k)
         scores[f"recall_any@{k}"] = any_recall_at(evidence, groups, k)
         scores[f"ndcg@{k}"] = ndcg_at(evidence, groups, k, n_relevant=n_relevant)
+        scores[f"ndcg_any@{k}"] = ndcg_any_at(evidence, groups, k, n_relevant=n_relevant)
         if session_of is not None:
             scores[f"session_recall@{k}"] = session_recall_at(evidence, groups, k, session_of)
     scores["mrr"] = mrr(evidence, groups)
@@ -70,6 +96,8 @@ def score_outcome(
     answer: Completion | str | None = None,
     judge: JudgeResult | None = None,
     n_relevant: int | None = None,
+    context_budgets: Iterable[int] = (),
+    count: Callable[[str], int] | None = None,
     scorer: str = "squad",
     retention_threshold: float = DEFAULT_RETENTION_THRESHOLD,
     score_adversarial_retrieval: bool = False,
@@ -82,16 +110,24 @@ def score_outcome(
         session_of: turn id → session id (a mapping or a function), for ``session_recall@K``.
         answer: the answering model's reply (a ``Completion`` or its text), if QA is on.
         judge: the judge's verdict on that answer, if a judge is on.
+        n_relevant: relevant entries in memory for nDCG's ideal list (default:
+            ``outcome.n_relevant`` as replay counted it, else the evidence count).
+        context_budgets: token budgets B for the ``@Btok`` metrics (none by default).
+        count: token counter for the budgets (default: ``outcome.count``, the pipeline's).
         scorer: the QA scorer (``squad``, ``locomo`` or ``longmemeval``; see ``score_answer``).
-        n_relevant: relevant entries in memory for nDCG's ideal list (default: evidence count).
         retention_threshold: token-recall threshold of the retention rule.
         score_adversarial_retrieval: also score retrieval of adversarial/abstention probes.
     """
     probe = outcome.probe
     ks = check_ks(ks)
+    if n_relevant is None:
+        n_relevant = getattr(outcome, "n_relevant", None)
     scores: dict[str, float] = {}
-    if probe.evidence and (score_adversarial_retrieval or not expects_abstention(probe)):
-        scores.update(retrieval_scores(probe.evidence, turn_groups(outcome.hits), ks, session_of, n_relevant))
+    retrieval = bool(probe.evidence) and (score_adversarial_retrieval or not expects_abstention(probe))
+    if retrieval:
+        scores.update(retrieval_scores(probe.evidence, turn_groups(outcome.hits), ks, session_of, n_relevant,
+                                       verbatim_flags(outcome.hits)))
+    scores.update(budget_scores(outcome, context_budgets, count, retrieval=retrieval, threshold=retention_threshold))
     scores.update(retention_scores(outcome, retention_threshold))
     scores["context_tokens"] = float(outcome.context_tokens)
     scores["recall_latency_s"] = float(outcome.recall_latency_s)

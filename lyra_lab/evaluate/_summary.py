@@ -6,6 +6,13 @@ latency metrics are conversation-level, so their figure is the mean per
 conversation (``summarize.cost_usd`` = dollars spent summarizing one
 conversation, ``summarize.latency_p95_s`` = the mean over conversations of the
 95th-percentile call latency).
+
+Columns lead with the metric that is fair across memory kinds (``FAIR_NOTE``):
+``answer_in_context@Btok`` when the run scored at context budgets, else
+``evidence_recall@K``.  ``coverage_recall@K`` comes after them, and
+``flattery_warnings`` says when it is much higher than answer_in_context for
+memories of summaries alone.  Runs written before these names (``recall@K``)
+still summarize.
 """
 
 from __future__ import annotations
@@ -15,13 +22,25 @@ from typing import Sequence
 
 import pandas as pd
 
+from lyra_lab.evaluate._agreement import split_judges
 from lyra_lab.evaluate._bootstrap import aggregate
 
 GROUP_COLUMNS: tuple[str, ...] = ("pipeline", "backend", "embedder")
-# Quality metrics shown with CIs, in this order (K-metrics expand to every K in the run).
+# Quality metrics shown with CIs, in this order: the fair ones first.  ``@K`` expands to every K of the
+# run, ``@Kmax`` to the largest, ``@Btok`` to every context budget.  ``recall@K``: runs written before
+# the metrics were renamed (it was coverage recall).
 QUALITY_METRICS: tuple[str, ...] = (
-    "recall@K", "mrr", "ndcg@K", "qa_em", "qa_f1", "judge", "retention", "context_retention",
+    "answer_in_context@Btok", "evidence_recall@K", "evidence_recall@Btok", "coverage_recall@K",
+    "coverage_recall@Btok", "recall_all@K", "recall_any@K", "mrr", "ndcg@K", "ndcg_any@K",
+    "qa_em", "qa_f1", "judge", "retention", "context_retention", "recall@K",
 )
+FAIR_NOTE = (
+    "Fair across memory kinds: `answer_in_context@Btok` (is the gold answer in the context the recaller "
+    "fills with B tokens; every pipeline gets the same room, and a summary counts only if its text kept the "
+    "answer) and `evidence_recall@K` (evidence turns retrieved verbatim). `coverage_recall@K` counts a "
+    "digest as retrieving every turn it covers, so it flatters memories of summaries."
+)
+FLATTERY_GAP = 0.2  # coverage recall this much above answer_in_context (absolute) for a summaries-only memory
 # Phase figures are as first paid (cache hits keep their original latency and cost);
 # ``paid_*`` and ``cached_calls`` say what this run paid (see experiments._cells.phase_metrics).
 MEAN_METRICS: tuple[str, ...] = (
@@ -30,9 +49,10 @@ MEAN_METRICS: tuple[str, ...] = (
     "summarize.paid_cost_usd", "summarize.paid_latency_s", "summarize.cached_calls",
     "rollup.cost_usd", "rollup.latency_s", "rollup.latency_p50_s", "rollup.latency_p95_s",
     "rollup.paid_cost_usd", "rollup.paid_latency_s", "rollup.cached_calls",
-    "answer_cost_usd", "memory_tokens",
+    "answer_cost_usd", "memory_tokens", "context_tokens@Btok",
 )
 _K_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<k>\d+)$")
+_B_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<k>\d+)tok$")
 
 
 def group_columns(df: pd.DataFrame) -> list[str]:
@@ -40,25 +60,45 @@ def group_columns(df: pd.DataFrame) -> list[str]:
 
 
 def expand_metrics(present: Sequence[str], patterns: Sequence[str]) -> list[str]:
-    """Metric names in ``present`` matching ``patterns`` (``recall@K`` → every ``recall@k``), ordered."""
+    """Metric names in ``present`` matching ``patterns``, ordered.
+
+    ``x@K`` → every ``x@k`` (ascending), ``x@Kmax`` → the largest ``x@k``,
+    ``x@Btok`` → every ``x@<B>tok`` (ascending); other patterns match themselves.
+    """
     out = []
     for pattern in patterns:
-        if pattern.endswith("@K"):
-            base = pattern[:-2]
-            ks = sorted(int(m["k"]) for m in map(_K_METRIC.match, present) if m and m["base"] == base)
-            out += [f"{base}@{k}" for k in ks]
-        elif pattern in present:
-            out.append(pattern)
+        for suffix, regex, fmt in (("@Kmax", _K_METRIC, "{}@{}"), ("@K", _K_METRIC, "{}@{}"),
+                                   ("@Btok", _B_METRIC, "{}@{}tok")):
+            if pattern.endswith(suffix):
+                base = pattern[: -len(suffix)]
+                ks = sorted(int(m["k"]) for m in map(regex.match, present) if m and m["base"] == base)
+                if suffix == "@Kmax":
+                    ks = ks[-1:]
+                out += [fmt.format(base, k) for k in ks]
+                break
+        else:
+            if pattern in present:
+                out.append(pattern)
+            # several judges: ``judge[<name>]`` each (see ``evaluate._agreement.split_judges``)
+            out += sorted(m for m in present if m.startswith(pattern + "["))
     return out
 
 
 def main_quality_metric(present: Sequence[str]) -> str | None:
-    """The headline metric for plots: recall@10 if present, else the largest recall@K, else QA/retention."""
-    recalls = expand_metrics(present, ["recall@K"])
-    if "recall@10" in recalls:
-        return "recall@10"
-    if recalls:
-        return recalls[-1]
+    """The headline metric for plots and the category table: the fair one (see ``FAIR_NOTE``).
+
+    ``answer_in_context`` at the middle context budget if scored, else
+    ``evidence_recall@10`` (or the largest K), else a legacy ``recall@K``, else QA/retention.
+    """
+    in_context = expand_metrics(present, ["answer_in_context@Btok"])
+    if in_context:
+        return in_context[(len(in_context) - 1) // 2]
+    for base in ("evidence_recall", "recall"):
+        recalls = expand_metrics(present, [f"{base}@K"])
+        if f"{base}@10" in recalls:
+            return f"{base}@10"
+        if recalls:
+            return recalls[-1]
     for name in ("judge", "qa_f1", "retention", "context_retention"):
         if name in present:
             return name
@@ -80,6 +120,7 @@ def summarize_results(
     keys = group_columns(df)
     if "pipeline" not in keys:
         raise KeyError(f"results frame has no 'pipeline' column; it has {list(df.columns)}")
+    df = split_judges(df)  # several judges are never pooled under one ``judge`` figure
     present = sorted(df["metric"].unique())
     quality = expand_metrics(present, QUALITY_METRICS)
     means = [m for m in MEAN_METRICS if m in present]
@@ -107,7 +148,7 @@ MIN_CI_VALUES = 10  # fewer values than this behind a CI: warn that it is unreli
 
 
 def ci_warnings(df: pd.DataFrame, cluster: str | None = None) -> list[str]:
-    """Warnings about CIs of the quality metrics that rest on one cluster or on few values."""
+    """Warnings for the report: CIs that rest on one cluster or on few values, and ``flattery_warnings``."""
     keys = group_columns(df)
     quality = expand_metrics(sorted(df["metric"].unique()), QUALITY_METRICS)
     part = df[df["metric"].isin(quality)]
@@ -123,15 +164,71 @@ def ci_warnings(df: pd.DataFrame, cluster: str | None = None) -> list[str]:
     counts = part.dropna(subset=["value"]).groupby(keys + ["metric"], dropna=False)["value"].size()
     few = counts[counts < MIN_CI_VALUES].groupby(level="metric").min()
     if len(few):
-        listed = ", ".join(f"{m} (n={int(n)})" for m, n in few.items())
+        listed = ", ".join(f"{m} (n={n})" for m, n in _families(few.items()))
         out.append(f"CIs rest on fewer than {MIN_CI_VALUES} probes for some pipelines: {listed}. "
                    "Intervals from so few values are unreliable; add probes or conversations.")
-    return out
+    # The report shows these warnings: the flattering-summaries check rides along with them.
+    return out + flattery_warnings(df)
 
 
-# The Markdown summary shows the headline columns; summary.csv and metrics.csv hold everything.
+def _families(metric_n) -> list[tuple[str, int]]:
+    """``[("ndcg@1", 7), ("ndcg@5", 7), ("mrr", 7)]`` → ``[("mrr", 7), ("ndcg@1/5", 7)]``: one entry per family and n."""
+    groups: dict[tuple[str, str, int], list[int]] = {}
+    for metric, n in metric_n:
+        m = _B_METRIC.match(metric) or _K_METRIC.match(metric)
+        key = (m["base"], "tok" if m and metric.endswith("tok") else "", int(n)) if m else (metric, "", int(n))
+        groups.setdefault(key, []).extend([int(m["k"])] if m else [])
+    return [(f"{base}@{'/'.join(map(str, sorted(ks)))}{tok}" if ks else base, n)
+            for (base, tok, n), ks in sorted(groups.items())]
+
+
+def flattery_warnings(df: pd.DataFrame, gap: float = FLATTERY_GAP) -> list[str]:
+    """A warning naming the pipelines whose digests cover the evidence but whose text lost the answer.
+
+    For each pipeline (group), over the probes that have both figures: the mean
+    ``coverage_recall@Kmax`` against the mean ``answer_in_context`` at the largest
+    budget (else ``retention``, the answer anywhere in memory).  Flagged when
+    coverage exceeds it by ``gap`` or more *and* exceeds ``evidence_recall@Kmax``
+    by ``gap`` or more — the coverage came from condensed entries (digests,
+    summaries), not from the turns themselves.
+    """
+    present = sorted(df["metric"].unique())
+    coverage = expand_metrics(present, ["coverage_recall@Kmax"])
+    direct = expand_metrics(present, ["evidence_recall@Kmax"])
+    answer = expand_metrics(present, ["answer_in_context@Btok"])[-1:] or [m for m in ("retention",) if m in present]
+    if not (coverage and direct and answer) or "probe_id" not in df.columns:
+        return []
+    # group by what varies: a run on one backend and one embedder names pipelines alone
+    keys = [k for k in group_columns(df) if k == "pipeline" or df[k].nunique(dropna=False) > 1]
+    names = [coverage[0], direct[0], answer[0]]
+    probe_keys = keys + [c for c in ("conversation_id", "seed", "probe_id") if c in df.columns]
+    part = df[df["metric"].isin(names)]
+    wide = part.pivot_table(index=probe_keys, columns="metric", values="value", aggfunc="mean").dropna()
+    if wide.empty:
+        return []
+    means = wide.groupby(level=keys, dropna=False)[names].mean()
+    counts = wide.groupby(level=keys, dropna=False).size()
+    flagged = means[(means[names[0]] - means[names[2]] >= gap) & (means[names[0]] - means[names[1]] >= gap)]
+    if flagged.empty:
+        return []
+    listed = "; ".join(
+        f"{_label(idx)}: {row[names[0]]:.2f} vs {row[names[2]]:.2f} (n={int(counts.loc[idx])})"
+        for idx, row in flagged.iterrows())
+    return [f"Summaries flatter: {names[0]} is at least {gap:.1f} above {names[2]} (and above {names[1]}) for "
+            f"{len(flagged)} pipeline(s) — {listed}. Coverage counts a digest as retrieving every turn it "
+            "covers, but these digests' text lost the answer. Compare pipelines on "
+            f"{names[2]} (the same context room for every pipeline) or {names[1]} (evidence turns retrieved "
+            "verbatim), which mean the same for every memory kind."]
+
+
+def _label(index: object) -> str:
+    return " | ".join(map(str, index)) if isinstance(index, tuple) else str(index)
+
+
+# The Markdown summary shows the headline columns, fair ones first; summary.csv and metrics.csv hold everything.
 MARKDOWN_METRICS: tuple[str, ...] = (
-    "recall@K", "mrr", "ndcg@K", "qa_f1", "judge", "retention", "context_tokens",
+    "answer_in_context@Btok", "evidence_recall@K", "coverage_recall@Kmax", "mrr", "ndcg@Kmax", "recall@K",
+    "qa_f1", "judge", "retention", "context_tokens",
     "summarize.cost_usd", "summarize.latency_s", "summarize.latency_p95_s", "summarize.paid_latency_s",
     "summarize.cached_calls", "rollup.cost_usd", "rollup.latency_s", "rollup.paid_latency_s",
 )

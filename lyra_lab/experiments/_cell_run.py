@@ -7,7 +7,9 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from lyra_lab.experiments._cells import Cell, base_columns, conversation_rows, phase_metrics, probe_rows, spec_label
+from lyra_lab.experiments._cells import (Cell, base_columns, conversation_rows, judge_rows, phase_metrics, probe_rows,
+                                         spec_label)
+from lyra_lab.experiments._judges import judges_of
 from lyra_lab.experiments._resources import Resources, SeededBackend
 from lyra_lab.replay import PhaseMeter, plan, replay
 
@@ -26,6 +28,7 @@ class CellLog:
 def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progress: bool = True) -> list[dict]:
     """The tidy rows of one cell (nothing is written here; the runner writes them atomically)."""
     from lyra_lab.evaluate import answer_probe, judge_answer, score_outcome, session_map
+    from lyra_lab.evaluate._probe_record import DETAIL_EVENT, probe_record
 
     conv = corpus.conversation(cell.conversation_id)
     probes = corpus.probes_for(conv.id)
@@ -50,11 +53,10 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
     finally:
         bar.close()
 
-    qa_backend = judge_backend = None
+    qa_backend = None
     if spec.qa.enabled:
         qa_backend = backend if not spec.qa.backend else SeededBackend(res.backend(spec.qa.backend), cell.seed)
-    if spec.judge.enabled:
-        judge_backend = SeededBackend(res.backend(spec.judge.backend), cell.seed)
+    judges = [(j, SeededBackend(res.backend(j.backend), cell.seed)) for j in judges_of(spec)]
     session_of = session_map(conv.turns())
     rows: list[dict] = []
     for label, recaller in spec.recallers:
@@ -64,7 +66,7 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
         n_qa = 0 if qa_backend is None else min(len(outcomes), spec.qa.max_probes or len(outcomes))
         for i, outcome in enumerate(tqdm(outcomes, desc=f"score {label}", leave=False,
                                          disable=None if progress and n_qa else True)):
-            answer = verdict = None
+            answer, verdicts = None, []
             if i < n_qa:
                 start = time.perf_counter()
                 answer = answer_probe(outcome.probe, outcome.context, qa_backend, spec.qa.prompt,
@@ -72,23 +74,27 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
                 meter.wall("answer", time.perf_counter() - start)
                 meter.completions("answer", [answer], probe_id=outcome.probe.id, recaller=label)
                 clog.event("answer", probe_id=outcome.probe.id, recaller=label, text=answer.text[:500])
-                if judge_backend is not None:
+                for judge, judge_backend in judges:
                     start = time.perf_counter()
-                    verdict = judge_answer(outcome.probe, answer.text, judge_backend, spec.judge.prompt,
-                                           max_tokens=spec.judge.max_tokens)
+                    verdict = judge_answer(outcome.probe, answer.text, judge_backend, judge.prompt,
+                                           max_tokens=judge.max_tokens)
                     meter.wall("judge", time.perf_counter() - start)
-                    meter.completions("judge", [verdict.completion], probe_id=outcome.probe.id, recaller=label)
-            metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, judge=verdict,
-                                    scorer=spec.qa.scorer)
+                    meter.completions("judge", [verdict.completion], probe_id=outcome.probe.id, recaller=label,
+                                      judge=judge.label)
+                    verdicts.append((judge.label, verdict))
+            metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, scorer=spec.qa.scorer,
+                                    context_budgets=spec.context_budgets)
             rows.extend(probe_rows(base, outcome.probe, metrics))
+            rows.extend(judge_rows(base, outcome.probe, verdicts))
+            clog.event(DETAIL_EVENT, **probe_record(outcome, label, answer, verdicts))
         phases = {**result.phases, **result.recall_phases.get(label, {})}
         if qa_backend is not None:
-            phases.update(meter.phases(("answer", "judge") if judge_backend is not None else ("answer",)))
+            phases.update(meter.phases(("answer", "judge") if judges else ("answer",)))
         metrics = phase_metrics(phases)
         metrics.update(memory_entries=result.memory_entries, memory_tokens=result.memory_tokens,
                        cached_calls=result.cached_calls + meter.cached_calls, flushes=result.flushes)
         rows.extend(conversation_rows(base, metrics))
-    simulated = any(b is not None and b.simulated for b in (backend, qa_backend, judge_backend))
+    simulated = any(b is not None and b.simulated for b in (backend, qa_backend, *(jb for _, jb in judges)))
     for row in rows:
         row["simulated"] = simulated
         if spec.qa.enabled:  # QA figures scored under different rules must never mix silently

@@ -73,6 +73,14 @@ def probe_rows(base: Mapping[str, Any], probe: Any, metrics: Mapping[str, float]
         yield {**base, "probe_id": probe.id, "category": category, "metric": metric, "value": float(value)}
 
 
+def judge_rows(base: Mapping[str, Any], probe: Any, verdicts: Iterable[tuple[str, Any]]) -> Iterable[dict[str, Any]]:
+    """One ``judge`` row per judge's verdict (``(label, JudgeResult)``), the judge named in column ``judge``."""
+    category = "" if probe.category is None else str(probe.category)
+    for label, verdict in verdicts:
+        yield {**base, "probe_id": probe.id, "category": category, "metric": "judge", "value": float(verdict.score),
+               "judge": label}
+
+
 def phase_metrics(phases: Mapping[str, PhaseCost]) -> dict[str, float]:
     """The conversation-level metrics of each phase (columns ``<phase>.<name>``).
 

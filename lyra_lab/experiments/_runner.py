@@ -103,7 +103,8 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
                   dropped_probes=selection.dropped_probes, dropped_sessions=selection.dropped_sessions)
         _recover_done_events(folder, finished, log)
         if todo:  # check every backend spec now (starting nothing), so a missing API key fails before any work
-            specs = [*(c.backend for c in todo), spec.qa.backend, spec.judge.backend]
+            specs = [*(c.backend for c in todo), spec.qa.backend, spec.judge.backend,
+                     *(j.backend for j in spec.qa.judges)]
             for backend in {spec_key(b): b for b in specs if b}.values():
                 res.check_backend(backend)
         try:

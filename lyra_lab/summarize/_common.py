@@ -23,8 +23,15 @@ def check_params(owner: Any, **timeouts: float) -> None:
     for key, value in timeouts.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise ValueError(f"{name}: {key} must be a positive number of seconds, got {value!r}")
+    if owner.focus is not None and not isinstance(owner.focus, str):
+        raise ValueError(f"{name}: focus must be a string (an instruction) or absent, got {owner.focus!r}")
     # Specs from TOML/JSON give prompts as a dict of overrides; hold a Prompts.
     object.__setattr__(owner, "prompts", Prompts.coerce(owner.prompts))
+
+
+def focus_of(owner: Any, focus: str | None) -> str | None:
+    """The focus a call uses: the caller's ``focus`` argument, else the strategy's own ``focus`` field."""
+    return owner.focus if focus is None else focus
 
 
 def check_count(owner: Any, **values: int) -> None:

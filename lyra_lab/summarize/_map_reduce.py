@@ -10,7 +10,7 @@ from typing import Sequence
 from lyra_lab.backends._types import Backend
 from lyra_lab.chunking._types import Chunk
 from lyra_lab.summarize._calls import CallOutcome, call, excerpt, outcome_of, start_call
-from lyra_lab.summarize._common import Run, check_count, check_params, decision_of
+from lyra_lab.summarize._common import Run, focus_of, check_count, check_params, decision_of
 from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
 from lyra_lab.summarize._registry import SUMMARIZERS
 from lyra_lab.summarize._types import ProgressCallback, Summary
@@ -51,6 +51,9 @@ class MapReduceSummarizer:
         temperature: sampling temperature (0: deterministic).
         excerpt_chars: how much raw text stands in for a failed chunk.
         prompts: templates (``chunk``, ``merge``, ``partial``), or a dict overriding some.
+        focus: an instruction ("the user's plans and dates") put into every prompt through
+            the ``focus`` template; None: no focus (the prompts are the plain defaults).
+            A ``focus`` argument to ``summarize`` overrides it for that call.
     """
 
     max_concurrency: int = 3
@@ -61,6 +64,7 @@ class MapReduceSummarizer:
     temperature: float = 0.0
     excerpt_chars: int = 600
     prompts: Prompts = DEFAULT_PROMPTS
+    focus: str | None = None
 
     def __post_init__(self) -> None:
         check_params(self, chunk_timeout_s=self.chunk_timeout_s, merge_timeout_s=self.merge_timeout_s)
@@ -69,6 +73,7 @@ class MapReduceSummarizer:
 
     def summarize(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None = None,
                   on_event: ProgressCallback | None = None) -> Summary:
+        focus = focus_of(self, focus)
         n = len(chunks)
         run = Run("map_reduce", chunks, decision_of(chunks, "single_pass" if n == 1 else "map_reduce"),
                   on_event)
@@ -124,11 +129,12 @@ class MapReduceSummarizer:
                                          n=len(partials))
         outcome = call(backend, messages, self.merge_timeout_s, max_tokens=self.merge_max_tokens,
                        temperature=self.temperature)
-        ok = outcome.completion is not None
+        completion = outcome.completion
+        ok = completion is not None
         run.emit("merge_done", ok=ok, duration_s=outcome.duration_s,
                  detail={} if ok else {"error": outcome.error, "fallback": "concatenated partial summaries"})
-        if ok:
-            run.calls.append(outcome.completion)
-            return run.finish(outcome.completion.text)
+        if completion is not None:
+            run.calls.append(completion)
+            return run.finish(completion.text)
         run.errors.append(f"merge: {outcome.error}")
         return run.finish(self.prompts.partials_text(partials), partial=True)

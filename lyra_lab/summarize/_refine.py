@@ -8,7 +8,7 @@ from typing import Sequence
 from lyra_lab.backends._types import Backend
 from lyra_lab.chunking._types import Chunk
 from lyra_lab.summarize._calls import call, excerpt
-from lyra_lab.summarize._common import Run, check_count, check_params, decision_of
+from lyra_lab.summarize._common import Run, focus_of, check_count, check_params, decision_of
 from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
 from lyra_lab.summarize._registry import SUMMARIZERS
 from lyra_lab.summarize._types import ProgressCallback, Summary
@@ -31,6 +31,9 @@ class RefineSummarizer:
         step_timeout_s: each call's deadline.
         excerpt_chars: how much raw text stands in for a failed step.
         prompts: templates (``chunk`` for the first step, ``refine`` after), or a dict overriding some.
+        focus: an instruction ("the user's plans and dates") put into every prompt through
+            the ``focus`` template; None: no focus (the prompts are the plain defaults).
+            A ``focus`` argument to ``summarize`` overrides it for that call.
     """
 
     max_tokens: int = 256
@@ -38,6 +41,7 @@ class RefineSummarizer:
     step_timeout_s: float = 120.0
     excerpt_chars: int = 600
     prompts: Prompts = DEFAULT_PROMPTS
+    focus: str | None = None
 
     def __post_init__(self) -> None:
         check_params(self, step_timeout_s=self.step_timeout_s)
@@ -45,6 +49,7 @@ class RefineSummarizer:
 
     def summarize(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None = None,
                   on_event: ProgressCallback | None = None) -> Summary:
+        focus = focus_of(self, focus)
         run = Run("refine", chunks, decision_of(chunks, "refine"), on_event)
         n, running = len(chunks), ""
         for i, chunk in enumerate(chunks, 1):

@@ -99,7 +99,15 @@ CASES = [
     ("bench-zero-attempts", lambda t: ["bench", "--max-attempts", "0"], "--max-attempts must be >= 1"),
     ("bench-time-cap", lambda t: ["bench", "--time-cap", "-1"], "--time-cap must be > 0"),
     ("bench-bad-levels", lambda t: ["bench", "--concurrency", "x"], "expected comma-separated"),
+    ("show-missing", lambda t: ["show", str(t / "nope"), "q1"], "does not exist"),
+    ("show-file", lambda t: ["show", str(CORPUS), "q1"], "is a file, not a folder"),
+    ("show-not-a-run", lambda t: ["show", str(t), "q1"], "not a lyra-lab run folder"),
+    ("show-corrupt-rows", lambda t: ["show", str(_run_folder(t, {"rows/a.jsonl": "{}\n{oops\n"})), "q1"], "line 2"),
+    ("show-unknown-probe", lambda t: ["show", str(_run_folder(t, {"rows/a.jsonl": _ROW})), "conv:q2"],
+     "no probe 'conv:q2' in this run; did you mean 'conv:q1'?"),
 ]
+_ROW = json.dumps({"run": "r", "cell_id": "a", "pipeline": "x|bm25", "conversation_id": "conv", "probe_id": "conv:q1",
+                   "category": "", "metric": "recall@1", "value": 1.0, "seed": 0, "simulated": False}) + "\n"
 
 
 def _write(path: Path, text: str) -> Path:

@@ -30,7 +30,7 @@ def test_unknown_category_is_rejected_listing_the_known_ones(capsys):
 
 def test_json_keeps_its_keys_and_adds_cis_and_probe_rows(capsys):
     out = _json(capsys, str(SYNTHETIC), "--k", "5")
-    k = "recall@5"
+    k = "evidence_recall@5"
     for key in ("n_probes", k, "mrr", "ndcg@5", "recall_latency_p50_s", "recall_latency_p95_s", "recaller",
                 "embedder", "k", "skipped", "by_category"):
         assert key in out
@@ -56,7 +56,7 @@ def test_cis_resample_conversations():
     per = tuple(ProbeRecall(f"p{i}", f"c{i % 3}", "1", float(i % 2), 0.5, 0.25) for i in range(12))
     result = RecallEvalResult("x", None, 10, 12, 0.5, 0.5, 0.25, per_probe=per)
     cis = result.cis(200, seed=1)
-    assert cis["recall@10"] == cluster_bootstrap_ci([p.recall for p in per], [p.conversation_id for p in per],
+    assert cis["evidence_recall@10"] == cluster_bootstrap_ci([p.recall for p in per], [p.conversation_id for p in per],
                                                     200, seed=1)
     assert cis["mrr"].low == cis["mrr"].high == 0.5
 

@@ -157,7 +157,7 @@ def test_a_grid_over_an_export_with_planted_probes_scores_every_recaller(export,
     df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": FakeLLM()},
                         embedders={"hashing": HashingEmbedder()})
     assert not df.attrs.get("failed_cells")
-    recall = df[df["metric"] == "recall@5"]
+    recall = df[df["metric"] == "evidence_recall@5"]
     answerable = {p.id for p in corpus.probes if not p.abstention}
     for recaller in ("dense", "bm25", "hybrid", "recency", "tiered"):
         rows = recall[recall["recaller"] == recaller]

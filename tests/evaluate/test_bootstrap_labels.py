@@ -98,3 +98,14 @@ def test_label_categories_keeps_the_integer():
     assert LOCOMO_LABELS["mem0"][3] == "multi-hop"
     with pytest.raises(ConfigError, match="unknown category label scheme"):
         label_categories(df, "nope")
+
+
+def test_aggregate_averages_seeds_within_a_probe():
+    """q1 under seeds 0, 1, 2: 1, 0, 1 → 2/3; q2: 0, 0, 0 → 0.  Mean (2/3 + 0) / 2 = 1/3 over n = 2 probes."""
+    df = pd.DataFrame([{"pipeline": "p", "conversation_id": "c", "probe_id": q, "seed": s, "metric": "m", "value": v}
+                       for q, values in (("q1", (1, 0, 1)), ("q2", (0, 0, 0))) for s, v in enumerate(values)])
+    out = aggregate(df, by=["pipeline"], n_resamples=200).iloc[0]
+    assert out["mean"] == pytest.approx(1 / 3) and out["n"] == 2
+    assert 0 <= out["ci_low"] and out["ci_high"] <= 2 / 3  # resampled means of the two probe averages
+    per_seed = aggregate(df, by=["pipeline", "seed"])  # asked per seed: nothing averaged
+    assert per_seed["n"].tolist() == [2, 2, 2] and per_seed["mean"].tolist() == [0.5, 0.0, 0.5]

@@ -78,8 +78,8 @@ def test_recall_eval_hand_computed():
     # ndcg@2: p1 0; p2 DCG 1 / IDCG (2 evidence) 1 + 1/log2(3) = 0.61315; p3 (1/log2(3)) / 1 = 0.63093
     assert result.ndcg == pytest.approx((0 + 1 / 1.6309298 + 0.6309298) / 3, abs=1e-6)
     d = result.to_dict()
-    assert list(d)[:4] == ["n_probes", "recall@2", "mrr", "ndcg@2"]
-    assert d["by_category"]["2"]["recall@2"] == pytest.approx(0.5)
+    assert list(d)[:4] == ["n_probes", "evidence_recall@2", "mrr", "ndcg@2"]
+    assert d["by_category"]["2"]["evidence_recall@2"] == pytest.approx(0.5)
     assert d["by_category"]["1"]["n_probes"] == 2
 
 
@@ -114,7 +114,7 @@ def test_cli_json_with_bm25_and_dense(tmp_path, capsys):
     # each question shares a rare word with its first evidence turn (violin, maya, puppy) -> found at rank 1;
     # p2's second evidence turn (the weather) is not: recall@1 = (1 + 1/2 + 1) / 3
     assert out["n_probes"] == 3 and out["recaller"] == "bm25"
-    assert out["recall@1"] == pytest.approx(2.5 / 3) and out["mrr"] == 1.0
+    assert out["evidence_recall@1"] == pytest.approx(2.5 / 3) and out["mrr"] == 1.0
     assert out["embedder"] is None  # bm25 embeds nothing
     assert out["skipped"] == {"adversarial": 1, "no_evidence": 1}
     cache = tmp_path / "emb.sqlite"
@@ -123,11 +123,11 @@ def test_cli_json_with_bm25_and_dense(tmp_path, capsys):
     assert _cli(argv) == 0
     out = json.loads(capsys.readouterr().out)
     # k=4 covers every turn of c1 and both of c2 -> every evidence turn is found
-    assert out["n_probes"] == 3 and out["recall@4"] == 1.0 and out["embedder"] == "hashing-256"
+    assert out["n_probes"] == 3 and out["evidence_recall@4"] == 1.0 and out["embedder"] == "hashing-256"
     assert cache.exists()
     assert _cli(argv[:-3]) == 0  # human-readable
     text = capsys.readouterr().out
-    assert "recall@4" in text and "all" in text
+    assert "evidence_recall@4" in text and "all" in text
 
 
 def test_cli_errors(tmp_path):

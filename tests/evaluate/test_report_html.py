@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 from pathlib import Path
@@ -31,7 +32,8 @@ def run_dir(tmp_path_factory):
 
 def test_report_html_is_one_self_contained_file(run_dir):
     page = (run_dir / "report" / "report.html").read_text(encoding="utf-8")
-    assert page.count("data:image/png;base64,") == 3  # quality_vs_cost, by_category, latency
+    # quality_vs_cost, by_category, quality_vs_context_tokens, latency, paired_differences
+    assert page.count("data:image/png;base64,") == 5
     links = re.findall(r"""(?:src|href)=["']?([^"' >]*)""", page)
     assert links and all(link.startswith(("data:", "#")) for link in links)  # nothing fetched from elsewhere
     assert "<script" not in page and "<link" not in page
@@ -47,8 +49,34 @@ def test_report_html_is_one_self_contained_file(run_dir):
     assert page.count('<details class="pipe">') == 4 * 2  # 4 probes x 2 recallers
     assert "turn_window+single_pass+none|dense" in page and "<b>Judge:</b> " in page
     assert page.count("<th>score</th>") == 4 * 2 and "no recall event" not in page  # hits from the log
-    assert "Paired comparisons: not available yet" in page
+    assert "All probes come from one conversation (&#x27;" in page and "each probe is a unit here" in page
 
+
+def test_report_html_paired_comparisons_of_the_lead_metric(run_dir):
+
+    from lyra_lab.evaluate import read_results
+
+    page = (run_dir / "report" / "report.html").read_text(encoding="utf-8")
+    metric = re.search(r"<h2 id=paired>Paired comparisons: ([^<]+)</h2>", page).group(1)
+    # the headline metric: the middle context budget of answer_in_context (see evaluate._summary)
+    df = read_results(run_dir)
+    budgets = sorted(int(m.split("@")[1][:-3]) for m in df["metric"].unique() if m.startswith("answer_in_context@"))
+    assert metric == f"answer_in_context@{budgets[len(budgets) // 2]}tok"
+    # the probes both recallers scored (NaN = no evidence: not a score), and the best by mean, from the rows
+    wide = df[df["metric"] == metric].pivot(index="probe_id", columns="pipeline", values="value").dropna()
+    means = wide.mean().sort_index().sort_values(ascending=False, kind="stable")
+    best, other = means.index
+    # one conversation: each probe is its own unit; exact sign-flip p over the per-probe differences
+    diff = wide[other] - wide[best]
+    flips = [abs(sum(s * d for s, d in zip(signs, diff))) >= abs(diff.sum()) - 1e-12
+             for signs in itertools.product((1, -1), repeat=len(diff))]
+    p = sum(flips) / len(flips)
+    row = re.search(rf"<tr><td>{re.escape(other)}</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>"
+                    rf"<td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>", page)
+    assert row.group(1) == f"{diff.mean():+.3f}" and row.group(3) == f"{p:.3g}"
+    assert row.group(5) == row.group(6) == str(len(wide))  # n probes, n clusters (= probes)
+    assert row.group(2).startswith("[") and row.group(4) in ("✓", "✗ worse")
+    assert f"<tr><td>{best}</td><td>best (mean {means[best]:.3f})</td>" in page
 
 def _driver(user_data_dir: Path):
     webdriver = pytest.importorskip("selenium.webdriver")
@@ -78,7 +106,7 @@ def test_report_html_opens_in_headless_chromium(run_dir, tmp_path):
         errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
         assert errors == []
         images = driver.find_elements(By.TAG_NAME, "img")
-        assert len(images) == 3 and all(driver.execute_script("return arguments[0].naturalWidth", i) > 0
+        assert len(images) == 5 and all(driver.execute_script("return arguments[0].naturalWidth", i) > 0
                                         for i in images)
         probe = driver.find_element(By.CSS_SELECTOR, "details.probe")
         assert probe.get_attribute("open") is None

@@ -6,11 +6,16 @@ import pytest
 
 from lyra_lab.evaluate import (
     any_recall_at,
+    coverage_recall_at,
     evidence_recall_at,
     mrr,
+    ndcg_any_at,
     ndcg_at,
+    recall_all_at,
+    relevant_count,
     session_recall_at,
     to_sessions,
+    verbatim_flags,
 )
 
 # A memory mixing raw turns and digests; each hit is the tuple of turn ids it covers.
@@ -111,3 +116,73 @@ def test_bad_input_raises(fn):
         fn(EVIDENCE, RANKED, 0)
     with pytest.raises(ValueError, match="evidence is empty"):
         mrr([], RANKED)
+
+
+# --- fair across memory kinds: nDCG's ideal list counts relevant memory entries -------------------
+
+EV3 = ["e1", "e2", "e3"]
+
+
+def test_ndcg_perfect_digest_hit_scores_one():
+    # summaries-only memory: one digest covers all three evidence turns and nothing else covers them (R = 1);
+    # it is at rank 1 -> DCG = 1, IDCG = 1 -> 1.0 (with R = |E| = 3 it was 1 / 2.13093 = 0.469)
+    ranked = [("e1", "e2", "e3"), ("x",), ("y",)]
+    assert relevant_count(EV3, [("e1", "e2", "e3"), ("x",), ("y",), ("z",)]) == 1
+    assert ndcg_at(EV3, ranked, 5, n_relevant=1) == 1.0
+    assert ndcg_any_at(EV3, ranked, 5, n_relevant=1) == 1.0
+
+
+def test_ndcg_perfect_turn_hit_still_scores_one():
+    # raw-turn memory: the three evidence turns at ranks 1-3 (R = 3): DCG = IDCG = 1 + 1/log2(3) + 1/2
+    ranked = [("e1",), ("e2",), ("e3",), ("x",)]
+    assert relevant_count(EV3, ranked) == 3
+    assert ndcg_at(EV3, ranked, 5, n_relevant=3) == pytest.approx(1.0)
+    assert ndcg_at(EV3, ranked, 5) == pytest.approx(1.0)  # the default R = |E| is exact here
+    assert ndcg_any_at(EV3, ranked, 5, n_relevant=3) == pytest.approx(1.0)
+
+
+def test_ndcg_mixed_memory_hand_computed():
+    # raw turns kept beside a digest covering them: R = 4 relevant entries (e1, e2, e3, the digest)
+    memory = [("e1",), ("e2",), ("e3",), ("e1", "e2", "e3"), ("x",)]
+    assert relevant_count(EV3, memory) == 4
+    ranked = [("e1",), ("x",), ("e1", "e2", "e3"), ("y",), ("z",)]
+    # DCG@5 = 1/log2(2) + 1/log2(4) = 1.5
+    # IDCG@5 = 1 + 1/log2(3) + 1/log2(4) + 1/log2(5) = 1 + 0.63093 + 0.5 + 0.43068 = 2.56161 -> 0.58557
+    assert ndcg_at(EV3, ranked, 5, n_relevant=4) == pytest.approx(0.58557, abs=1e-5)
+    # LongMemEval's discount (1, 1, 1/log2(3), 1/log2(4), 1/log2(5)):
+    # DCG = 1 + 1/log2(3) = 1.63093; IDCG = 1 + 1 + 0.63093 + 0.5 = 3.13093 -> 0.52091
+    assert ndcg_any_at(EV3, ranked, 5, n_relevant=4) == pytest.approx(0.52091, abs=1e-5)
+
+
+def test_ndcg_is_zero_when_no_entry_covers_the_evidence_any_more():
+    assert ndcg_at(EV3, [("x",)], 3, n_relevant=0) == 0.0
+    with pytest.raises(ValueError, match="n_relevant"):
+        ndcg_at(EV3, [("x",)], 3, n_relevant=-1)
+
+
+def test_evidence_recall_counts_verbatim_entries_only_and_coverage_counts_digests():
+    # RANKED: t9 turn, a digest {t1, t2, t3}, t7 turn, t5 turn; evidence {t1, t3, t5, t8}
+    verbatim = [True, False, True, True]
+    # directly: only t5 (rank 4) -> 1/4 at k=4; coverage: t1, t3, t5 -> 3/4
+    assert evidence_recall_at(EVIDENCE, RANKED, 4, verbatim) == 0.25
+    assert evidence_recall_at(EVIDENCE, RANKED, 3, verbatim) == 0.0
+    assert coverage_recall_at(EVIDENCE, RANKED, 4) == 0.75
+    # without flags every hit is taken as verbatim (raw-turn memory): the old figure
+    assert evidence_recall_at(EVIDENCE, RANKED, 4) == 0.75
+    with pytest.raises(ValueError, match="flags"):
+        evidence_recall_at(EVIDENCE, RANKED, 4, [True])
+
+
+def test_recall_all_needs_every_evidence_turn():
+    assert recall_all_at(["t1", "t3"], RANKED, 1) == 0.0
+    assert recall_all_at(["t1", "t3"], RANKED, 2) == 1.0  # the digest covers both
+    assert recall_all_at(EVIDENCE, RANKED, 10) == 0.0  # t8 never retrieved
+
+
+def test_verbatim_kinds_are_turns_and_chunks():
+    from lyra_lab.memory import MemoryEntry
+    from lyra_lab.recall import Hit
+
+    hits = [Hit(entry=MemoryEntry(id=k, conversation_id="c", kind=k, text="x", turn_ids=("t",)), score=0.0, rank=i)
+            for i, k in enumerate(["turn", "chunk", "summary", "digest", "gist", "fact"])]
+    assert verbatim_flags(hits) == [True, True, False, False, False, False]

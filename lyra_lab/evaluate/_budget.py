@@ -1,0 +1,134 @@
+"""Equal-budget scores: what each recaller puts into a context of B tokens, whatever its memory holds.
+
+Scoring at the same k favours long entries: a digest is 5–20× a raw turn, so
+ten digests carry far more text than ten turns.  At a budget of ``B`` rendered
+tokens every pipeline gets the same room.  For a probe and a budget ``B``
+(``[run] context_budgets``), from the recaller's ranking (``ProbeOutcome.ranking``,
+a deeper list than the k hits) and the pipeline's token counter:
+
+* **fits(B)**: the longest prefix of the ranking whose rendered block — one
+  ``[date] text`` line per entry, joined by newlines, exactly as
+  ``lyra_lab.recall.render`` builds it — counts at most ``B`` tokens.  Entries
+  are taken whole, in rank order; the first that does not fit ends the prefix.
+  So a first entry longer than ``B`` leaves fits(B) empty.
+* ``evidence_recall@Btok`` / ``coverage_recall@Btok``: ``evidence_recall_at`` /
+  ``coverage_recall_at`` (see ``_retrieval``) over fits(B).  An entry cut to fit
+  counts for nothing: which of its turns survived the cut is unknown.
+* ``answer_in_context@Btok``: 1.0 if the gold answer is in ``render(ranking, B)``
+  by the retention rule (``answer_retained``: after SQuAD normalization, the
+  answer occurs as a whole-word phrase or ≥ 80% of its distinct tokens occur,
+  which accepts "May 7, 2023" for "7 May 2023") — fits(B) plus, as render
+  does, the head of the next entry cut to the budget and marked ``…``: exactly
+  the text a chat model given B tokens would read.  So it is
+  ``context_retention`` at budget B, and never above ``retention`` (the whole
+  memory).  Judge-free and fair across memory kinds: a digest scores only if
+  its text kept the answer.
+* ``context_tokens@Btok``: the tokens of that block (≤ B; below B when the
+  ranking ran out or the next entry's date label did not fit).
+
+Retrieval scores at B follow the @K rules (only probes with evidence that do
+not expect abstention); ``answer_in_context@Btok`` needs a non-empty answer and
+no expected abstention, but no evidence.
+
+Metric names carry the budget as ``@<B>tok`` (``answer_in_context@512tok``) so
+they never collide with the @K names and every existing ``groupby("metric")``
+keeps budgets apart; ``budget_frame`` splits them into a ``metric_base`` and a
+numeric ``budget_tokens`` column for plotting against context size.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterable, Sequence
+
+import pandas as pd
+
+from lyra_lab.evaluate._qa import expects_abstention, normalize_answer
+from lyra_lab.evaluate._retention import DEFAULT_RETENTION_THRESHOLD, answer_retained
+from lyra_lab.evaluate._retrieval import coverage_recall_at, evidence_recall_at, turn_groups, verbatim_flags
+
+BUDGET_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<budget>\d+)tok$")
+
+
+def budget_metric(base: str, budget: int) -> str:
+    """``answer_in_context`` and 512 → ``answer_in_context@512tok``."""
+    return f"{base}@{int(budget)}tok"
+
+
+def check_budgets(budgets: Iterable[int]) -> tuple[int, ...]:
+    """``budgets`` as a sorted tuple of distinct positive ints; raises ``ValueError`` otherwise."""
+    budgets = tuple(budgets)
+    if any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
+        raise ValueError(f"context budgets must be positive integers (tokens), got {list(budgets)!r}")
+    return tuple(sorted(set(budgets)))
+
+
+def fit_count(hits: Sequence[Any], budget: int, count: Callable[[str], int]) -> int:
+    """How many of ``hits``, whole and in order, fit in ``budget`` tokens as ``render`` joins them."""
+    from lyra_lab.recall._render import hit_line
+
+    block, n = "", 0
+    for hit in hits:
+        candidate = block + "\n" + hit_line(hit.entry) if block else hit_line(hit.entry)
+        if count(candidate) > budget:
+            break
+        block, n = candidate, n + 1
+    return n
+
+
+def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], int] | None = None, *,
+                  retrieval: bool | None = None,
+                  threshold: float = DEFAULT_RETENTION_THRESHOLD) -> dict[str, float]:
+    """The ``@Btok`` metrics of one ``ProbeOutcome`` for every budget (see the module docstring).
+
+    Args:
+        outcome: a ``lyra_lab.replay.ProbeOutcome``; its ``ranking`` (else ``hits``) is ranked.
+        budgets: token budgets B.
+        count: the token counter; default ``outcome.count`` (the pipeline's tokenizer).
+        retrieval: also score evidence/coverage recall; None: by the @K rule (evidence, no
+            expected abstention).  Never without evidence.
+        threshold: token-recall threshold of the retention rule.
+    """
+    from lyra_lab.recall._render import render
+
+    budgets = check_budgets(budgets)
+    if not budgets:
+        return {}
+    count = count or getattr(outcome, "count", None)
+    if count is None:
+        raise ValueError("equal-budget scores need a token counter: pass count= or an outcome from replay")
+    probe = outcome.probe
+    ranking = tuple(getattr(outcome, "ranking", ()) or outcome.hits)
+    answerable = not expects_abstention(probe) and bool(normalize_answer(probe.answer))
+    if retrieval is None:
+        retrieval = not expects_abstention(probe)
+    retrieval = retrieval and bool(probe.evidence)
+    scores: dict[str, float] = {}
+    for budget in budgets:
+        context = render(ranking, budget, count)
+        scores[budget_metric("context_tokens", budget)] = float(count(context))
+        if answerable:
+            scores[budget_metric("answer_in_context", budget)] = float(
+                answer_retained(probe.answer, context, threshold))
+        if retrieval:
+            fits = ranking[:fit_count(ranking, budget, count)]
+            groups, k = turn_groups(fits), max(len(fits), 1)
+            scores[budget_metric("evidence_recall", budget)] = evidence_recall_at(
+                probe.evidence, groups, k, verbatim_flags(fits))
+            scores[budget_metric("coverage_recall", budget)] = coverage_recall_at(probe.evidence, groups, k)
+    return scores
+
+
+def budget_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The ``@Btok`` rows of a results frame with ``metric_base`` and a numeric ``budget_tokens`` column.
+
+    >>> budget_frame(pd.DataFrame({"metric": ["mrr", "answer_in_context@256tok"], "value": [1.0, 0.0]}))
+                         metric  value         metric_base  budget_tokens
+    1  answer_in_context@256tok    0.0  answer_in_context            256
+    """
+    parts = df["metric"].astype(str).str.extract(BUDGET_METRIC)
+    keep = parts["budget"].notna()
+    out = df[keep].copy()
+    out["metric_base"] = parts.loc[keep, "base"]
+    out["budget_tokens"] = parts.loc[keep, "budget"].astype(int)
+    return out

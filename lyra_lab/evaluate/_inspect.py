@@ -1,0 +1,268 @@
+"""One probe across every pipeline of a run: what was retrieved, the context, the answer, the verdicts.
+
+``inspect_probe(run_dir, probe_id)`` joins three records of a run folder:
+
+* the tidy rows: which cells and recallers (pipelines) asked the probe, and their scores;
+* the run log's ``probe_detail`` events (written per probe × recaller by the cell runner,
+  from ``_probe_record.probe_record``): the ranked hits with score, entry kind, covered turns and a text
+  snippet, the rendered context, the answer and each judge's verdict.  Runs made before
+  those events existed fall back to the ``recall`` (entry ids and scores) and ``answer``
+  events; their hits show text only for raw turns (from the corpus) and summaries
+  (the log's 300-character previews), and the context is not known;
+* the corpus named in ``spec.json``: the evidence turns' text (when the corpus still loads).
+
+``lyra-lab show RUN_DIR PROBE_ID`` prints ``ProbeView.render()``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.evaluate._probe_record import DETAIL_EVENT, snip
+
+
+@dataclass(frozen=True)
+class HitView:
+    """One retrieved entry: rank (1-based), id, kind (turn, summary, digest…), score, text."""
+
+    rank: int
+    entry_id: str
+    kind: str
+    score: float
+    text: str
+    turn_ids: tuple[str, ...] = ()
+    evidence: bool = False  # the entry is, or covers, a gold evidence turn
+
+
+@dataclass(frozen=True)
+class PipelineView:
+    """What one pipeline (memory pipeline × recaller, in one cell) did with the probe."""
+
+    pipeline: str
+    cell_id: str
+    recaller: str
+    hits: tuple[HitView, ...]
+    context: str | None  # None: not recorded (a run from before probe_detail events)
+    context_tokens: float | None
+    answer: str | None  # None: QA did not run for this probe
+    verdicts: tuple[tuple[str, int, str], ...]  # (judge, 1/0, raw reply)
+    scores: Mapping[str, float] = field(default_factory=dict)
+    where: Mapping[str, Any] = field(default_factory=dict)  # backend, embedder, seed of the cell
+
+
+@dataclass(frozen=True)
+class ProbeView:
+    """A probe of a run, with every pipeline's view of it (``inspect_probe``)."""
+
+    run_dir: Path
+    probe_id: str
+    conversation_id: str
+    category: str
+    question: str
+    gold: str
+    evidence: tuple[tuple[str, str], ...]  # (turn id, text or "")
+    pipelines: tuple[PipelineView, ...]
+
+    def hits_frame(self) -> pd.DataFrame:
+        """One row per pipeline × retrieved entry, ranked."""
+        cols = ["pipeline", "rank", "entry_id", "kind", "score", "evidence", "text"]
+        return pd.DataFrame([{"pipeline": p.pipeline, "rank": h.rank, "entry_id": h.entry_id, "kind": h.kind,
+                              "score": h.score, "evidence": h.evidence, "text": h.text}
+                             for p in self.pipelines for h in p.hits], columns=cols)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per pipeline: its answer, each judge's verdict (``judge:<name>``) and its scores."""
+        records = []
+        for p in self.pipelines:
+            row: dict[str, Any] = {"pipeline": p.pipeline, "cell_id": p.cell_id, **p.where, "recaller": p.recaller,
+                                   "hits": len(p.hits), "evidence_hits": sum(h.evidence for h in p.hits),
+                                   "context_tokens": p.context_tokens, "answer": p.answer}
+            row.update({f"judge:{name}": score for name, score, _ in p.verdicts})
+            row.update(p.scores)
+            records.append(row)
+        return pd.DataFrame.from_records(records)
+
+    def render(self, context_lines: int = 40) -> str:
+        """The view as plain text (what ``lyra-lab show`` prints)."""
+        out = [f"probe {self.probe_id}  (conversation {self.conversation_id}"
+               + (f", category {self.category})" if self.category else ")"),
+               f"question: {self.question}", f"gold:     {self.gold}", "evidence:"]
+        out += [f"  {tid}  {_one_line(text) or '(text not available)'}" for tid, text in self.evidence] or ["  (none)"]
+        for p in self.pipelines:
+            where = ", ".join(f"{k} {v}" for k, v in p.where.items())
+            out += ["", f"== {p.pipeline}  ({where + ', ' if where else ''}cell {p.cell_id})"]
+            shown = {k: v for k, v in p.scores.items() if "latency" not in k and "cost" not in k}
+            if shown:
+                out.append("  scores: " + " ".join(f"{k}={v:.3g}" for k, v in sorted(shown.items())))
+            out.append(f"  retrieved ({len(p.hits)}):" if p.hits else "  retrieved: nothing recorded")
+            for h in p.hits:
+                mark = " *evidence*" if h.evidence else ""
+                out.append(f"  {h.rank:>3}. {h.score:8.4f}  {h.kind:<8} {h.entry_id}{mark}")
+                if h.text:
+                    out.append(f"        {_one_line(h.text)[:160]}")
+            if p.context is None:
+                out.append("  context: not recorded in this run's log")
+            else:
+                lines = p.context.splitlines() or ["(empty)"]
+                tokens = "" if p.context_tokens is None else f"{p.context_tokens:g} tokens, "
+                out.append(f"  context ({tokens}{len(lines)} lines):")
+                out += [f"    | {line}" for line in lines[:context_lines]]
+                if len(lines) > context_lines:
+                    out.append(f"    | … {len(lines) - context_lines} more lines")
+            out.append(f"  answer: {p.answer}" if p.answer is not None else "  answer: (QA did not run)")
+            for name, score, raw in p.verdicts:
+                out.append(f"  judge {name}: {'correct' if score else 'wrong'}  (reply: {_one_line(raw)[:80]!r})")
+        return "\n".join(out)
+
+
+def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
+    """Everything a run recorded about one probe, per pipeline (see the module docstring).
+
+    Raises:
+        ConfigError: ``run_dir`` is not a run folder, or ``probe_id`` is not one of its probes
+            (the message suggests the closest id).
+    """
+    from lyra_lab.experiments._results import load_results
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ConfigError(f"{run_dir}: no such run folder")
+    if not any((run_dir / "rows").glob("*.jsonl")) and not (run_dir / "results.parquet").exists():
+        raise ConfigError(f"{run_dir}: not a run folder with results (no rows/*.jsonl or results.parquet)")
+    df = load_results(run_dir, write=False)
+    probe_id = str(probe_id)
+    mine = df[df["probe_id"].astype(str) == probe_id]
+    if mine.empty:
+        known = sorted({str(p) for p in df["probe_id"] if str(p)})
+        close = difflib.get_close_matches(probe_id, known, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else f" ({len(known)} probes in the run)"
+        raise ConfigError(f"{run_dir}: no probe {probe_id!r} in this run{hint}")
+    cells = set(mine["cell_id"].astype(str))
+    details, recalls, answers, previews = _log(run_dir, probe_id, cells)
+    corpus = _corpus(run_dir)
+    probe = _probe(corpus, probe_id)
+    turns = _turn_texts(corpus)
+    any_detail: dict[str, Any] = next(iter(details.values()), {})
+    evidence = tuple(probe.evidence) if probe is not None else tuple(any_detail.get("evidence") or ())
+    gold_turns = set(evidence)
+    pipelines = []
+    for (pipeline, cell), part in mine.groupby(["pipeline", "cell_id"], sort=True):
+        recaller = str(pipeline).partition("|")[2]
+        key = (str(cell), recaller)
+        detail = details.get(key)
+        judge_col = part["judge"] if "judge" in part.columns else pd.Series([None] * len(part), index=part.index)
+        is_judge = part["metric"] == "judge"
+        scores = {str(m): float(v) for m, v in zip(part.loc[~is_judge, "metric"], part.loc[~is_judge, "value"])}
+        if detail is not None:
+            hits = tuple(_hit(i, h["id"], h.get("kind"), h["score"],
+                              h.get("text") or _fallback_text(str(h["id"]), turns, previews),
+                              h.get("turn_ids") or (), gold_turns) for i, h in enumerate(detail.get("hits") or [], 1))
+            raw = {j["judge"]: str(j.get("raw", "")) for j in detail.get("judges") or []}
+            context, tokens, answer = detail.get("context"), detail.get("context_tokens"), detail.get("answer")
+        else:
+            hits = tuple(_hit(i, entry_id, None, score, _fallback_text(str(entry_id), turns, previews),
+                              (), gold_turns) for i, (entry_id, score) in enumerate(recalls.get(key, []), 1))
+            raw, context, tokens, answer = {}, None, scores.get("context_tokens"), answers.get(key)
+        verdicts = tuple((str(name) if isinstance(name, str) and name else "judge", int(v), raw.get(name, ""))
+                         for name, v in zip(judge_col[is_judge], part.loc[is_judge, "value"]))
+        where = {c: part[c].iloc[0] for c in ("backend", "embedder", "seed") if c in part.columns}
+        pipelines.append(PipelineView(str(pipeline), str(cell), recaller, hits, context, tokens, answer, verdicts,
+                                      scores, {k: (int(v) if k == "seed" else str(v)) for k, v in where.items()}))
+    first = mine.iloc[0]
+    return ProbeView(
+        run_dir=run_dir, probe_id=probe_id, conversation_id=str(first["conversation_id"]),
+        category=str(first["category"]),
+        question=probe.question if probe is not None else str(any_detail.get("question", "")),
+        gold=str(probe.answer) if probe is not None else str(any_detail.get("gold", "")),
+        evidence=tuple((t, turns.get(t, "")) for t in evidence), pipelines=tuple(pipelines))
+
+
+def _hit(rank: int, entry_id: str, kind: str | None, score: float, text: str, turn_ids: Sequence[str],
+         gold: set[str]) -> HitView:
+    entry_id = str(entry_id)
+    kind = kind or entry_id.partition(":")[0] or "?"
+    turn_ids = tuple(turn_ids) or ((entry_id[5:],) if entry_id.startswith("turn:") else ())
+    return HitView(rank, entry_id, kind, float(score), str(text), turn_ids, bool(gold & set(turn_ids)))
+
+
+def _log(run_dir: Path, probe_id: str, cells: set[str]) -> tuple[dict, dict, dict, dict]:
+    """This probe's detail, recall and answer events by (cell, recaller); summary previews by entry id.
+
+    Only lines that can matter are parsed (a LoCoMo grid's log holds hundreds of thousands of events).
+    """
+    details: dict[tuple[str, str], dict] = {}
+    recalls: dict[tuple[str, str], list] = {}
+    answers: dict[tuple[str, str], str] = {}
+    previews: dict[str, str] = {}
+    path = run_dir / "log.jsonl"
+    if not path.exists():
+        return details, recalls, answers, previews
+    for e in _events(path, [json.dumps(probe_id, ensure_ascii=False).encode("utf-8"), b'"summary_written"']):
+        kind, cell = e.get("event"), str(e.get("cell_id", ""))
+        if cell not in cells:
+            continue
+        if kind == "summary_written":
+            ids = [i for i in e.get("entries") or [] if str(i).startswith("summary:")]
+            previews.update({str(i): str(t) for i, t in zip(ids, e.get("summary") or [])})
+            continue
+        if str(e.get("probe_id", "")) != probe_id:
+            continue
+        key = (cell, str(e.get("recaller", "")))
+        if kind == DETAIL_EVENT:
+            details[key] = e
+        elif kind == "recall":
+            recalls[key] = e.get("hits") or []
+        elif kind == "answer":
+            answers[key] = str(e.get("text", ""))
+    return details, recalls, answers, previews
+
+
+def _events(path: Path, needles: Sequence[bytes]) -> Iterable[dict[str, Any]]:
+    """The log's events whose raw line contains one of ``needles`` (a line cut short by a kill is skipped)."""
+    with open(path, "rb") as fh:
+        for raw in fh:
+            if any(n in raw for n in needles):
+                try:
+                    yield json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    continue
+
+
+def _corpus(run_dir: Path) -> Any:
+    """The run's corpus (from ``spec.json``), or None when it cannot be read (moved, changed)."""
+    try:
+        spec = json.loads((run_dir / "spec.json").read_text(encoding="utf-8"))["corpus"]
+        from lyra_lab.corpus import load
+
+        return load(spec["path"], spec.get("format") or "auto", probes=spec.get("probes"))
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _probe(corpus: Any, probe_id: str) -> Any:
+    if corpus is None:
+        return None
+    return next((p for p in corpus.probes if p.id == probe_id), None)
+
+
+def _turn_texts(corpus: Any) -> dict[str, str]:
+    if corpus is None:
+        return {}
+    return {t.id: f"{t.speaker or t.role}: {t.text}" for t in corpus.turns()}
+
+
+def _fallback_text(entry_id: str, turns: Mapping[str, str], previews: Mapping[str, str]) -> str:
+    if entry_id.startswith("turn:"):
+        return snip(turns.get(entry_id[5:], ""))
+    return previews.get(entry_id, "")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
