@@ -31,7 +31,7 @@ This notebook walks through both, with a strategy written here:
    memory as they are, BM25 recalls them), and we compare recall with confidence intervals.
 
 **Run time** (measured headless, kernel start included, on 2 shared cores). Small mode (the
-default, what `make test` runs): about 40 s. Full mode (`LYRA_NB_FULL=1 make lab`: the
+default, what `make test` runs): 10 to 40 s. Full mode (`LYRA_NB_FULL=1 make lab`: the
 variable must be set before the kernel starts): 25× more chunker examples, 10× more rollup
 runs of twice the length, both synthetic conversations and five chunk sizes per chunker;
 1 to 3 minutes depending on what else the cores run (measured 1 min 12 s, 1 min 53 s and 2 min 37 s)."""),
@@ -51,7 +51,7 @@ import lyra_lab
 from lyra_lab import Registry
 from lyra_lab.backends import token_counter
 from lyra_lab.chunking import CHUNKERS, Budget, Chunk, Transcript, render_turn, render_turns
-from lyra_lab.evaluate import aggregate, bootstrap_ci
+from lyra_lab.evaluate import aggregate, compare
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from lyra_lab.recall import RECALLERS
 from lyra_lab.replay import Registries
@@ -357,14 +357,14 @@ lyra-lab's `ROLLUPS` plus yours, passed as `Registries(..., rollups=...)`.
 
 ## 5. The fixed chunker joins a grid
 
-Does packing whole sentences recall better than lyra-lab's `token_budget` (whole lines under a
-token budget)? An experiment file in TOML, as you would write it for `lyra-lab run`, naming
-our chunker by its registered name. It calls no model: `summarizers = ["none"]` puts the chunks
-themselves into memory, `keep_raw = false` takes the raw turns out once a chunk holds them (so
-memory is the chunks alone and the chunker decides what recall can find), and BM25 recalls.
-`backends = ["fake"]` makes sure nothing could start a model. Chunk sizes are matched: our
-chunker counts characters, `token_budget` counts `o200k_base` tokens, so each token budget is
-converted at the corpus's own rate of characters per token."""),
+Does packing whole sentences serve recall better than lyra-lab's `token_budget` (whole lines
+under a token budget)? An experiment file in TOML, as you would write it for `lyra-lab run`,
+naming our chunker by its registered name. It calls no model: `summarizers = ["none"]` puts
+the chunks themselves into memory, `keep_raw = false` takes the raw turns out once a chunk
+holds them (so memory is the chunks alone and the chunker decides what recall can find), and
+BM25 recalls. `backends = ["fake"]` makes sure nothing could start a model. Chunk sizes are
+matched: our chunker counts characters, `token_budget` counts `o200k_base` tokens, so each
+token budget is converted at the corpus's own rate of characters per token."""),
     ("code", '''MY_CHUNKERS = chunkers_with(sentence_pack=SentencePack)
 transcript = render_turns([t for c in lyra_lab.load(DATA).conversations for t in c.turns()])
 CHARS_PER_TOKEN = len(transcript) / token_counter("o200k_base")(transcript)
@@ -373,6 +373,7 @@ AS_CHARS = {t: round(CHARS_PER_TOKEN * t) for t in SIZES}
 print(f"the corpus renders at {CHARS_PER_TOKEN:.2f} characters per o200k_base token; sentence_pack budgets: {AS_CHARS}")
 chunkers = ", ".join([f'{{ name = "sentence_pack", max_chars = {AS_CHARS[t]} }}' for t in SIZES]
                      + [f'{{ name = "token_budget", max_tokens = {t} }}' for t in SIZES])
+CONTEXT = 512  # tokens of recalled context every pipeline is scored at
 GRID_TOML = f"""
 name = "property_testing_grid"
 description = "sentence_pack (written in notebooks/04) vs token_budget at matched chunk sizes, no LLM"
@@ -385,13 +386,13 @@ path = "{DATA.as_posix()}"
 chunkers = [{chunkers}]
 summarizers = ["none"]
 keep_raw = [false]
-context_budgets = [1000]
 recallers = ["bm25"]
 
 [run]
 backends = ["fake"]
 embedders = ["hashing"]
 ks = [1, 5, 10]
+context_budgets = [{CONTEXT}]
 """
 (OUT / "grid.toml").write_text(GRID_TOML)
 print(GRID_TOML)
@@ -401,65 +402,83 @@ df = run_experiment(spec, OUT / "run", progress=False)
 print(f"{df['cell_id'].nunique()} cells, {len(df)} tidy rows in {time.perf_counter() - t0:.1f} s")'''),
     ("md", """### Results
 
-Per chunker and size: evidence recall@k (a probe counts as found when a recalled chunk holds
-one of its evidence turns), its mean over probes with a 95% bootstrap CI, and **n** probes.
-Bigger chunks hold more turns per hit, so recall@k rises with size for any chunker: compare
-at matched sizes (the mean chunk size in tokens is in the table). Chunks never cross a flush
-(by default, a session end), so once the budget is larger than a whole session, every
-chunker makes one chunk per session and they all coincide."""),
-    ("code", '''TOKENS_OF = {chars: t for t, chars in AS_CHARS.items()}
-df["size_tokens"] = df["chunker.max_tokens"].fillna(df["chunker.max_chars"].map(TOKENS_OF)).astype(int)
+Two measures, per chunker and size, each a mean over probes with its 95% bootstrap CI and
+**n** probes:
+
+* **`answer_in_context@512tok`** (the headline): is the probe's answer in the context that
+  recall fills with 512 rendered tokens? Every chunker gets the same room, so one with bigger
+  chunks cannot win by holding more turns per hit.
+* **`evidence_recall@5`**: is an evidence turn in the top 5 chunks? It rises with chunk size
+  for any chunker, so compare it only at matched sizes (the mean chunk size is in the table).
+
+Chunks never cross a flush (by default, a session end), so once the budget is larger than a
+whole session, every chunker makes one chunk per session and they all coincide."""),
+    ("code", '''HEADLINE, RECALL = f"answer_in_context@{CONTEXT}tok", "evidence_recall@5"
+df["size_tokens"] = df["chunker.max_tokens"].fillna(df["chunker.max_chars"].map({c: t for t, c in AS_CHARS.items()}))
+df["size_tokens"] = df["size_tokens"].astype(int)
 keys = ["chunker", "size_tokens"]
-quality = aggregate(df[df["metric"].isin(["recall@1", "recall@5", "recall@10", "mrr"])], by=keys)
+quality = aggregate(df[df["metric"].isin([HEADLINE, RECALL, "mrr"])], by=keys)
 memory = df[df["metric"].isin(["memory_entries", "memory_tokens"])].pivot_table(index=keys, columns="metric",
                                                                                   values="value", aggfunc="sum")
 memory["mean chunk tokens"] = memory["memory_tokens"] / memory["memory_entries"]
-table = quality.pivot_table(index=keys, columns="metric", values="mean").round(3)
-table["n"] = quality.groupby(keys)["n"].first()
+table = quality.pivot_table(index=keys, columns="metric", values="mean")[[HEADLINE, RECALL, "mrr"]].round(3)
+table = table.join(quality.pivot_table(index=keys, columns="metric", values="n")[[HEADLINE, RECALL]]
+                   .astype(int).add_prefix("n "))
 table = table.join(memory[["memory_entries", "mean chunk tokens"]].round(1))
 table.to_csv(OUT / "property_testing_results.csv")
 table'''),
-    ("md", """Paired on the same probes: for each matched size, the per-probe difference in
-recall@5 (sentence_pack minus token_budget), with a 95% bootstrap CI."""),
-    ("code", '''r5 = df[df["metric"] == "recall@5"].pivot_table(index=["size_tokens", "conversation_id", "probe_id"],
-                                                 columns="chunker", values="value")
+    ("md", """Paired on the same probes with lyra-lab's `compare`: for each matched size, sentence_pack
+minus token_budget, with a 95% bootstrap CI and a sign-flip p-value. With one or two
+conversations there are too few to resample whole conversations (`compare`'s default), so
+each probe is its own unit (`cluster=None`): read the intervals as about these probes."""),
+    ("code", '''label = df.groupby(keys)["pipeline"].first()  # (chunker, size) -> pipeline label in the results
 paired = []
-for size, part in r5.groupby(level="size_tokens"):
-    diff = part["sentence_pack"] - part["token_budget"]
-    ci = bootstrap_ci(diff)
-    paired.append({"size_tokens": size, "sentence_pack": part["sentence_pack"].mean(),
-                   "token_budget": part["token_budget"].mean(), "difference": ci.mean,
-                   "ci_low": ci.low, "ci_high": ci.high, "n": ci.n, "probes_differing": int((diff != 0).sum())})
+for size in SIZES:
+    for metric in (HEADLINE, RECALL):
+        c = compare(df, label[("sentence_pack", size)], label[("token_budget", size)], metric, cluster=None)
+        per_probe = df[df["metric"] == metric].pivot_table(index=["conversation_id", "probe_id"],
+                                                          columns="pipeline", values="value")
+        differing = per_probe[label[("sentence_pack", size)]] != per_probe[label[("token_budget", size)]]
+        paired.append({"size_tokens": size, "metric": metric,
+                       "sentence_pack": per_probe[label[("sentence_pack", size)]].mean(),
+                       "token_budget": per_probe[label[("token_budget", size)]].mean(),
+                       "difference": c.difference, "ci_low": c.ci_low, "ci_high": c.ci_high, "p": c.p_value,
+                       "n": c.n_probes, "probes_differing": int(differing.sum())})
 paired = pd.DataFrame(paired)
 paired.round(3)'''),
-    ("code", '''points = quality[quality["metric"] == "recall@5"]
-n_probes = int(points["n"].max())
-fig, ax = plt.subplots(figsize=(7, 4.2), layout="constrained")
-for (name, part), marker, dodge in zip(points.groupby("chunker"), ["o", "s"], [0.95, 1.05]):
-    part = part.sort_values("size_tokens")  # dodged sideways so matched sizes do not hide each other
-    ax.errorbar(part["size_tokens"] * dodge, part["mean"], yerr=[part["mean"] - part["ci_low"], part["ci_high"] - part["mean"]],
-                marker=marker, capsize=3, label=name)
-ax.set_xscale("log")
-ax.set_xticks(SIZES, [str(t) for t in SIZES])
-ax.minorticks_off()
-ax.set_ylim(0, 1.02)
-ax.set_xlabel(f"chunk budget (o200k_base tokens; sentence_pack at {CHARS_PER_TOKEN:.2f} chars per token)")
-ax.set_ylabel("evidence recall@5 (mean, 95% bootstrap CI)")
-ax.set_title(f"sentence_pack (ours) vs token_budget, BM25 recall, no LLM\\n"
-             f"synthetic corpus, the same n = {n_probes} probes at every point")
-ax.legend(loc="lower right")
+    ("code", '''n_probes = {m: int(quality.loc[quality["metric"] == m, "n"].max()) for m in (HEADLINE, RECALL)}
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), sharex=True, sharey=True, layout="constrained")
+for ax, metric, what in zip(axes, (HEADLINE, RECALL),
+                            (f"answer in the {CONTEXT}-token context", "evidence turn in the top 5 chunks")):
+    points = quality[quality["metric"] == metric]
+    for (name, part), marker, dodge in zip(points.groupby("chunker"), ["o", "s"], [0.95, 1.05]):
+        part = part.sort_values("size_tokens")  # dodged sideways so matched sizes do not hide each other
+        ax.errorbar(part["size_tokens"] * dodge, part["mean"],
+                    yerr=[part["mean"] - part["ci_low"], part["ci_high"] - part["mean"]],
+                    marker=marker, capsize=3, label=name)
+    ax.set_xscale("log")
+    ax.set_xticks(SIZES, [str(t) for t in SIZES])
+    ax.minorticks_off()
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"{metric}: {what}\\nthe same n = {n_probes[metric]} probes at every point", fontsize=10)
+    ax.legend(loc="lower right")
+axes[0].set_ylabel("share of probes (mean, 95% bootstrap CI)")
+fig.supxlabel(f"chunk budget (o200k_base tokens; sentence_pack's characters at {CHARS_PER_TOKEN:.2f} per token)",
+              fontsize=10)
+fig.suptitle("sentence_pack (ours) vs token_budget, BM25 recall, no LLM, synthetic corpus")
 fig.savefig(OUT / "property_testing_grid.png", dpi=120)
 plt.show()'''),
     ("md", """## 6. What this notebook found"""),
     ("code", '''def verdict(row) -> str:
+    ci = f"{row['difference']:+.2f}, 95% CI [{row['ci_low']:.2f}, {row['ci_high']:.2f}], p = {row['p']:.2f}"
     if row["probes_differing"] == 0:
         return "the same result on every probe"
-    if row["ci_low"] > 0:
-        return f"sentence_pack recalls more (+{row['difference']:.2f}, 95% CI [{row['ci_low']:.2f}, {row['ci_high']:.2f}])"
-    if row["ci_high"] < 0:
-        return f"token_budget recalls more ({row['difference']:+.2f}, 95% CI [{row['ci_low']:.2f}, {row['ci_high']:.2f}])"
-    return (f"no clear difference ({row['difference']:+.2f}, 95% CI [{row['ci_low']:.2f}, {row['ci_high']:.2f}] "
-            f"includes 0)")
+    if row["ci_low"] > 0 or row["ci_high"] < 0:
+        better = "sentence_pack" if row["ci_low"] > 0 else "token_budget"
+        if row["p"] < 0.05:
+            return f"{better} does better ({ci})"
+        return f"weak evidence that {better} does better ({ci}: the interval excludes 0, the sign-flip test does not)"
+    return f"no clear difference ({ci}: the interval includes 0)"
 
 
 lines = [
@@ -471,19 +490,23 @@ lines = [
     f"the fixed one kept them all over {rollup_fixed_runs} generated rule sequences.",
 ]
 size_of = memory["mean chunk tokens"]
-for _, row in paired.iterrows():
-    t = int(row["size_tokens"])
-    lines.append(f"At a budget of {t} tokens (mean chunk {size_of[('sentence_pack', t)]:.0f} tokens for sentence_pack, "
-                 f"{size_of[('token_budget', t)]:.0f} for token_budget), recall@5 is {row['sentence_pack']:.2f} for "
-                 f"sentence_pack and {row['token_budget']:.2f} for token_budget on the same {int(row['n'])} probes "
-                 f"(the two differ on {int(row['probes_differing'])} of them): "
-                 f"{verdict(row)}.")
+for size, rows in paired.groupby("size_tokens"):
+    head, rec = (rows[rows["metric"] == m].iloc[0] for m in (HEADLINE, RECALL))
+    lines.append(
+        f"At a chunk budget of {size} tokens (mean chunk {size_of[('sentence_pack', size)]:.0f} tokens for sentence_pack, "
+        f"{size_of[('token_budget', size)]:.0f} for token_budget), the answer is in the {CONTEXT}-token context for "
+        f"{head['sentence_pack']:.2f} vs {head['token_budget']:.2f} of the same {int(head['n'])} probes (the two differ on "
+        f"{int(head['probes_differing'])}): {verdict(head)}. Evidence recall@5 is {rec['sentence_pack']:.2f} vs "
+        f"{rec['token_budget']:.2f} (n = {int(rec['n'])}): {verdict(rec)}.")
+significant = paired[(paired["p"] < 0.05) & ((paired["ci_low"] > 0) | (paired["ci_high"] < 0))]
+lines.append(f"Of {len(paired)} paired comparisons, {len(significant)} found a difference at p < 0.05; "
+             f"about {0.05 * len(paired):.1f} would by chance alone if the chunkers were equally good.")
 lines.append(f"{'Full' if FULL else 'Small'} mode ran in {time.perf_counter() - started:.0f} s.")
 findings = {"mode": "full" if FULL else "small", "buggy_chunker_invariant": failure.invariant,
             "shrunk": shrunk_summary, "chunk_budget": buggy.max_chars, "fixed_chunker_examples": fixed_examples,
             "buggy_rollup_detail": rollup_failure.detail, "shrunk_rollup_steps": len(steps),
             "rollup_budget": ROLLUP_BUDGET, "fixed_rollup_machines": rollup_fixed_runs,
-            "paired_recall5": paired.to_dict(orient="records"), "statements": lines}
+            "paired": paired.to_dict(orient="records"), "statements": lines}
 (OUT / "property_testing_findings.json").write_text(json.dumps(findings, indent=2, default=float))
 print("\\n\\n".join(lines))'''),
 ]

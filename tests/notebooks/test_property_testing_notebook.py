@@ -42,22 +42,25 @@ def test_property_testing_notebook_catches_the_bugs_and_runs_the_grid(tmp_path, 
 
     # the grid has rows for both chunkers at both sizes, on the same probes
     results = pd.read_parquet(tmp_path / "run" / "results.parquet")
-    r5 = results[results["metric"] == "recall@5"]
-    assert set(r5["chunker"]) == {"sentence_pack", "token_budget"}
-    assert r5.groupby("chunker")["cell_id"].nunique().to_dict() == {"sentence_pack": 2, "token_budget": 2}
-    per_cell = r5.groupby("cell_id")["probe_id"].apply(frozenset)
+    headline = results[results["metric"] == "answer_in_context@512tok"]
+    assert set(headline["chunker"]) == {"sentence_pack", "token_budget"}
+    assert headline.groupby("chunker")["cell_id"].nunique().to_dict() == {"sentence_pack": 2, "token_budget": 2}
+    per_cell = headline.groupby("cell_id")["probe_id"].apply(frozenset)
     assert per_cell.nunique() == 1 and len(per_cell.iloc[0]) > 0
     assert set(results["backend"]) == {"fake"} and not results["simulated"].any()
     assert (results.loc[results["metric"] == "summarize.calls", "value"] == 0).all()  # no model was called
 
     table = pd.read_csv(tmp_path / "property_testing_results.csv")
-    assert len(table) == 4 and (table["n"] == len(per_cell.iloc[0])).all()
-    assert [p["size_tokens"] for p in found["paired_recall5"]] == [50, 150]
+    assert len(table) == 4 and (table["n answer_in_context@512tok"] == len(per_cell.iloc[0])).all()
+    paired = pd.DataFrame(found["paired"])
+    assert sorted(zip(paired["size_tokens"], paired["metric"])) == [
+        (size, metric) for size in (50, 150) for metric in ("answer_in_context@512tok", "evidence_recall@5")]
+    assert (paired["ci_low"] <= paired["difference"]).all() and (paired["difference"] <= paired["ci_high"]).all()
     assert images(nb) == 1 and (tmp_path / "property_testing_grid.png").stat().st_size > 10_000
 
     # the last cell states the outcome from the results
     last = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
     assert "within budget (120 chars)" in last and "200 generated conversations" in last
-    assert last.count("recall@5 is") == 2
+    assert last.count("the answer is in the 512-token context") == 2
     # hypothesis's caches went to the output folder, not into notebooks/
     assert (tmp_path / ".hypothesis").is_dir() and (had_hypothesis_dir or not (NOTEBOOKS / ".hypothesis").exists())
