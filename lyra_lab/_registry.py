@@ -43,6 +43,27 @@ class Registry(Generic[T]):
     def names(self) -> list[str]:
         return sorted(self._classes)
 
+    def extended(self, **classes: type) -> "Registry[T]":
+        """A new registry of the same kind: these names plus ``classes`` (name → class), replacing any
+        same-named entry, so re-running a notebook cell that redefines a class just works.  ``self``
+        is left as it is (``registry_name`` of a class is set by the registry that named it last).
+
+        >>> import dataclasses
+        >>> from lyra_lab.chunking import CHUNKERS
+        >>> @dataclasses.dataclass(frozen=True)
+        ... class Mine:
+        ...     size: int = 3
+        >>> mine = CHUNKERS.extended(mine=Mine)
+        >>> mine.build({"name": "mine", "size": 5}), "mine" in CHUNKERS.names(), "line_budget" in mine.names()
+        (Mine(size=5), False, True)
+        """
+        out: Registry[T] = Registry(self.kind)
+        out._classes = dict(self._classes)
+        for name, cls in classes.items():
+            out._classes.pop(name, None)
+            out.register(name)(cls)
+        return out
+
     def get(self, name: str) -> type:
         try:
             return self._classes[name]

@@ -48,7 +48,6 @@ from hypothesis import Phase, given, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 import lyra_lab
-from lyra_lab import Registry
 from lyra_lab.backends import token_counter
 from lyra_lab.chunking import CHUNKERS, Budget, Chunk, Transcript, render_turn, render_turns
 from lyra_lab.evaluate import aggregate, compare
@@ -148,20 +147,9 @@ class SentencePackBuggy:
 
 Experiments name strategies (`{ name = "token_budget", max_tokens = 300 }`), and a `Registry`
 maps those names to classes. Registries are explicit objects you pass around, so rather than
-adding to lyra-lab's own `CHUNKERS` we make one that holds lyra-lab's chunkers plus ours (a
-notebook cell that redefines a class and registers it again under the same name into a
-registry would be refused: a name belongs to one class)."""),
-    ("code", '''def chunkers_with(**mine: type) -> Registry:
-    """A chunker registry holding lyra-lab's own chunkers and ``mine`` (name=class)."""
-    registry = Registry("chunker")
-    for name in CHUNKERS.names():
-        registry.register(name)(CHUNKERS.get(name))
-    for name, cls in mine.items():
-        registry.register(name)(cls)
-    return registry
-
-
-MY_CHUNKERS = chunkers_with(sentence_pack=SentencePackBuggy)
+adding to lyra-lab's own `CHUNKERS` we make a new one with `CHUNKERS.extended(...)`: lyra-lab's
+chunkers plus ours (re-running the cell with a redefined class simply replaces the entry)."""),
+    ("code", '''MY_CHUNKERS = CHUNKERS.extended(sentence_pack=SentencePackBuggy)
 buggy = MY_CHUNKERS.build({"name": "sentence_pack", "max_chars": 120})  # what an experiment file would do
 print(MY_CHUNKERS.names())
 print(buggy)
@@ -352,8 +340,8 @@ fix measures what the budget is on:"""),
 assert rollup_ok is None, rollup_ok
 print(f"drop_oldest (fixed) kept every rollup invariant over {rollup_fixed_runs} generated rule sequences "
       f"of up to {STEPS} steps each")'''),
-    ("md", """To use it in a grid, register it the same way, in a `Registry("rollup")` holding
-lyra-lab's `ROLLUPS` plus yours, passed as `Registries(..., rollups=...)`.
+    ("md", """To use it in a grid, register it the same way: `ROLLUPS.extended(drop_oldest=DropOldest)`
+holds lyra-lab's rollups plus yours, passed as `Registries(..., rollups=...)`.
 
 ## 5. The fixed chunker joins a grid
 
@@ -365,7 +353,7 @@ holds them (so memory is the chunks alone and the chunker decides what recall ca
 BM25 recalls. `backends = ["fake"]` makes sure nothing could start a model. Chunk sizes are
 matched: our chunker counts characters, `token_budget` counts `o200k_base` tokens, so each
 token budget is converted at the corpus's own rate of characters per token."""),
-    ("code", '''MY_CHUNKERS = chunkers_with(sentence_pack=SentencePack)
+    ("code", '''MY_CHUNKERS = CHUNKERS.extended(sentence_pack=SentencePack)
 transcript = render_turns([t for c in lyra_lab.load(DATA).conversations for t in c.turns()])
 CHARS_PER_TOKEN = len(transcript) / token_counter("o200k_base")(transcript)
 SIZES = [25, 50, 100, 200, 400] if FULL else [50, 150]  # tokens

@@ -56,8 +56,8 @@ def rollup_machine(rollup: Any, *, budget: int = 60,
     """A ``RuleBasedStateMachine`` class checking ``rollup`` (run it via its ``.TestCase``)."""
     headroom = float(getattr(rollup, "headroom", 1.0))
 
-    def fail(detail: str) -> InvariantViolation:
-        return InvariantViolation(rollup, "rollup", detail)
+    def fail(invariant: str, detail: str) -> InvariantViolation:
+        return InvariantViolation(rollup, f"rollup: {invariant}", detail)
 
     class RollupMachine(RuleBasedStateMachine):
         @initialize()
@@ -97,19 +97,21 @@ def rollup_machine(rollup: Any, *, budget: int = 60,
             llm = FakeLLM(respond=lambda msgs: " ".join(["digest"] * reply_words))
             report = rollup.compact(self.store, CID, budget=budget, backend=llm, now=self.clock, count=count)
             if report.error is not None:
-                raise fail(f"a working LLM gave error {report.error!r}")
+                raise fail("error reported", f"a working LLM gave error {report.error!r}")
             tokens = count(render_memory(self.store.entries(CID)))
             if report.ran and tokens > budget:
-                raise fail(f"memory has {tokens} tokens after compaction, budget {budget}")
+                raise fail("within budget", f"memory has {tokens} tokens after compaction, budget {budget}")
             if tokens > budget * headroom:
-                raise fail(f"memory has {tokens} tokens > budget x headroom {budget * headroom}")
+                limit = f"budget x headroom {budget * headroom:g}" if headroom != 1.0 else f"budget {budget}"
+                raise fail("within budget", f"memory has {tokens} tokens > {limit}")
             if report.tokens_after != tokens:
-                raise fail(f"report says {report.tokens_after} tokens after, memory has {tokens}")
+                raise fail("honest report", f"report says {report.tokens_after} tokens after, memory has {tokens}")
             present = _turn_ids(self.store)
             if set(report.dropped) & present:
-                raise fail(f"turns reported dropped are still in memory: {sorted(set(report.dropped) & present)[:5]}")
+                back = sorted(set(report.dropped) & present)[:5]
+                raise fail("honest report", f"turns reported dropped are still in memory: {back}")
             if set(report.kept) | set(report.folded) != present:
-                raise fail("report's kept + folded differ from the turns in memory")
+                raise fail("honest report", "report's kept + folded differ from the turns in memory")
             self.dropped |= set(report.dropped)
             event(f"compact: {report.reason}")
             for level in sorted({e.level for e in self.store.entries(CID) if e.kind != "turn"}):
@@ -118,7 +120,7 @@ def rollup_machine(rollup: Any, *, budget: int = 60,
             snapshot, idle = self.store.dumps(), FakeLLM()
             again = rollup.compact(self.store, CID, budget=budget, backend=idle, now=self.clock, count=count)
             if self.store.dumps() != snapshot or again.dropped or idle.calls:
-                raise fail("compacting again with nothing new changed the memory or called the LLM")
+                raise fail("idempotent", "compacting again with nothing new changed the memory or called the LLM")
 
         @rule(fail_after=st.integers(0, 3), after=st.timedeltas(min_value=timedelta(0), max_value=timedelta(days=40)))
         def compact_with_failing_llm(self, fail_after: int, after: timedelta) -> None:
@@ -129,9 +131,9 @@ def rollup_machine(rollup: Any, *, budget: int = 60,
             failed = len(llm.calls) > fail_after
             event(f"failing LLM: {'failed' if failed else 'not reached'}")
             if failed and self.store.dumps() != snapshot:
-                raise fail("an LLM failure left the memory changed (half-commit)")
+                raise fail("no half-commit", "an LLM failure left the memory changed (half-commit)")
             if failed and report.error is None:
-                raise fail("an LLM failure was not reported in report.error")
+                raise fail("error reported", "an LLM failure was not reported in report.error")
             self.dropped |= set(report.dropped)
 
         @invariant()
@@ -142,13 +144,13 @@ def rollup_machine(rollup: Any, *, budget: int = 60,
             for entry in self.store.entries(CID):
                 for tid in entry.turn_ids:
                     if tid in seen:
-                        raise fail(f"turn {tid} is in both {seen[tid]} and {entry.id}")
+                        raise fail("each turn once", f"turn {tid} is in both {seen[tid]} and {entry.id}")
                     seen[tid] = entry.id
             if set(seen) & self.dropped:
-                raise fail(f"dropped turns are back in memory: {sorted(set(seen) & self.dropped)[:5]}")
+                raise fail("each turn once", f"dropped turns are back in memory: {sorted(set(seen) & self.dropped)[:5]}")
             if set(seen) | self.dropped != set(self.turn_time):
                 lost = set(self.turn_time) - set(seen) - self.dropped
-                raise fail(f"turns lost without being reported dropped: {sorted(lost)[:5]}; "
+                raise fail("each turn once", f"turns lost without being reported dropped: {sorted(lost)[:5]}; "
                            f"unknown: {sorted(set(seen) - set(self.turn_time))[:5]}")
 
         @invariant()
@@ -162,16 +164,17 @@ def rollup_machine(rollup: Any, *, budget: int = 60,
                 stamps = [self.turn_time[t] for t in entry.turn_ids]
                 if entry.start is None or entry.end is None or {period_key(entry.start, grain),
                                                                  period_key(entry.end, grain)} != {entry.period}:
-                    raise fail(f"{entry.id}: start/end {entry.start}..{entry.end} not in period {entry.period}")
+                    raise fail("inside its period",
+                               f"{entry.id}: start/end {entry.start}..{entry.end} not in period {entry.period}")
                 if not all(in_period(ts, entry.period) for ts in stamps):
-                    raise fail(f"{entry.id} covers turns outside its period {entry.period}")
+                    raise fail("inside its period", f"{entry.id} covers turns outside its period {entry.period}")
                 if entry.start != min(stamps) or entry.end != max(stamps):
-                    raise fail(f"{entry.id}: start/end are not its turns' first/last timestamps")
+                    raise fail("inside its period", f"{entry.id}: start/end are not its turns' first/last timestamps")
 
         @invariant()
         def other_conversations_untouched(self) -> None:
             if hasattr(self, "store") and _dump(self.store, OTHER) != self.other:
-                raise fail("a compaction of one conversation changed another")
+                raise fail("conversations isolated", "a compaction of one conversation changed another")
 
     RollupMachine.__name__ = RollupMachine.__qualname__ = f"{type(rollup).__name__}Machine"
     return RollupMachine

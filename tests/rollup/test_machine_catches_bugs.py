@@ -48,10 +48,12 @@ class HalfCommitter(TimeLadder):
         return report
 
 
-@pytest.mark.parametrize("rollup, problem", [
-    (SilentDropper(), "without being reported dropped"),
-    (HalfCommitter(headroom=1.0, day_after_days=0, week_after_days=0, month_after_days=0), "half-commit"),
+@pytest.mark.parametrize("rollup, invariant, problem", [
+    (SilentDropper(), "rollup: each turn once", "without being reported dropped"),
+    (HalfCommitter(headroom=1.0, day_after_days=0, week_after_days=0, month_after_days=0),
+     "rollup: no half-commit", "half-commit"),
 ])
-def test_machine_fails_a_broken_rollup(rollup, problem):
-    with pytest.raises(InvariantViolation, match=problem):
+def test_machine_fails_a_broken_rollup_naming_the_invariant(rollup, invariant, problem):
+    with pytest.raises(InvariantViolation, match=problem) as caught:
         run_state_machine_as_test(rollup_machine(rollup, budget=15), settings=FAST)
+    assert caught.value.invariant == invariant
