@@ -201,7 +201,10 @@ class _FolderLock:
 
 def _fingerprint(spec: Mapping[str, Any]) -> dict[str, Any]:
     # Where the file lives, its prose and the worker count do not change results.
-    return {k: v for k, v in spec.items() if k not in ("source", "description", "workers")}
+    out = {k: v for k, v in spec.items() if k not in ("source", "description", "workers")}
+    if isinstance(out.get("corpus"), dict):  # a spec.json written before the key existed had its default
+        out["corpus"] = {"include_attachments": True, **out["corpus"]}
+    return out
 
 
 def _atomic_write(path: Path, text: str) -> None:
