@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import time
 from types import SimpleNamespace
 
@@ -231,6 +232,7 @@ def test_a_final_failure_reports_only_the_attempts_that_were_retried(sim):
 
 
 def test_no_sink_outside_the_context_and_a_failing_sink_breaks_nothing(sim, caplog):
+    caplog.set_level(logging.WARNING, logger="lyra_lab.backends")
     seen: list[RetryEvent] = []
     with report_retries(seen.append):
         pass

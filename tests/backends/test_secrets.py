@@ -23,6 +23,7 @@ def _all_bytes(folder: Path) -> bytes:
 def test_the_key_reaches_the_server_and_no_file_or_log(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("LYRA_TEST_KEY", SECRET)
     caplog.set_level(logging.DEBUG)  # every logger, the openai and HTTP clients' included
+    caplog.set_level(logging.DEBUG, logger="lyra_lab.backends")  # even if a command (bench) quietened it
     with SimulatedServer(api_key=SECRET, retry_after_s=0.01) as server:
         spec = {"preset": "simulated", "base_url": server.base_url, "api_key_env": "LYRA_TEST_KEY",
                 "retry_base_s": 0.01, "max_attempts": 2, "cache": str(tmp_path / "responses.sqlite")}
