@@ -36,6 +36,8 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "max_sessions": "keep the first N sessions of each conversation (probes on dropped sessions are dropped)",
         "max_probes": "probes per conversation, taken round-robin over categories",
         "categories": "keep only probes of these categories (compared as text)",
+        "include_attachments": "false leaves out ChatGPT canvas documents and Claude attachment text "
+                               "(like `lyra-lab import --no-attachments`)",
     },
     "grid": {
         "chunkers": "chunker specs (required): a name or a table `{ name = ..., param = ... }`",

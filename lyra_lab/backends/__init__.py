@@ -11,7 +11,7 @@ from lyra_lab.backends._make_embedder import make_embedder
 from lyra_lab.backends._openai import OpenAIBackend
 from lyra_lab.backends._presets import PRESETS, make_backend
 from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
-from lyra_lab.backends._retry import RetryPolicy, StreamError
+from lyra_lab.backends._retry import RetryEvent, RetryPolicy, StreamError, report_retries
 from lyra_lab.backends._simulated import RequestRecord, SimulatedServer
 from lyra_lab.backends._simulated_faults import SimulatedSpec
 from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
@@ -29,6 +29,7 @@ __all__ = [
     "Price",
     "RequestRecord",
     "ResponseCache",
+    "RetryEvent",
     "RetryPolicy",
     "SimulatedServer",
     "SimulatedSpec",
@@ -37,6 +38,7 @@ __all__ = [
     "complete_many",
     "make_backend",
     "price_for",
+    "report_retries",
     "CachedEmbedder",
     "Completion",
     "Embedder",

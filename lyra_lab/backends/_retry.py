@@ -5,17 +5,27 @@ this policy is the only one: exponential backoff with jitter on 408, 429, 5xx
 overload codes (500/502/503/504/529), timeouts, connection errors and broken
 streams, honouring the server's ``Retry-After``. A call that fails for good
 raises ``BackendError`` with the HTTP status and the provider's own message.
+
+Every retry is reported twice: a warning on the ``lyra_lab.backends`` logger,
+and a ``RetryEvent`` to the retry sink of the calling context, if one is set
+(``report_retries``): the experiment runner sets one per cell so that each
+retry lands in the run log with its cell id.  A sink sees no secret: the
+provider's message is masked with the backend's secrets and any URL
+credentials, and cut to 200 characters.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import email.utils
 import json
 import logging
 import random
+import re
 import time
-from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Iterable, TypeVar
+from dataclasses import asdict, dataclass
+from typing import Any, Awaitable, Callable, Iterable, Iterator, TypeVar
 
 import tenacity
 
@@ -25,6 +35,60 @@ log = logging.getLogger("lyra_lab.backends")
 T = TypeVar("T")
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
+
+
+@dataclass(frozen=True)
+class RetryEvent:
+    """One failed attempt that will be retried.
+
+    Attributes:
+        backend: the backend's name.
+        attempt: the number of the attempt that failed (1 = the first).
+        max_attempts: the policy's total attempts.
+        status: the HTTP status, or None when the server never answered (timeout, connection).
+        error: the kind of failure (the exception class: ``RateLimitError``, ``APITimeoutError``,
+            ``StreamError``, ``JSONDecodeError``…).
+        wait_s: the backoff before the next attempt (seconds).
+        retry_after_s: what the server asked to wait, if it did.
+        message: the provider's message, masked and cut to 200 characters.
+    """
+
+    backend: str
+    attempt: int
+    max_attempts: int
+    status: int | None
+    error: str
+    wait_s: float
+    retry_after_s: float | None
+    message: str
+
+    def fields(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+RetrySink = Callable[[RetryEvent], None]
+_SINK: contextvars.ContextVar[RetrySink | None] = contextvars.ContextVar("lyra_lab_retry_sink", default=None)
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+@contextlib.contextmanager
+def report_retries(sink: RetrySink | None) -> Iterator[None]:
+    """Send every retry of calls made in this context (this thread, this task) to ``sink``.
+
+    A sink that raises is logged and ignored: reporting never breaks a call.
+    """
+    token = _SINK.set(sink)
+    try:
+        yield
+    finally:
+        _SINK.reset(token)
+
+
+def _mask(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return _URL_CREDENTIALS.sub("***@", text)
 
 
 class StreamError(Exception):
@@ -118,10 +182,7 @@ def provider_message(exc: BaseException) -> str:
 def to_backend_error(backend: str, exc: BaseException, attempts: int,
                      secrets: Iterable[str] = ()) -> BackendError:
     """A ``BackendError`` from a final failure, with any secret masked out of the message."""
-    message = provider_message(exc)
-    for secret in secrets:
-        if secret:
-            message = message.replace(secret, "***")
+    message = _mask(provider_message(exc), secrets)
     return BackendError(backend, message, status=status_of(exc), attempts=attempts)
 
 
@@ -147,16 +208,27 @@ class _WaitRetryAfterOrBackoff(tenacity.wait.wait_base):
         return min(p.max_delay_s, exponential + random.uniform(0, p.base_delay_s))
 
 
-def _retry_kwargs(policy: RetryPolicy, backend: str) -> dict[str, Any]:
+def _retry_kwargs(policy: RetryPolicy, backend: str, secrets: Iterable[str] = ()) -> dict[str, Any]:
+    secrets = tuple(secrets)
+
     def before_sleep(state: tenacity.RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         status = status_of(exc) if exc is not None else None
+        wait_s = state.next_action.sleep if state.next_action else 0.0
         log.warning(
             "%s: attempt %d/%d failed (%s%s); retrying in %.2fs",
             backend, state.attempt_number, policy.max_attempts,
-            f"HTTP {status}: " if status else "", type(exc).__name__,
-            state.next_action.sleep if state.next_action else 0.0,
+            f"HTTP {status}: " if status else "", type(exc).__name__, wait_s,
         )
+        sink = _SINK.get()
+        if sink is None or exc is None:
+            return
+        event = RetryEvent(backend, state.attempt_number, policy.max_attempts, status, type(exc).__name__,
+                           round(float(wait_s), 6), retry_after_s(exc), _mask(provider_message(exc), secrets)[:200])
+        try:
+            sink(event)
+        except Exception:  # noqa: BLE001 - reporting a retry never breaks the call
+            log.warning("retry sink %r failed; ignored", sink, exc_info=True)
 
     return dict(
         stop=tenacity.stop_after_attempt(policy.max_attempts),
@@ -189,7 +261,7 @@ def call_with_retries(
         return fn()
 
     try:
-        return tenacity.Retrying(**_retry_kwargs(policy, backend))(once), attempts
+        return tenacity.Retrying(**_retry_kwargs(policy, backend, secrets))(once), attempts
     except Exception as exc:
         if _is_call_failure(exc):
             raise to_backend_error(backend, exc, attempts, secrets) from exc
@@ -208,7 +280,7 @@ async def acall_with_retries(
         return await fn()
 
     try:
-        return await tenacity.AsyncRetrying(**_retry_kwargs(policy, backend))(once), attempts
+        return await tenacity.AsyncRetrying(**_retry_kwargs(policy, backend, secrets))(once), attempts
     except Exception as exc:
         if _is_call_failure(exc):
             raise to_backend_error(backend, exc, attempts, secrets) from exc

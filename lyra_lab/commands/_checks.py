@@ -23,9 +23,9 @@ def input_file(path: str | Path, what: str = "file") -> Path:
 def run_folder(path: str | Path, *, must_exist: bool, fresh: bool = False) -> Path:
     """``path`` as a run folder: a folder (or nothing yet, unless ``must_exist``) whose records lyra-lab can read.
 
-    A run folder has no schema version of its own; a ``spec.json`` that is not a
-    JSON object, or row files that are not JSON objects, mean someone else's
-    folder or a newer lyra-lab, and fail here rather than half-way through.
+    A run folder of a schema version this lyra-lab cannot read (``lyra-run.json``)
+    fails here, as do a ``spec.json`` that is not a JSON object and row files that
+    are not JSON objects (someone else's folder), rather than half-way through.
     ``fresh`` (the run starts the folder over) skips reading what is there.
     """
     p = Path(path)
@@ -37,6 +37,9 @@ def run_folder(path: str | Path, *, must_exist: bool, fresh: bool = False) -> Pa
         raise UsageError(f"run folder {p} is a file, not a folder")
     if fresh:
         return p
+    from lyra_lab.experiments._runfolder import schema_version
+
+    schema_version(p)  # a ConfigError naming the folder, its version and the supported one
     spec = p / "spec.json"
     if spec.exists():
         try:

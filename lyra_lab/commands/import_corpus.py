@@ -1,6 +1,6 @@
 """Read a conversation export or benchmark file and show what is in it.
 
-Usage: lyra-lab import PATH [--format F] [--probes P] [--name N] [--out FILE] [--json].
+Usage: lyra-lab import PATH [--format F] [--probes P] [--name N] [--no-attachments] [--out FILE] [--json].
 
 Prints the counts a user checks first (conversations, sessions, turns by role,
 probes, date span) and a per-conversation table; --json prints
@@ -34,6 +34,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="skip content sniffing and read PATH as this format (default: auto)")
     parser.add_argument("--probes", metavar="P", help="probes JSONL to check against the corpus and add to it")
     parser.add_argument("--name", help="corpus name / conversation id for single-user exports (default: file stem)")
+    parser.add_argument("--no-attachments", dest="include_attachments", action="store_false",
+                        help="leave out ChatGPT canvas documents and Claude attachment text (imported as turns "
+                             "marked meta['part'] by default)")
     parser.add_argument("--out", metavar="FILE", help="also save the corpus as lyra-lab JSONL to FILE")
     parser.add_argument("--json", action="store_true", help="print Corpus.stats() as JSON")
     return parser
@@ -45,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         input_file(args.probes, "probes file")
     if args.out and Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a folder; give a file name")
-    corpus = load(args.path, args.format, probes=args.probes, name=args.name)
+    corpus = load(args.path, args.format, probes=args.probes, name=args.name,
+                  include_attachments=args.include_attachments)
     if args.out:
         corpus.save(args.out)
     if args.json:

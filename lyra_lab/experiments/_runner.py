@@ -75,7 +75,13 @@ def run_experiment(
 
     Returns:
         The tidy long frame of RESULTS_SCHEMA; ``df.attrs["failed_cells"]`` lists
-        ``(cell_id, error)`` of cells that failed in this run.
+        ``(cell_id, error)`` of cells that failed in this run.  Each row's ``attempt``
+        names the run attempt that produced it (its environment is line ``attempt``
+        of the folder's ``attempts.jsonl``).
+
+    Raises:
+        ConfigError: the folder holds another experiment, or a run folder of a schema
+            version this lyra-lab does not write (see ``RunFolder``).
     """
     if not isinstance(spec, ExperimentSpec):
         spec = ExperimentSpec.from_toml(spec, registries)
@@ -97,8 +103,10 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
     failed: list[tuple[str, str]] = []
     disable = None if progress else True
     with RunLog(folder.log_path) as log, Resources(spec.cache, folder.cache_dir, backends, embedders) as res:
-        env = folder.write_env(sha, {"cells": len(cells), "cells_finished_before": len(cells) - len(todo)})
-        log.event("run_started", run=spec.name, cells=len(cells), todo=len(todo), started_at=env["started_at"],
+        env = folder.start_attempt(sha, {"cells": len(cells), "cells_finished_before": len(cells) - len(todo)})
+        attempt = env["attempt"]
+        log.event("run_started", run=spec.name, attempt=attempt, cells=len(cells), todo=len(todo),
+                  started_at=env["started_at"], git=env["git"],
                   corpus=str(spec.corpus.path), corpus_sha256=sha, probes=len(selection.corpus.probes),
                   dropped_probes=selection.dropped_probes, dropped_sessions=selection.dropped_sessions)
         _recover_done_events(folder, finished, log)
@@ -116,8 +124,10 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
                     log.sync()
                     failed.append((cell.cell_id, str(exc)))
                     continue
+                for row in rows:
+                    row["attempt"] = attempt
                 folder.write_rows(cell.cell_id, rows)
-                log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(rows))
+                log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(rows), attempt=attempt)
                 log.sync()
         except KeyboardInterrupt:
             log.event("run_interrupted", run=spec.name)

@@ -32,7 +32,7 @@ def load_corpus(spec: Any) -> Corpus:
 
     if not spec.path.exists():
         raise FileNotFoundError(f"corpus file {spec.path} does not exist")
-    corpus = load(spec.path, format=spec.format)
+    corpus = load(spec.path, format=spec.format, include_attachments=spec.include_attachments)
     if spec.probes is not None:
         if not spec.probes.exists():
             raise FileNotFoundError(f"probes file {spec.probes} does not exist")

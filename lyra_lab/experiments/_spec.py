@@ -60,7 +60,8 @@ from lyra_lab.replay import Pipeline, Registries, strategy_spec
 
 TABLES: dict[str, tuple[str, ...]] = {
     "": ("name", "description", "corpus", "grid", "run", "qa", "judge"),
-    "corpus": ("path", "format", "probes", "conversations", "max_sessions", "max_probes", "categories"),
+    "corpus": ("path", "format", "probes", "conversations", "max_sessions", "max_probes", "categories",
+               "include_attachments"),
     "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_budgets", "keep_raw",
              "recallers"),
     "run": ("backends", "embedders", "seeds", "ks", "context_budgets", "tokenizer", "workers", "cache"),
@@ -81,6 +82,7 @@ class CorpusSpec:
     max_sessions: int | None = None
     max_probes: int | None = None
     categories: tuple[str, ...] | None = None
+    include_attachments: bool = True
 
 
 @dataclass(frozen=True)
@@ -202,7 +204,8 @@ class ExperimentSpec:
             "corpus": {"path": str(c.path), "format": c.format, "probes": str(c.probes) if c.probes else None,
                        "conversations": list(c.conversations) if isinstance(c.conversations, tuple)
                        else c.conversations, "max_sessions": c.max_sessions, "max_probes": c.max_probes,
-                       "categories": list(c.categories) if c.categories else None},
+                       "categories": list(c.categories) if c.categories else None,
+                       "include_attachments": c.include_attachments},
             "pipelines": [p.to_dict() for p in self.pipelines],
             "recallers": [{"label": label, **strategy_spec(r)} for label, r in self.recallers],
             # backend specs may carry URL credentials or header values: recorded redacted, never raw
@@ -264,11 +267,14 @@ def _corpus(table: Mapping[str, Any], base: Path) -> CorpusSpec:
             isinstance(conversations, bool) or not isinstance(conversations, int) or conversations < 1):
         raise ConfigError(f"[corpus] conversations must be a positive integer or a list of ids, got {conversations!r}")
     categories = table.get("categories")
+    attachments = table.get("include_attachments", True)
+    if not isinstance(attachments, bool):
+        raise ConfigError(f"[corpus] include_attachments must be true or false, got {attachments!r}")
     return CorpusSpec(
         path=(base / table["path"]).resolve(), format=str(table.get("format", "auto")),
         probes=(base / probes).resolve() if probes else None, conversations=conversations,
         max_sessions=table.get("max_sessions"), max_probes=table.get("max_probes"),
-        categories=tuple(str(c) for c in categories) if categories else None)
+        categories=tuple(str(c) for c in categories) if categories else None, include_attachments=attachments)
 
 
 def _pipelines(grid: Mapping[str, Any], run: Mapping[str, Any], regs: Registries) -> tuple[Pipeline, ...]:

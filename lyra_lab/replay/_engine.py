@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 from lyra_lab.backends._types import Backend, Embedder
 from lyra_lab.corpus import Conversation, Probe
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.replay._flush import Window, run_rollup, spawn, summarize_window, write_window
+from lyra_lab.replay._flush import Window, progress_sink, run_rollup, spawn, summarize_window, write_window
 from lyra_lab.replay._meter import PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline, _name
 from lyra_lab.replay._plan import plan
@@ -88,7 +88,10 @@ def replay(
         k: hits per recall.
         log: a run log (``RunLog``) or anything with ``event(kind, **fields)``.
         on_event: progress callback ``(kind, fields)``; an exception in it is
-            logged and ignored, never breaks the replay.
+            logged and ignored, never breaks the replay.  It also gets the
+            summarizer's progress as ``summarize_progress`` events (``flush``,
+            ``stage``, ``i``, ``n``, ``ok``, ``duration_s``, ``detail``), which
+            arrive from the worker thread summarizing that window.
         workers: windows summarized concurrently ahead of the owner thread.
     """
     if workers < 1:
@@ -128,7 +131,7 @@ def replay(
         # Keep up to ``workers`` windows summarizing ahead of the owner thread.
         while submitted < len(flushes) and len(futures) < workers:
             f = flushes[submitted]
-            futures[f.seq] = spawn(summarize_window, conversation.id, pipeline, f, backend)
+            futures[f.seq] = spawn(summarize_window, conversation.id, pipeline, f, backend, progress_sink(emit, f.seq))
             submitted += 1
         if step.kind == "turn":
             store.add(MemoryEntry.from_turn(step.turn))  # type: ignore[arg-type]

@@ -51,8 +51,12 @@ def spawn(fn: Callable[..., Window], *args: Any) -> Future[Window]:
     return future
 
 
-def summarize_window(conversation_id: str, pipeline: Pipeline, step: Step, backend: Backend) -> Window:
-    """Chunk (and summarize) one window's turns; runs in a worker thread, touches no memory."""
+def summarize_window(conversation_id: str, pipeline: Pipeline, step: Step, backend: Backend,
+                     on_event: Callable[[Any], None] | None = None) -> Window:
+    """Chunk (and summarize) one window's turns; runs in a worker thread, touches no memory.
+
+    ``on_event`` receives the summarizer's progress events (``ProgressEvent``), on this worker thread.
+    """
     turns = step.turns
     start = time.perf_counter()
     chunks = pipeline.chunker.chunk(list(turns))
@@ -65,7 +69,7 @@ def summarize_window(conversation_id: str, pipeline: Pipeline, step: Step, backe
                         start=c.start, end=c.end, meta={"flush": step.seq})
             for c in chunks if c.text.strip())
         return Window(entries, (), time.perf_counter() - start, {"chunks": len(chunks)})
-    summary = pipeline.summarizer.summarize(chunks, backend)
+    summary = pipeline.summarizer.summarize(chunks, backend, on_event=on_event)
     wall = time.perf_counter() - start
     detail = {"chunks": len(chunks), "decision": summary.decision, "partial": summary.partial,
               "errors": list(summary.errors)}
@@ -79,6 +83,17 @@ def summarize_window(conversation_id: str, pipeline: Pipeline, step: Step, backe
         start=turns[0].timestamp, end=turns[-1].timestamp, level=0,
         meta={"flush": step.seq, "decision": summary.decision, "partial": summary.partial})
     return Window((entry,), tuple(summary.calls), wall, detail)
+
+
+def progress_sink(emit: Callable[..., None], seq: int) -> Callable[[Any], None]:
+    """A summarizer progress callback that emits ``summarize_progress`` events of flush ``seq``."""
+
+    def on_event(event: Any) -> None:
+        emit("summarize_progress", flush=seq, stage=event.stage, i=event.i, n=event.n, ok=event.ok,
+             duration_s=None if event.duration_s is None else round(float(event.duration_s), 6),
+             detail=dict(event.detail))
+
+    return on_event
 
 
 def write_window(store: MemoryStore, pipeline: Pipeline, step: Step, window: Window,

@@ -158,3 +158,22 @@ def test_make_backend_cache_option(sim, tmp_path):
     backend.complete(MESSAGES)
     assert backend.complete(MESSAGES).cached and sim.request_count == 1
     backend.cache.close()
+
+
+def test_write_through_an_answer_is_committed_before_the_caller_gets_it(sim, tmp_path):
+    """What a kill -9 can lose is only an answer still in flight: one returned is already on disk.
+
+    A second connection (as a resumed process would open) sees the answer the moment ``complete``
+    (or ``acomplete``) returns, before the caller has done anything with it.
+    """
+    path = tmp_path / "c.sqlite"
+    found = []
+    with ResponseCache(path) as cache:
+        backend = CachedBackend(_backend(sim), cache)
+        for i, ask in enumerate((backend.complete, lambda m: asyncio.run(backend.acomplete(m)))):
+            messages = [{"role": "user", "content": f"Question {i}: Dana repaints the fence every May."}]
+            answer = ask(messages)
+            with ResponseCache(path) as other:
+                hit = other.get(cache_key(backend.identity(), messages, {}))
+            found.append(hit is not None and hit.text == answer.text and not answer.cached)
+    assert found == [True, True] and sim.request_count == 2

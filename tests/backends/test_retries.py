@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import time
 from types import SimpleNamespace
 
@@ -11,8 +12,9 @@ import pytest
 import tenacity
 
 from lyra_lab.backends import BackendConfig, BackendError, OpenAIBackend, RetryPolicy, SimulatedServer
-from lyra_lab.backends._retry import (_WaitRetryAfterOrBackoff, provider_message, retry_after_s,
-                                      to_backend_error)
+from lyra_lab.backends import RetryEvent, report_retries
+from lyra_lab.backends._retry import (_WaitRetryAfterOrBackoff, call_with_retries, provider_message,
+                                      retry_after_s, to_backend_error)
 
 MESSAGES = [{"role": "user", "content": "Bob sold his bike. He bought a kayak. He paddles on Sundays."}]
 
@@ -202,3 +204,96 @@ def test_final_error_is_truncated_and_masks_secrets():
 def test_policy_validation(fields):
     with pytest.raises(ValueError):
         RetryPolicy(**fields)
+
+
+# --- every retry reaches the retry sink of the calling context ---------------------------------------
+
+def test_each_retry_reaches_the_sink_with_attempt_status_kind_and_wait(sim):
+    sim.enqueue("429", "503", "hang", "ok")
+    seen: list[RetryEvent] = []
+    with report_retries(seen.append):
+        completion = _backend(sim, max_attempts=4).complete(MESSAGES)
+    assert completion.meta["attempts"] == 4
+    assert [(e.attempt, e.status, e.error) for e in seen] == [
+        (1, 429, "RateLimitError"), (2, 503, "InternalServerError"), (3, None, "APITimeoutError")]
+    assert all(e.backend == "simulated" and e.max_attempts == 4 for e in seen)
+    # the 429 asked for Retry-After: 0.2 (the module's server); the wait honours it, the others back off
+    assert seen[0].retry_after_s == 0.2 and seen[0].wait_s >= 0.2
+    assert seen[1].retry_after_s is None and 0 <= seen[1].wait_s <= 0.05
+    assert seen[0].message == "simulated 429 fault (injected)"
+
+
+def test_a_final_failure_reports_only_the_attempts_that_were_retried(sim):
+    sim.enqueue("500", "500", "500")
+    seen: list[RetryEvent] = []
+    with report_retries(seen.append), pytest.raises(BackendError):
+        _backend(sim).complete(MESSAGES)
+    assert [e.attempt for e in seen] == [1, 2]  # the third failed for good: no retry follows it
+
+
+def test_no_sink_outside_the_context_and_a_failing_sink_breaks_nothing(sim, caplog):
+    caplog.set_level(logging.WARNING, logger="lyra_lab.backends")
+    seen: list[RetryEvent] = []
+    with report_retries(seen.append):
+        pass
+    sim.enqueue("503", "ok")
+    _backend(sim).complete(MESSAGES)
+    assert seen == []
+
+    def broken(event):
+        raise RuntimeError("sink down")
+
+    sim.enqueue("503", "ok")
+    with report_retries(broken):
+        assert _backend(sim).complete(MESSAGES).meta["attempts"] == 2
+    assert any("retry sink" in r.getMessage() for r in caplog.records)
+
+
+def test_the_sink_belongs_to_the_calling_thread(sim):
+    """A sink set in one thread does not see another thread's retries (cells sharing a backend)."""
+    import threading
+
+    backend = _backend(sim)
+    seen: list[RetryEvent] = []
+    sim.enqueue("503", "ok")
+    with report_retries(seen.append):
+        other = threading.Thread(target=backend.complete, args=(MESSAGES,))
+        other.start()
+        other.join()
+    assert [r.outcome for r in sim.chat_log()] == ["503", "ok"] and seen == []
+
+
+def test_acomplete_reports_retries_too(sim):
+    sim.enqueue("529", "ok")
+    seen: list[RetryEvent] = []
+
+    async def main():
+        with report_retries(seen.append):
+            return await _backend(sim).acomplete(MESSAGES)
+
+    assert asyncio.run(main()).meta["attempts"] == 2
+    assert [(e.attempt, e.status) for e in seen] == [(1, 529)]
+
+
+def test_the_sink_never_sees_a_secret():
+    """The provider's message is masked with the backend's secrets and any URL credentials."""
+    import httpx
+    import openai
+
+    policy = RetryPolicy(max_attempts=2, base_delay_s=0.0)
+    response = httpx.Response(429, request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+    body = {"message": "key sk-abc-123 at https://lyra:pw-xyz@host/v1 is over quota"}
+    failures = iter([openai.RateLimitError("over quota", response=response, body=body)])
+
+    def flaky():
+        for failure in failures:
+            raise failure
+        return "ok"
+
+    seen: list[RetryEvent] = []
+    with report_retries(seen.append):
+        assert call_with_retries(flaky, policy, "b", secrets=("sk-abc-123",)) == ("ok", 2)
+    [event] = seen
+    assert (event.attempt, event.status, event.error) == (1, 429, "RateLimitError")
+    assert event.message == "key *** at https://***@host/v1 is over quota"
+    assert "sk-abc-123" not in str(event.fields()) and "pw-xyz" not in str(event.fields())

@@ -23,6 +23,7 @@ def _all_bytes(folder: Path) -> bytes:
 def test_the_key_reaches_the_server_and_no_file_or_log(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("LYRA_TEST_KEY", SECRET)
     caplog.set_level(logging.DEBUG)  # every logger, the openai and HTTP clients' included
+    caplog.set_level(logging.DEBUG, logger="lyra_lab.backends")  # even if a command (bench) quietened it
     with SimulatedServer(api_key=SECRET, retry_after_s=0.01) as server:
         spec = {"preset": "simulated", "base_url": server.base_url, "api_key_env": "LYRA_TEST_KEY",
                 "retry_base_s": 0.01, "max_attempts": 2, "cache": str(tmp_path / "responses.sqlite")}
@@ -149,7 +150,7 @@ def secret_run(tmp_path_factory):
             header = PLANTED["header"]
             headers = f'{{ extra_headers = {{ X-Api-Key = "{header}" }} }}'
             backend = (f'{{ preset = "simulated", base_url = "{url}", api_key_env = "LYRA_TEST_API_KEY", '
-                       f'params = {headers} }}')
+                       f'retry_base_s = 0.01, params = {headers} }}')
             toml = f"""
                 name = "secrets"
                 [corpus]
@@ -170,6 +171,7 @@ def secret_run(tmp_path_factory):
             path = tmp / "secrets.toml"
             path.write_text("\n".join(line.strip() for line in toml.splitlines()), encoding="utf-8")
             run = tmp / "run"
+            server.enqueue("503", "429")  # retries, which the run log records
             df = run_experiment(ExperimentSpec.from_toml(path), run, progress=False)
             chats = server.chat_log()
         write_report(run)
@@ -179,6 +181,9 @@ def secret_run(tmp_path_factory):
         else:
             os.environ["LYRA_TEST_API_KEY"] = old
     assert not df.attrs["failed_cells"] and len(chats) > 0 and all(r.has_auth for r in chats)
+    from lyra_lab.replay import read_log
+
+    assert [e["status"] for e in read_log(run / "log.jsonl") if e["event"] == "retry"] == [503, 429]
     return run
 
 

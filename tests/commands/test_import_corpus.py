@@ -79,3 +79,20 @@ def test_import_reports_what_was_skipped_and_mended(capsys):
     assert main(["import", str(FIXTURES / "locomo_mini.json")]) == 0
     out = capsys.readouterr().out
     assert "evidence       2 probes with ids mended from the source, 1 ids dropped (they name no turn)" in out
+
+
+@pytest.mark.parametrize("name, with_parts, parts", [
+    ("claude/conversations.json", 5, ["m3-cc:attachment:0"]),  # one attachment's text
+    ("chatgpt/branched.json", 10, ["b4-6c31", "b8-6c35"]),  # two canvas documents
+])
+def test_no_attachments_leaves_out_canvas_and_attachment_turns(tmp_path, capsys, name, with_parts, parts):
+    path = FIXTURES / name
+    kept, left_out = tmp_path / "kept.jsonl", tmp_path / "left_out.jsonl"
+    assert main(["import", str(path), "--out", str(kept)]) == 0
+    assert main(["import", str(path), "--no-attachments", "--out", str(left_out)]) == 0
+    out = capsys.readouterr().out
+    assert f"turns          {with_parts - len(parts)}  " in out.split("saved to")[1]  # the second summary
+    assert [t.id for t in load(kept).turns() if t.meta.get("part")] == parts
+    assert load(left_out) == load(path, include_attachments=False)
+    assert [t.id for t in load(left_out).turns() if t.meta.get("part")] == []
+    assert len(list(load(left_out).turns())) == with_parts - len(parts)

@@ -7,6 +7,10 @@ references, parent cycles, repeated ids), a huge string, invalid UTF-8 bytes.
 
 The default budget keeps ``tests/corpus`` quick; ``LYRA_FUZZ_EXAMPLES=5000`` runs a long one.
 Failures the long run found are kept as plain regression tests at the end of this file.
+Long runs since the importer fixes (2026-11-23, all nine readers): 5,000 examples each with
+``--hypothesis-seed=11`` (209 s wall) and 20,000 each with ``--hypothesis-seed=12`` (2,292 s wall,
+at nice 19 on a busy machine) found nothing: every mutated file imported or failed with a
+CorpusFormatError naming the file and the place.
 """
 
 from __future__ import annotations

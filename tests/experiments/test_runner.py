@@ -32,7 +32,7 @@ class Fake(FakeLLM):
 
 def stable(df: pd.DataFrame) -> pd.DataFrame:
     """Rows minus wall-clock measurements, in a canonical order."""
-    keep = df[~df["metric"].str.contains("latency")]
+    keep = df[~df["metric"].str.contains("latency")].drop(columns=["attempt"])
     return keep.sort_values(["cell_id", "pipeline", "probe_id", "metric"]).reset_index(drop=True)
 
 
@@ -41,7 +41,7 @@ def test_a_run_writes_the_run_folder_and_tidy_rows(write_toml, registries, tmp_p
     llm = Fake()
     df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": llm})
     run = tmp_path / "run"
-    for name in ("spec.json", "env.json", "log.jsonl", "results.parquet"):
+    for name in ("lyra-run.json", "spec.json", "attempts.jsonl", "log.jsonl", "results.parquet"):
         assert (run / name).exists(), name
     assert len(list((run / "rows").glob("*.jsonl"))) == 8  # 4 memory pipelines x 2 conversations
     assert list(df.columns[: len(SCHEMA)]) == SCHEMA
@@ -70,8 +70,11 @@ def test_a_run_writes_the_run_folder_and_tidy_rows(write_toml, registries, tmp_p
     assert sum(e["event"] == "cell_started" for e in events) == 8
     assert sum(e["event"] == "cell_done" for e in events) == 8
     assert sum(e["event"] == "llm_call" for e in events) == len(llm.calls)
-    env = json.loads((run / "env.json").read_text())
-    assert {"packages", "git", "python", "dataset_sha256", "started_at"} <= set(env)
+    assert not (run / "env.json").exists()  # the environment is one record per attempt now
+    [env] = [json.loads(line) for line in (run / "attempts.jsonl").read_text().splitlines()]
+    assert {"attempt", "packages", "git", "python", "machine", "dataset_sha256", "started_at"} <= set(env)
+    assert env["attempt"] == 1 and (df["attempt"] == 1).all()
+    assert json.loads((run / "lyra-run.json").read_text()) == {"schema_version": 2}
     assert set(env["git"]) == {"commit", "dirty"} and env["packages"]["numpy"]
     saved = json.loads((run / "spec.json").read_text())
     assert saved["corpus_sha256"] == env["dataset_sha256"] and len(saved["pipelines"]) == 4
@@ -99,6 +102,12 @@ def test_resume_after_an_interrupt_skips_finished_cells_and_matches_an_uninterru
     assert len(resumed_llm.calls) == total_calls - done_calls
     assert not resumed.duplicated(["pipeline", "conversation_id", "probe_id", "metric"]).any()
     pd.testing.assert_frame_equal(stable(resumed), stable(reference))
+    # each row names the attempt that wrote it: the finished cells the first, the rest the second
+    by_cell = resumed.groupby("cell_id")["attempt"].unique().map(list).to_dict()
+    assert by_cell == {c: [1] if c in finished else [2] for c in by_cell}
+    attempts = [json.loads(line) for line in (run / "attempts.jsonl").read_text().splitlines()]
+    assert [a["attempt"] for a in attempts] == [1, 2]
+    assert [a["cells_finished_before"] for a in attempts] == [0, len(finished)]
     events = [e["event"] for e in read_log(run / "log.jsonl")]
     assert events.count("cell_done") == 8 and events.count("run_started") == 2
     assert events.count("run_interrupted") == 1 and events.index("run_interrupted") < events.index("run_done")

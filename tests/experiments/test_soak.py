@@ -1,13 +1,13 @@
 """Soak: many sessions through a summarizing grid on a simulated server that fails 20% of requests.
 
-Injected: 429 with Retry-After, 500/503/529, hangs past the client timeout,
+Injected: 429 with Retry-After, 500/503/529, hangs (5 s, past the backend's 0.5 s timeout_s but
+within the summarizers' own per-call deadlines, so they end in the server's 504),
 malformed JSON and cut streams, over small latencies, with the run's response
 cache on. The run must lose no cell, give rows identical (timing metrics
-aside) to a fault-free run, and log every retry.
-
-Retries are logged by the backends on the ``lyra_lab.backends`` Python logger
-(one warning per retried attempt); the run log (``log.jsonl``) does not record
-them today, so this test counts them from the Python log.
+aside) to a fault-free run, and log every retry: each fault the server
+injected has exactly one ``retry`` event in the run log (``log.jsonl``), of the
+same kind (HTTP status, or timeout, or broken body), naming the cell that made
+the call (the Python logger's warnings are counted too).
 
 The short variant (~20 sessions) runs in the normal suite; the long one
 (>= 200 sessions) only with ``pytest -m soak``.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import textwrap
+from collections import Counter
 
 import pandas as pd
 import pytest
@@ -75,6 +76,26 @@ def _assert_same_rows(got: pd.DataFrame, want: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(got, want)
 
 
+def fault_kind(outcome: str) -> str:
+    """What the client sees of a fault the server injected.
+
+    A hang lasts ``hang_s`` = 5 s and ends in the server's 504: the summarizers give each call their own
+    deadline (``timeout``: 120-300 s), which outlasts the backend's ``timeout_s``, so the client waits
+    the hang out and retries on the 504.
+    """
+    if outcome in ("429", "500", "503", "529"):
+        return f"HTTP {outcome}"
+    return {"hang": "HTTP 504", "malformed": "broken body", "cut": "broken body"}[outcome]
+
+
+def retry_kind(event: dict) -> str:
+    """The kind of failure a ``retry`` event of the run log records."""
+    if event["status"] is not None:
+        return f"HTTP {event['status']}"
+    return {"APITimeoutError": "timeout", "JSONDecodeError": "broken body",
+            "StreamError": "broken body"}.get(event["error"], event["error"])
+
+
 def _soak(tmp_path, caplog, conversations: int, sessions: int) -> None:
     caplog.set_level(logging.WARNING, logger="lyra_lab.backends")
     with SimulatedServer(latency_s=0.002) as clean:
@@ -92,7 +113,7 @@ def _soak(tmp_path, caplog, conversations: int, sessions: int) -> None:
     cells = len(spec.pipelines) * conversations
     assert df.attrs["failed_cells"] == []  # zero lost cells
     assert df["cell_id"].nunique() == cells
-    events = read_log(tmp_path / "run" / "log.jsonl")
+    events = list(read_log(tmp_path / "run" / "log.jsonl"))
     assert sum(e["event"] == "cell_done" for e in events) == cells
     assert not any(e["event"] == "cell_failed" for e in events)
     _assert_same_rows(stable(df), stable(reference))
@@ -103,9 +124,16 @@ def _soak(tmp_path, caplog, conversations: int, sessions: int) -> None:
     assert len(failed) >= 0.1 * len(log) and len(kinds) >= 5, (len(failed), len(log), kinds)
     # every answer was paid once: the same distinct prompts as the fault-free run (the cache did the rest)
     assert len(log) - len(failed) == clean_requests
-    retries = [r for r in caplog.records if r.name == "lyra_lab.backends" and "retrying in" in r.getMessage()]
+    warnings = [r for r in caplog.records if r.name == "lyra_lab.backends" and "retrying in" in r.getMessage()]
     # one logged retry per failed attempt (a 200 with malformed JSON or a cut stream is a failed attempt too)
-    assert len(retries) == len(log) - clean_requests, (len(retries), len(log), clean_requests)
+    assert len(warnings) == len(log) - clean_requests, (len(warnings), len(log), clean_requests)
+    # ... and in the run log: every injected fault has its retry event, of the same kind
+    retries = [e for e in events if e["event"] == "retry"]
+    assert Counter(map(retry_kind, retries)) == Counter(fault_kind(r.outcome) for r in failed)
+    assert {e["cell_id"] for e in retries} <= set(df["cell_id"])
+    assert all(1 <= e["attempt"] < e["max_attempts"] == 12 and e["wait_s"] >= 0 for e in retries)
+    # a 429 carried Retry-After: 0.02, and the client waited at least that
+    assert all(e["retry_after_s"] == 0.02 and e["wait_s"] >= 0.02 for e in retries if e["status"] == 429)
 
 
 def test_short_soak_20_sessions_with_20_percent_faults(tmp_path, caplog):
