@@ -27,6 +27,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m ruff check lyra_lab
+	$(BIN)/python -m mypy lyra_lab
 	$(BIN)/python -m pytest -q
 
 # Optional: JupyterLab on this project's .venv, opened on the notebooks.

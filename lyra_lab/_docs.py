@@ -150,8 +150,8 @@ def _value(value: Any) -> str:
 def _default(f: dataclasses.Field) -> str:
     if f.default is not dataclasses.MISSING:
         return _value(f.default)
-    if f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
-        return _value(f.default_factory())  # type: ignore[misc]
+    if f.default_factory is not dataclasses.MISSING:
+        return _value(f.default_factory())
     return "required"
 
 

@@ -25,7 +25,7 @@ COMMANDS += ("show",)  # lyra-lab show RUN_DIR PROBE_ID
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors and "did you mean" suggestions for mistyped flags and commands."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         raise UsageError(f"{self.prog}: {_with_suggestion(self, message)}")
 
 

@@ -49,7 +49,7 @@ class ChunkPlan(Sequence[Chunk]):
     def __len__(self) -> int:
         return len(self.chunks)
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         return self.chunks[index]
 
     def __iter__(self) -> Iterator[Chunk]:

@@ -106,7 +106,7 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
         for i, outcome in enumerate(tqdm(outcomes, desc=f"score {label}", leave=False,
                                          disable=None if progress and n_qa else True)):
             answer, verdicts = None, []
-            if i < n_qa:
+            if i < n_qa and qa_backend is not None:
                 start = time.perf_counter()
                 answer = answer_probe(outcome.probe, outcome.context, qa_backend, spec.qa.prompt,
                                       max_tokens=spec.qa.max_tokens)
@@ -118,8 +118,8 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
                     verdict = judge_answer(outcome.probe, answer.text, judge_backend, judge.prompt,
                                            max_tokens=judge.max_tokens)
                     meter.wall("judge", time.perf_counter() - start)
-                    meter.completions("judge", [verdict.completion], probe_id=outcome.probe.id, recaller=label,
-                                      judge=judge.label)
+                    paid = [verdict.completion] if verdict.completion is not None else []
+                    meter.completions("judge", paid, probe_id=outcome.probe.id, recaller=label, judge=judge.label)
                     verdicts.append((judge.label, verdict))
             metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, scorer=spec.qa.scorer,
                                     context_budgets=spec.context_budgets)

@@ -234,7 +234,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 def environment(dataset_sha256: str | None = None) -> dict[str, Any]:
     """Package versions, Python, platform, git commit and dirty flag, dataset hash, start time."""
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in PACKAGES:
         try:
             versions[name] = metadata.version(name)

@@ -46,6 +46,7 @@ the same memory are listed in ``aliases`` (see ``_combos``).
 from __future__ import annotations
 
 import itertools
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,7 +136,7 @@ class ExperimentSpec:
     aliases: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # see _combos.find_aliases
 
     @classmethod
-    def from_toml(cls, path: str | Path, registries: Registries | None = None) -> "ExperimentSpec":
+    def from_toml(cls, path: str | os.PathLike[str], registries: Registries | None = None) -> "ExperimentSpec":
         """Read and validate an experiment file; relative paths in it are relative to the file."""
         path = Path(path)
         try:

@@ -69,7 +69,7 @@ def _truncate(prefix: str, text: str, budget: int, count: Callable[[str], int]) 
         pieces = text.split()
 
         def head(m: int) -> str:
-            return " ".join(pieces[:m])  # type: ignore[arg-type]
+            return " ".join(pieces[:m])
 
     def fits(m: int) -> str | None:
         try:
