@@ -143,6 +143,13 @@ def write_report(
         by_cat = aggregate(probe_rows, by=keys + [category_col], n_resamples=n_resamples, seed=seed, cluster=cluster)
         written.append(out / "by_category.csv")
         by_cat.to_csv(written[-1], index=False)
+    by_origin = None  # planted vs drafted vs the dataset's own probes, when a run mixes them
+    if metric is not None and "probe_origin" in df.columns and df["probe_origin"].dropna().nunique() > 1:
+        origin_rows = df[df["probe_origin"].notna() & (df["metric"] == metric)]
+        by_origin = aggregate(origin_rows, by=keys + ["probe_origin"], n_resamples=n_resamples, seed=seed,
+                              cluster=cluster)
+        written.append(out / "by_probe_origin.csv")
+        by_origin.to_csv(written[-1], index=False)
 
     unit = f"resampling whole {cluster} clusters" if cluster else "resampling probes"
     md = [f"# Report: {run_dir.name}\n", FAIR_NOTE + "\n", (
@@ -187,6 +194,13 @@ def write_report(
     if by_cat is not None and metric is not None:
         md += [f"\n## {metric} by probe category\n",
                format_markdown(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])]
+    if by_origin is not None and metric is not None:
+        md += [f"\n## {metric} by probe origin\n",
+               "Planted probes (`plant_probes`: facts inserted into your history, exact evidence), drafted "
+               "probes (model-written from your history, reviewed) and the dataset's own (`source`) are "
+               "scored apart: a planted fact sits in a session of its own, so it may be easier or harder "
+               "to find than a fact in real conversation.\n",
+               format_markdown(_ci_wide(by_origin, metric).drop(columns=constant), shown + ["probe_origin"])]
     written.append(out / "summary.md")
     written[-1].write_text("\n".join(md), encoding="utf-8")
 

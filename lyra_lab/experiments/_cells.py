@@ -67,18 +67,27 @@ def base_columns(run: str, cell: Cell, recaller_label: str, recaller: Any, corpu
     return row
 
 
+def probe_origin(probe: Any) -> str:
+    """Where a probe came from: ``planted`` (``plant_probes``), ``drafted`` (``lyra-lab probes draft``)
+    or ``source`` (the dataset's own, e.g. LoCoMo's QA)."""
+    meta = probe.meta or {}
+    return "planted" if meta.get("planted") else "drafted" if meta.get("drafted") else "source"
+
+
 def probe_rows(base: Mapping[str, Any], probe: Any, metrics: Mapping[str, float]) -> Iterable[dict[str, Any]]:
     category = "" if probe.category is None else str(probe.category)
+    origin = probe_origin(probe)
     for metric, value in metrics.items():
-        yield {**base, "probe_id": probe.id, "category": category, "metric": metric, "value": float(value)}
+        yield {**base, "probe_id": probe.id, "category": category, "probe_origin": origin, "metric": metric,
+               "value": float(value)}
 
 
 def judge_rows(base: Mapping[str, Any], probe: Any, verdicts: Iterable[tuple[str, Any]]) -> Iterable[dict[str, Any]]:
     """One ``judge`` row per judge's verdict (``(label, JudgeResult)``), the judge named in column ``judge``."""
     category = "" if probe.category is None else str(probe.category)
     for label, verdict in verdicts:
-        yield {**base, "probe_id": probe.id, "category": category, "metric": "judge", "value": float(verdict.score),
-               "judge": label}
+        yield {**base, "probe_id": probe.id, "category": category, "probe_origin": probe_origin(probe),
+               "metric": "judge", "value": float(verdict.score), "judge": label}
 
 
 def phase_metrics(phases: Mapping[str, PhaseCost]) -> dict[str, float]:

@@ -162,3 +162,35 @@ def test_a_grid_over_an_export_with_planted_probes_scores_every_recaller(export,
     for recaller in ("dense", "bm25", "hybrid", "recency", "tiered"):
         rows = recall[recall["recaller"] == recaller]
         assert set(rows["probe_id"]) == answerable, recaller
+
+
+def test_reports_split_planted_probes_from_the_datasets_own(export, tmp_path):
+    import dataclasses
+
+    import pandas as pd
+
+    from lyra_lab.corpus import Probe
+    from lyra_lab.evaluate import write_report
+
+    # two probes of the user's own history (as a dataset or a reviewed draft would give), about real turns
+    conv = export.conversations[0]
+    turns = [t for t in conv.turns() if t.role == "user"][:2]
+    own = tuple(Probe(id=f"own{i}", conversation_id=conv.id, question=f"What did I say about {t.text[:20]}?",
+                      answer=t.text.split()[0], evidence=(t.id,), category="single_fact") for i, t in enumerate(turns))
+    corpus = plant_probes(dataclasses.replace(export, probes=own), n=6, kinds=["single_fact"], seed=0)
+    corpus.save(tmp_path / "planted.jsonl")
+    (tmp_path / "exp.toml").write_text(GRID.replace('summarizers = ["none", "single_pass"]', 'summarizers = ["none"]')
+                                       .replace('"dense", "bm25", "hybrid", "recency", "tiered"', '"bm25"'),
+                                       encoding="utf-8")
+    df = run_experiment(ExperimentSpec.from_toml(tmp_path / "exp.toml"), tmp_path / "run", progress=False,
+                        backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()})
+    per_probe = df[df["probe_id"] != ""]
+    assert per_probe.groupby("probe_id")["probe_origin"].nunique().eq(1).all()
+    origin = per_probe.drop_duplicates("probe_id").set_index("probe_id")["probe_origin"]
+    assert origin[["own0", "own1"]].tolist() == ["source", "source"]
+    assert set(origin.drop(["own0", "own1"])) == {"planted"} and len(origin) == 2 + 6
+    write_report(tmp_path / "run", n_resamples=50)
+    md = (tmp_path / "run" / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "by probe origin" in md
+    table = pd.read_csv(tmp_path / "run" / "report" / "by_probe_origin.csv").set_index("probe_origin")
+    assert table.loc["source", "n"] == 2 and table.loc["planted", "n"] == 6
