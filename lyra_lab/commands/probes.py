@@ -47,6 +47,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     draft.add_argument("--style", choices=("json", "qa"),
                        help="json: JSON drafts per session (capable models); qa: one A:/Q: pair per user turn "
                             "(small models) (default: qa for --backend local, json otherwise)")
+    draft.add_argument("--judge", metavar="BACKEND",
+                       help="also keep drafts whose answer is a paraphrase if this backend judges the evidence "
+                            "states it (default: only answers whose words are in the evidence)")
     draft.add_argument("--cache", metavar="FILE", help="response cache (default: <out>.responses.sqlite)")
     draft.add_argument("--yes", action="store_true", help="agree to send conversation text to a remote endpoint")
     draft.add_argument("--out", required=True, metavar="FILE", help="write the kept probes here (JSONL)")
@@ -82,25 +85,33 @@ def _draft(args: argparse.Namespace) -> int:
 
     corpus = load(args.path, args.format)
     backend = make_backend(args.backend)
-    endpoint = endpoint_of(backend)
-    if not is_local_endpoint(endpoint):
-        print(f"notice: drafting sends the text of up to {args.sessions} of your sessions to {endpoint} "
-              f"({backend.name}/{backend.model}).", file=sys.stderr)
-        if not args.yes:
-            answer = input("send them? [y/N] ") if sys.stdin.isatty() else ""
-            if answer.strip().lower() not in ("y", "yes"):
-                raise ConfigError("not sending conversation text to a remote endpoint: pass --yes to agree")
+    judge = make_backend(args.judge) if args.judge else None
+    for model in (backend, judge):
+        if model is None:
+            continue
+        endpoint = endpoint_of(model)
+        if not is_local_endpoint(endpoint):
+            print(f"notice: drafting sends the text of up to {args.sessions} of your sessions to {endpoint} "
+                  f"({model.name}/{model.model}).", file=sys.stderr)
+            if not args.yes:
+                answer = input("send them? [y/N] ") if sys.stdin.isatty() else ""
+                if answer.strip().lower() not in ("y", "yes"):
+                    raise ConfigError("not sending conversation text to a remote endpoint: pass --yes to agree")
     style = args.style or ("qa" if args.backend == "local" else "json")
     out = Path(args.out)
     cache = ResponseCache(args.cache or out.with_name(out.name + ".responses.sqlite"))
     try:
         result = draft_probes(corpus, CachedBackend(backend, cache), n=args.n, sessions=args.sessions,
-                              seed=args.seed, style=style)
+                              seed=args.seed, style=style,
+                              judge=CachedBackend(judge, cache) if judge is not None else None)
     finally:
         cache.close()
     save_probes(result.probes, out)
     print(f"wrote {out}: kept {len(result.probes)} of {result.drafted} drafted probes "
           f"({style} style, {result.calls} model calls, {cache.hits} answered from the cache {cache.path})")
+    if judge is not None:
+        print(f"  judge {judge.name}/{judge.model}: asked {result.judge_calls} times about paraphrased answers, "
+              f"kept {result.judge_kept}")
     for reason, count in sorted(result.dropped.items(), key=lambda kv: -kv[1]):
         print(f"  dropped {count}: {reason}")
     return 0

@@ -1,6 +1,6 @@
 """Probes for a user's own history that a model drafts and checks (planted probes live in ``lyra_lab.corpus``)."""
 
-from lyra_lab.probes._checks import REASONS, Draft, check, parse_drafts
+from lyra_lab.probes._checks import REASONS, Draft, check, judge_supports, parse_drafts
 from lyra_lab.probes._draft import PROMPT_NAME, DraftResult, draft_probes, render_prompt
 from lyra_lab.probes._io import endpoint_of, is_local_endpoint, probe_record, save_probes
 
@@ -13,6 +13,7 @@ __all__ = [
     "draft_probes",
     "endpoint_of",
     "is_local_endpoint",
+    "judge_supports",
     "parse_drafts",
     "probe_record",
     "render_prompt",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from lyra_lab.evaluate._qa import normalize_answer
 from lyra_lab.evaluate._retention import answer_retained
@@ -128,9 +128,11 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 
 def check(draft: Draft, numbered: dict[int, Any], kept_questions: list[set[str]],
-          examples: tuple[str, ...] = ()) -> str | None:
+          examples: tuple[str, ...] = (), supports: Callable[[Draft, str], bool] | None = None) -> str | None:
     """The reason ``draft`` is dropped, or None to keep it. ``numbered`` maps turn numbers to turns;
-    ``examples`` are the questions the prompt showed (a near-copy of one is dropped)."""
+    ``examples`` are the questions the prompt showed (a near-copy of one is dropped).  ``supports``
+    (e.g. a judge call: ``judge_supports``) is asked only when the answer's words are not in the
+    evidence text, so a paraphrased answer ("her sister" for "my sister Ana") can still be kept."""
     if not draft.turns or any(n not in numbered for n in draft.turns):
         return BAD_IDS
     answer = normalize_answer(draft.answer)
@@ -139,7 +141,7 @@ def check(draft: Draft, numbered: dict[int, Any], kept_questions: list[set[str]]
     if any(jaccard(tokens(draft.question), tokens(example)) >= DUPLICATE_JACCARD for example in examples):
         return COPIED
     evidence = " ".join(numbered[n].text for n in draft.turns)
-    if not answer_retained(draft.answer, evidence):
+    if not answer_retained(draft.answer, evidence) and (supports is None or not supports(draft, evidence)):
         return UNSUPPORTED
     if set(answer.split()) <= tokens(draft.question):
         return GIVEN_AWAY
@@ -147,3 +149,29 @@ def check(draft: Draft, numbered: dict[int, Any], kept_questions: list[set[str]]
     if any(jaccard(question, other) >= DUPLICATE_JACCARD for other in kept_questions):
         return DUPLICATE
     return None
+
+
+SUPPORT_PROMPT = """Does the conversation excerpt below state the answer to the question?
+
+Excerpt:
+{evidence}
+
+Question: {question}
+Answer: {answer}
+
+Reply with YES if the excerpt states this answer (in any wording), NO otherwise."""
+
+
+def judge_supports(backend: Any, max_tokens: int = 4) -> Callable[[Draft, str], bool]:
+    """A ``supports`` check asking ``backend`` whether the evidence states the draft's answer (YES/NO).
+
+    Anything but a reply starting with "yes" counts as unsupported, so a confused judge keeps nothing it
+    was not sure of.  Each call is one more model call (cached like the drafting calls when the backend is).
+    """
+
+    def supports(draft: Draft, evidence: str) -> bool:
+        prompt = SUPPORT_PROMPT.format(evidence=evidence[:4000], question=draft.question, answer=draft.answer)
+        reply = backend.complete([{"role": "user", "content": prompt}], max_tokens=max_tokens, temperature=0)
+        return reply.text.strip().lower().lstrip("*\"' ").startswith("yes")
+
+    return supports

@@ -21,10 +21,13 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
+from typing import Callable
 
 from lyra_lab.backends import Backend, Usage
 from lyra_lab.corpus import Corpus, Probe, Session, Turn
-from lyra_lab.probes._checks import NO_JSON, NO_QA, UNPARSEABLE, Draft, check, parse_drafts, parse_qa, tokens
+from lyra_lab.evaluate import answer_retained
+from lyra_lab.probes._checks import (NO_JSON, NO_QA, UNPARSEABLE, Draft, check, judge_supports, parse_drafts, parse_qa,
+                                     tokens)
 
 PROMPT_NAME = "draft_questions_v1"
 PROMPT = """Below is a conversation between a user and an assistant, as numbered turns.
@@ -69,6 +72,8 @@ class DraftResult:
     dropped: Counter[str] = field(default_factory=Counter)
     calls: int = 0
     usage: Usage = field(default_factory=Usage)
+    judge_calls: int = 0  # support checks asked of the judge (answers whose words were not in the evidence)
+    judge_kept: int = 0  # kept because the judge found them supported
 
 
 def numbered_turns(session: Session) -> dict[int, Turn]:
@@ -118,13 +123,17 @@ def render_qa_prompt(text: str) -> str:
 
 
 def draft_probes(corpus: Corpus, backend: Backend, *, n: int = 100, sessions: int = 20, per_session: int = 3,
-                 seed: int = 0, max_tokens: int | None = None, style: str = "json") -> DraftResult:
+                 seed: int = 0, max_tokens: int | None = None, style: str = "json",
+                 judge: Backend | None = None) -> DraftResult:
     """Ask ``backend`` for questions about ``sessions`` sampled sessions; keep the checked ones, up to ``n``.
 
     Sessions are sampled with ``random.Random(seed)`` among those with a user turn, and
     visited in time order.  Each kept probe is asked the day after its conversation's last turn.
     ``style`` is ``"json"`` (one call per session, up to ``per_session`` drafts; ``max_tokens`` 300 by default)
     or ``"qa"`` (one call per chosen user turn, up to ``per_session`` turns; ``max_tokens`` 48 by default).
+    ``judge``: a backend asked whether the evidence states an answer whose words it does not contain
+    (a paraphrase); without one such drafts are dropped as unsupported.  Kept probes record how their
+    answer was supported (``meta["support"]``: ``text`` or ``judge``).
     """
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}, got {style!r}")
@@ -132,13 +141,21 @@ def draft_probes(corpus: Corpus, backend: Backend, *, n: int = 100, sessions: in
     chosen = random.Random(seed).sample(range(len(pool)), min(sessions, len(pool)))
     result = DraftResult(probes=[])
     kept_questions: list[set[str]] = []
+    supports = None
+    if judge is not None:
+        ask = judge_supports(judge)
+
+        def supports(draft: Draft, evidence: str) -> bool:
+            result.judge_calls += 1
+            return ask(draft, evidence)
+
     for index in sorted(chosen):
         if len(result.probes) >= n:
             break
         session = pool[index]
         if style == "qa":
             _draft_qa(corpus, session, backend, result, kept_questions, n=n, per_session=per_session,
-                      max_tokens=max_tokens or QA_MAX_TOKENS)
+                      max_tokens=max_tokens or QA_MAX_TOKENS, supports=supports)
             continue
         max_tokens = max_tokens or 300
         completion = backend.complete([{"role": "user", "content": render_prompt(session, per_session)}],
@@ -152,18 +169,21 @@ def draft_probes(corpus: Corpus, backend: Backend, *, n: int = 100, sessions: in
             result.dropped[NO_JSON] += 1  # a tiny model often writes plain numbered questions instead
         numbered = numbered_turns(session)
         for draft in drafts:
-            reason = check(draft, numbered, kept_questions) if len(result.probes) < n else "over --n"
+            reason = check(draft, numbered, kept_questions, supports=supports) if len(result.probes) < n \
+                else "over --n"
             if reason is not None:
                 result.dropped[reason] += 1
                 continue
             kept_questions.append(tokens(draft.question))
             result.probes.append(_probe(corpus, session, draft, numbered, backend, len(result.probes) + 1))
+            result.judge_kept += result.probes[-1].meta["support"] == "judge"
     result.dropped = Counter({k: v for k, v in result.dropped.items() if v})
     return result
 
 
 def _draft_qa(corpus: Corpus, session: Session, backend: Backend, result: DraftResult,
-              kept_questions: list[set[str]], *, n: int, per_session: int, max_tokens: int) -> None:
+              kept_questions: list[set[str]], *, n: int, per_session: int, max_tokens: int,
+              supports: Callable[[Draft, str], bool] | None = None) -> None:
     numbered = numbered_turns(session)
     examples = tuple(question for _, question, _ in QA_EXAMPLES)
     for number in fact_turns(session, per_session):
@@ -179,13 +199,14 @@ def _draft_qa(corpus: Corpus, session: Session, backend: Backend, result: DraftR
             continue
         result.drafted += 1
         draft = Draft(pair[0], pair[1], (number,))
-        reason = check(draft, numbered, kept_questions, examples)
+        reason = check(draft, numbered, kept_questions, examples, supports)
         if reason is not None:
             result.dropped[reason] += 1
             continue
         kept_questions.append(tokens(draft.question))
         result.probes.append(_probe(corpus, session, draft, numbered, backend, len(result.probes) + 1,
                                     prompt=QA_PROMPT_NAME))
+        result.judge_kept += result.probes[-1].meta["support"] == "judge"
 
 
 def _probe(corpus: Corpus, session: Session, draft, numbered, backend: Backend, k: int,
@@ -194,8 +215,10 @@ def _probe(corpus: Corpus, session: Session, draft, numbered, backend: Backend, 
     stamps = [t.timestamp for t in conv.turns() if t.timestamp is not None]
     asked_at = (datetime.combine(max(stamps).date() + timedelta(days=1), time(12, 0), tzinfo=max(stamps).tzinfo)
                 if stamps else None)
+    evidence_text = " ".join(numbered[i].text for i in draft.turns)
+    support = "text" if answer_retained(draft.answer, evidence_text) else "judge"  # check() let it through
     return Probe(id=f"draft-{k:03d}", conversation_id=conv.id, question=draft.question, answer=draft.answer,
-                 evidence=tuple(dict.fromkeys(numbered[i].id for i in draft.turns)), category=draft.kind if draft.kind in DRAFT_KINDS else "drafted",
-                 asked_at=asked_at,
+                 evidence=tuple(dict.fromkeys(numbered[i].id for i in draft.turns)),
+                 category=draft.kind if draft.kind in DRAFT_KINDS else "drafted", asked_at=asked_at,
                  meta={"drafted": True, "backend": backend.name, "model": backend.model, "prompt": prompt,
-                       "session_id": session.id})
+                       "session_id": session.id, "support": support})

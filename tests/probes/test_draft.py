@@ -63,7 +63,7 @@ def test_bad_drafts_are_dropped_and_counted_and_good_ones_kept(tmp_path):
     assert [p.category for p in result.probes] == ["plan", "drafted"]
     probe = result.probes[0]
     assert probe.meta == {"drafted": True, "backend": "fake", "model": "fake-llm", "prompt": PROMPT_NAME,
-                          "session_id": "s1"}
+                          "session_id": "s1", "support": "text"}
     assert probe.asked_at > T0
     corpus = one_session_corpus()
     path = save_probes(result.probes, tmp_path / "drafts.jsonl")
@@ -110,3 +110,25 @@ def test_qa_style_asks_per_fact_turn_and_keeps_every_check():
         ("Where is my sister moving?", "Lisbon", ("m0",), "draft_qa_v1")]
     assert result.drafted == 2 and result.dropped == {COPIED: 1}
     assert fact_turns(one_session_corpus().conversations[0].sessions[0], 1) == [3]
+
+
+def test_a_judge_keeps_paraphrased_answers_it_finds_supported_and_only_those():
+    reply = "\n".join([
+        line("Where is my sister moving?", "Lisbon", [1]),                    # words in the evidence: no judge call
+        line("Why is my sister moving?", "for work", [1]),                    # paraphrase ("new job"): judge says yes
+        line("Which drink did I decide to quit?", "tea", [3]),                # wrong: judge says no
+    ])
+    asked = []
+
+    def judge(messages):
+        text = messages[-1]["content"]
+        asked.append(text.split("Answer: ")[1].split("\n")[0])
+        return "YES, it says she moves for a new job." if "Answer: for work" in text else "NO"
+
+    result = draft_probes(one_session_corpus(), FakeLLM([reply]), n=10, judge=FakeLLM(respond=judge))
+    assert asked == ["for work", "tea"]  # only answers whose words are not in their evidence
+    assert [(p.answer, p.meta["support"]) for p in result.probes] == [("Lisbon", "text"), ("for work", "judge")]
+    assert (result.judge_calls, result.judge_kept) == (2, 1)
+    assert result.dropped == {UNSUPPORTED: 1}
+    without = draft_probes(one_session_corpus(), FakeLLM([reply]), n=10)
+    assert [p.answer for p in without.probes] == ["Lisbon"] and without.dropped == {UNSUPPORTED: 2}
