@@ -28,6 +28,7 @@ import pandas as pd
 
 from lyra_lab.evaluate._compare_report import PairedSection
 from lyra_lab.evaluate._judge_report import JudgeSection
+from lyra_lab.evaluate._probe_record import DETAIL_EVENT
 
 MAX_PROBES = 300  # drill-down size cap: a LoCoMo grid would otherwise make a file of tens of MB
 TEXT_CHARS = 400
@@ -74,20 +75,24 @@ def _corpus(run_dir: Path) -> Any:
         return None
 
 
-def _log_events(run_dir: Path) -> tuple[dict, dict, dict]:
-    """``recall`` hits and ``answer`` texts by (cell, recaller, probe); summary previews by entry id."""
+def _log_events(run_dir: Path) -> tuple[dict, dict, dict, dict]:
+    """``recall`` hits and ``answer`` texts by (cell, recaller, probe); summary previews by entry id;
+    ``probe_detail`` events (hits with kind and text, the rendered context) by (cell, recaller, probe)."""
     from lyra_lab.replay import read_log
 
     hits: dict[tuple[str, str, str], list] = {}
     answers: dict[tuple[str, str, str], str] = {}
     previews: dict[str, str] = {}
+    details: dict[tuple[str, str, str], dict] = {}
     path = run_dir / "log.jsonl"
     if not path.exists():
-        return hits, answers, previews
+        return hits, answers, previews, details
     for e in read_log(path):
         kind = e.get("event")
         key = (str(e.get("cell_id", "")), str(e.get("recaller", "")), str(e.get("probe_id", "")))
-        if kind == "recall":
+        if kind == DETAIL_EVENT:
+            details[key] = e
+        elif kind == "recall":
             hits[key] = e.get("hits") or []
         elif kind == "answer":
             answers[key] = str(e.get("text", ""))
@@ -95,7 +100,7 @@ def _log_events(run_dir: Path) -> tuple[dict, dict, dict]:
             ids = [i for i in e.get("entries") or [] if str(i).startswith("summary:")]
             for entry_id, text in zip(ids, e.get("summary") or []):
                 previews[str(entry_id)] = str(text)
-    return hits, answers, previews
+    return hits, answers, previews, details
 
 
 def probe_views(run_dir: Path, df: pd.DataFrame, max_probes: int = MAX_PROBES) -> list[ProbeView]:
@@ -106,7 +111,7 @@ def probe_views(run_dir: Path, df: pd.DataFrame, max_probes: int = MAX_PROBES) -
     corpus = _corpus(run_dir)
     probes = {p.id: p for p in corpus.probes} if corpus is not None else {}
     turns = {t.id: f"{t.speaker or t.role}: {t.text}" for t in corpus.turns()} if corpus is not None else {}
-    hits, answers, previews = _log_events(run_dir)
+    hits, answers, previews, details = _log_events(run_dir)
     views = []
     order = rows[["conversation_id", "probe_id"]].astype(str).drop_duplicates()
     for conv_id, probe_id in order.head(max_probes).itertuples(index=False):
@@ -121,13 +126,25 @@ def probe_views(run_dir: Path, df: pd.DataFrame, max_probes: int = MAX_PROBES) -
             recaller = str(pipeline).partition("|")[2]
             key = (str(cell), recaller, probe_id)
             entries = []
-            for entry_id, score in hits.get(key, []):
+            detail = details.get(key)
+            if detail is not None:  # kind, digest text and covered turns of every hit, and the context
+                for h in detail.get("hits") or []:
+                    entry_id, covered = str(h.get("id")), {f"turn:{t}" for t in h.get("turn_ids") or ()}
+                    fallback = turns.get(entry_id[5:], "") if entry_id.startswith("turn:") else previews.get(entry_id, "")
+                    text = str(h.get("text") or fallback)
+                    found = entry_id in gold or bool(covered & gold)
+                    entries.append({"id": entry_id, "score": float(h.get("score") or 0.0), "text": text,
+                                    "kind": str(h.get("kind") or ""), "evidence": found,
+                                    "covers": len(covered) if covered else None})
+            for entry_id, score in ([] if detail is not None else hits.get(key, [])):
                 entry_id = str(entry_id)
                 text = turns.get(entry_id[5:], "") if entry_id.startswith("turn:") else previews.get(entry_id, "")
-                entries.append({"id": entry_id, "score": float(score), "text": text, "evidence": entry_id in gold})
+                entries.append({"id": entry_id, "score": float(score), "text": text, "evidence": entry_id in gold,
+                                "kind": "", "covers": None})
             scores = {str(m): float(v) for m, v in zip(part["metric"], part["value"])}
             view.pipelines.append({"pipeline": str(pipeline), "cell_id": str(cell), "hits": entries,
-                                   "answer": answers.get(key), "scores": scores})
+                                   "answer": answers.get(key), "scores": scores,
+                                   "context": None if detail is None else detail.get("context")})
         views.append(view)
     return views
 
@@ -141,6 +158,11 @@ def _table(header: list[str], body: list[list[str]]) -> str:
     head = "".join(f"<th>{_esc(h)}</th>" for h in header)
     rows = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>\n" for cells in body)
     return f"<table><thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table>"
+
+
+def _kind(hit: dict) -> str:
+    """``summary (covers 12 turns)``; a raw turn is ``turn``; unknown (an old log) is empty."""
+    return f"{hit['kind']} (covers {hit['covers']} turns)" if hit.get("covers") else str(hit.get("kind") or "")
 
 
 def _verdict(scores: dict[str, float]) -> str:
@@ -164,11 +186,14 @@ def _probe(view: ProbeView) -> str:
         if p["hits"]:
             rows = "".join(
                 f'<tr class="{"ev" if h["evidence"] else ""}"><td>{i}</td><td><code>{_esc(h["id"])}</code>'
-                f'{" ✓ evidence" if h["evidence"] else ""}</td><td>{h["score"]:.4f}</td>'
+                f'{" ✓ evidence" if h["evidence"] else ""}</td><td>{_esc(_kind(h))}</td><td>{h["score"]:.4f}</td>'
                 f'<td>{_esc(_short(h["text"])) or "<span class=muted>text not in the log</span>"}</td></tr>'
                 for i, h in enumerate(p["hits"], start=1))
-            parts.append("<table><thead><tr><th>#</th><th>entry</th><th>score</th><th>text</th></tr></thead>"
-                         f"<tbody>{rows}</tbody></table>")
+            parts.append("<table><thead><tr><th>#</th><th>entry</th><th>kind</th><th>score</th><th>text</th></tr>"
+                         f"</thead><tbody>{rows}</tbody></table>")
+        if p.get("context"):
+            parts.append(f'<details class="ctx"><summary>rendered context</summary><pre>{_esc(p["context"])}</pre>'
+                         "</details>")
         else:
             parts.append("<p class=muted>no recall event in the log for this probe</p>")
         answer = p["answer"]

@@ -118,3 +118,26 @@ def test_report_html_opens_in_headless_chromium(run_dir, tmp_path):
         assert "Gold answer" in probe.text and "Answer:" in pipe.text
     finally:
         driver.quit()
+
+
+def test_drill_down_shows_each_hits_kind_digest_text_and_the_rendered_context(tmp_path):
+    import html
+    import json
+
+    spec = ExperimentSpec.from_dict({  # summaries only in memory, so every hit is a summary
+        "name": "digests", "corpus": {"path": str(DATASET), "conversations": 1, "max_sessions": 3, "max_probes": 2},
+        "grid": {"chunkers": [{"name": "turn_window", "max_turns": 4}], "summarizers": ["single_pass"],
+                 "keep_raw": [False], "recallers": ["dense"]},
+        "run": {"backends": ["fake"], "embedders": ["hashing"], "ks": [1, 5], "cache": "off"}})
+    run_experiment(spec, tmp_path / "run", progress=False)
+    write_report(tmp_path / "run", n_resamples=20)
+    page = (tmp_path / "run" / "report" / "report.html").read_text(encoding="utf-8")
+    details = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text(encoding="utf-8").splitlines()
+               if '"probe_detail"' in line]
+    hits = [h for d in details for h in d["hits"]]
+    assert hits and {h["kind"] for h in hits} == {"summary"}
+    hit = hits[0]
+    assert f"summary (covers {hit['n_turns']} turns)" in page
+    assert html.escape(hit["text"][:60]) in page  # the summary's own text, not just its id
+    assert page.count("<summary>rendered context</summary>") == len(details) == 2
+    assert html.escape(details[0]["context"].splitlines()[0]) in page
