@@ -41,6 +41,7 @@ text-align:left;vertical-align:top}th{background:#f3f3f3}img{max-width:100%;bord
 details{margin:.3em 0}summary{cursor:pointer}.probe>summary{font-weight:600}
 .pipe{margin-left:1.2em;border-left:3px solid #ddd;padding-left:.6em}.ev{background:#e6f4ea}
 .muted{color:#777}code{font-size:12px}
+pre{white-space:pre-wrap;font-size:12px;background:#fafafa;border:1px solid #eee;padding:.4em;max-height:24em;overflow:auto}
 """
 
 
