@@ -24,6 +24,7 @@ not over a candidate list, so no candidate cut-off can drop evidence.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -36,7 +37,7 @@ from lyra_lab.recall._bm25 import Tokenizer, bm25_index
 from lyra_lab.recall._fusion import FUSIONS, fuse, normalize
 from lyra_lab.recall._index import dense_index, embed_query, top_k
 from lyra_lab.recall._keys import KEYS, KeyedView, keyed_view
-from lyra_lab.recall._sessions import dense_session_scores, lexical_session_scores
+from lyra_lab.recall._sessions import lexical_session_scores, session_means
 from lyra_lab.recall._types import Hit
 from lyra_lab.recall._when import closeness, named_spans
 
@@ -49,6 +50,8 @@ class Reference:
     Args:
         keys: ``"text"`` or ``"dated"`` (``"[8 May 2023] Caroline: …"``).
         window: same-session neighbours on each side joined into each key (0: none).
+        lexical_keys, lexical_window: BM25's own keys and window (``None``: as ``keys``/``window``);
+            re-keying BM25 is free, re-keying dense re-embeds every turn.
         stemmer, tokens: the BM25 tokenizer (``bm25``'s parameters).
         fusion: ``"minmax"``, ``"zscore"`` or ``"rrf"``.
         weight: the dense share in [0, 1].
@@ -58,10 +61,14 @@ class Reference:
         sessions: return only turns of this many best sessions (0: all).
         time_weight: boost for turns inside a time span the question names (>= 0).
         time_scale_days: days outside the span over which that boost falls by e.
+        speaker_weight: boost for entries with a speaker (a line's ``"Name: "`` prefix) that the
+            question names.
     """
 
     keys: str = "dated"
     window: int = 0
+    lexical_keys: str | None = None
+    lexical_window: int | None = None
     stemmer: str = "english"
     tokens: str = "words"
     fusion: str = "minmax"
@@ -72,20 +79,23 @@ class Reference:
     sessions: int = 0
     time_weight: float = 0.0
     time_scale_days: float = 14.0
+    speaker_weight: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.keys not in KEYS:
-            raise ValueError(f"keys must be one of {KEYS}, got {self.keys!r}")
+        if self.keys not in KEYS or self.lexical_keys not in (*KEYS, None):
+            raise ValueError(f"keys and lexical_keys must be one of {KEYS}, got {self.keys!r}, {self.lexical_keys!r}")
         if self.fusion not in FUSIONS:
             raise ValueError(f"fusion must be one of {FUSIONS}, got {self.fusion!r}")
         Tokenizer(self.stemmer, self.tokens)
-        for name in ("window", "sessions"):
+        for name in ("window", "sessions", "lexical_window"):
             value = getattr(self, name)
+            if name == "lexical_window" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be an int >= 0, got {value!r}")
         if not 0.0 <= self.weight <= 1.0:
             raise ValueError(f"weight must be in [0, 1], got {self.weight!r}")
-        for name in ("neighbours", "session_weight", "time_weight"):
+        for name in ("neighbours", "session_weight", "time_weight", "speaker_weight"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if not self.rrf_k > 0 or not self.time_scale_days > 0:
@@ -106,6 +116,8 @@ class Reference:
         if uses_dense:
             embedder = require_embedder("reference", embedder)
         view = keyed_view(store, conversation_id, self.keys, self.window)
+        lexical_view = keyed_view(store, conversation_id, self.lexical_keys or self.keys,
+                                  self.window if self.lexical_window is None else self.lexical_window)
         if k == 0 or not len(view):
             return []
         tokenizer = Tokenizer(self.stemmer, self.tokens)
@@ -116,17 +128,16 @@ class Reference:
             query_vector = embed_query(embedder, query)
             dense, vectors = _dense_scores(view, embedder, query_vector)
         if self.weight < 1:
-            lexical = _lexical_scores(view, query, tokenizer)
+            lexical = _lexical_scores(lexical_view, query, tokenizer)
         scores = self._fuse(dense, lexical)
         if self.neighbours:
             scores = scores + self.neighbours * _best_neighbour(scores, view.sessions)
         keep = np.ones(n, dtype=bool)
         if self.session_weight or self.sessions:
             n_sessions = len(view.session_names)
-            lexical_s = (lexical_session_scores(view, query, tokenizer) if self.weight < 1
+            lexical_s = (lexical_session_scores(lexical_view, query, tokenizer) if self.weight < 1
                          else np.zeros(n_sessions))
-            dense_s = (dense_session_scores(vectors, view.sessions, n_sessions, query_vector) if uses_dense
-                       else np.zeros(n_sessions))
+            dense_s = (_session_means(view, vectors) @ query_vector if uses_dense else np.zeros(n_sessions))
             session_scores = self._fuse(dense_s, lexical_s)
             scores = scores + self.session_weight * normalize(session_scores, "minmax")[view.sessions]
             if self.sessions:
@@ -137,6 +148,8 @@ class Reference:
             if spans:
                 dates = [e.start or e.end for e in view.entries]
                 scores = scores + self.time_weight * closeness(dates, spans, self.time_scale_days)
+        if self.speaker_weight:
+            scores = scores + self.speaker_weight * _named_speaker(view, query)
         rows = np.flatnonzero(keep)
         order = rows[top_k(scores[rows], k)]
         return ranked(((view.entries[i], scores[i]) for i in order), k, via="reference")
@@ -157,6 +170,16 @@ def _dense_scores(view: KeyedView, embedder: Embedder, query_vector: np.ndarray)
     return out, vectors
 
 
+def _session_means(view: KeyedView, vectors: np.ndarray) -> np.ndarray:
+    """Unit mean key vector of each session, cached per view version."""
+    cached = view.store.cache.get("recall.session_means")
+    if cached is not None and cached[0] == view.version:
+        return cached[1]
+    means = session_means(vectors, view.sessions, len(view.session_names))
+    view.store.cache["recall.session_means"] = (view.version, means)
+    return means
+
+
 def _lexical_scores(view: KeyedView, query: str, tokenizer: Tokenizer) -> np.ndarray:
     index = bm25_index(view.store, view.conversation_id, tokenizer)
     rows = index.live_rows()
@@ -174,6 +197,28 @@ def _aligned(view: KeyedView, index, rows: np.ndarray, name: str) -> np.ndarray:
     positions = view.positions([index.entry(r).id for r in rows])
     view.store.cache[f"recall.align:{name}"] = (key, positions)
     return positions
+
+
+_SPEAKER = re.compile(r"^(?:\[[^\]\n]*\]\s*)?([^:\n\[\]]{1,40}):\s", re.M)
+
+
+def speakers(text: str) -> frozenset[str]:
+    """Lower-cased speaker names of an entry: the ``"Name: "`` opening a line, after an optional ``[date]``.
+
+    >>> sorted(speakers("Caroline: hi\\n[2023-05-08 13:56] Melanie: yo: ok"))
+    ['caroline', 'melanie']
+    """
+    return frozenset(m.group(1).strip().lower() for m in _SPEAKER.finditer(text))
+
+
+def _named_speaker(view: KeyedView, query: str) -> np.ndarray:
+    """1.0 for entries with a speaker named (as a word) in ``query``, else 0."""
+    cached = view.store.cache.get("recall.speakers")
+    if cached is None or cached[0] != view.version:
+        cached = (view.version, [speakers(e.text) for e in view.entries])
+        view.store.cache["recall.speakers"] = cached
+    words = set(re.findall(r"\w+", query.lower()))
+    return np.array([float(bool(names & words)) for names in cached[1]])
 
 
 def _best_neighbour(scores: np.ndarray, sessions: np.ndarray) -> np.ndarray:

@@ -42,16 +42,14 @@ def lexical_session_scores(view: KeyedView, query: str, tokenizer: Tokenizer) ->
     return out
 
 
-def dense_session_scores(vectors: np.ndarray, sessions: np.ndarray, n_sessions: int,
-                         query_vector: np.ndarray) -> np.ndarray:
-    """Cosine of ``query_vector`` with each session's mean turn vector (rows of ``vectors``, by position).
+def session_means(vectors: np.ndarray, sessions: np.ndarray, n_sessions: int) -> np.ndarray:
+    """Each session's mean vector (of the rows of ``vectors`` in it), scaled to unit length.
 
-    >>> v = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
-    >>> dense_session_scores(v, np.array([0, 0, 1]), 2, np.array([0.0, 1.0])).round(4).tolist()
-    [0.7071, 1.0]
+    >>> session_means(np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 2.0]]), np.array([0, 0, 1]), 2).round(4).tolist()
+    [[0.7071, 0.7071], [0.0, 1.0]]
     """
-    sums = np.zeros((n_sessions, vectors.shape[1]))
-    np.add.at(sums, sessions, vectors)
-    norms = np.linalg.norm(sums, axis=1)
-    means = np.divide(sums, norms[:, None], out=np.zeros_like(sums), where=norms[:, None] > 0)
-    return means @ np.asarray(query_vector, dtype=np.float64)
+    onehot = np.zeros((n_sessions, len(sessions)))
+    onehot[sessions, np.arange(len(sessions))] = 1.0
+    sums = onehot @ np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return np.divide(sums, norms, out=np.zeros_like(sums), where=norms > 0)

@@ -104,3 +104,16 @@ def test_dense_use_needs_an_embedder_and_bad_parameters_are_config_errors():
                 {"neighbours": -0.1}):
         with pytest.raises(ConfigError):
             RECALLERS.build({"name": "reference", **bad})
+
+
+def test_a_named_speaker_lifts_that_speakers_turns():
+    store = MemoryStore([turn(1, "Mel: I love pottery"), turn(2, "Caroline: I love pottery too"),
+                         turn(3, "[2023-05-08 13:56] Caroline: and painting\nMel: nice")])
+    def scores(weight):
+        hits = Reference(keys="text", weight=0.0, speaker_weight=weight).recall(
+            store, "What does Caroline love?", 3, conversation_id="c")
+        return {h.entry.id: h.score for h in hits}
+
+    plain, boosted = scores(0.0), scores(0.5)
+    # Caroline speaks in turns 2 and 3 (in 3 after a date prefix, as chunk text renders it): each gains 0.5
+    assert {i: boosted[i] - plain[i] for i in plain} == pytest.approx({"c:1": 0.0, "c:2": 0.5, "c:3": 0.5})
