@@ -34,32 +34,29 @@ from lyra_lab.evaluate import cluster_bootstrap_ci, recall_eval
 from lyra_lab.recall import RECALLERS
 
 ROOT = Path(__file__).resolve().parents[1]
-TEXT_DENSE = {"name": "reference", "keys": "text"}
-WINNER = {"name": "reference", "keys": "text", "lexical_keys": "dated", "lexical_window": 2, "weight": 0.5,
-          "neighbours": 0.3, "session_weight": 0.2, "speaker_weight": 0.3}
+# every stage off: plain min-max hybrid of dense and stemmed BM25 on the turn text
+OFF = {"name": "reference", "keys": "text", "window": 0, "lexical_keys": None, "lexical_window": None,
+       "weight": 0.5, "neighbours": 0.0, "session_weight": 0.0, "sessions": 0, "time_weight": 0.0,
+       "speaker_weight": 0.0}
+LEX = {**OFF, "lexical_keys": "dated", "lexical_window": 1}
 # name -> recaller spec; each "+" row adds one stage to the row above it
 STRATEGIES: dict[str, object] = {
     "bm25": "bm25",
     "dense": "dense",
     "hybrid (RRF, today)": "hybrid",
     "bm25 stemmed": {"name": "bm25", "stemmer": "english", "tokens": "words"},
-    "bm25 stemmed, dated keys": {"name": "reference", "weight": 0.0, "keys": "dated"},
-    "bm25 stemmed, dated window-1 keys": {"name": "reference", "weight": 0.0, "keys": "dated", "window": 1},
-    "dense, dated keys": {"name": "reference", "weight": 1.0, "keys": "dated"},
-    "hybrid min-max 0.5": {**TEXT_DENSE, "weight": 0.5, "lexical_keys": "text"},
-    "hybrid z-score 0.5": {**TEXT_DENSE, "weight": 0.5, "lexical_keys": "text", "fusion": "zscore"},
-    "+ BM25 dated window-1 keys": {**TEXT_DENSE, "weight": 0.5, "lexical_keys": "dated", "lexical_window": 1},
-    "+ neighbours 0.3": {**TEXT_DENSE, "weight": 0.5, "lexical_keys": "dated", "lexical_window": 1,
-                         "neighbours": 0.3},
-    "+ session blend 0.2": {**TEXT_DENSE, "weight": 0.5, "lexical_keys": "dated", "lexical_window": 1,
-                            "neighbours": 0.3, "session_weight": 0.2},
-    "+ two-stage top-5 sessions": {**TEXT_DENSE, "weight": 0.5, "lexical_keys": "dated", "lexical_window": 1,
-                                   "neighbours": 0.3, "session_weight": 0.2, "sessions": 5},
-    "+ time boost 0.2": {**TEXT_DENSE, "weight": 0.5, "lexical_keys": "dated", "lexical_window": 1,
-                         "neighbours": 0.3, "session_weight": 0.2, "time_weight": 0.2},
-    "+ speaker boost 0.3": {**TEXT_DENSE, "weight": 0.5, "lexical_keys": "dated", "lexical_window": 1,
-                            "neighbours": 0.3, "session_weight": 0.2, "speaker_weight": 0.3},
-    "winner (BM25 window 2)": WINNER,
+    "bm25 stemmed, dated keys": {**OFF, "weight": 0.0, "keys": "dated"},
+    "bm25 stemmed, dated window-1 keys": {**OFF, "weight": 0.0, "keys": "dated", "window": 1},
+    "dense, dated keys": {**OFF, "weight": 1.0, "keys": "dated"},
+    "hybrid min-max 0.5 (stemmed)": OFF,
+    "hybrid z-score 0.5 (stemmed)": {**OFF, "fusion": "zscore"},
+    "+ BM25 dated window-1 keys": LEX,
+    "+ neighbours 0.3": {**LEX, "neighbours": 0.3},
+    "+ session blend 0.2": {**LEX, "neighbours": 0.3, "session_weight": 0.2},
+    "+ two-stage top-5 sessions": {**LEX, "neighbours": 0.3, "session_weight": 0.2, "sessions": 5},
+    "+ time boost 0.2": {**LEX, "neighbours": 0.3, "session_weight": 0.2, "time_weight": 0.2},
+    "+ speaker boost 0.3": {**LEX, "neighbours": 0.3, "session_weight": 0.2, "speaker_weight": 0.3},
+    "reference (defaults: window 2, speaker 0.2)": "reference",
 }
 BASELINE = "hybrid (RRF, today)"
 SPLITS = {"1-5": slice(0, 5), "6-10": slice(5, 10), "all": slice(0, 10)}

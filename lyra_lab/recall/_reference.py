@@ -47,6 +47,10 @@ from lyra_lab.recall._when import closeness, named_spans
 class Reference:
     """Keyed, fused, session- and time-aware recall; see the module docstring for each stage.
 
+    The defaults are the configuration tuned on LoCoMo conversations 1-5 (``examples/reference_recall.toml``):
+    dense on plain turn text, BM25 (stemmed) on dated keys with two neighbours each side, min-max fusion
+    at 0.5, neighbour share 0.3, session blend 0.2 and speaker boost 0.2.
+
     Args:
         keys: ``"text"`` or ``"dated"`` (``"[8 May 2023] Caroline: …"``).
         window: same-session neighbours on each side joined into each key (0: none).
@@ -65,21 +69,21 @@ class Reference:
             question names.
     """
 
-    keys: str = "dated"
+    keys: str = "text"
     window: int = 0
-    lexical_keys: str | None = None
-    lexical_window: int | None = None
+    lexical_keys: str | None = "dated"
+    lexical_window: int | None = 2
     stemmer: str = "english"
     tokens: str = "words"
     fusion: str = "minmax"
     weight: float = 0.5
     rrf_k: float = 60
-    neighbours: float = 0.0
-    session_weight: float = 0.0
+    neighbours: float = 0.3
+    session_weight: float = 0.2
     sessions: int = 0
     time_weight: float = 0.0
     time_scale_days: float = 14.0
-    speaker_weight: float = 0.0
+    speaker_weight: float = 0.2
 
     def __post_init__(self) -> None:
         if self.keys not in KEYS or self.lexical_keys not in (*KEYS, None):
