@@ -54,9 +54,10 @@ class Reference:
     Args:
         keys: ``"text"`` or ``"dated"`` (``"[8 May 2023] Caroline: …"``).
         window: same-session neighbours on each side joined into each key (0: none).
-        lexical_keys, lexical_window: BM25's own keys and window (``None``: as ``keys``/``window``);
-            re-keying BM25 is free, re-keying dense re-embeds every turn.
-        stemmer, tokens: the BM25 tokenizer (``bm25``'s parameters).
+        lexical_keys: BM25's own keys (``None``: as ``keys``); re-keying BM25 is free, dense re-embeds.
+        lexical_window: BM25's own window (``None``: as ``window``).
+        stemmer: BM25 stemming, ``"english"`` (Snowball) or ``"none"`` (as ``bm25``'s).
+        tokens: BM25 tokens, ``"words"`` (keeps 1-character ones) or ``"words2"`` (as ``bm25``'s).
         fusion: ``"minmax"``, ``"zscore"`` or ``"rrf"``.
         weight: the dense share in [0, 1].
         rrf_k: RRF's damping constant (``fusion="rrf"`` only).
