@@ -2,8 +2,10 @@
 
 Every strategy answers the same 1,536 probes (categories 1-4 with evidence) over
 raw turns at k=10 entries (each entry one turn, returned with its own text, so
-the rendered context has equal entry count; the mean words of the 10 returned
-turns are printed too).  Splits: conversations 1-5 (where the parameters were
+the rendered context has equal entry count).  So that a strategy cannot win by
+returning longer turns, ``r@W`` also scores each strategy at equal rendered
+context: its hits in order, cut once they hold more than W words, W being the
+mean words of hybrid's 10 hits over all probes (``words`` is each strategy's mean).  Splits: conversations 1-5 (where the parameters were
 tuned), 6-10 (held out) and all ten.  Each cell is the mean recall@10 with a 95%
 cluster-bootstrap CI (whole conversations resampled, 1000 times, seed 0; with 5
 conversations the interval is coarse).  ``diff`` is the paired difference to
@@ -75,6 +77,18 @@ def paired(diff: np.ndarray, clusters: list[str], seed: int = 0) -> tuple[float,
     return float(diff.mean()), float(low), float(high), float((means <= 0).mean())
 
 
+def recall_within(probe, evidence: set[str], words: dict[str, int], budget: float) -> float:
+    """Turn-level recall of the probe's hits kept in order while their words stay within ``budget``."""
+    kept: set[str] = set()
+    used = 0
+    for group in probe.retrieved:
+        used += sum(words[t] for t in group)
+        if used > budget:
+            break
+        kept.update(group)
+    return len(kept & evidence) / len(evidence)
+
+
 def run(corpus, spec, embedder) -> dict:
     result = recall_eval(corpus, RECALLERS.build(spec), k=10, embedder=embedder, categories=[1, 2, 3, 4],
                          progress=False)
@@ -106,6 +120,8 @@ def main() -> None:
         runs[name] = run(corpus, STRATEGIES[name], embedder)
         print(f"# {name}: {time.perf_counter() - start:.0f} s", flush=True)
     base = {p.probe_id: p.recall for p in runs[BASELINE]["probes"]}
+    evidence = {p.id: set(p.evidence) for p in corpus.probes}
+    budget = float(np.mean([sum(words[t] for g in p.retrieved for t in g) for p in runs[BASELINE]["probes"]]))
 
     rows = []
     for category in [None, *(["1", "2", "3", "4"] if args.per_category else [])]:
@@ -122,9 +138,12 @@ def main() -> None:
                 diff = np.array([p.recall - base[p.probe_id] for p in probes])
                 row[split] = {"n": len(probes), "recall@10": ci.mean, "ci": [ci.low, ci.high],
                               "diff": paired(diff, clusters),
+                              "r@W": float(np.mean([recall_within(p, evidence[p.probe_id], words, budget)
+                                                    for p in probes])),
                               "words": float(np.mean([sum(words[t] for g in p.retrieved for t in g)
                                                       for p in probes]))}
             rows.append(row)
+    print(f"\nW = {budget:.0f} words (hybrid's mean over its 10 hits, all probes)")
     print_table(rows)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1, default=str))
@@ -136,7 +155,7 @@ def print_table(rows: list[dict]) -> None:
         ns = ", ".join(f"{s} n={some[0][s]['n']}" for s in SPLITS)
         print(f"\nLoCoMo turn-level recall@10, categories {category} ({ns}); diff vs {BASELINE!r}, paired")
         head = f"{'strategy':<36}" + "".join(f"{s + ' [95% CI]':>22}{'diff [95% CI] p':>28}" for s in SPLITS)
-        print(head + f"{'words':>7}{'index s':>9}{'p50 ms':>8}")
+        print(head + f"{'r@W all':>8}{'words':>7}{'index s':>9}{'p50 ms':>8}")
         for r in some:
             cells = ""
             for s in SPLITS:
@@ -144,7 +163,8 @@ def print_table(rows: list[dict]) -> None:
                 d, lo, hi, p = c["diff"]
                 cells += f"{c['recall@10']:.3f} [{c['ci'][0]:.3f},{c['ci'][1]:.3f}]".rjust(22)
                 cells += f"{d:+.3f} [{lo:+.3f},{hi:+.3f}] {p:.3f}".rjust(28)
-            print(f"{r['strategy']:<36}{cells}{r['all']['words']:>7.0f}{r['index_s']:>9.2f}{r['p50_ms']:>8.1f}")
+            print(f"{r['strategy']:<36}{cells}{r['all']['r@W']:>8.3f}{r['all']['words']:>7.0f}"
+                  f"{r['index_s']:>9.2f}{r['p50_ms']:>8.1f}")
 
 
 if __name__ == "__main__":
