@@ -59,6 +59,8 @@ STRATEGIES: dict[str, object] = {
     "+ time boost 0.2": {**LEX, "neighbours": 0.3, "session_weight": 0.2, "time_weight": 0.2},
     "+ speaker boost 0.3": {**LEX, "neighbours": 0.3, "session_weight": 0.2, "speaker_weight": 0.3},
     "reference (defaults: window 2, speaker 0.2)": "reference",
+    "reference, BM25 keys undated": {"name": "reference", "lexical_keys": "text"},
+    "reference, BM25 undated + time boost 0.5": {"name": "reference", "lexical_keys": "text", "time_weight": 0.5},
 }
 BASELINE = "hybrid (RRF, today)"
 SPLITS = {"1-5": slice(0, 5), "6-10": slice(5, 10), "all": slice(0, 10)}
@@ -154,16 +156,16 @@ def print_table(rows: list[dict]) -> None:
         some = [r for r in rows if r["category"] == category]
         ns = ", ".join(f"{s} n={some[0][s]['n']}" for s in SPLITS)
         print(f"\nLoCoMo turn-level recall@10, categories {category} ({ns}); diff vs {BASELINE!r}, paired")
-        head = f"{'strategy':<36}" + "".join(f"{s + ' [95% CI]':>22}{'diff [95% CI] p':>28}" for s in SPLITS)
+        head = f"{'strategy':<44}" + "".join(f"{s + ' [95% CI]':>24}{'diff [95% CI] p':>30}" for s in SPLITS)
         print(head + f"{'r@W all':>8}{'words':>7}{'index s':>9}{'p50 ms':>8}")
         for r in some:
             cells = ""
             for s in SPLITS:
                 c = r[s]
                 d, lo, hi, p = c["diff"]
-                cells += f"{c['recall@10']:.3f} [{c['ci'][0]:.3f},{c['ci'][1]:.3f}]".rjust(22)
-                cells += f"{d:+.3f} [{lo:+.3f},{hi:+.3f}] {p:.3f}".rjust(28)
-            print(f"{r['strategy']:<36}{cells}{r['all']['r@W']:>8.3f}{r['all']['words']:>7.0f}"
+                cells += f"{c['recall@10']:.3f} [{c['ci'][0]:.3f},{c['ci'][1]:.3f}]".rjust(24)
+                cells += ("-" if r["strategy"] == BASELINE else f"{d:+.3f} [{lo:+.3f},{hi:+.3f}] {p:.3f}").rjust(30)
+            print(f"{r['strategy']:<44}{cells}{r['all']['r@W']:>8.3f}{r['all']['words']:>7.0f}"
                   f"{r['index_s']:>9.2f}{r['p50_ms']:>8.1f}")
 
 
