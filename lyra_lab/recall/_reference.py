@@ -131,7 +131,8 @@ class Reference:
         vectors = query_vector = None
         if uses_dense:
             query_vector = embed_query(embedder, query)
-            dense, vectors = _dense_scores(view, embedder, query_vector)
+            dense, vectors = _dense_scores(view, embedder, query_vector,
+                                           with_vectors=bool(self.session_weight or self.sessions))
         if self.weight < 1:
             lexical = _lexical_scores(lexical_view, query, tokenizer)
         scores = self._fuse(dense, lexical)
@@ -142,7 +143,8 @@ class Reference:
             n_sessions = len(view.session_names)
             lexical_s = (lexical_session_scores(lexical_view, query, tokenizer) if self.weight < 1
                          else np.zeros(n_sessions))
-            dense_s = (_session_means(view, vectors) @ query_vector if uses_dense else np.zeros(n_sessions))
+            dense_s = (_session_means(view, embedder.name, vectors) @ query_vector if uses_dense
+                       else np.zeros(n_sessions))
             session_scores = self._fuse(dense_s, lexical_s)
             scores = scores + self.session_weight * normalize(session_scores, "minmax")[view.sessions]
             if self.sessions:
@@ -163,25 +165,29 @@ class Reference:
         return fuse([dense, lexical], [self.weight, 1 - self.weight], self.fusion, self.rrf_k)
 
 
-def _dense_scores(view: KeyedView, embedder: Embedder, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cosine of each view position, and the key vectors by position."""
+def _dense_scores(view: KeyedView, embedder: Embedder, query_vector: np.ndarray,
+                  with_vectors: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Cosine of each view position, and (``with_vectors``) the key vectors by position."""
     index = dense_index(view.store, embedder, view.conversation_id)
     rows, scores = index.scores(query_vector)
-    positions = _aligned(view, index, rows, "dense")
+    positions = _aligned(view, index, rows, f"dense:{embedder.name}")
     out = np.zeros(len(view))
     out[positions] = scores
+    if not with_vectors:
+        return out, None
     vectors = np.zeros((len(view), index.dim), dtype=np.float32)
     vectors[positions] = index._matrix[rows]  # the index's own rows: no re-embedding
     return out, vectors
 
 
-def _session_means(view: KeyedView, vectors: np.ndarray) -> np.ndarray:
-    """Unit mean key vector of each session, cached per view version."""
-    cached = view.store.cache.get("recall.session_means")
+def _session_means(view: KeyedView, embedder_name: str, vectors: np.ndarray) -> np.ndarray:
+    """Unit mean key vector of each session, cached per embedder and view version."""
+    key = f"recall.session_means:{embedder_name}"
+    cached = view.store.cache.get(key)
     if cached is not None and cached[0] == view.version:
         return cached[1]
     means = session_means(vectors, view.sessions, len(view.session_names))
-    view.store.cache["recall.session_means"] = (view.version, means)
+    view.store.cache[key] = (view.version, means)
     return means
 
 

@@ -135,3 +135,16 @@ def test_the_defaults_embed_plain_turns_and_index_dated_two_neighbour_keys_for_b
     assert store.cache["recall.keys:text:0:c"].store.get("c:1").text == "A: line 1"
     assert store.cache["recall.keys:dated:2:c"].store.get("c:1").text == (
         "[8 May 2023] A: line 1\n[8 May 2023] A: line 2\n[8 May 2023] A: line 3")
+
+
+def test_the_dense_session_stage_scores_each_session_by_its_mean_vector():
+    store = MemoryStore([turn(1, "A: one", "s1"), turn(2, "B: two", "s1"), turn(3, "A: three", "s2"),
+                         turn(4, "B: four", "s2")])
+    emb = FakeEmbedder({"A: one": [1, 0, 0], "B: two": [0, 1, 0], "A: three": [0, 1, 0],
+                        "B: four": [0.6, 0.8, 0], "q": [0, 1, 0]})
+    # turn cosines 0, 1, 1, 0.8: alone, the tie at 1 goes to the earlier turn 2
+    assert [h.entry.id for h in staged(weight=1.0).recall(store, "q", 2, conversation_id="c", embedder=emb)] == [
+        "c:2", "c:3"]
+    # session means: s1 (1, 1, 0)/sqrt(2) -> cos 0.70711; s2 (0.6, 1.8, 0)/|.| -> 1.8/sqrt(3.6) = 0.94868
+    hits = staged(weight=1.0, sessions=1).recall(store, "q", 4, conversation_id="c", embedder=emb)
+    assert [h.entry.id for h in hits] == ["c:3", "c:4"]
