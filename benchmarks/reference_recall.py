@@ -59,6 +59,7 @@ STRATEGIES: dict[str, object] = {
     "+ time boost 0.2": {**LEX, "neighbours": 0.3, "session_weight": 0.2, "time_weight": 0.2},
     "+ speaker boost 0.3": {**LEX, "neighbours": 0.3, "session_weight": 0.2, "speaker_weight": 0.3},
     "reference (defaults: window 2, speaker 0.2)": "reference",
+    "reference, BM25 only (no embedder)": {"name": "reference", "weight": 0.0},
     "reference, BM25 keys undated": {"name": "reference", "lexical_keys": "text"},
     "reference, BM25 undated + time boost 0.5": {"name": "reference", "lexical_keys": "text", "time_weight": 0.5},
 }
