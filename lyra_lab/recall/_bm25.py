@@ -13,6 +13,7 @@ the ones ``bm25s`` gives on the same live corpus (tests check this).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,12 +31,50 @@ from lyra_lab.recall._types import Hit
 STOPWORDS = "en"
 K1, B = 1.5, 0.75  # bm25s.BM25() defaults, with method="lucene"
 _MIN_CAPACITY = 64
+STEMMERS = ("none", "english")
+TOKENS = ("words2", "words")  # bm25s's default (2+ word characters), or every word incl. "5" and "I"
+_PATTERNS = {"words2": r"(?u)\b\w\w+\b", "words": r"(?u)\b\w+\b"}
 
 
-def _tokenize(texts: list[str], return_ids: bool) -> Any:
-    import bm25s
+@dataclass(frozen=True)
+class Tokenizer:
+    """How text becomes BM25 terms: bm25s's tokenizer with English stopwords, plus options.
 
-    return bm25s.tokenize(texts, stopwords=STOPWORDS, return_ids=return_ids, show_progress=False)
+    Args:
+        stemmer: ``"none"`` (today's default) or ``"english"`` (Snowball, from PyStemmer).
+        tokens: ``"words2"`` (bm25s's default, drops 1-character tokens such as ``"5"``)
+            or ``"words"`` (keeps them, so single-digit numbers match).
+    """
+
+    stemmer: str = "none"
+    tokens: str = "words2"
+
+    def __post_init__(self) -> None:
+        if self.stemmer not in STEMMERS:
+            raise ValueError(f"stemmer must be one of {STEMMERS}, got {self.stemmer!r}")
+        if self.tokens not in TOKENS:
+            raise ValueError(f"tokens must be one of {TOKENS}, got {self.tokens!r}")
+
+    @property
+    def is_default(self) -> bool:
+        return self == Tokenizer()
+
+    def __call__(self, texts: list[str], return_ids: bool) -> Any:
+        import bm25s
+
+        return bm25s.tokenize(texts, stopwords=STOPWORDS, return_ids=return_ids, show_progress=False,
+                              token_pattern=_PATTERNS[self.tokens], stemmer=_stemmer(self.stemmer))
+
+
+@functools.lru_cache(maxsize=None)
+def _stemmer(name: str) -> Any:
+    if name == "none":
+        return None
+    try:
+        import Stemmer
+    except ImportError:  # pragma: no cover - PyStemmer is a dependency
+        raise ImportError("BM25 stemming needs PyStemmer (pip install PyStemmer)") from None
+    return Stemmer.Stemmer(name)
 
 
 class _Postings:
@@ -66,8 +105,9 @@ class Bm25Index:
         tokenized: how many texts this index has tokenized so far (for tests and cost logs).
     """
 
-    def __init__(self, conversation_id: str):
+    def __init__(self, conversation_id: str, tokenizer: Tokenizer | None = None):
         self.conversation_id = conversation_id
+        self.tokenizer = tokenizer or Tokenizer()
         self.version = 0
         self.tokenized = 0
         self._vocab: dict[str, int] = {}
@@ -102,7 +142,7 @@ class Bm25Index:
             self._total_length -= int(self._lengths[row])
 
     def _append(self, entries: Sequence[MemoryEntry]) -> None:
-        tokens = _tokenize([e.text for e in entries], return_ids=True)
+        tokens = self.tokenizer([e.text for e in entries], return_ids=True)
         local_to_global = np.zeros(len(tokens.vocab), dtype=np.int64)
         for token, local in tokens.vocab.items():
             local_to_global[local] = self._vocab.setdefault(token, len(self._vocab))
@@ -163,7 +203,7 @@ class Bm25Index:
             return scores
         all_alive = n_docs == used
         avg_length = self._total_length / n_docs
-        for token in _tokenize([query], return_ids=False)[0]:
+        for token in self.tokenizer([query], return_ids=False)[0]:
             term = self._vocab.get(token)
             if term is None:
                 continue
@@ -192,12 +232,15 @@ class Bm25Index:
         return np.flatnonzero(self._alive[: len(self._entries)])
 
 
-def bm25_index(store: MemoryStore, conversation_id: str) -> Bm25Index:
+def bm25_index(store: MemoryStore, conversation_id: str, tokenizer: Tokenizer | None = None) -> Bm25Index:
     """The conversation's BM25 index from ``store.cache``, synced to the store (adds tokenize only themselves)."""
+    tokenizer = tokenizer or Tokenizer()
     key = f"recall.bm25:{conversation_id}"
+    if not tokenizer.is_default:
+        key += f":{tokenizer.stemmer}:{tokenizer.tokens}"
     index = store.cache.get(key)
     if not isinstance(index, Bm25Index):
-        index = Bm25Index(conversation_id)
+        index = Bm25Index(conversation_id, tokenizer)
         store.cache[key] = index
     index.sync(store)
     return index
@@ -210,7 +253,18 @@ class Bm25:
 
     Entries sharing no term with the query score 0 and are not returned, so a
     query of only stopwords or unknown words recalls nothing.
+
+    Args:
+        stemmer: ``"none"`` (default) or ``"english"`` (Snowball stemming, PyStemmer).
+        tokens: ``"words2"`` (default: bm25s's 2+ character words) or ``"words"`` (also 1-character
+            tokens, so ``"5"`` matches).
     """
+
+    stemmer: str = "none"
+    tokens: str = "words2"
+
+    def __post_init__(self) -> None:
+        Tokenizer(self.stemmer, self.tokens)  # validates
 
     def recall(
         self,
@@ -223,7 +277,7 @@ class Bm25:
         now: datetime | None = None,
     ) -> list[Hit]:
         check_k(k)
-        index = bm25_index(store, conversation_id)
+        index = bm25_index(store, conversation_id, Tokenizer(self.stemmer, self.tokens))
         if k == 0:
             return []
         scores = index.scores(query)
