@@ -117,9 +117,7 @@ class Reference:
         now: datetime | None = None,
     ) -> list[Hit]:
         check_k(k)
-        uses_dense = self.weight > 0
-        if uses_dense:
-            embedder = require_embedder("reference", embedder)
+        dense_embedder = require_embedder("reference", embedder) if self.weight > 0 else None
         view = keyed_view(store, conversation_id, self.keys, self.window)
         lexical_view = keyed_view(store, conversation_id, self.lexical_keys or self.keys,
                                   self.window if self.lexical_window is None else self.lexical_window)
@@ -129,9 +127,9 @@ class Reference:
         n = len(view)
         dense, lexical = np.zeros(n), np.zeros(n)
         vectors = query_vector = None
-        if uses_dense:
-            query_vector = embed_query(embedder, query)
-            dense, vectors = _dense_scores(view, embedder, query_vector,
+        if dense_embedder is not None:
+            query_vector = embed_query(dense_embedder, query)
+            dense, vectors = _dense_scores(view, dense_embedder, query_vector,
                                            with_vectors=bool(self.session_weight or self.sessions))
         if self.weight < 1:
             lexical = _lexical_scores(lexical_view, query, tokenizer)
@@ -143,7 +141,8 @@ class Reference:
             n_sessions = len(view.session_names)
             lexical_s = (lexical_session_scores(lexical_view, query, tokenizer) if self.weight < 1
                          else np.zeros(n_sessions))
-            dense_s = (_session_means(view, embedder.name, vectors) @ query_vector if uses_dense
+            dense_s = (_session_means(view, dense_embedder.name, vectors) @ query_vector
+                       if dense_embedder is not None and vectors is not None and query_vector is not None
                        else np.zeros(n_sessions))
             session_scores = self._fuse(dense_s, lexical_s)
             scores = scores + self.session_weight * normalize(session_scores, "minmax")[view.sessions]
