@@ -201,6 +201,23 @@ def session_recall_at(
     return evidence_recall_at(ev_sessions, groups, k)
 
 
+def session_ranking(ranked_turn_id_groups: TurnGroups, session_of: SessionOf) -> list[tuple[str, ...]]:
+    """The hits as a ranking of sessions: each hit's sessions, a session kept at its first appearance
+    (LongMemEval's session-level view of a turn-level retrieval).
+
+    >>> session_ranking([("a1",), ("a2",), ("b1",), ("a3", "c1")], lambda t: t[0])
+    [('a',), ('b',), ('c',)]
+    """
+    seen: set[str] = set()
+    out = []
+    for group in ranked_turn_id_groups:
+        fresh = tuple(sorted(to_sessions(group, session_of) - seen))
+        if fresh:
+            seen.update(fresh)
+            out.append(fresh)
+    return out
+
+
 def turn_groups(hits: Iterable[object]) -> list[tuple[str, ...]]:
     """The turn-id groups of recaller hits, in the order given (best first)."""
     return [tuple(hit.entry.turn_ids) for hit in hits]  # type: ignore[attr-defined]

@@ -13,7 +13,9 @@ they mean the same for a memory of raw turns and one of digests):
   has evidence and does not expect abstention (adversarial evidence points at
   the turn the trap was built from, not at an answer, so it is left out of
   retrieval scores by default); ``session_recall@K`` too when a turn→session
-  mapping is given.
+  mapping is given, with LongMemEval's session-level ``session_recall_all@K`` and
+  ``session_ndcg_any@K`` (over the distinct sessions of the hits, in rank order;
+  the ideal list holds every evidence session).
 * At every budget B in ``context_budgets`` (tokens): ``answer_in_context@Btok``,
   ``evidence_recall@Btok``, ``coverage_recall@Btok``, ``context_tokens@Btok``
   (see ``_budget``: every pipeline gets the same rendered-context size).
@@ -47,7 +49,9 @@ from lyra_lab.evaluate._retrieval import (
     ndcg_any_at,
     ndcg_at,
     recall_all_at,
+    session_ranking,
     session_recall_at,
+    to_sessions,
     turn_groups,
     verbatim_flags,
 )
@@ -84,6 +88,11 @@ def retrieval_scores(
         scores[f"ndcg_any@{k}"] = ndcg_any_at(evidence, groups, k, n_relevant=n_relevant)
         if session_of is not None:
             scores[f"session_recall@{k}"] = session_recall_at(evidence, groups, k, session_of)
+            # LongMemEval's session level: the distinct sessions of the hits, in rank order
+            sessions = session_ranking(groups, session_of)
+            ev_sessions = tuple(to_sessions(evidence, session_of))
+            scores[f"session_recall_all@{k}"] = recall_all_at(ev_sessions, sessions, k)
+            scores[f"session_ndcg_any@{k}"] = ndcg_any_at(ev_sessions, sessions, k, n_relevant=len(ev_sessions))
     scores["mrr"] = mrr(evidence, groups)
     return scores
 

@@ -32,6 +32,7 @@ GROUP_COLUMNS: tuple[str, ...] = ("pipeline", "backend", "embedder")
 QUALITY_METRICS: tuple[str, ...] = (
     "answer_in_context@Btok", "evidence_recall@K", "evidence_recall@Btok", "coverage_recall@K",
     "coverage_recall@Btok", "recall_all@K", "recall_any@K", "mrr", "ndcg@K", "ndcg_any@K",
+    "session_recall_all@K", "session_ndcg_any@K",
     "qa_em", "qa_f1", "judge", "retention", "context_retention", "recall@K",
 )
 FAIR_NOTE = (

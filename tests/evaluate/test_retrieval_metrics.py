@@ -186,3 +186,19 @@ def test_verbatim_kinds_are_turns_and_chunks():
     hits = [Hit(entry=MemoryEntry(id=k, conversation_id="c", kind=k, text="x", turn_ids=("t",)), score=0.0, rank=i)
             for i, k in enumerate(["turn", "chunk", "summary", "digest", "gist", "fact"])]
     assert verbatim_flags(hits) == [True, True, False, False, False, False]
+
+
+def test_longmemeval_session_level_metrics_by_hand():
+    from lyra_lab.evaluate import retrieval_scores
+
+    # evidence in sessions a and c; hits a1, a2, b1, c1 -> session ranking a, b, c
+    session_of = {"a1": "a", "a2": "a", "b1": "b", "c1": "c"}
+    scores = retrieval_scores(("a2", "c1"), [("a1",), ("a2",), ("b1",), ("c1",)], [2, 3, 4], session_of)
+    assert scores["session_recall_all@2"] == 0.0  # sessions a, b: c missing
+    assert scores["session_recall_all@3"] == 1.0
+    # ndcg_any@3 over sessions [a, b, c], relevant [1, 0, 1], discount 1, 1/log2(2), 1/log2(3):
+    # DCG = 1 + 1/log2(3) = 1.63093; ideal (2 evidence sessions) = 1 + 1 = 2
+    assert scores["session_ndcg_any@3"] == pytest.approx((1 + 1 / math.log2(3)) / 2, abs=1e-9)
+    assert scores["session_ndcg_any@2"] == pytest.approx(1 / 2)
+    # the turn-level figure at 4 differs: both evidence turns are in the top 4
+    assert scores["recall_all@4"] == 1.0 and scores["recall_all@2"] == 0.0
