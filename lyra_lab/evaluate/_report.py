@@ -192,7 +192,7 @@ def write_report(
         md.append(judges.markdown())
         written += judges.files
     if by_cat is not None and metric is not None:
-        md += [f"\n## {metric} by probe category\n",
+        md += [f"\n## {metric} by probe category\n", _category_caption(df, category_scheme) + "\n",
                format_markdown(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])]
     if by_origin is not None and metric is not None:
         md += [f"\n## {metric} by probe origin\n",
@@ -252,6 +252,17 @@ def _simulated(df: pd.DataFrame) -> dict[str, bool]:
     if "simulated" not in df.columns:
         return {}
     return {str(p): bool(s.astype(bool).any()) for p, s in df.groupby("pipeline")["simulated"]}
+
+
+def _category_caption(df: pd.DataFrame, scheme: str | None) -> str:
+    """What a category table's figures rest on: the label mapping, the QA scorer and the judges."""
+    labels = f"categories labelled by the `{scheme}` mapping" if scheme else \
+        "categories as the dataset names them (LongMemEval: question type; LoCoMo: its integers)"
+    scorers = sorted(str(s) for s in df["qa.scorer"].dropna().unique()) if "qa.scorer" in df.columns else []
+    judges = sorted(str(j) for j in df.loc[df["metric"] == "judge", "judge"].dropna().unique()) \
+        if "judge" in df.columns else []
+    return "; ".join([labels, f"QA scorer: {', '.join(scorers) if scorers else 'no QA'}",
+                      f"judge: {', '.join(judges) if judges else 'none'}"]) + "."
 
 
 def _ci_wide(agg: pd.DataFrame, metric: str) -> pd.DataFrame:

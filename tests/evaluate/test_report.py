@@ -234,6 +234,8 @@ def test_each_metric_has_its_own_n_in_every_table(tmp_path):
     md = (tmp_path / "report" / "summary.md").read_text()
     assert "0.625 [" in md and "] n=4" in md and "] n=3" in md
     assert "n=2" in md.split("by probe category")[1]  # 2 probes per category
+    # the category table says what its figures rest on
+    assert "categories as the dataset names them" in md and "QA scorer: " in md and "judge: none." in md
 
 
 def test_ci_warnings_one_cluster_and_few_probes(tmp_path, capsys):
