@@ -200,8 +200,8 @@ class _FolderLock:
 
 
 def _fingerprint(spec: Mapping[str, Any]) -> dict[str, Any]:
-    # Where the file lives, its prose and the worker count do not change results.
-    out = {k: v for k, v in spec.items() if k not in ("source", "description", "workers")}
+    # Where the file lives, its prose, the worker count and the cells in flight do not change results.
+    out = {k: v for k, v in spec.items() if k not in ("source", "description", "workers", "max_cells")}
     if isinstance(out.get("corpus"), dict):  # a spec.json written before the key existed had its default
         out["corpus"] = {"include_attachments": True, **out["corpus"]}
     return out
