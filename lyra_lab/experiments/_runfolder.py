@@ -166,6 +166,11 @@ class RunFolder:
     def finished(self) -> set[str]:
         return {p.stem for p in self.rows_dir.glob("*.jsonl")}
 
+    def read_rows(self, cell_id: str) -> list[dict[str, Any]]:
+        """The rows a finished cell wrote."""
+        text = (self.rows_dir / f"{cell_id}.jsonl").read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
     def write_rows(self, cell_id: str, rows: Iterable[Mapping[str, Any]]) -> Path:
         """Write one finished cell's rows atomically (temp file, fsync, rename, fsync the folder)."""
         final = self.rows_dir / f"{cell_id}.jsonl"

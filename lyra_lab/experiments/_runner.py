@@ -9,7 +9,10 @@ cell's rows land atomically in ``rows/<cell_id>.jsonl`` and the log is fsynced,
 so killing the process at any moment loses no finished cell and duplicates
 none; running again skips finished cells and runs the rest.  A cell whose
 backend fails for good (``BackendError``) is logged as ``cell_failed`` and
-skipped; the run goes on, and the next run retries it.
+skipped; the run goes on, and the next run retries it.  A pipeline that
+builds the same memory as an earlier one (``spec.aliases``) is not run: each of
+its cells gets its source cell's rows, copied with its own identifiers, as soon
+as the source finishes (an ``alias`` event in the log).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from tqdm.auto import tqdm
 
 from lyra_lab.backends._types import Backend, BackendError, Embedder
 from lyra_lab.experiments._cells import Cell, cell_id
+from lyra_lab.experiments._combos import alias_rows, alias_sources
 from lyra_lab.experiments._cell_run import run_cell
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.experiments._resources import Resources, spec_key
@@ -103,13 +107,21 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
     folder.write_spec({**spec.to_dict(), "corpus_sha256": sha})
     cells = plan_cells(spec, selection.corpus, sha)
     finished = folder.finished()
-    todo = [c for c in cells if c.cell_id not in finished]
+    sources = alias_sources(spec.aliases, cells)  # alias cells are not run: their source's rows are copied
+    todo = [c for c in cells if c.cell_id not in finished and c.cell_id not in sources]
+    waiting: dict[str, list[Cell]] = {}  # source cell id -> its alias cells still without rows
+    for c in cells:
+        if c.cell_id in sources and c.cell_id not in finished:
+            waiting.setdefault(sources[c.cell_id].cell_id, []).append(c)
     failed: list[tuple[str, str]] = []
     disable = None if progress else True
     with RunLog(folder.log_path) as log, Resources(spec.cache, folder.cache_dir, backends, embedders) as res:
-        env = folder.start_attempt(sha, {"cells": len(cells), "cells_finished_before": len(cells) - len(todo)})
+        n_waiting = sum(map(len, waiting.values()))
+        env = folder.start_attempt(sha, {"cells": len(cells),
+                                         "cells_finished_before": len(cells) - len(todo) - n_waiting})
         attempt = env["attempt"]
         log.event("run_started", run=spec.name, attempt=attempt, cells=len(cells), todo=len(todo),
+                  aliases=n_waiting,
                   started_at=env["started_at"], git=env["git"],
                   corpus=str(spec.corpus.path), corpus_sha256=sha, probes=len(selection.corpus.probes),
                   dropped_probes=selection.dropped_probes, dropped_sessions=selection.dropped_sessions)
@@ -119,6 +131,9 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
                      *(j.backend for j in spec.qa.judges)]
             for backend in {spec_key(b): b for b in specs if b}.values():
                 res.check_backend(backend)
+        recallers = dict(spec.recallers)
+        for source_id in [s for s in waiting if s in finished]:  # sources finished by an earlier run
+            _copy_aliases(folder, log, folder.read_rows(source_id), sources, waiting.pop(source_id), recallers)
         _share_resources(spec, todo, res)
         bar = tqdm(total=len(todo), desc=f"{spec.name}: cells", unit="cell", disable=disable)
         try:
@@ -127,6 +142,7 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
                     log.event("cell_failed", cell_id=cell.cell_id, pipeline=cell.label, error=str(error))
                     log.sync()
                     failed.append((cell.cell_id, str(error)))
+                    failed += [(a.cell_id, f"alias of {cell.cell_id}: {error}") for a in waiting.pop(cell.cell_id, [])]
                 else:
                     for row in rows:
                         row["attempt"] = attempt
@@ -134,6 +150,8 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
                     log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(rows),
                               attempt=attempt)
                     log.sync()
+                    if cell.cell_id in waiting:
+                        _copy_aliases(folder, log, rows, sources, waiting.pop(cell.cell_id), recallers)
                 bar.update(1)
         except KeyboardInterrupt:
             log.event("run_interrupted", run=spec.name)
@@ -193,6 +211,20 @@ def _cell_outcomes(spec: ExperimentSpec, todo: list[Cell], corpus: Any, res: Res
                 yield cell, [], exc
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _copy_aliases(folder: RunFolder, log: RunLog, rows: list[dict], sources: Mapping[str, Cell],
+                  aliases: list[Cell], recallers: dict[str, Any]) -> None:
+    """Write each alias cell's rows, copied from its source cell's ``rows``, and log ``alias`` + ``cell_done``."""
+    for alias in aliases:
+        source = sources[alias.cell_id]
+        copied = alias_rows(rows, source, alias, recallers)
+        folder.write_rows(alias.cell_id, copied)
+        log.event("alias", cell_id=alias.cell_id, pipeline=alias.label, same_as=source.cell_id,
+                  same_as_pipeline=source.label, rows=len(copied))
+        log.event("cell_done", cell_id=alias.cell_id, pipeline=alias.label, rows=len(copied),
+                  alias_of=source.cell_id)
+        log.sync()
 
 
 def _recover_done_events(folder: RunFolder, finished: set[str], log: RunLog) -> None:
