@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 
 import pandas as pd
 import pytest
@@ -11,6 +16,7 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from lyra_lab.replay import read_log
+from tests.experiments.test_kill_resume import CHILD  # the same stand-ins and a slow fake backend
 
 # Metrics measured in wall time: they differ between any two runs, serial or not.  Everything else must match.
 TIMING_METRICS = (
@@ -106,3 +112,35 @@ def test_max_cells_must_be_a_positive_integer(write_toml, registries, value):
     text = f"max_cells = {str(value).lower() if isinstance(value, bool) else repr(value)}\n".replace("'", '"')
     with pytest.raises(ConfigError, match=r"\[run\] max_cells must be a positive integer"):
         ExperimentSpec.from_toml(write_toml(extra=text), registries)
+
+
+def test_sigkill_with_four_cells_in_flight_then_resume_equals_an_uninterrupted_run(write_toml, registries, tmp_path):
+    toml = write_toml(extra="max_cells = 4\n")
+    spec = ExperimentSpec.from_toml(toml, registries)
+    reference = run_experiment(spec, tmp_path / "reference", progress=False, backends={"fake": FakeLLM()})
+    script = tmp_path / "child.py"
+    script.write_text(CHILD, encoding="utf-8")
+    run = tmp_path / "run"
+    child = subprocess.Popen([sys.executable, str(script), str(toml), str(run)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and child.poll() is None:
+            if len(list((run / "rows").glob("*.jsonl"))) >= 1:
+                break
+            time.sleep(0.01)
+        assert child.poll() is None, f"child ended before it was killed: {child.stderr.read().decode()[-2000:]}"
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    finished = {p.stem for p in (run / "rows").glob("*.jsonl")}
+    assert 1 <= len(finished) < 8
+
+    resumed_llm = FakeLLM()
+    resumed = run_experiment(spec, run, progress=False, backends={"fake": resumed_llm})
+    left = reference[~reference["cell_id"].isin(finished) & (reference["metric"] == "summarize.calls")]
+    assert len(resumed_llm.calls) == left.drop_duplicates("cell_id")["value"].sum()  # finished cells not redone
+    pd.testing.assert_frame_equal(_rows(resumed).drop(columns="attempt"), _rows(reference).drop(columns="attempt"))
+    events = [e["event"] for e in read_log(run / "log.jsonl")]  # still parseable after the kill
+    assert events.count("cell_done") == 8
+    assert not list((run / "rows").glob(".*.tmp"))
