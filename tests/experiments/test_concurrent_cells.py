@@ -144,3 +144,35 @@ def test_sigkill_with_four_cells_in_flight_then_resume_equals_an_uninterrupted_r
     events = [e["event"] for e in read_log(run / "log.jsonl")]  # still parseable after the kill
     assert events.count("cell_done") == 8
     assert not list((run / "rows").glob(".*.tmp"))
+
+
+def test_cells_in_flight_share_their_backend_bound(write_toml, registries, tmp_path):
+    """Four cells at once on one backend allowed 2 requests in flight: the server never serves more than 2."""
+    from lyra_lab.backends import SimulatedServer
+
+    with SimulatedServer(latency_s=0.05, default_max_tokens=8) as server:
+        backend = f'{{ preset = "simulated", base_url = "{server.base_url}", max_concurrency = 2 }}'
+        text = GRID_ON_SERVER.replace("BACKEND", backend)
+        spec = ExperimentSpec.from_toml(write_toml(text, extra="max_cells = 4\n"), registries)
+        df = run_experiment(spec, tmp_path / "run", progress=False)
+        calls = len(server.chat_log())
+        peak = server.max_serving
+    assert df["cell_id"].nunique() == 8 and not df.attrs["failed_cells"]
+    assert calls == df[df["metric"] == "summarize.calls"].drop_duplicates("cell_id")["value"].sum() > 8
+    assert peak <= 2
+
+
+GRID_ON_SERVER = """
+name = "tiny"
+[corpus]
+path = "tiny.jsonl"
+[grid]
+chunkers = [{ name = "turn_window", max_turns = 2 }, { name = "token_budget", max_tokens = 40 }]
+summarizers = ["concat", "per_chunk"]
+recallers = ["bm25"]
+[run]
+backends = [BACKEND]
+embedders = ["none"]
+ks = [1, 3]
+cache = "off"
+"""
