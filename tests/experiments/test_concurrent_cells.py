@@ -79,10 +79,11 @@ def test_four_cells_in_flight_give_the_serial_rows_apart_from_timing(write_toml,
         assert mine[0] == "cell_started" and mine[-1] == "cell_done"
 
 
-def test_resume_after_concurrent_run_runs_nothing(write_toml, registries, tmp_path):
+def test_resume_after_concurrent_run_runs_nothing_whatever_max_cells(write_toml, registries, tmp_path):
     spec = ExperimentSpec.from_toml(write_toml(extra="max_cells = 3\n"), registries)
+    serial = ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries)  # max_cells does not change rows
     first = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": FakeLLM()})
-    again = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": FakeLLM()})
+    again = run_experiment(serial, tmp_path / "run", progress=False, backends={"fake": FakeLLM()})
     pd.testing.assert_frame_equal(_rows(first), _rows(again))
     starts = [e for e in read_log(tmp_path / "run" / "log.jsonl") if e["event"] == "cell_started"]
     assert len(starts) == 8  # the second run started no cell
