@@ -60,6 +60,9 @@ KEY_DOCS: dict[str, dict[str, str]] = {
                            "context_budgets, which sizes the context the QA model reads",
         "tokenizer": "the encoding or model name that budgets are counted in",
         "workers": "summary windows one cell may run ahead in parallel",
+        "max_cells": "cells run at once (a thread pool); requests in flight stay bounded by each backend's "
+                     "max_concurrency, shared by every cell on that backend (the local model serves 1). "
+                     "Rows are the same whatever the value, apart from timing columns",
         "cache": "response and embedding caches: run (in the run folder), user (~/.cache/lyra-lab) or off",
     },
     "qa": {
@@ -210,6 +213,7 @@ def _key_defaults() -> dict[str, dict[str, str]]:
         "run": {"backends": _value(spec.backends), "embedders": _value(spec.embedders), "seeds": _value(spec.seeds),
                 "ks": _value(spec.ks), "context_budgets": _value(spec.context_budgets),
                 "tokenizer": _value(pipeline.tokenizer), "workers": _value(spec.workers),
+                "max_cells": _value(spec.max_cells),
                 "cache": _value(spec.cache) + " (" + " \\| ".join(CACHE_MODES) + ")"},
         "qa": {f.name: _default(f) for f in dataclasses.fields(QASpec)},
         "judge": {f.name: _default(f) for f in dataclasses.fields(JudgeSpec)},

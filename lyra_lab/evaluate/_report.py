@@ -170,7 +170,7 @@ def write_report(
     md += [f"> **Warning:** {text}\n" for text in warnings]
     aliases = _aliases(run_dir)
     if aliases:
-        md.append("Aliases (same memory as another pipeline, run anyway; see spec.json `aliases`): "
+        md.append("Aliases (same memory as another pipeline, run once, rows copied; see spec.json `aliases`): "
                   + "; ".join(f"`{a['pipeline']}` = `{a['same_as']}` ({', '.join(a['because'])})" for a in aliases)
                   + "\n")
     if any(simulated.values()):

@@ -7,10 +7,12 @@
   context and no warning: ``ConfigError`` names the combination and the fixes.
   (A pipeline with a rollup may get digests, so it is not provably empty.)
 * **Aliases**: pipelines whose resolved specs differ only in parameters the
-  code provably never reads build the same memory.  They are still run (the
-  grid stays the product its file describes) but recorded in ``spec.json``
-  under ``aliases`` and noted in the report, so identical rows are not read as
-  a finding.  Provably unused:
+  code provably never reads build the same memory.  Only the first of each
+  group is run; the runner writes each alias's rows by copying its source
+  cell's rows with the alias's identifiers (``alias_rows``), so every table
+  still lists every pipeline (the grid stays the product its file describes).
+  They are recorded in ``spec.json`` under ``aliases`` and noted in the
+  report, so identical rows are not read as a finding.  Provably unused:
 
   - ``budget`` when ``rollup`` is none (only a rollup reads it);
   - the chunker under ``single_pass`` when both chunkers are built in: every
@@ -26,6 +28,7 @@ import json
 from typing import Any, Sequence
 
 from lyra_lab._registry import ConfigError
+from lyra_lab.experiments._cells import Cell, base_columns
 from lyra_lab.replay import Pipeline, strategy_spec
 
 _BUDGET_WHY = "budget is only read by a rollup, and rollup is none"
@@ -76,3 +79,34 @@ def find_aliases(pipelines: Sequence[Pipeline], labels: dict[Pipeline, str]) -> 
             because.append(_CHUNKER_WHY)
         out.append({"pipeline": labels[p], "same_as": labels[same], "because": because})
     return tuple(out)
+
+
+def alias_sources(aliases: Sequence[dict[str, Any]], cells: Sequence[Cell]) -> dict[str, Cell]:
+    """``{alias cell id: source cell}``: the cell of the ``same_as`` pipeline with the same backend,
+    embedder, seed and conversation as each cell of an aliased pipeline."""
+    same_as = {a["pipeline"]: a["same_as"] for a in aliases}
+    if not same_as:
+        return {}
+
+    def where(c: Cell) -> str:
+        return json.dumps([c.backend, c.embedder, c.seed, c.conversation_id], sort_keys=True, default=str)
+
+    by_place = {(c.label, where(c)): c for c in cells}
+    return {c.cell_id: by_place[(same_as[c.label], where(c))] for c in cells if c.label in same_as}
+
+
+def alias_rows(rows: Sequence[dict[str, Any]], source: Cell, alias: Cell,
+               recallers: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of ``alias``: ``source``'s rows with the alias's cell id, pipeline label and strategy columns.
+
+    Every value (metrics, ``simulated``, ``attempt``) is the source's: the alias's memory is the same.
+    """
+    out = []
+    for row in rows:
+        label = row["pipeline"][len(source.label) + 1:]  # "<memory label>|<recaller label>"
+        old = base_columns(row["run"], source, label, recallers[label], row["corpus"], simulated=False)
+        new = base_columns(row["run"], alias, label, recallers[label], row["corpus"], simulated=False)
+        copied = {k: v for k, v in row.items() if k not in old or k == "simulated"}
+        copied.update({k: v for k, v in new.items() if k != "simulated"})
+        out.append(copied)
+    return out

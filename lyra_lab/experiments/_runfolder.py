@@ -166,6 +166,11 @@ class RunFolder:
     def finished(self) -> set[str]:
         return {p.stem for p in self.rows_dir.glob("*.jsonl")}
 
+    def read_rows(self, cell_id: str) -> list[dict[str, Any]]:
+        """The rows a finished cell wrote."""
+        text = (self.rows_dir / f"{cell_id}.jsonl").read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
     def write_rows(self, cell_id: str, rows: Iterable[Mapping[str, Any]]) -> Path:
         """Write one finished cell's rows atomically (temp file, fsync, rename, fsync the folder)."""
         final = self.rows_dir / f"{cell_id}.jsonl"
@@ -200,8 +205,8 @@ class _FolderLock:
 
 
 def _fingerprint(spec: Mapping[str, Any]) -> dict[str, Any]:
-    # Where the file lives, its prose and the worker count do not change results.
-    out = {k: v for k, v in spec.items() if k not in ("source", "description", "workers")}
+    # Where the file lives, its prose, the worker count and the cells in flight do not change results.
+    out = {k: v for k, v in spec.items() if k not in ("source", "description", "workers", "max_cells")}
     if isinstance(out.get("corpus"), dict):  # a spec.json written before the key existed had its default
         out["corpus"] = {"include_attachments": True, **out["corpus"]}
     return out

@@ -1,25 +1,33 @@
 """``run_experiment``: every cell of the grid, resumable, into a run folder.
 
-Cells run one after another (the local model serves one request at a time;
-within a cell, summaries may run ``workers`` windows ahead).  Each finished
+Cells run one after another by default; ``[run] max_cells`` runs up to that many
+at once on a thread pool (requests in flight stay bounded by each backend's
+``max_concurrency``, shared by every cell on that backend; within a cell,
+summaries may run ``workers`` windows ahead).  The runner's thread alone writes
+the run folder, and rows do not depend on the order cells finish in.  Each finished
 cell's rows land atomically in ``rows/<cell_id>.jsonl`` and the log is fsynced,
 so killing the process at any moment loses no finished cell and duplicates
 none; running again skips finished cells and runs the rest.  A cell whose
 backend fails for good (``BackendError``) is logged as ``cell_failed`` and
-skipped; the run goes on, and the next run retries it.
+skipped; the run goes on, and the next run retries it.  A pipeline that
+builds the same memory as an earlier one (``spec.aliases``) is not run: each of
+its cells gets its source cell's rows, copied with its own identifiers, as soon
+as the source finishes (an ``alias`` event in the log).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any, Iterator, Mapping
 
 import pandas as pd
 from tqdm.auto import tqdm
 
 from lyra_lab.backends._types import Backend, BackendError, Embedder
 from lyra_lab.experiments._cells import Cell, cell_id
+from lyra_lab.experiments._combos import alias_rows, alias_sources
 from lyra_lab.experiments._cell_run import run_cell
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.experiments._resources import Resources, spec_key
@@ -99,13 +107,21 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
     folder.write_spec({**spec.to_dict(), "corpus_sha256": sha})
     cells = plan_cells(spec, selection.corpus, sha)
     finished = folder.finished()
-    todo = [c for c in cells if c.cell_id not in finished]
+    sources = alias_sources(spec.aliases, cells)  # alias cells are not run: their source's rows are copied
+    todo = [c for c in cells if c.cell_id not in finished and c.cell_id not in sources]
+    waiting: dict[str, list[Cell]] = {}  # source cell id -> its alias cells still without rows
+    for c in cells:
+        if c.cell_id in sources and c.cell_id not in finished:
+            waiting.setdefault(sources[c.cell_id].cell_id, []).append(c)
     failed: list[tuple[str, str]] = []
     disable = None if progress else True
     with RunLog(folder.log_path) as log, Resources(spec.cache, folder.cache_dir, backends, embedders) as res:
-        env = folder.start_attempt(sha, {"cells": len(cells), "cells_finished_before": len(cells) - len(todo)})
+        n_waiting = sum(map(len, waiting.values()))
+        env = folder.start_attempt(sha, {"cells": len(cells),
+                                         "cells_finished_before": len(cells) - len(todo) - n_waiting})
         attempt = env["attempt"]
         log.event("run_started", run=spec.name, attempt=attempt, cells=len(cells), todo=len(todo),
+                  aliases=n_waiting,
                   started_at=env["started_at"], git=env["git"],
                   corpus=str(spec.corpus.path), corpus_sha256=sha, probes=len(selection.corpus.probes),
                   dropped_probes=selection.dropped_probes, dropped_sessions=selection.dropped_sessions)
@@ -115,27 +131,100 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
                      *(j.backend for j in spec.qa.judges)]
             for backend in {spec_key(b): b for b in specs if b}.values():
                 res.check_backend(backend)
+        recallers = dict(spec.recallers)
+        for source_id in [s for s in waiting if s in finished]:  # sources finished by an earlier run
+            _copy_aliases(folder, log, folder.read_rows(source_id), sources, waiting.pop(source_id), recallers)
+        _share_resources(spec, todo, res)
+        bar = tqdm(total=len(todo), desc=f"{spec.name}: cells", unit="cell", disable=disable)
         try:
-            for cell in tqdm(todo, desc=f"{spec.name}: cells", unit="cell", disable=disable):
-                try:
-                    rows = run_cell(spec, cell, selection.corpus, res, log, progress=progress)
-                except BackendError as exc:
-                    log.event("cell_failed", cell_id=cell.cell_id, pipeline=cell.label, error=str(exc))
+            for cell, rows, error in _cell_outcomes(spec, todo, selection.corpus, res, log, progress):
+                if error is not None:
+                    log.event("cell_failed", cell_id=cell.cell_id, pipeline=cell.label, error=str(error))
                     log.sync()
-                    failed.append((cell.cell_id, str(exc)))
-                    continue
-                for row in rows:
-                    row["attempt"] = attempt
-                folder.write_rows(cell.cell_id, rows)
-                log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(rows), attempt=attempt)
-                log.sync()
+                    failed.append((cell.cell_id, str(error)))
+                    failed += [(a.cell_id, f"alias of {cell.cell_id}: {error}") for a in waiting.pop(cell.cell_id, [])]
+                else:
+                    for row in rows:
+                        row["attempt"] = attempt
+                    folder.write_rows(cell.cell_id, rows)
+                    log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(rows),
+                              attempt=attempt)
+                    log.sync()
+                    if cell.cell_id in waiting:
+                        _copy_aliases(folder, log, rows, sources, waiting.pop(cell.cell_id), recallers)
+                bar.update(1)
         except KeyboardInterrupt:
             log.event("run_interrupted", run=spec.name)
             raise
+        finally:
+            bar.close()
         log.event("run_done", run=spec.name, failed=len(failed), backends=res.describe())
     df = load_results(folder.path)
     df.attrs["failed_cells"] = failed
     return df
+
+
+def _share_resources(spec: ExperimentSpec, todo: list[Cell], res: Resources) -> None:
+    """Make every backend and embedder proxy now, on this thread (building nothing), so all cells share them.
+
+    ``Resources`` makes one proxy per spec on first request; asking from one thread before any cell starts
+    means concurrent cells can never race to make two, so each backend's ``max_concurrency`` bounds the
+    requests of every cell on it together.
+    """
+    from lyra_lab.experiments._judges import judges_of
+
+    for cell in todo:
+        res.backend(cell.backend)
+        res.embedder(cell.embedder)
+    if not todo:
+        return
+    qa = [spec.qa.backend] if spec.qa.enabled and spec.qa.backend else []  # as run_cell asks for them
+    for backend in (*qa, *(j.backend for j in judges_of(spec))):
+        res.backend(backend)
+
+
+def _cell_outcomes(spec: ExperimentSpec, todo: list[Cell], corpus: Any, res: Resources, log: RunLog,
+                   progress: bool) -> Iterator[tuple[Cell, list[dict], BackendError | None]]:
+    """``(cell, rows, None)`` or ``(cell, [], error)`` for each cell, in the order they finish.
+
+    ``max_cells = 1`` runs the cells one after another on this thread (as before ``max_cells``
+    existed); more runs them on a thread pool with at most ``max_cells`` in flight.  Only this
+    generator's caller writes to the run folder, so it stays the single writer.  An error other
+    than ``BackendError`` is a bug: it stops the run (cells not yet started are cancelled).
+    """
+    if spec.max_cells == 1 or len(todo) <= 1:
+        for cell in todo:
+            try:
+                yield cell, run_cell(spec, cell, corpus, res, log, progress=progress), None
+            except BackendError as exc:
+                yield cell, [], exc
+        return
+    # per-cell bars from several threads would overwrite each other: only the bar over cells is shown
+    pool = ThreadPoolExecutor(max_workers=spec.max_cells, thread_name_prefix="cell")
+    try:
+        futures = {pool.submit(run_cell, spec, cell, corpus, res, log, progress=False): cell for cell in todo}
+        for future in as_completed(futures):
+            cell = futures[future]
+            try:
+                yield cell, future.result(), None
+            except BackendError as exc:
+                yield cell, [], exc
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _copy_aliases(folder: RunFolder, log: RunLog, rows: list[dict], sources: Mapping[str, Cell],
+                  aliases: list[Cell], recallers: dict[str, Any]) -> None:
+    """Write each alias cell's rows, copied from its source cell's ``rows``, and log ``alias`` + ``cell_done``."""
+    for alias in aliases:
+        source = sources[alias.cell_id]
+        copied = alias_rows(rows, source, alias, recallers)
+        folder.write_rows(alias.cell_id, copied)
+        log.event("alias", cell_id=alias.cell_id, pipeline=alias.label, same_as=source.cell_id,
+                  same_as_pipeline=source.label, rows=len(copied))
+        log.event("cell_done", cell_id=alias.cell_id, pipeline=alias.label, rows=len(copied),
+                  alias_of=source.cell_id)
+        log.sync()
 
 
 def _recover_done_events(folder: RunFolder, finished: set[str], log: RunLog) -> None:

