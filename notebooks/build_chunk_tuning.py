@@ -18,10 +18,13 @@ CELLS = [
 
 **Question.** How big should memory chunks be (turns per window, tokens per chunk, overlap), and
 how many context tokens `B` should recall fill — and is the best setting under *your* token
-budget really better than the library default (`turn_window`, 8 turns)?
+budget really better than the default chunker (`turn_window`, 8 turns) and than the library's
+out-of-the-box memory (those chunks *plus* every raw turn)?
 
 The sweep is LLM-free: every chunker puts its chunks into memory as they are (`summarizers =
-["none"]`), and both recallers (`bm25`, `dense`) search each memory. Quality is measured two
+["none"]`) and nothing else (`keep_raw = false`: by default lyra-lab also keeps every turn raw
+beside its chunk, which would hide the chunk size from recall); both recallers (`bm25`, `dense`)
+search each memory. Quality is measured two
 fair ways (see `lyra_lab/evaluate/_retrieval.py` and `_budget.py`):
 
 * `evidence_recall@10`: the share of the probe's evidence turns whose own text is in the top 10
@@ -97,20 +100,24 @@ def run(corpus: str, grid: dict, tag: str) -> pd.DataFrame:
 
 
 started = time.perf_counter()
-grid = {"chunkers": CHUNKERS, "summarizers": ["none"], "recallers": RECALLERS}
+grid = {"chunkers": CHUNKERS, "summarizers": ["none"], "keep_raw": [False], "recallers": RECALLERS}
 results = {corpus: run(corpus, grid, "sweep") for corpus in CORPORA}
+# the library's out-of-the-box memory: default chunker, raw turns kept beside the chunks
+library = {"chunkers": [{"name": "turn_window"}], "summarizers": ["none"], "keep_raw": [True], "recallers": RECALLERS}
+defaults = {corpus: run(corpus, library, "library-default") for corpus in CORPORA}
 print(f"sweep: {time.perf_counter() - started:.0f} s; "
       + "; ".join(f"{c}: {d['pipeline'].nunique()} pipelines, {d['conversation_id'].nunique()} conversations, "
                   f"{d.loc[d['probe_id'] != '', 'probe_id'].nunique()} probes" for c, d in results.items()))"""),
     ("md", """## 2. One summarizer row: LLM tokens as a cost axis (full mode)
 
 In full mode one more pipeline — the default chunker with a `single_pass` session summary on
-the bundled local model, kept beside the raw chunks — puts LLM tokens on the cost axis. Small
+the bundled local model, kept beside the raw turns — puts LLM tokens on the cost axis. Small
 mode skips it (it would start the local model): there, cost is memory and context tokens only,
 and every sweep row spent 0 LLM tokens."""),
     ("code", """if FULL:
     llm_grid = {"chunkers": [{"name": "turn_window", "max_turns": 8}],
-                "summarizers": [{"name": "single_pass", "max_tokens": 128}], "recallers": RECALLERS}
+                "summarizers": [{"name": "single_pass", "max_tokens": 128}], "keep_raw": [True],
+                "recallers": RECALLERS}
     for corpus in CORPORA:
         results[corpus] = pd.concat([results[corpus], run(corpus, llm_grid, "single-pass")], ignore_index=True)
 else:
@@ -205,9 +212,10 @@ def draw_front(ax, frame: pd.DataFrame, cost: str, quality: str) -> None:
     front = frame[frame["pareto"]].sort_values([cost, quality])
     ax.plot(front[cost], front[quality], "-", color="black", lw=1, zorder=1, label="Pareto front")
     # settings tied on both axes share one point: one label naming the first and how many tie with it
-    for i, ((x, y), tied) in enumerate(front.groupby([cost, quality], sort=True)):
+    # labels below right: the front rises to the right, so they stay off its line
+    for (x, y), tied in front.groupby([cost, quality], sort=True):
         text = label(tied.iloc[0]) + (f" (+{len(tied) - 1} tied)" if len(tied) > 1 else "")
-        ax.annotate(text, (x, y), fontsize=7, xytext=(6, -12 if i % 2 else 6), textcoords="offset points",
+        ax.annotate(text, (x, y), fontsize=7, xytext=(8, -14), textcoords="offset points",
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
 
 
@@ -349,7 +357,9 @@ else:
 
 A paired test on the same probes (`lyra_lab.evaluate.compare`: paired cluster bootstrap CI over
 conversations, sign-flip permutation p). The pick and the default may sit at different budgets,
-so each side's `answer_in_context@B` is relabelled `answer_in_context@budget` before pairing."""),
+so each side's `answer_in_context@B` is relabelled `answer_in_context@budget` before pairing.
+Two defaults, each with the pick's recaller at `B = TOKEN_BUDGET`: the default chunker (chunks
+only, as in the sweep) and the library default (the same chunks plus every raw turn)."""),
     ("code", """def at(df: pd.DataFrame, pipeline: str, budget: int, name: str) -> pd.DataFrame:
     rows = df[(df["pipeline"] == pipeline) & (df["metric"] == f"answer_in_context@{budget}tok")]
     return rows.assign(pipeline=name, metric="answer_in_context@budget")
@@ -357,43 +367,90 @@ so each side's `answer_in_context@B` is relabelled `answer_in_context@budget` be
 
 comparisons = []
 for corpus, chosen in best.items():
-    df = results[corpus]
-    default_pipeline = f"{DEFAULT_CHUNKER}+none+none|{chosen['recaller']}"
-    paired = pd.concat([at(df, chosen["pipeline"], chosen["budget_tokens"], "pick"),
-                        at(df, default_pipeline, TOKEN_BUDGET, "default")], ignore_index=True)
-    result = compare(paired, "pick", "default", "answer_in_context@budget", cluster="conversation")
-    default_mean = points.loc[(points["corpus"] == corpus) & (points["pipeline"] == default_pipeline)
-                              & (points["budget_tokens"] == TOKEN_BUDGET), "answer_in_context"].iloc[0]
-    comparisons.append({"corpus": corpus, "pick": chosen["pipeline"], "pick_B": int(chosen["budget_tokens"]),
-                        "pick_mean": chosen["answer_in_context"], "default": default_pipeline,
-                        "default_B": TOKEN_BUDGET, "default_mean": default_mean,
-                        "difference": result.difference, "ci_low": result.ci_low, "ci_high": result.ci_high,
-                        "p_value": result.p_value, "n_probes": result.n_probes, "n_clusters": result.n_clusters,
-                        "min_possible_p": 2 / 2 ** result.n_clusters, "method": result.method})
+    recaller = chosen["recaller"]
+    for against, frame, pipeline in (("default chunker", results[corpus], f"{DEFAULT_CHUNKER}+none+none|{recaller}"),
+                                     ("library default", defaults[corpus], f"turn_window+none+none|{recaller}")):
+        base = at(frame, pipeline, TOKEN_BUDGET, "default")
+        paired = pd.concat([at(results[corpus], chosen["pipeline"], chosen["budget_tokens"], "pick"), base],
+                           ignore_index=True)[["pipeline", "conversation_id", "probe_id", "seed", "metric", "value"]]
+        result = compare(paired, "pick", "default", "answer_in_context@budget", cluster="conversation")
+        comparisons.append({"corpus": corpus, "against": against, "pick": chosen["pipeline"],
+                            "pick_B": int(chosen["budget_tokens"]), "pick_mean": chosen["answer_in_context"],
+                            "default": pipeline + (" (raw turns kept)" if against == "library default" else ""),
+                            "default_B": TOKEN_BUDGET, "default_mean": base["value"].mean(),
+                            "difference": result.difference, "ci_low": result.ci_low, "ci_high": result.ci_high,
+                            "p_value": result.p_value, "n_probes": result.n_probes, "n_clusters": result.n_clusters,
+                            "min_possible_p": 2 / 2 ** result.n_clusters, "method": result.method})
 comparison = pd.DataFrame(comparisons)
 comparison.to_csv(OUT / "pick_vs_default.csv", index=False)
 comparison.drop(columns="method").round(3)"""),
     ("md", """## 9. The answer"""),
     ("code", """lines = [f"Under a budget of {TOKEN_BUDGET} context tokens ({MODE} mode, dense embedder {EMBEDDER}):"]
-for _, c in comparison.iterrows():
-    front = settings[(settings["corpus"] == c["corpus"]) & settings["pareto"]].sort_values("memory_tokens")
-    verdict = ("significantly better than" if c["p_value"] < 0.05 and c["difference"] > 0 else
-               "significantly worse than" if c["p_value"] < 0.05 else "not shown to differ from")
-    lines.append(
-        f"- {c['corpus']}: the best setting is {c['pick']} at B = {c['pick_B']} "
-        f"(answer in context {c['pick_mean']:.2f}), against {c['default_mean']:.2f} for the default "
-        f"{c['default']} at B = {c['default_B']}: difference {c['difference']:+.3f}, 95% CI "
-        f"[{c['ci_low']:.3f}, {c['ci_high']:.3f}], p = {c['p_value']:.3g} over {c['n_probes']} paired probes in "
-        f"{c['n_clusters']} conversations — {verdict} the default"
-        + (f" (with {c['n_clusters']} conversations p cannot go below {c['min_possible_p']:.3g})."
-           if c["min_possible_p"] >= 0.05 else ".")
-        + f" The recall@10-vs-memory Pareto front holds {len(front)} setting(s): "
-        + ", ".join(f"{r['chunker']} with {r['recaller']} ({r['evidence_recall@10']:.2f} at "
-                    f"{r['memory_tokens']:,.0f} tokens)"
-                    for _, r in front.iterrows()) + ".")
+for corpus, rows in comparison.groupby("corpus", sort=False):
+    first = rows.iloc[0]
+    lines.append(f"- {corpus}: the best setting is {first['pick']} at B = {first['pick_B']} "
+                 f"(answer in context {first['pick_mean']:.2f}).")
+    for _, c in rows.iterrows():
+        verdict = ("significantly better than" if c["p_value"] < 0.05 and c["difference"] > 0 else
+                   "significantly worse than" if c["p_value"] < 0.05 else "not shown to differ from")
+        lines.append(
+            f"  - Against the {c['against']} {c['default']} at B = {c['default_B']} ({c['default_mean']:.2f}): "
+            f"difference {c['difference']:+.3f}, 95% CI [{c['ci_low']:.3f}, {c['ci_high']:.3f}], "
+            f"p = {c['p_value']:.3g} over {c['n_probes']} paired probes in {c['n_clusters']} conversations — "
+            f"{verdict} it" + (f" (with {c['n_clusters']} conversations p cannot go below {c['min_possible_p']:.3g})."
+                               if c["min_possible_p"] >= 0.05 else "."))
+    front = settings[(settings["corpus"] == corpus) & settings["pareto"]].sort_values("memory_tokens")
+    lines.append(f"  - The recall@10-vs-memory Pareto front holds {len(front)} setting(s): "
+                 + ", ".join(f"{r['pipeline']} ({r['evidence_recall@10']:.2f} at {r['memory_tokens']:,.0f} tokens)"
+                             for _, r in front.iterrows()) + ".")
 answer = "\\n".join(lines)
 (OUT / "answer.md").write_text(answer + "\\n")
 print(answer)"""),
+    ("md", """## 10. Second half: a small random search beyond the grid
+
+The grid tries ten chunkers; the space between them is continuous. A seeded random search (no
+new dependency) draws `SEARCH_SAMPLES` more — a family, then `max_turns` uniform in 1–24 or
+`max_tokens` log-uniform in 32–1024 with an overlap of 5–50% — on the first corpus, and asks
+the same paired question: does the best draw beat the grid's pick at `TOKEN_BUDGET`?"""),
+    ("code", """SEARCH_SAMPLES = 12 if FULL else 6
+rng = np.random.default_rng(0)
+
+
+def draw() -> dict:
+    kind = str(rng.choice(["turn_window", "token_budget", "overlap_window"]))
+    if kind == "turn_window":
+        return {"name": kind, "max_turns": int(rng.integers(1, 25))}
+    size = int(2 ** rng.uniform(5, 10))
+    if kind == "token_budget":
+        return {"name": kind, "max_tokens": size}
+    return {"name": kind, "max_tokens": size, "overlap_tokens": max(1, int(size * rng.uniform(0.05, 0.5)))}
+
+
+drawn = list({tuple(sorted(d.items())): d for d in (draw() for _ in range(SEARCH_SAMPLES))}.values())
+corpus = next(iter(CORPORA))
+search = run(corpus, {"chunkers": drawn, "summarizers": ["none"], "recallers": RECALLERS}, "search")
+metric = f"answer_in_context@{TOKEN_BUDGET}tok"
+found = aggregate(search[search["metric"] == metric], by=["pipeline"], cluster=CLUSTER).sort_values(
+    "mean", ascending=False, kind="stable")
+params = [c for c in ("chunker.max_turns", "chunker.max_tokens", "chunker.overlap_tokens") if c in search.columns]
+found = found.merge(search.drop_duplicates("pipeline")[["pipeline", "chunker", "recaller", *params]], on="pipeline")
+found.to_csv(OUT / "random_search.csv", index=False)
+
+top, grid_pick = found.iloc[0], best[corpus]
+paired = pd.concat([search[(search["pipeline"] == top["pipeline"]) & (search["metric"] == metric)].assign(
+                        pipeline="search best", metric="answer_in_context@budget"),
+                    at(results[corpus], grid_pick["pipeline"], grid_pick["budget_tokens"], "grid pick")],
+                   ignore_index=True)
+versus = compare(paired[["pipeline", "conversation_id", "probe_id", "seed", "metric", "value"]], "search best",
+                 "grid pick", "answer_in_context@budget", cluster="conversation")
+setting = ", ".join(f"{c.partition('.')[2]}={int(top[c])}" for c in params if pd.notna(top[c]))
+print(f"{corpus}: {len(drawn)} random chunkers × {len(RECALLERS)} recallers. Best draw: {top['chunker']} ({setting}) "
+      f"with {top['recaller']}, {metric} {top['mean']:.2f} [{top['ci_low']:.2f}, {top['ci_high']:.2f}] n={top['n']}; "
+      f"grid pick {grid_pick['pipeline']} {grid_pick['answer_in_context']:.2f}. Difference {versus.difference:+.3f}, "
+      f"95% CI [{versus.ci_low:.3f}, {versus.ci_high:.3f}], p = {versus.p_value:.3g} over {versus.n_probes} probes: "
+      + ("the search found a significantly better setting." if versus.p_value < 0.05 and versus.difference > 0
+         else "the search did not find a setting shown to beat the grid."))
+found.round(3)"""),
 ]
 
 

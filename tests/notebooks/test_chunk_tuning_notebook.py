@@ -66,10 +66,13 @@ def test_chunk_tuning_notebook_sweeps_every_setting_and_compares_the_pick(tmp_pa
     check_front(points, "budget_tokens", "answer_in_context")
 
     comparison = pd.read_csv(tmp_path / "pick_vs_default.csv")
-    assert set(comparison["corpus"]) == corpora
+    assert sorted(zip(comparison["corpus"], comparison["against"])) == sorted(
+        (c, a) for c in corpora for a in ("default chunker", "library default"))
     for _, row in comparison.iterrows():
         assert row["pick_B"] <= 1000 and row["default_B"] == 1000
-        assert row["default"].startswith("turn_window[max_turns=8]+none+none|")
+        recaller = row["pick"].rpartition("|")[2]
+        assert row["default"] == {"default chunker": f"turn_window[max_turns=8]+none+none|{recaller}",
+                                  "library default": f"turn_window+none+none|{recaller} (raw turns kept)"}[row["against"]]
         assert row["difference"] == pytest.approx(row["pick_mean"] - row["default_mean"], abs=1e-9)
         assert row["ci_low"] <= row["difference"] <= row["ci_high"]
         assert 0 < row["p_value"] <= 1 and row["n_probes"] > 0 and row["n_clusters"] == 2
@@ -82,3 +85,14 @@ def test_chunk_tuning_notebook_sweeps_every_setting_and_compares_the_pick(tmp_pa
     for name in ("recall_vs_memory_tokens", "answer_vs_context_budget", "pareto_answer_vs_context"):
         assert (tmp_path / "figures" / f"{name}.png").stat().st_size > 10_000
     assert not (tmp_path / "figures" / "answer_vs_llm_tokens.png").exists()  # small mode draws no LLM axis
+
+    search = pd.read_csv(tmp_path / "random_search.csv")  # 6 seeded draws (distinct) x 2 recallers, best first
+    assert 2 <= len(search) <= 12 and len(search) % 2 == 0
+    assert set(search["recaller"]) == {"bm25", "dense"}
+    assert search["mean"].is_monotonic_decreasing and search["mean"].between(0, 1).all()
+    turns = search.loc[search["chunker"] == "turn_window", "chunker.max_turns"]
+    assert turns.between(1, 24).all()
+    sized = search[search["chunker"] != "turn_window"]
+    assert sized["chunker.max_tokens"].between(32, 1024).all()
+    overlap = search[search["chunker"] == "overlap_window"]
+    assert (overlap["chunker.overlap_tokens"] < overlap["chunker.max_tokens"]).all()
