@@ -182,9 +182,11 @@ settings.sort_values(["corpus", "evidence_recall@10"], ascending=[True, False]).
     ("md", """## 4. Quality against memory tokens
 
 Each point is one chunker × recaller; error bars are 95% CIs. The black line joins the Pareto
-front (most recall for the memory it stores), whose points are labelled. Overlapping windows
-store their overlap twice; everything else stores the conversation once, so memory differs
-little between chunkers — the real cost of a big chunk is the context it takes (section 5)."""),
+front (most recall for the memory it stores), whose points are labelled. Every chunks-only memory
+holds the conversation once, plus a date label per entry (small chunks pay more labels) and,
+for overlapping windows, the overlap again — so memory differs far less between chunkers than
+the context their hits take (section 5). In full mode the
+`single_pass` row (raw turns plus a summary per session) is here too."""),
     ("code", """FAMILY_COLORS = {"turn_window": "C0", "token_budget": "C1", "overlap_window": "C2"}
 MARKERS = {"bm25": "o", "dense": "s"}
 
@@ -291,8 +293,7 @@ plt.show()"""),
 
 Every (setting, B) is a point; grey points are dominated. The pick is the setting with the
 highest `answer_in_context@B` among budgets `B ≤ TOKEN_BUDGET` (ties: fewer context tokens,
-then fewer memory tokens). The default is the default chunker with the same recaller at
-`B = TOKEN_BUDGET`."""),
+then fewer memory tokens). Section 8 tests it against the defaults."""),
     ("code", """def pick(frame: pd.DataFrame) -> pd.Series:
     allowed = frame[frame["budget_tokens"] <= TOKEN_BUDGET]
     return allowed.sort_values(["answer_in_context", "budget_tokens", "memory_tokens"],
