@@ -11,6 +11,7 @@ import pytest
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 BUILT_BY = {"01_quickstart.ipynb": "build_quickstart.py", "02_backends.ipynb": "build_backends.py",
             "03_probe_review.ipynb": "build_probe_review.py"}
+BUILT_BY["06_recall_locomo.ipynb"] = "build_recall_locomo.py"
 
 
 def test_every_notebook_has_a_builder():
