@@ -28,7 +28,7 @@ evidence turns), with every turn in memory raw:
 4. a failure browser: the questions whose evidence every recaller missed;
 5. QA F1 of the same answers under the `squad` and `locomo` scorers, side by side.
 
-**Modes.** Small mode (the default, what `make test` runs, about a minute on 2 cores):
+**Modes.** Small mode (the default, what `make test` runs: 30–90 s on 2 cores, depending on load):
 all ten conversations, recallers that embed use the `hashing` embedder — a bag-of-words
 stand-in with no semantic model, so `dense`, `hybrid`, `recency`, `tiered` and the like are
 **not** showing what a real embedder does; the BM25 family is unaffected. QA uses an
@@ -342,7 +342,7 @@ extractive = pd.DataFrame([{"probe_id": p.probe_id, "conversation_id": p.convers
 EXTRACTIVE = f"extractive baseline: top-1 {QA_RECALLER} turn's text"
 qa_tables = [scorer_table(extractive, EXTRACTIVE)]
 show_scorers(qa_tables[0])"""),
-    ("md", """**The local model's answers (full mode, or `LYRA_NB_QA_RUN`).** A grid of one pipeline
+    ("md", """**A model's answers (full mode: the local model; or any run folder in `LYRA_NB_QA_RUN`).** A grid of one pipeline
 (raw turns, `bm25`, k = 10) on the bundled local model with `[qa] enabled = true,
 scorer = "squad"`, over the first 20 questions of categories 1–4 per conversation
 (round-robin over categories). Its answers are read back from the run log's `answer`
@@ -358,7 +358,7 @@ short answers the prompt asks for. Small mode calls no LLM and skips this cell."
 
 
 if FULL or QA_RUN:
-    from lyra_lab.experiments import ExperimentSpec, run_experiment
+    from lyra_lab.experiments import ExperimentSpec, load_results, run_experiment
 
     run_dir = Path(QA_RUN) if QA_RUN else OUT / "qa_run"
     if not QA_RUN:
@@ -374,7 +374,15 @@ if FULL or QA_RUN:
         run_rows = run_experiment(spec, run_dir, progress=True)
         print(f"QA run: {time.perf_counter() - t0:.0f} s")
     answers = model_answers(run_dir)
-    MODEL = f"local model answers ({run_dir.name}, context: {QA_RECALLER} k=10)"
+    run_rows = load_results(run_dir)
+    # the run scored its answers itself: rescoring the logged words under squad must give the same F1
+    own = run_rows[(run_rows["metric"] == "qa_f1") & (run_rows["qa.scorer"] == "squad")].set_index("probe_id")["value"]
+    again = pd.Series({a.probe_id: score_answer(probes[a.probe_id], a.answer, scorer="squad")["qa_f1"]
+                       for a in answers.itertuples()})
+    assert len(again) and np.allclose(again, own.loc[again.index]), "logged answers do not match the run's qa_f1"
+    backend = ", ".join(sorted(run_rows["backend"].astype(str).unique()))
+    MODEL = f"model answers: backend {backend} ({run_dir.name}; context {QA_RECALLER} k=10)"
+    print(f"{len(answers)} answers; their squad F1 equals the run's own qa_f1 rows")
     qa_tables.append(scorer_table(answers, MODEL))
     display(show_scorers(qa_tables[-1]))
 else:
@@ -392,8 +400,10 @@ for ax, t in zip(axes[0], qa_tables):
     ax.set_ylabel("QA token F1 (mean, 95% CI)")
     ax.set_ylim(0, max(0.1, float(t[["f1_squad_hi", "f1_locomo_hi"]].max().max()) * 1.3))
     ax.legend(loc="upper left", frameon=False, ncols=2)
-    ax.set_title(f"{t['answers'].iloc[0]}\\nsame answers, two scorers; {t['conversations'].iloc[-1]} conversations",
-                 fontsize=9)
+    n_conv = int(t["conversations"].iloc[-1])
+    caveat = " (too few for the CIs to mean much)" if n_conv < 5 else ""
+    ax.set_title(f"{t['answers'].iloc[0]}\\nsame answers, two scorers; {n_conv} conversation{'s' * (n_conv != 1)}"
+                 f"{caveat}", fontsize=9)
 fig.supxlabel("LoCoMo category (locomo_paper labels)", fontsize=9)
 fig.savefig(OUT / "qa_scorers.png", dpi=110)
 plt.show()"""),

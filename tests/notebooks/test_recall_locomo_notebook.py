@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,7 +19,7 @@ def outputs(nb) -> list:
 
 
 @pytest.fixture
-def small_mode(monkeypatch):
+def small_mode(monkeypatch):  # no LLM: LYRA_NB_FULL unset
     for var in ("LYRA_NB_FULL", "LYRA_NB_QA_RUN"):
         monkeypatch.delenv(var, raising=False)
 
@@ -38,9 +37,20 @@ def test_without_locomo_the_notebook_says_so_and_stops_without_error(tmp_path, m
 @pytest.mark.slow
 @pytest.mark.skipif(not LOCOMO.exists(), reason=f"LoCoMo not found at {LOCOMO} (set LYRA_LOCOMO)")
 def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, run_notebook):
+    from lyra_lab.backends import FakeLLM
+    from lyra_lab.experiments import ExperimentSpec, load_results, run_experiment
+
+    # A run folder of answers from a fake backend stands in for the local model's (LYRA_NB_QA_RUN path).
+    spec = ExperimentSpec.from_dict({
+        "name": "fake-qa", "corpus": {"path": str(LOCOMO), "conversations": 1, "categories": [1, 2, 3, 4],
+                                      "max_probes": 8},
+        "grid": {"chunkers": [{"name": "turn_window", "max_turns": 1}], "recallers": ["bm25"]},
+        "run": {"backends": ["fake"], "embedders": ["none"], "ks": [10]}, "qa": {"enabled": True}})
+    fake_run = tmp_path / "fake-qa-run"
+    fake_rows = run_experiment(spec, fake_run, progress=False, backends={"fake": FakeLLM()})
+    monkeypatch.setenv("LYRA_NB_QA_RUN", str(fake_run))
     monkeypatch.setenv("LYRA_LOCOMO", str(LOCOMO))
     nb = run_notebook("06_recall_locomo.ipynb", "LYRA_RECALL_LOCOMO_OUT", needs=NEEDS, timeout=900)
-    nbformat.write(nb, tmp_path / "executed.ipynb")
     import lyra_lab
     from lyra_lab.evaluate import recall_eval
     from lyra_lab.recall import RECALLERS
@@ -74,14 +84,21 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
     assert labels.loc[1, "locomo_paper"] == "1 multi-hop" and labels.loc[1, "mem0"] == "1 single-hop"
     assert labels.loc[4, "locomo_paper"] == "4 single-hop" and labels.loc[4, "mem0"] == "4 open-domain"
 
-    # the scorer table has F1 under both scorers, for every category and overall
+    # the scorer tables have F1 under both scorers, for every category and overall
     qa = pd.read_csv(tmp_path / "qa_scorers.csv")
+    qa["category"] = qa["category"].astype(str)
     assert {"f1_squad", "f1_locomo", "locomo_minus_squad"} <= set(qa.columns)
-    assert qa["category"].astype(str).tolist() == ["1", "2", "3", "4", "all 1-4"]
-    assert qa["answers"].str.contains("extractive baseline").all()
-    assert qa.set_index(qa["category"].astype(str)).loc["all 1-4", "n"] == 1536
+    extractive = qa[qa["answers"].str.startswith("extractive baseline")]
+    assert extractive["category"].tolist() == ["1", "2", "3", "4", "all 1-4"]
+    assert extractive.set_index("category").loc["all 1-4", "n"] == 1536
     assert qa["f1_squad"].between(0, 1).all() and qa["f1_locomo"].between(0, 1).all()
     assert np.allclose(qa["locomo_minus_squad"], qa["f1_locomo"] - qa["f1_squad"])
+    # the fake run's answers: labelled by their backend, squad F1 equal to the run's own rows
+    model = qa[qa["answers"].str.startswith("model answers: backend fake")].set_index("category")
+    own = load_results(fake_run)
+    own_f1 = own[own["metric"] == "qa_f1"]
+    assert model.loc["all 1-4", "n"] == own_f1["probe_id"].nunique() == len(fake_rows[fake_rows["metric"] == "qa_f1"])
+    assert model.loc["all 1-4", "f1_squad"] == pytest.approx(own_f1["value"].mean())
 
     # the failure browser lists only probes whose evidence no recaller put in its top 10
     failures = pd.read_csv(tmp_path / "failures.csv")
