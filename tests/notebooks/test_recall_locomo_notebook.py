@@ -1,0 +1,116 @@
+"""Notebook 06 (recall quality on LoCoMo) runs headless in small mode and its saved tables hold up."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).parents[2]
+LOCOMO = Path(os.environ.get("LYRA_LOCOMO", REPO.parent / "shared" / "datasets" / "locomo10.json"))
+NEEDS = ("nbclient", "bm25s", "hnswlib", "nltk")
+
+
+def outputs(nb) -> list:
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+
+
+@pytest.fixture
+def small_mode(monkeypatch):  # no LLM: LYRA_NB_FULL unset
+    for var in ("LYRA_NB_FULL", "LYRA_NB_QA_RUN"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_without_locomo_the_notebook_says_so_and_stops_without_error(tmp_path, monkeypatch, small_mode,
+                                                                      run_notebook):
+    monkeypatch.setenv("LYRA_LOCOMO", str(tmp_path / "no-such-locomo10.json"))
+    nb = run_notebook("06_recall_locomo.ipynb", "LYRA_RECALL_LOCOMO_OUT", needs=("nbclient",), timeout=120)
+    shown = outputs(nb)
+    assert len(shown) == 1 and "LoCoMo not found at" in shown[0]["text"]  # every later cell did nothing
+    assert "no-such-locomo10.json" in shown[0]["text"]
+    assert not any(tmp_path.glob("*.csv"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LOCOMO.exists(), reason=f"LoCoMo not found at {LOCOMO} (set LYRA_LOCOMO)")
+def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, run_notebook):
+    from lyra_lab.backends import FakeLLM
+    from lyra_lab.experiments import ExperimentSpec, load_results, run_experiment
+
+    # A run folder of answers from a fake backend stands in for the local model's (LYRA_NB_QA_RUN path).
+    spec = ExperimentSpec.from_dict({
+        "name": "fake-qa", "corpus": {"path": str(LOCOMO), "conversations": 1, "categories": [1, 2, 3, 4],
+                                      "max_probes": 8},
+        "grid": {"chunkers": [{"name": "turn_window", "max_turns": 1}], "recallers": ["bm25"]},
+        "run": {"backends": ["fake"], "embedders": ["none"], "ks": [10]}, "qa": {"enabled": True}})
+    fake_run = tmp_path / "fake-qa-run"
+    fake_rows = run_experiment(spec, fake_run, progress=False, backends={"fake": FakeLLM()})
+    monkeypatch.setenv("LYRA_NB_QA_RUN", str(fake_run))
+    monkeypatch.setenv("LYRA_LOCOMO", str(LOCOMO))
+    nb = run_notebook("06_recall_locomo.ipynb", "LYRA_RECALL_LOCOMO_OUT", needs=NEEDS, timeout=900)
+    import lyra_lab
+    from lyra_lab.evaluate import recall_eval
+    from lyra_lab.recall import RECALLERS
+
+    assert sum("image/png" in o.get("data", {}) for o in outputs(nb)) == 3
+    for png in ("recall_at_k.png", "recall_by_category.png", "qa_scorers.png"):
+        assert (tmp_path / png).stat().st_size > 10_000
+
+    # recall@k curves: every registered recaller, k = 1..50, never decreasing in k
+    curves = pd.read_csv(tmp_path / "recall_at_k.csv")
+    assert set(curves["pipeline"]) == set(RECALLERS.names())
+    for name, c in curves.groupby("pipeline"):
+        c = c.sort_values("k")
+        assert c["k"].tolist() == list(range(1, 51))
+        assert (np.diff(c["mean"]) >= -1e-12).all(), name
+        assert ((c["ci_low"] <= c["mean"] + 1e-12) & (c["mean"] <= c["ci_high"] + 1e-12)).all()
+        assert (c["n"] == 1536).all()
+
+    # recall@10 in the saved table is recall_eval's own figure at k = 10
+    corpus = lyra_lab.load(LOCOMO)
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    bm25 = recall_eval(corpus, RECALLERS.build("bm25"), k=10, categories=[1, 2, 3, 4], progress=False)
+    saved = summary[(summary["pipeline"] == "bm25") & (summary["metric"] == "recall@10")]["mean"].item()
+    assert saved == pytest.approx(bm25.recall, abs=1e-12)
+    dragon = summary[summary["pipeline"].str.startswith("DRAGON")].set_index("metric")["mean"]
+    assert dragon.to_dict() == {"recall@5": 0.567, "recall@10": 0.662}
+
+    # both label mappings in the per-category table
+    by_cat = pd.read_csv(tmp_path / "by_category.csv")
+    labels = by_cat.drop_duplicates("category").set_index("category")
+    assert labels.loc[1, "locomo_paper"] == "1 multi-hop" and labels.loc[1, "mem0"] == "1 single-hop"
+    assert labels.loc[4, "locomo_paper"] == "4 single-hop" and labels.loc[4, "mem0"] == "4 open-domain"
+
+    # the scorer tables have F1 under both scorers, for every category and overall
+    qa = pd.read_csv(tmp_path / "qa_scorers.csv")
+    qa["category"] = qa["category"].astype(str)
+    assert {"f1_squad", "f1_locomo", "locomo_minus_squad"} <= set(qa.columns)
+    extractive = qa[qa["answers"].str.startswith("extractive baseline")]
+    assert extractive["category"].tolist() == ["1", "2", "3", "4", "all 1-4"]
+    assert extractive.set_index("category").loc["all 1-4", "n"] == 1536
+    assert qa["f1_squad"].between(0, 1).all() and qa["f1_locomo"].between(0, 1).all()
+    assert np.allclose(qa["locomo_minus_squad"], qa["f1_locomo"] - qa["f1_squad"])
+    # the fake run's answers: labelled by their backend, squad F1 equal to the run's own rows
+    model = qa[qa["answers"].str.startswith("model answers: backend fake")].set_index("category")
+    own = load_results(fake_run)
+    own_f1 = own[own["metric"] == "qa_f1"]
+    assert model.loc["all 1-4", "n"] == own_f1["probe_id"].nunique() == len(fake_rows[fake_rows["metric"] == "qa_f1"])
+    assert model.loc["all 1-4", "f1_squad"] == pytest.approx(own_f1["value"].mean())
+
+    # the failure browser lists only probes whose evidence no recaller put in its top 10
+    failures = pd.read_csv(tmp_path / "failures.csv")
+    assert 1 <= len(failures) <= 10
+    ids = set(failures["probe_id"])
+    conversations = {p.conversation_id for p in corpus.probes if p.id in ids}
+    from lyra_lab.backends import make_embedder
+
+    for name in RECALLERS.names():
+        result = recall_eval(corpus, RECALLERS.build(name), k=10, embedder=make_embedder("hashing"),
+                             categories=[1, 2, 3, 4], conversations=conversations, progress=False)
+        missed = {p.probe_id: p.recall for p in result.per_probe if p.probe_id in ids}
+        assert missed.keys() == ids and set(missed.values()) == {0.0}, name
+    assert {f"{name} top 5" for name in RECALLERS.names()} <= set(failures.columns)
+    assert failures["gold evidence"].str.len().gt(0).all()
