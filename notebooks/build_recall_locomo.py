@@ -74,6 +74,9 @@ KS = list(range(1, K_MAX + 1))
 # e.g. RECALLER_SPECS["hybrid_weighted"] = {"name": "hybrid", "method": "weighted"}.
 NEEDS_LLM: set[str] = set()
 RECALLER_SPECS = {name: name for name in RECALLERS.names() if name not in NEEDS_LLM}
+# two stages of the reference recaller on their own (issue 14): stemmed BM25, and the reference without dense
+RECALLER_SPECS["bm25_stemmed"] = {"name": "bm25", "stemmer": "english", "tokens": "words"}
+RECALLER_SPECS["reference_lexical"] = {"name": "reference", "weight": 0.0}
 QA_RECALLER = "bm25"  # the context (and extractive baseline) of the QA section
 QA_PROBES_PER_CONVERSATION = 20  # full mode: questions the local model answers per conversation
 # LoCoMo paper (Maharana et al., 2024, "Evaluating Very Long-Term Conversational Memory of LLM
