@@ -59,9 +59,9 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
     for png in ("recall_at_k.png", "recall_by_category.png", "qa_scorers.png"):
         assert (tmp_path / png).stat().st_size > 10_000
 
-    # recall@k curves: every registered recaller, k = 1..50, never decreasing in k
+    # recall@k curves: every registered recaller (plus two reference-recaller stages), k = 1..50, never decreasing
     curves = pd.read_csv(tmp_path / "recall_at_k.csv")
-    assert set(curves["pipeline"]) == set(RECALLERS.names())
+    assert set(curves["pipeline"]) == set(RECALLERS.names()) | {"bm25_stemmed", "reference_lexical"}
     for name, c in curves.groupby("pipeline"):
         c = c.sort_values("k")
         assert c["k"].tolist() == list(range(1, 51))
