@@ -53,6 +53,11 @@ VALUES: dict[tuple[str, str], dict[str, object]] = {
     ("recallers", "dense_ann"): {"m": 8, "ef_construction": 50, "ef_search": 32, "threads": 2},
     ("recallers", "hybrid"): {"method": "weighted", "rrf_k": 30.0, "weight": 0.7, "candidates": 20},
     ("recallers", "recency"): {"half_life_days": 10.0},
+    ("recallers", "bm25"): {"stemmer": "english", "tokens": "words"},
+    ("recallers", "reference"): {"keys": "dated", "window": 1, "lexical_keys": "text", "lexical_window": 1,
+                                 "stemmer": "none", "tokens": "words2", "fusion": "zscore", "weight": 0.6,
+                                 "rrf_k": 30.0, "neighbours": 0.1, "session_weight": 0.3, "sessions": 5,
+                                 "time_weight": 0.2, "time_scale_days": 7.0, "speaker_weight": 0.4},
     ("recallers", "tiered"): {"gists": 2, "sharp": 3, "recent": 4, "coarse_kinds": ["digest", "summary"]},
 }
 # (registry, strategy name, field) -> why an experiment file cannot set it.  Empty today: every field can.
