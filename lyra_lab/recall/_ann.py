@@ -21,13 +21,13 @@ import numpy as np
 from lyra_lab.backends._types import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, positive_int, ranked, require_embedder
-from lyra_lab.recall._index import changed_entries, embed_passages, embed_query
+from lyra_lab.recall._index import ChangeLogIndex, embed_passages, embed_query
 from lyra_lab.recall._types import Hit
 
 _MIN_CAPACITY = 1024
 
 
-class AnnIndex:
+class AnnIndex(ChangeLogIndex):
     """An HNSW graph over one conversation's entry embeddings (inner product on unit vectors).
 
     Attributes:
@@ -62,15 +62,12 @@ class AnnIndex:
 
     def sync(self, store: MemoryStore, embedder: Embedder) -> int:
         """Apply the store's changes since the last sync; returns how many texts were embedded."""
-        if store.version == self.version:
-            return 0
-        fresh = changed_entries(store, self.version, self.conversation_id, self._kill)
-        self.version = store.version
-        if fresh:
+
+        def add(fresh: list[MemoryEntry]) -> None:
             self._insert(fresh, embed_passages(embedder, fresh, self.dim))
             self.embedded += len(fresh)
-        self._maybe_compact()
-        return len(fresh)
+
+        return self._follow(store, add)
 
     def _kill(self, entry_id: str) -> None:
         label = self._label.pop(entry_id, None)

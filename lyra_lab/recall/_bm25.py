@@ -25,7 +25,7 @@ import numpy as np
 from lyra_lab.backends._types import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, ranked
-from lyra_lab.recall._index import changed_entries, top_k
+from lyra_lab.recall._index import ChangeLogIndex, top_k
 from lyra_lab.recall._types import Hit
 
 STOPWORDS = "en"
@@ -98,7 +98,7 @@ class _Postings:
         self.size = need
 
 
-class Bm25Index:
+class Bm25Index(ChangeLogIndex):
     """BM25 postings of one conversation's entries, synced incrementally with a store.
 
     Attributes:
@@ -124,15 +124,12 @@ class Bm25Index:
     # -- syncing -------------------------------------------------------------
     def sync(self, store: MemoryStore) -> int:
         """Apply the store's changes since the last sync; returns how many texts were tokenized."""
-        if store.version == self.version:
-            return 0
-        fresh = changed_entries(store, self.version, self.conversation_id, self._kill)
-        self.version = store.version
-        if fresh:
+
+        def add(fresh: list[MemoryEntry]) -> None:
             self._append(fresh)
             self.tokenized += len(fresh)
-        self._maybe_compact()
-        return len(fresh)
+
+        return self._follow(store, add)
 
     def _kill(self, entry_id: str) -> None:
         row = self._row.pop(entry_id, None)

@@ -26,7 +26,37 @@ def _epoch(entry: MemoryEntry) -> float:
     return entry.end.timestamp() if entry.end is not None else math.nan
 
 
-class DenseIndex:
+class ChangeLogIndex:
+    """What every incremental index of one conversation shares: following the store's change log.
+
+    A subclass sets ``conversation_id`` and ``version`` (0 before the first sync) and
+    implements ``_kill`` (forget one entry) and ``_maybe_compact`` (squeeze out dead rows);
+    its ``sync`` calls ``_follow`` with what adding fresh entries means for it.
+    """
+
+    conversation_id: str
+    version: int
+
+    def _kill(self, entry_id: str) -> None:
+        raise NotImplementedError
+
+    def _maybe_compact(self) -> None:
+        raise NotImplementedError
+
+    def _follow(self, store: MemoryStore, add: Callable[[list[MemoryEntry]], None]) -> int:
+        """Apply the store's changes since the last sync: kill removed and changed entries,
+        ``add`` the ones to (re-)index, compact; returns how many were added."""
+        if store.version == self.version:
+            return 0
+        fresh = changed_entries(store, self.version, self.conversation_id, self._kill)
+        self.version = store.version
+        if fresh:
+            add(fresh)
+        self._maybe_compact()
+        return len(fresh)
+
+
+class DenseIndex(ChangeLogIndex):
     """Embeddings of one conversation's entries, synced incrementally with a store.
 
     Attributes:
@@ -51,15 +81,12 @@ class DenseIndex:
     # -- syncing -------------------------------------------------------------
     def sync(self, store: MemoryStore, embedder: Embedder) -> int:
         """Apply the store's changes since the last sync; returns how many texts were embedded."""
-        if store.version == self.version:
-            return 0
-        fresh = changed_entries(store, self.version, self.conversation_id, self._kill)
-        self.version = store.version
-        if fresh:
+
+        def add(fresh: list[MemoryEntry]) -> None:
             self._append(fresh, embed_passages(embedder, fresh, self.dim))
             self.embedded += len(fresh)
-        self._maybe_compact()
-        return len(fresh)
+
+        return self._follow(store, add)
 
     def _kill(self, entry_id: str) -> None:
         row = self._row.pop(entry_id, None)
