@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ import pandas as pd
 
 from lyra_lab.evaluate._compare_report import PairedSection
 from lyra_lab.evaluate._judge_report import JudgeSection
-from lyra_lab.evaluate._probe_record import DETAIL_EVENT
+from lyra_lab.evaluate._probe_record import LoggedProbes, logged_probes, run_corpus, turn_texts
 
 MAX_PROBES = 300  # drill-down size cap: a LoCoMo grid would otherwise make a file of tens of MB
 TEXT_CHARS = 400
@@ -65,43 +64,12 @@ def _short(text: str, n: int = TEXT_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _corpus(run_dir: Path) -> Any:
-    """The run's corpus (from ``spec.json``), or None when it cannot be read."""
-    try:
-        spec = json.loads((run_dir / "spec.json").read_text(encoding="utf-8"))["corpus"]
-        from lyra_lab.corpus import load
-
-        return load(spec["path"], spec.get("format") or "auto", probes=spec.get("probes"))
-    except (OSError, KeyError, TypeError, ValueError):  # the corpus moved or changed: the drill-down shows less
-        return None
-
-
-def _log_events(run_dir: Path) -> tuple[dict, dict, dict, dict]:
-    """``recall`` hits and ``answer`` texts by (cell, recaller, probe); summary previews by entry id;
-    ``probe_detail`` events (hits with kind and text, the rendered context) by (cell, recaller, probe)."""
+def _logged(run_dir: Path) -> LoggedProbes:
+    """Every probe's logged events (``recall``, ``answer``, ``probe_detail``) and the summary previews."""
     from lyra_lab.replay import read_log
 
-    hits: dict[tuple[str, str, str], list] = {}
-    answers: dict[tuple[str, str, str], str] = {}
-    previews: dict[str, str] = {}
-    details: dict[tuple[str, str, str], dict] = {}
     path = run_dir / "log.jsonl"
-    if not path.exists():
-        return hits, answers, previews, details
-    for e in read_log(path):
-        kind = e.get("event")
-        key = (str(e.get("cell_id", "")), str(e.get("recaller", "")), str(e.get("probe_id", "")))
-        if kind == DETAIL_EVENT:
-            details[key] = e
-        elif kind == "recall":
-            hits[key] = e.get("hits") or []
-        elif kind == "answer":
-            answers[key] = str(e.get("text", ""))
-        elif kind == "summary_written":
-            ids = [i for i in e.get("entries") or [] if str(i).startswith("summary:")]
-            for entry_id, text in zip(ids, e.get("summary") or []):
-                previews[str(entry_id)] = str(text)
-    return hits, answers, previews, details
+    return logged_probes(read_log(path)) if path.exists() else LoggedProbes()
 
 
 def probe_views(run_dir: Path, df: pd.DataFrame, max_probes: int = MAX_PROBES) -> list[ProbeView]:
@@ -109,10 +77,10 @@ def probe_views(run_dir: Path, df: pd.DataFrame, max_probes: int = MAX_PROBES) -
     if "probe_id" not in df.columns or "cell_id" not in df.columns:
         return []
     rows = df[df["probe_id"].astype(str) != ""]
-    corpus = _corpus(run_dir)
+    corpus = run_corpus(run_dir)
     probes = {p.id: p for p in corpus.probes} if corpus is not None else {}
-    turns = {t.id: f"{t.speaker or t.role}: {t.text}" for t in corpus.turns()} if corpus is not None else {}
-    hits, answers, previews, details = _log_events(run_dir)
+    turns = turn_texts(corpus)
+    logged = _logged(run_dir)
     views = []
     order = rows[["conversation_id", "probe_id"]].astype(str).drop_duplicates()
     for conv_id, probe_id in order.head(max_probes).itertuples(index=False):
@@ -127,24 +95,23 @@ def probe_views(run_dir: Path, df: pd.DataFrame, max_probes: int = MAX_PROBES) -
             recaller = str(pipeline).partition("|")[2]
             key = (str(cell), recaller, probe_id)
             entries = []
-            detail = details.get(key)
+            detail = logged.details.get(key)
             if detail is not None:  # kind, digest text and covered turns of every hit, and the context
                 for h in detail.get("hits") or []:
                     entry_id, covered = str(h.get("id")), {f"turn:{t}" for t in h.get("turn_ids") or ()}
-                    fallback = turns.get(entry_id[5:], "") if entry_id.startswith("turn:") else previews.get(entry_id, "")
-                    text = str(h.get("text") or fallback)
+                    text = str(h.get("text") or logged.text(str(cell), entry_id, turns, limit=None))
                     found = entry_id in gold or bool(covered & gold)
                     entries.append({"id": entry_id, "score": float(h.get("score") or 0.0), "text": text,
                                     "kind": str(h.get("kind") or ""), "evidence": found,
                                     "covers": len(covered) if covered else None})
-            for entry_id, score in ([] if detail is not None else hits.get(key, [])):
+            for entry_id, score in ([] if detail is not None else logged.recalls.get(key, [])):
                 entry_id = str(entry_id)
-                text = turns.get(entry_id[5:], "") if entry_id.startswith("turn:") else previews.get(entry_id, "")
+                text = logged.text(str(cell), entry_id, turns, limit=None)
                 entries.append({"id": entry_id, "score": float(score), "text": text, "evidence": entry_id in gold,
                                 "kind": "", "covers": None})
             scores = {str(m): float(v) for m, v in zip(part["metric"], part["value"])}
             view.pipelines.append({"pipeline": str(pipeline), "cell_id": str(cell), "hits": entries,
-                                   "answer": answers.get(key), "scores": scores,
+                                   "answer": logged.answers.get(key), "scores": scores,
                                    "context": None if detail is None else detail.get("context")})
         views.append(view)
     return views

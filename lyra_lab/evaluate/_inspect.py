@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.evaluate._probe_record import DETAIL_EVENT, snip
+from lyra_lab.evaluate._probe_record import LoggedProbes, logged_probes, run_corpus, turn_texts
 
 
 @dataclass(frozen=True)
@@ -145,31 +145,31 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
         hint = f"; did you mean {close[0]!r}?" if close else f" ({len(known)} probes in the run)"
         raise ConfigError(f"{run_dir}: no probe {probe_id!r} in this run{hint}")
     cells = set(mine["cell_id"].astype(str))
-    details, recalls, answers, previews = _log(run_dir, probe_id, cells)
-    corpus = _corpus(run_dir)
+    logged = _log(run_dir, probe_id, cells)
+    corpus = run_corpus(run_dir)
     probe = _probe(corpus, probe_id)
-    turns = _turn_texts(corpus)
-    any_detail: dict[str, Any] = next(iter(details.values()), {})
+    turns = turn_texts(corpus)
+    any_detail: dict[str, Any] = next(iter(logged.details.values()), {})
     evidence = tuple(probe.evidence) if probe is not None else tuple(any_detail.get("evidence") or ())
     gold_turns = set(evidence)
     pipelines = []
     for (pipeline, cell), part in mine.groupby(["pipeline", "cell_id"], sort=True):
         recaller = str(pipeline).partition("|")[2]
-        key = (str(cell), recaller)
-        detail = details.get(key)
+        key = (str(cell), recaller, probe_id)
+        detail = logged.details.get(key)
         judge_col = part["judge"] if "judge" in part.columns else pd.Series([None] * len(part), index=part.index)
         is_judge = part["metric"] == "judge"
         scores = {str(m): float(v) for m, v in zip(part.loc[~is_judge, "metric"], part.loc[~is_judge, "value"])}
         if detail is not None:
             hits = tuple(_hit(i, h["id"], h.get("kind"), h["score"],
-                              h.get("text") or _fallback_text(str(h["id"]), turns, previews),
+                              h.get("text") or logged.text(str(cell), str(h["id"]), turns),
                               h.get("turn_ids") or (), gold_turns) for i, h in enumerate(detail.get("hits") or [], 1))
             raw = {j["judge"]: str(j.get("raw", "")) for j in detail.get("judges") or []}
             context, tokens, answer = detail.get("context"), detail.get("context_tokens"), detail.get("answer")
         else:
-            hits = tuple(_hit(i, entry_id, None, score, _fallback_text(str(entry_id), turns, previews),
-                              (), gold_turns) for i, (entry_id, score) in enumerate(recalls.get(key, []), 1))
-            raw, context, tokens, answer = {}, None, scores.get("context_tokens"), answers.get(key)
+            hits = tuple(_hit(i, entry_id, None, score, logged.text(str(cell), str(entry_id), turns),
+                              (), gold_turns) for i, (entry_id, score) in enumerate(logged.recalls.get(key, []), 1))
+            raw, context, tokens, answer = {}, None, scores.get("context_tokens"), logged.answers.get(key)
         verdicts = tuple((str(name) if isinstance(name, str) and name else "judge", int(v), raw.get(name, ""))
                          for name, v in zip(judge_col[is_judge], part.loc[is_judge, "value"]))
         where = {c: part[c].iloc[0] for c in ("backend", "embedder", "seed") if c in part.columns}
@@ -192,36 +192,16 @@ def _hit(rank: int, entry_id: str, kind: str | None, score: float, text: str, tu
     return HitView(rank, entry_id, kind, float(score), str(text), turn_ids, bool(gold & set(turn_ids)))
 
 
-def _log(run_dir: Path, probe_id: str, cells: set[str]) -> tuple[dict, dict, dict, dict]:
-    """This probe's detail, recall and answer events by (cell, recaller); summary previews by entry id.
+def _log(run_dir: Path, probe_id: str, cells: set[str]) -> LoggedProbes:
+    """This probe's detail, recall and answer events and the cells' summary previews.
 
     Only lines that can matter are parsed (a LoCoMo grid's log holds hundreds of thousands of events).
     """
-    details: dict[tuple[str, str], dict] = {}
-    recalls: dict[tuple[str, str], list] = {}
-    answers: dict[tuple[str, str], str] = {}
-    previews: dict[str, str] = {}
     path = run_dir / "log.jsonl"
     if not path.exists():
-        return details, recalls, answers, previews
-    for e in _events(path, [json.dumps(probe_id, ensure_ascii=False).encode("utf-8"), b'"summary_written"']):
-        kind, cell = e.get("event"), str(e.get("cell_id", ""))
-        if cell not in cells:
-            continue
-        if kind == "summary_written":
-            ids = [i for i in e.get("entries") or [] if str(i).startswith("summary:")]
-            previews.update({str(i): str(t) for i, t in zip(ids, e.get("summary") or [])})
-            continue
-        if str(e.get("probe_id", "")) != probe_id:
-            continue
-        key = (cell, str(e.get("recaller", "")))
-        if kind == DETAIL_EVENT:
-            details[key] = e
-        elif kind == "recall":
-            recalls[key] = e.get("hits") or []
-        elif kind == "answer":
-            answers[key] = str(e.get("text", ""))
-    return details, recalls, answers, previews
+        return LoggedProbes()
+    needles = [json.dumps(probe_id, ensure_ascii=False).encode("utf-8"), b'"summary_written"']
+    return logged_probes(_events(path, needles), cells, probe_id)
 
 
 def _events(path: Path, needles: Sequence[bytes]) -> Iterable[dict[str, Any]]:
@@ -235,33 +215,10 @@ def _events(path: Path, needles: Sequence[bytes]) -> Iterable[dict[str, Any]]:
                     continue
 
 
-def _corpus(run_dir: Path) -> Any:
-    """The run's corpus (from ``spec.json``), or None when it cannot be read (moved, changed)."""
-    try:
-        spec = json.loads((run_dir / "spec.json").read_text(encoding="utf-8"))["corpus"]
-        from lyra_lab.corpus import load
-
-        return load(spec["path"], spec.get("format") or "auto", probes=spec.get("probes"))
-    except (OSError, KeyError, TypeError, ValueError):
-        return None
-
-
 def _probe(corpus: Any, probe_id: str) -> Any:
     if corpus is None:
         return None
     return next((p for p in corpus.probes if p.id == probe_id), None)
-
-
-def _turn_texts(corpus: Any) -> dict[str, str]:
-    if corpus is None:
-        return {}
-    return {t.id: f"{t.speaker or t.role}: {t.text}" for t in corpus.turns()}
-
-
-def _fallback_text(entry_id: str, turns: Mapping[str, str], previews: Mapping[str, str]) -> str:
-    if entry_id.startswith("turn:"):
-        return snip(turns.get(entry_id[5:], ""))
-    return previews.get(entry_id, "")
 
 
 def _one_line(text: str) -> str:
