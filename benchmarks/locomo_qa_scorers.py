@@ -53,16 +53,13 @@ def experiment(path: Path, locomo: Path, scorer: str, conversations: int, max_pr
     """), encoding="utf-8")
 
 
-def cluster_ci(values: pd.Series, clusters: pd.Series, rng: np.random.Generator, n_boot: int = 2000) -> tuple[float, float]:
-    """95% bootstrap CI of the mean, resampling conversations (clusters) with replacement."""
-    groups = [values[clusters == c].to_numpy() for c in clusters.unique()]
-    if len(groups) < 2:
-        groups = [np.array([v]) for v in values]  # one conversation: resample probes, and say so
-    means = []
-    for _ in range(n_boot):
-        pick = rng.integers(0, len(groups), len(groups))
-        means.append(np.concatenate([groups[i] for i in pick]).mean())
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+def ci95(values: pd.Series, clusters: pd.Series) -> tuple[float, float]:
+    """95% bootstrap CI of the mean, resampling conversations; probes when there is only one conversation."""
+    from lyra_lab.evaluate import bootstrap_ci, cluster_bootstrap_ci
+
+    ci = cluster_bootstrap_ci(values, clusters, n_resamples=2000) if clusters.nunique() > 1 else \
+        bootstrap_ci(values, n_resamples=2000)
+    return ci.low, ci.high
 
 
 def main() -> None:
@@ -91,17 +88,16 @@ def main() -> None:
     both = frames["squad"].merge(frames["locomo"], on=["probe_id", "conversation_id", "category"],
                                  suffixes=("_squad", "_locomo"))
     both["category"] = both["category"].astype(str)
-    rng = np.random.default_rng(0)
     table = []
     for cat, g in [*sorted(both.groupby("category")), ("all 1-4", both)]:
         row = {"category": f"{cat} {LABELS.get(cat, '')}".strip(), "n": len(g),
                "conversations": g["conversation_id"].nunique()}
         for s in ("squad", "locomo"):
-            lo, hi = cluster_ci(g[f"value_{s}"], g["conversation_id"], rng)
+            lo, hi = ci95(g[f"value_{s}"], g["conversation_id"])
             row.update({f"{s}": g[f"value_{s}"].mean(), f"{s}_lo": lo, f"{s}_hi": hi})
         diff = g["value_locomo"] - g["value_squad"]
         row["locomo-squad"] = diff.mean()
-        row["diff_lo"], row["diff_hi"] = cluster_ci(diff, g["conversation_id"], rng)
+        row["diff_lo"], row["diff_hi"] = ci95(diff, g["conversation_id"])
         table.append(row)
     result = pd.DataFrame(table)
     result.to_csv(args.out / "scorers.csv", index=False)
