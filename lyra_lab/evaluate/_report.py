@@ -137,19 +137,20 @@ def write_report(
     summary.to_csv(written[0], index=False)
     aggregate(df, by=keys, n_resamples=n_resamples, seed=seed, cluster=cluster).to_csv(written[1], index=False)
     metric = main_quality_metric(sorted(df["metric"].unique()))
-    by_cat = None
+    def breakdown(rows: pd.DataFrame, column: str, name: str) -> pd.DataFrame:
+        """The headline metric per pipeline group and ``column`` (mean, CI, n), written to ``report/<name>``."""
+        agg = aggregate(rows[rows["metric"] == metric], by=keys + [column], n_resamples=n_resamples, seed=seed,
+                        cluster=cluster)
+        written.append(out / name)
+        agg.to_csv(written[-1], index=False)
+        return agg
+
+    by_cat = by_origin = None
     if metric is not None and (df[category_col] != "").any():
-        probe_rows = df[(df[category_col] != "") & (df["metric"] == metric)]
-        by_cat = aggregate(probe_rows, by=keys + [category_col], n_resamples=n_resamples, seed=seed, cluster=cluster)
-        written.append(out / "by_category.csv")
-        by_cat.to_csv(written[-1], index=False)
-    by_origin = None  # planted vs drafted vs the dataset's own probes, when a run mixes them
+        by_cat = breakdown(df[df[category_col] != ""], category_col, "by_category.csv")
+    # planted vs drafted vs the dataset's own probes, when a run mixes them
     if metric is not None and "probe_origin" in df.columns and df["probe_origin"].dropna().nunique() > 1:
-        origin_rows = df[df["probe_origin"].notna() & (df["metric"] == metric)]
-        by_origin = aggregate(origin_rows, by=keys + ["probe_origin"], n_resamples=n_resamples, seed=seed,
-                              cluster=cluster)
-        written.append(out / "by_probe_origin.csv")
-        by_origin.to_csv(written[-1], index=False)
+        by_origin = breakdown(df[df["probe_origin"].notna()], "probe_origin", "by_probe_origin.csv")
 
     unit = f"resampling whole {cluster} clusters" if cluster else "resampling probes"
     md = [f"# Report: {run_dir.name}\n", FAIR_NOTE + "\n", (
