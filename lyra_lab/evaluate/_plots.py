@@ -44,6 +44,17 @@ def _subplots(**kwargs):
     return fig, fig.subplots(**kwargs)
 
 
+def _panels(n: int, panel_w: float, panel_h: float, extra_w: float, extra_h: float = 0.0, sharex: bool = True):
+    """A figure of ``n`` panels, at most 3 a row (panels left over hidden): ``(fig, axes)`` with ``axes.flat``."""
+    ncols = min(3, n)
+    nrows = -(-n // ncols)
+    fig, axes = _subplots(nrows=nrows, ncols=ncols, figsize=(panel_w * ncols + extra_w, panel_h * nrows + extra_h),
+                          sharex=sharex, sharey=True, squeeze=False, layout="constrained")
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
 def wrap_label(label: str, width: int = 28) -> str:
     """Break a pipeline label after ``+``/``|`` so no line exceeds ~``width`` characters."""
     parts = re.split(r"(?<=[+|])", str(label))
@@ -108,12 +119,7 @@ def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], p
     quality["x"] = [float(x.get(p, 0.0)) for p in quality["pipeline"]]
     quality["memory"], quality["facet"] = zip(*(split_pipeline(p) for p in quality["pipeline"]))
     facets = sorted(quality["facet"].unique())
-    ncols = min(3, len(facets))
-    nrows = -(-len(facets) // ncols)
-    fig, axes = _subplots(nrows=nrows, ncols=ncols, figsize=(5.2 * ncols + 1.0, 4.2 * nrows + 0.6), sharex=True,
-                          sharey=True, squeeze=False, layout="constrained")
-    for ax in axes.flat[len(facets):]:
-        ax.set_visible(False)
+    fig, axes = _panels(len(facets), 5.2, 4.2, 1.0, 0.6)
     for ax, facet in zip(axes.flat, facets):
         part = quality[quality["facet"] == facet]
         points = part.groupby(["x", "mean", "ci_low", "ci_high"], sort=True)
@@ -160,12 +166,7 @@ def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str
     facets = sorted(agg["facet"].unique())
     memories = sorted(agg["memory"].unique())
     colors = dict(zip(memories, _colors(len(memories))))
-    ncols = min(3, len(facets))
-    nrows = -(-len(facets) // ncols)
-    fig, axes = _subplots(nrows=nrows, ncols=ncols, figsize=(5.4 * ncols + 1.0, 4.4 * nrows + 0.6), sharex=True,
-                          sharey=True, squeeze=False, layout="constrained")
-    for ax in axes.flat[len(facets):]:
-        ax.set_visible(False)
+    fig, axes = _panels(len(facets), 5.4, 4.4, 1.0, 0.6)
     for ax, facet in zip(axes.flat, facets):
         for (pipeline, memory), line in agg[agg["facet"] == facet].groupby(["pipeline", "memory"]):
             line = line.sort_values("budget_tokens")
@@ -209,13 +210,7 @@ def latency_boxes(df: pd.DataFrame, simulated: dict[str, bool], path: Path) -> P
         return None
     pipelines = sorted(df["pipeline"].unique())
     labels = _display(pipelines, simulated)
-    ncols = min(3, len(phases))
-    nrows = -(-len(phases) // ncols)
-    height = max(3.0, 0.55 * len(pipelines) + 1.5)
-    fig, axes = _subplots(nrows=nrows, ncols=ncols, figsize=(4.2 * ncols + 2.5, height * nrows), sharey=True,
-                          squeeze=False, layout="constrained")
-    for ax in axes.flat[len(phases):]:
-        ax.set_visible(False)
+    fig, axes = _panels(len(phases), 4.2, max(3.0, 0.55 * len(pipelines) + 1.5), 2.5, sharex=False)
     for ax, (metric, label) in zip(axes.flat, phases):
         part = df[df["metric"] == metric]
         for i, p in enumerate(pipelines, start=1):
