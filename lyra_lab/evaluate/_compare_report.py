@@ -36,9 +36,14 @@ class PairedSection:
         lines = [f"\n## Paired comparisons{f': {self.metric}' if self.metric else ''}\n"] + [
             n + "\n" for n in self.notes]
         if self.body:
-            lines += ["| " + " | ".join(self.header) + " |", "|" + "|".join("---" for _ in self.header) + "|"]
-            lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in self.body]
+            lines += markdown_table(self.header, self.body)
         return "\n".join(lines) + "\n"
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """The lines of a markdown table of ready-formatted cells (a ``|`` inside a cell escaped)."""
+    return (["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+            + ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows])
 
 
 def lead_metric(summary: pd.DataFrame, df: pd.DataFrame, preferred: str | None = None) -> str | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from lyra_lab.evaluate._agreement import EXACT_MATCH, judge_agreement, judge_table
+from lyra_lab.evaluate._compare_report import markdown_table
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,7 @@ class JudgeSection:
     def markdown(self) -> str:
         lines = ["\n## Judges\n"] + [n + "\n" for n in self.notes]
         for caption, header, rows in self.tables:
-            lines += [f"{caption}\n", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-            lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+            lines += [f"{caption}\n", *markdown_table(header, rows)]
             lines.append("")
         return "\n".join(lines)
 
