@@ -21,7 +21,7 @@ Point(x=2, tags=('b',))
 >>> from_record(Point, {"schema": "point/7", "x": 2}, source="p.json")
 Traceback (most recent call last):
   ...
-lyra_lab._registry.ConfigError: p.json: point schema version 7 is newer than this lyra-lab; this lyra-lab \
+lyra_lab._records.RecordError: p.json: point schema version 7 is newer than this lyra-lab; this lyra-lab \
 supports version 1; upgrade lyra-lab to read it
 
 Why no library: ``cattrs`` is not installed and its errors are exception groups that
