@@ -200,10 +200,15 @@ def from_record(cls: type[T], data: Any, source: str | os.PathLike[str] | None =
         RecordError: one line naming ``source`` (or the kind) and the problem.
     """
     schema = schema_of(cls)
-    return _build(cls, schema.unwrap(data, source), _where(source, schema.label))
+    return build_fields(cls, schema.unwrap(data, source), _where(source, schema.label))
 
 
-def _build(cls: type[T], body: Mapping[str, Any], where: str) -> T:
+def build_fields(cls: type[T], body: Mapping[str, Any], where: str) -> T:
+    """``cls(**body)`` for a dataclass, with its keys checked and plain values turned into its field types.
+
+    Every problem is one :class:`RecordError` line starting with ``where``: an unknown key (and the
+    allowed ones), a missing key, or the class's own ``TypeError``/``ValueError``.
+    """
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     unknown = sorted(set(body) - set(fields))
     if unknown:
@@ -211,7 +216,10 @@ def _build(cls: type[T], body: Mapping[str, Any], where: str) -> T:
     missing = [name for name, f in fields.items() if name not in body and _required(f)]
     if missing:
         raise RecordError(f"{where}: missing key {missing[0]!r}")
-    hints = typing.get_type_hints(cls)
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # an annotation naming what only a type checker imports: take values as they are
+        hints = {}
     try:
         return cls(**{k: _structure(hints.get(k, Any), v, f"{where}: {k}") for k, v in body.items()})
     except RecordError:
@@ -246,7 +254,7 @@ def _structure(tp: Any, value: Any, where: str) -> Any:
         if dataclasses.is_dataclass(tp) and isinstance(value, Mapping):
             inner = getattr(tp, "__record_schema__", None)
             body = inner.unwrap(value, where) if inner else value
-            return _build(tp, body, where)
+            return build_fields(tp, body, where)
         if issubclass(tp, enum.Enum) and not isinstance(value, tp):
             try:
                 return tp(value)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lyra_lab._records import (RecordError, Schema, fields_of, from_record, plain, read_jsonl, record, schema_of,
+from lyra_lab._records import (RecordError, Schema, build_fields, fields_of, from_record, plain, read_jsonl, record, schema_of,
                                to_record)
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import BackendConfig
@@ -122,6 +122,16 @@ def test_plain_makes_json_values_and_strategy_specs_use_it():
             assert spec == {"name": name, **fields_of(strategy)}
             json.dumps(spec)  # plain JSON values only
             assert registry.build(spec) == strategy, name  # the hook Registry.spec can use
+
+
+def test_build_fields_builds_a_strategy_from_its_parameters_in_one_line_errors():
+    cls = Registries.default().chunkers.get("turn_window")
+    built = build_fields(cls, {"max_turns": 4}, "chunker 'turn_window'")
+    assert strategy_spec(built) == {"name": "turn_window", **fields_of(built)} and built.max_turns == 4
+    with pytest.raises(RecordError) as err:
+        build_fields(cls, {"max_turnz": 4}, "chunker 'turn_window'")
+    allowed = ", ".join(sorted(fields_of(built)))
+    assert str(err.value) == f"chunker 'turn_window': unknown key 'max_turnz'; allowed: {allowed}"
 
 
 # ---------------------------------------------------------------- backend config
