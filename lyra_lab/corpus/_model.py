@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterator, Literal, Mapping, TypeGuard, overload
 
-from lyra_lab._records import record
+from lyra_lab._records import SCHEMA_KEY, record
 
 Role = Literal["user", "assistant"]
 ROLES: tuple[str, ...] = ("user", "assistant")
@@ -109,22 +109,22 @@ class Conversation:
             yield from session.turns
 
 
-_PROBE_LINE = ("id", "question", "answer", "evidence", "conversation_id", "category", "asked_at", "abstention",
-               "adversarial")
+PROBE_LINE_KEYS = ("id", "question", "answer", "evidence", "conversation_id", "category", "asked_at", "abstention",
+                   "adversarial")
 
 
 def _probe_line(fields: dict[str, Any]) -> dict[str, Any]:
     """A probe's fields as one line of a probes file: defaults left out, ``meta`` keys as extra keys."""
-    line = {k: fields[k] for k in _PROBE_LINE[:5]}
-    line.update((k, fields[k]) for k in _PROBE_LINE[5:] if fields[k] is not None and fields[k] is not False)
-    extra = {k: v for k, v in fields["meta"].items() if k not in line and k != "schema"}
+    line = {k: fields[k] for k in PROBE_LINE_KEYS[:5]}
+    line.update((k, fields[k]) for k in PROBE_LINE_KEYS[5:] if fields[k] is not None and fields[k] is not False)
+    extra = {k: v for k, v in fields["meta"].items() if k not in line and k != SCHEMA_KEY}
     return {**extra, **line}
 
 
 def _probe_fields(line: dict[str, Any]) -> dict[str, Any]:
     """The inverse of ``_probe_line``: keys that are not fields go back into ``meta``."""
-    fields = {k: v for k, v in line.items() if k in _PROBE_LINE}
-    return {**fields, "meta": {k: v for k, v in line.items() if k not in _PROBE_LINE}}
+    fields = {k: v for k, v in line.items() if k in PROBE_LINE_KEYS}
+    return {**fields, "meta": {k: v for k, v in line.items() if k not in PROBE_LINE_KEYS}}
 
 
 # A probe's record is one line of a probes file (lyra_lab.probes.save_probes writes them; load_probes reads them

@@ -27,11 +27,10 @@ from typing import Any
 
 from lyra_lab._records import SCHEMA_KEY, RecordError, schema_of
 from lyra_lab.corpus._json_util import Fields, decode_utf8
-from lyra_lab.corpus._model import Corpus, CorpusFormatError, Probe
+from lyra_lab.corpus._model import PROBE_LINE_KEYS, Corpus, CorpusFormatError, Probe
 
 UNRESOLVED = ""  # conversation_id of a probe read without a corpus and not naming its conversation
-KNOWN_KEYS = {SCHEMA_KEY, "id", "question", "answer", "evidence", "category", "conversation_id", "asked_at",
-              "adversarial", "abstention"}
+KNOWN_KEYS = {SCHEMA_KEY, *PROBE_LINE_KEYS}
 
 
 def looks_like(record: Any) -> bool:
