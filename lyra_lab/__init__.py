@@ -1,5 +1,6 @@
 """lyra-lab: a research harness for the long-term memory of chat assistants."""
 
+from lyra_lab._records import RecordError, Schema, from_record, record, to_record
 from lyra_lab._registry import ConfigError, Registry
 from lyra_lab.corpus import (
     FORMATS,
@@ -22,10 +23,15 @@ __all__ = [
     "Corpus",
     "CorpusFormatError",
     "Probe",
+    "RecordError",
     "Registry",
+    "Schema",
     "Session",
     "Turn",
     "__version__",
+    "from_record",
     "load",
     "load_probes",
+    "record",
+    "to_record",
 ]

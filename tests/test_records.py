@@ -19,7 +19,8 @@ from lyra_lab.backends import BackendConfig
 from lyra_lab.corpus import CorpusFormatError, Probe, load_probes
 from lyra_lab.evaluate import ResultsFormatError
 from lyra_lab.evaluate._report import read_row_records
-from lyra_lab.experiments._runfolder import RUN_FOLDER, RunFolder
+from lyra_lab.experiments import RunFolder
+from lyra_lab.experiments._runfolder import RUN_FOLDER
 from lyra_lab.probes import save_probes
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
 
