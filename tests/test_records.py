@@ -235,6 +235,20 @@ def test_a_probes_line_of_a_newer_version_is_one_line_naming_file_and_line(tmp_p
 
 # ---------------------------------------------------------------- pipeline
 
+REGS = Registries.default()
+PIPELINE_SPECS = st.fixed_dictionaries({
+    "chunker": st.sampled_from(REGS.chunkers.names()), "summarizer": st.sampled_from(["none", *REGS.summarizers.names()]),
+    "rollup": st.sampled_from(["none", *REGS.rollups.names()]), "trigger": st.sampled_from(REGS.triggers.names()),
+    "budget": st.integers(1, 10_000), "context_budget": st.integers(1, 10_000), "keep_raw": st.booleans()})
+
+
+@settings(max_examples=40)
+@given(PIPELINE_SPECS)
+def test_any_pipeline_survives_its_record(spec):
+    pipeline = Pipeline.from_dict(spec, REGS)
+    assert Pipeline.from_dict(json.loads(json.dumps(pipeline.to_record())), REGS) == pipeline
+
+
 def test_a_pipeline_survives_its_record_and_its_old_shape():
     regs = Registries.default()
     pipeline = Pipeline.from_dict({"chunker": {"name": "turn_window", "max_turns": 4}, "summarizer": "none",
