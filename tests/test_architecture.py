@@ -204,7 +204,7 @@ def test_module_graph_is_acyclic():
 def test_every_package_face_says_what_it_offers():
     names = module_names(ROOT)
     for module, path in names.items():
-        if is_package(module, names) and module != "lyra_lab.commands":
+        if is_package(module, names):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             assert ast.get_docstring(tree), f"{path}: the package face has no docstring"
             assert any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
