@@ -2,23 +2,26 @@
 
 Words used here:
 
-- a *package* is a directory with an ``__init__.py`` (``lyra_lab/corpus``,
-  ``lyra_lab/corpus/synthetic``); each top-level module (``lyra_lab/cli.py``,
+- a *package* is a directory with an ``__init__.py`` (``lyra_lab/corpus``, and a
+  subpackage such as ``lyra_lab/backends/simulated`` is a package of its own);
+  each top-level module (``lyra_lab/cli.py``, ``lyra_lab/types.py``,
   ``lyra_lab/_registry.py``) is a unit of its own;
 - a *private module* is an underscore module inside a package
   (``lyra_lab.corpus._model``); only modules of that same package may import it.
-  A subpackage is a package of its own: ``corpus.synthetic`` goes through the
-  ``lyra_lab.corpus`` face like everyone else, and ``corpus`` through
-  ``lyra_lab.corpus.synthetic``'s. The root's own modules (``lyra_lab._registry``:
-  ``Registry``, ``ConfigError``) are the floor every package stands on, so they
-  are not private to anyone.
+  Everyone else, subpackages and parents included, goes through the package's
+  face (its ``__init__``, which says what it offers in its docstring and
+  ``__all__``).  The root's own modules (``lyra_lab._registry``: ``Registry``,
+  ``ConfigError``) are the floor every package stands on, so they are nobody's
+  private.
 
 Every ``import`` counts, at any depth (inside functions, under ``TYPE_CHECKING``):
 a lazy import is still a dependency, and hiding a circle behind one is what this
-file exists to stop.
+file exists to stop.  With no package circle the packages stand in floors, each
+importing only floors below it (``floors(package_graph(ROOT))`` lists them).
 
-The checks are plain functions over a directory (``import_graph``), so the last
-tests point them at small planted trees to show that each one can fail.
+The checks are plain functions over a directory (``face_violations``,
+``package_graph``, ``module_graph``, ``find_cycle``), so the last tests point them
+at small planted trees to show that each one can fail.
 """
 
 from __future__ import annotations
@@ -209,6 +212,19 @@ def test_every_package_face_says_what_it_offers():
             assert ast.get_docstring(tree), f"{path}: the package face has no docstring"
             assert any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
                        for n in tree.body), f"{path}: the package face has no __all__"
+
+
+
+def test_every_name_a_face_lists_is_there():
+    import importlib
+
+    names = module_names(ROOT)
+    for module in names:
+        if is_package(module, names) or module == "lyra_lab.types":
+            face = importlib.import_module(module)
+            missing = [n for n in getattr(face, "__all__", ()) if not hasattr(face, n)]
+            assert not missing, f"{module}.__all__ lists names it does not have: {missing}"
+            assert len(set(face.__all__)) == len(face.__all__), f"{module}.__all__ lists a name twice"
 
 
 # --- the checks fail on planted violations ------------------------------------------------------
