@@ -38,7 +38,7 @@ def run_folder(path: str | Path, *, must_exist: bool, fresh: bool = False) -> Pa
         raise UsageError(f"run folder {p} is a file, not a folder")
     if fresh:
         return p
-    from lyra_lab.experiments._runfolder import schema_version
+    from lyra_lab.experiments import schema_version
 
     schema_version(p)  # a ConfigError naming the folder, its version and the supported one
     spec = p / "spec.json"

@@ -54,7 +54,7 @@ from typing import Any, Mapping
 
 from lyra_lab._records import fields_of
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends._backend_config import redact
+from lyra_lab.backends import redact
 from lyra_lab.experiments._combos import check_recallers, find_aliases
 from lyra_lab.experiments._judges import check_judges, parse_judges
 from lyra_lab.experiments._labels import pipeline_labels
@@ -100,7 +100,7 @@ class QASpec:
     judges: tuple = ()  # JudgeConfig: every answer is graded by each (see judges_of)
 
     def __post_init__(self) -> None:
-        from lyra_lab.evaluate._scorers import check_scorer
+        from lyra_lab.evaluate import check_scorer
 
         check_scorer(self.scorer)  # a ConfigError listing the known scorers
 
