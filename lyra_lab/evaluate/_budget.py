@@ -65,7 +65,7 @@ def check_budgets(budgets: Iterable[int]) -> tuple[int, ...]:
 
 def fit_count(hits: Sequence[Any], budget: int, count: Callable[[str], int]) -> int:
     """How many of ``hits``, whole and in order, fit in ``budget`` tokens as ``render`` joins them."""
-    from lyra_lab.recall._render import hit_line
+    from lyra_lab.memory import hit_line
 
     block, n = "", 0
     for hit in hits:
@@ -89,7 +89,7 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
             expected abstention).  Never without evidence.
         threshold: token-recall threshold of the retention rule.
     """
-    from lyra_lab.recall._render import render
+    from lyra_lab.recall import render
 
     budgets = check_budgets(budgets)
     if not budgets:

@@ -24,9 +24,8 @@ import numpy as np
 
 from lyra_lab.backends._types import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, ranked
+from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored
 from lyra_lab.recall._index import ChangeLogIndex, top_k
-from lyra_lab.recall._types import Hit
 
 STOPWORDS = "en"
 K1, B = 1.5, 0.75  # bm25s.BM25() defaults, with method="lucene"
@@ -245,7 +244,7 @@ def bm25_index(store: MemoryStore, conversation_id: str, tokenizer: Tokenizer | 
 
 @RECALLERS.register("bm25")
 @dataclass(frozen=True)
-class Bm25:
+class Bm25(BaseRecaller):
     """Top-k entries by BM25 (bm25s tokenizer, English stopwords; bm25s's default scoring).
 
     Entries sharing no term with the query score 0 and are not returned, so a
@@ -263,21 +262,10 @@ class Bm25:
     def __post_init__(self) -> None:
         Tokenizer(self.stemmer, self.tokens)  # validates
 
-    def recall(
-        self,
-        store: MemoryStore,
-        query: str,
-        k: int,
-        *,
-        conversation_id: str,
-        embedder: Embedder | None = None,
-        now: datetime | None = None,
-    ) -> list[Hit]:
-        check_k(k)
+    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+                embedder: Embedder | None, now: datetime | None) -> Scored:
         index = bm25_index(store, conversation_id, Tokenizer(self.stemmer, self.tokens))
-        if k == 0:
-            return []
         scores = index.scores(query)
         matched = np.flatnonzero(scores > 0)  # Lucene IDF > 0: a shared term always scores > 0
         order = matched[top_k(scores[matched], k)]
-        return ranked(((index.entry(i), scores[i]) for i in order), k, via="bm25")
+        return ((index.entry(i), scores[i]) for i in order)

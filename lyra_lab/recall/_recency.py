@@ -11,9 +11,8 @@ import numpy as np
 from lyra_lab.backends._types import Embedder
 from lyra_lab.corpus import as_utc
 from lyra_lab.memory import MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
+from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
 from lyra_lab.recall._index import dense_index, embed_query
-from lyra_lab.recall._types import Hit
 
 DAY_S = 86_400.0
 
@@ -29,7 +28,7 @@ def decay(age_days: np.ndarray | float, half_life_days: float) -> np.ndarray | f
 
 @RECALLERS.register("recency")
 @dataclass(frozen=True)
-class Recency:
+class Recency(BaseRecaller):
     """Dense similarity × ``0.5 ** (age_days / half_life_days)``.
 
     The similarity is the cosine mapped to [0, 1] (``(1 + cos) / 2``) so that
@@ -44,20 +43,14 @@ class Recency:
         if not (isinstance(self.half_life_days, (int, float)) and self.half_life_days > 0):
             raise ValueError(f"half_life_days must be > 0, got {self.half_life_days!r}")
 
-    def recall(
-        self,
-        store: MemoryStore,
-        query: str,
-        k: int,
-        *,
-        conversation_id: str,
-        embedder: Embedder | None = None,
-        now: datetime | None = None,
-    ) -> list[Hit]:
-        check_k(k)
-        embedder = require_embedder("recency", embedder)
+    def needs_embedder(self) -> bool:
+        return True
+
+    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+                embedder: Embedder | None, now: datetime | None) -> Scored:
+        embedder = require_embedder(self.name, embedder)
         index = dense_index(store, embedder, conversation_id)
-        if k == 0 or len(index) == 0:
+        if len(index) == 0:
             return []
         rows, cosine = index.scores(embed_query(embedder, query))
         ends = index.ends(rows)
@@ -68,4 +61,4 @@ class Recency:
             now_s = float(dated.max()) if len(dated) else math.nan
         age_days = np.where(np.isnan(ends), 0.0, (now_s - ends) / DAY_S)
         scores = (1.0 + cosine) / 2.0 * decay(np.nan_to_num(age_days), self.half_life_days)
-        return ranked(index.top(rows, scores, k), k, via="recency")
+        return index.top(rows, scores, k)
