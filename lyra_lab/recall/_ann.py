@@ -59,14 +59,9 @@ class AnnIndex(ChangeLogIndex):
         self.builds += 1
         return graph
 
-    def sync(self, store: MemoryStore, embedder: Embedder) -> int:
-        """Apply the store's changes since the last sync; returns how many texts were embedded."""
-
-        def add(fresh: list[MemoryEntry]) -> None:
-            self._insert(fresh, embed_passages(embedder, fresh, self.dim))
-            self.embedded += len(fresh)
-
-        return self._follow(store, add)
+    def _add(self, fresh: list[MemoryEntry], embedder: Embedder) -> None:
+        self._insert(fresh, embed_passages(embedder, fresh, self.dim))
+        self.embedded += len(fresh)
 
     def _kill(self, entry_id: str) -> None:
         label = self._label.pop(entry_id, None)

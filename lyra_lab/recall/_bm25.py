@@ -121,14 +121,9 @@ class Bm25Index(ChangeLogIndex):
         return len(self._row)
 
     # -- syncing -------------------------------------------------------------
-    def sync(self, store: MemoryStore) -> int:
-        """Apply the store's changes since the last sync; returns how many texts were tokenized."""
-
-        def add(fresh: list[MemoryEntry]) -> None:
-            self._append(fresh)
-            self.tokenized += len(fresh)
-
-        return self._follow(store, add)
+    def _add(self, fresh: list[MemoryEntry], embedder: None = None) -> None:
+        self._append(fresh)
+        self.tokenized += len(fresh)
 
     def _kill(self, entry_id: str) -> None:
         row = self._row.pop(entry_id, None)

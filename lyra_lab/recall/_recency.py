@@ -11,8 +11,8 @@ import numpy as np
 from lyra_lab.backends._types import Embedder
 from lyra_lab.corpus import as_utc
 from lyra_lab.memory import MemoryStore
-from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
-from lyra_lab.recall._index import dense_index, embed_query
+from lyra_lab.recall._base import RECALLERS, Scored
+from lyra_lab.recall._dense import CosineRecaller
 
 DAY_S = 86_400.0
 
@@ -28,7 +28,7 @@ def decay(age_days: np.ndarray | float, half_life_days: float) -> np.ndarray | f
 
 @RECALLERS.register("recency")
 @dataclass(frozen=True)
-class Recency(BaseRecaller):
+class Recency(CosineRecaller):
     """Dense similarity × ``0.5 ** (age_days / half_life_days)``.
 
     The similarity is the cosine mapped to [0, 1] (``(1 + cos) / 2``) so that
@@ -43,16 +43,9 @@ class Recency(BaseRecaller):
         if not (isinstance(self.half_life_days, (int, float)) and self.half_life_days > 0):
             raise ValueError(f"half_life_days must be > 0, got {self.half_life_days!r}")
 
-    def needs_embedder(self) -> bool:
-        return True
-
     def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
                 embedder: Embedder | None, now: datetime | None) -> Scored:
-        embedder = require_embedder(self.name, embedder)
-        index = dense_index(store, embedder, conversation_id)
-        if len(index) == 0:
-            return []
-        rows, cosine = index.scores(embed_query(embedder, query))
+        index, rows, cosine = self.cosines(store, query, conversation_id, embedder)
         ends = index.ends(rows)
         if now is not None:
             now_s = as_utc(now).timestamp()

@@ -10,8 +10,9 @@ import numpy as np
 
 from lyra_lab.backends._types import Embedder
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, positive_int, require_embedder
-from lyra_lab.recall._index import DenseIndex, dense_index, embed_query
+from lyra_lab.recall._base import RECALLERS, Scored, positive_int
+from lyra_lab.recall._dense import CosineRecaller
+from lyra_lab.recall._index import DenseIndex
 from lyra_lab.recall._types import Hit
 
 COARSE_KINDS = tuple(k.value for k in (EntryKind.GIST, EntryKind.DIGEST, EntryKind.SUMMARY, EntryKind.FACT))
@@ -19,7 +20,7 @@ COARSE_KINDS = tuple(k.value for k in (EntryKind.GIST, EntryKind.DIGEST, EntryKi
 
 @RECALLERS.register("tiered")
 @dataclass(frozen=True)
-class Tiered(BaseRecaller):
+class Tiered(CosineRecaller):
     """Three tiers, concatenated in this priority order and cut at ``k``.
 
     1. ``gists``: the most similar condensed entries (``coarse_kinds``) that
@@ -44,31 +45,18 @@ class Tiered(BaseRecaller):
         if not self.coarse_kinds or EntryKind.TURN in self.coarse_kinds:
             raise ValueError(f"coarse_kinds must be non-empty and exclude 'turn', got {self.coarse_kinds!r}")
 
-    def needs_embedder(self) -> bool:
-        return True
-
-    def recall(
-        self,
-        store: MemoryStore,
-        query: str,
-        k: int,
-        *,
-        conversation_id: str,
-        embedder: Embedder | None = None,
-        now: datetime | None = None,
-        session_id: str | None = None,
-    ) -> list[Hit]:
+    def recall(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+               embedder: Embedder | None = None, now: datetime | None = None,
+               session_id: str | None = None) -> list[Hit]:
         """As every recaller's, plus ``session_id``: the current session (None: the latest entry's)."""
         return self._recall(k, embedder, lambda emb: self.ranking(
             store, query, k, conversation_id=conversation_id, embedder=emb, now=now, session_id=session_id))
 
     def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
                 embedder: Embedder | None, now: datetime | None, session_id: str | None = None) -> Scored:
-        embedder = require_embedder(self.name, embedder)
-        index = dense_index(store, embedder, conversation_id)
-        if len(index) == 0:
+        index, rows, cosine = self.cosines(store, query, conversation_id, embedder)
+        if not len(rows):
             return []
-        rows, cosine = index.scores(embed_query(embedder, query))
         entries = [index.entry(r) for r in rows]
         current = session_id if session_id is not None else _latest_session(index, rows, entries)
 
