@@ -9,7 +9,7 @@ TimeLadder(headroom=1.5, day_after_days=1, week_after_days=7, month_after_days=3
 from lyra_lab.memory import memory_tokens, render_memory
 from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, skip
 from lyra_lab.rollup._fact_extraction import FactExtraction, normalize, parse_facts
-from lyra_lab.rollup._periods import GRAINS, in_period, period_bounds, period_grain, period_key
+from lyra_lab.rollup._periods import GRAINS, Grain, in_period, period_bounds, period_grain, period_key
 from lyra_lab.rollup._session_gist import SessionGist
 from lyra_lab.rollup._summary_buffer import SummaryBuffer
 from lyra_lab.rollup._time_ladder import TimeLadder
@@ -21,6 +21,7 @@ __all__ = [
     "Edit",
     "FactExtraction",
     "GRAINS",
+    "Grain",
     "ROLLUPS",
     "Rollup",
     "RollupReport",

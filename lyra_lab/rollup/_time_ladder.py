@@ -18,7 +18,7 @@ from lyra_lab.backends import Backend, Completion
 from lyra_lab.memory import EntryKind, MemoryEntry, entry_line, memory_order, render_memory
 from lyra_lab.rollup import _prompts
 from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, ask, short_hash, skip, transcript
-from lyra_lab.rollup._periods import period_key
+from lyra_lab.rollup._periods import Grain, period_key
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
@@ -74,7 +74,7 @@ class TimeLadder(BaseRollup):
             raise ValueError(f"max_prompt_tokens must be None or an int >= 1, got {self.max_prompt_tokens!r}")
 
     @property
-    def rungs(self) -> tuple[tuple[int, str, float], ...]:
+    def rungs(self) -> tuple[tuple[int, Grain, float], ...]:
         return ((1, "day", self.day_after_days), (2, "week", self.week_after_days),
                 (3, "month", self.month_after_days))
 
@@ -107,7 +107,7 @@ class TimeLadder(BaseRollup):
         kept_new = [e for e in written.values() if e.id in work]
         return Edit(reason, add=kept_new, remove=[e.id for e in before if e.id not in work])
 
-    def _fold(self, group: list[MemoryEntry], level: int, grain: str, period: str, backend: Backend,
+    def _fold(self, group: list[MemoryEntry], level: int, grain: Grain, period: str, backend: Backend,
               count: Callable[[str], int]) -> tuple[MemoryEntry, list[Completion]]:
         completions = [ask(backend, _prompts.DIGEST.format(period=period, content=transcript(part)),
                            self.max_tokens) for part in self._parts(group, count)]
@@ -147,7 +147,7 @@ class TimeLadder(BaseRollup):
         return parts
 
 
-def _eligible(entries, level: int, grain: str, cutoff: datetime) -> dict[tuple[str, str], list[MemoryEntry]]:
+def _eligible(entries, level: int, grain: Grain, cutoff: datetime) -> dict[tuple[str, str], list[MemoryEntry]]:
     """``(period, month)`` → entries to fold into one rung-``level`` digest, oldest first when sorted.
 
     ISO weeks straddle months, so a week is split at the month boundary
