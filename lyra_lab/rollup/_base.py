@@ -69,6 +69,11 @@ def turn_ids(entries: Iterable[MemoryEntry]) -> set[str]:
     return {t for e in entries for t in e.turn_ids}
 
 
+def covered_turns(entries: Iterable[MemoryEntry]) -> tuple[str, ...]:
+    """The sorted source turn ids of ``entries``: the provenance of an entry condensing them."""
+    return tuple(sorted(turn_ids(entries)))
+
+
 def report(
     *,
     before: Sequence[MemoryEntry],

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from lyra_lab.memory import EntryKind, MemoryEntry
 from lyra_lab.rollup import _prompts
-from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, skip, transcript
+from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, covered_turns, skip, transcript
 
 
 def _latest_session(sessions: dict[str, list[MemoryEntry]]) -> str | None:
@@ -86,7 +86,7 @@ class SessionGist(BaseRollup):
             conversation_id=new[0].conversation_id,
             kind=EntryKind.GIST,
             text=completion.text.strip(),
-            turn_ids=tuple(sorted({t for e in sources for t in e.turn_ids})),
+            turn_ids=covered_turns(sources),
             session_ids=(sid,),
             start=min(starts) if starts else None,
             end=max(ends) if ends else None,

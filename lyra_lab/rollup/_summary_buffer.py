@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 
 from lyra_lab.memory import EntryKind, MemoryEntry, render_memory
 from lyra_lab.rollup import _prompts
-from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, skip, transcript
+from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, covered_turns, skip, transcript
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
@@ -95,7 +95,7 @@ class SummaryBuffer(BaseRollup):
             conversation_id=pruned[0].conversation_id,
             kind=EntryKind.SUMMARY,
             text=completion.text.strip(),
-            turn_ids=tuple(sorted({t for e in sources for t in e.turn_ids})),
+            turn_ids=covered_turns(sources),
             session_ids=tuple(sorted({s for e in sources for s in e.session_ids})),
             start=min(starts) if starts else None,
             end=max(ends) if ends else None,

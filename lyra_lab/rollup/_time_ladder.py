@@ -17,7 +17,9 @@ from typing import Callable
 from lyra_lab.backends import Backend, Completion
 from lyra_lab.memory import EntryKind, MemoryEntry, entry_line, memory_order, render_memory
 from lyra_lab.rollup import _prompts
-from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, ask, short_hash, skip, transcript
+from lyra_lab.rollup._base import (
+    ROLLUPS, BaseRollup, Compaction, Edit, ask, covered_turns, short_hash, skip, transcript,
+)
 from lyra_lab.rollup._periods import Grain, period_key
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
@@ -111,7 +113,7 @@ class TimeLadder(BaseRollup):
               count: Callable[[str], int]) -> tuple[MemoryEntry, list[Completion]]:
         completions = [ask(backend, _prompts.DIGEST.format(period=period, content=transcript(part)),
                            self.max_tokens) for part in self._parts(group, count)]
-        turns = tuple(sorted({t for e in group for t in e.turn_ids}))
+        turns = covered_turns(group)
         sessions = tuple(sorted({s for e in group for s in e.session_ids}))
         conversation_id = group[0].conversation_id
         digest = MemoryEntry(
