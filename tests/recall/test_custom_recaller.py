@@ -20,6 +20,8 @@ import textwrap
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from lyra_lab.backends import FakeLLM
 from lyra_lab.chunking import CHUNKERS
 from lyra_lab.corpus import Conversation, Corpus, Probe, Session, Turn
@@ -92,12 +94,8 @@ def test_the_base_checks_k_and_hits_follow_the_recall_invariants():
         ("turn:s0:t2", 3.0), ("chunk:00000:0", 3.0), ("turn:s0:t0", 1.0), ("turn:s0:t1", 1.0)]
     assert WordOverlap().recall(store, "dog", 0, conversation_id="c") == []
     for bad in (-1, 1.5, True):
-        try:
+        with pytest.raises(ValueError, match="k must be a non-negative int"):
             WordOverlap().recall(store, "dog", bad, conversation_id="c")
-        except ValueError as exc:
-            assert "k must be a non-negative int" in str(exc)
-        else:
-            raise AssertionError(f"k={bad!r} was accepted")
 
 
 GRID = """
