@@ -22,7 +22,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from lyra_lab.chunking._budget import Budget, check_encoding, check_positive, counter, single_char
+from lyra_lab.chunking._budget import Budget, check_encoding, check_positive, counter, token_limit
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript, split_lines
 from lyra_lab.chunking._spans import plain_spans, spans_to_chunks
@@ -89,8 +89,7 @@ class AdaptiveChunker:
         check_encoding("adaptive", self.encoding)
 
     def budget(self) -> Budget:
-        count = counter(self.encoding)
-        return Budget("tokens", self.target_tokens, lambda c: count(c.text), single_char)
+        return token_limit(self.encoding, self.target_tokens)
 
     def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
         return list(self.plan(turns).chunks)

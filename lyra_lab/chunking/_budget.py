@@ -56,6 +56,12 @@ def single_char(chunk: Chunk) -> bool:
     return len(chunk.text) == 1
 
 
+def token_limit(encoding: str, limit: int) -> Budget:
+    """The budget of a chunker counting ``encoding`` tokens: at most ``limit`` per chunk, unless one character."""
+    count = counter(encoding)
+    return Budget("tokens", limit, lambda c: count(c.text), single_char)
+
+
 def check_positive(owner: str, **values: int) -> None:
     """Raise ValueError naming the parameter when a value is not a positive int."""
     for name, value in values.items():

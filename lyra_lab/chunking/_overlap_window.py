@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from lyra_lab.backends import TokenCounter
-from lyra_lab.chunking._budget import Budget, check_encoding, check_positive, counter, single_char
+from lyra_lab.chunking._budget import Budget, check_encoding, check_positive, counter, token_limit
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript
 from lyra_lab.chunking._spans import Span, fit_suffix_start, spans_to_chunks
@@ -50,8 +50,7 @@ class OverlapWindowChunker:
         check_encoding("overlap_window", self.encoding)
 
     def budget(self) -> Budget:
-        count = counter(self.encoding)
-        return Budget("tokens", self.max_tokens, lambda c: count(c.text), single_char)
+        return token_limit(self.encoding, self.max_tokens)
 
     def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
         transcript = Transcript.of(turns)

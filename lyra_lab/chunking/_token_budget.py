@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from lyra_lab.chunking._budget import Budget, check_encoding, check_positive, counter, single_char
+from lyra_lab.chunking._budget import Budget, check_encoding, check_positive, counter, token_limit
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript
 from lyra_lab.chunking._spans import plain_spans, spans_to_chunks
@@ -39,8 +39,7 @@ class TokenBudgetChunker:
         check_encoding("token_budget", self.encoding)
 
     def budget(self) -> Budget:
-        count = counter(self.encoding)
-        return Budget("tokens", self.max_tokens, lambda c: count(c.text), single_char)
+        return token_limit(self.encoding, self.max_tokens)
 
     def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
         transcript = Transcript.of(turns)

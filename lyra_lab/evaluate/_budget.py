@@ -64,7 +64,7 @@ def check_budgets(budgets: Iterable[int]) -> tuple[int, ...]:
 
 def fit_count(hits: Sequence[Any], budget: int, count: Callable[[str], int]) -> int:
     """How many of ``hits``, whole and in order, fit in ``budget`` tokens as ``render`` joins them."""
-    from lyra_lab.recall import hit_line
+    from lyra_lab.memory import hit_line
 
     block, n = "", 0
     for hit in hits:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from lyra_lab.memory import EntryKind
+
 DETAIL_EVENT = "probe_detail"
 TEXT_CHARS = 300  # per-hit text snippet stored in the log
 MAX_TURN_IDS = 50  # covered turn ids stored per hit (a month digest may cover hundreds)
@@ -32,7 +34,7 @@ def probe_record(outcome: Any, recaller: str, answer: Any = None,
     for h in outcome.hits:
         e = h.entry
         hit = {"id": e.id, "kind": e.kind, "score": round(float(h.score), 6)}
-        if e.kind != "turn":  # a raw turn is its id's turn, its text in the corpus and the context
+        if e.kind != EntryKind.TURN:  # a raw turn is its id's turn, its text in the corpus and the context
             hit.update(turn_ids=list(e.turn_ids[:MAX_TURN_IDS]), n_turns=len(e.turn_ids), text=snip(e.text))
         hits.append(hit)
     return {

@@ -61,11 +61,11 @@ from __future__ import annotations
 import math
 from typing import Callable, Iterable, Mapping, Sequence
 
+from lyra_lab.memory import VERBATIM_KINDS
+
 TurnGroups = Sequence[Iterable[str]]
 SessionOf = Mapping[str, str] | Callable[[str], str]
 
-# Entry kinds that hold their turns' own text (a chunk is raw turns packed together).
-VERBATIM_KINDS: frozenset[str] = frozenset({"turn", "chunk"})
 
 
 def _evidence(evidence: Iterable[str]) -> frozenset[str]:

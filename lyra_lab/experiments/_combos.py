@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.experiments._cells import Cell, base_columns
+from lyra_lab.memory import EntryKind
 from lyra_lab.replay import Pipeline, strategy_spec
 
 _BUDGET_WHY = "budget is only read by a rollup, and rollup is none"
@@ -40,7 +41,7 @@ def check_recallers(pipelines: Sequence[Pipeline], recallers: Sequence[tuple[str
     """Raise ``ConfigError`` for a recaller that can never read a pipeline's memory."""
     for label, recaller in recallers:
         spec = strategy_spec(recaller)
-        if spec["name"] != "tiered" or "chunk" in tuple(spec.get("coarse_kinds") or ()):
+        if spec["name"] != "tiered" or EntryKind.CHUNK in tuple(spec.get("coarse_kinds") or ()):
             continue
         for p in pipelines:
             if p.summarizer is None and not p.keep_raw and p.rollup is None:

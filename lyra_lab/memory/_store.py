@@ -13,9 +13,31 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from lyra_lab.corpus import Turn
+
+
+class EntryKind(StrEnum):
+    """What a memory entry is; members are strings, so stored and logged values stay plain text.
+
+    >>> EntryKind.TURN == "turn", f"{EntryKind.DIGEST}"
+    (True, 'digest')
+    """
+
+    TURN = "turn"  # a raw turn, verbatim
+    CHUNK = "chunk"  # a span of the transcript, verbatim
+    SUMMARY = "summary"  # a summary of chunks, or a rollup's running summary
+    DIGEST = "digest"  # a time-ladder period digest
+    GIST = "gist"  # a session gist
+    FACT = "fact"  # an extracted fact
+
+
+#: Kinds that hold source turns verbatim (their text is the turns' text).
+VERBATIM_KINDS: frozenset[str] = frozenset({EntryKind.TURN, EntryKind.CHUNK})
+#: Kinds written by condensing other entries.
+CONDENSED_KINDS: tuple[str, ...] = (EntryKind.DIGEST, EntryKind.GIST, EntryKind.SUMMARY, EntryKind.FACT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +47,7 @@ class MemoryEntry:
     Attributes:
         id: unique within the store.
         conversation_id: the scope it belongs to; recall never crosses it.
-        kind: ``turn``, ``chunk``, ``summary``, ``digest``, ``gist`` or ``fact``.
+        kind: an ``EntryKind``: ``turn``, ``chunk``, ``summary``, ``digest``, ``gist`` or ``fact``.
         text: what recall serves.
         turn_ids: the source turns it covers (provenance).
         start, end: the time span of those turns (aware UTC) if known.
@@ -51,7 +73,7 @@ class MemoryEntry:
         return cls(
             id=f"turn:{turn.id}",
             conversation_id=turn.conversation_id,
-            kind="turn",
+            kind=EntryKind.TURN,
             text=f"{speaker}: {turn.text}",
             turn_ids=(turn.id,),
             session_ids=(turn.session_id,),

@@ -6,8 +6,9 @@
 Hybrid(method='weighted', rrf_k=60, weight=0.7, candidates=50)
 """
 
+from lyra_lab.memory import date_label
 from lyra_lab.recall._ann import AnnIndex, DenseAnn, ann_index
-from lyra_lab.recall._base import RECALLERS
+from lyra_lab.recall._base import RECALLERS, BaseRecaller, render
 from lyra_lab.recall._bm25 import Bm25, Bm25Index, Tokenizer, bm25_index
 from lyra_lab.recall._dense import Dense
 from lyra_lab.recall._fusion import fuse, normalize, rrf_scores
@@ -16,15 +17,14 @@ from lyra_lab.recall._index import DenseIndex, dense_index
 from lyra_lab.recall._keys import KeyedView, key_texts, keyed_view
 from lyra_lab.recall._recency import Recency, decay
 from lyra_lab.recall._reference import Reference
-from lyra_lab.recall._render import ELLIPSIS, date_label, hit_line, render
 from lyra_lab.recall._tiered import Tiered
 from lyra_lab.recall._types import Hit, Recaller
 from lyra_lab.recall._when import Span, closeness, named_spans
 
 __all__ = [
-    "ELLIPSIS",
     "RECALLERS",
     "AnnIndex",
+    "BaseRecaller",
     "Bm25",
     "Bm25Index",
     "Dense",
@@ -46,7 +46,6 @@ __all__ = [
     "decay",
     "dense_index",
     "fuse",
-    "hit_line",
     "key_texts",
     "keyed_view",
     "named_spans",

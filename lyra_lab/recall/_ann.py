@@ -20,9 +20,8 @@ import numpy as np
 
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, positive_int, ranked, require_embedder
+from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, positive_int, require_embedder
 from lyra_lab.recall._index import ChangeLogIndex, embed_passages, embed_query
-from lyra_lab.recall._types import Hit
 
 _MIN_CAPACITY = 1024
 
@@ -60,14 +59,9 @@ class AnnIndex(ChangeLogIndex):
         self.builds += 1
         return graph
 
-    def sync(self, store: MemoryStore, embedder: Embedder) -> int:
-        """Apply the store's changes since the last sync; returns how many texts were embedded."""
-
-        def add(fresh: list[MemoryEntry]) -> None:
-            self._insert(fresh, embed_passages(embedder, fresh, self.dim))
-            self.embedded += len(fresh)
-
-        return self._follow(store, add)
+    def _add(self, fresh: list[MemoryEntry], embedder: Embedder) -> None:
+        self._insert(fresh, embed_passages(embedder, fresh, self.dim))
+        self.embedded += len(fresh)
 
     def _kill(self, entry_id: str) -> None:
         label = self._label.pop(entry_id, None)
@@ -137,7 +131,7 @@ def ann_index(store: MemoryStore, embedder: Embedder, conversation_id: str, m: i
 
 @RECALLERS.register("dense_ann")
 @dataclass(frozen=True)
-class DenseAnn:
+class DenseAnn(BaseRecaller):
     """Top-k entries by approximate cosine similarity, from an HNSW graph (``hnswlib``).
 
     For memories of ~100k entries and more; below that, exact ``dense`` is as
@@ -162,19 +156,13 @@ class DenseAnn:
         positive_int("ef_search", self.ef_search)
         positive_int("threads", self.threads)
 
-    def recall(
-        self,
-        store: MemoryStore,
-        query: str,
-        k: int,
-        *,
-        conversation_id: str,
-        embedder: Embedder | None = None,
-        now: datetime | None = None,
-    ) -> list[Hit]:
-        check_k(k)
-        embedder = require_embedder("dense_ann", embedder)
+    def needs_embedder(self) -> bool:
+        return True
+
+    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+                embedder: Embedder | None, now: datetime | None) -> Scored:
+        embedder = require_embedder(self.name, embedder)
         index = ann_index(store, embedder, conversation_id, self.m, self.ef_construction, self.threads)
-        if k == 0 or len(index) == 0:
+        if len(index) == 0:
             return []
-        return ranked(index.search(embed_query(embedder, query), k, self.ef_search), k, via="dense_ann")
+        return index.search(embed_query(embedder, query), k, self.ef_search)

@@ -1,15 +1,38 @@
-"""What every recaller shares: the registry, argument checks and ranked-hit building."""
+"""What every recaller shares: the registry, argument checks, ranked-hit building and the recall skeleton.
+
+A recaller is a frozen dataclass on ``BaseRecaller`` with one method:
+``score(query, entry)`` for a plain per-entry score, or ``ranking(...)`` for
+one that scores the whole memory at once (from an index in ``store.cache``).
+``BaseRecaller.recall`` does the rest: checks ``k`` (and the embedder, when
+``needs_embedder``), answers ``k=0`` with no hits, and turns the ranking into
+at most ``k`` ``Hit``s, ranked from 0, first occurrence of an entry winning.
+
+>>> from dataclasses import dataclass
+>>> from lyra_lab.memory import MemoryEntry, MemoryStore
+>>> @dataclass(frozen=True)
+... class Longest(BaseRecaller):
+...     def score(self, query, entry):
+...         return len(entry.text)
+>>> store = MemoryStore([MemoryEntry(id=t, conversation_id="c", kind="turn", text=t, turn_ids=(t,))
+...                      for t in ("hi", "hello", "hey")])
+>>> [(h.entry.text, h.score, h.rank, h.via) for h in Longest().recall(store, "q", 2, conversation_id="c")]
+[('hello', 5.0, 0, 'Longest'), ('hey', 3.0, 1, 'Longest')]
+"""
 
 from __future__ import annotations
 
-from typing import Iterable
+from datetime import datetime
+from typing import Callable, Iterable, Sequence
 
 from lyra_lab._registry import Registry
 from lyra_lab.backends import Embedder
+from lyra_lab.memory import MemoryEntry, MemoryStore, render_context
 from lyra_lab.recall._types import Hit
-from lyra_lab.memory import MemoryEntry
 
 RECALLERS: Registry = Registry("recaller")
+
+#: What a ranking yields: memory entries with their scores, best first.
+Scored = Iterable[tuple[MemoryEntry, float]]
 
 
 def check_k(k: int) -> None:
@@ -26,7 +49,7 @@ def require_embedder(recaller: str, embedder: Embedder | None) -> Embedder:
     return embedder
 
 
-def ranked(scored: Iterable[tuple[MemoryEntry, float]], k: int, via: str) -> list[Hit]:
+def ranked(scored: Scored, k: int, via: str) -> list[Hit]:
     """Hits from ``(entry, score)`` pairs already sorted best first; first occurrence of an id wins."""
     hits: list[Hit] = []
     seen: set[str] = set()
@@ -43,3 +66,71 @@ def ranked(scored: Iterable[tuple[MemoryEntry, float]], k: int, via: str) -> lis
 def positive_int(name: str, value: object, minimum: int = 1) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
+def render(hits: Sequence[Hit], token_budget: int, count: Callable[[str], int]) -> str:
+    """The context block of ``hits`` in rank order, within ``token_budget`` tokens by ``count``.
+
+    ``lyra_lab.memory.render_context`` of the hits' entries: whole ``[date range] text``
+    lines while they fit, then at most one line truncated with ``" …"``.
+    """
+    return render_context([hit.entry for hit in hits], token_budget, count)
+
+
+class BaseRecaller:
+    """The recall skeleton; a subclass (a frozen dataclass) supplies ``score`` or ``ranking``.
+
+    Plain (no fields, no ``__post_init__``) so that strategies can add their own.
+    """
+
+    @property
+    def name(self) -> str:
+        """The registered name (the class name if unregistered)."""
+        return getattr(type(self), "registry_name", type(self).__name__)
+
+    @property
+    def via(self) -> str:
+        """What the hits' ``via`` says: the registered name unless a recaller says more."""
+        return self.name
+
+    def needs_embedder(self) -> bool:
+        """Whether ``recall`` refuses to run without an embedder (checked before anything else)."""
+        return False
+
+    def recall(
+        self,
+        store: MemoryStore,
+        query: str,
+        k: int,
+        *,
+        conversation_id: str,
+        embedder: Embedder | None = None,
+        now: datetime | None = None,
+    ) -> list[Hit]:
+        """The top ``k`` entries of ``conversation_id`` for ``query`` (``now``: the replay clock)."""
+        return self._recall(k, embedder, lambda emb: self.ranking(
+            store, query, k, conversation_id=conversation_id, embedder=emb, now=now))
+
+    def _recall(self, k: int, embedder: Embedder | None, ranking: Callable[[Embedder | None], Scored]) -> list[Hit]:
+        check_k(k)
+        if self.needs_embedder():
+            embedder = require_embedder(self.name, embedder)
+        if k == 0:
+            return []
+        return ranked(ranking(embedder), k, via=self.via)
+
+    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+                embedder: Embedder | None, now: datetime | None) -> Scored:
+        """``(entry, score)`` pairs best first (at least ``k`` if the memory has them; more are cut).
+
+        The default scores each of the conversation's entries with ``score``;
+        ties keep store order.
+        """
+        entries = store.entries(conversation_id)
+        scores = [float(self.score(query, entry)) for entry in entries]
+        order = sorted(range(len(entries)), key=lambda i: -scores[i])
+        return ((entries[i], scores[i]) for i in order)
+
+    def score(self, query: str, entry: MemoryEntry) -> float:
+        """How well ``entry`` answers ``query`` (higher is better)."""
+        raise NotImplementedError(f"{type(self).__name__} must define score(query, entry) or ranking(...)")

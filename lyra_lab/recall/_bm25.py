@@ -24,9 +24,8 @@ import numpy as np
 
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, ranked
+from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored
 from lyra_lab.recall._index import ChangeLogIndex, top_k
-from lyra_lab.recall._types import Hit
 
 STOPWORDS = "en"
 K1, B = 1.5, 0.75  # bm25s.BM25() defaults, with method="lucene"
@@ -122,14 +121,9 @@ class Bm25Index(ChangeLogIndex):
         return len(self._row)
 
     # -- syncing -------------------------------------------------------------
-    def sync(self, store: MemoryStore) -> int:
-        """Apply the store's changes since the last sync; returns how many texts were tokenized."""
-
-        def add(fresh: list[MemoryEntry]) -> None:
-            self._append(fresh)
-            self.tokenized += len(fresh)
-
-        return self._follow(store, add)
+    def _add(self, fresh: list[MemoryEntry], embedder: None = None) -> None:
+        self._append(fresh)
+        self.tokenized += len(fresh)
 
     def _kill(self, entry_id: str) -> None:
         row = self._row.pop(entry_id, None)
@@ -245,7 +239,7 @@ def bm25_index(store: MemoryStore, conversation_id: str, tokenizer: Tokenizer | 
 
 @RECALLERS.register("bm25")
 @dataclass(frozen=True)
-class Bm25:
+class Bm25(BaseRecaller):
     """Top-k entries by BM25 (bm25s tokenizer, English stopwords; bm25s's default scoring).
 
     Entries sharing no term with the query score 0 and are not returned, so a
@@ -263,21 +257,10 @@ class Bm25:
     def __post_init__(self) -> None:
         Tokenizer(self.stemmer, self.tokens)  # validates
 
-    def recall(
-        self,
-        store: MemoryStore,
-        query: str,
-        k: int,
-        *,
-        conversation_id: str,
-        embedder: Embedder | None = None,
-        now: datetime | None = None,
-    ) -> list[Hit]:
-        check_k(k)
+    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+                embedder: Embedder | None, now: datetime | None) -> Scored:
         index = bm25_index(store, conversation_id, Tokenizer(self.stemmer, self.tokens))
-        if k == 0:
-            return []
         scores = index.scores(query)
         matched = np.flatnonzero(scores > 0)  # Lucene IDF > 0: a shared term always scores > 0
         order = matched[top_k(scores[matched], k)]
-        return ranked(((index.entry(i), scores[i]) for i in order), k, via="bm25")
+        return ((index.entry(i), scores[i]) for i in order)

@@ -5,36 +5,41 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
+
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
-from lyra_lab.recall._index import dense_index, embed_query
-from lyra_lab.recall._types import Hit
+from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
+from lyra_lab.recall._index import DenseIndex, dense_index, embed_query
+
+
+class CosineRecaller(BaseRecaller):
+    """A recaller scoring with the cosine of the query and the conversation's entry embeddings."""
+
+    def needs_embedder(self) -> bool:
+        return True
+
+    def cosines(self, store: MemoryStore, query: str, conversation_id: str,
+                embedder: Embedder | None) -> tuple[DenseIndex, np.ndarray, np.ndarray]:
+        """The synced dense index and ``(rows, cosine)`` of its live rows; an empty memory embeds no query."""
+        embedder = require_embedder(self.name, embedder)
+        index = dense_index(store, embedder, conversation_id)
+        if len(index) == 0:
+            return index, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        rows, cosine = index.scores(embed_query(embedder, query))
+        return index, rows, cosine
 
 
 @RECALLERS.register("dense")
 @dataclass(frozen=True)
-class Dense:
+class Dense(CosineRecaller):
     """Top-k entries by cosine similarity (query embedded with ``kind="query"``).
 
     The entry embeddings live in an incremental index in ``store.cache``
     (see ``lyra_lab.recall._index``): a query embeds only the query.
     """
 
-    def recall(
-        self,
-        store: MemoryStore,
-        query: str,
-        k: int,
-        *,
-        conversation_id: str,
-        embedder: Embedder | None = None,
-        now: datetime | None = None,
-    ) -> list[Hit]:
-        check_k(k)
-        embedder = require_embedder("dense", embedder)
-        index = dense_index(store, embedder, conversation_id)
-        if k == 0 or len(index) == 0:
-            return []
-        rows, scores = index.scores(embed_query(embedder, query))
-        return ranked(index.top(rows, scores, k), k, via="dense")
+    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+                embedder: Embedder | None, now: datetime | None) -> Scored:
+        index, rows, cosine = self.cosines(store, query, conversation_id, embedder)
+        return index.top(rows, cosine, k)

@@ -8,10 +8,9 @@ from typing import Sequence
 
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, positive_int, ranked, require_embedder
+from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, positive_int, require_embedder
 from lyra_lab.recall._bm25 import Bm25
 from lyra_lab.recall._dense import Dense
-from lyra_lab.recall._types import Hit
 
 METHODS = ("rrf", "weighted")
 
@@ -47,7 +46,7 @@ def weighted_fuse(dense: dict[str, float], lexical: dict[str, float], weight: fl
 
 @RECALLERS.register("hybrid")
 @dataclass(frozen=True)
-class Hybrid:
+class Hybrid(BaseRecaller):
     """Fuse the top ``candidates`` of dense and of BM25.
 
     Args:
@@ -72,20 +71,16 @@ class Hybrid:
             raise ValueError(f"weight must be in [0, 1], got {self.weight!r}")
         positive_int("candidates", self.candidates)
 
-    def recall(
-        self,
-        store: MemoryStore,
-        query: str,
-        k: int,
-        *,
-        conversation_id: str,
-        embedder: Embedder | None = None,
-        now: datetime | None = None,
-    ) -> list[Hit]:
-        check_k(k)
-        embedder = require_embedder("hybrid", embedder)
-        if k == 0:
-            return []
+    def needs_embedder(self) -> bool:
+        return True
+
+    @property
+    def via(self) -> str:
+        return f"hybrid-{self.method}"
+
+    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+                embedder: Embedder | None, now: datetime | None) -> Scored:
+        embedder = require_embedder(self.name, embedder)
         n = max(k, self.candidates)
         dense = Dense().recall(store, query, n, conversation_id=conversation_id, embedder=embedder)
         lexical = Bm25().recall(store, query, n, conversation_id=conversation_id)
@@ -98,4 +93,4 @@ class Hybrid:
             )
         # Ties keep first-seen order (dense rank, then BM25 rank): sorted() is stable.
         order = sorted(by_id, key=lambda doc: -fused[doc])
-        return ranked(((by_id[d], fused[d]) for d in order), k, via=f"hybrid-{self.method}")
+        return ((by_id[d], fused[d]) for d in order)

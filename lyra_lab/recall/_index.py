@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,12 +31,15 @@ class ChangeLogIndex:
     """What every incremental index of one conversation shares: following the store's change log.
 
     A subclass sets ``conversation_id`` and ``version`` (0 before the first sync) and
-    implements ``_kill`` (forget one entry) and ``_maybe_compact`` (squeeze out dead rows);
-    its ``sync`` calls ``_follow`` with what adding fresh entries means for it.
+    implements ``_add`` (index fresh entries, embedding them with the embedder if it
+    needs one), ``_kill`` (forget one entry) and ``_maybe_compact`` (squeeze out dead rows).
     """
 
     conversation_id: str
     version: int
+
+    def _add(self, fresh: list[MemoryEntry], embedder: Any) -> None:
+        raise NotImplementedError
 
     def _kill(self, entry_id: str) -> None:
         raise NotImplementedError
@@ -43,15 +47,15 @@ class ChangeLogIndex:
     def _maybe_compact(self) -> None:
         raise NotImplementedError
 
-    def _follow(self, store: MemoryStore, add: Callable[[list[MemoryEntry]], None]) -> int:
+    def sync(self, store: MemoryStore, embedder: Embedder | None = None) -> int:
         """Apply the store's changes since the last sync: kill removed and changed entries,
-        ``add`` the ones to (re-)index, compact; returns how many were added."""
+        index the ones to (re-)index, compact; returns how many texts were indexed."""
         if store.version == self.version:
             return 0
         fresh = changed_entries(store, self.version, self.conversation_id, self._kill)
         self.version = store.version
         if fresh:
-            add(fresh)
+            self._add(fresh, embedder)
         self._maybe_compact()
         return len(fresh)
 
@@ -79,14 +83,9 @@ class DenseIndex(ChangeLogIndex):
         return len(self._row)
 
     # -- syncing -------------------------------------------------------------
-    def sync(self, store: MemoryStore, embedder: Embedder) -> int:
-        """Apply the store's changes since the last sync; returns how many texts were embedded."""
-
-        def add(fresh: list[MemoryEntry]) -> None:
-            self._append(fresh, embed_passages(embedder, fresh, self.dim))
-            self.embedded += len(fresh)
-
-        return self._follow(store, add)
+    def _add(self, fresh: list[MemoryEntry], embedder: Embedder) -> None:
+        self._append(fresh, embed_passages(embedder, fresh, self.dim))
+        self.embedded += len(fresh)
 
     def _kill(self, entry_id: str) -> None:
         row = self._row.pop(entry_id, None)

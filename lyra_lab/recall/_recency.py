@@ -11,9 +11,8 @@ import numpy as np
 from lyra_lab.backends import Embedder
 from lyra_lab.corpus import as_utc
 from lyra_lab.memory import MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
-from lyra_lab.recall._index import dense_index, embed_query
-from lyra_lab.recall._types import Hit
+from lyra_lab.recall._base import RECALLERS, Scored
+from lyra_lab.recall._dense import CosineRecaller
 
 DAY_S = 86_400.0
 
@@ -29,7 +28,7 @@ def decay(age_days: np.ndarray | float, half_life_days: float) -> np.ndarray | f
 
 @RECALLERS.register("recency")
 @dataclass(frozen=True)
-class Recency:
+class Recency(CosineRecaller):
     """Dense similarity × ``0.5 ** (age_days / half_life_days)``.
 
     The similarity is the cosine mapped to [0, 1] (``(1 + cos) / 2``) so that
@@ -44,22 +43,9 @@ class Recency:
         if not (isinstance(self.half_life_days, (int, float)) and self.half_life_days > 0):
             raise ValueError(f"half_life_days must be > 0, got {self.half_life_days!r}")
 
-    def recall(
-        self,
-        store: MemoryStore,
-        query: str,
-        k: int,
-        *,
-        conversation_id: str,
-        embedder: Embedder | None = None,
-        now: datetime | None = None,
-    ) -> list[Hit]:
-        check_k(k)
-        embedder = require_embedder("recency", embedder)
-        index = dense_index(store, embedder, conversation_id)
-        if k == 0 or len(index) == 0:
-            return []
-        rows, cosine = index.scores(embed_query(embedder, query))
+    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+                embedder: Embedder | None, now: datetime | None) -> Scored:
+        index, rows, cosine = self.cosines(store, query, conversation_id, embedder)
         ends = index.ends(rows)
         if now is not None:
             now_s = as_utc(now).timestamp()
@@ -68,4 +54,4 @@ class Recency:
             now_s = float(dated.max()) if len(dated) else math.nan
         age_days = np.where(np.isnan(ends), 0.0, (now_s - ends) / DAY_S)
         scores = (1.0 + cosine) / 2.0 * decay(np.nan_to_num(age_days), self.half_life_days)
-        return ranked(index.top(rows, scores, k), k, via="recency")
+        return index.top(rows, scores, k)

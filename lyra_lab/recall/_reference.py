@@ -32,19 +32,18 @@ import numpy as np
 
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
+from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
 from lyra_lab.recall._bm25 import Tokenizer, bm25_index
 from lyra_lab.recall._fusion import FUSIONS, fuse, normalize
 from lyra_lab.recall._index import dense_index, embed_query, top_k
 from lyra_lab.recall._keys import KEYS, KeyedView, keyed_view
 from lyra_lab.recall._sessions import lexical_session_scores, session_means
-from lyra_lab.recall._types import Hit
 from lyra_lab.recall._when import closeness, named_spans
 
 
 @RECALLERS.register("reference")
 @dataclass(frozen=True)
-class Reference:
+class Reference(BaseRecaller):
     """Keyed, fused, session- and time-aware recall; see the module docstring for each stage.
 
     The defaults are the configuration tuned on LoCoMo conversations 1-5 (``examples/reference_recall.toml``):
@@ -106,22 +105,16 @@ class Reference:
         if not self.rrf_k > 0 or not self.time_scale_days > 0:
             raise ValueError("rrf_k and time_scale_days must be > 0")
 
-    def recall(
-        self,
-        store: MemoryStore,
-        query: str,
-        k: int,
-        *,
-        conversation_id: str,
-        embedder: Embedder | None = None,
-        now: datetime | None = None,
-    ) -> list[Hit]:
-        check_k(k)
-        dense_embedder = require_embedder("reference", embedder) if self.weight > 0 else None
+    def needs_embedder(self) -> bool:
+        return self.weight > 0
+
+    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+                embedder: Embedder | None, now: datetime | None) -> Scored:
+        dense_embedder = require_embedder(self.name, embedder) if self.needs_embedder() else None
         view = keyed_view(store, conversation_id, self.keys, self.window)
         lexical_view = keyed_view(store, conversation_id, self.lexical_keys or self.keys,
                                   self.window if self.lexical_window is None else self.lexical_window)
-        if k == 0 or not len(view):
+        if not len(view):
             return []
         tokenizer = Tokenizer(self.stemmer, self.tokens)
         n = len(view)
@@ -158,7 +151,7 @@ class Reference:
             scores = scores + self.speaker_weight * _named_speaker(view, query)
         rows = np.flatnonzero(keep)
         order = rows[top_k(scores[rows], k)]
-        return ranked(((view.entries[i], scores[i]) for i in order), k, via="reference")
+        return ((view.entries[i], scores[i]) for i in order)
 
     def _fuse(self, dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
         return fuse([dense, lexical], [self.weight, 1 - self.weight], self.fusion, self.rrf_k)

@@ -9,17 +9,18 @@ from itertools import islice
 import numpy as np
 
 from lyra_lab.backends import Embedder
-from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, positive_int, ranked, require_embedder
-from lyra_lab.recall._index import DenseIndex, dense_index, embed_query
+from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore
+from lyra_lab.recall._base import RECALLERS, Scored, positive_int
+from lyra_lab.recall._dense import CosineRecaller
+from lyra_lab.recall._index import DenseIndex
 from lyra_lab.recall._types import Hit
 
-COARSE_KINDS = ("gist", "digest", "summary", "fact")
+COARSE_KINDS = tuple(k.value for k in (EntryKind.GIST, EntryKind.DIGEST, EntryKind.SUMMARY, EntryKind.FACT))
 
 
 @RECALLERS.register("tiered")
 @dataclass(frozen=True)
-class Tiered:
+class Tiered(CosineRecaller):
     """Three tiers, concatenated in this priority order and cut at ``k``.
 
     1. ``gists``: the most similar condensed entries (``coarse_kinds``) that
@@ -41,26 +42,21 @@ class Tiered:
     def __post_init__(self) -> None:
         for name in ("gists", "sharp", "recent"):
             positive_int(name, getattr(self, name), minimum=0)
-        if not self.coarse_kinds or "turn" in self.coarse_kinds:
+        if not self.coarse_kinds or EntryKind.TURN in self.coarse_kinds:
             raise ValueError(f"coarse_kinds must be non-empty and exclude 'turn', got {self.coarse_kinds!r}")
 
-    def recall(
-        self,
-        store: MemoryStore,
-        query: str,
-        k: int,
-        *,
-        conversation_id: str,
-        embedder: Embedder | None = None,
-        now: datetime | None = None,
-        session_id: str | None = None,
-    ) -> list[Hit]:
-        check_k(k)
-        embedder = require_embedder("tiered", embedder)
-        index = dense_index(store, embedder, conversation_id)
-        if k == 0 or len(index) == 0:
+    def recall(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+               embedder: Embedder | None = None, now: datetime | None = None,
+               session_id: str | None = None) -> list[Hit]:
+        """As every recaller's, plus ``session_id``: the current session (None: the latest entry's)."""
+        return self._recall(k, embedder, lambda emb: self.ranking(
+            store, query, k, conversation_id=conversation_id, embedder=emb, now=now, session_id=session_id))
+
+    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+                embedder: Embedder | None, now: datetime | None, session_id: str | None = None) -> Scored:
+        index, rows, cosine = self.cosines(store, query, conversation_id, embedder)
+        if not len(rows):
             return []
-        rows, cosine = index.scores(embed_query(embedder, query))
         entries = [index.entry(r) for r in rows]
         current = session_id if session_id is not None else _latest_session(index, rows, entries)
 
@@ -71,7 +67,7 @@ class Tiered:
         coarse = list(islice((i for i in by_similarity
                               if _is_other_coarse(entries[i], current, self.coarse_kinds)), self.gists))
         sharp = list(islice((i for i in by_similarity
-                             if entries[i].kind == "turn" and i not in recent_set), self.sharp))
+                             if entries[i].kind == EntryKind.TURN and i not in recent_set), self.sharp))
         sim = (1.0 + cosine) / 2.0
         n_recent = len(recent_pos)
         scored = (
@@ -79,7 +75,7 @@ class Tiered:
             + [(entries[i], 1.0 + sim[i]) for i in sharp]
             + [(entries[i], 1.0 - (j + 1) / (n_recent + 1)) for j, i in enumerate(recent_pos)]
         )
-        return ranked(scored, k, via="tiered")
+        return scored
 
 
 def _is_other_coarse(entry: MemoryEntry, current: str | None, kinds: tuple[str, ...]) -> bool:
@@ -101,7 +97,7 @@ def _latest_session(index: DenseIndex, rows: np.ndarray, entries: list[MemoryEnt
 def _recent_turns(
     index: DenseIndex, rows: np.ndarray, entries: list[MemoryEntry], session: str | None, n: int
 ) -> np.ndarray:
-    mine = np.array([e.kind == "turn" and session in e.session_ids for e in entries], dtype=bool)
+    mine = np.array([e.kind == EntryKind.TURN and session in e.session_ids for e in entries], dtype=bool)
     positions = np.flatnonzero(mine)
     if n == 0 or len(positions) == 0:
         return np.zeros(0, dtype=np.int64)

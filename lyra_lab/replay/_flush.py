@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from lyra_lab.backends import Backend
-from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore
 from lyra_lab.replay._meter import PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline
 from lyra_lab.replay._plan import Step
@@ -64,7 +64,7 @@ def summarize_window(conversation_id: str, pipeline: Pipeline, step: Step, backe
     key = hashlib.sha256("\x1f".join(ids).encode("utf-8")).hexdigest()[:10]
     if pipeline.summarizer is None:
         entries = tuple(
-            MemoryEntry(id=f"chunk:{step.seq:05d}:{c.index}:{key}", conversation_id=conversation_id, kind="chunk",
+            MemoryEntry(id=f"chunk:{step.seq:05d}:{c.index}:{key}", conversation_id=conversation_id, kind=EntryKind.CHUNK,
                         text=c.text, turn_ids=tuple(c.turn_ids), session_ids=tuple(c.session_ids),
                         start=c.start, end=c.end, meta={"flush": step.seq})
             for c in chunks if c.text.strip())
@@ -78,7 +78,7 @@ def summarize_window(conversation_id: str, pipeline: Pipeline, step: Step, backe
         # An empty summary would be a memory entry that recalls nothing: keep the raw turns instead.
         return Window((), tuple(summary.calls), wall, {**detail, "empty": True})
     entry = MemoryEntry(
-        id=f"summary:{step.seq:05d}:{key}", conversation_id=conversation_id, kind="summary", text=text,
+        id=f"summary:{step.seq:05d}:{key}", conversation_id=conversation_id, kind=EntryKind.SUMMARY, text=text,
         turn_ids=tuple(summary.turn_ids) or ids, session_ids=tuple(dict.fromkeys(t.session_id for t in turns)),
         start=turns[0].timestamp, end=turns[-1].timestamp, level=0,
         meta={"flush": step.seq, "decision": summary.decision, "partial": summary.partial})
@@ -109,7 +109,7 @@ def write_window(store: MemoryStore, pipeline: Pipeline, step: Step, window: Win
     emit("summary_written", flush=step.seq, now=step.now, turns=len(step.turns),
          entries=[e.id for e in window.entries], removed_raw=len(remove), wall_s=round(window.wall_s, 6),
          # what the model wrote (a preview), so a surprising score can be traced to its summary
-         summary=[e.text[:300] for e in window.entries if e.kind == "summary"], **window.detail)
+         summary=[e.text[:300] for e in window.entries if e.kind == EntryKind.SUMMARY], **window.detail)
 
 
 def run_rollup(store: MemoryStore, conversation_id: str, pipeline: Pipeline, step: Step, backend: Backend,

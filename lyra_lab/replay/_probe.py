@@ -68,7 +68,7 @@ class MemoryTally:
     def sync(self) -> None:
         """Follow the store's changes since the last call."""
         from lyra_lab.matching import normalized_tokens
-        from lyra_lab.rollup import entry_line
+        from lyra_lab.memory import entry_line
 
         if self._version == self.store.version:
             return
@@ -97,7 +97,7 @@ class MemoryTally:
 
     def memory_tokens(self, entries: list[MemoryEntry]) -> int:
         """Tokens of ``render_memory(entries)`` (``entries``: the conversation's, after ``sync``)."""
-        from lyra_lab.rollup import entry_line, memory_order
+        from lyra_lab.memory import entry_line, memory_order
 
         if not entries:
             return 0
@@ -199,7 +199,7 @@ class ProbeAsker:
 
     def memory_snapshot(self) -> tuple[str, int, int]:
         """``(rendered memory, entry count, its tokens)`` of the conversation, cached per store version."""
-        from lyra_lab.rollup import render_memory
+        from lyra_lab.memory import render_memory
 
         if self._snapshot is None or self._snapshot[0] != self.store.version:
             self.tally.sync()

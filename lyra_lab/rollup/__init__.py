@@ -6,27 +6,29 @@
 TimeLadder(headroom=1.5, day_after_days=1, week_after_days=7, month_after_days=30, max_tokens=200, max_prompt_tokens=None)
 """
 
-from lyra_lab.rollup._base import ROLLUPS
+from lyra_lab.memory import memory_tokens, render_memory
+from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, skip
 from lyra_lab.rollup._fact_extraction import FactExtraction, normalize, parse_facts
-from lyra_lab.rollup._periods import GRAINS, in_period, period_bounds, period_grain, period_key
-from lyra_lab.rollup._render import entry_line, memory_order, memory_tokens, render_memory
+from lyra_lab.rollup._periods import GRAINS, Grain, in_period, period_bounds, period_grain, period_key
 from lyra_lab.rollup._session_gist import SessionGist
 from lyra_lab.rollup._summary_buffer import SummaryBuffer
 from lyra_lab.rollup._time_ladder import TimeLadder
 from lyra_lab.rollup._types import Rollup, RollupReport
 
 __all__ = [
+    "BaseRollup",
+    "Compaction",
+    "Edit",
     "FactExtraction",
     "GRAINS",
+    "Grain",
     "ROLLUPS",
     "Rollup",
     "RollupReport",
     "SessionGist",
     "SummaryBuffer",
     "TimeLadder",
-    "entry_line",
     "in_period",
-    "memory_order",
     "memory_tokens",
     "normalize",
     "parse_facts",
@@ -34,4 +36,5 @@ __all__ = [
     "period_grain",
     "period_key",
     "render_memory",
+    "skip",
 ]

@@ -1,17 +1,26 @@
-"""What the rollups share: the registry, LLM calls that fail cleanly, and turn accounting."""
+"""What the rollups share: the registry, the compaction skeleton, LLM calls that fail cleanly, turn accounting.
+
+A rollup is a frozen dataclass on ``BaseRollup`` with one method,
+``step(compaction)``: it reads the memory as it was (``compaction.before``),
+asks the LLM through ``compaction.ask`` and returns an ``Edit`` (entries to
+write, ids to remove, why) or ``skip(reason)``.  ``BaseRollup.compact`` does
+the rest: checks ``now`` and ``budget``, measures the memory before and after,
+commits the edit in one ``store.apply`` (nothing at all if an LLM call failed,
+the report then carrying ``error``), and accounts for every source turn.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable, Sequence
 
 from lyra_lab._registry import Registry
 from lyra_lab.backends import Backend, Completion
-from lyra_lab.memory import MemoryEntry
+from lyra_lab.memory import MemoryEntry, MemoryStore, entry_line, memory_order, render_memory
 from lyra_lab.rollup._prompts import PARAMS
-from lyra_lab.rollup._render import entry_line, memory_order
-from lyra_lab.rollup._types import RollupReport
+from lyra_lab.rollup._types import RollupReport, TokenCount
 
 ROLLUPS: Registry = Registry("rollup")
 
@@ -60,6 +69,11 @@ def turn_ids(entries: Iterable[MemoryEntry]) -> set[str]:
     return {t for e in entries for t in e.turn_ids}
 
 
+def covered_turns(entries: Iterable[MemoryEntry]) -> tuple[str, ...]:
+    """The sorted source turn ids of ``entries``: the provenance of an entry condensing them."""
+    return tuple(sorted(turn_ids(entries)))
+
+
 def report(
     *,
     before: Sequence[MemoryEntry],
@@ -100,3 +114,86 @@ def unchanged(entries: Sequence[MemoryEntry], tokens: int, budget: int, *, reaso
         ran=False, tokens_before=tokens, tokens_after=tokens, budget=budget,
         kept=tuple(sorted(turn_ids(entries))), calls=tuple(calls), error=error, reason=reason,
     )
+
+
+@dataclass
+class Compaction:
+    """One ``compact`` call in progress: what a rollup's ``step`` reads, and the LLM calls it made.
+
+    Attributes:
+        before: the conversation's entries when the compaction started.
+        tokens_before: tokens of ``render_memory(before)`` by ``count``.
+        calls: completions so far; on a failure they go into the report (their cost was real).
+    """
+
+    store: MemoryStore
+    conversation_id: str
+    budget: int
+    backend: Backend
+    now: datetime
+    count: TokenCount
+    before: list[MemoryEntry]
+    tokens_before: int
+    calls: list[Completion] = field(default_factory=list)
+
+    def ask(self, prompt: str, max_tokens: int) -> Completion:
+        """``ask`` the backend and record the completion in ``calls``; a failure raises ``RollupFailed``."""
+        completion = ask(self.backend, prompt, max_tokens)
+        self.calls.append(completion)
+        return completion
+
+    def tokens(self, entries: Iterable[MemoryEntry]) -> int:
+        """Tokens of ``render_memory(entries)``: what budgets are measured on."""
+        return self.count(render_memory(entries))
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What a compaction step decided: entries to write and entry ids to remove (or, ``ran=False``, nothing)."""
+
+    reason: str
+    add: Sequence[MemoryEntry] = ()
+    remove: Sequence[str] = ()
+    ran: bool = True
+
+
+def skip(reason: str) -> Edit:
+    """The step's answer when the memory needs no change."""
+    return Edit(reason, ran=False)
+
+
+class BaseRollup:
+    """The compaction skeleton; a subclass (a frozen dataclass) supplies ``step``.
+
+    Plain (no fields, no ``__post_init__``) so that strategies can add their own.
+    """
+
+    def compact(
+        self,
+        store: MemoryStore,
+        conversation_id: str,
+        *,
+        budget: int,
+        backend: Backend,
+        now: datetime,
+        count: TokenCount,
+    ) -> RollupReport:
+        """Compact ``conversation_id``'s memory toward ``budget`` tokens (by ``count``) at ``now``."""
+        check_now(now)
+        check_budget(budget)
+        before = store.entries(conversation_id)
+        run = Compaction(store, conversation_id, budget, backend, now, count, before, count(render_memory(before)))
+        try:
+            edit = self.step(run)
+        except RollupFailed as exc:
+            return unchanged(before, run.tokens_before, budget, reason="llm failed", error=str(exc), calls=run.calls)
+        if not edit.ran:
+            return unchanged(before, run.tokens_before, budget, reason=edit.reason, calls=run.calls)
+        store.apply(add=edit.add, remove=edit.remove)
+        after = store.entries(conversation_id)
+        return report(before=before, after=after, written=edit.add, tokens_before=run.tokens_before,
+                      tokens_after=count(render_memory(after)), budget=budget, calls=run.calls, reason=edit.reason)
+
+    def step(self, compaction: Compaction) -> Edit:
+        """Decide the edit (calling the LLM through ``compaction.ask``); must not touch the store."""
+        raise NotImplementedError(f"{type(self).__name__} must define step(compaction)")

@@ -11,16 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Sequence
+from typing import Sequence
 
-from lyra_lab.backends import Backend, Completion
-from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.memory import EntryKind, MemoryEntry
 from lyra_lab.rollup import _prompts
-from lyra_lab.rollup._base import (
-    ROLLUPS, RollupFailed, ask, check_budget, check_now, report, short_hash, transcript, unchanged,
-)
-from lyra_lab.rollup._render import render_memory
-from lyra_lab.rollup._types import RollupReport
+from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, short_hash, skip, transcript
 
 _BULLET = re.compile(r"^\s*(?:[-*•]+|\d+[.)])\s*")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
@@ -61,7 +56,7 @@ def _turn_key(entry: MemoryEntry) -> tuple[str, str]:
 
 @ROLLUPS.register("fact_extraction")
 @dataclass(frozen=True)
-class FactExtraction:
+class FactExtraction(BaseRollup):
     """Extract facts from each full batch of ``batch_turns`` new raw turns (one LLM call per batch).
 
     Turns are taken in time order after the watermark (``meta["watermark"]``,
@@ -80,46 +75,25 @@ class FactExtraction:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
 
-    def compact(
-        self,
-        store: MemoryStore,
-        conversation_id: str,
-        *,
-        budget: int,
-        backend: Backend,
-        now: datetime,
-        count: Callable[[str], int],
-    ) -> RollupReport:
-        check_now(now)
-        check_budget(budget)
-        before = store.entries(conversation_id)
-        tokens_before = count(render_memory(before))
-        facts = {e.id: e for e in before if e.kind == "fact"}
+    def step(self, compaction: Compaction) -> Edit:
+        before = compaction.before
+        facts = {e.id: e for e in before if e.kind == EntryKind.FACT}
         marks = [tuple(f.meta["watermark"]) for f in facts.values() if f.meta.get("watermark")]
         mark = max(marks) if marks else ("", "")
-        turns = sorted((e for e in before if e.kind == "turn" and _turn_key(e) > mark), key=_turn_key)
+        turns = sorted((e for e in before if e.kind == EntryKind.TURN and _turn_key(e) > mark), key=_turn_key)
         n_batches = len(turns) // self.batch_turns
         if n_batches == 0:
-            return unchanged(before, tokens_before, budget, reason=f"fewer than {self.batch_turns} new turns")
+            return skip(f"fewer than {self.batch_turns} new turns")
         batches = [turns[i * self.batch_turns:(i + 1) * self.batch_turns] for i in range(n_batches)]
         watermark = list(_turn_key(batches[-1][-1]))
-        calls: list[Completion] = []
         written: dict[str, MemoryEntry] = {}
-        try:
-            for batch in batches:
-                completion = ask(backend, _prompts.FACTS.format(content=transcript(batch)), self.max_tokens)
-                calls.append(completion)
-                for subject, line in parse_facts(completion.text):
-                    self._merge(facts, written, subject, line, batch, watermark)
-        except RollupFailed as exc:
-            return unchanged(before, tokens_before, budget, reason="llm failed", error=str(exc), calls=calls)
-        removed = [e.id for e in before if e.kind == "fact" and e.id not in facts]
+        for batch in batches:
+            completion = compaction.ask(_prompts.FACTS.format(content=transcript(batch)), self.max_tokens)
+            for subject, line in parse_facts(completion.text):
+                self._merge(facts, written, subject, line, batch, watermark)
+        removed = [e.id for e in before if e.kind == EntryKind.FACT and e.id not in facts]
         new = [f for f in written.values() if f.id in facts]
-        store.apply(add=new, remove=removed)
-        after = store.entries(conversation_id)
-        return report(before=before, after=after, written=new, tokens_before=tokens_before,
-                      tokens_after=count(render_memory(after)), budget=budget, calls=calls,
-                      reason=f"{len(new)} new fact(s), {len(removed)} superseded")
+        return Edit(f"{len(new)} new fact(s), {len(removed)} superseded", add=new, remove=removed)
 
     @staticmethod
     def _merge(facts: dict[str, MemoryEntry], written: dict[str, MemoryEntry], subject: str | None,
@@ -137,7 +111,7 @@ class FactExtraction:
         fact = MemoryEntry(
             id=f"fact:{conversation_id}:{short_hash(conversation_id, norm, turn_ids)}",
             conversation_id=conversation_id,
-            kind="fact",
+            kind=EntryKind.FACT,
             text=line,
             turn_ids=turn_ids,
             session_ids=tuple(sorted({s for e in batch for s in e.session_ids})),

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta, timezone
+from typing import Literal, get_args
 
-GRAINS = ("day", "week", "month")
+#: A period's length: day ``2023-05-08``, ISO week ``2023-W19`` or month ``2023-05``.
+Grain = Literal["day", "week", "month"]
+GRAINS: tuple[Grain, ...] = get_args(Grain)
 
-_PATTERNS = {
+_PATTERNS: dict[Grain, re.Pattern[str]] = {
     "day": re.compile(r"^\d{4}-\d{2}-\d{2}$"),
     "week": re.compile(r"^\d{4}-W\d{2}$"),
     "month": re.compile(r"^\d{4}-\d{2}$"),
@@ -31,7 +34,7 @@ def _utc(ts: datetime) -> datetime:
     return ts.astimezone(timezone.utc)
 
 
-def period_key(ts: datetime, grain: str) -> str:
+def period_key(ts: datetime, grain: Grain) -> str:
     """The key of the ``grain`` period holding ``ts``."""
     ts = _utc(ts)
     if grain == "day":
@@ -44,7 +47,7 @@ def period_key(ts: datetime, grain: str) -> str:
     raise ValueError(f"grain must be one of {GRAINS}, got {grain!r}")
 
 
-def period_grain(key: str) -> str:
+def period_grain(key: str) -> Grain:
     """Which grain a key is (``day``, ``week`` or ``month``)."""
     for grain, pattern in _PATTERNS.items():
         if pattern.match(key):

@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Callable
 
-from lyra_lab.backends import Backend, Completion
-from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.memory import EntryKind, MemoryEntry
 from lyra_lab.rollup import _prompts
-from lyra_lab.rollup._base import (
-    ROLLUPS, RollupFailed, ask, check_budget, check_now, report, transcript, unchanged,
-)
-from lyra_lab.rollup._render import render_memory
-from lyra_lab.rollup._types import RollupReport
+from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, covered_turns, skip, transcript
 
 
 def _latest_session(sessions: dict[str, list[MemoryEntry]]) -> str | None:
@@ -32,7 +25,7 @@ def gist_id(conversation_id: str, session_id: str) -> str:
 
 @ROLLUPS.register("session_gist")
 @dataclass(frozen=True)
-class SessionGist:
+class SessionGist(BaseRollup):
     """A gist (kind ``gist``, level 1) per session, for tiered recall and session-level context.
 
     A session's gist is (re)written once ``every_turns`` raw turns of it are
@@ -58,68 +51,45 @@ class SessionGist:
         if not isinstance(self.gist_closed_sessions, bool):
             raise ValueError(f"gist_closed_sessions must be true or false, got {self.gist_closed_sessions!r}")
 
-    def compact(
-        self,
-        store: MemoryStore,
-        conversation_id: str,
-        *,
-        budget: int,
-        backend: Backend,
-        now: datetime,
-        count: Callable[[str], int],
-    ) -> RollupReport:
-        check_now(now)
-        check_budget(budget)
-        before = store.entries(conversation_id)
-        tokens_before = count(render_memory(before))
+    def step(self, compaction: Compaction) -> Edit:
+        store, conversation_id = compaction.store, compaction.conversation_id
         sessions: dict[str, list[MemoryEntry]] = {}
-        for entry in before:
-            if entry.kind == "turn":
+        for entry in compaction.before:
+            if entry.kind == EntryKind.TURN:
                 for sid in entry.session_ids:
                     sessions.setdefault(sid, []).append(entry)
         latest = _latest_session(sessions)
         written: list[MemoryEntry] = []
-        calls: list[Completion] = []
-        try:
-            for sid, turns in sessions.items():
-                gid = gist_id(conversation_id, sid)
-                old = store.get(gid) if gid in store else None
-                covered = set(old.turn_ids) if old else set()
-                new = [t for t in turns if not set(t.turn_ids) <= covered]
-                closed = self.gist_closed_sessions and sid != latest
-                if len(new) < (1 if closed else self.every_turns):
-                    continue
-                gist, completion = self._gist(old, new, gid, sid, backend)
-                written.append(gist)
-                calls.append(completion)
-        except RollupFailed as exc:
-            return unchanged(before, tokens_before, budget, reason="llm failed", error=str(exc), calls=calls)
+        for sid, turns in sessions.items():
+            gid = gist_id(conversation_id, sid)
+            old = store.get(gid) if gid in store else None
+            covered = set(old.turn_ids) if old else set()
+            new = [t for t in turns if not set(t.turn_ids) <= covered]
+            closed = self.gist_closed_sessions and sid != latest
+            if len(new) < (1 if closed else self.every_turns):
+                continue
+            written.append(self._gist(old, new, gid, sid, compaction))
         if not written:
-            return unchanged(before, tokens_before, budget, reason="no session needs a new gist")
-        store.apply(add=written, remove=[g.id for g in written if g.id in store])
-        after = store.entries(conversation_id)
-        return report(before=before, after=after, written=written, tokens_before=tokens_before,
-                      tokens_after=count(render_memory(after)), budget=budget, calls=calls,
-                      reason=f"gisted {len(written)} session(s)")
+            return skip("no session needs a new gist")
+        return Edit(f"gisted {len(written)} session(s)", add=written,
+                    remove=[g.id for g in written if g.id in store])
 
     def _gist(self, old: MemoryEntry | None, new: list[MemoryEntry], gid: str, sid: str,
-              backend: Backend) -> tuple[MemoryEntry, Completion]:
+              compaction: Compaction) -> MemoryEntry:
         previous = _prompts.GIST_PREVIOUS.format(gist=old.text) if old else ""
-        completion = ask(backend, _prompts.GIST.format(previous=previous, content=transcript(new)),
-                         self.max_tokens)
+        completion = compaction.ask(_prompts.GIST.format(previous=previous, content=transcript(new)), self.max_tokens)
         sources = [*([old] if old else []), *new]
         starts = [e.start for e in sources if e.start is not None]
         ends = [e.end for e in sources if e.end is not None]
-        entry = MemoryEntry(
+        return MemoryEntry(
             id=gid,
             conversation_id=new[0].conversation_id,
-            kind="gist",
+            kind=EntryKind.GIST,
             text=completion.text.strip(),
-            turn_ids=tuple(sorted({t for e in sources for t in e.turn_ids})),
+            turn_ids=covered_turns(sources),
             session_ids=(sid,),
             start=min(starts) if starts else None,
             end=max(ends) if ends else None,
             level=1,
             meta={"rollup": "session_gist", "model": completion.model},
         )
-        return entry, completion

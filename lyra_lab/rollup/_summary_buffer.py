@@ -12,14 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Sequence
 
-from lyra_lab.backends import Backend, Completion
-from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.memory import EntryKind, MemoryEntry, render_memory
 from lyra_lab.rollup import _prompts
-from lyra_lab.rollup._base import (
-    ROLLUPS, RollupFailed, ask, check_budget, check_now, report, transcript, unchanged,
-)
-from lyra_lab.rollup._render import render_memory
-from lyra_lab.rollup._types import RollupReport
+from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, covered_turns, skip, transcript
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
@@ -30,7 +25,7 @@ def summary_id(conversation_id: str) -> str:
 
 @ROLLUPS.register("summary_buffer")
 @dataclass(frozen=True)
-class SummaryBuffer:
+class SummaryBuffer(BaseRollup):
     """Keep the newest entries under a token limit; fold the pruned ones into a running summary.
 
     Args:
@@ -58,48 +53,28 @@ class SummaryBuffer:
         if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
             raise ValueError(f"max_tokens must be an int >= 1, got {self.max_tokens!r}")
 
-    def compact(
-        self,
-        store: MemoryStore,
-        conversation_id: str,
-        *,
-        budget: int,
-        backend: Backend,
-        now: datetime,
-        count: Callable[[str], int],
-    ) -> RollupReport:
-        check_now(now)
-        check_budget(budget)
-        before = store.entries(conversation_id)
-        sid = summary_id(conversation_id)
+    def step(self, compaction: Compaction) -> Edit:
+        store, before, budget, count = compaction.store, compaction.before, compaction.budget, compaction.count
+        sid = summary_id(compaction.conversation_id)
         summary = store.get(sid) if sid in store else None
         buffer = sorted((e for e in before if e.id != sid), key=lambda e: (e.end or e.start or _NEVER))
-        tokens_before = count(render_memory(before))
         if not self._needs_fold(summary, buffer, budget, count):
-            return unchanged(before, tokens_before, budget, reason="within limits")
-        calls: list[Completion] = []
-        try:
-            while buffer and self._needs_fold(summary, buffer, budget, count):
-                summary_tokens = count(render_memory([summary])) if summary else 0
-                limit = max(0, budget - summary_tokens - 1)  # 1: the newline joining summary and buffer
-                if self.max_buffer_tokens is not None:
-                    limit = min(limit, self.max_buffer_tokens)
-                cut = max(1, _oldest_to_prune(buffer, limit, count))  # always fold at least one
-                summary, completion = self._fold(summary, buffer[:cut], sid, backend)
-                calls.append(completion)
-                buffer = buffer[cut:]
-        except RollupFailed as exc:
-            return unchanged(before, tokens_before, budget, reason="llm failed", error=str(exc), calls=calls)
+            return skip("within limits")
+        while buffer and self._needs_fold(summary, buffer, budget, count):
+            summary_tokens = count(render_memory([summary])) if summary else 0
+            limit = max(0, budget - summary_tokens - 1)  # 1: the newline joining summary and buffer
+            if self.max_buffer_tokens is not None:
+                limit = min(limit, self.max_buffer_tokens)
+            cut = max(1, _oldest_to_prune(buffer, limit, count))  # always fold at least one
+            summary = self._fold(summary, buffer[:cut], sid, compaction)
+            buffer = buffer[cut:]
         reason = "folded"
         if summary is not None and count(render_memory([summary, *buffer])) > budget:
             summary, reason = None, "summary outgrew the budget and was dropped"
         # The new summary (if any) replaces the old one under the same id: remove, then add.
-        written = [summary] if summary is not None and calls else []
+        written = [summary] if summary is not None and compaction.calls else []
         keep = {e.id for e in buffer} | ({sid} if summary is not None and not written else set())
-        store.apply(add=written, remove=[e.id for e in before if e.id not in keep])
-        after = store.entries(conversation_id)
-        return report(before=before, after=after, written=written, tokens_before=tokens_before,
-                      tokens_after=count(render_memory(after)), budget=budget, calls=calls, reason=reason)
+        return Edit(reason, add=written, remove=[e.id for e in before if e.id not in keep])
 
     def _needs_fold(self, summary: MemoryEntry | None, buffer: Sequence[MemoryEntry], budget: int,
                     count: Callable[[str], int]) -> bool:
@@ -108,19 +83,19 @@ class SummaryBuffer:
         return self.max_buffer_tokens is not None and count(render_memory(buffer)) > self.max_buffer_tokens
 
     def _fold(self, summary: MemoryEntry | None, pruned: Sequence[MemoryEntry], sid: str,
-              backend: Backend) -> tuple[MemoryEntry, Completion]:
+              compaction: Compaction) -> MemoryEntry:
         prompt = _prompts.SUMMARY.format(summary=summary.text if summary else "(empty)",
                                          content=transcript(pruned))
-        completion = ask(backend, prompt, self.max_tokens)
+        completion = compaction.ask(prompt, self.max_tokens)
         sources = [*([summary] if summary else []), *pruned]
         starts = [t for e in sources if (t := e.start or e.end) is not None]
         ends = [t for e in sources if (t := e.end or e.start) is not None]
-        entry = MemoryEntry(
+        return MemoryEntry(
             id=sid,
             conversation_id=pruned[0].conversation_id,
-            kind="summary",
+            kind=EntryKind.SUMMARY,
             text=completion.text.strip(),
-            turn_ids=tuple(sorted({t for e in sources for t in e.turn_ids})),
+            turn_ids=covered_turns(sources),
             session_ids=tuple(sorted({s for e in sources for s in e.session_ids})),
             start=min(starts) if starts else None,
             end=max(ends) if ends else None,
@@ -129,7 +104,6 @@ class SummaryBuffer:
                   "folds": int(summary.meta.get("folds", 0)) + 1 if summary else 1,
                   "model": completion.model},
         )
-        return entry, completion
 
 
 def _oldest_to_prune(buffer: Sequence[MemoryEntry], limit: int, count: Callable[[str], int]) -> int:

@@ -15,21 +15,19 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable
 
 from lyra_lab.backends import Backend, Completion
-from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.memory import EntryKind, MemoryEntry, entry_line, memory_order, render_memory
 from lyra_lab.rollup import _prompts
 from lyra_lab.rollup._base import (
-    ROLLUPS, RollupFailed, ask, check_budget, check_now, report, short_hash, transcript, unchanged,
+    ROLLUPS, BaseRollup, Compaction, Edit, ask, covered_turns, short_hash, skip, transcript,
 )
-from lyra_lab.rollup._periods import period_key
-from lyra_lab.rollup._render import entry_line, memory_order, render_memory
-from lyra_lab.rollup._types import RollupReport
+from lyra_lab.rollup._periods import Grain, period_key
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
 
 @ROLLUPS.register("time_ladder")
 @dataclass(frozen=True)
-class TimeLadder:
+class TimeLadder(BaseRollup):
     """Day → week → month digests of entries older than 1 / 7 / 30 days.
 
     Args:
@@ -78,69 +76,50 @@ class TimeLadder:
             raise ValueError(f"max_prompt_tokens must be None or an int >= 1, got {self.max_prompt_tokens!r}")
 
     @property
-    def rungs(self) -> tuple[tuple[int, str, float], ...]:
+    def rungs(self) -> tuple[tuple[int, Grain, float], ...]:
         return ((1, "day", self.day_after_days), (2, "week", self.week_after_days),
                 (3, "month", self.month_after_days))
 
-    def compact(
-        self,
-        store: MemoryStore,
-        conversation_id: str,
-        *,
-        budget: int,
-        backend: Backend,
-        now: datetime,
-        count: Callable[[str], int],
-    ) -> RollupReport:
-        check_now(now)
-        check_budget(budget)
-        before = store.entries(conversation_id)
-        tokens_before = count(render_memory(before))
-        if tokens_before <= budget * self.headroom:
-            return unchanged(before, tokens_before, budget, reason="under budget x headroom")
+    def step(self, compaction: Compaction) -> Edit:
+        before, budget, count = compaction.before, compaction.budget, compaction.count
+        if compaction.tokens_before <= budget * self.headroom:
+            return skip("under budget x headroom")
         work = {e.id: e for e in before}
         written: dict[str, MemoryEntry] = {}
-        calls: list[Completion] = []
 
         def over() -> bool:
             return count(render_memory(work.values())) > budget
 
-        try:
-            for level, grain, after_days in self.rungs:
-                groups = _eligible(work.values(), level, grain, now - timedelta(days=after_days))
-                for period, part in sorted(groups):
-                    if not over():
-                        break
-                    group = groups[(period, part)]
-                    digest, completions = self._fold(group, level, grain, period, backend, count)
-                    calls.extend(completions)
-                    for entry in group:
-                        del work[entry.id]
-                        written.pop(entry.id, None)
-                    work[digest.id] = written[digest.id] = digest
-        except RollupFailed as exc:
-            return unchanged(before, tokens_before, budget, reason="llm failed", error=str(exc), calls=calls)
+        for level, grain, after_days in self.rungs:
+            groups = _eligible(work.values(), level, grain, compaction.now - timedelta(days=after_days))
+            for period, part in sorted(groups):
+                if not over():
+                    break
+                group = groups[(period, part)]
+                digest, completions = self._fold(group, level, grain, period, compaction.backend, count)
+                compaction.calls.extend(completions)  # after all parts: a failed part records none of them
+                for entry in group:
+                    del work[entry.id]
+                    written.pop(entry.id, None)
+                work[digest.id] = written[digest.id] = digest
         reason = "folded"
         if over():
             reason = "folded and dropped oldest" if written else "dropped oldest"
             _drop_oldest(work, budget, count)
         kept_new = [e for e in written.values() if e.id in work]
-        store.apply(add=kept_new, remove=[e.id for e in before if e.id not in work])
-        after = store.entries(conversation_id)
-        return report(before=before, after=after, written=kept_new, tokens_before=tokens_before,
-                      tokens_after=count(render_memory(after)), budget=budget, calls=calls, reason=reason)
+        return Edit(reason, add=kept_new, remove=[e.id for e in before if e.id not in work])
 
-    def _fold(self, group: list[MemoryEntry], level: int, grain: str, period: str, backend: Backend,
+    def _fold(self, group: list[MemoryEntry], level: int, grain: Grain, period: str, backend: Backend,
               count: Callable[[str], int]) -> tuple[MemoryEntry, list[Completion]]:
         completions = [ask(backend, _prompts.DIGEST.format(period=period, content=transcript(part)),
                            self.max_tokens) for part in self._parts(group, count)]
-        turns = tuple(sorted({t for e in group for t in e.turn_ids}))
+        turns = covered_turns(group)
         sessions = tuple(sorted({s for e in group for s in e.session_ids}))
         conversation_id = group[0].conversation_id
         digest = MemoryEntry(
             id=f"digest:{grain}:{period}:{short_hash(conversation_id, turns, sorted(e.id for e in group))}",
             conversation_id=conversation_id,
-            kind="digest",
+            kind=EntryKind.DIGEST,
             text=" ".join(c.text.strip() for c in completions),
             turn_ids=turns,
             session_ids=sessions,
@@ -170,7 +149,7 @@ class TimeLadder:
         return parts
 
 
-def _eligible(entries, level: int, grain: str, cutoff: datetime) -> dict[tuple[str, str], list[MemoryEntry]]:
+def _eligible(entries, level: int, grain: Grain, cutoff: datetime) -> dict[tuple[str, str], list[MemoryEntry]]:
     """``(period, month)`` → entries to fold into one rung-``level`` digest, oldest first when sorted.
 
     ISO weeks straddle months, so a week is split at the month boundary
@@ -184,11 +163,11 @@ def _eligible(entries, level: int, grain: str, cutoff: datetime) -> dict[tuple[s
 
     groups: dict[tuple[str, str], list[MemoryEntry]] = {}
     for e in entries:
-        lower = e.level == level - 1 and (level == 1 or e.kind == "digest")
+        lower = e.level == level - 1 and (level == 1 or e.kind == EntryKind.DIGEST)
         if lower and e.end is not None and e.end <= cutoff:
             groups.setdefault(key(e), []).append(e)
     for e in entries:  # an existing digest of this rung joins its period's re-fold
-        if e.kind == "digest" and e.level == level and e.end is not None and key(e) in groups:
+        if e.kind == EntryKind.DIGEST and e.level == level and e.end is not None and key(e) in groups:
             groups[key(e)].append(e)
     return groups
 

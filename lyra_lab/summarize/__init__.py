@@ -13,7 +13,7 @@ from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
 from lyra_lab.summarize._refine import RefineSummarizer
 from lyra_lab.summarize._registry import SUMMARIZERS
 from lyra_lab.summarize._single_pass import SinglePassSummarizer
-from lyra_lab.summarize._types import ProgressCallback, ProgressEvent, Summarizer, Summary
+from lyra_lab.summarize._types import ProgressCallback, ProgressEvent, Stage, Summarizer, Summary
 
 __all__ = [
     "DEFAULT_PROMPTS",
@@ -26,6 +26,7 @@ __all__ = [
     "Prompts",
     "RefineSummarizer",
     "SinglePassSummarizer",
+    "Stage",
     "Summarizer",
     "Summary",
     "emit",

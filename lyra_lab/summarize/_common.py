@@ -7,9 +7,10 @@ from typing import Any, Sequence
 
 from lyra_lab.backends import Backend, BackendError, Completion
 from lyra_lab.chunking import Chunk
+from lyra_lab.summarize._calls import CallOutcome
 from lyra_lab.summarize._events import emit
 from lyra_lab.summarize._prompts import Prompts
-from lyra_lab.summarize._types import ProgressCallback, Summary
+from lyra_lab.summarize._types import ProgressCallback, Stage, Summary
 
 
 def check_params(owner: Any, **timeouts: float) -> None:
@@ -74,8 +75,13 @@ class Run:
         emit(on_event, "strategy", n=len(chunks), detail={
             "summarizer": summarizer, "decision": decision, "reason": getattr(chunks, "reason", None)})
 
-    def emit(self, stage: str, **fields: Any) -> None:
+    def emit(self, stage: Stage, **fields: Any) -> None:
         emit(self.on_event, stage, **fields)
+
+    def chunk_done(self, i: int, n: int, outcome: CallOutcome) -> None:
+        """Emit ``chunk_done`` for call ``i`` of ``n`` (its error, if any, in ``detail``)."""
+        self.emit("chunk_done", i=i, n=n, ok=outcome.error is None, duration_s=outcome.duration_s,
+                  detail={"error": outcome.error} if outcome.error else {})
 
     def finish(self, text: str, partial: bool = False) -> Summary:
         """Emit ``complete`` and build the summary."""

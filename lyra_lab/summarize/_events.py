@@ -10,16 +10,16 @@ logged and ignored: a broken progress sink never breaks the work.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, get_args
 
-from lyra_lab.summarize._types import ProgressCallback, ProgressEvent
+from lyra_lab.summarize._types import ProgressCallback, ProgressEvent, Stage
 
 log = logging.getLogger("lyra_lab.summarize")
 
-STAGES = ("load", "strategy", "chunk_done", "merge_started", "merge_done", "complete")
+STAGES: tuple[Stage, ...] = get_args(Stage)
 
 
-def emit(callback: ProgressCallback | None, stage: str, **fields: Any) -> ProgressEvent:
+def emit(callback: ProgressCallback | None, stage: Stage, **fields: Any) -> ProgressEvent:
     """Build the event and hand it to ``callback`` (if any), swallowing and logging its errors."""
     detail = fields.pop("detail", None) or {}
     event = ProgressEvent(stage, detail=detail, **fields)

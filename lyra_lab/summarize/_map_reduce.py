@@ -118,9 +118,7 @@ class MapReduceSummarizer:
                     del running[future]
                     outcome = outcome_of(future, started, self.chunk_timeout_s)
                     outcomes[i] = outcome
-                    run.emit("chunk_done", i=i + 1, n=n, ok=outcome.error is None,
-                             duration_s=outcome.duration_s,
-                             detail={"error": outcome.error} if outcome.error else {})
+                    run.chunk_done(i + 1, n, outcome)
         return outcomes  # type: ignore[return-value]
 
     def _reduce(self, partials: list[str], backend: Backend, focus: str | None, run: Run) -> Summary:

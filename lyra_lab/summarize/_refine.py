@@ -60,8 +60,7 @@ class RefineSummarizer:
                 messages = self.prompts.messages("chunk", focus=focus, transcript=chunk.text, i=i, n=n)
             outcome = call(backend, messages, self.step_timeout_s, max_tokens=self.max_tokens,
                            temperature=self.temperature)
-            run.emit("chunk_done", i=i, n=n, ok=outcome.error is None, duration_s=outcome.duration_s,
-                     detail={"error": outcome.error} if outcome.error else {})
+            run.chunk_done(i, n, outcome)
             if outcome.completion is not None:
                 run.calls.append(outcome.completion)
                 running = outcome.completion.text.strip()

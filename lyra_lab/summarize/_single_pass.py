@@ -50,8 +50,7 @@ class SinglePassSummarizer:
         messages = self.prompts.messages("single", focus=focus, transcript=joined_text(chunks))
         outcome = call(backend, messages, self.timeout_s, max_tokens=self.max_tokens,
                        temperature=self.temperature)
-        run.emit("chunk_done", i=1, n=1, ok=outcome.error is None, duration_s=outcome.duration_s,
-                 detail={"error": outcome.error} if outcome.error else {})
+        run.chunk_done(1, 1, outcome)
         if outcome.completion is None:
             run.errors.append(f"call 1/1: {outcome.error}")
             raise run.fail(backend, "the call failed")

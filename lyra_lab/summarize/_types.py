@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 from lyra_lab.backends import Backend, Completion, Usage
 from lyra_lab.chunking import Chunk
 
 ProgressCallback = Callable[["ProgressEvent"], None]
 
+#: The stages of a summarizer's progress events, in the order they come.
+Stage = Literal["load", "strategy", "chunk_done", "merge_started", "merge_done", "complete"]
+
 
 @dataclass(frozen=True, slots=True)
 class ProgressEvent:
     """A stage of long work: load, strategy, chunk_done, merge_started, merge_done, complete."""
 
-    stage: str
+    stage: Stage
     i: int | None = None
     n: int | None = None
     ok: bool | None = None

@@ -22,12 +22,10 @@ from typing import Any, Callable, Sequence
 
 from hypothesis import strategies as st
 
-from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall import ELLIPSIS, Hit, date_label, hit_line
+from lyra_lab.memory import CONDENSED_KINDS, ELLIPSIS, MemoryEntry, MemoryStore, date_label, hit_line
+from lyra_lab.recall import Hit
 from lyra_lab.testing._chunk_invariants import InvariantViolation
 from lyra_lab.testing._conversations import conversations
-
-CONDENSED_KINDS = ("digest", "gist", "summary", "fact")
 
 
 def _violation(detail: str, subject: object = "recall") -> InvariantViolation:

@@ -31,8 +31,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from lyra_lab.backends import FakeLLM
 from lyra_lab.corpus import Turn
-from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.rollup import in_period, period_grain, period_key, render_memory
+from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore, render_memory
+from lyra_lab.rollup import in_period, period_grain, period_key
 from lyra_lab.testing._chunk_invariants import InvariantViolation
 from lyra_lab.testing._conversations import turn_texts
 
@@ -113,7 +113,7 @@ def rollup_machine(rollup: Any, *, budget: int = 60,
                 raise fail("honest report", "report's kept + folded differ from the turns in memory")
             self.dropped |= set(report.dropped)
             event(f"compact: {report.reason}")
-            for level in sorted({e.level for e in self.store.entries(CID) if e.kind != "turn"}):
+            for level in sorted({e.level for e in self.store.entries(CID) if e.kind != EntryKind.TURN}):
                 event(f"memory holds level-{level} entries")
             # Compacting again with nothing new changes nothing (and calls no LLM).
             snapshot, idle = self.store.dumps(), FakeLLM()

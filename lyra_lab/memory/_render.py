@@ -1,11 +1,47 @@
-"""The context block a chat model gets from recall: dated hits, in priority order, within budget."""
+"""Memory as text for a chat model: the whole memory (rollup budgets are measured on it) and recall's context block.
+
+Two line forms, both ``[label] text``: ``entry_line`` labels a period digest
+by its period (``[2023-W19]``) and is what ``render_memory`` joins;
+``hit_line`` always labels by date range and is what ``render_context``
+packs under a token budget.
+"""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from datetime import datetime, timezone
+from typing import Callable, Iterable, Sequence
 
-from lyra_lab.memory import MemoryEntry
-from lyra_lab.recall._types import Hit
+from lyra_lab.memory._store import MemoryEntry
+
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def memory_order(entry: MemoryEntry) -> tuple:
+    """Coarse before fine (higher ``level`` first), then oldest first, then id for stability."""
+    start = entry.start or entry.end or _NEVER
+    end = entry.end or entry.start or _NEVER
+    return (-entry.level, start, end, entry.id)
+
+
+def entry_line(entry: MemoryEntry) -> str:
+    """``[2023-W19] text`` for a period digest, ``[2023-05-08] text`` (date range) otherwise."""
+    label = entry.period or date_label(entry)
+    return f"[{label}] {entry.text}"
+
+
+def render_memory(entries: Iterable[MemoryEntry]) -> str:
+    """One line per entry: month/week/day digests and other condensed entries first, raw turns last.
+
+    >>> render_memory([])
+    ''
+    """
+    return "\n".join(entry_line(e) for e in sorted(entries, key=memory_order))
+
+
+def memory_tokens(entries: Iterable[MemoryEntry], count: Callable[[str], int]) -> int:
+    """Tokens of ``render_memory(entries)`` under ``count``."""
+    return count(render_memory(entries))
+
 
 ELLIPSIS = " …"
 
@@ -20,19 +56,20 @@ def date_label(entry: MemoryEntry) -> str:
 
 
 def hit_line(entry: MemoryEntry) -> str:
+    """``[2023-05-08] text``: an entry as a line of a context block (its date range, never its period)."""
     return f"[{date_label(entry)}] {entry.text}"
 
 
-def render(hits: Sequence[Hit], token_budget: int, count: Callable[[str], int]) -> str:
-    """Render hits as one context block of at most ``token_budget`` tokens (by ``count``).
+def render_context(entries: Sequence[MemoryEntry], token_budget: int, count: Callable[[str], int]) -> str:
+    """Render entries (recall hits' entries) as one context block of at most ``token_budget`` tokens.
 
-    One line per hit, ``[date range] text``, in the given (priority) order.
-    Hits are taken whole while they fit.  The first hit that does not fit is
+    One line per entry, ``[date range] text``, in the given (priority) order.
+    Entries are taken whole while they fit.  The first entry that does not fit is
     **truncated** to what still fits, marked with a trailing ``" …"`` — on a
     token boundary when ``count`` can ``encode``/``decode`` (a
     ``lyra_lab.backends.TokenCounter``), else on a word boundary — and is the
-    last hit rendered; it is skipped if not even its date label fits.  So a
-    lower-priority hit never appears while a higher one was cut.
+    last entry rendered; it is skipped if not even its date label fits.  So a
+    lower-priority entry never appears while a higher one was cut.
 
     The budget is checked on the assembled block itself, so it holds exactly
     for any tokenizer (BPE counts of joined lines are not sums of line counts).
@@ -40,14 +77,14 @@ def render(hits: Sequence[Hit], token_budget: int, count: Callable[[str], int]) 
     if token_budget <= 0:
         return ""
     block = ""
-    for hit in hits:
-        line = hit_line(hit.entry)
+    for entry in entries:
+        line = hit_line(entry)
         candidate = block + "\n" + line if block else line
         if count(candidate) <= token_budget:
             block = candidate
             continue
-        prefix = (block + "\n" if block else "") + f"[{date_label(hit.entry)}] "
-        cut = _truncate(prefix, hit.entry.text, token_budget, count)
+        prefix = (block + "\n" if block else "") + f"[{date_label(entry)}] "
+        cut = _truncate(prefix, entry.text, token_budget, count)
         if cut is not None:
             block = cut
         break
