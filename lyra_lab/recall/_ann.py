@@ -20,9 +20,10 @@ import numpy as np
 
 from lyra_lab.backends._types import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, positive_int, ranked, require_embedder
+from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
 from lyra_lab.recall._index import ChangeLogIndex, embed_passages, embed_query
 from lyra_lab.recall._types import Hit
+from lyra_lab._params import Strategy, param
 
 _MIN_CAPACITY = 1024
 
@@ -137,7 +138,7 @@ def ann_index(store: MemoryStore, embedder: Embedder, conversation_id: str, m: i
 
 @RECALLERS.register("dense_ann")
 @dataclass(frozen=True)
-class DenseAnn:
+class DenseAnn(Strategy):
     """Top-k entries by approximate cosine similarity, from an HNSW graph (``hnswlib``).
 
     For memories of ~100k entries and more; below that, exact ``dense`` is as
@@ -151,16 +152,10 @@ class DenseAnn:
         threads: threads used to insert a batch (queries use one).
     """
 
-    m: int = 16
-    ef_construction: int = 100
-    ef_search: int = 64
-    threads: int = 1
-
-    def __post_init__(self) -> None:
-        positive_int("m", self.m, minimum=2)
-        positive_int("ef_construction", self.ef_construction)
-        positive_int("ef_search", self.ef_search)
-        positive_int("threads", self.threads)
+    m: int = param(16, ge=2)
+    ef_construction: int = param(100, ge=1)
+    ef_search: int = param(64, ge=1)
+    threads: int = param(1, ge=1)
 
     def recall(
         self,

@@ -27,6 +27,7 @@ from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, ranked
 from lyra_lab.recall._index import ChangeLogIndex, top_k
 from lyra_lab.recall._types import Hit
+from lyra_lab._params import Strategy, param
 
 STOPWORDS = "en"
 K1, B = 1.5, 0.75  # bm25s.BM25() defaults, with method="lucene"
@@ -245,7 +246,7 @@ def bm25_index(store: MemoryStore, conversation_id: str, tokenizer: Tokenizer | 
 
 @RECALLERS.register("bm25")
 @dataclass(frozen=True)
-class Bm25:
+class Bm25(Strategy):
     """Top-k entries by BM25 (bm25s tokenizer, English stopwords; bm25s's default scoring).
 
     Entries sharing no term with the query score 0 and are not returned, so a
@@ -257,11 +258,8 @@ class Bm25:
             tokens, so ``"5"`` matches).
     """
 
-    stemmer: str = "none"
-    tokens: str = "words2"
-
-    def __post_init__(self) -> None:
-        Tokenizer(self.stemmer, self.tokens)  # validates
+    stemmer: str = param("none", choices=STEMMERS)
+    tokens: str = param("words2", choices=TOKENS)
 
     def recall(
         self,

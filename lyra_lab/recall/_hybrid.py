@@ -8,10 +8,11 @@ from typing import Sequence
 
 from lyra_lab.backends._types import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, positive_int, ranked, require_embedder
+from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
 from lyra_lab.recall._bm25 import Bm25
 from lyra_lab.recall._dense import Dense
 from lyra_lab.recall._types import Hit
+from lyra_lab._params import Strategy, param
 
 METHODS = ("rrf", "weighted")
 
@@ -47,7 +48,7 @@ def weighted_fuse(dense: dict[str, float], lexical: dict[str, float], weight: fl
 
 @RECALLERS.register("hybrid")
 @dataclass(frozen=True)
-class Hybrid:
+class Hybrid(Strategy):
     """Fuse the top ``candidates`` of dense and of BM25.
 
     Args:
@@ -58,19 +59,10 @@ class Hybrid:
         candidates: how many hits each list contributes (at least ``k`` are taken).
     """
 
-    method: str = "rrf"
-    rrf_k: float = 60
-    weight: float = 0.5
-    candidates: int = 50
-
-    def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if not self.rrf_k > 0:
-            raise ValueError(f"rrf_k must be > 0, got {self.rrf_k!r}")
-        if not 0.0 <= self.weight <= 1.0:
-            raise ValueError(f"weight must be in [0, 1], got {self.weight!r}")
-        positive_int("candidates", self.candidates)
+    method: str = param("rrf", choices=METHODS)
+    rrf_k: float = param(60, gt=0)
+    weight: float = param(0.5, ge=0, le=1)
+    candidates: int = param(50, ge=1)
 
     def recall(
         self,

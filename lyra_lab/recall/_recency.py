@@ -14,6 +14,7 @@ from lyra_lab.memory import MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
 from lyra_lab.recall._index import dense_index, embed_query
 from lyra_lab.recall._types import Hit
+from lyra_lab._params import Strategy, param
 
 DAY_S = 86_400.0
 
@@ -29,7 +30,7 @@ def decay(age_days: np.ndarray | float, half_life_days: float) -> np.ndarray | f
 
 @RECALLERS.register("recency")
 @dataclass(frozen=True)
-class Recency:
+class Recency(Strategy):
     """Dense similarity × ``0.5 ** (age_days / half_life_days)``.
 
     The similarity is the cosine mapped to [0, 1] (``(1 + cos) / 2``) so that
@@ -38,11 +39,7 @@ class Recency:
     means the conversation's latest entry end.  Undated entries are not decayed.
     """
 
-    half_life_days: float = 30.0
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.half_life_days, (int, float)) and self.half_life_days > 0):
-            raise ValueError(f"half_life_days must be > 0, got {self.half_life_days!r}")
+    half_life_days: float = param(30.0, gt=0, doc="the age in days at which a score is halved.")
 
     def recall(
         self,

@@ -10,16 +10,17 @@ import numpy as np
 
 from lyra_lab.backends._types import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, check_k, positive_int, ranked, require_embedder
+from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
 from lyra_lab.recall._index import DenseIndex, dense_index, embed_query
 from lyra_lab.recall._types import Hit
+from lyra_lab._params import Strategy, param
 
 COARSE_KINDS = ("gist", "digest", "summary", "fact")
 
 
 @RECALLERS.register("tiered")
 @dataclass(frozen=True)
-class Tiered:
+class Tiered(Strategy):
     """Three tiers, concatenated in this priority order and cut at ``k``.
 
     1. ``gists``: the most similar condensed entries (``coarse_kinds``) that
@@ -33,16 +34,13 @@ class Tiered:
     within the dense tiers the part after the tier offset is ``(1 + cos) / 2``.
     """
 
-    gists: int = 3
-    sharp: int = 5
-    recent: int = 5
-    coarse_kinds: tuple[str, ...] = COARSE_KINDS
-
-    def __post_init__(self) -> None:
-        for name in ("gists", "sharp", "recent"):
-            positive_int(name, getattr(self, name), minimum=0)
-        if not self.coarse_kinds or "turn" in self.coarse_kinds:
-            raise ValueError(f"coarse_kinds must be non-empty and exclude 'turn', got {self.coarse_kinds!r}")
+    gists: int = param(3, ge=0, doc="how many condensed entries of other sessions come first (tier 1).")
+    sharp: int = param(5, ge=0, doc="how many of the most similar raw turns come next (tier 2).")
+    recent: int = param(5, ge=0, doc="how many of the current session's newest turns come last (tier 3).")
+    coarse_kinds: tuple[str, ...] = param(
+        COARSE_KINDS, check=lambda kinds: bool(kinds) and "turn" not in kinds,
+        allowed="a non-empty list of memory entry kinds without 'turn'",
+        doc="the entry kinds tier 1 draws from (condensed memory: gists, digests, summaries, facts).")
 
     def recall(
         self,

@@ -21,6 +21,7 @@ from lyra_lab.rollup._base import (
 )
 from lyra_lab.rollup._render import render_memory
 from lyra_lab.rollup._types import RollupReport
+from lyra_lab._params import Strategy, param
 
 _BULLET = re.compile(r"^\s*(?:[-*•]+|\d+[.)])\s*")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
@@ -61,7 +62,7 @@ def _turn_key(entry: MemoryEntry) -> tuple[str, str]:
 
 @ROLLUPS.register("fact_extraction")
 @dataclass(frozen=True)
-class FactExtraction:
+class FactExtraction(Strategy):
     """Extract facts from each full batch of ``batch_turns`` new raw turns (one LLM call per batch).
 
     Turns are taken in time order after the watermark (``meta["watermark"]``,
@@ -71,14 +72,8 @@ class FactExtraction:
     budget is not enforced here.  A failed LLM call changes nothing.
     """
 
-    batch_turns: int = 10
-    max_tokens: int = 200
-
-    def __post_init__(self) -> None:
-        for name in ("batch_turns", "max_tokens"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    batch_turns: int = param(10, ge=1, doc="new raw turns per extraction call.")
+    max_tokens: int = param(200, ge=1, doc="the completion limit of each extraction call.")
 
     def compact(
         self,

@@ -14,6 +14,7 @@ from lyra_lab.rollup._base import (
 )
 from lyra_lab.rollup._render import render_memory
 from lyra_lab.rollup._types import RollupReport
+from lyra_lab._params import Strategy, param
 
 
 def _latest_session(sessions: dict[str, list[MemoryEntry]]) -> str | None:
@@ -32,7 +33,7 @@ def gist_id(conversation_id: str, session_id: str) -> str:
 
 @ROLLUPS.register("session_gist")
 @dataclass(frozen=True)
-class SessionGist:
+class SessionGist(Strategy):
     """A gist (kind ``gist``, level 1) per session, for tiered recall and session-level context.
 
     A session's gist is (re)written once ``every_turns`` raw turns of it are
@@ -46,17 +47,10 @@ class SessionGist:
     call changes nothing and the report carries ``error``.
     """
 
-    every_turns: int = 20
-    max_tokens: int = 200
-    gist_closed_sessions: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("every_turns", "max_tokens"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-        if not isinstance(self.gist_closed_sessions, bool):
-            raise ValueError(f"gist_closed_sessions must be true or false, got {self.gist_closed_sessions!r}")
+    every_turns: int = param(20, ge=1, doc="uncovered raw turns of a session that make its gist be rewritten.")
+    max_tokens: int = param(200, ge=1, doc="the completion limit of each gist call.")
+    gist_closed_sessions: bool = param(True, doc="give a session that is over its final gist, however few turns "
+                                                 "it has left uncovered.")
 
     def compact(
         self,

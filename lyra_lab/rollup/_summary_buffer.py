@@ -20,6 +20,7 @@ from lyra_lab.rollup._base import (
 )
 from lyra_lab.rollup._render import render_memory
 from lyra_lab.rollup._types import RollupReport
+from lyra_lab._params import Strategy, param
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
@@ -30,7 +31,7 @@ def summary_id(conversation_id: str) -> str:
 
 @ROLLUPS.register("summary_buffer")
 @dataclass(frozen=True)
-class SummaryBuffer:
+class SummaryBuffer(Strategy):
     """Keep the newest entries under a token limit; fold the pruned ones into a running summary.
 
     Args:
@@ -46,17 +47,8 @@ class SummaryBuffer:
     nothing and the report carries ``error``.
     """
 
-    max_buffer_tokens: int | None = None
-    max_tokens: int = 200
-
-    def __post_init__(self) -> None:
-        if self.max_buffer_tokens is not None and (
-            isinstance(self.max_buffer_tokens, bool) or not isinstance(self.max_buffer_tokens, int)
-            or self.max_buffer_tokens < 0
-        ):
-            raise ValueError(f"max_buffer_tokens must be None or an int >= 0, got {self.max_buffer_tokens!r}")
-        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be an int >= 1, got {self.max_tokens!r}")
+    max_buffer_tokens: int | None = param(None, ge=0)
+    max_tokens: int = param(200, ge=1)
 
     def compact(
         self,
