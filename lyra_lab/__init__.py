@@ -1,5 +1,6 @@
 """lyra-lab: a research harness for the long-term memory of chat assistants."""
 
+from lyra_lab._params import Strategy, param
 from lyra_lab._registry import ConfigError, Registry
 from lyra_lab.corpus import (
     FORMATS,
@@ -24,8 +25,10 @@ __all__ = [
     "Probe",
     "Registry",
     "Session",
+    "Strategy",
     "Turn",
     "__version__",
     "load",
     "load_probes",
+    "param",
 ]

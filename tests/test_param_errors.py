@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from lyra_lab import ConfigError
-from lyra_lab._params import Declared, check_params, declared, param, undeclared
+from lyra_lab import ConfigError, Strategy, param
+from lyra_lab._params import Declared, declared, undeclared
 from lyra_lab.chunking import OverlapWindowChunker, TurnWindowChunker
 from lyra_lab.experiments import ExperimentSpec
 from lyra_lab.recall import Tiered
@@ -169,12 +169,9 @@ def test_a_list_from_a_spec_becomes_a_tuple_and_a_valid_value_passes_unchanged()
 
 def test_a_strategy_of_ones_own_gets_the_same_checks():
     @dataclass(frozen=True)
-    class Window:
+    class Window(Strategy):
         size: int = param(8, ge=1)
         mode: str = param("turns", choices=("turns", "lines"))
-
-        def __post_init__(self) -> None:
-            check_params(self)
 
     with pytest.raises(ConfigError, match=r"^strategy 'Window': parameter 'mode' = 'words'; "
                                           r"allowed: one of 'turns', 'lines'$"):
