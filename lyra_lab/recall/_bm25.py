@@ -38,7 +38,7 @@ _PATTERNS = {"words2": r"(?u)\b\w\w+\b", "words": r"(?u)\b\w+\b"}
 
 
 @dataclass(frozen=True)
-class Tokenizer:
+class Tokenizer(Strategy):
     """How text becomes BM25 terms: bm25s's tokenizer with English stopwords, plus options.
 
     Args:
@@ -47,14 +47,8 @@ class Tokenizer:
             or ``"words"`` (keeps them, so single-digit numbers match).
     """
 
-    stemmer: str = "none"
-    tokens: str = "words2"
-
-    def __post_init__(self) -> None:
-        if self.stemmer not in STEMMERS:
-            raise ValueError(f"stemmer must be one of {STEMMERS}, got {self.stemmer!r}")
-        if self.tokens not in TOKENS:
-            raise ValueError(f"tokens must be one of {TOKENS}, got {self.tokens!r}")
+    stemmer: str = param("none", choices=STEMMERS)
+    tokens: str = param("words2", choices=TOKENS)
 
     @property
     def is_default(self) -> bool:
