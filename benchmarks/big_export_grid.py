@@ -34,7 +34,8 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from lyra_lab.corpus import Conversation, generate_synthetic
+from lyra_lab.corpus import Conversation
+from lyra_lab.synthetic import generate_synthetic
 
 
 def chatgpt_export(conversations: list[Conversation]) -> list[dict]:

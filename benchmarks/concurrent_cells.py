@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from lyra_lab.backends import SimulatedServer
-from lyra_lab.corpus import generate_synthetic
+from lyra_lab.synthetic import generate_synthetic
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 
 LATENCY_S = 0.25

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lyra_lab.backends import FakeLLM, HashingEmbedder
 from lyra_lab.commands.demo import demo_spec_path
-from lyra_lab.evaluate import inspect_probe
+from lyra_lab.experiments import inspect_probe
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 
 

@@ -1,6 +1,7 @@
 """lyra-lab: a research harness for the long-term memory of chat assistants."""
 
 from lyra_lab._params import Strategy, param
+from lyra_lab._records import RecordError, Schema, from_record, record, to_record
 from lyra_lab._registry import ConfigError, Registry
 from lyra_lab.corpus import (
     FORMATS,
@@ -23,12 +24,17 @@ __all__ = [
     "Corpus",
     "CorpusFormatError",
     "Probe",
+    "RecordError",
     "Registry",
+    "Schema",
     "Session",
     "Strategy",
     "Turn",
     "__version__",
+    "from_record",
     "load",
     "load_probes",
     "param",
+    "record",
+    "to_record",
 ]

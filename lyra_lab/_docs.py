@@ -205,7 +205,7 @@ def strategy_section(title: str, module: str, registry: Any) -> list[str]:
 def _key_defaults() -> dict[str, dict[str, str]]:
     """The default of every key, read from a minimal experiment built by the real parser."""
     from lyra_lab.experiments import ExperimentSpec
-    from lyra_lab.experiments._spec import CACHE_MODES, CorpusSpec, JudgeSpec, QASpec
+    from lyra_lab.experiments import CACHE_MODES, CorpusSpec, JudgeSpec, QASpec
 
     spec = ExperimentSpec.from_dict({"corpus": {"path": "corpus.jsonl"}, "grid": {"chunkers": ["turn_window"]}})
     pipeline = spec.pipelines[0]
@@ -233,7 +233,7 @@ def _key_defaults() -> dict[str, dict[str, str]]:
 
 
 def tables_section() -> list[str]:
-    from lyra_lab.experiments._spec import TABLES
+    from lyra_lab.experiments import TABLES
 
     defaults = _key_defaults()
     lines = ["## Tables and keys", "",
@@ -251,10 +251,9 @@ def tables_section() -> list[str]:
 
 
 def backends_section() -> list[str]:
-    from lyra_lab.backends import BackendConfig, _presets
-    from lyra_lab.backends._make_embedder import embedder_names
+    from lyra_lab.backends import LOCAL_ONLY_FIELDS, BackendConfig, embedder_names, make_backend
 
-    doc = inspect.cleandoc(_presets.__doc__ or "")
+    doc = inspect.cleandoc(sys.modules[make_backend.__module__].__doc__ or "")  # the presets, documented beside it
     presets = doc.split("Presets::", 1)[1].split("\n\n")[1] if "Presets::" in doc else ""
     after = doc.split(presets, 1)[1].strip() if presets else ""
     lines = ["## Backends", "",
@@ -267,7 +266,7 @@ def backends_section() -> list[str]:
     rows.append(("`model_path`", "`str`", "bundled SmolLM2-135M-Instruct",
                  "local preset only: a GGUF model file to serve instead of the bundled one"))
     rows.append(("`cache`", "`str`", "-", "a response cache SQLite file (the run's own caches follow `[run] cache`)"))
-    assert set(_presets._LOCAL_ONLY) <= {"model_path"}, "document the new local-only key"
+    assert set(LOCAL_ONLY_FIELDS) <= {"model_path"}, "document the new local-only key"
     lines += ["Fields a table may set:", "", *_table(("key", "type", "default", "meaning"), rows), ""]
     lines += [(f"Embedders (`[run] embedders`): {', '.join(f'`{n}`' for n in embedder_names())} "
               "(`openai/<model>` for any `/v1/embeddings`), or `none`."), ""]
@@ -286,13 +285,13 @@ def datasets_section() -> list[str]:
 
 def render() -> str:
     from lyra_lab.chunking import CHUNKERS
-    from lyra_lab.experiments import _spec
+    from lyra_lab.experiments import ExperimentSpec
     from lyra_lab.recall import RECALLERS
     from lyra_lab.replay import TRIGGERS
     from lyra_lab.rollup import ROLLUPS
     from lyra_lab.summarize import SUMMARIZERS
 
-    doc = inspect.cleandoc(_spec.__doc__ or "")
+    doc = inspect.cleandoc(sys.modules[ExperimentSpec.__module__].__doc__ or "")  # the experiment file, documented
     intro, _, rest = doc.partition("::")
     example_lines = inspect.cleandoc(rest.split("\n\nUnknown keys")[0])
     lines = [

@@ -14,7 +14,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from lyra_lab.commands._errors import EXIT_USAGE, UsageError, report_failure, suggest
+from lyra_lab.commands import EXIT_USAGE, UsageError, report_failure, suggest
 
 # module names under lyra_lab.commands, in the order --help lists them
 COMMANDS: tuple[str, ...] = ("import_corpus", "report", "recall_eval", "serve_local", "run", "demo", "bench")

@@ -16,6 +16,15 @@ from lyra_lab.backends._simulated import RequestRecord, SimulatedServer
 from lyra_lab.backends._simulated_faults import SimulatedSpec
 from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
 from lyra_lab.backends._types import Backend, BackendError, Completion, Embedder, Message, Usage
+# What other lyra_lab packages use beyond the above:
+from lyra_lab.backends._backend_config import redact
+from lyra_lab.backends._local_process import bundled_model_path, check_gguf, log_tail
+from lyra_lab.backends._local_server import DEFAULT_N_CTX
+from lyra_lab.backends._make_embedder import embedder_names
+from lyra_lab.backends._paths import cache_dir
+from lyra_lab.backends._presets import _FIELDS as PRESET_FIELDS  # the keys a backend table may set
+from lyra_lab.backends._presets import _LOCAL_ONLY as LOCAL_ONLY_FIELDS  # the keys only the local preset takes
+from lyra_lab.backends._tokens import LineMemoCounter
 
 __all__ = [
     "PRESETS",
@@ -57,4 +66,14 @@ __all__ = [
     "ensure_local_server",
     "make_embedder",
     "token_counter",
+    "DEFAULT_N_CTX",
+    "LOCAL_ONLY_FIELDS",
+    "PRESET_FIELDS",
+    "LineMemoCounter",
+    "bundled_model_path",
+    "cache_dir",
+    "check_gguf",
+    "embedder_names",
+    "log_tail",
+    "redact",
 ]

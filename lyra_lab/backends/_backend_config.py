@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
+from lyra_lab._records import from_record, plain, record, to_record
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._prices import Price, price_for
 from lyra_lab.backends._retry import RetryPolicy
@@ -22,6 +23,12 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DUMMY_KEY = "sk-no-key-needed"  # local servers ignore the key but the client wants one
 
 
+def _scrub(fields: dict[str, Any]) -> dict[str, Any]:
+    # A record on disk never holds a key: the URL loses its credentials, credential-like params are masked.
+    return redact({**fields, "base_url": safe_url(fields["base_url"])})
+
+
+@record("backend_config", 1, legacy=1, encode=_scrub)
 @dataclass(frozen=True)
 class BackendConfig:
     """One OpenAI-compatible backend: where it is, what it costs, how patient to be.
@@ -97,17 +104,13 @@ class BackendConfig:
         object.__setattr__(self, "params", dict(self.params))
 
     @classmethod
-    def from_dict(cls, spec: Mapping[str, Any]) -> "BackendConfig":
-        """Build from plain fields; an unknown key is a ``ConfigError`` naming it."""
-        allowed = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(spec) - allowed)
-        if unknown:
-            raise ConfigError(
-                f"backend config: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(allowed))}")
-        missing = [k for k in ("name", "base_url", "model") if k not in spec]
-        if missing:
-            raise ConfigError(f"backend config: missing key {missing[0]!r}")
-        return cls(**spec)
+    def from_dict(cls, spec: Mapping[str, Any], source: str | None = None) -> "BackendConfig":
+        """Build from plain fields or a ``backend_config`` record; an unknown key is a ``ConfigError`` naming it."""
+        return from_record(cls, spec, source or "backend config")
+
+    def to_record(self) -> dict[str, Any]:
+        """The ``backend_config/1`` record, safe to write: no key, no URL credentials, credential params masked."""
+        return to_record(self)
 
     @property
     def retry_policy(self) -> RetryPolicy:
@@ -143,13 +146,13 @@ class BackendConfig:
         credential-like params (``extra_headers`` values, ``api_key``…) are masked.
         """
         return {"backend": self.name, "endpoint": endpoint_url(self.base_url), "model": self.model,
-                "params": redact(_plain(self.params))}
+                "params": redact(plain(self.params))}
 
     def describe(self) -> dict[str, Any]:
         """Every field, safe to record: no key, and no credentials or query in the URL."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["base_url"] = safe_url(self.base_url)
-        out["params"] = redact(_plain(self.params))
+        out["params"] = redact(plain(self.params))
         price = self.price()
         out["price_known"] = price.known
         out["price_in_per_m"], out["price_out_per_m"] = price.input_per_m, price.output_per_m
@@ -238,10 +241,3 @@ def _redact_url(text: str) -> str:
         return text
     return endpoint_url(text)
 
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value

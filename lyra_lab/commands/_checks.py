@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lyra_lab._records import read_jsonl
 from lyra_lab.commands._errors import UsageError
 
 NOT_A_RUN = "not a lyra-lab run folder, or one made by a newer version of lyra-lab"
@@ -37,7 +38,7 @@ def run_folder(path: str | Path, *, must_exist: bool, fresh: bool = False) -> Pa
         raise UsageError(f"run folder {p} is a file, not a folder")
     if fresh:
         return p
-    from lyra_lab.experiments._runfolder import schema_version
+    from lyra_lab.experiments import schema_version
 
     schema_version(p)  # a ConfigError naming the folder, its version and the supported one
     spec = p / "spec.json"
@@ -60,14 +61,10 @@ def run_folder(path: str | Path, *, must_exist: bool, fresh: bool = False) -> Pa
 
 def _check_rows(run: Path, file: Path) -> None:
     try:
-        with file.open(encoding="utf-8") as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if line.strip() and not isinstance(json.loads(line), dict):
-                    raise ValueError("not a JSON object")
+        read_jsonl(file, ValueError)  # "<file>: line N: not valid JSON (…)" / "not a JSON object"
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        where = f"line {line_no}" if "line_no" in locals() else "unreadable"
-        reason = getattr(exc, "msg", None) or str(exc)
-        raise UsageError(f"{file}: {where}: {reason}; {run} is {NOT_A_RUN}, or the file is corrupt") from None
+        reason = str(exc) if str(exc).startswith(str(file)) else f"{file}: unreadable: {exc}"
+        raise UsageError(f"{reason}; {run} is {NOT_A_RUN}, or the file is corrupt") from None
 
 
 def check_parquet(run: Path) -> None:

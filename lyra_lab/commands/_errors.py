@@ -44,7 +44,7 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     import tomllib
 
     from lyra_lab._registry import ConfigError
-    from lyra_lab.backends._types import BackendError
+    from lyra_lab.backends import BackendError
     from lyra_lab.corpus import CorpusFormatError
     from lyra_lab.evaluate import ResultsFormatError
 

@@ -52,7 +52,7 @@ def check_backend(spec: Any) -> None:
                           f"allowed: preset, cache, {', '.join(sorted(allowed))}")
     model_path = overrides.pop("model_path", None)
     if model_path is not None:
-        from lyra_lab.backends._local_process import check_gguf
+        from lyra_lab.backends import check_gguf
 
         check_gguf(model_path)
     base = {"name": "local", "base_url": "http://127.0.0.1:1/v1", "model": "local"}

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.corpus import load, plant_probes, planted_counts
-from lyra_lab.corpus._synthetic import CATEGORIES
+from lyra_lab.corpus import load
+from lyra_lab.synthetic import CATEGORIES, plant_probes, planted_counts
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

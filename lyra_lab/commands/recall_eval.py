@@ -145,7 +145,7 @@ def _recaller_spec(text: str):
 
 
 def _default_cache() -> Path:
-    from lyra_lab.backends._paths import cache_dir
+    from lyra_lab.backends import cache_dir
 
     return cache_dir() / "embeddings.sqlite"
 

@@ -13,8 +13,7 @@ import sys
 import threading
 from typing import Any
 
-from lyra_lab.backends._local_process import log_tail
-from lyra_lab.backends._local_server import DEFAULT_N_CTX, LocalServer
+from lyra_lab.backends import DEFAULT_N_CTX, LocalServer, log_tail
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

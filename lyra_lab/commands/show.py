@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
 
     from lyra_lab._registry import ConfigError
     from lyra_lab.commands._checks import run_folder
-    from lyra_lab.evaluate import inspect_probe
+    from lyra_lab.experiments import inspect_probe
 
     run_dir = run_folder(args.run_dir, must_exist=True)
     args.log_path = run_dir / "log.jsonl"

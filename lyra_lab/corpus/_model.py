@@ -7,12 +7,15 @@ user's probes can point at turns by the ids in their own export.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterator, Literal, Mapping, TypeGuard, overload
+from typing import Any, Iterable, Iterator, Literal, Mapping, TypeGuard, overload
+
+from lyra_lab._records import SCHEMA_KEY, record
 
 Role = Literal["user", "assistant"]
 ROLES: tuple[str, ...] = ("user", "assistant")
@@ -107,6 +110,27 @@ class Conversation:
             yield from session.turns
 
 
+PROBE_LINE_KEYS = ("id", "question", "answer", "evidence", "conversation_id", "category", "asked_at", "abstention",
+                   "adversarial")
+
+
+def _probe_line(fields: dict[str, Any]) -> dict[str, Any]:
+    """A probe's fields as one line of a probes file: defaults left out, ``meta`` keys as extra keys."""
+    line = {k: fields[k] for k in PROBE_LINE_KEYS[:5]}
+    line.update((k, fields[k]) for k in PROBE_LINE_KEYS[5:] if fields[k] is not None and fields[k] is not False)
+    extra = {k: v for k, v in fields["meta"].items() if k not in line and k != SCHEMA_KEY}
+    return {**extra, **line}
+
+
+def _probe_fields(line: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of ``_probe_line``: keys that are not fields go back into ``meta``."""
+    fields = {k: v for k, v in line.items() if k in PROBE_LINE_KEYS}
+    return {**fields, "meta": {k: v for k, v in line.items() if k not in PROBE_LINE_KEYS}}
+
+
+# A probe's record is one line of a probes file (lyra_lab.probes.save_probes writes them; load_probes reads them
+# with line-numbered checks against the corpus).
+@record("probe", 1, legacy=1, encode=_probe_line, decode=_probe_fields)
 @dataclass(frozen=True, slots=True)
 class Probe:
     """A question asked of the memory, with its gold answer and evidence turn ids."""
@@ -153,8 +177,6 @@ class Corpus:
 
     def save(self, path: "str | os.PathLike[str]") -> "Path":
         """Write the corpus in lyra-lab's own JSONL format; ``lyra_lab.load`` reads it back unchanged."""
-        from lyra_lab.corpus._native import save
-
         return save(self, path)
 
     def stats(self) -> dict[str, Any]:
@@ -175,3 +197,49 @@ class Corpus:
             "last": max(stamps).isoformat() if stamps else None,
             "sha256": self.sha256,
         }
+
+
+# The native format's writer lives beside ``Corpus.save`` and its reader in ``_native`` (which builds
+# these records), so neither module has to import the other's.
+MAGIC = "lyra_lab_corpus"
+VERSION = 1
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def dump_lines(corpus: Corpus) -> Iterable[str]:
+    """The corpus as JSON lines (no trailing newlines)."""
+    header = {MAGIC: VERSION, "name": corpus.name, "source": corpus.source,
+              "sha256": corpus.sha256, "format": corpus.format}
+    yield json.dumps(header, ensure_ascii=False)
+    for conv in corpus.conversations:
+        yield json.dumps({"type": "conversation", "id": conv.id, "title": conv.title,
+                          "meta": dict(conv.meta)}, ensure_ascii=False)
+        for s in conv.sessions:
+            yield json.dumps({"type": "session", "id": s.id, "conversation_id": s.conversation_id,
+                              "title": s.title, "started_at": _iso(s.started_at), "gist": s.gist,
+                              "meta": dict(s.meta)}, ensure_ascii=False)
+            for t in s.turns:
+                yield json.dumps({"type": "turn", "id": t.id, "conversation_id": t.conversation_id,
+                                  "session_id": t.session_id, "role": t.role, "speaker": t.speaker,
+                                  "text": t.text, "timestamp": _iso(t.timestamp),
+                                  "meta": dict(t.meta)}, ensure_ascii=False)
+    for p in corpus.probes:
+        yield json.dumps({"type": "probe", "id": p.id, "conversation_id": p.conversation_id,
+                          "question": p.question, "answer": p.answer, "evidence": list(p.evidence),
+                          "category": p.category, "asked_at": _iso(p.asked_at),
+                          "adversarial": p.adversarial, "abstention": p.abstention,
+                          "meta": dict(p.meta)}, ensure_ascii=False)
+
+
+def save(corpus: Corpus, path: str | os.PathLike[str]) -> Path:
+    """Write ``corpus`` to ``path`` (atomically: a temp file renamed into place)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        for line in dump_lines(corpus):
+            fh.write(line + "\n")
+    tmp.replace(path)
+    return path

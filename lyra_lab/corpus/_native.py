@@ -8,62 +8,18 @@ Line 1 is a header; then one record per line in document order::
     {"type": "turn", "id": ..., "conversation_id": ..., "session_id": ..., "role": ..., "text": ..., ...}
     {"type": "probe", "id": ..., "conversation_id": ..., "question": ..., "answer": ..., "evidence": [...], ...}
 
-Datetimes are ISO 8601 with their UTC offset.
+Datetimes are ISO 8601 with their UTC offset.  This module reads the format; the writer
+(``dump_lines``, ``save``) sits beside ``Corpus.save`` in ``_model``.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
 from lyra_lab.corpus._json_util import Fields
-from lyra_lab.corpus._model import Conversation, Corpus, CorpusFormatError, Probe, Session, Turn
-
-MAGIC = "lyra_lab_corpus"
-VERSION = 1
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def dump_lines(corpus: Corpus) -> Iterable[str]:
-    """The corpus as JSON lines (no trailing newlines)."""
-    header = {MAGIC: VERSION, "name": corpus.name, "source": corpus.source,
-              "sha256": corpus.sha256, "format": corpus.format}
-    yield json.dumps(header, ensure_ascii=False)
-    for conv in corpus.conversations:
-        yield json.dumps({"type": "conversation", "id": conv.id, "title": conv.title,
-                          "meta": dict(conv.meta)}, ensure_ascii=False)
-        for s in conv.sessions:
-            yield json.dumps({"type": "session", "id": s.id, "conversation_id": s.conversation_id,
-                              "title": s.title, "started_at": _iso(s.started_at), "gist": s.gist,
-                              "meta": dict(s.meta)}, ensure_ascii=False)
-            for t in s.turns:
-                yield json.dumps({"type": "turn", "id": t.id, "conversation_id": t.conversation_id,
-                                  "session_id": t.session_id, "role": t.role, "speaker": t.speaker,
-                                  "text": t.text, "timestamp": _iso(t.timestamp),
-                                  "meta": dict(t.meta)}, ensure_ascii=False)
-    for p in corpus.probes:
-        yield json.dumps({"type": "probe", "id": p.id, "conversation_id": p.conversation_id,
-                          "question": p.question, "answer": p.answer, "evidence": list(p.evidence),
-                          "category": p.category, "asked_at": _iso(p.asked_at),
-                          "adversarial": p.adversarial, "abstention": p.abstention,
-                          "meta": dict(p.meta)}, ensure_ascii=False)
-
-
-def save(corpus: Corpus, path: str | os.PathLike[str]) -> Path:
-    """Write ``corpus`` to ``path`` (atomically: a temp file renamed into place)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        for line in dump_lines(corpus):
-            fh.write(line + "\n")
-    tmp.replace(path)
-    return path
+from lyra_lab.corpus._model import MAGIC, VERSION, Conversation, Corpus, CorpusFormatError, Probe, Session, Turn
 
 
 def is_native(first_line: str) -> bool:

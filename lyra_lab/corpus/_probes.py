@@ -25,12 +25,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from lyra_lab._records import SCHEMA_KEY, RecordError, schema_of
 from lyra_lab.corpus._json_util import Fields, decode_utf8
-from lyra_lab.corpus._model import Corpus, CorpusFormatError, Probe
+from lyra_lab.corpus._model import PROBE_LINE_KEYS, Corpus, CorpusFormatError, Probe
 
 UNRESOLVED = ""  # conversation_id of a probe read without a corpus and not naming its conversation
-KNOWN_KEYS = {"id", "question", "answer", "evidence", "category", "conversation_id", "asked_at",
-              "adversarial", "abstention"}
+KNOWN_KEYS = {SCHEMA_KEY, *PROBE_LINE_KEYS}
 
 
 def looks_like(record: Any) -> bool:
@@ -98,6 +98,10 @@ def _probe(f: Fields, rec: dict[str, Any], where: str, corpus: Corpus | None,
         except CorpusFormatError as exc:
             raise f.error(where, f"{key!r}: {exc.problem}") from None
 
+    try:  # a line written with its envelope ("schema": "probe/1"), or the old shape without it
+        schema_of(Probe).version_of(rec, where)
+    except RecordError as exc:
+        raise f.error(where, str(exc).removeprefix(f"{where}: ")) from None
     pid = str(field("id", (str, int)))
     evidence = field("evidence", list, required=False) or []
     bad = [e for e in evidence if not isinstance(e, str)]

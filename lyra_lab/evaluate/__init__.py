@@ -1,5 +1,6 @@
 """Evaluation: retrieval metrics, QA scoring, judge, retention, bootstrap CIs, reports, recall-eval."""
 
+from lyra_lab.evaluate._agreement import cohen_kappa, judge_agreement, judge_table, split_judges
 from lyra_lab.evaluate._bootstrap import BootstrapCI, aggregate, bootstrap_ci, cluster_bootstrap_ci
 from lyra_lab.evaluate._budget import budget_frame, budget_metric, budget_scores, fit_count
 from lyra_lab.evaluate._compare import (
@@ -15,6 +16,7 @@ from lyra_lab.evaluate._judge import (
     DEFAULT_JUDGE_PROMPT,
     JUDGE_PROMPTS,
     LONGMEMEVAL_JUDGE,
+    JudgeConfig,
     JudgePrompt,
     JudgeResult,
     TypedJudgePrompt,
@@ -23,26 +25,23 @@ from lyra_lab.evaluate._judge import (
 )
 from lyra_lab.evaluate._labels import LOCOMO_LABELS, category_label, label_categories
 from lyra_lab.evaluate._plots import quality_vs_context_tokens
+from lyra_lab.evaluate._probe_record import (
+    DETAIL_EVENT,
+    LoggedProbes,
+    logged_probes,
+    probe_record,
+    run_corpus,
+    turn_texts,
+)
 from lyra_lab.evaluate._qa import (
-    ABSTAIN_PATTERNS,
     ANSWER_PROMPTS,
     DEFAULT_ANSWER_PROMPT,
     AnswerPrompt,
-    abstains,
     answer_probe,
-    exact_match,
-    expects_abstention,
-    normalize_answer,
     score_answer,
-    token_f1,
 )
 from lyra_lab.evaluate._recall_eval import ProbeRecall, RecallEvalResult, recall_eval
-from lyra_lab.evaluate._report import ResultsFormatError, read_results, write_report
-from lyra_lab.evaluate._retention import (
-    DEFAULT_RETENTION_THRESHOLD,
-    answer_retained,
-    retention_scores,
-)
+from lyra_lab.evaluate._report import ResultsFormatError, read_results, read_row_records, write_report
 from lyra_lab.evaluate._retrieval import (
     VERBATIM_KINDS,
     any_recall_at,
@@ -60,8 +59,19 @@ from lyra_lab.evaluate._retrieval import (
     verbatim_flags,
 )
 from lyra_lab.evaluate._score import check_ks, retrieval_scores, score_outcome, session_map
-from lyra_lab.evaluate._scorers import DEFAULT_SCORER, SCORERS, locomo_f1, locomo_normalize
+from lyra_lab.evaluate._scorers import DEFAULT_SCORER, SCORERS, check_scorer, locomo_f1, locomo_normalize
 from lyra_lab.evaluate._summary import summarize_results
+from lyra_lab.matching import (  # the text rules live below replay; re-exported here as before
+    ABSTAIN_PATTERNS,
+    DEFAULT_RETENTION_THRESHOLD,
+    abstains,
+    answer_retained,
+    exact_match,
+    expects_abstention,
+    normalize_answer,
+    retention_scores,
+    token_f1,
+)
 
 __all__ = [
     "ABSTAIN_PATTERNS",
@@ -70,6 +80,7 @@ __all__ = [
     "DEFAULT_JUDGE_PROMPT",
     "DEFAULT_RETENTION_THRESHOLD",
     "DEFAULT_SCORER",
+    "DETAIL_EVENT",
     "JUDGE_PROMPTS",
     "LOCOMO_LABELS",
     "LONGMEMEVAL_JUDGE",
@@ -77,15 +88,11 @@ __all__ = [
     "VERBATIM_KINDS",
     "AnswerPrompt",
     "BootstrapCI",
-    "PairedComparison",  # paired comparisons (_compare)
-    "compare",
-    "compare_all",
-    "comparison_plot",
-    "holm",
-    "row_pipeline_labels",
-    "sign_flip_p",
+    "JudgeConfig",
     "JudgePrompt",
     "JudgeResult",
+    "LoggedProbes",
+    "PairedComparison",
     "ProbeRecall",
     "RecallEvalResult",
     "ResultsFormatError",
@@ -101,45 +108,53 @@ __all__ = [
     "budget_scores",
     "category_label",
     "check_ks",
+    "check_scorer",
     "cluster_bootstrap_ci",
+    "cohen_kappa",
+    "compare",
+    "compare_all",
+    "comparison_plot",
     "coverage_recall_at",
     "evidence_recall_at",
     "exact_match",
     "expects_abstention",
     "fit_count",
+    "holm",
+    "judge_agreement",
     "judge_answer",
+    "judge_table",
     "label_categories",
     "locomo_f1",
     "locomo_normalize",
+    "logged_probes",
     "mrr",
     "ndcg_any_at",
     "ndcg_at",
     "normalize_answer",
     "parse_judgement",
+    "probe_record",
     "quality_vs_context_tokens",
     "read_results",
+    "read_row_records",
     "recall_all_at",
     "recall_eval",
     "relevant_count",
     "retention_scores",
     "retrieval_scores",
+    "row_pipeline_labels",
+    "run_corpus",
     "score_answer",
     "score_outcome",
     "session_map",
     "session_ranking",
     "session_recall_at",
+    "sign_flip_p",
+    "split_judges",
     "summarize_results",
     "to_sessions",
     "token_f1",
     "turn_groups",
+    "turn_texts",
     "verbatim_flags",
     "write_report",
 ]
-
-# Judge variance and the per-probe inspector (issue 10).
-from lyra_lab.evaluate._agreement import cohen_kappa, judge_agreement, judge_table, split_judges  # noqa: E402
-from lyra_lab.evaluate._inspect import HitView, PipelineView, ProbeView, inspect_probe  # noqa: E402
-from lyra_lab.evaluate._judge import JudgeConfig  # noqa: E402
-
-__all__ += ["HitView", "JudgeConfig", "PipelineView", "ProbeView", "cohen_kappa", "inspect_probe", "judge_agreement",
-            "judge_table", "split_judges"]

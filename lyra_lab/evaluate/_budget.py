@@ -43,8 +43,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
-from lyra_lab.evaluate._qa import expects_abstention, normalize_answer
-from lyra_lab.evaluate._retention import DEFAULT_RETENTION_THRESHOLD, answer_retained
+from lyra_lab.matching import DEFAULT_RETENTION_THRESHOLD, answer_retained, expects_abstention, normalize_answer
 from lyra_lab.evaluate._retrieval import coverage_recall_at, evidence_recall_at, turn_groups, verbatim_flags
 
 BUDGET_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<budget>\d+)tok$")
@@ -65,7 +64,7 @@ def check_budgets(budgets: Iterable[int]) -> tuple[int, ...]:
 
 def fit_count(hits: Sequence[Any], budget: int, count: Callable[[str], int]) -> int:
     """How many of ``hits``, whole and in order, fit in ``budget`` tokens as ``render`` joins them."""
-    from lyra_lab.recall._render import hit_line
+    from lyra_lab.recall import hit_line
 
     block, n = "", 0
     for hit in hits:
@@ -89,7 +88,7 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
             expected abstention).  Never without evidence.
         threshold: token-recall threshold of the retention rule.
     """
-    from lyra_lab.recall._render import render
+    from lyra_lab.recall import render
 
     budgets = check_budgets(budgets)
     if not budgets:

@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from lyra_lab.backends._types import Backend, Completion
+from lyra_lab.backends import Backend, Completion
 from lyra_lab.corpus import Probe
-from lyra_lab.evaluate._qa import expects_abstention
+from lyra_lab.matching import expects_abstention
 
 _ABSTAIN_GOLD = "(nothing: the conversation never says this; a correct answer says it is not mentioned)"
 
@@ -146,7 +146,7 @@ class JudgeConfig:
 def backend_label(spec: Any) -> str:
     """A short name for a backend spec, as in the ``backend`` column: a string as it is, a table by its name/preset and model."""
     if isinstance(spec, str):
-        from lyra_lab.backends._backend_config import redact
+        from lyra_lab.backends import redact
 
         # a URL preset (llamacpp/http://user:pw@host/v1) must not carry its credentials into rows
         preset, _, url = spec.partition("/")

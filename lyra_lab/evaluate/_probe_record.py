@@ -1,4 +1,4 @@
-"""The ``probe_detail`` run-log event: per probe × recaller, what the inspector (``_inspect``) shows.
+"""The ``probe_detail`` run-log event: per probe × recaller, what the inspector (``lyra_lab.experiments.inspect_probe``) shows.
 
 Written by the cell runner for every probe and recaller: the ranked hits (id, kind, score; for
 entries other than raw turns also the covered turn ids and a text snippet — a raw turn's text is

@@ -29,7 +29,7 @@ import numpy as np
 
 from lyra_lab.corpus import Corpus
 from lyra_lab.evaluate._bootstrap import BootstrapCI, cluster_bootstrap_ci
-from lyra_lab.evaluate._qa import expects_abstention
+from lyra_lab.matching import expects_abstention
 from lyra_lab.evaluate._retrieval import evidence_recall_at, mrr, ndcg_at, turn_groups, verbatim_flags
 from lyra_lab.memory import MemoryEntry, MemoryStore
 

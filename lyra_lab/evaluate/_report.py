@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from lyra_lab._records import read_jsonl
 from lyra_lab.evaluate._bootstrap import aggregate
 from lyra_lab.evaluate._compare import row_pipeline_labels
 from lyra_lab.evaluate._compare_report import lead_metric, paired_section
@@ -54,16 +55,7 @@ class ResultsFormatError(ValueError):
 
 def read_row_records(files: list[Path]) -> list[dict]:
     """Every record of a run folder's ``rows/*.jsonl`` files, in file order."""
-    records = []
-    for path in files:
-        with path.open(encoding="utf-8") as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if line.strip():
-                    try:
-                        records.append(json.loads(line))
-                    except json.JSONDecodeError as exc:
-                        raise ResultsFormatError(f"{path}: line {line_no}: not valid JSON ({exc.msg})") from None
-    return records
+    return [record for path in files for record in read_jsonl(path, ResultsFormatError)]
 
 
 def read_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:

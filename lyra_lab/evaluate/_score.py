@@ -35,26 +35,14 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, Sequence
 
-from lyra_lab.backends._types import Completion
+from lyra_lab.backends import Completion
 from lyra_lab.evaluate._budget import budget_scores
 from lyra_lab.evaluate._judge import JudgeResult
-from lyra_lab.evaluate._qa import expects_abstention, score_answer
-from lyra_lab.evaluate._retention import DEFAULT_RETENTION_THRESHOLD, retention_scores
-from lyra_lab.evaluate._retrieval import (
-    SessionOf,
-    any_recall_at,
-    coverage_recall_at,
-    evidence_recall_at,
-    mrr,
-    ndcg_any_at,
-    ndcg_at,
-    recall_all_at,
-    session_ranking,
-    session_recall_at,
-    to_sessions,
-    turn_groups,
-    verbatim_flags,
-)
+from lyra_lab.evaluate._qa import score_answer
+from lyra_lab.evaluate._retrieval import (SessionOf, any_recall_at, coverage_recall_at, evidence_recall_at, mrr,
+                                          ndcg_any_at, ndcg_at, recall_all_at, session_ranking, session_recall_at,
+                                          to_sessions, turn_groups, verbatim_flags)
+from lyra_lab.matching import DEFAULT_RETENTION_THRESHOLD, expects_abstention, retention_scores
 
 
 def check_ks(ks: Iterable[int]) -> tuple[int, ...]:

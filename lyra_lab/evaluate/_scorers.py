@@ -43,6 +43,7 @@ from collections import Counter
 from typing import Any
 
 from lyra_lab.corpus import Probe
+from lyra_lab.matching import abstains, exact_match, expects_abstention, token_f1
 
 SCORERS: tuple[str, ...] = ("squad", "locomo", "longmemeval")
 DEFAULT_SCORER = "squad"
@@ -128,10 +129,16 @@ def score_locomo(probe: Probe, prediction: str) -> dict[str, float]:
     return {"qa_em": locomo_em(prediction, gold), "qa_f1": f1}
 
 
+def score_squad(probe: Probe, prediction: str) -> dict[str, float]:
+    """The ``squad`` scorer: adversarial/abstention probes by the abstain rule, others EM and F1."""
+    if expects_abstention(probe):
+        value = float(abstains(prediction))
+        return {"qa_em": value, "qa_f1": value}
+    return {"qa_em": exact_match(prediction, probe.answer), "qa_f1": token_f1(prediction, probe.answer)}
+
+
 def score_with(scorer: str, probe: Probe, prediction: str) -> dict[str, float]:
     """``{"qa_em", "qa_f1"}`` of one answer under the named scorer."""
-    from lyra_lab.evaluate._qa import score_squad
-
     check_scorer(scorer)
     if scorer == "locomo":
         return score_locomo(probe, prediction)

@@ -1,28 +1,36 @@
 """Experiments: a TOML grid of strategies run into a resumable run folder of tidy results."""
 
 from lyra_lab.experiments._cells import Cell
+from lyra_lab.experiments._inspect import HitView, PipelineView, ProbeView, inspect_probe
 from lyra_lab.experiments._labels import distinct_labels, pipeline_labels
 from lyra_lab.experiments._results import load_results
-from lyra_lab.experiments._runfolder import RunFolder, environment, file_sha256
+from lyra_lab.experiments._runfolder import RunFolder, environment, file_sha256, schema_version
 from lyra_lab.experiments._runner import plan_cells, run_experiment
 from lyra_lab.experiments._select import Selection, load_corpus, select
-from lyra_lab.experiments._spec import CorpusSpec, ExperimentSpec, JudgeSpec, QASpec
+from lyra_lab.experiments._spec import CACHE_MODES, TABLES, CorpusSpec, ExperimentSpec, JudgeSpec, QASpec
 
 __all__ = [
+    "CACHE_MODES",
+    "TABLES",
     "Cell",
     "CorpusSpec",
     "ExperimentSpec",
+    "HitView",
     "JudgeSpec",
+    "PipelineView",
+    "ProbeView",
     "QASpec",
     "RunFolder",
     "Selection",
     "distinct_labels",
     "environment",
     "file_sha256",
+    "inspect_probe",
     "load_corpus",
     "load_results",
     "pipeline_labels",
     "plan_cells",
     "run_experiment",
+    "schema_version",
     "select",
 ]

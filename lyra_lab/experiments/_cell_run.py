@@ -64,7 +64,7 @@ def _progress_postfix(fields: Any) -> str:
 def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progress: bool = True) -> list[dict]:
     """The tidy rows of one cell (nothing is written here; the runner writes them atomically)."""
     from lyra_lab.evaluate import answer_probe, judge_answer, score_outcome, session_map
-    from lyra_lab.evaluate._probe_record import DETAIL_EVENT, probe_record
+    from lyra_lab.evaluate import DETAIL_EVENT, probe_record
 
     conv = corpus.conversation(cell.conversation_id)
     probes = corpus.probes_for(conv.id)

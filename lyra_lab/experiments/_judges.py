@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any, Mapping
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.evaluate._judge import JudgeConfig
+from lyra_lab.evaluate import JudgeConfig
 
 
 def judges_of(spec: Any) -> tuple[JudgeConfig, ...]:

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from lyra_lab.backends._types import Backend, Completion, Embedder, Message
+from lyra_lab.backends import Backend, Completion, Embedder, Message
 from lyra_lab.experiments._cells import spec_label
 
 
@@ -108,8 +108,8 @@ def check_backend_spec(spec: Any) -> None:
     client, which opens no connection.
     """
     from lyra_lab._registry import ConfigError
-    from lyra_lab.backends import _presets
-    from lyra_lab.backends._backend_config import BackendConfig
+    from lyra_lab.backends import LOCAL_ONLY_FIELDS, PRESET_FIELDS, make_backend
+    from lyra_lab.backends import BackendConfig
 
     if spec == "fake" or isinstance(spec, Backend):
         return
@@ -118,19 +118,19 @@ def check_backend_spec(spec: Any) -> None:
         raise ConfigError(f"backend spec must be a preset name or a mapping, got {type(spec).__name__}")
     preset = data.get("preset")
     if not (isinstance(preset, str) and preset.partition("/")[0] == "local"):
-        _presets.make_backend(spec)
+        make_backend(spec)
         return
     overrides = {k: v for k, v in data.items() if k not in ("preset", "cache")}
-    allowed = _presets._FIELDS | _presets._LOCAL_ONLY
+    allowed = PRESET_FIELDS | LOCAL_ONLY_FIELDS
     unknown = sorted(set(overrides) - allowed)
     if unknown:
         raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
                           f"allowed: preset, cache, {', '.join(sorted(allowed))}")
     model_path = overrides.pop("model_path", None)
-    from lyra_lab.backends import _local_process as proc_util  # the GGUF checks LocalServer makes
+    from lyra_lab.backends import bundled_model_path, check_gguf  # the GGUF checks LocalServer makes
 
     try:
-        proc_util.check_gguf(model_path) if model_path else proc_util.bundled_model_path()
+        check_gguf(model_path) if model_path else bundled_model_path()
     except (FileNotFoundError, ValueError) as exc:
         raise ConfigError(f"backend preset {preset!r}: {exc}") from None
     BackendConfig.from_dict({"name": "local", "base_url": "http://127.0.0.1:1/v1", "model": "local", **overrides})
@@ -150,7 +150,7 @@ class Resources:
                  embedders: Mapping[str, Embedder] | None = None):
         self.cache = cache
         if cache == "user":
-            from lyra_lab.backends._paths import cache_dir as user_cache_dir
+            from lyra_lab.backends import cache_dir as user_cache_dir
 
             cache_dir = user_cache_dir()
         self.cache_dir = cache_dir
@@ -183,7 +183,7 @@ class Resources:
 
             backend = FakeLLM()
         else:
-            from lyra_lab.backends._presets import make_backend
+            from lyra_lab.backends import make_backend
 
             backend = make_backend(spec)
         return self._cached(backend)
@@ -224,7 +224,7 @@ class Resources:
     def _cached(self, backend: Backend) -> Backend:
         if self.cache == "off":
             return backend
-        from lyra_lab.backends._cache import CachedBackend, ResponseCache
+        from lyra_lab.backends import CachedBackend, ResponseCache
 
         with self._cache_lock:
             if self._response_cache is None:
@@ -255,7 +255,7 @@ def _key(spec: Any) -> str:
 
 def _record_key(key: str) -> str:
     """A backend's cache key as it may be recorded: its spec with credentials redacted."""
-    from lyra_lab.backends._backend_config import redact
+    from lyra_lab.backends import redact
 
     try:
         return json.dumps(redact(json.loads(key)), sort_keys=True, default=str)

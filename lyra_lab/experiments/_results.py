@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lyra_lab.evaluate._report import read_row_records
+from lyra_lab.evaluate import read_row_records
 from lyra_lab.experiments._runfolder import schema_version
 
 ID_COLUMNS = ("run", "cell_id", "pipeline", "chunker", "summarizer", "rollup", "recaller", "backend", "embedder",

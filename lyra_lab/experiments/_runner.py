@@ -25,7 +25,7 @@ from typing import Any, Iterator, Mapping
 import pandas as pd
 from tqdm.auto import tqdm
 
-from lyra_lab.backends._types import Backend, BackendError, Embedder
+from lyra_lab.backends import Backend, BackendError, Embedder
 from lyra_lab.experiments._cells import Cell, cell_id
 from lyra_lab.experiments._combos import alias_rows, alias_sources
 from lyra_lab.experiments._cell_run import run_cell

@@ -52,8 +52,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from lyra_lab._records import fields_of
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends._backend_config import redact
+from lyra_lab.backends import redact
 from lyra_lab.experiments._combos import check_recallers, find_aliases
 from lyra_lab.experiments._judges import check_judges, parse_judges
 from lyra_lab.experiments._labels import pipeline_labels
@@ -99,7 +100,7 @@ class QASpec:
     judges: tuple = ()  # JudgeConfig: every answer is graded by each (see judges_of)
 
     def __post_init__(self) -> None:
-        from lyra_lab.evaluate._scorers import check_scorer
+        from lyra_lab.evaluate import check_scorer
 
         check_scorer(self.scorer)  # a ConfigError listing the known scorers
 
@@ -202,28 +203,23 @@ class ExperimentSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved spec (all strategy parameters, absolute paths): what ``spec.json`` holds."""
-        c = self.corpus
         return {
             "name": self.name, "description": self.description,
             "source": str(self.source) if self.source else None,
-            "corpus": {"path": str(c.path), "format": c.format, "probes": str(c.probes) if c.probes else None,
-                       "conversations": list(c.conversations) if isinstance(c.conversations, tuple)
-                       else c.conversations, "max_sessions": c.max_sessions, "max_probes": c.max_probes,
-                       "categories": list(c.categories) if c.categories else None,
-                       "include_attachments": c.include_attachments},
+            "corpus": fields_of(self.corpus),
             "pipelines": [p.to_dict() for p in self.pipelines],
             "recallers": [{"label": label, **strategy_spec(r)} for label, r in self.recallers],
             # backend specs may carry URL credentials or header values: recorded redacted, never raw
             "backends": redact(list(self.backends)), "embedders": redact(list(self.embedders)),
             "seeds": list(self.seeds), "ks": list(self.ks), "context_budgets": list(self.context_budgets),
             "workers": self.workers, "max_cells": self.max_cells, "cache": self.cache,
-            "qa": redact({**vars_of(self.qa), "judges": [vars_of(j) for j in self.qa.judges]}),
-            "judge": redact(vars_of(self.judge)),
+            "qa": redact(fields_of(self.qa)), "judge": redact(fields_of(self.judge)),
             "aliases": [dict(a) for a in self.aliases],
         }
 
 
 def vars_of(obj: Any) -> dict[str, Any]:
+    # Raw values, not fields_of(): cell ids hash json.dumps(vars_of(qa), default=str), judges' reprs included.
     return {k: getattr(obj, k) for k in obj.__dataclass_fields__}
 
 

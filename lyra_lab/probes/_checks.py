@@ -14,8 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from lyra_lab.evaluate._qa import normalize_answer
-from lyra_lab.evaluate._retention import answer_retained
+from lyra_lab.matching import answer_retained, normalize_answer
 
 DUPLICATE_JACCARD = 0.7
 

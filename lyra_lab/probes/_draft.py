@@ -25,7 +25,7 @@ from typing import Callable
 
 from lyra_lab.backends import Backend, Usage
 from lyra_lab.corpus import Corpus, Probe, Session, Turn
-from lyra_lab.evaluate import answer_retained
+from lyra_lab.matching import answer_retained
 from lyra_lab.probes._checks import (NO_JSON, NO_QA, UNPARSEABLE, Draft, check, judge_supports, parse_drafts, parse_qa,
                                      tokens)
 

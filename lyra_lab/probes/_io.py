@@ -2,39 +2,29 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from lyra_lab._records import jsonl_text, to_record
 from lyra_lab.corpus import Probe
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def probe_record(probe: Probe) -> dict[str, Any]:
-    """One line of a probes file (``lyra_lab.load_probes`` reads it back; meta keys become extra keys)."""
-    record: dict[str, Any] = {"id": probe.id, "question": probe.question, "answer": probe.answer,
-                              "evidence": list(probe.evidence), "conversation_id": probe.conversation_id}
-    if probe.category is not None:
-        record["category"] = probe.category
-    if probe.asked_at is not None:
-        record["asked_at"] = probe.asked_at.isoformat()
-    if probe.abstention:
-        record["abstention"] = True
-    if probe.adversarial:
-        record["adversarial"] = True
-    return {**{k: v for k, v in probe.meta.items() if k not in record}, **record}
+    """One line of a probes file, a ``probe/1`` record (``lyra_lab.load_probes`` reads it back, and lines
+    without the envelope too; meta keys become extra keys)."""
+    return to_record(probe)
 
 
 def save_probes(probes: Iterable[Probe], path: str | os.PathLike[str]) -> Path:
     """Write ``probes`` as a probes JSONL file, atomically (a temporary file renamed into place)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(probe_record(p), ensure_ascii=False) + "\n" for p in probes),
-                   encoding="utf-8")
+    tmp.write_text(jsonl_text(map(probe_record, probes), ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, path)
     return path
 

@@ -16,12 +16,13 @@ from lyra_lab.recall._index import DenseIndex, dense_index
 from lyra_lab.recall._keys import KeyedView, key_texts, keyed_view
 from lyra_lab.recall._recency import Recency, decay
 from lyra_lab.recall._reference import Reference
-from lyra_lab.recall._render import date_label, render
+from lyra_lab.recall._render import ELLIPSIS, date_label, hit_line, render
 from lyra_lab.recall._tiered import Tiered
 from lyra_lab.recall._types import Hit, Recaller
 from lyra_lab.recall._when import Span, closeness, named_spans
 
 __all__ = [
+    "ELLIPSIS",
     "RECALLERS",
     "AnnIndex",
     "Bm25",
@@ -45,6 +46,7 @@ __all__ = [
     "decay",
     "dense_index",
     "fuse",
+    "hit_line",
     "key_texts",
     "keyed_view",
     "named_spans",

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from lyra_lab.backends._types import Embedder
+from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
 from lyra_lab.recall._index import ChangeLogIndex, embed_passages, embed_query

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from lyra_lab._registry import Registry
-from lyra_lab.backends._types import Embedder
+from lyra_lab.backends import Embedder
 from lyra_lab.recall._types import Hit
 from lyra_lab.memory import MemoryEntry
 

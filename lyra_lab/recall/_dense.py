@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from lyra_lab.backends._types import Embedder
+from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
 from lyra_lab.recall._index import dense_index, embed_query

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Sequence
 
-from lyra_lab.backends._types import Embedder
+from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
 from lyra_lab.recall._bm25 import Bm25

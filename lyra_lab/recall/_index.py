@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from lyra_lab.backends._types import Embedder
+from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 
 _MIN_CAPACITY = 64

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import numpy as np
 
-from lyra_lab.backends._types import Embedder
+from lyra_lab.backends import Embedder
 from lyra_lab.corpus import as_utc
 from lyra_lab.memory import MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder

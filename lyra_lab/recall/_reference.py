@@ -30,7 +30,7 @@ from datetime import datetime
 
 import numpy as np
 
-from lyra_lab.backends._types import Embedder
+from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
 from lyra_lab.recall._bm25 import STEMMERS, TOKENS, Tokenizer, bm25_index

@@ -8,7 +8,7 @@ from itertools import islice
 
 import numpy as np
 
-from lyra_lab.backends._types import Embedder
+from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, check_k, ranked, require_embedder
 from lyra_lab.recall._index import DenseIndex, dense_index, embed_query

@@ -21,7 +21,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from lyra_lab.backends._types import Backend, Embedder
+from lyra_lab.backends import Backend, Embedder
 from lyra_lab.corpus import Conversation, Probe
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.replay._flush import Window, progress_sink, run_rollup, spawn, summarize_window, write_window

@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from lyra_lab.backends._types import Backend
+from lyra_lab.backends import Backend
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.replay._meter import PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline

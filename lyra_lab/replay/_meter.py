@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from lyra_lab.backends._types import Completion, Embedder, Usage
+from lyra_lab.backends import Completion, Embedder, Usage
 from lyra_lab.replay._types import PhaseCost
 
 EventSink = Callable[..., None]

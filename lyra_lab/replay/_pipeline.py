@@ -19,9 +19,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from lyra_lab._records import Schema, fields_of
 from lyra_lab._registry import ConfigError, Registry
 from lyra_lab.replay._triggers import TRIGGERS, SessionEnd, Trigger
 
+PIPELINE = Schema("pipeline", 1, legacy=1)  # a pipeline's record: to_record(); spec.json lists the bare to_dict()s
 PIPELINE_KEYS = ("chunker", "summarizer", "rollup", "trigger", "budget", "context_budget", "keep_raw", "tokenizer")
 NONE_NAMES = (None, "none", "")
 
@@ -95,8 +97,9 @@ class Pipeline:
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any], registries: Registries | None = None) -> "Pipeline":
-        """Build from ``{"chunker": {...}, "summarizer": {...} | "none", "rollup": ..., ...}``."""
+        """Build from ``{"chunker": {...}, "summarizer": {...} | "none", "rollup": ..., ...}`` (or its record)."""
         regs = registries or Registries.default()
+        spec = PIPELINE.unwrap(spec, "pipeline")
         unknown = sorted(set(spec) - set(PIPELINE_KEYS))
         if unknown:
             raise ConfigError(f"pipeline: unknown key {unknown[0]!r}; allowed: {', '.join(PIPELINE_KEYS)}")
@@ -130,6 +133,10 @@ class Pipeline:
                    tokenizer=self.tokenizer)
         return out
 
+    def to_record(self) -> dict[str, Any]:
+        """``to_dict()`` behind the ``pipeline/1`` envelope; ``from_dict`` reads it back."""
+        return PIPELINE.wrap(self.to_dict())
+
     def params(self) -> dict[str, Any]:
         """Flat ``<kind>.<param>`` columns for tidy result rows."""
         flat: dict[str, Any] = {}
@@ -155,13 +162,8 @@ def _name(strategy: Any) -> str:
 
 
 def strategy_spec(strategy: Any) -> dict[str, Any]:
-    """``{"name": ..., **params}`` of a strategy, with JSON-friendly values."""
-    spec = {"name": _name(strategy)}
-    if dataclasses.is_dataclass(strategy):
-        for f in dataclasses.fields(strategy):
-            if f.init:
-                spec[f.name] = _plain(getattr(strategy, f.name))
-    return spec
+    """``{"name": ..., **params}`` of a strategy, with JSON-friendly values (the records convention)."""
+    return {"name": _name(strategy), **(fields_of(strategy) if dataclasses.is_dataclass(strategy) else {})}
 
 
 def flatten_params(kind: str, strategy: Any) -> dict[str, Any]:
@@ -179,14 +181,3 @@ def flatten_params(kind: str, strategy: Any) -> dict[str, Any]:
         flat[f"{kind}.{key}"] = value
     return flat
 
-
-def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {k: _plain(v) for k, v in dataclasses.asdict(value).items()}
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)

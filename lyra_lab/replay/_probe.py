@@ -67,8 +67,8 @@ class MemoryTally:
 
     def sync(self) -> None:
         """Follow the store's changes since the last call."""
-        from lyra_lab.evaluate._retention import normalized_tokens
-        from lyra_lab.rollup._render import entry_line
+        from lyra_lab.matching import normalized_tokens
+        from lyra_lab.rollup import entry_line
 
         if self._version == self.store.version:
             return
@@ -97,7 +97,7 @@ class MemoryTally:
 
     def memory_tokens(self, entries: list[MemoryEntry]) -> int:
         """Tokens of ``render_memory(entries)`` (``entries``: the conversation's, after ``sync``)."""
-        from lyra_lab.rollup._render import entry_line, memory_order
+        from lyra_lab.rollup import entry_line, memory_order
 
         if not entries:
             return 0
@@ -112,7 +112,7 @@ class MemoryTally:
 
     def answer_recall(self, answer: Any) -> float | None:
         """Share of ``answer``'s normalized tokens anywhere in the memory (None for an empty answer)."""
-        from lyra_lab.evaluate._retention import answer_token_recall
+        from lyra_lab.matching import answer_token_recall
 
         return answer_token_recall(answer, _Present(self._vocab))
 
@@ -131,7 +131,7 @@ class _Present:
 
 def _line_memo(count: Callable[[str], int]) -> Callable[[str], int]:
     """``count`` remembering each memory line's tokens, where that keeps counts exact (OpenAI encodings)."""
-    from lyra_lab.backends._tokens import LineMemoCounter, TokenCounter
+    from lyra_lab.backends import LineMemoCounter, TokenCounter
 
     if isinstance(count, TokenCounter) and count.tokenize is None:
         return LineMemoCounter(count)

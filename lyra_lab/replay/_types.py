@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from lyra_lab.backends._types import Usage
+from lyra_lab.backends import Usage
 from lyra_lab.corpus import Probe
-from lyra_lab.recall._types import Hit
+from lyra_lab.recall import Hit
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ TimeLadder(headroom=1.5, day_after_days=1, week_after_days=7, month_after_days=3
 from lyra_lab.rollup._base import ROLLUPS
 from lyra_lab.rollup._fact_extraction import FactExtraction, normalize, parse_facts
 from lyra_lab.rollup._periods import GRAINS, in_period, period_bounds, period_grain, period_key
-from lyra_lab.rollup._render import memory_tokens, render_memory
+from lyra_lab.rollup._render import entry_line, memory_order, memory_tokens, render_memory
 from lyra_lab.rollup._session_gist import SessionGist
 from lyra_lab.rollup._summary_buffer import SummaryBuffer
 from lyra_lab.rollup._time_ladder import TimeLadder
@@ -24,7 +24,9 @@ __all__ = [
     "SessionGist",
     "SummaryBuffer",
     "TimeLadder",
+    "entry_line",
     "in_period",
+    "memory_order",
     "memory_tokens",
     "normalize",
     "parse_facts",

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Iterable, Sequence
 
 from lyra_lab._registry import Registry
-from lyra_lab.backends._types import Backend, Completion
+from lyra_lab.backends import Backend, Completion
 from lyra_lab.memory import MemoryEntry
 from lyra_lab.rollup._prompts import PARAMS
 from lyra_lab.rollup._render import entry_line, memory_order

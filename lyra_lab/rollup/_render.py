@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from typing import Callable, Iterable
 
 from lyra_lab.memory import MemoryEntry
-from lyra_lab.recall._render import date_label
+from lyra_lab.recall import date_label
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 

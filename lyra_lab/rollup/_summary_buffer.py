@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Sequence
 
-from lyra_lab.backends._types import Backend, Completion
+from lyra_lab.backends import Backend, Completion
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.rollup import _prompts
 from lyra_lab.rollup._base import (

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from lyra_lab.backends._types import Backend, Completion
+from lyra_lab.backends import Backend, Completion
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.rollup import _prompts
 from lyra_lab.rollup._base import (

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Protocol, runtime_checkable
 
-from lyra_lab.backends._types import Backend, Completion, Usage
+from lyra_lab.backends import Backend, Completion, Usage
 from lyra_lab.memory import MemoryStore
 
 TokenCount = Callable[[str], int]

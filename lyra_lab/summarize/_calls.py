@@ -17,8 +17,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from lyra_lab.backends._types import Backend, BackendError, Completion, Message
-from lyra_lab.chunking._types import Chunk
+from lyra_lab.backends import Backend, BackendError, Completion, Message
+from lyra_lab.chunking import Chunk
 
 
 @dataclass(frozen=True)

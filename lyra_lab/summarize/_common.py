@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any, Sequence
 
-from lyra_lab.backends._types import Backend, BackendError, Completion
-from lyra_lab.chunking._types import Chunk
+from lyra_lab.backends import Backend, BackendError, Completion
+from lyra_lab.chunking import Chunk
 from lyra_lab.summarize._events import emit
 from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
 from lyra_lab.summarize._types import ProgressCallback, Summary

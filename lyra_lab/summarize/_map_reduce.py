@@ -7,8 +7,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from typing import Sequence
 
-from lyra_lab.backends._types import Backend
-from lyra_lab.chunking._types import Chunk
+from lyra_lab.backends import Backend
+from lyra_lab.chunking import Chunk
 from lyra_lab.summarize._calls import CallOutcome, call, excerpt, outcome_of, start_call
 from lyra_lab._params import Strategy, param
 from lyra_lab.summarize._common import Run, decision_of, focus_of, focus_param, prompts_param, temperature_param

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from lyra_lab.backends._types import Backend
-from lyra_lab.chunking._types import Chunk
+from lyra_lab.backends import Backend
+from lyra_lab.chunking import Chunk
 from lyra_lab.summarize._calls import call
 from lyra_lab._params import Strategy, param
 from lyra_lab.summarize._common import (

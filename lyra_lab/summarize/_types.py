@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
-from lyra_lab.backends._types import Backend, Completion, Usage
-from lyra_lab.chunking._types import Chunk
+from lyra_lab.backends import Backend, Completion, Usage
+from lyra_lab.chunking import Chunk
 
 ProgressCallback = Callable[["ProgressEvent"], None]
 

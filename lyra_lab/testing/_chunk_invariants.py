@@ -10,9 +10,7 @@ from __future__ import annotations
 from itertools import accumulate
 from typing import Callable, Sequence
 
-from lyra_lab.chunking._budget import Budget
-from lyra_lab.chunking._render import Transcript, render_turn
-from lyra_lab.chunking._types import Chunk, Chunker
+from lyra_lab.chunking import Budget, Chunk, Chunker, Transcript, render_turn
 from lyra_lab.corpus import Turn
 
 

@@ -23,8 +23,7 @@ from typing import Any, Callable, Sequence
 from hypothesis import strategies as st
 
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall._render import ELLIPSIS, date_label, hit_line
-from lyra_lab.recall._types import Hit
+from lyra_lab.recall import ELLIPSIS, Hit, date_label, hit_line
 from lyra_lab.testing._chunk_invariants import InvariantViolation
 from lyra_lab.testing._conversations import conversations
 

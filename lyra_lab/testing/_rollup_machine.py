@@ -29,11 +29,10 @@ from typing import Any, Callable
 from hypothesis import event, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from lyra_lab.backends._fakes import FakeLLM
+from lyra_lab.backends import FakeLLM
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.rollup._periods import in_period, period_grain, period_key
-from lyra_lab.rollup._render import render_memory
+from lyra_lab.rollup import in_period, period_grain, period_key, render_memory
 from lyra_lab.testing._chunk_invariants import InvariantViolation
 from lyra_lab.testing._conversations import turn_texts
 

@@ -134,7 +134,7 @@ def secret_run(tmp_path_factory):
     """A small experiment on the simulated server with every secret planted; returns its run folder."""
     import os
 
-    from lyra_lab.corpus import generate_synthetic
+    from lyra_lab.synthetic import generate_synthetic
     from lyra_lab.evaluate import write_report
     from lyra_lab.experiments import ExperimentSpec, run_experiment
 

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lyra_lab.corpus import ROLES, Corpus, CorpusFormatError, Probe, load, load_probes
-from lyra_lab.corpus._native import dump_lines
+from lyra_lab.corpus._model import dump_lines
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "corpus"
 EXAMPLES = int(os.environ.get("LYRA_FUZZ_EXAMPLES", "30"))

@@ -7,7 +7,7 @@ import itertools
 import pandas as pd
 import pytest
 
-from lyra_lab.corpus import generate_synthetic
+from lyra_lab.synthetic import generate_synthetic
 from lyra_lab.evaluate import compare, compare_all, read_results, write_report
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 

@@ -10,7 +10,7 @@ import pytest
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM, HashingEmbedder
 from lyra_lab.cli import main
-from lyra_lab.evaluate import inspect_probe
+from lyra_lab.experiments import inspect_probe
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from lyra_lab.replay import read_log
 

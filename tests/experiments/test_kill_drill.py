@@ -40,7 +40,7 @@ import pandas as pd
 import pytest
 
 from lyra_lab.backends import ResponseCache, SimulatedServer
-from lyra_lab.corpus import generate_synthetic
+from lyra_lab.synthetic import generate_synthetic
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from lyra_lab.replay import read_log
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import lyra_lab
-from lyra_lab.evaluate._retention import answer_retained
+from lyra_lab.matching import answer_retained
 from lyra_lab.probes import REASONS, draft_probes
 from lyra_lab.probes._checks import NO_DRAFT_REASONS
 

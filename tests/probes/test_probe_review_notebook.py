@@ -10,7 +10,7 @@ import pytest
 
 import lyra_lab
 from lyra_lab.backends import FakeLLM
-from lyra_lab.corpus import generate_synthetic
+from lyra_lab.synthetic import generate_synthetic
 from lyra_lab.probes import draft_probes, save_probes
 
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"

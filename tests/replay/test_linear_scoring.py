@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import lyra_lab.evaluate._qa as qa
-import lyra_lab.evaluate._retention as retention
+import lyra_lab.matching._retention as retention
+import lyra_lab.matching._squad as qa
 from lyra_lab.backends import FakeLLM, HashingEmbedder, token_counter
 from lyra_lab.corpus import Conversation, Probe, Session, Turn
 from lyra_lab.evaluate import answer_retained, score_outcome

@@ -6,7 +6,7 @@ lines.  Slots (``{dish}``) are filled from ``SLOTS`` by the seeded RNG, which tu
 a few dozen templates into several hundred distinct lines: retrieval has to
 work past many near-duplicates that share words with the questions.
 
-Filler never states a personal fact of the kinds in ``_synthetic_facts`` (pets,
+Filler never states a personal fact of the kinds in ``_facts`` (pets,
 relatives, hometown, …): a question about an unplanted fact must really have no
 answer.  The generator checks the abstention terms against the rendered text
 anyway, so a slip here costs an abstention candidate, never a wrong probe.

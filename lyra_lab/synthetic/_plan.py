@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.corpus import _synthetic_facts as F
+from lyra_lab.synthetic import _facts as F
 
 MIN_UPDATE_GAP = timedelta(days=14)
 MAX_PLANTS_PER_SESSION = 3

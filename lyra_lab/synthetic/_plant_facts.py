@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from lyra_lab.corpus import _synthetic_facts as F
-from lyra_lab.corpus._plant_slots import Moments
-from lyra_lab.corpus._synthetic_corpus import mentions
-from lyra_lab.corpus._synthetic_plan import MIN_UPDATE_GAP, Plant, ProbeDraft, natural_date
+from lyra_lab.synthetic import _facts as F
+from lyra_lab.synthetic._plant_slots import Moments
+from lyra_lab.synthetic._corpus import mentions
+from lyra_lab.synthetic._plan import MIN_UPDATE_GAP, Plant, ProbeDraft, natural_date
 
 EVIDENCE_KINDS: tuple[str, ...] = ("single_fact", "updated_fact", "temporal", "multi_hop")
 

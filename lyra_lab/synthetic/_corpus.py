@@ -1,9 +1,8 @@
 """Generating the synthetic corpus: sessions of filler with the planted facts, then the probes.
 
 The public entry points are ``generate_synthetic`` (re-exported by
-``lyra_lab.corpus``) and the command line in ``_synthetic``; this module holds
-the work so that ``python -m lyra_lab.corpus._synthetic`` does not run a module
-the package has already imported.
+``lyra_lab.synthetic``) and the command line ``python -m lyra_lab.synthetic``
+(``_cli``).
 
 Determinism: every choice comes from ``random.Random`` seeded by the seed (one
 stream per conversation), nothing reads the clock or iterates a set, so the
@@ -18,14 +17,16 @@ from datetime import date, datetime, time, timedelta, timezone
 from typing import Sequence
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.corpus import _synthetic_facts as F
-from lyra_lab.corpus._model import Conversation, Corpus, Probe, Role, Session, Turn
-from lyra_lab.corpus._synthetic_plan import Plant, ProbeDraft, plan_conversation
-from lyra_lab.corpus._synthetic_templates import (
+from lyra_lab.corpus import Conversation, Corpus, Probe, Role, Session, Turn
+from lyra_lab.synthetic import _facts as F
+from lyra_lab.synthetic._plan import Plant, ProbeDraft, plan_conversation
+from lyra_lab.synthetic._templates import (
     CLOSERS_ASSISTANT, CLOSERS_USER, OPENERS_ASSISTANT, OPENERS_USER, SLOTS, TOPICS, Topic)
 
 CATEGORIES: tuple[str, ...] = ("single_fact", "updated_fact", "temporal", "multi_hop", "abstention")
 ABSTENTION_ANSWER = "not mentioned"
+# The provenance label the committed datasets carry; it names where the generator lived when they
+# were made, and stays so that the same seed still gives the same bytes.
 SOURCE = "lyra_lab.corpus._synthetic"
 
 

@@ -4,7 +4,7 @@
 
 * the tidy rows: which cells and recallers (pipelines) asked the probe, and their scores;
 * the run log's ``probe_detail`` events (written per probe × recaller by the cell runner,
-  from ``_probe_record.probe_record``): the ranked hits with score, entry kind, covered turns and a text
+  from ``lyra_lab.evaluate.probe_record``): the ranked hits with score, entry kind, covered turns and a text
   snippet, the rendered context, the answer and each judge's verdict.  Runs made before
   those events existed fall back to the ``recall`` (entry ids and scores) and ``answer``
   events; their hits show text only for raw turns (from the corpus) and summaries
@@ -25,7 +25,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.evaluate._probe_record import LoggedProbes, logged_probes, run_corpus, turn_texts
+from lyra_lab.evaluate import LoggedProbes, logged_probes, run_corpus, turn_texts
+from lyra_lab.experiments._results import load_results
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,6 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
         ConfigError: ``run_dir`` is not a run folder, or ``probe_id`` is not one of its probes
             (the message suggests the closest id).
     """
-    from lyra_lab.experiments._results import load_results
-
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ConfigError(f"{run_dir}: no such run folder")

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import _native
 from lyra_lab.corpus._model import Corpus
-from lyra_lab.corpus._synthetic import CATEGORIES, category_counts, generate_synthetic, main
-from lyra_lab.corpus._synthetic_templates import CLOSERS_USER, OPENERS_USER, SLOTS, TOPICS
+from lyra_lab.synthetic import CATEGORIES, category_counts, generate_synthetic
+from lyra_lab.synthetic._cli import main
+from lyra_lab.synthetic._templates import CLOSERS_USER, OPENERS_USER, SLOTS, TOPICS
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "datasets" / "synthetic_small.jsonl"
@@ -84,7 +85,7 @@ def corpus() -> Corpus:
 
 def test_committed_file_is_regenerated_byte_for_byte(tmp_path, capsys):
     if not COMMITTED.exists():
-        pytest.fail(f"{COMMITTED} is missing: python -m lyra_lab.corpus._synthetic --seed 0 --out {COMMITTED}")
+        pytest.fail(f"{COMMITTED} is missing: python -m lyra_lab.synthetic --seed 0 --out {COMMITTED}")
     out = tmp_path / "again.jsonl"
     assert main(["--seed", "0", "--out", str(out)]) == 0
     assert "56 probes" in capsys.readouterr().out
@@ -194,10 +195,10 @@ def test_main_reports_an_unwritable_path_in_one_line(tmp_path, capsys):
 
 
 def test_public_export():
-    import lyra_lab.corpus
+    import lyra_lab.synthetic
 
-    assert lyra_lab.corpus.generate_synthetic is generate_synthetic
-    assert "generate_synthetic" in lyra_lab.corpus.__all__
+    assert lyra_lab.synthetic.generate_synthetic is generate_synthetic
+    assert "generate_synthetic" in lyra_lab.synthetic.__all__
 
 
 def test_start_may_be_an_iso_string():
@@ -217,7 +218,7 @@ def test_bytes_do_not_depend_on_the_hash_seed(tmp_path):
     for hash_seed in ("1", "4242"):
         out = tmp_path / f"h{hash_seed}.jsonl"
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        subprocess.run([sys.executable, "-m", "lyra_lab.corpus._synthetic", "--seed", "5", "--out", str(out)],
+        subprocess.run([sys.executable, "-m", "lyra_lab.synthetic", "--seed", "5", "--out", str(out)],
                        check=True, env=env, capture_output=True, cwd=REPO)
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any, Container
 
-from lyra_lab.evaluate._qa import expects_abstention, normalize_answer
+from lyra_lab.matching._squad import expects_abstention, normalize_answer
 
 DEFAULT_RETENTION_THRESHOLD = 0.8
 

@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from lyra_lab.corpus._model import Conversation
+from lyra_lab.corpus import Conversation
 
 SESSION_ROOM = timedelta(hours=1)  # a planted session lasts well under this
 MARGIN = timedelta(minutes=30)

@@ -1,13 +1,8 @@
-"""A seeded synthetic companion chat with planted facts and the probes that ask about them.
+"""The command line of the synthetic generator: ``python -m lyra_lab.synthetic --seed 0 --out FILE``.
 
-Months of ordinary chat (recipes, trips, work stress…) between a user and the
-assistant "Lyra", with facts planted in user turns: static facts stated once,
-facts that change weeks later, dated events, two-session facts about a person
-introduced earlier, and questions about things never mentioned.  Every probe
-knows its evidence turn ids, so recall can be scored at turn level.  The
-dataset card is ``datasets/README.md``.  Regenerate the committed dataset with::
+Regenerate the committed dataset with::
 
-    python -m lyra_lab.corpus._synthetic --seed 0 --out datasets/synthetic_small.jsonl
+    python -m lyra_lab.synthetic --seed 0 --out datasets/synthetic_small.jsonl
 """
 
 from __future__ import annotations
@@ -17,14 +12,12 @@ import sys
 from typing import Sequence
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.corpus._synthetic_corpus import CATEGORIES, category_counts, generate_synthetic
-
-__all__ = ["CATEGORIES", "category_counts", "generate_synthetic", "main"]
+from lyra_lab.synthetic._corpus import category_counts, generate_synthetic
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Write a synthetic corpus: ``python -m lyra_lab.corpus._synthetic --seed 0 --out FILE``."""
-    parser = argparse.ArgumentParser(prog="python -m lyra_lab.corpus._synthetic",
+    """Write a synthetic corpus: ``python -m lyra_lab.synthetic --seed 0 --out FILE``."""
+    parser = argparse.ArgumentParser(prog="python -m lyra_lab.synthetic",
                                      description="Generate the seeded synthetic corpus with planted facts.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, help="output path (lyra-lab native JSONL)")

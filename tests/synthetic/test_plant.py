@@ -11,8 +11,7 @@ import pytest
 import lyra_lab
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM, HashingEmbedder
-from lyra_lab.corpus import plant_probes, planted_counts
-from lyra_lab.corpus._synthetic import CATEGORIES
+from lyra_lab.synthetic import CATEGORIES, plant_probes, planted_counts
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 
 T0 = datetime(2024, 2, 1, 9, 0, tzinfo=UTC)

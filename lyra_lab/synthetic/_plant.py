@@ -29,13 +29,13 @@ from datetime import datetime, time, timedelta
 from typing import Any
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.corpus import _synthetic_facts as F
-from lyra_lab.corpus._model import Conversation, Corpus, Probe, Role, Session, Turn
-from lyra_lab.corpus._plant_facts import EVIDENCE_KINDS, Placed, capacity, plan_facts
-from lyra_lab.corpus._plant_slots import Moments, free_moments, session_spans
-from lyra_lab.corpus._synthetic_corpus import ABSTENTION_ANSWER, CATEGORIES, _filler, mentions
-from lyra_lab.corpus._synthetic_plan import ProbeDraft
-from lyra_lab.corpus._synthetic_templates import TOPICS
+from lyra_lab.corpus import Conversation, Corpus, Probe, Role, Session, Turn
+from lyra_lab.synthetic import _facts as F
+from lyra_lab.synthetic._plant_facts import EVIDENCE_KINDS, Placed, capacity, plan_facts
+from lyra_lab.synthetic._plant_slots import Moments, free_moments, session_spans
+from lyra_lab.synthetic._corpus import ABSTENTION_ANSWER, CATEGORIES, _filler, mentions
+from lyra_lab.synthetic._plan import ProbeDraft
+from lyra_lab.synthetic._templates import TOPICS
 
 MAX_EXCHANGES = 4
 
