@@ -1,5 +1,6 @@
 """lyra-lab: a research harness for the long-term memory of chat assistants."""
 
+from lyra_lab._params import Strategy, param
 from lyra_lab._records import RecordError, Schema, from_record, record, to_record
 from lyra_lab._registry import ConfigError, Registry
 from lyra_lab.corpus import (
@@ -27,11 +28,13 @@ __all__ = [
     "Registry",
     "Schema",
     "Session",
+    "Strategy",
     "Turn",
     "__version__",
     "from_record",
     "load",
     "load_probes",
+    "param",
     "record",
     "to_record",
 ]

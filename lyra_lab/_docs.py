@@ -3,8 +3,9 @@
 Usage: ``python -m lyra_lab._docs > docs/experiment-file.md`` (a test regenerates
 the file and compares).  Keys come from ``TABLES`` of the experiment spec and
 their defaults from building a minimal experiment; strategy parameters come
-from the registries (``dataclasses.fields``) with the one-line doc of each
-parameter from the class docstring's ``Args:``/``Attributes:`` section.
+from the registries and their declarations (``lyra_lab._params``): type,
+default, what is allowed, and the doc given to ``param`` or else the one-line
+doc of the parameter in the class docstring's ``Args:``/``Attributes:`` section.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import json
 import re
 import sys
 from typing import Any, Sequence
+
+from lyra_lab._params import declared
 
 # What each key of the experiment file means (the code holds names and defaults; this holds the prose).
 # A key in TABLES without an entry here fails the generator, and so the docs test.
@@ -173,20 +176,29 @@ def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str
     return lines
 
 
+def param_doc(cls: type, name: str) -> str:
+    """The one-line doc of parameter ``name``: its declaration's, else the class docstring's."""
+    decl = declared(cls).get(name)
+    if decl is not None and decl.param.doc:
+        return _plain(" ".join(decl.param.doc.split()))
+    return arg_docs(cls.__doc__).get(name) or _mention(cls.__doc__, name)
+
+
 def strategy_section(title: str, module: str, registry: Any) -> list[str]:
     """One subsection per registered strategy: its summary line and a table of its parameters."""
     lines = [f"### {title} (`{module}`)", ""]
     for name in registry.names():
         cls = registry.get(name)
-        docs = arg_docs(cls.__doc__)
         lines += [f"#### `{name}`", "", _first_line(cls.__doc__), ""]
         fields = [f for f in dataclasses.fields(cls) if f.init]
         if not fields:
             lines += ["No parameters.", ""]
             continue
-        rows = [(f"`{f.name}`", _type(f),
-                 _default(f), docs.get(f.name) or _mention(cls.__doc__, f.name) or "-") for f in fields]
-        lines += [*_table(("parameter", "type", "default", "meaning"), rows), ""]
+        decls = declared(cls)
+        rows = [(f"`{f.name}`", _type(f), _default(f),
+                 _plain(decls[f.name].allowed()) if f.name in decls else "-",
+                 param_doc(cls, f.name) or "-") for f in fields]
+        lines += [*_table(("parameter", "type", "default", "allowed", "meaning"), rows), ""]
     return lines
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Generic, Mapping, TypeVar
 
+from lyra_lab._errors import ConfigError
+from lyra_lab._params import check_value, from_spec, param_values
+
+__all__ = ["ConfigError", "Registry"]
+
 T = TypeVar("T")
-
-
-class ConfigError(ValueError):
-    """A strategy spec that cannot be built: unknown name, unknown key or bad value."""
 
 
 class Registry(Generic[T]):
@@ -36,6 +37,7 @@ class Registry(Generic[T]):
                 raise ValueError(f"{self.kind} {name!r} is already registered")
             self._classes[name] = cls
             cls.registry_name = name  # type: ignore[attr-defined]
+            cls.registry_kind = self.kind  # type: ignore[attr-defined]
             return cls
 
         return decorate
@@ -88,21 +90,17 @@ class Registry(Generic[T]):
                 f"{self.kind} {spec['name']!r}: unknown key {unknown[0]!r}; "
                 f"allowed: {', '.join(sorted(fields)) or 'none'}"
             )
-        params = {k: _coerce(fields[k], v) for k, v in params.items()}
+        # Declared parameters are checked here, in the one message format, before any code of the class runs.
+        params = {k: check_value(cls, k, from_spec(cls, k, v)) for k, v in params.items()}
         try:
             return cls(**params)
         except (TypeError, ValueError) as exc:
+            if isinstance(exc, ConfigError):  # a check relating two parameters: already in the one format
+                raise
             raise ConfigError(f"{self.kind} {spec['name']!r}: {exc}") from exc
 
     @staticmethod
     def spec(strategy: Any) -> dict[str, Any]:
         """The plain-dict spec of a strategy: its registered name and its parameters."""
         name = getattr(type(strategy), "registry_name", type(strategy).__name__)
-        return {"name": name, **dataclasses.asdict(strategy)}
-
-
-def _coerce(field: dataclasses.Field, value: Any) -> Any:
-    # TOML and JSON give lists where the dataclasses hold tuples (to stay hashable).
-    if isinstance(value, list):
-        return tuple(value)
-    return value
+        return {"name": name, **param_values(strategy)}

@@ -22,7 +22,8 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from lyra_lab.chunking._budget import Budget, check_encoding, check_positive, counter, token_limit
+from lyra_lab._params import Strategy, param
+from lyra_lab.chunking._budget import Budget, counter, encoding_param, token_budget
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript, split_lines
 from lyra_lab.chunking._spans import plain_spans, spans_to_chunks
@@ -58,7 +59,7 @@ class ChunkPlan(Sequence[Chunk]):
 
 @CHUNKERS.register("adaptive")
 @dataclass(frozen=True)
-class AdaptiveChunker:
+class AdaptiveChunker(Strategy):
     """Choose single-pass, preemptive parallel chunks, or oversize chunking by size.
 
     The default ``target_tokens`` keeps a call inside the bundled local
@@ -71,25 +72,16 @@ class AdaptiveChunker:
         ratio: the share of ``target_tokens`` from which parallel chunks pay off.
         target_chunks: how many pieces a preemptive split makes.
         min_chunk_chars: the smallest piece worth a call of its own.
-        encoding: ``o200k_base``, ``cl100k_base`` or an OpenAI model name.
     """
 
-    target_tokens: int = 6000
-    ratio: float = 0.2
-    target_chunks: int = 3
-    min_chunk_chars: int = 3000
-    encoding: str = "o200k_base"
-
-    def __post_init__(self) -> None:
-        check_positive("adaptive", target_tokens=self.target_tokens, target_chunks=self.target_chunks,
-                       min_chunk_chars=self.min_chunk_chars)
-        if isinstance(self.ratio, bool) or not isinstance(self.ratio, (int, float)) \
-                or not 0 <= self.ratio <= 1:
-            raise ValueError(f"adaptive: ratio must be a number in [0, 1], got {self.ratio!r}")
-        check_encoding("adaptive", self.encoding)
+    target_tokens: int = param(6000, ge=1)
+    ratio: float = param(0.2, ge=0, le=1)
+    target_chunks: int = param(3, ge=1)
+    min_chunk_chars: int = param(3000, ge=1)
+    encoding: str = encoding_param()
 
     def budget(self) -> Budget:
-        return token_limit(self.encoding, self.target_tokens)
+        return token_budget(self.encoding, self.target_tokens)
 
     def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
         return list(self.plan(turns).chunks)

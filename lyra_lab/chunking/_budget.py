@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from lyra_lab._params import param
 from lyra_lab.chunking._types import Chunk
 
 if TYPE_CHECKING:
@@ -56,26 +57,22 @@ def single_char(chunk: Chunk) -> bool:
     return len(chunk.text) == 1
 
 
-def token_limit(encoding: str, limit: int) -> Budget:
-    """The budget of a chunker counting ``encoding`` tokens: at most ``limit`` per chunk, unless one character."""
+def token_budget(encoding: str, limit: int) -> Budget:
+    """The budget of a token-counting chunker: at most ``limit`` tokens, a single character may exceed it."""
     count = counter(encoding)
     return Budget("tokens", limit, lambda c: count(c.text), single_char)
 
 
-def check_positive(owner: str, **values: int) -> None:
-    """Raise ValueError naming the parameter when a value is not a positive int."""
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{owner}: {name} must be a positive integer, got {value!r}")
+def encoding_param() -> str:
+    """The ``encoding`` parameter of the token-counting chunkers (default ``o200k_base``)."""
+    return param("o200k_base", check=_known_encoding, allowed="o200k_base, cl100k_base or an OpenAI model name",
+                 doc="the BPE table (or the OpenAI model whose table) token counts use.")
 
 
-def check_encoding(owner: str, encoding: str) -> None:
-    """Raise ValueError when ``encoding`` is neither a known BPE table nor an OpenAI model name."""
+def _known_encoding(encoding: str) -> bool:
     from lyra_lab.backends import encoding_name_for
 
-    if not isinstance(encoding, str) or encoding_name_for(encoding) is None:
-        raise ValueError(f"{owner}: unknown encoding {encoding!r}; use o200k_base, cl100k_base "
-                         "or an OpenAI model name")
+    return encoding_name_for(encoding) is not None
 
 
 def counter(encoding: str) -> TokenCounter:

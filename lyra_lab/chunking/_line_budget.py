@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from lyra_lab.chunking._budget import Budget, check_positive, single_line
+from lyra_lab._params import Strategy, param
+from lyra_lab.chunking._budget import Budget, single_line
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript, split_lines
 from lyra_lab.chunking._spans import pack, plain_spans, spans_to_chunks
@@ -15,7 +16,7 @@ from lyra_lab.corpus import Turn
 
 @CHUNKERS.register("line_budget")
 @dataclass(frozen=True)
-class LineBudgetChunker:
+class LineBudgetChunker(Strategy):
     """Split the transcript on line boundaries into chunks of at most ``max_chars`` characters.
 
     A line is indivisible: a line longer than ``max_chars`` becomes a chunk of
@@ -26,10 +27,7 @@ class LineBudgetChunker:
     ['ab\\ncd\\n', 'efghijk\\n']
     """
 
-    max_chars: int = 4000
-
-    def __post_init__(self) -> None:
-        check_positive("line_budget", max_chars=self.max_chars)
+    max_chars: int = param(4000, ge=1, doc="the most characters in a chunk (a longer line stands alone).")
 
     def budget(self) -> Budget:
         return Budget("chars", self.max_chars, lambda c: len(c.text), single_line)

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from lyra_lab.backends import TokenCounter
-from lyra_lab.chunking._budget import Budget, check_encoding, check_positive, counter, token_limit
+from lyra_lab._params import Strategy, param, param_error
+from lyra_lab.chunking._budget import Budget, counter, encoding_param, token_budget
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript
 from lyra_lab.chunking._spans import Span, fit_suffix_start, spans_to_chunks
@@ -17,7 +18,7 @@ from lyra_lab.corpus import Turn
 
 @CHUNKERS.register("overlap_window")
 @dataclass(frozen=True)
-class OverlapWindowChunker:
+class OverlapWindowChunker(Strategy):
     """Token windows of at most ``max_tokens`` (overlap included), each starting with up to
     ``overlap_tokens`` tokens of the text just before it.
 
@@ -34,23 +35,20 @@ class OverlapWindowChunker:
     Args:
         max_tokens: the most tokens in a chunk's whole text.
         overlap_tokens: the most tokens repeated from before; below ``max_tokens``.
-        encoding: ``o200k_base``, ``cl100k_base`` or an OpenAI model name.
     """
 
-    max_tokens: int = 3000
-    overlap_tokens: int = 200
-    encoding: str = "o200k_base"
+    max_tokens: int = param(3000, ge=1)
+    overlap_tokens: int = param(200, ge=0, allowed="an integer >= 0 and below max_tokens")
+    encoding: str = encoding_param()
 
     def __post_init__(self) -> None:
-        check_positive("overlap_window", max_tokens=self.max_tokens)
-        if isinstance(self.overlap_tokens, bool) or not isinstance(self.overlap_tokens, int) \
-                or not 0 <= self.overlap_tokens < self.max_tokens:
-            raise ValueError(f"overlap_window: overlap_tokens must be an integer in "
-                             f"[0, max_tokens={self.max_tokens}), got {self.overlap_tokens!r}")
-        check_encoding("overlap_window", self.encoding)
+        super().__post_init__()
+        if self.overlap_tokens >= self.max_tokens:
+            raise param_error(self, "overlap_tokens", self.overlap_tokens,
+                              f"an integer >= 0 and below max_tokens ({self.max_tokens})")
 
     def budget(self) -> Budget:
-        return token_limit(self.encoding, self.max_tokens)
+        return token_budget(self.encoding, self.max_tokens)
 
     def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
         transcript = Transcript.of(turns)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from lyra_lab.chunking._budget import Budget, check_encoding, check_positive, counter, token_limit
+from lyra_lab._params import Strategy, param
+from lyra_lab.chunking._budget import Budget, counter, encoding_param, token_budget
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript
 from lyra_lab.chunking._spans import plain_spans, spans_to_chunks
@@ -16,7 +17,7 @@ from lyra_lab.corpus import Turn
 
 @CHUNKERS.register("token_budget")
 @dataclass(frozen=True)
-class TokenBudgetChunker:
+class TokenBudgetChunker(Strategy):
     """Split the transcript on line boundaries into chunks of at most ``max_tokens`` tokens.
 
     Token counts are exact and offline (``bpe-openai``), measured on each
@@ -28,18 +29,13 @@ class TokenBudgetChunker:
 
     Args:
         max_tokens: the most tokens a chunk may hold.
-        encoding: ``o200k_base``, ``cl100k_base`` or an OpenAI model name.
     """
 
-    max_tokens: int = 2000
-    encoding: str = "o200k_base"
-
-    def __post_init__(self) -> None:
-        check_positive("token_budget", max_tokens=self.max_tokens)
-        check_encoding("token_budget", self.encoding)
+    max_tokens: int = param(2000, ge=1)
+    encoding: str = encoding_param()
 
     def budget(self) -> Budget:
-        return token_limit(self.encoding, self.max_tokens)
+        return token_budget(self.encoding, self.max_tokens)
 
     def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
         transcript = Transcript.of(turns)

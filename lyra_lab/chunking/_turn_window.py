@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from lyra_lab.chunking._budget import Budget, check_positive
+from lyra_lab._params import Strategy, param
+from lyra_lab.chunking._budget import Budget
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript
 from lyra_lab.chunking._spans import plain_spans, spans_to_chunks
@@ -15,7 +16,7 @@ from lyra_lab.corpus import Turn
 
 @CHUNKERS.register("turn_window")
 @dataclass(frozen=True)
-class TurnWindowChunker:
+class TurnWindowChunker(Strategy):
     """At most ``max_turns`` turns per chunk; turns are never split.
 
     With ``respect_sessions`` (the default) a chunk also ends where a session
@@ -27,14 +28,8 @@ class TurnWindowChunker:
         respect_sessions: also break at session boundaries.
     """
 
-    max_turns: int = 8
-    respect_sessions: bool = True
-
-    def __post_init__(self) -> None:
-        check_positive("turn_window", max_turns=self.max_turns)
-        if not isinstance(self.respect_sessions, bool):
-            raise ValueError(f"turn_window: respect_sessions must be true or false, "
-                             f"got {self.respect_sessions!r}")
+    max_turns: int = param(8, ge=1)
+    respect_sessions: bool = param(True)
 
     def budget(self) -> Budget:
         def units(chunk: Chunk) -> int:

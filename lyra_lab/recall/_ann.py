@@ -20,8 +20,9 @@ import numpy as np
 
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, positive_int, require_embedder
+from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
 from lyra_lab.recall._index import ChangeLogIndex, embed_passages, embed_query
+from lyra_lab._params import param
 
 _MIN_CAPACITY = 1024
 
@@ -145,16 +146,10 @@ class DenseAnn(BaseRecaller):
         threads: threads used to insert a batch (queries use one).
     """
 
-    m: int = 16
-    ef_construction: int = 100
-    ef_search: int = 64
-    threads: int = 1
-
-    def __post_init__(self) -> None:
-        positive_int("m", self.m, minimum=2)
-        positive_int("ef_construction", self.ef_construction)
-        positive_int("ef_search", self.ef_search)
-        positive_int("threads", self.threads)
+    m: int = param(16, ge=2)
+    ef_construction: int = param(100, ge=1)
+    ef_search: int = param(64, ge=1)
+    threads: int = param(1, ge=1)
 
     def needs_embedder(self) -> bool:
         return True

@@ -24,6 +24,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable, Iterable, Sequence
 
+from lyra_lab._params import Strategy
 from lyra_lab._registry import Registry
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore, render_context
@@ -63,11 +64,6 @@ def ranked(scored: Scored, k: int, via: str) -> list[Hit]:
     return hits
 
 
-def positive_int(name: str, value: object, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-
-
 def render(hits: Sequence[Hit], token_budget: int, count: Callable[[str], int]) -> str:
     """The context block of ``hits`` in rank order, within ``token_budget`` tokens by ``count``.
 
@@ -77,10 +73,10 @@ def render(hits: Sequence[Hit], token_budget: int, count: Callable[[str], int]) 
     return render_context([hit.entry for hit in hits], token_budget, count)
 
 
-class BaseRecaller:
+class BaseRecaller(Strategy):
     """The recall skeleton; a subclass (a frozen dataclass) supplies ``score`` or ``ranking``.
 
-    Plain (no fields, no ``__post_init__``) so that strategies can add their own.
+    No fields of its own; ``Strategy`` checks the subclass's declared parameters on construction.
     """
 
     @property

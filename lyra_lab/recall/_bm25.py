@@ -26,6 +26,7 @@ from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored
 from lyra_lab.recall._index import ChangeLogIndex, top_k
+from lyra_lab._params import Strategy, param
 
 STOPWORDS = "en"
 K1, B = 1.5, 0.75  # bm25s.BM25() defaults, with method="lucene"
@@ -36,7 +37,7 @@ _PATTERNS = {"words2": r"(?u)\b\w\w+\b", "words": r"(?u)\b\w+\b"}
 
 
 @dataclass(frozen=True)
-class Tokenizer:
+class Tokenizer(Strategy):
     """How text becomes BM25 terms: bm25s's tokenizer with English stopwords, plus options.
 
     Args:
@@ -45,14 +46,8 @@ class Tokenizer:
             or ``"words"`` (keeps them, so single-digit numbers match).
     """
 
-    stemmer: str = "none"
-    tokens: str = "words2"
-
-    def __post_init__(self) -> None:
-        if self.stemmer not in STEMMERS:
-            raise ValueError(f"stemmer must be one of {STEMMERS}, got {self.stemmer!r}")
-        if self.tokens not in TOKENS:
-            raise ValueError(f"tokens must be one of {TOKENS}, got {self.tokens!r}")
+    stemmer: str = param("none", choices=STEMMERS)
+    tokens: str = param("words2", choices=TOKENS)
 
     @property
     def is_default(self) -> bool:
@@ -251,11 +246,8 @@ class Bm25(BaseRecaller):
             tokens, so ``"5"`` matches).
     """
 
-    stemmer: str = "none"
-    tokens: str = "words2"
-
-    def __post_init__(self) -> None:
-        Tokenizer(self.stemmer, self.tokens)  # validates
+    stemmer: str = param("none", choices=STEMMERS)
+    tokens: str = param("words2", choices=TOKENS)
 
     def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
                 embedder: Embedder | None, now: datetime | None) -> Scored:

@@ -8,9 +8,10 @@ from typing import Sequence
 
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, positive_int, require_embedder
+from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
 from lyra_lab.recall._bm25 import Bm25
 from lyra_lab.recall._dense import Dense
+from lyra_lab._params import param
 
 METHODS = ("rrf", "weighted")
 
@@ -57,19 +58,10 @@ class Hybrid(BaseRecaller):
         candidates: how many hits each list contributes (at least ``k`` are taken).
     """
 
-    method: str = "rrf"
-    rrf_k: float = 60
-    weight: float = 0.5
-    candidates: int = 50
-
-    def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if not self.rrf_k > 0:
-            raise ValueError(f"rrf_k must be > 0, got {self.rrf_k!r}")
-        if not 0.0 <= self.weight <= 1.0:
-            raise ValueError(f"weight must be in [0, 1], got {self.weight!r}")
-        positive_int("candidates", self.candidates)
+    method: str = param("rrf", choices=METHODS)
+    rrf_k: float = param(60, gt=0)
+    weight: float = param(0.5, ge=0, le=1)
+    candidates: int = param(50, ge=1)
 
     def needs_embedder(self) -> bool:
         return True

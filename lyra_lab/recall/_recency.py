@@ -13,6 +13,7 @@ from lyra_lab.corpus import as_utc
 from lyra_lab.memory import MemoryStore
 from lyra_lab.recall._base import RECALLERS, Scored
 from lyra_lab.recall._dense import CosineRecaller
+from lyra_lab._params import param
 
 DAY_S = 86_400.0
 
@@ -37,11 +38,7 @@ class Recency(CosineRecaller):
     means the conversation's latest entry end.  Undated entries are not decayed.
     """
 
-    half_life_days: float = 30.0
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.half_life_days, (int, float)) and self.half_life_days > 0):
-            raise ValueError(f"half_life_days must be > 0, got {self.half_life_days!r}")
+    half_life_days: float = param(30.0, gt=0, doc="the age in days at which a score is halved.")
 
     def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
                 embedder: Embedder | None, now: datetime | None) -> Scored:

@@ -33,12 +33,13 @@ import numpy as np
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
-from lyra_lab.recall._bm25 import Tokenizer, bm25_index
+from lyra_lab.recall._bm25 import STEMMERS, TOKENS, Tokenizer, bm25_index
 from lyra_lab.recall._fusion import FUSIONS, fuse, normalize
 from lyra_lab.recall._index import dense_index, embed_query, top_k
 from lyra_lab.recall._keys import KEYS, KeyedView, keyed_view
 from lyra_lab.recall._sessions import lexical_session_scores, session_means
 from lyra_lab.recall._when import closeness, named_spans
+from lyra_lab._params import param
 
 
 @RECALLERS.register("reference")
@@ -69,41 +70,21 @@ class Reference(BaseRecaller):
             question names.
     """
 
-    keys: str = "text"
-    window: int = 0
-    lexical_keys: str | None = "dated"
-    lexical_window: int | None = 2
-    stemmer: str = "english"
-    tokens: str = "words"
-    fusion: str = "minmax"
-    weight: float = 0.5
-    rrf_k: float = 60
-    neighbours: float = 0.3
-    session_weight: float = 0.2
-    sessions: int = 0
-    time_weight: float = 0.0
-    time_scale_days: float = 14.0
-    speaker_weight: float = 0.2
-
-    def __post_init__(self) -> None:
-        if self.keys not in KEYS or self.lexical_keys not in (*KEYS, None):
-            raise ValueError(f"keys and lexical_keys must be one of {KEYS}, got {self.keys!r}, {self.lexical_keys!r}")
-        if self.fusion not in FUSIONS:
-            raise ValueError(f"fusion must be one of {FUSIONS}, got {self.fusion!r}")
-        Tokenizer(self.stemmer, self.tokens)
-        for name in ("window", "sessions", "lexical_window"):
-            value = getattr(self, name)
-            if name == "lexical_window" and value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
-        if not 0.0 <= self.weight <= 1.0:
-            raise ValueError(f"weight must be in [0, 1], got {self.weight!r}")
-        for name in ("neighbours", "session_weight", "time_weight", "speaker_weight"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
-        if not self.rrf_k > 0 or not self.time_scale_days > 0:
-            raise ValueError("rrf_k and time_scale_days must be > 0")
+    keys: str = param("text", choices=KEYS)
+    window: int = param(0, ge=0)
+    lexical_keys: str | None = param("dated", choices=KEYS)
+    lexical_window: int | None = param(2, ge=0)
+    stemmer: str = param("english", choices=STEMMERS)
+    tokens: str = param("words", choices=TOKENS)
+    fusion: str = param("minmax", choices=FUSIONS)
+    weight: float = param(0.5, ge=0, le=1)
+    rrf_k: float = param(60, gt=0)
+    neighbours: float = param(0.3, ge=0)
+    session_weight: float = param(0.2, ge=0)
+    sessions: int = param(0, ge=0)
+    time_weight: float = param(0.0, ge=0)
+    time_scale_days: float = param(14.0, gt=0)
+    speaker_weight: float = param(0.2, ge=0)
 
     def needs_embedder(self) -> bool:
         return self.weight > 0

@@ -10,10 +10,11 @@ import numpy as np
 
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore
-from lyra_lab.recall._base import RECALLERS, Scored, positive_int
+from lyra_lab.recall._base import RECALLERS, Scored
 from lyra_lab.recall._dense import CosineRecaller
 from lyra_lab.recall._index import DenseIndex
 from lyra_lab.recall._types import Hit
+from lyra_lab._params import param
 
 COARSE_KINDS = tuple(k.value for k in (EntryKind.GIST, EntryKind.DIGEST, EntryKind.SUMMARY, EntryKind.FACT))
 
@@ -34,16 +35,13 @@ class Tiered(CosineRecaller):
     within the dense tiers the part after the tier offset is ``(1 + cos) / 2``.
     """
 
-    gists: int = 3
-    sharp: int = 5
-    recent: int = 5
-    coarse_kinds: tuple[str, ...] = COARSE_KINDS
-
-    def __post_init__(self) -> None:
-        for name in ("gists", "sharp", "recent"):
-            positive_int(name, getattr(self, name), minimum=0)
-        if not self.coarse_kinds or EntryKind.TURN in self.coarse_kinds:
-            raise ValueError(f"coarse_kinds must be non-empty and exclude 'turn', got {self.coarse_kinds!r}")
+    gists: int = param(3, ge=0, doc="how many condensed entries of other sessions come first (tier 1).")
+    sharp: int = param(5, ge=0, doc="how many of the most similar raw turns come next (tier 2).")
+    recent: int = param(5, ge=0, doc="how many of the current session's newest turns come last (tier 3).")
+    coarse_kinds: tuple[str, ...] = param(
+        COARSE_KINDS, check=lambda kinds: bool(kinds) and "turn" not in kinds,
+        allowed="a non-empty list of memory entry kinds without 'turn'",
+        doc="the entry kinds tier 1 draws from (condensed memory: gists, digests, summaries, facts).")
 
     def recall(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
                embedder: Embedder | None = None, now: datetime | None = None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, Sequence, runtime_checkable
 
+from lyra_lab._params import Strategy, param
 from lyra_lab._registry import Registry
 from lyra_lab.corpus import Turn
 
@@ -40,14 +41,10 @@ class SessionEnd:
 
 @TRIGGERS.register("every_turns")
 @dataclass(frozen=True)
-class EveryTurns:
+class EveryTurns(Strategy):
     """Fire as soon as ``n`` turns are pending (sessions are ignored)."""
 
-    n: int = 20
-
-    def __post_init__(self) -> None:
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
-            raise ValueError(f"n must be a positive integer, got {self.n!r}")
+    n: int = param(20, ge=1, doc="pending turns that make it fire.")
 
     def fires(self, pending: Sequence[Turn], next_turn: Turn | None) -> bool:
         return len(pending) >= self.n
@@ -55,7 +52,7 @@ class EveryTurns:
 
 @TRIGGERS.register("idle_gap")
 @dataclass(frozen=True)
-class IdleGap:
+class IdleGap(Strategy):
     """Fire when the next turn comes at least ``hours`` after the last pending one.
 
     This is how a companion app decides "the user went away": on the replay
@@ -63,11 +60,7 @@ class IdleGap:
     previous turn's time (see the engine), so they never open a gap.
     """
 
-    hours: float = 6.0
-
-    def __post_init__(self) -> None:
-        if isinstance(self.hours, bool) or not isinstance(self.hours, (int, float)) or self.hours <= 0:
-            raise ValueError(f"hours must be a positive number, got {self.hours!r}")
+    hours: float = param(6.0, gt=0, doc="the gap (on the replay clock) that counts as the user going away.")
 
     def fires(self, pending: Sequence[Turn], next_turn: Turn | None) -> bool:
         if not pending:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable, Sequence
 
+from lyra_lab._params import Strategy
 from lyra_lab._registry import Registry
 from lyra_lab.backends import Backend, Completion
 from lyra_lab.memory import MemoryEntry, MemoryStore, entry_line, memory_order, render_memory
@@ -162,10 +163,10 @@ def skip(reason: str) -> Edit:
     return Edit(reason, ran=False)
 
 
-class BaseRollup:
+class BaseRollup(Strategy):
     """The compaction skeleton; a subclass (a frozen dataclass) supplies ``step``.
 
-    Plain (no fields, no ``__post_init__``) so that strategies can add their own.
+    No fields of its own; ``Strategy`` checks the subclass's declared parameters on construction.
     """
 
     def compact(

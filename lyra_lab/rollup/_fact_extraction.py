@@ -16,6 +16,7 @@ from typing import Sequence
 from lyra_lab.memory import EntryKind, MemoryEntry
 from lyra_lab.rollup import _prompts
 from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, short_hash, skip, transcript
+from lyra_lab._params import param
 
 _BULLET = re.compile(r"^\s*(?:[-*•]+|\d+[.)])\s*")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
@@ -66,14 +67,8 @@ class FactExtraction(BaseRollup):
     budget is not enforced here.  A failed LLM call changes nothing.
     """
 
-    batch_turns: int = 10
-    max_tokens: int = 200
-
-    def __post_init__(self) -> None:
-        for name in ("batch_turns", "max_tokens"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    batch_turns: int = param(10, ge=1, doc="new raw turns per extraction call.")
+    max_tokens: int = param(200, ge=1, doc="the completion limit of each extraction call.")
 
     def step(self, compaction: Compaction) -> Edit:
         before = compaction.before

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from lyra_lab.memory import EntryKind, MemoryEntry
 from lyra_lab.rollup import _prompts
 from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, covered_turns, skip, transcript
+from lyra_lab._params import param
 
 
 def _latest_session(sessions: dict[str, list[MemoryEntry]]) -> str | None:
@@ -39,17 +40,10 @@ class SessionGist(BaseRollup):
     call changes nothing and the report carries ``error``.
     """
 
-    every_turns: int = 20
-    max_tokens: int = 200
-    gist_closed_sessions: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("every_turns", "max_tokens"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-        if not isinstance(self.gist_closed_sessions, bool):
-            raise ValueError(f"gist_closed_sessions must be true or false, got {self.gist_closed_sessions!r}")
+    every_turns: int = param(20, ge=1, doc="uncovered raw turns of a session that make its gist be rewritten.")
+    max_tokens: int = param(200, ge=1, doc="the completion limit of each gist call.")
+    gist_closed_sessions: bool = param(True, doc="give a session that is over its final gist, however few turns "
+                                                 "it has left uncovered.")
 
     def step(self, compaction: Compaction) -> Edit:
         store, conversation_id = compaction.store, compaction.conversation_id

@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 from lyra_lab.memory import EntryKind, MemoryEntry, render_memory
 from lyra_lab.rollup import _prompts
 from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, covered_turns, skip, transcript
+from lyra_lab._params import param
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
@@ -41,17 +42,8 @@ class SummaryBuffer(BaseRollup):
     nothing and the report carries ``error``.
     """
 
-    max_buffer_tokens: int | None = None
-    max_tokens: int = 200
-
-    def __post_init__(self) -> None:
-        if self.max_buffer_tokens is not None and (
-            isinstance(self.max_buffer_tokens, bool) or not isinstance(self.max_buffer_tokens, int)
-            or self.max_buffer_tokens < 0
-        ):
-            raise ValueError(f"max_buffer_tokens must be None or an int >= 0, got {self.max_buffer_tokens!r}")
-        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be an int >= 1, got {self.max_tokens!r}")
+    max_buffer_tokens: int | None = param(None, ge=0)
+    max_tokens: int = param(200, ge=1)
 
     def step(self, compaction: Compaction) -> Edit:
         store, before, budget, count = compaction.store, compaction.before, compaction.budget, compaction.count

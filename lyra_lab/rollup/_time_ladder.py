@@ -21,6 +21,7 @@ from lyra_lab.rollup._base import (
     ROLLUPS, BaseRollup, Compaction, Edit, ask, covered_turns, short_hash, skip, transcript,
 )
 from lyra_lab.rollup._periods import Grain, period_key
+from lyra_lab._params import param, param_error
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
@@ -52,28 +53,19 @@ class TimeLadder(BaseRollup):
     written and the report carries ``error``.
     """
 
-    headroom: float = 1.25
-    day_after_days: float = 1
-    week_after_days: float = 7
-    month_after_days: float = 30
-    max_tokens: int = 200
-    max_prompt_tokens: int | None = None
+    headroom: float = param(1.25, ge=1)
+    day_after_days: float = param(1, ge=0)
+    week_after_days: float = param(7, ge=0, allowed="a number >= day_after_days")
+    month_after_days: float = param(30, ge=0, allowed="a number >= week_after_days")
+    max_tokens: int = param(200, ge=1)
+    max_prompt_tokens: int | None = param(None, ge=1)
 
     def __post_init__(self) -> None:
-        if not self.headroom >= 1.0:
-            raise ValueError(f"headroom must be >= 1, got {self.headroom!r}")
-        if not 0 <= self.day_after_days <= self.week_after_days <= self.month_after_days:
-            raise ValueError(
-                "need 0 <= day_after_days <= week_after_days <= month_after_days, got "
-                f"{self.day_after_days!r}, {self.week_after_days!r}, {self.month_after_days!r}"
-            )
-        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be an int >= 1, got {self.max_tokens!r}")
-        if self.max_prompt_tokens is not None and (
-            isinstance(self.max_prompt_tokens, bool) or not isinstance(self.max_prompt_tokens, int)
-            or self.max_prompt_tokens < 1
-        ):
-            raise ValueError(f"max_prompt_tokens must be None or an int >= 1, got {self.max_prompt_tokens!r}")
+        super().__post_init__()
+        for earlier, later in (("day_after_days", "week_after_days"), ("week_after_days", "month_after_days")):
+            if getattr(self, later) < getattr(self, earlier):
+                raise param_error(self, later, getattr(self, later),
+                                  f"a number >= {earlier} ({getattr(self, earlier)})")
 
     @property
     def rungs(self) -> tuple[tuple[int, Grain, float], ...]:

@@ -1,4 +1,4 @@
-"""What every summarizer shares: parameter checks, the decision, provenance, the final record."""
+"""What every summarizer shares: parameter declarations, the decision, provenance, the final record."""
 
 from __future__ import annotations
 
@@ -9,38 +9,32 @@ from lyra_lab.backends import Backend, BackendError, Completion
 from lyra_lab.chunking import Chunk
 from lyra_lab.summarize._calls import CallOutcome
 from lyra_lab.summarize._events import emit
-from lyra_lab.summarize._prompts import Prompts
+from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
 from lyra_lab.summarize._types import ProgressCallback, Stage, Summary
+from lyra_lab._params import param
 
 
-def check_params(owner: Any, **timeouts: float) -> None:
-    """Validate the generation parameters and timeouts of ``owner``; coerce its prompts."""
-    name = getattr(type(owner), "registry_name", type(owner).__name__)
-    if isinstance(owner.max_tokens, bool) or not isinstance(owner.max_tokens, int) or owner.max_tokens < 1:
-        raise ValueError(f"{name}: max_tokens must be a positive integer, got {owner.max_tokens!r}")
-    if isinstance(owner.temperature, bool) or not isinstance(owner.temperature, (int, float)) \
-            or not 0 <= owner.temperature <= 2:
-        raise ValueError(f"{name}: temperature must be a number in [0, 2], got {owner.temperature!r}")
-    for key, value in timeouts.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ValueError(f"{name}: {key} must be a positive number of seconds, got {value!r}")
-    if owner.focus is not None and not isinstance(owner.focus, str):
-        raise ValueError(f"{name}: focus must be a string (an instruction) or absent, got {owner.focus!r}")
-    # Specs from TOML/JSON give prompts as a dict of overrides; hold a Prompts.
-    object.__setattr__(owner, "prompts", Prompts.coerce(owner.prompts))
+def temperature_param() -> float:
+    """The ``temperature`` parameter every summarizer has."""
+    return param(0.0, ge=0, le=2, doc="sampling temperature (0: deterministic).")
+
+
+def prompts_param() -> Prompts:
+    """The ``prompts`` parameter every summarizer has; specs from TOML/JSON give a dict of overrides."""
+    return param(DEFAULT_PROMPTS, convert=Prompts.coerce, allowed="a table of templates overriding some defaults")
+
+
+def focus_param() -> str | None:
+    """The ``focus`` parameter every summarizer has."""
+    return param(None, doc=(
+        "an instruction (\"the user's plans and dates\") put into every prompt through the ``focus`` template; "
+        "None: no focus (the prompts are the plain defaults).  A ``focus`` argument to ``summarize`` overrides "
+        "it for that call."))
 
 
 def focus_of(owner: Any, focus: str | None) -> str | None:
     """The focus a call uses: the caller's ``focus`` argument, else the strategy's own ``focus`` field."""
     return owner.focus if focus is None else focus
-
-
-def check_count(owner: Any, **values: int) -> None:
-    """Raise ValueError naming the parameter when a value is not a positive integer."""
-    name = getattr(type(owner), "registry_name", type(owner).__name__)
-    for key, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}: {key} must be a positive integer, got {value!r}")
 
 
 def decision_of(chunks: Sequence[Chunk], default: str) -> str:

@@ -10,15 +10,16 @@ from typing import Sequence
 from lyra_lab.backends import Backend
 from lyra_lab.chunking import Chunk
 from lyra_lab.summarize._calls import CallOutcome, call, excerpt, outcome_of, start_call
-from lyra_lab.summarize._common import Run, focus_of, check_count, check_params, decision_of
-from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
+from lyra_lab._params import Strategy, param
+from lyra_lab.summarize._common import Run, decision_of, focus_of, focus_param, prompts_param, temperature_param
+from lyra_lab.summarize._prompts import Prompts
 from lyra_lab.summarize._registry import SUMMARIZERS
 from lyra_lab.summarize._types import ProgressCallback, Summary
 
 
 @SUMMARIZERS.register("map_reduce")
 @dataclass(frozen=True)
-class MapReduceSummarizer:
+class MapReduceSummarizer(Strategy):
     """Summarize every chunk concurrently, then merge the partial summaries in one call.
 
     * At most ``max_concurrency`` chunk calls are in flight.  Each gets
@@ -48,28 +49,20 @@ class MapReduceSummarizer:
         merge_timeout_s: the merge call's deadline.
         max_tokens: the most tokens each partial summary may take.
         merge_max_tokens: the most tokens the merged summary may take.
-        temperature: sampling temperature (0: deterministic).
         excerpt_chars: how much raw text stands in for a failed chunk.
         prompts: templates (``chunk``, ``merge``, ``partial``), or a dict overriding some.
-        focus: an instruction ("the user's plans and dates") put into every prompt through
-            the ``focus`` template; None: no focus (the prompts are the plain defaults).
-            A ``focus`` argument to ``summarize`` overrides it for that call.
+        temperature, focus: as for every summarizer (``lyra_lab.summarize._common``).
     """
 
-    max_concurrency: int = 3
-    chunk_timeout_s: float = 120.0
-    merge_timeout_s: float = 60.0
-    max_tokens: int = 256
-    merge_max_tokens: int = 384
-    temperature: float = 0.0
-    excerpt_chars: int = 600
-    prompts: Prompts = DEFAULT_PROMPTS
-    focus: str | None = None
-
-    def __post_init__(self) -> None:
-        check_params(self, chunk_timeout_s=self.chunk_timeout_s, merge_timeout_s=self.merge_timeout_s)
-        check_count(self, max_concurrency=self.max_concurrency, merge_max_tokens=self.merge_max_tokens,
-                    excerpt_chars=self.excerpt_chars)
+    max_concurrency: int = param(3, ge=1)
+    chunk_timeout_s: float = param(120.0, gt=0)
+    merge_timeout_s: float = param(60.0, gt=0)
+    max_tokens: int = param(256, ge=1)
+    merge_max_tokens: int = param(384, ge=1)
+    temperature: float = temperature_param()
+    excerpt_chars: int = param(600, ge=1)
+    prompts: Prompts = prompts_param()
+    focus: str | None = focus_param()
 
     def summarize(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None = None,
                   on_event: ProgressCallback | None = None) -> Summary:

@@ -8,15 +8,16 @@ from typing import Sequence
 from lyra_lab.backends import Backend
 from lyra_lab.chunking import Chunk
 from lyra_lab.summarize._calls import call, excerpt
-from lyra_lab.summarize._common import Run, focus_of, check_count, check_params, decision_of
-from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
+from lyra_lab._params import Strategy, param
+from lyra_lab.summarize._common import Run, decision_of, focus_of, focus_param, prompts_param, temperature_param
+from lyra_lab.summarize._prompts import Prompts
 from lyra_lab.summarize._registry import SUMMARIZERS
 from lyra_lab.summarize._types import ProgressCallback, Summary
 
 
 @SUMMARIZERS.register("refine")
 @dataclass(frozen=True)
-class RefineSummarizer:
+class RefineSummarizer(Strategy):
     """Summarize the first chunk, then fold each next chunk into the running summary.
 
     Serial by nature (each step needs the previous summary), so it suits
@@ -27,25 +28,18 @@ class RefineSummarizer:
 
     Args:
         max_tokens: the most tokens each step's summary may take.
-        temperature: sampling temperature (0: deterministic).
         step_timeout_s: each call's deadline.
         excerpt_chars: how much raw text stands in for a failed step.
         prompts: templates (``chunk`` for the first step, ``refine`` after), or a dict overriding some.
-        focus: an instruction ("the user's plans and dates") put into every prompt through
-            the ``focus`` template; None: no focus (the prompts are the plain defaults).
-            A ``focus`` argument to ``summarize`` overrides it for that call.
+        temperature, focus: as for every summarizer (``lyra_lab.summarize._common``).
     """
 
-    max_tokens: int = 256
-    temperature: float = 0.0
-    step_timeout_s: float = 120.0
-    excerpt_chars: int = 600
-    prompts: Prompts = DEFAULT_PROMPTS
-    focus: str | None = None
-
-    def __post_init__(self) -> None:
-        check_params(self, step_timeout_s=self.step_timeout_s)
-        check_count(self, excerpt_chars=self.excerpt_chars)
+    max_tokens: int = param(256, ge=1)
+    temperature: float = temperature_param()
+    step_timeout_s: float = param(120.0, gt=0)
+    excerpt_chars: int = param(600, ge=1)
+    prompts: Prompts = prompts_param()
+    focus: str | None = focus_param()
 
     def summarize(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None = None,
                   on_event: ProgressCallback | None = None) -> Summary:

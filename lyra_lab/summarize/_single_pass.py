@@ -8,15 +8,18 @@ from typing import Sequence
 from lyra_lab.backends import Backend
 from lyra_lab.chunking import Chunk
 from lyra_lab.summarize._calls import call
-from lyra_lab.summarize._common import Run, focus_of, check_params, decision_of, joined_text
-from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
+from lyra_lab._params import Strategy, param
+from lyra_lab.summarize._common import (
+    Run, decision_of, focus_of, focus_param, joined_text, prompts_param, temperature_param,
+)
+from lyra_lab.summarize._prompts import Prompts
 from lyra_lab.summarize._registry import SUMMARIZERS
 from lyra_lab.summarize._types import ProgressCallback, Summary
 
 
 @SUMMARIZERS.register("single_pass")
 @dataclass(frozen=True)
-class SinglePassSummarizer:
+class SinglePassSummarizer(Strategy):
     """Join the chunks (overlaps dropped) and summarize them in one call.
 
     A failed or timed-out call raises ``BackendError``: with one call there is
@@ -24,22 +27,16 @@ class SinglePassSummarizer:
 
     Args:
         max_tokens: the most tokens the summary may take.
-        temperature: sampling temperature (0: deterministic).
         timeout_s: the call's deadline.
         prompts: templates (``single`` is used), or a dict overriding some.
-        focus: an instruction ("the user's plans and dates") put into every prompt through
-            the ``focus`` template; None: no focus (the prompts are the plain defaults).
-            A ``focus`` argument to ``summarize`` overrides it for that call.
+        temperature, focus: as for every summarizer (``lyra_lab.summarize._common``).
     """
 
-    max_tokens: int = 256
-    temperature: float = 0.0
-    timeout_s: float = 300.0
-    prompts: Prompts = DEFAULT_PROMPTS
-    focus: str | None = None
-
-    def __post_init__(self) -> None:
-        check_params(self, timeout_s=self.timeout_s)
+    max_tokens: int = param(256, ge=1)
+    temperature: float = temperature_param()
+    timeout_s: float = param(300.0, gt=0)
+    prompts: Prompts = prompts_param()
+    focus: str | None = focus_param()
 
     def summarize(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None = None,
                   on_event: ProgressCallback | None = None) -> Summary:

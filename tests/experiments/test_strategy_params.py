@@ -238,5 +238,6 @@ def test_a_focus_that_is_not_text_fails_naming_the_strategy():
     from lyra_lab._registry import ConfigError
     from lyra_lab.summarize import SUMMARIZERS
 
-    with pytest.raises(ConfigError, match=r"map_reduce.*focus must be a string"):
+    with pytest.raises(ConfigError, match=r"^summarizer 'map_reduce': parameter 'focus' = 3; "
+                                          r"allowed: a string or None$"):
         SUMMARIZERS.build({"name": "map_reduce", "focus": 3})
