@@ -12,8 +12,7 @@ from lyra_lab.backends._openai import OpenAIBackend
 from lyra_lab.backends._presets import PRESETS, make_backend
 from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
 from lyra_lab.backends._retry import RetryEvent, RetryPolicy, StreamError, report_retries
-from lyra_lab.backends._simulated import RequestRecord, SimulatedServer
-from lyra_lab.backends._simulated_faults import SimulatedSpec
+from lyra_lab.backends.simulated import RequestRecord, SimulatedServer, SimulatedSpec
 from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
 from lyra_lab.backends._types import Backend, BackendError, Completion, Embedder, Message, Usage
 

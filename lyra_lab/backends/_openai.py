@@ -23,7 +23,7 @@ from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._batch import complete_many
 from lyra_lab.backends._openai_stream import Answer, StreamAccumulator, answer_from_response, build_request
 from lyra_lab.backends._retry import acall_with_retries, call_with_retries
-from lyra_lab.backends._simulated_faults import SIMULATED_FINGERPRINT
+from lyra_lab.backends.simulated import SIMULATED_FINGERPRINT
 from lyra_lab.backends._tokens import token_counter
 from lyra_lab.backends._types import BackendError, Completion, Message, Usage
 

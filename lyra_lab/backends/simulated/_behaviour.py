@@ -1,6 +1,6 @@
 """What the simulated server does with each request: its spec, faults, latency and reply.
 
-Kept apart from the HTTP plumbing (``_simulated.py``) so the behaviour model
+Kept apart from the HTTP plumbing (``_server.py``) so the behaviour model
 can be read, and tested, on its own.
 """
 
