@@ -14,6 +14,7 @@ from lyra_lab.backends._retry import RetryEvent, RetryPolicy, StreamError, repor
 from lyra_lab.backends.simulated import RequestRecord, SimulatedServer, SimulatedSpec
 from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
 from lyra_lab.backends._types import Backend, BackendError, Capabilities, Completion, Embedder, Message, Usage
+from lyra_lab.backends._wrap import BackendWrapper
 
 __all__ = [
     "PRESETS",
@@ -22,6 +23,7 @@ __all__ = [
     "Backend",
     "BackendConfig",
     "BackendError",
+    "BackendWrapper",
     "Capabilities",
     "CachedBackend",
     "OpenAIBackend",

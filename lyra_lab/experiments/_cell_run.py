@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from tqdm.auto import tqdm
 
-from lyra_lab.backends import Capabilities, Completion, Message, RetryEvent, report_retries
+from lyra_lab.backends import BackendWrapper, Completion, Message, RetryEvent, report_retries
 from lyra_lab.experiments._cells import (Cell, base_columns, conversation_rows, judge_rows, phase_metrics, probe_rows,
                                          spec_label)
 from lyra_lab.experiments._judges import judges_of
@@ -26,28 +26,18 @@ class CellLog:
         self._log.event(event, cell_id=self.cell_id, **fields)
 
 
-class RetryReporting:
+class RetryReporting(BackendWrapper):
     """A backend wrapper that sends every retry of its calls to the cell's run log (``retry`` events).
 
     The sink is set around each call in the calling thread (the summarizers call from their own threads),
     so a retry is attributed to the cell that made the call even while other cells share the backend.
     """
 
+    inner: SeededBackend
+
     def __init__(self, inner: SeededBackend, log: CellLog):
-        self.inner = inner
+        super().__init__(inner)
         self._log = log
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self.inner.capabilities
 
     @property
     def simulated(self) -> bool:

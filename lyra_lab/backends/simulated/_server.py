@@ -23,7 +23,7 @@ import time
 import uuid
 from typing import Any
 
-from lyra_lab.backends.simulated._behaviour import (ERROR_STATUSES, SIMULATED_FINGERPRINT, Behaviour, SimulatedSpec,
+from lyra_lab.backends.simulated._behaviour import (ERROR_STATUSES, SIMULATED_FINGERPRINT, SimulatedSpec,
                                                     count_pieces, error_body)
 from lyra_lab.backends.simulated._serving import RequestRecord, Serving
 from lyra_lab.backends.simulated._sse import stream_response
@@ -35,6 +35,7 @@ class SimulatedServer:
     def __init__(self, spec: SimulatedSpec | None = None, **fields: Any):
         self.spec = dataclasses.replace(spec or SimulatedSpec(), **fields)
         self._serving = Serving(self.spec)
+        self.behaviour = self._serving.behaviour  # the fault script and seeded draws (tests script it)
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self.base_url = ""
@@ -85,10 +86,6 @@ class SimulatedServer:
     def reset(self) -> None:
         """Forget the log, the counters and any unused script."""
         self._serving.reset()
-
-    @property
-    def behaviour(self) -> Behaviour:
-        return self._serving.behaviour
 
     @property
     def max_serving(self) -> int:
