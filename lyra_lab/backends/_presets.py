@@ -86,10 +86,10 @@ def check_backend_spec(spec: str | Mapping[str, Any] | Backend) -> None:
         raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
                           f"allowed: preset, cache, {', '.join(sorted(allowed))}")
     model_path = overrides.pop("model_path", None)
-    from lyra_lab.backends import _local_process  # the GGUF checks LocalServer makes
+    from lyra_lab.backends._local_process import bundled_model_path, check_gguf  # what LocalServer checks
 
     try:
-        _local_process.check_gguf(model_path) if model_path else _local_process.bundled_model_path()
+        check_gguf(model_path) if model_path else bundled_model_path()
     except (FileNotFoundError, ValueError) as exc:
         raise ConfigError(f"backend preset {preset!r}: {exc}") from None
     BackendConfig.from_dict({"name": "local", "base_url": "http://127.0.0.1:1/v1", "model": "local", **overrides})
