@@ -161,3 +161,15 @@ def test_an_object_without_the_protocol_is_refused_with_what_it_lacks():
     assert not isinstance(Bare(), Backend)
     with pytest.raises(TypeError, match=r"backends\['bare'\] is not a Backend: it needs name, model, capabilities"):
         Resources("off", None, backends={"bare": Bare()})  # type: ignore[arg-type]
+
+
+def test_no_module_probes_a_backend_or_embedder_for_what_it_declares():
+    """``getattr(x, "config" | "describe" | "identity" | "simulated" | …)`` is what ``capabilities`` replaced."""
+    import re
+    from pathlib import Path
+
+    probe = re.compile(r"""(getattr|hasattr)\([^)]*["'](config|describe|identity|simulated|max_concurrency|stream"""
+                       r"""|streaming|capabilities|acomplete|complete|embed|dim)["']""")
+    found = [f"{path}:{n}" for path in sorted(Path(lyra_lab.__file__).parent.rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if probe.search(line)]
+    assert found == []
