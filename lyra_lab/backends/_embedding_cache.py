@@ -39,12 +39,8 @@ _CHUNK = 500  # keys per SELECT, well under SQLite's bound-variable limit
 
 
 def embedder_identity(embedder: Embedder) -> str:
-    """A stable text naming what determines an embedder's vectors."""
-    identity = getattr(embedder, "identity", None)
-    if callable(identity):
-        return json.dumps(identity(), sort_keys=True, separators=(",", ":"))
-    return json.dumps({"embedder": embedder.name, "dim": embedder.dim, "class": type(embedder).__qualname__},
-                      sort_keys=True, separators=(",", ":"))
+    """``embedder.identity()`` as canonical JSON: the key of its rows."""
+    return json.dumps(embedder.identity(), sort_keys=True, separators=(",", ":"))
 
 
 def text_sha256(text: str) -> str:
@@ -116,6 +112,8 @@ class CachedEmbedder:
     """
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache):
+        if not isinstance(embedder, Embedder):
+            raise TypeError(f"{embedder!r} is not an Embedder: it needs name, dim, identity() and embed()")
         self.embedder = embedder
         self.cache = cache
         self.name = embedder.name
@@ -128,8 +126,8 @@ class CachedEmbedder:
     def dim(self) -> int:
         return self.embedder.dim
 
-    def identity(self) -> Any:
-        return json.loads(self.identity_key)
+    def identity(self) -> dict[str, Any]:
+        return dict(json.loads(self.identity_key))
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         texts = check_texts(texts, kind)

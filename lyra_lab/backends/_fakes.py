@@ -8,7 +8,6 @@ do land near each other).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from collections import deque
@@ -16,7 +15,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from lyra_lab.backends._types import BackendError, Completion, Message, Usage
+from lyra_lab.backends._prices import Price
+from lyra_lab.backends.simulated import hashed_vectors
+from lyra_lab.backends._types import BackendError, Capabilities, Completion, Message, Usage
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -30,6 +31,9 @@ class FakeLLM:
             first 12 words of the last message, so summaries hold real words).
         fail: a function of the messages; when it returns true the call raises
             ``BackendError`` (for fault drills).
+
+    Its capabilities: simulated, in process, free (a known price of 0), word
+    counts as usage, no streaming.
     """
 
     def __init__(
@@ -42,6 +46,7 @@ class FakeLLM:
     ):
         self.name = name
         self.model = model
+        self.capabilities = Capabilities.in_process(name, model, simulated=True, price=Price(model, 0.0, 0.0))
         self._queue: deque[str] = deque(outputs)
         self._respond = respond or _echo_words
         self._fail = fail
@@ -79,15 +84,8 @@ class HashingEmbedder:
         self.dim = dim
         self.name = f"{name}-{dim}"
 
+    def identity(self) -> dict[str, Any]:
+        return {"embedder": self.name, "dim": self.dim, "class": type(self).__qualname__}
+
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            words = [w.lower() for w in _WORD.findall(text)]
-            for feature in words + [a + " " + b for a, b in zip(words, words[1:])]:
-                digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-                h = int.from_bytes(digest, "little")
-                out[row, h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
-            norm = np.linalg.norm(out[row])
-            if norm > 0:
-                out[row] /= norm
-        return out
+        return hashed_vectors(texts, self.dim)

@@ -61,14 +61,6 @@ class LocalBackend(OpenAIBackend):
                 raise
         return super().complete(messages, **params)
 
-    async def acomplete(self, messages: Sequence[Message], **params: Any) -> Completion:
-        try:
-            return await super().acomplete(messages, **params)
-        except BackendError as exc:
-            if exc.status is not None or not self._moved_to_a_live_server():
-                raise
-        return await super().acomplete(messages, **params)
-
     def _moved_to_a_live_server(self) -> bool:
         """Point at a live server if ours is gone; false when there is nothing new to try."""
         from lyra_lab.backends._local_server import ensure_local_server
@@ -79,7 +71,6 @@ class LocalBackend(OpenAIBackend):
         log.warning("local server at %s went away; continuing on %s", self.config.base_url, server.base_url)
         self.close()
         with self._lock:
-            self._per_loop.clear()
             self.config = dataclasses.replace(self.config, base_url=server.base_url)
         self.restarts += 1
         return True

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends import _local_process as proc_util
+import lyra_lab.backends._local_process as proc_util
 from lyra_lab.backends._paths import cache_dir
 from lyra_lab.backends._types import BackendError
 

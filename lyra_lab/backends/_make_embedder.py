@@ -66,10 +66,10 @@ def _build(spec: str | Mapping[str, Any] | Embedder) -> Embedder:
         if "/" in name:  # {"name": "openai/text-embedding-3-small", ...}
             name, _, model = name.partition("/")
             params.setdefault("model", model)
-    elif hasattr(spec, "embed") and hasattr(spec, "dim"):
+    elif isinstance(spec, Embedder):
         return spec
     else:
-        raise ConfigError(f"cannot build an embedder from {spec!r}")
+        raise ConfigError(f"cannot build an embedder from {spec!r} (an Embedder has name, dim, identity() and embed())")
     if name not in _BUILDERS:
         raise ConfigError(f"unknown embedder {name!r}; known: {', '.join(embedder_names())}")
     builder = _BUILDERS[name]

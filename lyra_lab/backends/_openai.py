@@ -6,26 +6,23 @@ times each call (wall latency, time to first token via streaming), reads the
 server's usage (or counts tokens locally and says so), prices it, and retries
 under lyra-lab's own policy (the client's built-in retries are off).
 
-Concurrency: a bounded semaphore per backend caps calls in flight from
-threads (``complete``, ``complete_many``); ``acomplete`` uses an asyncio
-semaphore of the same size per event loop.
+Concurrency: a bounded semaphore per backend caps calls in flight from the
+threads that share it (``max_concurrency``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from lyra_lab.backends._backend_config import BackendConfig
-from lyra_lab.backends._batch import complete_many
+from lyra_lab.backends._backend_config import BackendConfig, safe_url
 from lyra_lab.backends._openai_stream import Answer, StreamAccumulator, answer_from_response, build_request
-from lyra_lab.backends._retry import acall_with_retries, call_with_retries
-from lyra_lab.backends._simulated_faults import SIMULATED_FINGERPRINT
+from lyra_lab.backends._retry import call_with_retries
 from lyra_lab.backends._tokens import token_counter
-from lyra_lab.backends._types import BackendError, Completion, Message, Usage
+from lyra_lab.backends._types import Capabilities, Completion, Message, Usage
+from lyra_lab.backends.simulated import SIMULATED_FINGERPRINT
 
 if TYPE_CHECKING:
     import openai
@@ -64,8 +61,7 @@ class OpenAIBackend:
         self._price = config.price()
         self._policy = config.retry_policy
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
-        # asyncio objects bind to one event loop: one (client, semaphore) pair per loop.
-        self._per_loop: dict[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, asyncio.Semaphore]] = {}
+        self._caps: tuple[BackendConfig, Capabilities] | None = None
         self._lock = threading.Lock()
         self._client: openai.OpenAI | None = None
         self._counter = counter
@@ -87,6 +83,23 @@ class OpenAIBackend:
 
     def describe(self) -> dict[str, Any]:
         return self.config.describe()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Declared by the config: streaming, simulated, price, ``max_concurrency``, the endpoint.
+
+        Usage comes from the server when it sends it, else is counted locally
+        (``Usage.estimated``). Rebuilt when the config is replaced (the local
+        backend moving to a new server).
+        """
+        config = self.config
+        if self._caps is None or self._caps[0] is not config:
+            caps = Capabilities(identity=self.identity(), description=self.describe(), simulated=config.simulated,
+                                streaming=config.stream, reports_usage=True,
+                                max_concurrency=config.max_concurrency, price=self._price,
+                                endpoint=safe_url(config.base_url))
+            self._caps = (config, caps)
+        return self._caps[1]
 
     # ---------------------------------------------------------------- sync
     def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
@@ -136,66 +149,6 @@ class OpenAIBackend:
                 acc.add(chunk)
         return acc.answer()
 
-    def complete_many(
-        self, batch: Sequence[Sequence[Message]], *, progress: bool | None = None, **params: Any
-    ) -> list[Completion | BackendError]:
-        """Complete many message lists on ``max_concurrency`` threads (see ``complete_many``)."""
-        return complete_many(self, batch, max_concurrency=self.config.max_concurrency, progress=progress,
-                             **params)
-
-    # --------------------------------------------------------------- async
-    async def acomplete(self, messages: Sequence[Message], **params: Any) -> Completion:
-        """The asyncio twin of ``complete`` (AsyncOpenAI, asyncio semaphore, async backoff)."""
-        kwargs, timeout = self._request(messages, params)
-        queued = time.perf_counter()
-        client, slots = self._loop_state()
-        async with slots:
-            began = time.perf_counter()
-            answer, attempts = await acall_with_retries(
-                lambda: self._aattempt(client, kwargs, timeout), self._policy, self.name, (self._key,))
-        return self._completion(kwargs["messages"], answer, attempts, began - queued,
-                                time.perf_counter() - began - answer.latency_s)
-
-    async def _aattempt(self, client: openai.AsyncOpenAI, kwargs: dict[str, Any], timeout: float) -> Answer:
-        import openai
-
-        if not self.config.stream:
-            started = time.perf_counter()
-            response = await client.chat.completions.create(**kwargs, timeout=timeout)
-            return answer_from_response(response, started)
-        with_options = self._stream_options_ok
-        try:
-            return await self._astream_once(client, kwargs, timeout, with_options)
-        except openai.APIStatusError as exc:
-            if not (with_options and _rejects_stream_options(exc)):
-                raise
-            answer = await self._astream_once(client, kwargs, timeout, False)
-            self._note_no_stream_options(exc)
-            return answer
-
-    async def _astream_once(self, client: openai.AsyncOpenAI, kwargs: dict[str, Any], timeout: float,
-                            with_options: bool) -> Answer:
-        acc = StreamAccumulator()
-        extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if with_options else {}
-        stream = await client.chat.completions.create(**kwargs, **extra, stream=True, timeout=timeout)
-        async with stream:
-            async for chunk in stream:
-                acc.add(chunk)
-        return acc.answer()
-
-    def _loop_state(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
-        import openai
-
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            for old in [lp for lp in self._per_loop if lp.is_closed()]:
-                del self._per_loop[old]
-            if loop not in self._per_loop:
-                client = openai.AsyncOpenAI(api_key=self._key, base_url=self.config.base_url,
-                                            max_retries=0, timeout=self.config.timeout_s)
-                self._per_loop[loop] = (client, asyncio.Semaphore(self.config.max_concurrency))
-            return self._per_loop[loop]
-
     # ------------------------------------------------------------- helpers
     def _request(self, messages: Sequence[Message],
                  params: Mapping[str, Any]) -> tuple[dict[str, Any], float]:
@@ -243,14 +196,8 @@ class OpenAIBackend:
             return self._client
 
     def close(self) -> None:
-        """Close the thread path's HTTP connection pool (``aclose`` closes the running loop's)."""
+        """Close the HTTP connection pool (the next call opens a new one)."""
         with self._lock:
             if self._client is not None:
                 self._client.close()
             self._client = None
-
-    async def aclose(self) -> None:
-        with self._lock:
-            state = self._per_loop.pop(asyncio.get_running_loop(), None)
-        if state is not None:
-            await state[0].close()

@@ -8,12 +8,14 @@ Presets::
     vllm/<model>             http://127.0.0.1:8000/v1
     llamacpp/<url>           any llama.cpp server, e.g. llamacpp/http://127.0.0.1:8080/v1
     simulated                a running SimulatedServer (needs base_url)
+    fake                     FakeLLM, in process: echoes the prompt's first words (offline tests)
 
 A dict either names a preset and overrides ``BackendConfig`` fields
 (``{"preset": "openai/gpt-4o-mini", "max_concurrency": 16}``; ``params``
 merge with the preset's), or gives the fields outright (``name``, ``base_url``,
 ``model``…). ``"cache": "responses.sqlite"`` wraps it in a ``CachedBackend``.
-Unknown keys are a ``ConfigError`` naming the key.
+Unknown keys are a ``ConfigError`` naming the key; ``fake`` takes only ``name``
+and ``model``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._openai import OpenAIBackend
 from lyra_lab.backends._types import Backend
 
-PRESETS = ("local", "openai", "ollama", "vllm", "llamacpp", "simulated")
+PRESETS = ("local", "openai", "ollama", "vllm", "llamacpp", "simulated", "fake")
 _FIELDS = frozenset(f.name for f in dataclasses.fields(BackendConfig))
 _LOCAL_ONLY = frozenset({"model_path"})
 _FREE = {"price_in_per_m": 0.0, "price_out_per_m": 0.0}  # your own hardware: no per-token price
@@ -58,8 +60,45 @@ def make_backend(spec: str | Mapping[str, Any] | Backend) -> Backend:
     return backend
 
 
-def _from_preset(preset: str, overrides: dict[str, Any]) -> OpenAIBackend:
+def check_backend_spec(spec: str | Mapping[str, Any] | Backend) -> None:
+    """Raise ``ConfigError`` for a spec ``make_backend`` would refuse, starting nothing.
+
+    Catches an unknown preset or key, a bad field value, a missing API-key
+    variable and a missing or malformed GGUF file. The ``local`` preset is
+    checked without its server (building it would start one); every other
+    preset builds its client, which opens no connection. A ``cache`` file is
+    not made here (the run makes it).
+    """
+    if isinstance(spec, Backend):
+        return
+    data = {"preset": spec} if isinstance(spec, str) else spec
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"backend spec must be a preset name or a mapping, got {type(spec).__name__}")
+    data = {k: v for k, v in data.items() if k != "cache"}
+    preset = data.get("preset")
+    if not (isinstance(preset, str) and preset.partition("/")[0] == "local"):
+        make_backend(data)
+        return
+    overrides = {k: v for k, v in data.items() if k != "preset"}
+    allowed = _FIELDS | _LOCAL_ONLY
+    unknown = sorted(set(overrides) - allowed)
+    if unknown:
+        raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
+                          f"allowed: preset, cache, {', '.join(sorted(allowed))}")
+    model_path = overrides.pop("model_path", None)
+    from lyra_lab.backends._local_process import bundled_model_path, check_gguf  # what LocalServer checks
+
+    try:
+        check_gguf(model_path) if model_path else bundled_model_path()
+    except (FileNotFoundError, ValueError) as exc:
+        raise ConfigError(f"backend preset {preset!r}: {exc}") from None
+    BackendConfig.from_dict({"name": "local", "base_url": "http://127.0.0.1:1/v1", "model": "local", **overrides})
+
+
+def _from_preset(preset: str, overrides: dict[str, Any]) -> Backend:
     kind, _, arg = preset.partition("/")
+    if kind == "fake" and not arg:
+        return _fake(preset, overrides)
     allowed = _FIELDS | (_LOCAL_ONLY if kind == "local" else frozenset())
     unknown = sorted(set(overrides) - allowed)
     if unknown:
@@ -99,6 +138,15 @@ def _from_preset(preset: str, overrides: dict[str, Any]) -> OpenAIBackend:
 
         return LocalBackend(config, counter=counter, model_path=model_path)
     return OpenAIBackend(config, counter=counter)
+
+
+def _fake(preset: str, overrides: dict[str, Any]) -> Backend:
+    from lyra_lab.backends._fakes import FakeLLM
+
+    unknown = sorted(set(overrides) - {"name", "model"})
+    if unknown:
+        raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; allowed: preset, cache, model, name")
+    return FakeLLM(name=str(overrides.get("name", "fake")), model=str(overrides.get("model", "fake-llm")))
 
 
 def _local(model_path: Any) -> tuple[dict[str, Any], Any]:

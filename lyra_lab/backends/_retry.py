@@ -25,7 +25,7 @@ import random
 import re
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Awaitable, Callable, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 import tenacity
 
@@ -262,25 +262,6 @@ def call_with_retries(
 
     try:
         return tenacity.Retrying(**_retry_kwargs(policy, backend, secrets))(once), attempts
-    except Exception as exc:
-        if _is_call_failure(exc):
-            raise to_backend_error(backend, exc, attempts, secrets) from exc
-        raise
-
-
-async def acall_with_retries(
-    fn: Callable[[], Awaitable[T]], policy: RetryPolicy, backend: str, secrets: Iterable[str] = ()
-) -> tuple[T, int]:
-    """The asyncio twin of ``call_with_retries`` (sleeps without blocking the loop)."""
-    attempts = 0
-
-    async def once() -> T:
-        nonlocal attempts
-        attempts += 1
-        return await fn()
-
-    try:
-        return await tenacity.AsyncRetrying(**_retry_kwargs(policy, backend, secrets))(once), attempts
     except Exception as exc:
         if _is_call_failure(exc):
             raise to_backend_error(backend, exc, attempts, secrets) from exc

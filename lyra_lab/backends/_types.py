@@ -1,7 +1,10 @@
-"""What every backend call returns: a completion with its usage, latency and cost.
+"""What every backend call returns, and what every backend declares about itself.
 
 Cost is data: ``Usage`` adds up with ``+`` so a phase, a probe or a whole run
-can total its calls.
+can total its calls. A backend states what it is and can do in one
+``Capabilities`` value (identity, streaming, usage, simulated, price,
+concurrency, endpoint), so callers read fields instead of probing for
+attributes, and a fake is a backend like any other.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
+
+from lyra_lab.backends._prices import Price
 
 Message = Mapping[str, str]
 
@@ -84,12 +89,68 @@ class BackendError(RuntimeError):
         super().__init__(f"{backend}: {code}: {self.provider_message} (after {attempts} attempt(s))")
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend is and can do, declared once (fields, never probed with ``getattr``).
+
+    Attributes:
+        identity: what determines an answer (backend, endpoint, model, default
+            params…): the response cache hashes it into its keys. No secrets.
+        description: safe to record in a run folder (no key, no URL
+            credentials); empty means ``identity``.
+        simulated: its answers are not a real model's (a fake, the simulated
+            server); results from it are labelled simulated.
+        streaming: completions are streamed, so they carry time to first token.
+        reports_usage: completions carry token counts (exact, or counted
+            locally and flagged ``Usage.estimated``); false: zero tokens mean unknown.
+        max_concurrency: calls in flight the client allows at once (None: no client bound).
+        price: USD per million tokens (None: nothing is charged, an in-process backend).
+        endpoint: the URL text is sent to, without credentials (None: nothing
+            leaves the process).
+
+    >>> caps = Capabilities.in_process("fake", "fake-llm", simulated=True)
+    >>> caps.identity == caps.description == {"backend": "fake", "model": "fake-llm"}, caps.endpoint
+    (True, None)
+    """
+
+    identity: Mapping[str, Any] = field(hash=False)
+    description: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    simulated: bool = False
+    streaming: bool = False
+    reports_usage: bool = True
+    max_concurrency: int | None = None
+    price: Price | None = None
+    endpoint: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_concurrency is not None and self.max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be >= 1 or None, got {self.max_concurrency!r}")
+        object.__setattr__(self, "identity", dict(self.identity))
+        object.__setattr__(self, "description", dict(self.description or self.identity))
+
+    @classmethod
+    def in_process(cls, name: str, model: str, **fields: Any) -> "Capabilities":
+        """The capabilities of a backend that answers in this process: identity ``{backend, model}``."""
+        return cls(identity={"backend": name, "model": model}, **fields)
+
+
 @runtime_checkable
 class Backend(Protocol):
-    """An LLM that completes chat messages. ``name`` and ``model`` identify it in results."""
+    """An LLM that completes chat messages.
 
-    name: str
-    model: str
+    ``name`` and ``model`` label it in results; ``capabilities`` states what it
+    is and can do. A backend of your own needs these three (plain attributes
+    or properties) and ``complete`` (see ``FakeLLM`` for a small example).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
 
     def complete(self, messages: Sequence[Message], **params: Any) -> Completion: ...
 
@@ -99,7 +160,9 @@ class Embedder(Protocol):
     """Turns texts into unit-norm row vectors.
 
     ``kind`` is ``"passage"`` for memory entries and ``"query"`` for questions;
-    embedders that make no such split ignore it.
+    embedders that make no such split ignore it. ``identity()`` names what
+    determines the vectors (model, dim, version or endpoint; no secrets): the
+    embedding cache keys its rows by it.
     """
 
     @property
@@ -107,5 +170,7 @@ class Embedder(Protocol):
 
     @property
     def dim(self) -> int: ...
+
+    def identity(self) -> Mapping[str, Any]: ...
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray: ...

@@ -33,8 +33,7 @@ _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 
 def records_frame(rows: Sequence[Mapping[str, Any]], backend: Any, label: str) -> pd.DataFrame:
     """The records frame in ``COLUMNS`` order, fixed dtypes (failed calls: 0 tokens, NaN times)."""
-    simulated = bool(getattr(getattr(backend, "config", None), "simulated", False)) or any(
-        r.get("simulated") for r in rows)
+    simulated = backend.capabilities.simulated or any(r.get("simulated") for r in rows)
     if simulated and "(simulated)" not in label:
         label += " (simulated)"  # a server that marks its answers stays labelled
     base = {"label": label, "backend": backend.name, "model": backend.model}

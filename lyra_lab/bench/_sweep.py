@@ -93,9 +93,7 @@ class SweepSpec:
 
 def backend_label(backend: Backend) -> str:
     """``name/model``, plus ``" (simulated)"`` for a simulated backend."""
-    config = getattr(backend, "config", None)
-    simulated = bool(getattr(config, "simulated", False))
-    return f"{backend.name}/{backend.model}" + (" (simulated)" if simulated else "")
+    return f"{backend.name}/{backend.model}" + (" (simulated)" if backend.capabilities.simulated else "")
 
 
 def run_sweep(backend: Backend, prompts: Sequence[BenchPrompt], spec: SweepSpec = SweepSpec(), *,
@@ -126,7 +124,7 @@ def run_sweep(backend: Backend, prompts: Sequence[BenchPrompt], spec: SweepSpec 
 
     if not prompts:
         raise ConfigError("sweep: no prompts to send")
-    cap = getattr(getattr(backend, "config", None), "max_concurrency", None)
+    cap = backend.capabilities.max_concurrency
     wanted = max([*spec.concurrency, *([spec.max_in_flight] if spec.rates else [])])
     if cap is not None and cap < wanted:
         warnings.warn(f"{backend.name}: the client allows only {cap} calls in flight, below the sweep's "
@@ -165,9 +163,7 @@ def run_sweep(backend: Backend, prompts: Sequence[BenchPrompt], spec: SweepSpec 
 
 
 def _describe(backend: Backend) -> dict[str, Any]:
-    describe = getattr(backend, "describe", None)
-    base = {"name": backend.name, "model": backend.model}
-    return {**base, **describe()} if callable(describe) else base
+    return {"name": backend.name, "model": backend.model, **backend.capabilities.description}
 
 
 def _call(backend: Backend, prompt: BenchPrompt, params: Mapping[str, Any]) -> dict[str, Any]:

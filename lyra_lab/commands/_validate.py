@@ -8,10 +8,8 @@ call is made, but a missing API-key variable fails here).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from lyra_lab._registry import ConfigError
 from lyra_lab.commands._checks import input_file
 
 
@@ -20,43 +18,15 @@ def check_experiment(spec: Any) -> None:
     input_file(spec.corpus.path, "corpus file")
     if spec.corpus.probes is not None:
         input_file(spec.corpus.probes, "probes file")
+    from lyra_lab.backends import check_backend_spec
+
     for backend in dict.fromkeys(_key(b) for b in [*spec.backends, spec.qa.backend, spec.judge.backend] if b):
-        check_backend(_value(backend))
+        check_backend_spec(_value(backend))
     for embedder in spec.embedders:
         if embedder not in (None, "none"):
             from lyra_lab.backends import make_embedder
 
             make_embedder(embedder)
-
-
-def check_backend(spec: Any) -> None:
-    """Fail like ``make_backend(spec)`` would, without starting the local model server."""
-    from lyra_lab.backends import BackendConfig, make_backend
-
-    if spec == "fake":  # the runner's own offline fake
-        return
-    config = {"preset": spec} if isinstance(spec, str) else spec
-    if not isinstance(config, dict):
-        raise ConfigError(f"backend spec must be a preset name or a table, got {type(spec).__name__}")
-    config = {k: v for k, v in config.items() if k != "cache"}  # a cache file is made at run time
-    preset = str(config.get("preset", ""))
-    if preset.partition("/")[0] != "local":
-        make_backend(config)
-        return
-    fields = {f.name for f in dataclasses.fields(BackendConfig)}
-    overrides = {k: v for k, v in config.items() if k != "preset"}
-    allowed = fields | {"model_path"}
-    unknown = sorted(set(overrides) - allowed)
-    if unknown:
-        raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
-                          f"allowed: preset, cache, {', '.join(sorted(allowed))}")
-    model_path = overrides.pop("model_path", None)
-    if model_path is not None:
-        from lyra_lab.backends import check_gguf
-
-        check_gguf(model_path)
-    base = {"name": "local", "base_url": "http://127.0.0.1:1/v1", "model": "local"}
-    BackendConfig.from_dict({**base, **overrides})
 
 
 def _key(spec: Any) -> Any:

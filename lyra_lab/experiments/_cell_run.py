@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Sequence
 
 from tqdm.auto import tqdm
 
-from lyra_lab.backends import RetryEvent, report_retries
+from lyra_lab.backends import BackendWrapper, Completion, Message, RetryEvent, report_retries
 from lyra_lab.experiments._cells import (Cell, base_columns, conversation_rows, judge_rows, phase_metrics, probe_rows,
                                          spec_label)
 from lyra_lab.experiments._judges import judges_of
@@ -26,32 +26,30 @@ class CellLog:
         self._log.event(event, cell_id=self.cell_id, **fields)
 
 
-class RetryReporting:
+class RetryReporting(BackendWrapper):
     """A backend wrapper that sends every retry of its calls to the cell's run log (``retry`` events).
 
     The sink is set around each call in the calling thread (the summarizers call from their own threads),
     so a retry is attributed to the cell that made the call even while other cells share the backend.
     """
 
-    def __init__(self, inner: Any, log: CellLog):
-        self.inner = inner
+    inner: SeededBackend
+
+    def __init__(self, inner: SeededBackend, log: CellLog):
+        super().__init__(inner)
         self._log = log
+
+    @property
+    def simulated(self) -> bool:
+        """Whether an answer of this cell's calls was simulated (see ``SeededBackend``)."""
+        return self.inner.simulated
 
     def _sink(self, event: RetryEvent) -> None:
         self._log.event("retry", **event.fields())
 
-    def complete(self, messages: Any, **params: Any) -> Any:
+    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
         with report_retries(self._sink):
             return self.inner.complete(messages, **params)
-
-    async def acomplete(self, messages: Any, **params: Any) -> Any:
-        with report_retries(self._sink):
-            return await self.inner.acomplete(messages, **params)
-
-    def __getattr__(self, name: str) -> Any:  # name, model, simulated, describe…
-        if name == "inner":  # not set yet (a copy being built): no recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
 
 def _progress_postfix(fields: Any) -> str:

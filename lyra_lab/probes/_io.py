@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from lyra_lab._records import jsonl_text, to_record
+from lyra_lab.backends import Backend
 from lyra_lab.corpus import Probe
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -29,10 +30,9 @@ def save_probes(probes: Iterable[Probe], path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def endpoint_of(backend: Any) -> str | None:
+def endpoint_of(backend: Backend) -> str | None:
     """The base URL a backend sends text to, or None for an in-process one (a fake)."""
-    describe = getattr(backend, "describe", None)
-    return describe().get("base_url") if callable(describe) else None
+    return backend.capabilities.endpoint
 
 
 def is_local_endpoint(url: str | None) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+from concurrent.futures import ThreadPoolExecutor
 import sqlite3
 
 import pytest
@@ -85,9 +85,10 @@ def test_shared_by_a_thread_pool(tmp_path):
     batch = [[{"role": "user", "content": f"Note {i % 5}."}] for i in range(30)]
     with SimulatedServer(latency_s=0.02) as server, ResponseCache(tmp_path / "c.sqlite") as cache:
         backend = CachedBackend(_backend(server, max_concurrency=4), cache)
-        first = backend.complete_many(batch, progress=False)
-        requests_after_first = server.request_count
-        second = backend.complete_many(batch, progress=False)
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            first = list(pool.map(backend.complete, batch))
+            requests_after_first = server.request_count
+            second = list(pool.map(backend.complete, batch))
         assert server.request_count == requests_after_first  # every answer came from the cache
         assert len(cache) == 5
         assert (cache.misses, cache.hits) == (5, 55)
@@ -96,14 +97,6 @@ def test_shared_by_a_thread_pool(tmp_path):
     assert all(c.cached for c in second)
     with sqlite3.connect(tmp_path / "c.sqlite") as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-
-
-def test_acomplete_uses_the_cache(sim, tmp_path):
-    with ResponseCache(tmp_path / "c.sqlite") as cache:
-        backend = CachedBackend(_backend(sim), cache)
-        first = asyncio.run(backend.acomplete(MESSAGES))
-        second = asyncio.run(backend.acomplete(MESSAGES))
-    assert sim.request_count == 1 and second.cached and second.text == first.text
 
 
 def test_wraps_any_backend_by_name_and_model(tmp_path):
@@ -164,16 +157,16 @@ def test_write_through_an_answer_is_committed_before_the_caller_gets_it(sim, tmp
     """What a kill -9 can lose is only an answer still in flight: one returned is already on disk.
 
     A second connection (as a resumed process would open) sees the answer the moment ``complete``
-    (or ``acomplete``) returns, before the caller has done anything with it.
+    returns, before the caller has done anything with it.
     """
     path = tmp_path / "c.sqlite"
     found = []
     with ResponseCache(path) as cache:
         backend = CachedBackend(_backend(sim), cache)
-        for i, ask in enumerate((backend.complete, lambda m: asyncio.run(backend.acomplete(m)))):
+        for i in range(2):
             messages = [{"role": "user", "content": f"Question {i}: Dana repaints the fence every May."}]
-            answer = ask(messages)
+            answer = backend.complete(messages)
             with ResponseCache(path) as other:
-                hit = other.get(cache_key(backend.identity(), messages, {}))
+                hit = other.get(cache_key(backend.capabilities.identity, messages, {}))
             found.append(hit is not None and hit.text == answer.text and not answer.cached)
     assert found == [True, True] and sim.request_count == 2

@@ -19,6 +19,9 @@ class CountingEmbedder:
         self.inner, self.name, self.dim = inner, inner.name, inner.dim
         self.calls: list[tuple[list[str], str]] = []
 
+    def identity(self):
+        return self.inner.identity()
+
     def embed(self, texts, kind="passage"):
         self.calls.append((list(texts), kind))
         return self.inner.embed(texts, kind=kind)

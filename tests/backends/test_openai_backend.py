@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -126,43 +126,15 @@ def test_per_call_timeout_overrides_the_config(sim):
         _backend(sim, timeout_s=30, max_attempts=1).complete(MESSAGES, timeout=0.3)
 
 
-def test_complete_many_respects_max_concurrency_and_keeps_order():
+def test_threads_sharing_a_backend_keep_max_concurrency_calls_in_flight():
     batch = [[{"role": "user", "content": f"Item number {i} is here."}] for i in range(9)]
     with SimulatedServer(latency_s=0.15) as server:
-        results = _backend(server, max_concurrency=3).complete_many(batch, progress=False)
+        backend = _backend(server, max_concurrency=3)
+        with ThreadPoolExecutor(max_workers=9) as pool:
+            results = list(pool.map(backend.complete, batch))
         peak = server.max_serving
     assert 2 <= peak <= 3
     assert [r.text for r in results] == [f"Item number {i} is here." for i in range(9)]
-
-
-def test_complete_many_puts_failures_in_place():
-    batch = [[{"role": "user", "content": f"Line {i}."}] for i in range(4)]
-    with SimulatedServer() as server:
-        server.enqueue("400")
-        results = _backend(server, max_concurrency=2).complete_many(batch, progress=False)
-    errors = [r for r in results if isinstance(r, BackendError)]
-    assert len(errors) == 1 and errors[0].status == 400
-    assert sum(isinstance(r, Completion) for r in results) == 3
-
-
-def test_acomplete_respects_max_concurrency():
-    async def main(server):
-        backend = _backend(server, max_concurrency=2)
-        return await asyncio.gather(*[backend.acomplete([{"role": "user", "content": f"Fact {i}."}])
-                                      for i in range(6)])
-
-    with SimulatedServer(latency_s=0.15) as server:
-        results = asyncio.run(main(server))
-        peak = server.max_serving
-    assert peak == 2
-    assert [r.text for r in results] == [f"Fact {i}." for i in range(6)]
-
-
-def test_acomplete_works_across_event_loops(sim):
-    backend = _backend(sim)
-    first = asyncio.run(backend.acomplete(MESSAGES))
-    second = asyncio.run(backend.acomplete(MESSAGES))  # a new loop: a new async client
-    assert first.text == second.text
 
 
 @pytest.mark.parametrize("fields, problem", [

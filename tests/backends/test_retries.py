@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import logging
 import time
@@ -112,38 +111,6 @@ def test_retry_after_from_the_rate_limiter_is_honoured():
             assert after.received - before.finished >= before.retry_after
 
 
-def test_acomplete_retries_without_blocking_the_loop(sim):
-    sim.enqueue("503", "cut", "ok")
-
-    async def main():
-        backend = _backend(sim)
-        ticks = 0
-
-        async def ticker():
-            nonlocal ticks
-            while True:
-                ticks += 1
-                await asyncio.sleep(0.005)
-
-        task = asyncio.create_task(ticker())
-        completion = await backend.acomplete(MESSAGES)
-        task.cancel()
-        return completion, ticks
-
-    completion, ticks = asyncio.run(main())
-    assert completion.meta["attempts"] == 3
-    assert [r.outcome for r in sim.chat_log()] == ["503", "cut", "ok"]
-    assert ticks > 1  # the loop kept running during the backoff sleeps
-
-
-def test_acomplete_gives_up_with_the_provider_message(sim):
-    sim.enqueue("529", "529")
-    with pytest.raises(BackendError, match=r"HTTP 529: simulated 529 fault \(injected\)"):
-        asyncio.run(_backend(sim, max_attempts=2).acomplete(MESSAGES))
-    assert len(sim.chat_log()) == 2
-
-
-# ---------------------------------------------------------------- units
 def _exc(headers=None, body=None, status=None, message="boom"):
     return SimpleNamespace(response=SimpleNamespace(headers=headers or {}), body=body, status_code=status,
                            message=message)
@@ -261,18 +228,6 @@ def test_the_sink_belongs_to_the_calling_thread(sim):
         other.start()
         other.join()
     assert [r.outcome for r in sim.chat_log()] == ["503", "ok"] and seen == []
-
-
-def test_acomplete_reports_retries_too(sim):
-    sim.enqueue("529", "ok")
-    seen: list[RetryEvent] = []
-
-    async def main():
-        with report_retries(seen.append):
-            return await _backend(sim).acomplete(MESSAGES)
-
-    assert asyncio.run(main()).meta["attempts"] == 2
-    assert [(e.attempt, e.status) for e in seen] == [(1, 529)]
 
 
 def test_the_sink_never_sees_a_secret():

@@ -43,7 +43,7 @@ def test_the_key_reaches_the_server_and_no_file_or_log(tmp_path, monkeypatch, ca
     records.mkdir()
     (records / "completions.jsonl").write_text(
         "\n".join(json.dumps(dataclasses.asdict(c), default=str) for c in completions))
-    (records / "backend.json").write_text(json.dumps(backend.describe(), default=str))
+    (records / "backend.json").write_text(json.dumps(dict(backend.capabilities.description), default=str))
     (records / "error.txt").write_text(f"{info.value}\n{info.value!r}\n{backend!r}")
 
     assert SECRET.encode() not in _all_bytes(tmp_path)  # records and the SQLite cache (with its WAL)

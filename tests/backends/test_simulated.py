@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from lyra_lab.backends import SimulatedServer, SimulatedSpec
-from lyra_lab.backends._simulated_faults import Behaviour, count_pieces, extractive_reply
+from lyra_lab.backends.simulated import Behaviour, count_pieces, extractive_reply
 
 TRANSCRIPT = ("Summarize the conversation below.\n"
               "Alice moved to Lisbon in March. She adopted a grey cat called Miso. "

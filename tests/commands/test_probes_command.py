@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -42,8 +43,11 @@ def test_plant_writes_a_corpus_that_loads_back_with_its_probes(tmp_path, capsys)
 
 
 class Remote(FakeLLM):
-    def describe(self):
-        return {"base_url": "https://api.example.com/v1"}
+    """A fake that declares a remote endpoint, as a cloud backend would."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.capabilities = dataclasses.replace(self.capabilities, endpoint="https://api.example.com/v1")
 
 
 REPLY = json.dumps({"question": "Who is my coach?", "answer": "Priya", "turns": [3]})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from lyra_lab.backends._simulated import SimulatedServer
+from lyra_lab.backends import SimulatedServer
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 
 SECRET = "sk-test-SECRET-123"

@@ -15,7 +15,6 @@ True
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import socket
@@ -24,32 +23,10 @@ import time
 import uuid
 from typing import Any
 
-from lyra_lab.backends._simulated_faults import (ERROR_STATUSES, SIMULATED_FINGERPRINT, Behaviour,
-                                                 SimulatedSpec, count_pieces, error_body, extractive_reply)
-
-
-@dataclasses.dataclass
-class RequestRecord:
-    """One request as the server saw it (timestamps are ``time.monotonic()``).
-
-    ``has_auth`` says whether an Authorization header came; its value is never kept.
-    """
-
-    index: int
-    path: str
-    received: float
-    outcome: str = "ok"
-    status: int = 200
-    stream: bool = False
-    model: str | None = None
-    max_tokens: int | None = None
-    started: float | None = None
-    finished: float | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    has_auth: bool = False
-    retry_after: float | None = None  # what a 429 asked the client to wait
-    params: dict[str, Any] = dataclasses.field(default_factory=dict)  # the body minus messages
+from lyra_lab.backends.simulated._behaviour import (hashed_vectors, ERROR_STATUSES, SIMULATED_FINGERPRINT, SimulatedSpec,
+                                                    count_pieces, error_body)
+from lyra_lab.backends.simulated._serving import RequestRecord, Serving
+from lyra_lab.backends.simulated._sse import stream_response
 
 
 class SimulatedServer:
@@ -57,12 +34,8 @@ class SimulatedServer:
 
     def __init__(self, spec: SimulatedSpec | None = None, **fields: Any):
         self.spec = dataclasses.replace(spec or SimulatedSpec(), **fields)
-        self.behaviour = Behaviour(self.spec)
-        self._lock = threading.Lock()
-        self._log: list[RequestRecord] = []
-        self._serving = self.max_serving = 0  # requests holding a serving slot, now and at most
-        self._stopping = threading.Event()
-        self._slots: asyncio.Semaphore | None = None
+        self._serving = Serving(self.spec)
+        self.behaviour = self._serving.behaviour  # the fault script and seeded draws (tests script it)
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self.base_url = ""
@@ -98,7 +71,7 @@ class SimulatedServer:
         self.base_url = f"http://127.0.0.1:{port}/v1"
 
     def stop(self) -> None:
-        self._stopping.set()  # releases hanging requests
+        self._serving.stopping.set()  # releases hanging requests
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
@@ -112,15 +85,16 @@ class SimulatedServer:
 
     def reset(self) -> None:
         """Forget the log, the counters and any unused script."""
-        self.behaviour.clear()
-        with self._lock:
-            self._log.clear()
-            self.max_serving = 0
+        self._serving.reset()
+
+    @property
+    def max_serving(self) -> int:
+        """The most requests that held a serving slot at once."""
+        return self._serving.max_serving
 
     @property
     def log(self) -> list[RequestRecord]:
-        with self._lock:
-            return list(self._log)
+        return self._serving.log
 
     @property
     def request_count(self) -> int:
@@ -141,11 +115,7 @@ class SimulatedServer:
         ])
 
     def _record(self, request: Any) -> RequestRecord:
-        with self._lock:
-            rec = RequestRecord(len(self._log), request.url.path, time.monotonic(),
-                                has_auth="authorization" in request.headers)
-            self._log.append(rec)
-            return rec
+        return self._serving.record(request.url.path, "authorization" in request.headers)
 
     async def _models(self, request: Any) -> Any:
         from starlette.responses import JSONResponse
@@ -157,12 +127,10 @@ class SimulatedServer:
     async def _embeddings(self, request: Any) -> Any:
         from starlette.responses import JSONResponse
 
-        from lyra_lab.backends._fakes import HashingEmbedder
-
         rec = self._record(request)
         body = await request.json()
         texts = [body["input"]] if isinstance(body.get("input"), str) else list(body.get("input") or [])
-        vectors = HashingEmbedder(self.spec.embedding_dim).embed([str(t) for t in texts])
+        vectors = hashed_vectors([str(t) for t in texts], self.spec.embedding_dim)
         rec.prompt_tokens = count_pieces([{"content": str(t)} for t in texts])
         rec.finished = time.monotonic()
         return JSONResponse({
@@ -205,26 +173,25 @@ class SimulatedServer:
                 headers = {"Retry-After": f"{self.spec.retry_after_s:g}"}
             return self._fail(rec, ERROR_STATUSES[outcome], f"simulated {outcome} fault (injected)", headers)
         if outcome == "hang":
-            await self._hang()
+            await self._serving.hang()
             return self._fail(rec, 504, "simulated hang ended")
         if rec.stream:
             # The stream itself queues for a slot and waits out the latency, so a
             # slot is only ever taken by a generator that will release it.
-            from lyra_lab.backends._simulated_sse import stream_response
-
-            return stream_response(self, rec, messages, body)
-        await self._enter(rec)
+            return stream_response(self._serving, rec, messages, body)
+        serving = self._serving
+        await serving.enter(rec)
         try:
-            await asyncio.sleep(self.behaviour.latency())
-            pieces, finish = self._reply(rec, messages)
-            await self._generate(len(pieces))
+            await serving.wait_first_token()
+            pieces, finish = serving.reply(rec, messages)
+            await serving.generate(len(pieces))
             if outcome in ("malformed", "cut"):
                 from starlette.responses import Response
 
                 return Response('{"id": "chatcmpl-sim", "choices": [{"mess', media_type="application/json")
             return JSONResponse(self._completion_body(rec, " ".join(pieces), finish))
         finally:
-            self._leave(rec)
+            serving.leave(rec)
 
     # ------------------------------------------------------------ helpers
     def _fail(self, rec: RequestRecord, status: int, message: str, headers: dict | None = None) -> Any:
@@ -233,38 +200,6 @@ class SimulatedServer:
         rec.status, rec.finished = status, time.monotonic()
         return JSONResponse(error_body(status, message), status_code=status, headers=headers)
 
-    async def _hang(self) -> None:
-        end = time.monotonic() + self.spec.hang_s
-        while time.monotonic() < end and not self._stopping.is_set():
-            await asyncio.sleep(0.02)
-
-    async def _enter(self, rec: RequestRecord) -> None:
-        if self.spec.max_concurrency is not None:
-            if self._slots is None:  # created on the server's own loop
-                self._slots = asyncio.Semaphore(self.spec.max_concurrency)
-            await self._slots.acquire()
-        with self._lock:
-            self._serving += 1
-            self.max_serving = max(self.max_serving, self._serving)
-        rec.started = time.monotonic()
-
-    def _reply(self, rec: RequestRecord, messages: list[dict[str, Any]]) -> tuple[list[str], str]:
-        pieces, finish = extractive_reply(messages, int(rec.max_tokens or self.spec.default_max_tokens),
-                                          self.spec.seed)
-        rec.prompt_tokens, rec.completion_tokens = count_pieces(messages), len(pieces)
-        return pieces, finish
-
-    def _leave(self, rec: RequestRecord) -> None:
-        with self._lock:
-            self._serving -= 1
-        if self._slots is not None:
-            self._slots.release()
-        rec.finished = time.monotonic()
-
-    async def _generate(self, n_tokens: int) -> None:
-        if self.spec.tokens_per_s:
-            await asyncio.sleep(n_tokens / self.spec.tokens_per_s)
-
     def _completion_body(self, rec: RequestRecord, text: str, finish: str) -> dict[str, Any]:
         message = {"role": "assistant", "content": text}
         body = {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion",
@@ -272,9 +207,5 @@ class SimulatedServer:
                 "system_fingerprint": SIMULATED_FINGERPRINT,
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
         if self.spec.include_usage:
-            body["usage"] = self._usage(rec)
+            body["usage"] = self._serving.usage(rec)
         return body
-
-    def _usage(self, rec: RequestRecord) -> dict[str, int]:
-        return {"prompt_tokens": rec.prompt_tokens, "completion_tokens": rec.completion_tokens,
-                "total_tokens": rec.prompt_tokens + rec.completion_tokens}

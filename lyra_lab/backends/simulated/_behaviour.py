@@ -1,6 +1,6 @@
 """What the simulated server does with each request: its spec, faults, latency and reply.
 
-Kept apart from the HTTP plumbing (``_simulated.py``) so the behaviour model
+Kept apart from the HTTP plumbing (``_server.py``) so the behaviour model
 can be read, and tested, on its own.
 """
 
@@ -15,6 +15,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 # What a request can be made to do. Status codes answer with a provider-style
 # JSON error; "hang" holds the request past any sane client timeout;
@@ -189,3 +191,28 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
     return str(content or "")
+
+
+_FEATURE_WORD = re.compile(r"\w+")
+
+
+def hashed_vectors(texts: Sequence[str], dim: int) -> np.ndarray:
+    """Deterministic unit vectors from hashed word uni- and bigrams (the simulated embedding model).
+
+    The simulated server's ``/v1/embeddings`` and the in-process ``HashingEmbedder`` both use it.
+
+    >>> v = hashed_vectors(["a cat", "a cat", ""], 8)
+    >>> v.shape, bool((v[0] == v[1]).all()), float(v[2].sum())
+    ((3, 8), True, 0.0)
+    """
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    for row, text in enumerate(texts):
+        words = [w.lower() for w in _FEATURE_WORD.findall(text)]
+        for feature in words + [a + " " + b for a, b in zip(words, words[1:])]:
+            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+            h = int.from_bytes(digest, "little")
+            out[row, h % dim] += 1.0 if (h >> 63) & 1 else -1.0
+        norm = np.linalg.norm(out[row])
+        if norm > 0:
+            out[row] /= norm
+    return out

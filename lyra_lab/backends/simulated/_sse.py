@@ -11,43 +11,41 @@ import asyncio
 import json
 import time
 import uuid
-from typing import TYPE_CHECKING, Any, AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Mapping
 
-from lyra_lab.backends._simulated_faults import SIMULATED_FINGERPRINT
-
-if TYPE_CHECKING:
-    from lyra_lab.backends._simulated import RequestRecord, SimulatedServer
+from lyra_lab.backends.simulated._behaviour import SIMULATED_FINGERPRINT
+from lyra_lab.backends.simulated._serving import RequestRecord, Serving
 
 
-def stream_response(server: "SimulatedServer", rec: "RequestRecord", messages: list[dict[str, Any]],
+def stream_response(serving: Serving, rec: RequestRecord, messages: list[dict[str, Any]],
                     body: Mapping[str, Any]) -> Any:
     """A starlette ``StreamingResponse`` that takes a serving slot and releases it when it ends."""
     from starlette.responses import StreamingResponse
 
     asked = bool((body.get("stream_options") or {}).get("include_usage"))
-    include_usage = asked and server.spec.include_usage
-    return StreamingResponse(_events(server, rec, messages, include_usage), media_type="text/event-stream")
+    include_usage = asked and serving.spec.include_usage
+    return StreamingResponse(_events(serving, rec, messages, include_usage), media_type="text/event-stream")
 
 
-async def _events(server: "SimulatedServer", rec: "RequestRecord", messages: list[dict[str, Any]],
+async def _events(serving: Serving, rec: RequestRecord, messages: list[dict[str, Any]],
                   include_usage: bool) -> AsyncIterator[bytes]:
     cid, created = f"chatcmpl-{uuid.uuid4().hex[:12]}", int(time.time())
 
     def chunk(delta: dict[str, Any] | None, finish_reason: str | None = None,
               usage: dict | None = None) -> bytes:
         payload = {"id": cid, "object": "chat.completion.chunk", "created": created,
-                   "model": server.spec.model, "system_fingerprint": SIMULATED_FINGERPRINT,
+                   "model": serving.spec.model, "system_fingerprint": SIMULATED_FINGERPRINT,
                    "choices": [] if delta is None else
                    [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
         if usage is not None:
             payload["usage"] = usage
         return f"data: {json.dumps(payload)}\n\n".encode()
 
-    per_token = 1 / server.spec.tokens_per_s if server.spec.tokens_per_s else 0.0
-    await server._enter(rec)
+    per_token = 1 / serving.spec.tokens_per_s if serving.spec.tokens_per_s else 0.0
+    await serving.enter(rec)
     try:
-        await asyncio.sleep(server.behaviour.latency())
-        pieces, finish = server._reply(rec, messages)
+        await serving.wait_first_token()
+        pieces, finish = serving.reply(rec, messages)
         yield chunk({"role": "assistant", "content": ""})
         for i, piece in enumerate(pieces):
             if rec.outcome == "cut" and i >= len(pieces) // 2:
@@ -60,7 +58,7 @@ async def _events(server: "SimulatedServer", rec: "RequestRecord", messages: lis
             yield chunk({"content": piece if i == 0 else " " + piece})
         yield chunk({}, finish)
         if include_usage:
-            yield chunk(None, usage=server._usage(rec))
+            yield chunk(None, usage=serving.usage(rec))
         yield b"data: [DONE]\n\n"
     finally:
-        server._leave(rec)
+        serving.leave(rec)

@@ -1,0 +1,112 @@
+"""The simulated server's serving state: the request log, serving slots, replies and their usage.
+
+Both ways of answering (one JSON body in ``_server.py``, server-sent events in
+``_sse.py``) take a slot, wait, reply and release through one ``Serving``, so
+neither module needs the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+import time
+from typing import Any
+
+from lyra_lab.backends.simulated._behaviour import Behaviour, SimulatedSpec, count_pieces, extractive_reply
+
+
+@dataclasses.dataclass
+class RequestRecord:
+    """One request as the server saw it (timestamps are ``time.monotonic()``).
+
+    ``has_auth`` says whether an Authorization header came; its value is never kept.
+    """
+
+    index: int
+    path: str
+    received: float
+    outcome: str = "ok"
+    status: int = 200
+    stream: bool = False
+    model: str | None = None
+    max_tokens: int | None = None
+    started: float | None = None
+    finished: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    has_auth: bool = False
+    retry_after: float | None = None  # what a 429 asked the client to wait
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)  # the body minus messages
+
+
+class Serving:
+    """What every request shares: the spec, its behaviour, the log and the serving slots."""
+
+    def __init__(self, spec: SimulatedSpec):
+        self.spec = spec
+        self.behaviour = Behaviour(spec)
+        self.stopping = threading.Event()
+        self.max_serving = 0  # requests holding a serving slot at most
+        self._lock = threading.Lock()
+        self._log: list[RequestRecord] = []
+        self._serving = 0
+        self._slots: asyncio.Semaphore | None = None
+
+    @property
+    def log(self) -> list[RequestRecord]:
+        with self._lock:
+            return list(self._log)
+
+    def reset(self) -> None:
+        """Forget the log, the counters and any unused script."""
+        self.behaviour.clear()
+        with self._lock:
+            self._log.clear()
+            self.max_serving = 0
+
+    def record(self, path: str, has_auth: bool) -> RequestRecord:
+        with self._lock:
+            rec = RequestRecord(len(self._log), path, time.monotonic(), has_auth=has_auth)
+            self._log.append(rec)
+            return rec
+
+    async def enter(self, rec: RequestRecord) -> None:
+        """Take a serving slot (waiting in FIFO order when ``max_concurrency`` are taken)."""
+        if self.spec.max_concurrency is not None:
+            if self._slots is None:  # created on the server's own loop
+                self._slots = asyncio.Semaphore(self.spec.max_concurrency)
+            await self._slots.acquire()
+        with self._lock:
+            self._serving += 1
+            self.max_serving = max(self.max_serving, self._serving)
+        rec.started = time.monotonic()
+
+    def leave(self, rec: RequestRecord) -> None:
+        with self._lock:
+            self._serving -= 1
+        if self._slots is not None:
+            self._slots.release()
+        rec.finished = time.monotonic()
+
+    async def wait_first_token(self) -> None:
+        await asyncio.sleep(self.behaviour.latency())
+
+    async def generate(self, n_tokens: int) -> None:
+        if self.spec.tokens_per_s:
+            await asyncio.sleep(n_tokens / self.spec.tokens_per_s)
+
+    async def hang(self) -> None:
+        end = time.monotonic() + self.spec.hang_s
+        while time.monotonic() < end and not self.stopping.is_set():
+            await asyncio.sleep(0.02)
+
+    def reply(self, rec: RequestRecord, messages: list[dict[str, Any]]) -> tuple[list[str], str]:
+        pieces, finish = extractive_reply(messages, int(rec.max_tokens or self.spec.default_max_tokens),
+                                          self.spec.seed)
+        rec.prompt_tokens, rec.completion_tokens = count_pieces(messages), len(pieces)
+        return pieces, finish
+
+    def usage(self, rec: RequestRecord) -> dict[str, int]:
+        return {"prompt_tokens": rec.prompt_tokens, "completion_tokens": rec.completion_tokens,
+                "total_tokens": rec.prompt_tokens + rec.completion_tokens}
