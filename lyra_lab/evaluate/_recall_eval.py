@@ -234,6 +234,10 @@ class _UsedEmbedder:
         self.dim = inner.dim
         self.used = False
 
+    def identity(self) -> Mapping[str, Any]:
+        """The inner embedder's (asking for it is not a use)."""
+        return self.inner.identity()
+
     def embed(self, texts, kind: str = "passage"):
         self.used = True
         return self.inner.embed(texts, kind=kind)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -83,6 +83,10 @@ class MeteredEmbedder:
         self.name = inner.name
         self.dim = inner.dim
         self._meter = meter
+
+    def identity(self) -> Mapping[str, Any]:
+        """The inner embedder's: timing does not change the vectors."""
+        return self.inner.identity()
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         start = time.perf_counter()
