@@ -46,7 +46,7 @@ import typing
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path, PurePath
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from lyra_lab._errors import ConfigError
 from lyra_lab._params import check_value, declared, from_spec
@@ -300,6 +300,26 @@ def read_jsonl(path: Path, error: type[Exception] = RecordError) -> list[dict[st
                 raise error(f"{path}: line {line_no}: not a JSON object")
             records.append(value)
     return records
+
+
+def iter_jsonl(path: str | os.PathLike[str], keep: Callable[[bytes], bool] | None = None
+               ) -> Iterator[dict[str, Any]]:
+    """The JSON objects of an append-only JSONL file (a log), in order, as they are read.
+
+    Unlike :func:`read_jsonl` it skips a line that does not parse: the last line of a file a
+    killed process was appending to.  ``keep``, given a raw line, says whether to parse it at
+    all (a cheap filter for large logs).
+    """
+    with open(path, "rb") as fh:
+        for raw in fh:
+            if keep is not None and not keep(raw):
+                continue
+            try:
+                value = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(value, dict):
+                yield value
 
 
 def jsonl_text(records: Iterable[Mapping[str, Any]], **dumps: Any) -> str:
