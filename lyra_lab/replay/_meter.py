@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from lyra_lab.backends import Completion, Embedder, Usage
+from lyra_lab.backends import Completion, Embedder, EmbedderWrapper, Usage
 from lyra_lab.replay._types import PhaseCost
 
 EventSink = Callable[..., None]
@@ -75,18 +75,12 @@ class PhaseMeter:
         }
 
 
-class MeteredEmbedder:
+class MeteredEmbedder(EmbedderWrapper):
     """An embedder wrapper that times every ``embed`` call into the ``embed`` phase."""
 
     def __init__(self, inner: Embedder, meter: PhaseMeter):
-        self.inner = inner
-        self.name = inner.name
-        self.dim = inner.dim
+        super().__init__(inner)
         self._meter = meter
-
-    def identity(self) -> Mapping[str, Any]:
-        """The inner embedder's: timing does not change the vectors."""
-        return self.inner.identity()
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         start = time.perf_counter()

