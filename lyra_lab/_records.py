@@ -30,7 +30,9 @@ would still need flattening into one line; pydantic (present only through
 own checks.  What the records need — nested dataclasses, tuples, enums,
 ``Mapping``, ``Optional``, datetimes and paths — is the hundred lines below.
 
-This module is on the lowest floor: it imports nothing from lyra-lab's packages.
+This module is on the lowest floor: it imports nothing from lyra-lab's packages (only the
+errors and the parameter declarations beside it).  ``build_fields`` is also how a
+``Registry`` builds a strategy from its spec: one implementation of dict → object.
 """
 
 from __future__ import annotations
@@ -44,9 +46,10 @@ import typing
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path, PurePath
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
-from lyra_lab._registry import ConfigError
+from lyra_lab._errors import ConfigError
+from lyra_lab._params import check_value, declared, from_spec
 
 SCHEMA_KEY = "schema"
 T = TypeVar("T")
@@ -203,31 +206,38 @@ def from_record(cls: type[T], data: Any, source: str | os.PathLike[str] | None =
     return build_fields(cls, schema.unwrap(data, source), _where(source, schema.label))
 
 
-def build_fields(cls: type[T], body: Mapping[str, Any], where: str) -> T:
+def build_fields(cls: type[T], body: Mapping[str, Any], where: str, *,
+                 error: type[ConfigError] = RecordError) -> T:
     """``cls(**body)`` for a dataclass, with its keys checked and plain values turned into its field types.
 
-    Every problem is one :class:`RecordError` line starting with ``where``: an unknown key (and the
-    allowed ones), a missing key, or the class's own ``TypeError``/``ValueError``.
+    A declared strategy parameter (``lyra_lab._params.param``) is taken as its declaration says (a list
+    for a tuple, ``convert`` applied) and checked, so a bad value is the one parameter message; other
+    fields are structured by their annotations.  Every problem is one ``error`` line starting with
+    ``where``: an unknown key (and the allowed ones), a missing key, a bad parameter value, or the
+    class's own ``TypeError``/``ValueError``.  ``Registry.build`` passes ``error=ConfigError``.
     """
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     unknown = sorted(set(body) - set(fields))
     if unknown:
-        raise RecordError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(fields))}")
+        raise error(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(fields)) or 'none'}")
     missing = [name for name, f in fields.items() if name not in body and _required(f)]
     if missing:
-        raise RecordError(f"{where}: missing key {missing[0]!r}")
+        raise error(f"{where}: missing key {missing[0]!r}")
+    params = declared(cls)
     try:
-        hints = typing.get_type_hints(cls)
+        hints = typing.get_type_hints(cls) if set(body) - set(params) else {}
     except Exception:  # an annotation naming what only a type checker imports: take values as they are
         hints = {}
     try:
-        return cls(**{k: _structure(hints.get(k, Any), v, f"{where}: {k}") for k, v in body.items()})
-    except RecordError:
-        raise
-    except ConfigError as exc:  # the class's own check already names what is wrong
-        raise RecordError(str(exc)) from None
+        values = {k: (check_value(cls, k, from_spec(cls, k, v)) if k in params or k not in hints
+                      else _structure(hints[k], v, f"{where}: {k}")) for k, v in body.items()}
+        return cls(**values)
+    except ConfigError as exc:  # a record's nested problem, or the one parameter message: already one line
+        if isinstance(exc, error):
+            raise
+        raise error(str(exc)) from None
     except (TypeError, ValueError) as exc:
-        raise RecordError(f"{where}: {exc}") from None
+        raise error(f"{where}: {exc}") from None
 
 
 def _required(f: dataclasses.Field) -> bool:
@@ -290,6 +300,26 @@ def read_jsonl(path: Path, error: type[Exception] = RecordError) -> list[dict[st
                 raise error(f"{path}: line {line_no}: not a JSON object")
             records.append(value)
     return records
+
+
+def iter_jsonl(path: str | os.PathLike[str], keep: Callable[[bytes], bool] | None = None
+               ) -> Iterator[dict[str, Any]]:
+    """The JSON objects of an append-only JSONL file (a log), in order, as they are read.
+
+    Unlike :func:`read_jsonl` it skips a line that does not parse: the last line of a file a
+    killed process was appending to.  ``keep``, given a raw line, says whether to parse it at
+    all (a cheap filter for large logs).
+    """
+    with open(path, "rb") as fh:
+        for raw in fh:
+            if keep is not None and not keep(raw):
+                continue
+            try:
+                value = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue
+            if isinstance(value, dict):
+                yield value
 
 
 def jsonl_text(records: Iterable[Mapping[str, Any]], **dumps: Any) -> str:

@@ -13,7 +13,8 @@ import dataclasses
 from typing import Any, Callable, Generic, Mapping, TypeVar
 
 from lyra_lab._errors import ConfigError
-from lyra_lab._params import check_value, from_spec, param_values
+from lyra_lab._params import param_values
+from lyra_lab._records import build_fields
 
 __all__ = ["ConfigError", "Registry"]
 
@@ -83,21 +84,7 @@ class Registry(Generic[T]):
             raise ConfigError(f"{self.kind} spec {dict(spec)!r} has no 'name'")
         cls = self.get(spec["name"])
         params = {k: v for k, v in spec.items() if k != "name"}
-        fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-        unknown = sorted(set(params) - set(fields))
-        if unknown:
-            raise ConfigError(
-                f"{self.kind} {spec['name']!r}: unknown key {unknown[0]!r}; "
-                f"allowed: {', '.join(sorted(fields)) or 'none'}"
-            )
-        # Declared parameters are checked here, in the one message format, before any code of the class runs.
-        params = {k: check_value(cls, k, from_spec(cls, k, v)) for k, v in params.items()}
-        try:
-            return cls(**params)
-        except (TypeError, ValueError) as exc:
-            if isinstance(exc, ConfigError):  # a check relating two parameters: already in the one format
-                raise
-            raise ConfigError(f"{self.kind} {spec['name']!r}: {exc}") from exc
+        return build_fields(cls, params, f"{self.kind} {spec['name']!r}", error=ConfigError)
 
     @staticmethod
     def spec(strategy: Any) -> dict[str, Any]:

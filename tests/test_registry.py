@@ -60,3 +60,29 @@ def test_double_registration_of_another_class_fails():
 
     with pytest.raises(ValueError, match="already registered"):
         reg.register("sized")(Other)
+
+
+def test_build_and_reading_a_record_are_one_implementation_with_one_message_each():
+    """``Registry.build`` is ``_records.build_fields`` with ConfigError: a missing or unknown key reads the same."""
+    from lyra_lab._records import RecordError, build_fields
+
+    reg: Registry = Registry("widget")
+
+    @reg.register("needs")
+    @dataclass(frozen=True)
+    class Needs:
+        size: int
+
+    @reg.register("bare")
+    @dataclass(frozen=True)
+    class Bare:
+        pass
+
+    with pytest.raises(ConfigError) as err:
+        reg.build({"name": "needs"})
+    assert str(err.value) == "widget 'needs': missing key 'size'" and type(err.value) is ConfigError
+    with pytest.raises(RecordError) as rec:
+        build_fields(Needs, {}, "widget 'needs'")
+    assert str(rec.value) == str(err.value)
+    with pytest.raises(ConfigError, match=r"^widget 'bare': unknown key 'x'; allowed: none$"):
+        reg.build({"name": "bare", "x": 1})

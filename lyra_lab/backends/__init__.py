@@ -14,7 +14,7 @@ from lyra_lab.backends._retry import RetryEvent, RetryPolicy, StreamError, repor
 from lyra_lab.backends.simulated import RequestRecord, SimulatedServer, SimulatedSpec
 from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
 from lyra_lab.backends._types import Backend, BackendError, Capabilities, Completion, Embedder, Message, Usage
-from lyra_lab.backends._wrap import BackendWrapper
+from lyra_lab.backends._wrap import BackendWrapper, EmbedderWrapper
 # What other lyra_lab packages use beyond the above:
 from lyra_lab.backends._backend_config import redact
 from lyra_lab.backends._local_process import bundled_model_path, check_gguf, log_tail
@@ -32,6 +32,7 @@ __all__ = [
     "BackendConfig",
     "BackendError",
     "BackendWrapper",
+    "EmbedderWrapper",
     "Capabilities",
     "CachedBackend",
     "OpenAIBackend",

@@ -23,7 +23,8 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
-from lyra_lab.backends._sqlite import connect, retry_busy, write
+from lyra_lab._run_records import RESPONSE_CACHE
+from lyra_lab.backends._sqlite import check_version, connect, retry_busy, write
 from lyra_lab.backends._types import Backend, Capabilities, Completion, Message, Usage
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS responses (
@@ -40,6 +41,7 @@ class ResponseCache:
         self.path = os.fspath(path)
         self._lock = threading.Lock()
         self._conn = connect(self.path, _SCHEMA)
+        check_version(self._conn, RESPONSE_CACHE, self.path)
         self.hits = 0
         self.misses = 0
 

@@ -22,7 +22,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from lyra_lab.backends._embedders import check_texts
-from lyra_lab.backends._sqlite import connect, retry_busy, write
+from lyra_lab._run_records import EMBEDDING_CACHE
+from lyra_lab.backends._sqlite import check_version, connect, retry_busy, write
 from lyra_lab.backends._types import Embedder
 
 _SCHEMA = """
@@ -56,6 +57,7 @@ class EmbeddingCache:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = connect(self.path, _SCHEMA)
+        check_version(self._db, EMBEDDING_CACHE, self.path)
 
     def get_many(self, identity: str, kind: str, shas: Iterable[str]) -> dict[str, np.ndarray]:
         """The cached vectors among ``shas`` (missing ones are absent from the result)."""

@@ -15,6 +15,8 @@ from typing import Callable, TypeVar
 
 import tenacity
 
+from lyra_lab._records import Schema
+
 T = TypeVar("T")
 
 BUSY_TIMEOUT_S = 30.0  # how long one statement waits for another connection's write lock
@@ -53,6 +55,15 @@ def connect(path: str, schema: str) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
     retry_busy(lambda: conn.execute(schema))
     return conn
+
+
+def check_version(conn: sqlite3.Connection, schema: Schema, path: str) -> None:
+    """Refuse a file of a version ``schema`` does not read (``PRAGMA user_version``; 0, a file written
+    before the version was set, is the schema's legacy version); stamp an unstamped file."""
+    version = retry_busy(lambda: conn.execute("PRAGMA user_version").fetchone()[0])
+    schema.version_of({} if version == 0 else {schema.version_key or "user_version": version}, path)
+    if version == 0:
+        retry_busy(lambda: conn.execute(f"PRAGMA user_version = {int(schema.version)}"))
 
 
 def write(conn: sqlite3.Connection, sql: str, rows: list[tuple]) -> None:

@@ -1,10 +1,13 @@
-"""``BackendWrapper``: the base of backends that add something around another backend's calls."""
+"""``BackendWrapper`` and ``EmbedderWrapper``: the bases of backends and embedders that add something
+around another one's calls."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
-from lyra_lab.backends._types import Backend, Capabilities, Completion, Message
+import numpy as np
+
+from lyra_lab.backends._types import Backend, Capabilities, Completion, Embedder, Message
 
 
 class BackendWrapper:
@@ -32,3 +35,27 @@ class BackendWrapper:
 
     def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
         return self.inner.complete(messages, **params)
+
+
+class EmbedderWrapper:
+    """An ``Embedder`` that is ``inner`` as far as vectors can tell: same name, dim and identity.
+
+    Subclasses override ``embed`` to add something around the call (timing, a use flag…).
+    """
+
+    def __init__(self, inner: Embedder):
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def identity(self) -> Mapping[str, Any]:
+        return self.inner.identity()
+
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
+        return self.inner.embed(texts, kind=kind)

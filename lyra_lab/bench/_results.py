@@ -20,6 +20,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from lyra_lab._run_records import BENCH_RESULT
+
 COLUMNS = ("label", "backend", "model", "simulated", "mode", "level", "seq", "prompt_id", "start_s",
            "sent_s", "end_s", "latency_s", "service_s", "ttft_s", "queue_s", "retry_s", "prompt_tokens",
            "completion_tokens", "tokens_estimated", "ok", "status", "error", "attempts", "finish_reason",
@@ -79,7 +81,7 @@ class BenchResult:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         meta = {**self.meta, "environment": self.meta.get("environment") or environment()}
-        spec_text = json.dumps(meta, indent=2, sort_keys=True, default=str)
+        spec_text = json.dumps(BENCH_RESULT.wrap(meta), indent=2, sort_keys=True, default=str)
         summary = self.summary()
         _refuse_secrets({"spec.json": spec_text, "records": self.records.to_csv(index=False)})
         paths = [folder / "records.parquet", folder / "summary.csv", folder / "spec.json"]
@@ -106,7 +108,7 @@ def load_result(folder: str | os.PathLike[str]) -> BenchResult:
         if not (folder / name).is_file():
             raise FileNotFoundError(f"{folder / name}: not a bench result folder (no {name})")
     records = coerce(pd.read_parquet(folder / "records.parquet"))
-    meta = json.loads((folder / "spec.json").read_text(encoding="utf-8"))
+    meta = BENCH_RESULT.unwrap(json.loads((folder / "spec.json").read_text(encoding="utf-8")), folder / "spec.json")
     return BenchResult(records, meta)
 
 

@@ -68,19 +68,11 @@ def parse(path: str, doc: Any, name: str, *, include_attachments: bool = True
           ) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
     """Parse a ChatGPT export document (or one conversation object) into one Conversation named ``name``."""
     f = Fields(path)
-    if isinstance(doc, dict):
-        places = [("$", doc)]
-    else:
-        places = [(f"$[{i}]", raw) for i, raw in enumerate(f.items(doc, "$"))]
-    if not places:
-        raise f.error("$", "no conversations in the export")
     drafts: list[_Draft] = []
     seen_sessions: dict[str, str] = {}
-    for where, raw in places:
-        draft = _session(f, f.obj(raw, where), where, name, include_attachments)
-        if draft.id in seen_sessions:
-            raise f.error(jpath(where, "id"), f"conversation id {draft.id!r} repeats {seen_sessions[draft.id]}")
-        seen_sessions[draft.id] = where
+    for where, obj in f.places(doc, "conversations in the export"):
+        draft = _session(f, obj, where, name, include_attachments)
+        f.first_at(seen_sessions, draft.id, where, "id", "conversation id")
         drafts.append(draft)
     sessions = [s for s in _share_nodes(drafts, name) if s.turns]  # a chat with nothing visible has nothing to remember
     if not sessions:

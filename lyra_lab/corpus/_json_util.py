@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from datetime import datetime, timezone
-from typing import Any, Literal, overload
+from typing import Any, Iterator, Literal, overload
 
 from lyra_lab.corpus._model import CorpusFormatError
 
@@ -117,6 +117,24 @@ class Fields:
         if not isinstance(value, list):
             raise self.error(where, f"expected a list, got {type_name(value)}")
         return value
+
+    def places(self, doc: Any, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The objects of a document that is one object (``$``) or a list of them (``$[i]``), with their
+        places; an empty list is an error ("no ``what``") at once, a non-object item when reached."""
+        if isinstance(doc, dict):
+            raw = [("$", doc)]
+        else:
+            raw = [(f"$[{i}]", value) for i, value in enumerate(self.items(doc, "$"))]
+        if not raw:
+            raise self.error("$", f"no {what}")
+        return ((where, self.obj(value, where)) for where, value in raw)
+
+    def first_at(self, seen: dict[str, str], value: str, where: str, key: str, what: str) -> None:
+        """Record that id ``value`` (field ``key`` of the object at ``where``) is first seen there; an id
+        seen before is an error naming both places."""
+        if value in seen:
+            raise self.error(jpath(where, key), f"{what} {value!r} repeats {seen[value]}")
+        seen[value] = where
 
     def get(self, obj: dict[str, Any], key: str, where: str, types: type | tuple[type, ...],
             *, required: bool = True) -> Any:

@@ -51,20 +51,12 @@ def parse_date(value: str) -> datetime:
 def parse(path: str, doc: Any, name: str) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
     """Parse LongMemEval instances: one Conversation and one Probe each."""
     f = Fields(path)
-    if isinstance(doc, dict):
-        places = [("$", doc)]
-    else:
-        places = [(f"$[{i}]", raw) for i, raw in enumerate(f.items(doc, "$"))]
-    if not places:
-        raise f.error("$", "no instances")
     conversations: list[Conversation] = []
     probes: list[Probe] = []
     seen: dict[str, str] = {}
-    for where, raw in places:
-        conv, probe = _instance(f, f.obj(raw, where), where)
-        if conv.id in seen:
-            raise f.error(jpath(where, "question_id"), f"question_id {conv.id!r} repeats {seen[conv.id]}")
-        seen[conv.id] = where
+    for where, obj in f.places(doc, "instances"):
+        conv, probe = _instance(f, obj, where)
+        f.first_at(seen, conv.id, where, "question_id", "question_id")
         conversations.append(conv)
         probes.append(probe)
     return tuple(conversations), tuple(probes)

@@ -7,11 +7,11 @@ in the corpus and the context), the rendered context, the answer and each judge'
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from lyra_lab._run_records import read_spec
 from lyra_lab.memory import EntryKind
 
 DETAIL_EVENT = "probe_detail"
@@ -100,7 +100,7 @@ def logged_probes(events: Iterable[dict[str, Any]], cells: set[str] | None = Non
 def run_corpus(run_dir: Path) -> Any:
     """The run's corpus (from ``spec.json``), or None when it cannot be read (moved or changed since)."""
     try:
-        spec = json.loads((run_dir / "spec.json").read_text(encoding="utf-8"))["corpus"]
+        spec = read_spec(run_dir / "spec.json")["corpus"]
         from lyra_lab.corpus import load
 
         return load(spec["path"], spec.get("format") or "auto", probes=spec.get("probes"))

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from lyra_lab.backends import EmbedderWrapper
 from lyra_lab.corpus import Corpus
 from lyra_lab.evaluate._bootstrap import BootstrapCI, cluster_bootstrap_ci
 from lyra_lab.matching import expects_abstention
@@ -224,14 +225,13 @@ def _covering(entries) -> dict[str, set[str]]:
     return out
 
 
-class _UsedEmbedder:
+class _UsedEmbedder(EmbedderWrapper):
     """Passes calls through and notes whether any were made, so results name an embedder
-    only when the recaller used it (bm25 given the default embedder does not)."""
+    only when the recaller used it (bm25 given the default embedder does not; asking its
+    ``identity`` is not a use)."""
 
     def __init__(self, inner: Any):
-        self.inner = inner
-        self.name = inner.name
-        self.dim = inner.dim
+        super().__init__(inner)
         self.used = False
 
     def embed(self, texts, kind: str = "passage"):

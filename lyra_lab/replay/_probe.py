@@ -166,6 +166,10 @@ class _QueryMemo:
             raise AttributeError(name)
         return getattr(self._inner, name)
 
+    def identity(self) -> Mapping[str, Any]:
+        """The inner embedder's: a remembered query vector is the one it gave."""
+        return self._inner.identity()
+
     def embed(self, texts: Any, kind: str = "passage") -> Any:
         if kind != "query":
             return self._inner.embed(texts, kind=kind)

@@ -20,6 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
+from lyra_lab._records import iter_jsonl
+
 
 def _default(value: Any) -> Any:
     if isinstance(value, datetime):
@@ -97,9 +99,4 @@ class NullLog:
 
 def read_log(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """The events of a run log, skipping a line cut short by a kill."""
-    with open(path, "rb") as fh:
-        for raw in fh:
-            try:
-                yield json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
+    return iter_jsonl(path)

@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 from lyra_lab._params import Strategy
 from lyra_lab._registry import Registry
 from lyra_lab.backends import Backend, Completion
-from lyra_lab.memory import MemoryEntry, MemoryStore, entry_line, memory_order, render_memory
+from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore, entry_line, memory_order, render_memory
 from lyra_lab.rollup._prompts import PARAMS
 from lyra_lab.rollup._types import RollupReport, TokenCount
 
@@ -73,6 +73,24 @@ def turn_ids(entries: Iterable[MemoryEntry]) -> set[str]:
 def covered_turns(entries: Iterable[MemoryEntry]) -> tuple[str, ...]:
     """The sorted source turn ids of ``entries``: the provenance of an entry condensing them."""
     return tuple(sorted(turn_ids(entries)))
+
+
+def condensed(entry_id: str, kind: EntryKind, text: str, sources: Sequence[MemoryEntry], *, conversation_id: str,
+              session_ids: tuple[str, ...], meta: dict, either_end: bool = False) -> MemoryEntry:
+    """A level-1 entry condensing ``sources``: their turns (``covered_turns``) and their time span.
+
+    The span runs from the earliest ``start`` to the latest ``end`` of the sources (None when
+    none has one); with ``either_end`` a source missing one end stands in with its other.
+    """
+    if either_end:
+        starts = [t for e in sources if (t := e.start or e.end) is not None]
+        ends = [t for e in sources if (t := e.end or e.start) is not None]
+    else:
+        starts = [e.start for e in sources if e.start is not None]
+        ends = [e.end for e in sources if e.end is not None]
+    return MemoryEntry(id=entry_id, conversation_id=conversation_id, kind=kind, text=text,
+                       turn_ids=covered_turns(sources), session_ids=session_ids,
+                       start=min(starts) if starts else None, end=max(ends) if ends else None, level=1, meta=meta)
 
 
 def report(

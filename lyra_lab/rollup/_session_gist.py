@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from lyra_lab.memory import EntryKind, MemoryEntry
 from lyra_lab.rollup import _prompts
-from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, covered_turns, skip, transcript
+from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, condensed, skip, transcript
 from lyra_lab._params import param
 
 
@@ -72,18 +72,6 @@ class SessionGist(BaseRollup):
               compaction: Compaction) -> MemoryEntry:
         previous = _prompts.GIST_PREVIOUS.format(gist=old.text) if old else ""
         completion = compaction.ask(_prompts.GIST.format(previous=previous, content=transcript(new)), self.max_tokens)
-        sources = [*([old] if old else []), *new]
-        starts = [e.start for e in sources if e.start is not None]
-        ends = [e.end for e in sources if e.end is not None]
-        return MemoryEntry(
-            id=gid,
-            conversation_id=new[0].conversation_id,
-            kind=EntryKind.GIST,
-            text=completion.text.strip(),
-            turn_ids=covered_turns(sources),
-            session_ids=(sid,),
-            start=min(starts) if starts else None,
-            end=max(ends) if ends else None,
-            level=1,
-            meta={"rollup": "session_gist", "model": completion.model},
-        )
+        return condensed(gid, EntryKind.GIST, completion.text.strip(), [*([old] if old else []), *new],
+                         conversation_id=new[0].conversation_id, session_ids=(sid,),
+                         meta={"rollup": "session_gist", "model": completion.model})

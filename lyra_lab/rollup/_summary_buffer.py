@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 
 from lyra_lab.memory import EntryKind, MemoryEntry, render_memory
 from lyra_lab.rollup import _prompts
-from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, covered_turns, skip, transcript
+from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, condensed, skip, transcript
 from lyra_lab._params import param
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
@@ -80,22 +80,13 @@ class SummaryBuffer(BaseRollup):
                                          content=transcript(pruned))
         completion = compaction.ask(prompt, self.max_tokens)
         sources = [*([summary] if summary else []), *pruned]
-        starts = [t for e in sources if (t := e.start or e.end) is not None]
-        ends = [t for e in sources if (t := e.end or e.start) is not None]
-        return MemoryEntry(
-            id=sid,
-            conversation_id=pruned[0].conversation_id,
-            kind=EntryKind.SUMMARY,
-            text=completion.text.strip(),
-            turn_ids=covered_turns(sources),
-            session_ids=tuple(sorted({s for e in sources for s in e.session_ids})),
-            start=min(starts) if starts else None,
-            end=max(ends) if ends else None,
-            level=1,
-            meta={"rollup": "summary_buffer",
-                  "folds": int(summary.meta.get("folds", 0)) + 1 if summary else 1,
-                  "model": completion.model},
-        )
+        return condensed(sid, EntryKind.SUMMARY, completion.text.strip(), sources,
+                         conversation_id=pruned[0].conversation_id,
+                         session_ids=tuple(sorted({s for e in sources for s in e.session_ids})),
+                         meta={"rollup": "summary_buffer",
+                               "folds": int(summary.meta.get("folds", 0)) + 1 if summary else 1,
+                               "model": completion.model},
+                         either_end=True)  # a summary spans what it folded, dated by either end
 
 
 def _oldest_to_prune(buffer: Sequence[MemoryEntry], limit: int, count: Callable[[str], int]) -> int:

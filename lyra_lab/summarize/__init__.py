@@ -7,6 +7,7 @@ strategy documents.  Build one by name::
     SUMMARIZERS.build({"name": "map_reduce", "max_concurrency": 3})
 """
 
+from lyra_lab.summarize._common import BaseSummarizer, Run
 from lyra_lab.summarize._events import STAGES, ProgressBar, emit, log_events
 from lyra_lab.summarize._map_reduce import MapReduceSummarizer
 from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
@@ -16,6 +17,7 @@ from lyra_lab.summarize._single_pass import SinglePassSummarizer
 from lyra_lab.summarize._types import ProgressCallback, ProgressEvent, Stage, Summarizer, Summary
 
 __all__ = [
+    "BaseSummarizer",
     "DEFAULT_PROMPTS",
     "STAGES",
     "SUMMARIZERS",
@@ -25,6 +27,7 @@ __all__ = [
     "ProgressEvent",
     "Prompts",
     "RefineSummarizer",
+    "Run",
     "SinglePassSummarizer",
     "Stage",
     "Summarizer",

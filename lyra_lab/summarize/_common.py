@@ -1,4 +1,12 @@
-"""What every summarizer shares: parameter declarations, the decision, provenance, the final record."""
+"""What every summarizer shares: parameter declarations, the decision, provenance, the final record.
+
+A summarizer is a frozen dataclass on ``BaseSummarizer`` with one method,
+``fold(chunks, backend, focus, run)``: it makes its calls for a non-empty list
+of chunks and returns ``run.finish(text)`` (or raises ``run.fail(...)``).
+``BaseSummarizer.summarize`` does the rest: resolves ``focus``, opens the
+``Run`` (the ``load`` and ``strategy`` events, the decision) and answers no
+chunks with an empty summary.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +19,7 @@ from lyra_lab.summarize._calls import CallOutcome
 from lyra_lab.summarize._events import emit
 from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
 from lyra_lab.summarize._types import ProgressCallback, Stage, Summary
-from lyra_lab._params import param
+from lyra_lab._params import Strategy, param
 
 
 def temperature_param() -> float:
@@ -92,3 +100,33 @@ class Run:
             "decision": self.decision, "calls": len(self.calls), "partial": True, "errors": len(self.errors)})
         first = self.errors[0] if self.errors else "no detail"
         return BackendError(backend.name, f"{self.summarizer}: {what}; first error: {first}")
+
+
+class BaseSummarizer(Strategy):
+    """The ``summarize`` skeleton; a subclass (a frozen dataclass) supplies ``fold``.
+
+    No fields of its own, so each summarizer keeps its own field order; ``Strategy``
+    checks the subclass's declared parameters on construction.
+    """
+
+    @property
+    def name(self) -> str:
+        """The registered name (the class name if unregistered)."""
+        return getattr(type(self), "registry_name", type(self).__name__)
+
+    def decision(self, chunks: Sequence[Chunk]) -> str:
+        """The decision recorded when ``chunks`` carries none of its own (not a ``ChunkPlan``)."""
+        return self.name
+
+    def summarize(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None = None,
+                  on_event: ProgressCallback | None = None) -> Summary:
+        """One summary of ``chunks`` (``focus``: overrides the strategy's own for this call)."""
+        focus = focus_of(self, focus)
+        run = Run(self.name, chunks, decision_of(chunks, self.decision(chunks)), on_event)
+        if not chunks:
+            return run.finish("")
+        return self.fold(chunks, backend, focus, run)
+
+    def fold(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None, run: Run) -> Summary:
+        """The summary of a non-empty ``chunks``: the calls, recorded in ``run``, then ``run.finish``."""
+        raise NotImplementedError(f"{type(self).__name__} must define fold(chunks, backend, focus, run)")

@@ -10,16 +10,16 @@ from typing import Sequence
 from lyra_lab.backends import Backend
 from lyra_lab.chunking import Chunk
 from lyra_lab.summarize._calls import CallOutcome, call, excerpt, outcome_of, start_call
-from lyra_lab._params import Strategy, param
-from lyra_lab.summarize._common import Run, decision_of, focus_of, focus_param, prompts_param, temperature_param
+from lyra_lab._params import param
+from lyra_lab.summarize._common import BaseSummarizer, Run, focus_param, prompts_param, temperature_param
 from lyra_lab.summarize._prompts import Prompts
 from lyra_lab.summarize._registry import SUMMARIZERS
-from lyra_lab.summarize._types import ProgressCallback, Summary
+from lyra_lab.summarize._types import Summary
 
 
 @SUMMARIZERS.register("map_reduce")
 @dataclass(frozen=True)
-class MapReduceSummarizer(Strategy):
+class MapReduceSummarizer(BaseSummarizer):
     """Summarize every chunk concurrently, then merge the partial summaries in one call.
 
     * At most ``max_concurrency`` chunk calls are in flight.  Each gets
@@ -64,14 +64,11 @@ class MapReduceSummarizer(Strategy):
     prompts: Prompts = prompts_param()
     focus: str | None = focus_param()
 
-    def summarize(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None = None,
-                  on_event: ProgressCallback | None = None) -> Summary:
-        focus = focus_of(self, focus)
+    def decision(self, chunks: Sequence[Chunk]) -> str:
+        return "single_pass" if len(chunks) == 1 else "map_reduce"
+
+    def fold(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None, run: Run) -> Summary:
         n = len(chunks)
-        run = Run("map_reduce", chunks, decision_of(chunks, "single_pass" if n == 1 else "map_reduce"),
-                  on_event)
-        if n == 0:
-            return run.finish("")
         outcomes = self._map(chunks, backend, focus, run)
         partials = []
         for i, (chunk, outcome) in enumerate(zip(chunks, outcomes), 1):

@@ -8,16 +8,16 @@ from typing import Sequence
 from lyra_lab.backends import Backend
 from lyra_lab.chunking import Chunk
 from lyra_lab.summarize._calls import call, excerpt
-from lyra_lab._params import Strategy, param
-from lyra_lab.summarize._common import Run, decision_of, focus_of, focus_param, prompts_param, temperature_param
+from lyra_lab._params import param
+from lyra_lab.summarize._common import BaseSummarizer, Run, focus_param, prompts_param, temperature_param
 from lyra_lab.summarize._prompts import Prompts
 from lyra_lab.summarize._registry import SUMMARIZERS
-from lyra_lab.summarize._types import ProgressCallback, Summary
+from lyra_lab.summarize._types import Summary
 
 
 @SUMMARIZERS.register("refine")
 @dataclass(frozen=True)
-class RefineSummarizer(Strategy):
+class RefineSummarizer(BaseSummarizer):
     """Summarize the first chunk, then fold each next chunk into the running summary.
 
     Serial by nature (each step needs the previous summary), so it suits
@@ -41,10 +41,7 @@ class RefineSummarizer(Strategy):
     prompts: Prompts = prompts_param()
     focus: str | None = focus_param()
 
-    def summarize(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None = None,
-                  on_event: ProgressCallback | None = None) -> Summary:
-        focus = focus_of(self, focus)
-        run = Run("refine", chunks, decision_of(chunks, "refine"), on_event)
+    def fold(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None, run: Run) -> Summary:
         n, running = len(chunks), ""
         for i, chunk in enumerate(chunks, 1):
             if running:
@@ -61,6 +58,6 @@ class RefineSummarizer(Strategy):
             else:
                 run.errors.append(f"chunk {i}/{n}: {outcome.error}")
                 running = (running + "\n\n" + excerpt(chunk, self.excerpt_chars)).strip()
-        if n and not run.calls:
+        if not run.calls:
             raise run.fail(backend, f"all {n} calls failed")
         return run.finish(running)

@@ -8,18 +8,16 @@ from typing import Sequence
 from lyra_lab.backends import Backend
 from lyra_lab.chunking import Chunk
 from lyra_lab.summarize._calls import call
-from lyra_lab._params import Strategy, param
-from lyra_lab.summarize._common import (
-    Run, decision_of, focus_of, focus_param, joined_text, prompts_param, temperature_param,
-)
+from lyra_lab._params import param
+from lyra_lab.summarize._common import BaseSummarizer, Run, focus_param, joined_text, prompts_param, temperature_param
 from lyra_lab.summarize._prompts import Prompts
 from lyra_lab.summarize._registry import SUMMARIZERS
-from lyra_lab.summarize._types import ProgressCallback, Summary
+from lyra_lab.summarize._types import Summary
 
 
 @SUMMARIZERS.register("single_pass")
 @dataclass(frozen=True)
-class SinglePassSummarizer(Strategy):
+class SinglePassSummarizer(BaseSummarizer):
     """Join the chunks (overlaps dropped) and summarize them in one call.
 
     A failed or timed-out call raises ``BackendError``: with one call there is
@@ -38,12 +36,7 @@ class SinglePassSummarizer(Strategy):
     prompts: Prompts = prompts_param()
     focus: str | None = focus_param()
 
-    def summarize(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None = None,
-                  on_event: ProgressCallback | None = None) -> Summary:
-        focus = focus_of(self, focus)
-        run = Run("single_pass", chunks, decision_of(chunks, "single_pass"), on_event)
-        if not chunks:
-            return run.finish("")
+    def fold(self, chunks: Sequence[Chunk], backend: Backend, focus: str | None, run: Run) -> Summary:
         messages = self.prompts.messages("single", focus=focus, transcript=joined_text(chunks))
         outcome = call(backend, messages, self.timeout_s, max_tokens=self.max_tokens,
                        temperature=self.temperature)

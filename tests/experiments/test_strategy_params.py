@@ -4,9 +4,11 @@ The test walks the registries (``Registries.default()``) and every dataclass
 field of every strategy: it writes an experiment file that sets the field to a
 non-default value, reads it through the real loader (``ExperimentSpec.from_toml``),
 and checks the value on the built strategy object and in the ``spec.json`` the
-run folder writes.  A field added without an entry in ``VALUES`` (or in
-``NOT_SETTABLE`` with a reason) fails the walk, so no knob can become
-unreachable unnoticed.
+run folder writes.  The values come from the parameter declarations (choices,
+bounds, type; ``EXAMPLES`` for what a declaration cannot say), so a new strategy
+needs no entry here; a field for which none can be derived (and without a
+``NOT_SETTABLE`` reason) fails the walk, so no knob can become unreachable
+unnoticed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import textwrap
 
 import pytest
 
+from lyra_lab._errors import ConfigError
+from lyra_lab._params import Declared, declared
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from lyra_lab.experiments._runfolder import RunFolder
@@ -28,38 +32,52 @@ KINDS = {"chunkers": "chunker", "summarizers": "summarizer", "rollups": "rollup"
          "recallers": "recaller"}
 
 PROMPTS = {"single": "S: {transcript}{focus}"}
-# (registry, strategy name) -> {field: a valid non-default value, as TOML gives it}
-VALUES: dict[tuple[str, str], dict[str, object]] = {
-    ("chunkers", "adaptive"): {"target_tokens": 5000, "ratio": 0.3, "target_chunks": 4, "min_chunk_chars": 2000,
-                               "encoding": "cl100k_base"},
-    ("chunkers", "line_budget"): {"max_chars": 3000},
-    ("chunkers", "overlap_window"): {"max_tokens": 2500, "overlap_tokens": 100, "encoding": "cl100k_base"},
-    ("chunkers", "token_budget"): {"max_tokens": 1500, "encoding": "cl100k_base"},
-    ("chunkers", "turn_window"): {"max_turns": 4, "respect_sessions": False},
-    ("summarizers", "map_reduce"): {"max_concurrency": 2, "chunk_timeout_s": 90.0, "merge_timeout_s": 30.0,
-                                    "max_tokens": 128, "merge_max_tokens": 200, "temperature": 0.5,
-                                    "excerpt_chars": 300, "prompts": PROMPTS, "focus": "the user's pets"},
-    ("summarizers", "refine"): {"max_tokens": 128, "temperature": 0.5, "step_timeout_s": 90.0,
-                                "excerpt_chars": 300, "prompts": PROMPTS, "focus": "the user's pets"},
-    ("summarizers", "single_pass"): {"max_tokens": 128, "temperature": 0.5, "timeout_s": 100.0,
-                                     "prompts": PROMPTS, "focus": "the user's pets"},
-    ("rollups", "fact_extraction"): {"batch_turns": 5, "max_tokens": 100},
-    ("rollups", "session_gist"): {"every_turns": 10, "max_tokens": 100, "gist_closed_sessions": False},
-    ("rollups", "summary_buffer"): {"max_buffer_tokens": 500, "max_tokens": 100},
-    ("rollups", "time_ladder"): {"headroom": 1.5, "day_after_days": 2.0, "week_after_days": 10.0,
-                                 "month_after_days": 40.0, "max_tokens": 100, "max_prompt_tokens": 1000},
-    ("triggers", "every_turns"): {"n": 10},
-    ("triggers", "idle_gap"): {"hours": 3.0},
-    ("recallers", "dense_ann"): {"m": 8, "ef_construction": 50, "ef_search": 32, "threads": 2},
-    ("recallers", "hybrid"): {"method": "weighted", "rrf_k": 30.0, "weight": 0.7, "candidates": 20},
-    ("recallers", "recency"): {"half_life_days": 10.0},
-    ("recallers", "bm25"): {"stemmer": "english", "tokens": "words"},
-    ("recallers", "reference"): {"keys": "dated", "window": 1, "lexical_keys": "text", "lexical_window": 1,
-                                 "stemmer": "none", "tokens": "words2", "fusion": "zscore", "weight": 0.6,
-                                 "rrf_k": 30.0, "neighbours": 0.1, "session_weight": 0.3, "sessions": 5,
-                                 "time_weight": 0.2, "time_scale_days": 7.0, "speaker_weight": 0.4},
-    ("recallers", "tiered"): {"gists": 2, "sharp": 3, "recent": 4, "coarse_kinds": ["digest", "summary"]},
-}
+# Values no declaration can give (what a free-form check accepts, a table of templates), by parameter
+# name: a new strategy reusing these parameters needs no entry here.
+EXAMPLES: dict[str, object] = {"encoding": "cl100k_base", "prompts": PROMPTS}
+
+
+def candidates(decl: Declared, default: object) -> list[object]:
+    """Non-default values a parameter's declaration allows, as TOML gives them, most obvious first."""
+    p = decl.param
+    if decl.name in EXAMPLES:
+        found: list[object] = [EXAMPLES[decl.name]]
+    elif p.choices is not None:
+        found = [c for c in p.choices if c != default and c is not None]
+    elif decl.base is bool:
+        found = [not default]
+    elif decl.base is int:
+        low = p.ge if p.ge is not None else (p.gt + 1 if p.gt is not None else 1)
+        found = [int(low), int(low) * 10, 1000] if default is None else [default + 1, default - 1, default * 2]
+    elif decl.base is float:
+        found = [1.0, 10.0] if default is None else [default + 0.5, default / 2, default * 2]
+    elif decl.base is tuple:
+        found = [list(default[:-1]), list(default[1:]), list(default[:1])] if default else []
+    elif decl.base is str:
+        found = [f"a {decl.name}"]
+    else:
+        found = []
+    return [v for v in found if plain(v) != plain(_as_plain(default))
+            and not decl.check(tuple(v) if isinstance(v, list) else v)[1]]
+
+
+def derived_values(kind: str, name: str, cls: type) -> dict[str, object]:
+    """A valid non-default value for every declared parameter, together: each the first candidate that the
+    strategy accepts beside the ones chosen before it (so checks relating two parameters hold)."""
+    registry = getattr(Registries.default(), kind)
+    defaults = {f.name: f.default for f in dataclasses.fields(cls)}
+    values: dict[str, object] = {}
+    for pname, decl in declared(cls).items():
+        for value in candidates(decl, defaults[pname]):
+            try:
+                registry.build({"name": name, **values, pname: value})
+            except ConfigError:
+                continue
+            values[pname] = value
+            break
+    return values
+
+
 # (registry, strategy name, field) -> why an experiment file cannot set it.  Empty today: every field can.
 NOT_SETTABLE: dict[tuple[str, str, str], str] = {}
 # The memory pipeline's own settings: TOML table, key, value, Pipeline field
@@ -120,16 +138,15 @@ def test_every_field_of_every_registered_strategy_has_a_value_or_a_reason():
         for f in dataclasses.fields(cls):
             if (kind, name, f.name) in NOT_SETTABLE:
                 continue
-            if f.name not in VALUES.get((kind, name), {}):
+            if f.name not in derived_values(kind, name, cls):
                 missing.append(f"{kind} {name!r}.{f.name}")
-    assert not missing, f"add a non-default value (or a NOT_SETTABLE reason) for: {', '.join(missing)}"
-    stale = [key for key in VALUES if key not in {(k, n) for k, n, _ in registered()}]
-    assert not stale, f"VALUES names strategies that are not registered: {stale}"
+    assert not missing, (f"declare what these allow (or add an EXAMPLES value, or a NOT_SETTABLE reason): "
+                         f"{', '.join(missing)}")
 
 
 @pytest.mark.parametrize("kind,name,cls", registered(), ids=[f"{k}-{n}" for k, n, _ in registered()])
 def test_each_parameter_is_set_from_toml_and_lands_on_the_strategy_and_in_spec_json(kind, name, cls, tmp_path):
-    params = VALUES.get((kind, name), {})
+    params = derived_values(kind, name, cls)
     defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
     for key, value in params.items():  # each value really is a change from the default
         assert plain(_as_plain(defaults.get(key))) != plain(value), f"{name}.{key}: {value!r} is the default"
