@@ -39,7 +39,7 @@ class Tiered(CosineRecaller):
     sharp: int = param(5, ge=0, doc="how many of the most similar raw turns come next (tier 2).")
     recent: int = param(5, ge=0, doc="how many of the current session's newest turns come last (tier 3).")
     coarse_kinds: tuple[str, ...] = param(
-        COARSE_KINDS, check=lambda kinds: bool(kinds) and "turn" not in kinds,
+        COARSE_KINDS, check=lambda kinds: bool(kinds) and EntryKind.TURN not in kinds,
         allowed="a non-empty list of memory entry kinds without 'turn'",
         doc="the entry kinds tier 1 draws from (condensed memory: gists, digests, summaries, facts).")
 
