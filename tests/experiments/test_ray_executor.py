@@ -1,0 +1,138 @@
+"""``[run] executor = "ray"``: the cells run as Ray tasks on a local Ray (2 CPUs) and give the serial rows."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.backends import FakeLLM
+from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.replay import read_log
+from tests.experiments.test_concurrent_cells import FailsOnConversation, _rows
+
+RAY = "executor = \"ray\"\nmax_cells = 2\n"  # a local Ray with 2 CPUs: two cells in flight
+
+
+def _events(run, kind=None, attempt=None):
+    """The log's events (of one kind), from the ``run_started`` of ``attempt`` on when given."""
+    events = list(read_log(run / "log.jsonl"))
+    if attempt is not None:
+        first = next(i for i, e in enumerate(events) if e["event"] == "run_started" and e["attempt"] == attempt)
+        events = events[first:]
+    return [e for e in events if kind is None or e["event"] == kind]
+
+
+class FailsOnConversationAnywhere(FailsOnConversation):
+    """``FailsOnConversation`` that can be pickled: each Ray task gets a fresh one (FakeLLM holds a lock)."""
+
+    def __reduce__(self):
+        return (type(self), ())
+
+
+@pytest.mark.slow
+def test_a_grid_on_ray_gives_the_serial_rows_and_stops_the_ray_it_started(write_toml, registries, tmp_path):
+    import ray
+
+    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial",
+                            progress=False)
+    spec = ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries)
+    assert spec.executor == "ray"
+    on_ray = run_experiment(spec, tmp_path / "ray", progress=False)
+
+    assert not ray.is_initialized()  # the run started its own Ray and shut it down
+    assert serial["cell_id"].nunique() == 8 and not on_ray.attrs["failed_cells"]  # 4 pipelines x 2 conversations
+    pd.testing.assert_frame_equal(_rows(serial).drop(columns="attempt"), _rows(on_ray).drop(columns="attempt"))
+    run = tmp_path / "ray"
+    [cluster] = _events(run, "ray_started")
+    assert cluster["nodes"] == ["127.0.0.1"] and cluster["cpus"] == 2 and cluster["started_by_run"]
+    tasks = _events(run, "ray_task")
+    assert sorted(e["cell_id"] for e in tasks) == sorted(serial["cell_id"].unique())
+    # each cell's events came back whole, in order: started first, done last (written after its rows)
+    for cid in serial["cell_id"].unique():
+        mine = [e["event"] for e in _events(run) if e.get("cell_id") == cid]
+        assert mine[0] == "cell_started" and mine[-2:] == ["ray_task", "cell_done"]
+        assert mine.count("cell_started") == 1
+    [attempt] = [line for line in (run / "attempts.jsonl").read_text().splitlines()]
+    assert '"executor": "ray"' in attempt
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray for the tests below (the runner uses an initialized Ray and leaves it running)."""
+    from lyra_lab.experiments._ray import connect
+
+    ray, owned = connect(None, 2)
+    yield ray
+    if owned:
+        ray.shutdown()
+
+
+@pytest.mark.slow
+def test_ray_resumes_a_serial_run_running_only_the_missing_cells(write_toml, registries, tmp_path, local_ray):
+    run = tmp_path / "run"
+    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), run,
+                            progress=False)
+    missing = sorted(serial["cell_id"].unique())[:3]
+    for cid in missing:  # as if the serial run had been killed before these three cells
+        (run / "rows" / f"{cid}.jsonl").unlink()
+
+    on_ray = run_experiment(ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries), run,
+                            progress=False)
+    assert sorted(e["cell_id"] for e in _events(run, "cell_started", attempt=2)) == missing
+    assert len(_events(run, "cell_resumed", attempt=2)) == 5
+    assert sorted(e["cell_id"] for e in _events(run, "ray_task", attempt=2)) == missing
+    pd.testing.assert_frame_equal(_rows(serial).drop(columns="attempt"), _rows(on_ray).drop(columns="attempt"))
+    assert set(on_ray[on_ray["cell_id"].isin(missing)]["attempt"]) == {2}
+
+    again = run_experiment(ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries), run,
+                           progress=False)
+    assert not _events(run, "cell_started", attempt=3) and not _events(run, "ray_started", attempt=3)
+    assert len(_events(run, "cell_resumed", attempt=3)) == 8
+    pd.testing.assert_frame_equal(_rows(on_ray), _rows(again))
+
+
+@pytest.mark.slow
+def test_a_cell_failing_on_ray_is_reported_as_in_a_serial_run(write_toml, registries, tmp_path, local_ray):
+    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial",
+                            progress=False, backends={"fake": FailsOnConversation()})
+    on_ray = run_experiment(ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries),
+                            tmp_path / "ray", progress=False, backends={"fake": FailsOnConversationAnywhere()})
+    assert len(serial.attrs["failed_cells"]) == 4  # the four cells of conversation u1
+    assert sorted(on_ray.attrs["failed_cells"]) == sorted(serial.attrs["failed_cells"])  # same cells, same text
+    assert set(on_ray["conversation_id"]) == {"u0"} and on_ray["cell_id"].nunique() == 4
+    pd.testing.assert_frame_equal(_rows(serial).drop(columns="attempt"), _rows(on_ray).drop(columns="attempt"))
+    failed = _events(tmp_path / "ray", "cell_failed")
+    assert sorted((e["cell_id"], e["error"]) for e in failed) == sorted(serial.attrs["failed_cells"])
+
+
+def test_an_injected_backend_that_cannot_be_pickled_is_one_clear_error(write_toml, registries, tmp_path):
+    spec = ExperimentSpec.from_toml(write_toml(extra=RAY), registries)
+    with pytest.raises(ConfigError, match=r"backends\['fake'\]: a FakeLLM cannot be sent to Ray tasks"):
+        run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": FakeLLM()})
+    assert not list((tmp_path / "run" / "rows").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("value", ["dask", "Ray", 1, True])
+def test_executor_must_be_one_of_three(write_toml, registries, value):
+    text = f"executor = {str(value).lower() if isinstance(value, bool) else repr(value)}\n".replace("'", '"')
+    with pytest.raises(ConfigError, match=r"\[run\] executor must be one of \('serial', 'threads', 'ray'\)"):
+        ExperimentSpec.from_toml(write_toml(extra=text), registries)
+
+
+def test_without_executor_max_cells_chooses_and_spec_json_is_unchanged(write_toml, registries, tmp_path):
+    from lyra_lab.experiments._runner import executor_of
+
+    one = ExperimentSpec.from_toml(write_toml(name="one.toml"), registries)
+    four = ExperimentSpec.from_toml(write_toml(extra="max_cells = 4\n", name="four.toml"), registries)
+    ray = ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries)
+    assert (one.executor, executor_of(one), executor_of(four), executor_of(ray)) == (None, "serial", "threads", "ray")
+    assert "executor" not in ray.to_dict()  # spec.json records what the rows depend on; attempts.jsonl the executor
+    assert {k: v for k, v in ray.to_dict().items() if k not in ("source", "max_cells")} == \
+        {k: v for k, v in one.to_dict().items() if k not in ("source", "max_cells")}
+
+
+def test_a_ray_address_needs_the_ray_executor(write_toml, registries, tmp_path):
+    spec = ExperimentSpec.from_toml(write_toml(), registries)
+    with pytest.raises(ConfigError, match=r"a Ray address \(auto\) needs executor 'ray', not 'serial'"):
+        run_experiment(spec, tmp_path / "run", progress=False, ray_address="auto")
