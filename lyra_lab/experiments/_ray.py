@@ -8,7 +8,9 @@ task's result comes back, so layout, rows and resume are those of a serial run.
 Backends and embedders hold live clients and servers, so they do not travel: each Ray worker builds
 its own from their specs (lazily, as ``Resources`` does: an LLM-free grid starts no server) and
 keeps them for its later cells of the same run.  The local llama server is started at most once per
-machine (its state file and lock) and dies with the worker that started it.  Objects given as
+machine (its state file and lock) and dies with the worker that started it.  A backend's
+``max_concurrency`` bounds the requests of the cells in one worker process, not of the whole run
+(the local server, which serves one request at a time, queues the others).  Objects given as
 ``backends=``/``embedders=`` travel pickled (each task gets its own copy); one that cannot be pickled
 is a ``ConfigError`` before Ray starts.  The response and embedding caches are the run's SQLite
 files (WAL, safe across processes): on one machine every worker opens the same files, so an answer
@@ -124,10 +126,15 @@ def connect(address: str | None, max_cells: int) -> tuple[Any, bool]:
         cpus = max_cells if max_cells > 1 else (os.cpu_count() or 1)
         # Ray's node agent starts in ~2 s on an idle machine but took over its 15 s default on 2 loaded cores;
         # ray.init itself gives the node 30 s.
-        with _single_machine():
-            ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
-                     logging_level=logging.WARNING, _node_ip_address="127.0.0.1",
-                     _system_config={"agent_register_timeout_ms": 60_000})
+        try:
+            with _single_machine():
+                ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING, _node_ip_address="127.0.0.1",
+                         _system_config={"agent_register_timeout_ms": 60_000})
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when its node does not come up
+            ray.shutdown()
+            raise ConfigError(f"could not start a local Ray ({exc}); try again on a less loaded machine, or "
+                              "start Ray yourself (ray start --head) and pass --address auto") from None
         node = ray.util.get_node_ip_address()
         if node != "127.0.0.1":
             ray.shutdown()

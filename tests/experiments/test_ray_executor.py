@@ -136,3 +136,30 @@ def test_a_ray_address_needs_the_ray_executor(write_toml, registries, tmp_path):
     spec = ExperimentSpec.from_toml(write_toml(), registries)
     with pytest.raises(ConfigError, match=r"a Ray address \(auto\) needs executor 'ray', not 'serial'"):
         run_experiment(spec, tmp_path / "run", progress=False, ray_address="auto")
+
+
+@pytest.mark.slow
+def test_the_run_command_runs_on_ray_with_the_executor_flag(write_toml, tmp_path, capsys, local_ray):
+    from lyra_lab.cli import main
+    from tests.experiments.test_cli_run import EXPERIMENT
+
+    toml = write_toml(EXPERIMENT)
+    assert main(["run", str(toml), "--run-dir", str(tmp_path / "serial"), "--quiet", "--no-report"]) == 0
+    assert main(["run", str(toml), "--run-dir", str(tmp_path / "ray"), "--quiet", "--no-report",
+                 "--executor", "ray"]) == 0
+    assert "16 cells" in capsys.readouterr().out  # 8 memory pipelines x 2 conversations
+    [started] = _events(tmp_path / "ray", "run_started")
+    assert (started["executor"], started["todo"], started["aliases"]) == ("ray", 12, 4)  # aliases are copied
+    assert len(_events(tmp_path / "ray", "ray_task")) == 12 and not _events(tmp_path / "serial", "ray_task")
+    serial, on_ray = (pd.read_parquet(tmp_path / name / "results.parquet") for name in ("serial", "ray"))
+    pd.testing.assert_frame_equal(_rows(serial).drop(columns="attempt"), _rows(on_ray).drop(columns="attempt"))
+
+
+def test_the_run_command_refuses_an_address_without_ray_in_one_line(write_toml, tmp_path, capsys):
+    from lyra_lab.cli import main
+    from tests.experiments.test_cli_run import EXPERIMENT
+
+    assert main(["run", str(write_toml(EXPERIMENT)), "--run-dir", str(tmp_path / "x"), "--quiet", "--address", "auto"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and "needs executor 'ray', not 'serial'" in err
+    assert not (tmp_path / "x").exists()  # nothing left behind
