@@ -9,6 +9,7 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from lyra_lab.replay import read_log
+from tests.experiments.conftest import GRID
 from tests.experiments.test_concurrent_cells import FailsOnConversation, _rows
 
 RAY = "executor = \"ray\"\nmax_cells = 2\n"  # a local Ray with 2 CPUs: two cells in flight
@@ -163,3 +164,66 @@ def test_the_run_command_refuses_an_address_without_ray_in_one_line(write_toml, 
     err = capsys.readouterr().err.strip()
     assert err.splitlines() == [err] and "needs executor 'ray', not 'serial'" in err
     assert not (tmp_path / "x").exists()  # nothing left behind
+
+
+class SlowCountingFake(FakeLLM):
+    """A fake backend that takes 0.3 s per call and appends each call to a list shared by its copies."""
+
+    def __init__(self, paid):
+        super().__init__()
+        self.paid = paid
+
+    def complete(self, messages, **params):
+        import time
+
+        time.sleep(0.3)
+        self.paid.append(messages[-1]["content"])
+        return super().complete(messages, **params)
+
+
+def _ask_twice_at_once(tmp_path, wrap):
+    """Two 'processes' (each its own cache connection and CachedBackend) ask the same question at once."""
+    import threading
+
+    from lyra_lab.backends import CachedBackend, ResponseCache
+
+    paid, answers = [], []
+    barrier = threading.Barrier(2, timeout=30)
+
+    def worker():
+        with ResponseCache(tmp_path / "responses.sqlite") as cache:
+            backend = wrap(CachedBackend(SlowCountingFake(paid), cache))
+            barrier.wait()
+            answers.append(backend.complete([{"role": "user", "content": "Summarize: my dog is Biscuit"}]).text)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return paid, answers
+
+
+def test_a_question_two_workers_ask_at_once_is_paid_once(tmp_path):
+    from lyra_lab.experiments._ray import OneCallAcrossProcesses
+
+    paid, answers = _ask_twice_at_once(tmp_path, lambda b: OneCallAcrossProcesses(b, tmp_path / "inflight"))
+    assert len(paid) == 1 and len(answers) == 2 and answers[0] == answers[1]
+    (tmp_path / "apart").mkdir()
+    unlocked_paid, _ = _ask_twice_at_once(tmp_path / "apart", lambda b: b)
+    assert len(unlocked_paid) == 2  # without the lock each connection misses and pays: what the lock prevents
+
+
+@pytest.mark.slow
+def test_on_ray_the_shared_response_cache_pays_what_a_serial_run_pays(write_toml, registries, tmp_path, local_ray):
+    cached = 'cache = "run"\n'
+    serial = ExperimentSpec.from_toml(write_toml(GRID.replace('cache = "off"\n', cached), name="serial.toml"),
+                                      registries)
+    on_ray = ExperimentSpec.from_toml(write_toml(GRID.replace('cache = "off"\n', cached), extra=RAY,
+                                                 name="ray.toml"), registries)
+    run_experiment(serial, tmp_path / "serial", progress=False)
+    run_experiment(on_ray, tmp_path / "ray", progress=False)
+    paid = {name: sum(not e["cached"] for e in _events(tmp_path / name, "llm_call")) for name in ("serial", "ray")}
+    calls = {name: len(_events(tmp_path / name, "llm_call")) for name in ("serial", "ray")}
+    # the two conversations share chunks word for word: the cache answers some calls, whichever cell asks first
+    assert calls["ray"] == calls["serial"] > paid["serial"] == paid["ray"] > 0
