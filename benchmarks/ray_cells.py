@@ -9,8 +9,8 @@ request, labelled simulated, backend ``max_concurrency = 16``, cache off), run o
 
 For Ray the local instance (``max_cells`` CPUs, 127.0.0.1, no dashboard) is started before the clock
 and its start-up printed apart (``ray start s``): a cluster outlives many runs.  Its worker processes
-start inside the timed run (each imports lyra-lab), and every Ray worker has its own connection pool
-and ``max_concurrency`` bound, so the server may see more than 16 in flight.  On one machine Ray pays
+start inside the timed run (each imports lyra-lab); the backend's ``max_concurrency`` bounds them
+together (lock files).  On one machine Ray pays
 process start-up, pickling and a result round trip per cell for nothing the threads executor lacks;
 it is there for grids that outgrow one machine.
 

@@ -9,13 +9,14 @@ Backends and embedders hold live clients and servers, so they do not travel: eac
 its own from their specs (lazily, as ``Resources`` does: an LLM-free grid starts no server) and
 keeps them for its later cells of the same run.  The local llama server is started at most once per
 machine (its state file and lock) and dies with the worker that started it.  A backend's
-``max_concurrency`` bounds the requests of the cells in one worker process, not of the whole run
-(the local server, which serves one request at a time, queues the others).  Objects given as
+``max_concurrency`` bounds the requests in flight of all the workers of a machine together
+(lock files, ``_machine_locks``), so the local server still gets one request at a time; with
+several machines each node has that many.  Objects given as
 ``backends=``/``embedders=`` travel pickled (each task gets its own copy); one that cannot be pickled
 is a ``ConfigError`` before Ray starts.  The response and embedding caches are the run's SQLite
 files (WAL, safe across processes): on one machine every worker opens the same files, so an answer
 paid by one cell is replayed for the others, and a question two workers ask at once is paid once
-(``OneCallAcrossProcesses``: the second waits on a lock file, then reads the cache).  On several machines each node opens the path on its
+(the second waits on a lock file, then reads the cache; ``_machine_locks``).  On several machines each node opens the path on its
 own disk, so the run folder (or ``cache = "user"``'s folder) must be reachable at the same path on
 every node for the cache to be shared; SQLite's locking does not hold on most network filesystems,
 so there a call may be paid once per node.
@@ -38,9 +39,10 @@ from pathlib import Path
 from typing import Any, Generator, Iterator, Mapping
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends import BackendError, cache_key
+from lyra_lab.backends import BackendError
 from lyra_lab.experiments._cell_run import run_cell
 from lyra_lab.experiments._cells import Cell
+from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
 from lyra_lab.experiments._resources import Resources
 from lyra_lab.replay import RunLog, read_log
 
@@ -187,51 +189,19 @@ def _shippable(ray: Any, backends: Mapping[str, Any], embedders: Mapping[str, An
     return {"backends": dict(backends), "embedders": dict(embedders)}
 
 
-class OneCallAcrossProcesses:
-    """A cached backend whose misses are paid once across the processes of a machine.
-
-    ``CachedBackend`` makes threads asking the same question at once wait for one answer; processes
-    each hold their own, so two Ray workers could both miss and both pay.  Here a call holds an
-    ``flock`` on one of ``STRIPES`` lock files (chosen by its cache key) while it asks the cache and,
-    on a miss, pays and stores: the other process waits, then finds the answer cached.  Two different
-    questions share a stripe rarely, and then one waits for the other.
-
-    Args:
-        inner: a ``CachedBackend`` (anything with ``identity()`` and ``complete``).
-        lock_dir: a folder every process of the run sees (beside the cache file).
-    """
-
-    STRIPES = 1024
-
-    def __init__(self, inner: Any, lock_dir: Path):
-        self.inner = inner
-        self.lock_dir = lock_dir
-        lock_dir.mkdir(parents=True, exist_ok=True)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    def complete(self, messages: Any, **params: Any) -> Any:
-        import fcntl
-
-        key = cache_key(self.inner.identity(), messages, params)
-        with open(self.lock_dir / f"{int(key[:8], 16) % self.STRIPES:04d}.lock", "a") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # released when the file closes
-            return self.inner.complete(messages, **params)
-
-    def __getattr__(self, name: str) -> Any:  # describe, identity, config, acomplete…
-        if name == "inner":  # not set yet (a copy being built): no recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-
 class WorkerResources(Resources):
-    """``Resources`` of a Ray worker: cached backends pay a miss once across the machine's workers."""
+    """``Resources`` of a Ray worker: requests bounded per machine, a cache miss paid once per machine."""
+
+    def _cached(self, backend: Any) -> Any:
+        import hashlib
+        import json
+
+        slots = getattr(getattr(backend, "config", None), "max_concurrency", None)
+        identity = getattr(backend, "identity", None)
+        if isinstance(slots, int) and slots > 0 and callable(identity):
+            name = hashlib.sha256(json.dumps(identity(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+            backend = MachineSlots(backend, self.cache_dir / "slots" / name, slots)
+        return super()._cached(backend)
 
     def _build_backend(self, spec: Any) -> Any:
         backend = super()._build_backend(spec)

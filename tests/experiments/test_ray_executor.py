@@ -205,7 +205,7 @@ def _ask_twice_at_once(tmp_path, wrap):
 
 
 def test_a_question_two_workers_ask_at_once_is_paid_once(tmp_path):
-    from lyra_lab.experiments._ray import OneCallAcrossProcesses
+    from lyra_lab.experiments._machine_locks import OneCallAcrossProcesses
 
     paid, answers = _ask_twice_at_once(tmp_path, lambda b: OneCallAcrossProcesses(b, tmp_path / "inflight"))
     assert len(paid) == 1 and len(answers) == 2 and answers[0] == answers[1]
@@ -227,3 +227,20 @@ def test_on_ray_the_shared_response_cache_pays_what_a_serial_run_pays(write_toml
     calls = {name: len(_events(tmp_path / name, "llm_call")) for name in ("serial", "ray")}
     # the two conversations share chunks word for word: the cache answers some calls, whichever cell asks first
     assert calls["ray"] == calls["serial"] > paid["serial"] == paid["ray"] > 0
+
+
+@pytest.mark.slow
+def test_ray_workers_share_their_backends_bound(write_toml, registries, tmp_path, local_ray):
+    """Two cells at once in two worker processes, on a backend allowed 1 request in flight: the server serves 1."""
+    from lyra_lab.backends import SimulatedServer
+    from tests.experiments.test_concurrent_cells import GRID_ON_SERVER
+
+    with SimulatedServer(latency_s=0.05, default_max_tokens=8) as server:
+        backend = f'{{ preset = "simulated", base_url = "{server.base_url}", max_concurrency = 1 }}'
+        spec = ExperimentSpec.from_toml(write_toml(GRID_ON_SERVER.replace("BACKEND", backend), extra=RAY), registries)
+        df = run_experiment(spec, tmp_path / "run", progress=False)
+        calls, peak = len(server.chat_log()), server.max_serving
+    assert df["cell_id"].nunique() == 8 and not df.attrs["failed_cells"]
+    assert calls == df[df["metric"] == "summarize.calls"].drop_duplicates("cell_id")["value"].sum() > 8
+    assert peak == 1
+    assert len({e["pid"] for e in _events(tmp_path / "run", "ray_task")}) == 2  # the cells ran in two processes
