@@ -14,10 +14,10 @@ together (lock files).  On one machine Ray pays
 process start-up, pickling and a result round trip per cell for nothing the threads executor lacks;
 it is there for grids that outgrow one machine.
 
-Measured on 2 cores shared with other work (load 5-11), 324 requests, not streamed: serial 53.1 s
-(speedup 1.52), threads with max_cells 16 6.3 s (12.8), Ray with 2 CPUs 35.5 s (2.28; Ray start
-29.2 s apart), Ray with 16 CPUs 78.1 s (1.04; start 18.5 s; 16 worker processes importing lyra-lab
-on 2 cores, and the server saw 21 requests in flight, each worker bounding only its own).
+Measured on 2 cores shared with other work (load 5-15), 324 requests, not streamed: serial 53.6 s
+(speedup 1.51), threads with max_cells 16 6.5 s (12.45), Ray with 2 CPUs 35.9 s (2.26; Ray's
+start 33.2 s apart), Ray with 16 CPUs 85.7 s (0.95; start 29.3 s; 16 worker processes each
+importing lyra-lab on 2 cores; the server saw at most 16 requests in flight, the backend's bound).
 
     PYTHONPATH=. .venv/bin/python benchmarks/ray_cells.py [--runs serial:1 threads:16 ray:2 ray:16]
 """

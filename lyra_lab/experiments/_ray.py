@@ -8,18 +8,18 @@ task's result comes back, so layout, rows and resume are those of a serial run.
 Backends and embedders hold live clients and servers, so they do not travel: each Ray worker builds
 its own from their specs (lazily, as ``Resources`` does: an LLM-free grid starts no server) and
 keeps them for its later cells of the same run.  The local llama server is started at most once per
-machine (its state file and lock) and dies with the worker that started it.  A backend's
-``max_concurrency`` bounds the requests in flight of all the workers of a machine together
-(lock files, ``_machine_locks``), so the local server still gets one request at a time; with
-several machines each node has that many.  Objects given as
-``backends=``/``embedders=`` travel pickled (each task gets its own copy); one that cannot be pickled
-is a ``ConfigError`` before Ray starts.  The response and embedding caches are the run's SQLite
-files (WAL, safe across processes): on one machine every worker opens the same files, so an answer
-paid by one cell is replayed for the others, and a question two workers ask at once is paid once
-(the second waits on a lock file, then reads the cache; ``_machine_locks``).  On several machines each node opens the path on its
-own disk, so the run folder (or ``cache = "user"``'s folder) must be reachable at the same path on
-every node for the cache to be shared; SQLite's locking does not hold on most network filesystems,
-so there a call may be paid once per node.
+machine (its state file and lock) and dies with the worker that started it.  Objects given as
+``backends=``/``embedders=`` travel pickled (each task gets its own copy); one that cannot be
+pickled is a ``ConfigError`` before Ray starts.
+
+The workers of one machine share what threads share (lock files, ``_machine_locks``): a backend's
+``max_concurrency`` bounds their requests in flight together (the local server still gets one at a
+time), and the run's SQLite caches (WAL, safe across processes) replay an answer paid by one cell
+for the others, a question two workers ask at once being paid once.  On several machines each of
+these holds per machine: every node opens the cache path on its own disk, so the run folder (or
+``cache = "user"``'s folder) must be reachable at the same path on every node for the cache to be
+shared, and SQLite's locking does not hold on most network filesystems, so there a call may be
+paid once per node.
 
 A local instance gets ``max_cells`` CPUs (or the machine's when ``max_cells`` is 1), one per cell
 in flight, listens on 127.0.0.1 only, has no dashboard, and is shut down when the run ends (also on
