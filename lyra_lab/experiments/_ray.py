@@ -1,0 +1,246 @@
+"""Cells as Ray tasks (``[run] executor = "ray"``): on a local ``ray.init()`` or an existing cluster.
+
+The driver stays the run folder's single writer.  A task runs one cell (``run_cell``, the function
+the serial and thread executors run) and hands back its rows, its log events (with their own
+times) and the backends it started; the driver writes the events, then the rows atomically, as each
+task's result comes back, so layout, rows and resume are those of a serial run.
+
+Backends and embedders hold live clients and servers, so they do not travel: each Ray worker builds
+its own from their specs (lazily, as ``Resources`` does: an LLM-free grid starts no server) and
+keeps them for its later cells of the same run.  The local llama server is started at most once per
+machine (its state file and lock) and dies with the worker that started it.  Objects given as
+``backends=``/``embedders=`` travel pickled (each task gets its own copy); one that cannot be
+pickled is a ``ConfigError`` before Ray starts.
+
+The workers of one machine share what threads share (lock files, ``_machine_locks``): a backend's
+``max_concurrency`` bounds their requests in flight together (the local server still gets one at a
+time), and the run's SQLite caches (WAL, safe across processes) replay an answer paid by one cell
+for the others, a question two workers ask at once being paid once.  On several machines each of
+these holds per machine: every node opens the cache path on its own disk, so the run folder (or
+``cache = "user"``'s folder) must be reachable at the same path on every node for the cache to be
+shared, and SQLite's locking does not hold on most network filesystems, so there a call may be
+paid once per node.
+
+A local instance gets ``max_cells`` CPUs (or the machine's when ``max_cells`` is 1), one per cell
+in flight, listens on 127.0.0.1 only, has no dashboard, and is shut down when the run ends (also on
+an error or Ctrl-C).  A Ray already initialized in this process (a notebook's) is used and left
+running.  With an address, cells in flight follow the cluster's CPUs (and ``max_cells`` when > 1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generator, Iterator, Mapping
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.backends import BackendError
+from lyra_lab.experiments._cell_run import run_cell
+from lyra_lab.experiments._cells import Cell
+from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
+from lyra_lab.experiments._resources import Resources
+from lyra_lab.replay import RunLog, read_log
+
+
+class RemoteCellError(Exception):
+    """A cell's ``BackendError`` as its Ray task reported it (the same text a serial run records)."""
+
+
+@dataclass
+class CellResult:
+    """What a task sends back: rows, or the error that failed the cell; its events; where it ran."""
+
+    rows: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    error: str | None = None
+    config_error: str | None = None
+    started: dict[str, Any] = field(default_factory=dict)  # Resources.describe() of what it built
+    node: str = ""
+    pid: int = 0
+
+
+def ray_outcomes(spec: Any, todo: list[Cell], corpus: Any, log: Any, *, cache_dir: Path,
+                 backends: Mapping[str, Any] | None, embedders: Mapping[str, Any] | None,
+                 address: str | None, started: dict[str, Any]
+                 ) -> Generator[tuple[Cell, list[dict], Exception | None], None, None]:
+    """``(cell, rows, None)`` or ``(cell, [], error)`` for each cell, in the order the Ray tasks finish.
+
+    Writes each cell's events to ``log`` before yielding it; adds the backends the tasks started to
+    ``started``.  Starts nothing when ``todo`` is empty.
+
+    Raises:
+        ConfigError: an injected backend or embedder cannot be pickled, or a task could not build
+            what a spec names (e.g. an API-key variable missing on a node).
+    """
+    if not todo:
+        return
+    import ray
+
+    given = _shippable(ray, backends or {}, embedders or {})  # before Ray starts anything
+    ray, owned = connect(address, spec.max_cells)
+    pending: dict[Any, Cell] = {}
+    try:
+        log.event("ray_started", **describe_cluster(ray, owned))
+        task = ray.remote(num_cpus=1, max_retries=0)(_run_task)
+        token = uuid.uuid4().hex  # this run: workers keep their backends per run
+        spec_ref, corpus_ref, given_ref = ray.put(spec), ray.put(corpus), ray.put(given)
+        window = spec.max_cells if spec.max_cells > 1 else len(todo)
+        queue = list(reversed(todo))
+        while queue or pending:
+            while queue and len(pending) < window:
+                cell = queue.pop()
+                pending[task.remote(token, spec_ref, cell, corpus_ref, str(cache_dir), given_ref)] = cell
+            done, _ = ray.wait(list(pending), num_returns=1)
+            cell = pending.pop(done[0])
+            result: CellResult = ray.get(done[0])  # a bug in the cell raises here and stops the run
+            if result.config_error is not None:
+                raise ConfigError(f"cell {cell.cell_id} on Ray node {result.node}: {result.config_error}")
+            for event in result.events:
+                log.event(event.pop("event"), **event)  # keeps the task's own "t"
+            log.event("ray_task", cell_id=cell.cell_id, node=result.node, pid=result.pid)
+            started.update(result.started)
+            yield cell, result.rows, None if result.error is None else RemoteCellError(result.error)
+    finally:
+        for ref in pending:
+            try:
+                ray.cancel(ref)
+            except Exception:  # noqa: BLE001 - a task that ended meanwhile; shutting down anyway
+                pass
+        if owned:
+            ray.shutdown()
+
+
+def connect(address: str | None, max_cells: int) -> tuple[Any, bool]:
+    """Ray, initialized: ``(ray, True)`` if this call started or joined it (and must shut it down).
+
+    ``address`` None starts a local instance on 127.0.0.1 with ``max_cells`` CPUs (the machine's when
+    ``max_cells`` is 1); an address (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``) joins a cluster.
+    """
+    import ray
+
+    if ray.is_initialized():
+        return ray, False
+    if address is None:
+        cpus = max_cells if max_cells > 1 else (os.cpu_count() or 1)
+        # Ray's node agent starts in ~2 s on an idle machine but took over its 15 s default on 2 loaded cores;
+        # ray.init itself gives the node 30 s.
+        try:
+            with _single_machine():
+                ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING, _node_ip_address="127.0.0.1",
+                         _system_config={"agent_register_timeout_ms": 60_000})
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when its node does not come up
+            ray.shutdown()
+            raise ConfigError(f"could not start a local Ray ({exc}); try again on a less loaded machine, or "
+                              "start Ray yourself (ray start --head) and pass --address auto") from None
+        node = ray.util.get_node_ip_address()
+        if node != "127.0.0.1":
+            ray.shutdown()
+            raise ConfigError(f"the local Ray would listen on {node}, not 127.0.0.1 (this Ray version moved its "
+                              "single-machine switch); start Ray yourself and pass --address")
+    else:
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        except (ConnectionError, ValueError) as exc:
+            raise ConfigError(f"--address {address}: cannot join a Ray cluster there ({exc})") from None
+    return ray, True
+
+
+@contextlib.contextmanager
+def _single_machine() -> Iterator[None]:
+    """Ray's single-machine mode (its default on macOS and Windows) while a local Ray starts.
+
+    On Linux Ray turns ``_node_ip_address="127.0.0.1"`` into the machine's network address, so its
+    processes would listen there; in this mode the node's address stays 127.0.0.1.  The switch is read
+    from ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` when ray is imported, so it is set on the module here.
+    """
+    from ray._private import ray_constants
+
+    before = getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before
+
+
+def describe_cluster(ray: Any, owned: bool) -> dict[str, Any]:
+    """The Ray instance a run uses, for the log: its address, nodes and CPUs, and who started it."""
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    return {"address": ray.get_runtime_context().gcs_address, "nodes": [n.get("NodeManagerAddress") for n in nodes],
+            "cpus": ray.cluster_resources().get("CPU"), "started_by_run": owned}
+
+
+def _shippable(ray: Any, backends: Mapping[str, Any], embedders: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The injected objects, checked to pickle as Ray will send them; ``ConfigError`` names the first that does not."""
+    for kind, given in (("backends", backends), ("embedders", embedders)):
+        for label, obj in given.items():
+            try:
+                ray.cloudpickle.dumps(obj)
+            except Exception as exc:  # noqa: BLE001 - pickling fails in many ways (TypeError, PicklingError…)
+                raise ConfigError(
+                    f"{kind}[{label!r}]: a {type(obj).__name__} cannot be sent to Ray tasks ({exc}); name it by "
+                    f"a spec in [run] {kind}, or use executor 'serial' or 'threads'") from None
+    return {"backends": dict(backends), "embedders": dict(embedders)}
+
+
+class WorkerResources(Resources):
+    """``Resources`` of a Ray worker: requests bounded per machine, a cache miss paid once per machine."""
+
+    def _cached(self, backend: Any) -> Any:
+        import hashlib
+        import json
+
+        slots = getattr(getattr(backend, "config", None), "max_concurrency", None)
+        identity = getattr(backend, "identity", None)
+        if isinstance(slots, int) and slots > 0 and callable(identity):
+            name = hashlib.sha256(json.dumps(identity(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+            backend = MachineSlots(backend, self.cache_dir / "slots" / name, slots)
+        return super()._cached(backend)
+
+    def _build_backend(self, spec: Any) -> Any:
+        backend = super()._build_backend(spec)
+        return backend if self.cache == "off" else OneCallAcrossProcesses(backend, self.cache_dir / "inflight")
+
+
+_WORKER: dict[str, Any] = {}  # in a Ray worker: the run token and that run's Resources
+
+
+def _worker_resources(token: str, cache: str, cache_dir: Path, given: Mapping[str, Any]) -> Resources:
+    """This worker's backends and embedders for the run ``token`` (the previous run's are closed)."""
+    if _WORKER.get("token") != token:
+        old = _WORKER.pop("resources", None)
+        if old is not None:
+            old.close()
+        _WORKER.update(token=token, resources=WorkerResources(cache, cache_dir, given["backends"], given["embedders"]))
+    return _WORKER["resources"]
+
+
+def _run_task(token: str, spec: Any, cell: Cell, corpus: Any, cache_dir: str, given: Any) -> CellResult:
+    """Run one cell in a Ray worker; its events go to a private log file and come back with the rows."""
+    import ray
+
+    node = ray.util.get_node_ip_address()
+    try:
+        res = _worker_resources(token, spec.cache, Path(cache_dir), given)
+    except ConfigError as exc:
+        return CellResult([], [], config_error=str(exc), node=node, pid=os.getpid())
+    with tempfile.TemporaryDirectory(prefix="lyra-cell-") as tmp:
+        path = Path(tmp) / "log.jsonl"
+        error = config_error = None
+        rows: list[dict[str, Any]] = []
+        with RunLog(path) as log:  # the run log's own encoding, so the driver writes the same lines
+            try:
+                rows = run_cell(spec, cell, corpus, res, log, progress=False)
+            except BackendError as exc:
+                error = str(exc)
+            except ConfigError as exc:
+                config_error = str(exc)
+        events = list(read_log(path))
+    started = {k: v for k, v in res.describe().items() if v.get("started", True) is not False}
+    return CellResult(rows, events, error, config_error, started, node, os.getpid())
