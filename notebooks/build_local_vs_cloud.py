@@ -57,11 +57,11 @@ conversation cut to 6 sessions (78 turns, 13 probes, 7 of them with an answer to
 probes per pipeline: about 30 local model calls. Measured headless (the notebook test) on a
 2-core box shared with other jobs (load average 4–6): **202 s** (166 s of it the replays); the
 run-time line at the end prints yours. Full mode (`LYRA_NB_FULL=1`): LoCoMo (`LYRA_LOCOMO`,
-default `../shared/datasets/locomo10.json`), 3 conversations × 8 sessions (504 turns, up to 30
-probes each from categories 1–4), QA on 20 probes per conversation and pipeline: about 250
-local calls. Full-mode run time: **not measured**; at the per-call latencies small mode saw
-(p50 1–2 s per answer, 6–11 s per summary or fold on longer prompts) expect roughly 15–30
-minutes, plus the cloud calls.
+default `../shared/datasets/locomo10.json`), 6 conversations × their first 5 sessions (653
+turns, 112 probes of categories 1–4), QA on 8 probes per conversation and pipeline: about 210
+local calls. Full mode measured once (same loaded box, simulated cloud): **1,792 s (30 min)**,
+1,746 s of it the replays; LoCoMo's longer sessions make local summary calls slower (p50 15 s,
+folds 22 s).
 
 The throughput section reuses the closed-loop sweep of [`02_backends.ipynb`](02_backends.ipynb)
 (`lyra_lab.bench`) at a small size; that notebook has the full sweep and its discussion."""),
@@ -151,9 +151,10 @@ this does not mix them, though both share the machine's CPU)."""),
     ("code", r"""BUDGETS = [128, 256, 512]  # rendered-context tokens for answer_in_context@B
 MIDDLE = BUDGETS[len(BUDGETS) // 2]
 if FULL:
-    CORPUS = {"path": str(LOCOMO), "conversations": 3, "max_sessions": 8, "max_probes": 30,
+    # 6 conversations: the fewest whose sign-flip test can reach p < 0.05 (2 / 2^6 = 0.031)
+    CORPUS = {"path": str(LOCOMO), "conversations": 6, "max_sessions": 5, "max_probes": 20,
               "categories": ["1", "2", "3", "4"]}
-    QA_PROBES = 20
+    QA_PROBES = 8
 else:
     CORPUS = {"path": str(SYNTHETIC), "conversations": 1, "max_sessions": 6}
     QA_PROBES = 3
@@ -233,8 +234,9 @@ overview"""),
 
 Per pipeline, the mean over probes with a 95% bootstrap CI and n (probes that have the metric):
 
-* `retention`: is the probe's answer still in memory (what the model's summaries kept; 1.0 by
-  construction when the raw turns stay in memory);
+* `retention`: is the probe's answer still in memory (what the model's summaries kept; with raw
+  turns in memory it measures the turns, not the model: 1.0 on the synthetic corpus, whose turns
+  state the answers verbatim, lower on LoCoMo, whose answers paraphrase them);
 * `answer_in_context@256tok`: is the answer in the first 256 tokens of recalled context;
 * `evidence_recall@5`: share of the probe's evidence turns retrieved verbatim in the top 5;
 * `qa_f1`: token F1 of the model's short answer (SQuAD scorer), on the first probes only.
@@ -503,6 +505,10 @@ for i, (lab, g) in enumerate(sweep.groupby("label", sort=False)):
     g = g.sort_values("level")
     n = f"n = {int(g['requests'].iloc[0])} requests per level"
     axes[0].plot(g["level"], g["throughput_rps"], marker="o", color=f"C{i}", label=f"{lab}, {n}")
+    for x, y, failed, kinds in zip(g["level"], g["throughput_rps"], g["errors"], g["errors_by_status"]):
+        if failed:  # requests that failed after their retries (e.g. 429 past the rate limit) are not counted
+            axes[0].annotate(f"{failed} failed ({kinds})", (x, y), xytext=(-6, -14), textcoords="offset points",
+                             ha="right", fontsize=8, color=f"C{i}")
     axes[1].errorbar(g["level"], g["latency_p50_s"], yerr=errorbar_args(g.rename(columns={
         "latency_p50_ci_low": "ci_low", "latency_p50_ci_high": "ci_high"}), "latency_p50_s"),
         marker="o", capsize=3, color=f"C{i}", label=f"{lab}, {n}")
@@ -529,7 +535,7 @@ whole conversations in full mode).
   the question behind "is local good enough?" on the local model alone: how much the memory
   depends on what SmolLM2 writes — raw turns kept beside its summaries against its summaries
   alone, and the rolling summary against raw turns kept (on `answer_in_context@256tok` and
-  `qa_f1`; retention with raw turns kept is 1 by construction)."""),
+  `qa_f1`; retention with raw turns kept measures the turns, not the model)."""),
     ("code", r"""PAIRED_METRICS = [f"answer_in_context@{MIDDLE}tok", "qa_f1", "retention"]
 cluster = "conversation" if FULL else None
 paired_rows = []
@@ -556,7 +562,7 @@ else:
     by_name = {v: k for k, v in NAMES.items()}
     raw = next(n for n in by_name if n.endswith("+ raw turns"))
     for other in sorted(n for n in by_name if n != raw):
-        for metric in PAIRED_METRICS[:2]:  # retention with raw turns kept is 1 by construction: nothing to pair
+        for metric in PAIRED_METRICS[:2]:  # retention with raw turns kept measures the turns, not the model
             pair(local_rows, by_name[raw], by_name[other], metric, f"local: {raw} − {other}")
 paired = pd.DataFrame(paired_rows)
 paired.to_csv(OUT / "paired.csv", index=False)
@@ -606,8 +612,10 @@ for _, r in main.iterrows():
     else:
         verdict = f"not significant, but the CI reaches past ±{MARGIN:.2f}: too few probes to call it"
         unclear.append(r)
+    floor = 2 / 2 ** r["n_clusters"]  # the smallest p a sign-flip test over this many units can give
     lines.append(f"- Paired, {r['comparison']} (A − B) on {metric}: {r['difference']:+.3f} "
-                 f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], p = {r['p_value']:.3g}, {r['n_probes']} probes: {verdict}.")
+                 f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], p = {r['p_value']:.3g}, {r['n_probes']} probes: {verdict}"
+                 + (f" (with {r['n_clusters']} units p cannot go below {floor:.3g})." if floor >= 0.05 else "."))
 best_f1 = quality[(quality["backend"] == "local") & (quality["metric"] == "qa_f1")].sort_values("mean").iloc[-1]
 if CLOUD_BACKEND in QUALITY_BACKENDS:
     def pipe(r):
@@ -630,8 +638,8 @@ else:
                      f"{'significant' if r['p_value'] < 0.05 else 'not significant at this n'})"
                      for _, r in main.iterrows())
     raw_best = not any(r["difference"] < 0 for r in worse)  # no memory of the model's own writing beat raw turns
-    bottom = ((f"Answer: on this run local is good enough when memory keeps the raw turns ({raw_name}: the answer "
-               f"is in context for {found:.2f} of probes; the model only adds summaries)." if raw_best else
+    bottom = ((f"Answer: on this run local is good enough when memory keeps the raw turns: there recall, not the "
+               f"model, decides ({raw_name}: the answer is in context for {found:.2f} of probes)." if raw_best else
                f"Answer: on this run local falls short even with raw turns kept ({raw_name}: {found:.2f}, beaten by "
                f"a memory of the model's own writing).")
               + (f" Memory made only of what SmolLM2 wrote, against keeping raw turns (raw − it): {gaps}." if gaps else "")

