@@ -14,7 +14,8 @@ BUILT_BY = {"01_quickstart.ipynb": "build_quickstart.py", "02_backends.ipynb": "
             "04_property_testing.ipynb": "build_property_testing.py",
             "05_chunk_budget_tuning.ipynb": "build_chunk_tuning.py",
             "06_recall_locomo.ipynb": "build_recall_locomo.py",
-            "07_local_vs_cloud.ipynb": "build_local_vs_cloud.py"}
+            "07_local_vs_cloud.ipynb": "build_local_vs_cloud.py",
+            "08_rollups_budget.ipynb": "build_rollups_budget.py"}
 
 
 def test_every_notebook_has_a_builder():
