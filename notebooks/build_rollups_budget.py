@@ -53,10 +53,10 @@ reach a small p: small mode shows the method, full mode gives the answer.
 Full mode (`LYRA_NB_FULL=1`): LoCoMo (`LYRA_LOCOMO`, default
 `../shared/datasets/locomo10.json`), the first 4 conversations × their first 10 sessions (months
 of replayed time), budgets 500 / 1,000 / 2,000, digests of at most 96 tokens. Full mode was
-**not measured** on the local model: replayed on the fake backend (`LYRA_ROLLUPS_BACKEND=fake`,
-43 s) it makes 396 rollup calls over 60 cells (163 of them `fact_extraction`'s), and local calls
-take 5–15 s each on a loaded 2-core box (LoCoMo's longer prompts toward the top of that range),
-so expect roughly 35–100 minutes. With 4 conversations the paired tests' p cannot go below
+**not measured end to end**: replayed on the fake backend (`LYRA_ROLLUPS_BACKEND=fake`, 43 s) it
+makes 396 rollup calls over 60 cells (163 of them `fact_extraction`'s); a local run stopped after
+its first 107 calls (7 cells, 13.8 min on the loaded box) measured LoCoMo rollup calls at p50
+6.9 s, mean 7.7 s, so expect about 50–60 minutes (396 × 7.7 s ≈ 51 min, plus the harness). With 4 conversations the paired tests' p cannot go below
 2/2^4 = 0.125. Each run folder keeps a response cache: a re-run resumes and
 pays for nothing twice.
 
