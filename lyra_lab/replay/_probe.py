@@ -214,7 +214,7 @@ class ProbeAsker:
         return text, n, tokens
 
     def ask(self, probe: Probe, now: datetime) -> dict[str, ProbeOutcome]:
-        from lyra_lab.recall import render
+        from lyra_lab.memory import fit_context
 
         memory_text, n_entries, memory_tokens = self.memory_snapshot()
         answer_recall = self.tally.answer_recall(probe.answer)
@@ -230,8 +230,9 @@ class ProbeAsker:
             if self.depth > self.k and len(hits) == self.k:  # fewer than k: the memory has no more to give
                 ranking = tuple(recaller.recall(self.store, probe.question, self.depth,
                                                 conversation_id=self.conversation_id, embedder=embedder, now=now))
-            context = render(hits, self.pipeline.context_budget, self.count)
-            context_tokens = self.count(context)
+            # recall's render(hits, budget, count), and count() of it
+            context, _, context_tokens = fit_context([h.entry for h in hits], self.pipeline.context_budget,
+                                                     self.count)
             out[label] = ProbeOutcome(
                 probe=probe, hits=hits, context=context, context_tokens=context_tokens,
                 recall_latency_s=latency, memory_text=memory_text, memory_entries=n_entries,
