@@ -272,4 +272,4 @@ class Bm25(BaseRecaller):
         scores = index.scores(query)
         matched = np.flatnonzero(scores > 0)  # Lucene IDF > 0: a shared term always scores > 0
         order = matched[top_k(scores[matched], k)]
-        return ((index.entry(i), scores[i]) for i in order)
+        return ((index.entry(i), score) for i, score in zip(order.tolist(), scores[order].tolist()))
