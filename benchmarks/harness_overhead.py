@@ -45,16 +45,18 @@ SPEC = {
 
 
 def _timed(totals: dict[str, float], phase: str, owner: object, attr: str) -> None:
-    """Replace ``owner.attr`` by a wrapper adding its wall time to ``totals[phase]``."""
+    """Replace ``owner.attr`` by a wrapper adding its wall time to ``totals[phase]`` and its
+    CPU time (this process, all threads) to ``totals["cpu " + phase]``."""
     fn = getattr(owner, attr)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             return fn(*args, **kwargs)
         finally:
             totals[phase] += time.perf_counter() - start
+            totals["cpu " + phase] += time.process_time() - cpu
 
     setattr(owner, attr, wrapper)
 
@@ -90,7 +92,7 @@ def main() -> None:
             return run_experiment(spec, Path(tmp) / "run", progress=False,
                                   backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()})
 
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         if args.profile:
             import cProfile
 
@@ -98,15 +100,18 @@ def main() -> None:
             df = ns["df"]
         else:
             df = run()
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     probes = df.loc[df["probe_id"] != "", "probe_id"].nunique()
     print(f"LoCoMo LLM-free: {df['cell_id'].nunique()} cells, {probes} probes, {len(df)} rows; "
           f"load average {os.getloadavg()[0]:.2f}")
-    print(f"wall {wall:8.2f} s")
-    totals["replay"] -= totals["recall"]  # recall runs inside replay
+    print(f"wall {wall:8.2f} s   (cpu {cpu:6.2f} s: under load, compare cpu)")
+    for prefix in ("", "cpu "):
+        totals[prefix + "replay"] -= totals[prefix + "recall"]  # recall runs inside replay
     for phase in ("load", "replay", "recall", "scoring", "rows write", "results parquet"):
-        print(f"  {phase:<16}{totals[phase]:8.2f} s")
-    print(f"  {'other':<16}{wall - sum(v for k, v in totals.items() if k != 'run log'):8.2f} s")
+        print(f"  {phase:<16}{totals[phase]:8.2f} s   (cpu {totals['cpu ' + phase]:6.2f} s)")
+    timed = [k for k in totals if k not in ("run log", "cpu run log")]
+    print(f"  {'other':<16}{wall - sum(totals[k] for k in timed if not k.startswith('cpu ')):8.2f} s   "
+          f"(cpu {cpu - sum(totals[k] for k in timed if k.startswith('cpu ')):6.2f} s)")
     print(f"  (run log events, inside the phases above: {totals['run log']:.2f} s)")
 
 
