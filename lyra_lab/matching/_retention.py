@@ -46,12 +46,12 @@ def answer_retained(answer: Any, text: str, threshold: float = DEFAULT_RETENTION
     gold = normalize_answer(answer)
     if not gold:
         raise ValueError("answer is empty after normalization; retention is undefined")
-    haystack = normalized_text(text)
-    if f" {gold} " in f" {haystack} ":
+    padded = f" {normalized_text(text)} "  # tokens separated by single spaces
+    if f" {gold} " in padded:
         return True
     gold_tokens = set(gold.split())
-    present = gold_tokens & set(haystack.split())
-    return len(present) / len(gold_tokens) >= threshold
+    present = sum(1 for token in gold_tokens if f" {token} " in padded)  # a token of the text, no split of it
+    return present / len(gold_tokens) >= threshold
 
 
 def normalized_text(text: str) -> str:
