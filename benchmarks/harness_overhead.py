@@ -15,7 +15,14 @@ inside it, and ``run log`` is spread over the others).  Asserts nothing.
 Measured on 2 shared cores (issue 9): before the fix 796 s (load average ~10;
 scoring 693 s, normalizing the whole memory again for every probe); after it
 8.8 s (load average 3.3: recall 4.8, scoring 1.1, replay 0.9, rows 0.9,
-results parquet 0.7).  Figures taken under load are noisy: quote the load.
+results parquet 0.7).  Equal-budget metrics (budgets 256/512/1024 over 100-deep
+rankings) then grew it to 30.2 s (load 0.8; 45.4 s wall, 29.3 s CPU at load 3.0:
+recall 9.9, scoring 12.4 CPU s).  Rendering each budgeted context from lines
+counted once per entry, truncation cuts counted once per entry, context lines
+normalized once, BM25 scoring each question once and rows encoded by one JSON
+encoder brought it to 25.5 s wall, 15.9 s CPU at load 3.0 (recall 6.5, scoring
+3.3, rows write 2.0, results parquet 1.6, replay 0.9 CPU s), rows unchanged.
+Figures taken under load are noisy: quote the load, and compare the CPU times.
 """
 
 from __future__ import annotations
