@@ -9,6 +9,7 @@ packs under a token budget.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+import threading
 import weakref
 from itertools import accumulate
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
@@ -165,13 +166,16 @@ def _truncate(prefix: str, text: str, budget: int, count: Callable[[str], int]) 
     return None
 
 
+# One renderer per counter, living as long as it (a counter serves one conversation's replay and scoring).
 _RENDERERS: "weakref.WeakKeyDictionary[Any, _AdditiveRenderer]" = weakref.WeakKeyDictionary()
+_RENDERERS_LOCK = threading.Lock()  # cells on threads each have their own counter, but share this map
 
 
 def _renderer(count: Any) -> "_AdditiveRenderer":
-    renderer = _RENDERERS.get(count)
-    if renderer is None:
-        renderer = _RENDERERS[count] = _AdditiveRenderer(count)
+    with _RENDERERS_LOCK:
+        renderer = _RENDERERS.get(count)
+        if renderer is None:
+            renderer = _RENDERERS[count] = _AdditiveRenderer(count)
     return renderer
 
 
