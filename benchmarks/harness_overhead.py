@@ -15,7 +15,14 @@ inside it, and ``run log`` is spread over the others).  Asserts nothing.
 Measured on 2 shared cores (issue 9): before the fix 796 s (load average ~10;
 scoring 693 s, normalizing the whole memory again for every probe); after it
 8.8 s (load average 3.3: recall 4.8, scoring 1.1, replay 0.9, rows 0.9,
-results parquet 0.7).  Figures taken under load are noisy: quote the load.
+results parquet 0.7).  Equal-budget metrics (budgets 256/512/1024 over 100-deep
+rankings) then grew it to 30.2 s (load 0.8; 45.4 s wall, 29.3 s CPU at load 3.0:
+recall 9.9, scoring 12.4 CPU s).  Rendering each budgeted context from lines
+counted once per entry, truncation cuts counted once per entry, context lines
+normalized once, BM25 scoring each question once and rows encoded by one JSON
+encoder brought it to 25.5 s wall, 15.9 s CPU at load 3.0 (recall 6.5, scoring
+3.3, rows write 2.0, results parquet 1.6, replay 0.9 CPU s), rows unchanged.
+Figures taken under load are noisy: quote the load, and compare the CPU times.
 """
 
 from __future__ import annotations
@@ -45,16 +52,18 @@ SPEC = {
 
 
 def _timed(totals: dict[str, float], phase: str, owner: object, attr: str) -> None:
-    """Replace ``owner.attr`` by a wrapper adding its wall time to ``totals[phase]``."""
+    """Replace ``owner.attr`` by a wrapper adding its wall time to ``totals[phase]`` and its
+    CPU time (this process, all threads) to ``totals["cpu " + phase]``."""
     fn = getattr(owner, attr)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             return fn(*args, **kwargs)
         finally:
             totals[phase] += time.perf_counter() - start
+            totals["cpu " + phase] += time.process_time() - cpu
 
     setattr(owner, attr, wrapper)
 
@@ -90,7 +99,7 @@ def main() -> None:
             return run_experiment(spec, Path(tmp) / "run", progress=False,
                                   backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()})
 
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         if args.profile:
             import cProfile
 
@@ -98,15 +107,18 @@ def main() -> None:
             df = ns["df"]
         else:
             df = run()
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     probes = df.loc[df["probe_id"] != "", "probe_id"].nunique()
     print(f"LoCoMo LLM-free: {df['cell_id'].nunique()} cells, {probes} probes, {len(df)} rows; "
           f"load average {os.getloadavg()[0]:.2f}")
-    print(f"wall {wall:8.2f} s")
-    totals["replay"] -= totals["recall"]  # recall runs inside replay
+    print(f"wall {wall:8.2f} s   (cpu {cpu:6.2f} s: under load, compare cpu)")
+    for prefix in ("", "cpu "):
+        totals[prefix + "replay"] -= totals[prefix + "recall"]  # recall runs inside replay
     for phase in ("load", "replay", "recall", "scoring", "rows write", "results parquet"):
-        print(f"  {phase:<16}{totals[phase]:8.2f} s")
-    print(f"  {'other':<16}{wall - sum(v for k, v in totals.items() if k != 'run log'):8.2f} s")
+        print(f"  {phase:<16}{totals[phase]:8.2f} s   (cpu {totals['cpu ' + phase]:6.2f} s)")
+    timed = [k for k in totals if k not in ("run log", "cpu run log")]
+    print(f"  {'other':<16}{wall - sum(totals[k] for k in timed if not k.startswith('cpu ')):8.2f} s   "
+          f"(cpu {cpu - sum(totals[k] for k in timed if k.startswith('cpu ')):6.2f} s)")
     print(f"  (run log events, inside the phases above: {totals['run log']:.2f} s)")
 
 

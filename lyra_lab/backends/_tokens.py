@@ -119,6 +119,12 @@ class TokenCounter:
             raise NotImplementedError("a server tokenizer counter cannot decode")
         return _encoding(self.encoding).decode(list(tokens))
 
+    def token_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """Each token's bytes: ``decode(tokens[:m])`` is ``b"".join(them[:m]).decode("utf-8", "replace")``."""
+        if self.tokenize is not None:
+            raise NotImplementedError("a server tokenizer counter cannot decode")
+        return _encoding(self.encoding).decode_tokens_bytes(list(tokens))
+
 
 def _lines(text: str) -> list[str]:
     """``text`` cut after every newline followed by a character other than whitespace and ``/``.
@@ -147,7 +153,13 @@ class LineMemoCounter:
     character other than whitespace and ``/``, where these pre-tokenizers
     always split, so counts are exactly the counter's.  ``encode``/``decode``
     are the counter's own.
+
+    ``line_additive``: for these counts, ``count(a + "\n" + b) == count(a + "\n") + count(b)``
+    whenever ``b`` starts with a character other than whitespace and ``/`` (such as
+    every ``[label] text`` memory line), so a renderer may add up line counts.
     """
+
+    line_additive = True
 
     def __init__(self, counter: TokenCounter, max_lines: int = 200_000):
         if counter.tokenize is not None:
@@ -157,6 +169,7 @@ class LineMemoCounter:
         self.tokenize = None
         self.encode = counter.encode
         self.decode = counter.decode
+        self.token_bytes = counter.token_bytes
         self._memo: dict[str, int] = {}
         self._max_lines = max_lines
 

@@ -64,15 +64,9 @@ def check_budgets(budgets: Iterable[int]) -> tuple[int, ...]:
 
 def fit_count(hits: Sequence[Any], budget: int, count: Callable[[str], int]) -> int:
     """How many of ``hits``, whole and in order, fit in ``budget`` tokens as ``render`` joins them."""
-    from lyra_lab.memory import hit_line
+    from lyra_lab.memory import fit_context
 
-    block, n = "", 0
-    for hit in hits:
-        candidate = block + "\n" + hit_line(hit.entry) if block else hit_line(hit.entry)
-        if count(candidate) > budget:
-            break
-        block, n = candidate, n + 1
-    return n
+    return fit_context([hit.entry for hit in hits], budget, count).whole if budget > 0 else 0
 
 
 def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], int] | None = None, *,
@@ -88,7 +82,7 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
             expected abstention).  Never without evidence.
         threshold: token-recall threshold of the retention rule.
     """
-    from lyra_lab.recall import render
+    from lyra_lab.memory import fit_context
 
     budgets = check_budgets(budgets)
     if not budgets:
@@ -103,14 +97,15 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
         retrieval = not expects_abstention(probe)
     retrieval = retrieval and bool(probe.evidence)
     scores: dict[str, float] = {}
+    entries = [hit.entry for hit in ranking]
     for budget in budgets:
-        context = render(ranking, budget, count)
-        scores[budget_metric("context_tokens", budget)] = float(count(context))
+        fit = fit_context(entries, budget, count)  # render(ranking, budget, count), its whole lines and tokens
+        scores[budget_metric("context_tokens", budget)] = float(fit.tokens)
         if answerable:
             scores[budget_metric("answer_in_context", budget)] = float(
-                answer_retained(probe.answer, context, threshold))
+                answer_retained(probe.answer, fit.text, threshold))
         if retrieval:
-            fits = ranking[:fit_count(ranking, budget, count)]
+            fits = ranking[:fit.whole]
             groups, k = turn_groups(fits), max(len(fits), 1)
             scores[budget_metric("evidence_recall", budget)] = evidence_recall_at(
                 probe.evidence, groups, k, verbatim_flags(fits))

@@ -67,6 +67,8 @@ def retrieval_scores(
     """
     evidence = tuple(evidence)
     scores: dict[str, float] = {}
+    sessions: list[tuple[str, ...]] | None = None  # the hits' session ranking, the same at every k
+    ev_sessions: tuple[str, ...] = ()
     for k in check_ks(ks):
         scores[f"evidence_recall@{k}"] = evidence_recall_at(evidence, groups, k, verbatim)
         scores[f"coverage_recall@{k}"] = coverage_recall_at(evidence, groups, k)
@@ -76,9 +78,9 @@ def retrieval_scores(
         scores[f"ndcg_any@{k}"] = ndcg_any_at(evidence, groups, k, n_relevant=n_relevant)
         if session_of is not None:
             scores[f"session_recall@{k}"] = session_recall_at(evidence, groups, k, session_of)
-            # LongMemEval's session level: the distinct sessions of the hits, in rank order
-            sessions = session_ranking(groups, session_of)
-            ev_sessions = tuple(to_sessions(evidence, session_of))
+            if sessions is None:  # LongMemEval's session level: the distinct sessions of the hits, in rank order
+                sessions = session_ranking(groups, session_of)
+                ev_sessions = tuple(to_sessions(evidence, session_of))
             scores[f"session_recall_all@{k}"] = recall_all_at(ev_sessions, sessions, k)
             scores[f"session_ndcg_any@{k}"] = ndcg_any_at(ev_sessions, sessions, k, n_relevant=len(ev_sessions))
     scores["mrr"] = mrr(evidence, groups)

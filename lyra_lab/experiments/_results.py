@@ -111,6 +111,8 @@ def _frame(files: list[Path]) -> pd.DataFrame:
         df[col] = df[col].fillna("").astype(str)
     params = sorted(c for c in df.columns if c not in ID_COLUMNS)
     for col in params:
+        if df[col].dtype != object:
+            continue  # a typed column (numbers, bools, Arrow strings) holds one kind of value
         kinds = {type(v) for v in df[col].dropna()}
         if len(kinds) > 1 and not kinds <= {int, float}:
             # One parameter name holding different types across strategies: keep it readable, not lossy.

@@ -31,6 +31,7 @@ gold answer have no retention.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Container
 
 from lyra_lab.matching._squad import expects_abstention, normalize_answer
@@ -45,12 +46,33 @@ def answer_retained(answer: Any, text: str, threshold: float = DEFAULT_RETENTION
     gold = normalize_answer(answer)
     if not gold:
         raise ValueError("answer is empty after normalization; retention is undefined")
-    haystack = normalize_answer(text)
-    if f" {gold} " in f" {haystack} ":
+    padded = f" {normalized_text(text)} "  # tokens separated by single spaces
+    if f" {gold} " in padded:
         return True
     gold_tokens = set(gold.split())
-    present = gold_tokens & set(haystack.split())
-    return len(present) / len(gold_tokens) >= threshold
+    present = sum(1 for token in gold_tokens if f" {token} " in padded)  # a token of the text, no split of it
+    return present / len(gold_tokens) >= threshold
+
+
+def normalized_text(text: str) -> str:
+    """``normalize_answer(text)``, normalizing each line once however many texts share it.
+
+    Normalization never crosses a newline (lowercasing's final-sigma context
+    stops at it, punctuation and articles are removed per character and word,
+    and whitespace collapses), so the normalized text is the normalized lines
+    joined by single spaces, empty ones left out.  Contexts rendered for
+    many probes and budgets repeat the same memory lines; each is normalized
+    once (a bounded memo).
+    """
+    text = str(text)
+    if "\n" not in text:
+        return _normalized_line(text)
+    return " ".join(filter(None, map(_normalized_line, text.split("\n"))))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normalized_line(line: str) -> str:
+    return normalize_answer(line)
 
 
 def normalized_tokens(text: Any) -> frozenset[str]:

@@ -9,7 +9,10 @@ packs under a token budget.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Callable, Iterable, Sequence
+import threading
+import weakref
+from itertools import accumulate
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 from lyra_lab.memory._store import MemoryEntry
 
@@ -60,6 +63,14 @@ def hit_line(entry: MemoryEntry) -> str:
     return f"[{date_label(entry)}] {entry.text}"
 
 
+class ContextFit(NamedTuple):
+    """A rendered context block: its text, how many entries it holds whole, and its tokens."""
+
+    text: str
+    whole: int
+    tokens: int
+
+
 def render_context(entries: Sequence[MemoryEntry], token_budget: int, count: Callable[[str], int]) -> str:
     """Render entries (recall hits' entries) as one context block of at most ``token_budget`` tokens.
 
@@ -74,21 +85,43 @@ def render_context(entries: Sequence[MemoryEntry], token_budget: int, count: Cal
     The budget is checked on the assembled block itself, so it holds exactly
     for any tokenizer (BPE counts of joined lines are not sums of line counts).
     """
+    if token_budget > 0 and not getattr(count, "line_additive", False):
+        return _fit_block(entries, token_budget, count)[0]
+    return fit_context(entries, token_budget, count).text
+
+
+def fit_context(entries: Sequence[MemoryEntry], token_budget: int, count: Callable[[str], int]) -> ContextFit:
+    """``render_context``'s block, with the number of entries it holds whole and ``count`` of it.
+
+    A counter whose counts add up line by line (``line_additive``, e.g.
+    ``lyra_lab.backends.LineMemoCounter``) is served by a renderer that counts
+    each entry's line once and each truncation point of an entry once, for as
+    long as the counter lives: the same block, the same counts, without
+    re-counting the block for every candidate line.
+    """
     if token_budget <= 0:
-        return ""
-    block = ""
+        return ContextFit("", 0, 0)
+    if getattr(count, "line_additive", False):
+        return _renderer(count).fit(entries, token_budget)
+    block, whole = _fit_block(entries, token_budget, count)
+    return ContextFit(block, whole, count(block))
+
+
+def _fit_block(entries: Sequence[MemoryEntry], token_budget: int, count: Callable[[str], int]) -> tuple[str, int]:
+    """The block and its whole entries, counting the assembled block for every candidate line."""
+    block, whole = "", 0
     for entry in entries:
         line = hit_line(entry)
         candidate = block + "\n" + line if block else line
         if count(candidate) <= token_budget:
-            block = candidate
+            block, whole = candidate, whole + 1
             continue
         prefix = (block + "\n" if block else "") + f"[{date_label(entry)}] "
         cut = _truncate(prefix, entry.text, token_budget, count)
         if cut is not None:
             block = cut
         break
-    return block
+    return block, whole
 
 
 def _truncate(prefix: str, text: str, budget: int, count: Callable[[str], int]) -> str | None:
@@ -131,3 +164,99 @@ def _truncate(prefix: str, text: str, budget: int, count: Callable[[str], int]) 
         if candidate is not None:
             return candidate
     return None
+
+
+# One renderer per counter, living as long as it (a counter serves one conversation's replay and scoring).
+_RENDERERS: "weakref.WeakKeyDictionary[Any, _AdditiveRenderer]" = weakref.WeakKeyDictionary()
+_RENDERERS_LOCK = threading.Lock()  # cells on threads each have their own counter, but share this map
+
+
+def _renderer(count: Any) -> "_AdditiveRenderer":
+    with _RENDERERS_LOCK:
+        renderer = _RENDERERS.get(count)
+        if renderer is None:
+            renderer = _RENDERERS[count] = _AdditiveRenderer(count)
+    return renderer
+
+
+class _AdditiveRenderer:
+    """``fit_context`` for a ``line_additive`` counter that can ``encode`` and give ``token_bytes``.
+
+    The block's count is ``count(block + "\n")`` of the lines so far plus the next
+    line's count (every line starts with ``[``), so each entry's line is counted
+    once (memo by entry id, checked by identity), and a truncation tries each cut
+    of an entry's text once whatever the room left: ``_truncate``'s search, same
+    candidates, same result.
+    """
+
+    def __init__(self, count: Any):
+        self.count = count
+        self._lines: dict[str, tuple[MemoryEntry, str, int, int]] = {}  # id -> (entry, line, count, count + "\n")
+        self._cuts: dict[tuple[str, str], _Cuts] = {}
+
+    def line(self, entry: MemoryEntry) -> tuple[MemoryEntry, str, int, int]:
+        got = self._lines.get(entry.id)
+        if got is None or got[0] is not entry:
+            line = hit_line(entry)
+            got = self._lines[entry.id] = (entry, line, self.count(line), self.count(line + "\n"))
+        return got
+
+    def fit(self, entries: Sequence[MemoryEntry], budget: int) -> ContextFit:
+        lines: list[str] = []
+        with_nl = tokens = 0  # count(block + "\n"), count(block)
+        for entry in entries:
+            _, line, n, n_nl = self.line(entry)
+            if with_nl + n <= budget:
+                lines.append(line)
+                tokens, with_nl = with_nl + n, with_nl + n_nl
+                continue
+            label = date_label(entry)
+            cuts = self._cuts.get((label, entry.text))
+            if cuts is None:
+                cuts = self._cuts[(label, entry.text)] = _Cuts(self.count, f"[{label}] ", entry.text)
+            cut = cuts.longest(budget - with_nl)
+            if cut is not None:
+                return ContextFit("\n".join([*lines, cut[0]]), len(lines), with_nl + cut[1])
+            break
+        return ContextFit("\n".join(lines), len(lines), tokens)
+
+
+class _Cuts:
+    """One entry's truncated lines ``head + text[:cut] + ELLIPSIS`` by token cut, each counted once."""
+
+    def __init__(self, count: Any, head: str, text: str):
+        self.count, self.head, self.text = count, head, text
+        parts = count.token_bytes(count.encode(text))
+        self.data = b"".join(parts)
+        self.offsets = list(accumulate((len(b) for b in parts), initial=0))
+        self._at: dict[int, tuple[str, int] | None] = {}
+
+    def at(self, m: int) -> tuple[str, int] | None:
+        """The line cut after ``m`` tokens and its count; None where ``_truncate`` rejects the cut."""
+        if m not in self._at:
+            body = self.data[: self.offsets[m]].decode("utf-8", errors="replace").rstrip()
+            if not body or not self.text.startswith(body):
+                self._at[m] = None
+            else:
+                line = self.head + body + ELLIPSIS
+                self._at[m] = (line, self.count(line))
+        return self._at[m]
+
+    def longest(self, room: int) -> tuple[str, int] | None:
+        """``_truncate``'s answer (as a line and its count) for ``room`` tokens."""
+
+        def fits(m: int) -> bool:
+            got = self.at(m)
+            return got is not None and got[1] <= room
+
+        lo, hi = 0, len(self.offsets) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(mid):
+                lo = mid
+            else:
+                hi = mid - 1
+        for m in range(lo, 0, -1):
+            if fits(m):
+                return self.at(m)
+        return None

@@ -53,14 +53,17 @@ def require_embedder(recaller: str, embedder: Embedder | None) -> Embedder:
 def ranked(scored: Scored, k: int, via: str) -> list[Hit]:
     """Hits from ``(entry, score)`` pairs already sorted best first; first occurrence of an id wins."""
     hits: list[Hit] = []
+    if k <= 0:
+        return hits
     seen: set[str] = set()
     for entry, score in scored:
+        entry_id = entry.id
+        if entry_id in seen:
+            continue
+        seen.add(entry_id)
+        hits.append(Hit(entry, float(score), len(hits), via))
         if len(hits) >= k:
             break
-        if entry.id in seen:
-            continue
-        seen.add(entry.id)
-        hits.append(Hit(entry=entry, score=float(score), rank=len(hits), via=via))
     return hits
 
 

@@ -111,18 +111,21 @@ class Bm25Index(ChangeLogIndex):
         self._entries: list[MemoryEntry | None] = []
         self._row: dict[str, int] = {}
         self._total_length = 0  # of live rows
+        self._last: tuple[str, np.ndarray] | None = None  # the last query's scores, until the index changes
 
     def __len__(self) -> int:
         return len(self._row)
 
     # -- syncing -------------------------------------------------------------
     def _add(self, fresh: list[MemoryEntry], embedder: None = None) -> None:
+        self._last = None
         self._append(fresh)
         self.tokenized += len(fresh)
 
     def _kill(self, entry_id: str) -> None:
         row = self._row.pop(entry_id, None)
         if row is not None:
+            self._last = None
             self._alive[row] = False
             self._entries[row] = None
             self._total_length -= int(self._lengths[row])
@@ -164,6 +167,7 @@ class Bm25Index(ChangeLogIndex):
         dead = used - len(self._row)
         if dead <= _MIN_CAPACITY or dead * 2 <= used:
             return
+        self._last = None
         keep = self._alive[:used]
         new_row = np.cumsum(keep) - 1
         for postings in self._postings:
@@ -181,7 +185,20 @@ class Bm25Index(ChangeLogIndex):
 
     # -- querying ------------------------------------------------------------
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score (float32) of every row for ``query``; dead rows and non-matching rows score 0."""
+        """BM25 score (float32) of every row for ``query``; dead rows and non-matching rows score 0.
+
+        The array is read-only: the last query's scores are kept until the index
+        changes, since replay asks the same question several times (k hits, the
+        deeper budget ranking, hybrid's candidates).
+        """
+        if self._last is not None and self._last[0] == query:
+            return self._last[1]
+        scores = self._scores(query)
+        scores.setflags(write=False)
+        self._last = (query, scores)
+        return scores
+
+    def _scores(self, query: str) -> np.ndarray:
         used = len(self._entries)
         scores = np.zeros(used, dtype=np.float32)
         n_docs = len(self._row)
@@ -255,4 +272,4 @@ class Bm25(BaseRecaller):
         scores = index.scores(query)
         matched = np.flatnonzero(scores > 0)  # Lucene IDF > 0: a shared term always scores > 0
         order = matched[top_k(scores[matched], k)]
-        return ((index.entry(i), scores[i]) for i in order)
+        return ((index.entry(i), score) for i, score in zip(order.tolist(), scores[order].tolist()))

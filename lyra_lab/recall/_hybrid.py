@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import Sequence
 
 from lyra_lab.backends import Embedder
@@ -74,14 +75,17 @@ class Hybrid(BaseRecaller):
                 embedder: Embedder | None, now: datetime | None) -> Scored:
         embedder = require_embedder(self.name, embedder)
         n = max(k, self.candidates)
-        dense = Dense().recall(store, query, n, conversation_id=conversation_id, embedder=embedder)
-        lexical = Bm25().recall(store, query, n, conversation_id=conversation_id)
-        by_id: dict[str, MemoryEntry] = {h.entry.id: h.entry for h in [*dense, *lexical]}
+        # Each index ranks distinct entries, so its top n is what ``recall`` would return, without the Hits.
+        dense = list(islice(Dense().ranking(store, query, n, conversation_id=conversation_id, embedder=embedder,
+                                            now=None), n))
+        lexical = list(islice(Bm25().ranking(store, query, n, conversation_id=conversation_id, embedder=None,
+                                             now=None), n))
+        by_id: dict[str, MemoryEntry] = {e.id: e for e, _ in [*dense, *lexical]}
         if self.method == "rrf":
-            fused = rrf_fuse([[h.entry.id for h in dense], [h.entry.id for h in lexical]], self.rrf_k)
+            fused = rrf_fuse([[e.id for e, _ in dense], [e.id for e, _ in lexical]], self.rrf_k)
         else:
             fused = weighted_fuse(
-                {h.entry.id: h.score for h in dense}, {h.entry.id: h.score for h in lexical}, self.weight
+                {e.id: float(score) for e, score in dense}, {e.id: float(score) for e, score in lexical}, self.weight
             )
         # Ties keep first-seen order (dense rank, then BM25 rank): sorted() is stable.
         order = sorted(by_id, key=lambda doc: -fused[doc])

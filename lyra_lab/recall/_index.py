@@ -148,7 +148,8 @@ class DenseIndex(ChangeLogIndex):
 
     def top(self, rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[MemoryEntry, float]]:
         """The ``k`` best ``(entry, score)`` of the given rows, best first (ties: older row first)."""
-        return [(self.entry(rows[i]), float(scores[i])) for i in top_k(scores, k)]
+        order = top_k(scores, k)
+        return [(self.entry(row), score) for row, score in zip(rows[order].tolist(), scores[order].tolist())]
 
 
 def changed_entries(store: MemoryStore, version: int, conversation_id: str,

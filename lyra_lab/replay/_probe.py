@@ -59,7 +59,8 @@ class MemoryTally:
         self.count = count
         self.entries_indexed = 0
         self._version = 0
-        self._indexed: dict[str, tuple[MemoryEntry, int]] = {}  # id -> (entry, count(line + "\n"))
+        # id -> (entry, count(line + "\n"), memory_order(entry), entry_line(entry))
+        self._indexed: dict[str, tuple[MemoryEntry, int, tuple, str]] = {}
         self._tokens_of: dict[str, frozenset[str]] = {}
         self._vocab: Counter[str] = Counter()
         self._tokens_nl = 0
@@ -68,7 +69,7 @@ class MemoryTally:
     def sync(self) -> None:
         """Follow the store's changes since the last call."""
         from lyra_lab.matching import normalized_tokens
-        from lyra_lab.memory import entry_line
+        from lyra_lab.memory import entry_line, memory_order
 
         if self._version == self.store.version:
             return
@@ -87,7 +88,7 @@ class MemoryTally:
                     and entry_id not in self._indexed:
                 line = entry_line(current)
                 tokens = normalized_tokens(line)
-                self._indexed[entry_id] = (current, self.count(line + "\n"))
+                self._indexed[entry_id] = (current, self.count(line + "\n"), memory_order(current), line)
                 self._tokens_nl += self._indexed[entry_id][1]
                 self._tokens_of[entry_id] = tokens
                 self._vocab.update(tokens)
@@ -97,12 +98,17 @@ class MemoryTally:
 
     def memory_tokens(self, entries: list[MemoryEntry]) -> int:
         """Tokens of ``render_memory(entries)`` (``entries``: the conversation's, after ``sync``)."""
-        from lyra_lab.memory import entry_line, memory_order
 
         if not entries:
             return 0
-        last = max(entries, key=memory_order)
-        return self._tokens_nl - self._indexed[last.id][1] + self.count(entry_line(last))
+        last = self._indexed[max(entries, key=lambda entry: self._indexed[entry.id][2]).id]  # memory_order's last
+        return self._tokens_nl - last[1] + self.count(last[3])
+
+    def render(self, entries: list[MemoryEntry]) -> str:
+        """``render_memory(entries)`` (``entries``: the conversation's, after ``sync``) from the lines kept here."""
+        keyed = [self._indexed[entry.id] for entry in entries]
+        keyed.sort(key=lambda item: item[2])
+        return "\n".join(item[3] for item in keyed)
 
     def relevant_entries(self, evidence: Any) -> int | None:
         """Entries covering some evidence turn (``evaluate.relevant_count``); None without evidence."""
@@ -203,18 +209,16 @@ class ProbeAsker:
 
     def memory_snapshot(self) -> tuple[str, int, int]:
         """``(rendered memory, entry count, its tokens)`` of the conversation, cached per store version."""
-        from lyra_lab.memory import render_memory
-
         if self._snapshot is None or self._snapshot[0] != self.store.version:
             self.tally.sync()
             entries = self.store.entries(self.conversation_id)
-            text = render_memory(entries)
+            text = self.tally.render(entries)
             self._snapshot = (self.store.version, text, self.tally.memory_tokens(entries), len(entries))
         _, text, tokens, n = self._snapshot
         return text, n, tokens
 
     def ask(self, probe: Probe, now: datetime) -> dict[str, ProbeOutcome]:
-        from lyra_lab.recall import render
+        from lyra_lab.memory import fit_context
 
         memory_text, n_entries, memory_tokens = self.memory_snapshot()
         answer_recall = self.tally.answer_recall(probe.answer)
@@ -230,8 +234,9 @@ class ProbeAsker:
             if self.depth > self.k and len(hits) == self.k:  # fewer than k: the memory has no more to give
                 ranking = tuple(recaller.recall(self.store, probe.question, self.depth,
                                                 conversation_id=self.conversation_id, embedder=embedder, now=now))
-            context = render(hits, self.pipeline.context_budget, self.count)
-            context_tokens = self.count(context)
+            # recall's render(hits, budget, count), and count() of it
+            context, _, context_tokens = fit_context([h.entry for h in hits], self.pipeline.context_budget,
+                                                     self.count)
             out[label] = ProbeOutcome(
                 probe=probe, hits=hits, context=context, context_tokens=context_tokens,
                 recall_latency_s=latency, memory_text=memory_text, memory_entries=n_entries,

@@ -44,6 +44,7 @@ class RunLog:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._encode = json.JSONEncoder(ensure_ascii=False, default=_default, sort_keys=False).encode  # one for all
         self._fh = open(self.path, "a+b")
         # A previous run killed mid-line leaves no trailing newline: close that line
         # so the next event starts on its own.
@@ -56,7 +57,7 @@ class RunLog:
 
     def event(self, event: str, /, **fields: Any) -> None:
         record = {"event": event, "t": round(time.time(), 6), **fields}
-        line = json.dumps(record, ensure_ascii=False, default=_default, sort_keys=False) + "\n"
+        line = self._encode(record) + "\n"
         with self._lock:
             if self._fh.closed:
                 raise ValueError(f"run log {self.path} is closed")

@@ -87,9 +87,13 @@ def test_memory_tokens_match_counting_the_rendered_memory():
         tally.sync()
         current = store.entries("c")
         assert tally.memory_tokens(current) == count(render_memory(current))
-    store.apply(remove=["e4", "e1"])
+        assert tally.render(current) == render_memory(current)  # from the lines kept per entry
+    store.apply(remove=["e4", "e1"], add=[MemoryEntry("d", "c", "digest", "week one", ("t0", "t2"), level=1,
+                                                     start=T0, end=T0 + timedelta(hours=2))])
     tally.sync()
     assert tally.memory_tokens(store.entries("c")) == count(render_memory(store.entries("c")))
+    assert tally.render(store.entries("c")) == render_memory(store.entries("c"))
+    assert tally.render(store.entries("c")).startswith("[2024-01-01] week one\n")  # coarse before fine
 
 
 def test_a_five_megabyte_memory_is_counted_without_encoding_it_at_once():

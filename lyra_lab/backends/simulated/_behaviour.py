@@ -6,6 +6,7 @@ can be read, and tested, on its own.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import random
@@ -196,6 +197,11 @@ def _text(content: Any) -> str:
 _FEATURE_WORD = re.compile(r"\w+")
 
 
+@functools.lru_cache(maxsize=1 << 18)
+def _feature_hash(feature: str) -> int:
+    return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+
+
 def hashed_vectors(texts: Sequence[str], dim: int) -> np.ndarray:
     """Deterministic unit vectors from hashed word uni- and bigrams (the simulated embedding model).
 
@@ -208,10 +214,14 @@ def hashed_vectors(texts: Sequence[str], dim: int) -> np.ndarray:
     out = np.zeros((len(texts), dim), dtype=np.float32)
     for row, text in enumerate(texts):
         words = [w.lower() for w in _FEATURE_WORD.findall(text)]
-        for feature in words + [a + " " + b for a, b in zip(words, words[1:])]:
-            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-            h = int.from_bytes(digest, "little")
-            out[row, h % dim] += 1.0 if (h >> 63) & 1 else -1.0
+        hashes = [_feature_hash(f) for f in words + [a + " " + b for a, b in zip(words, words[1:])]]
+        if hashes:
+            # Each feature adds +-1 to one bin; integer sums are exact in any order, so bincount
+            # gives the same float32 row as adding them one by one.
+            bins = np.fromiter((h % dim for h in hashes), dtype=np.int64, count=len(hashes))
+            signs = np.fromiter((1.0 if (h >> 63) & 1 else -1.0 for h in hashes), dtype=np.float64,
+                                count=len(hashes))
+            out[row] = np.bincount(bins, weights=signs, minlength=dim)
         norm = np.linalg.norm(out[row])
         if norm > 0:
             out[row] /= norm

@@ -1,0 +1,28 @@
+"""Normalizing a text line by line (memoized) is exactly normalizing it whole."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lyra_lab.matching import answer_retained, normalize_answer
+from lyra_lab.matching._retention import normalized_text
+
+PIECES = ["The", "a", "an", "cat's", "ΟΔΟΣ", "Σ", "σ.", "‘quoted’", "—", "May 7, 2023", "\n", "\n\n", " ", "\t",
+          "İstanbul", "x\u0301", "a\nthe", "…", "[2023-05-08]"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+def test_line_by_line_equals_whole(text):
+    assert normalized_text(text) == normalize_answer(text)
+
+
+def test_final_sigma_stops_at_a_newline():
+    # lower() turns a word-final capital sigma into "ς": the newline must end the word either way
+    assert normalized_text("ΟΔΟΣ\nΑΒ") == normalize_answer("ΟΔΟΣ\nΑΒ") == "οδος αβ"
+
+
+def test_retention_over_lines():
+    assert answer_retained("7 May 2023", "[2023-05-08] Ana: I moved on\n[2023-05-09] May 7, 2023!")
+    assert not answer_retained("Lisbon Portugal", "[2023-05-08] Ana: Lisbon\n[2023-05-09] the end")

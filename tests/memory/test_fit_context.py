@@ -1,0 +1,72 @@
+"""The line-additive context renderer gives exactly the plain renderer's blocks and counts, counting each line once."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lyra_lab.backends import LineMemoCounter, token_counter
+from lyra_lab.memory import ContextFit, MemoryEntry, fit_context, render_context
+
+T0 = datetime(2023, 5, 7, tzinfo=timezone.utc)
+COUNTER = token_counter("gpt-4o-mini")
+WORDS = ["Ana", "moved", "to", "Lisbon", "in", "May", "2023", "—", "cello", "é", "naïve", "日本", "🎻", "\n", "  ",
+         "/path", "\n/x", "\n ", "it's", "ΣΟΦΙΑΣ", "…"]
+
+
+def entry(i: int, text: str, days: int) -> MemoryEntry:
+    return MemoryEntry(id=f"e{i}", conversation_id="c", kind="turn", text=text, turn_ids=(f"t{i}",),
+                       start=T0 + timedelta(days=days), end=T0 + timedelta(days=days + (i % 3)))
+
+
+texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=40).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=12), st.lists(st.integers(1, 160), min_size=1, max_size=4))
+def test_additive_renderer_equals_the_plain_one(bodies, budgets):
+    entries = [entry(i, text, i) for i, text in enumerate(bodies)]
+    memo = LineMemoCounter(COUNTER)
+    for budget in budgets * 2:  # the second round is served from the renderer's memos
+        fast = fit_context(entries, budget, memo)
+        plain = fit_context(entries, budget, COUNTER)  # a TokenCounter is not line-additive: the plain path
+        assert fast == plain
+        assert fast.text == render_context(entries, budget, COUNTER) == render_context(entries, budget, memo)
+        assert fast.tokens == COUNTER(fast.text) <= budget
+
+
+def test_whole_lines_and_tokens_of_a_cut_block():
+    entries = [entry(0, "one two three", 0), entry(1, "four five six seven eight nine ten", 1)]
+    first = "[2023-05-07] one two three"
+    budget = COUNTER(first + "\n[2023-05-08..2023-05-09] four five …")
+    fit = fit_context(entries, budget, LineMemoCounter(COUNTER))
+    assert fit == ContextFit(first + "\n[2023-05-08..2023-05-09] four five …", 1, budget)
+    assert fit_context(entries, 0, LineMemoCounter(COUNTER)) == ContextFit("", 0, 0)
+
+
+class CountingCounter(LineMemoCounter):
+    """A fake-free spy: the real counter, with a tally of the texts it had to encode."""
+
+    def __init__(self):
+        super().__init__(COUNTER)
+        self.encoded = 0
+        inner = self.counter
+
+        def counted(text):
+            self.encoded += 1
+            return inner(text)
+
+        self.counter = counted  # type: ignore[assignment]
+
+
+def test_each_entry_line_is_counted_once_however_many_contexts_use_it():
+    entries = [entry(i, f"fact number {i} about the cello", i) for i in range(30)]
+    count = CountingCounter()
+    fit_context(entries, 10_000, count)  # everything fits: no truncation
+    after_first = count.encoded
+    assert after_first == 2 * 30  # each line, and each line + "\n", once
+    for budget in (10_000, 5_000, 10_000):
+        fit_context(entries[::-1], budget, count)
+    assert count.encoded == after_first
