@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lyra_lab.backends import cache_key
+from lyra_lab.backends import Backend, BackendWrapper, cache_key
 
 
-class OneCallAcrossProcesses:
+class OneCallAcrossProcesses(BackendWrapper):
     """A cached backend whose misses are paid once across the processes of a machine.
 
     ``CachedBackend`` makes threads asking the same question at once wait for one answer; processes
@@ -24,40 +24,28 @@ class OneCallAcrossProcesses:
     questions share a stripe rarely, and then one waits for the other.
 
     Args:
-        inner: a ``CachedBackend`` (anything with ``identity()`` and ``complete``).
+        inner: a ``CachedBackend`` (its ``capabilities.identity`` keys the lock stripe as it keys the cache).
         lock_dir: a folder every process of the run sees (beside the cache file).
     """
 
     STRIPES = 1024
 
-    def __init__(self, inner: Any, lock_dir: Path):
-        self.inner = inner
+    def __init__(self, inner: Backend, lock_dir: Path):
+        super().__init__(inner)
         self.lock_dir = lock_dir
         lock_dir.mkdir(parents=True, exist_ok=True)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
 
     def complete(self, messages: Any, **params: Any) -> Any:
         import fcntl
 
-        key = cache_key(self.inner.identity(), messages, params)
+        key = cache_key(self.inner.capabilities.identity, messages, params)
         with open(self.lock_dir / f"{int(key[:8], 16) % self.STRIPES:04d}.lock", "a") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # released when the file closes
             return self.inner.complete(messages, **params)
 
-    def __getattr__(self, name: str) -> Any:  # describe, identity, config, acomplete…
-        if name == "inner":  # not set yet (a copy being built): no recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
 
-class MachineSlots:
+class MachineSlots(BackendWrapper):
     """A backend whose requests in flight, from every process of this machine, are at most ``slots``.
 
     Each call holds an ``flock`` on one of ``slots`` lock files (a folder per backend identity: name,
@@ -67,19 +55,11 @@ class MachineSlots:
 
     POLL_S = 0.005
 
-    def __init__(self, inner: Any, slot_dir: Path, slots: int):
-        self.inner = inner
+    def __init__(self, inner: Backend, slot_dir: Path, slots: int):
+        super().__init__(inner)
         self.slot_dir = slot_dir
         self.slots = slots
         slot_dir.mkdir(parents=True, exist_ok=True)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
 
     def complete(self, messages: Any, **params: Any) -> Any:
         import fcntl
@@ -98,8 +78,3 @@ class MachineSlots:
                 with fh:  # closing the file releases the slot
                     return self.inner.complete(messages, **params)
             time.sleep(self.POLL_S)
-
-    def __getattr__(self, name: str) -> Any:  # describe, identity, config…
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)

@@ -196,10 +196,10 @@ class WorkerResources(Resources):
         import hashlib
         import json
 
-        slots = getattr(getattr(backend, "config", None), "max_concurrency", None)
-        identity = getattr(backend, "identity", None)
-        if isinstance(slots, int) and slots > 0 and callable(identity):
-            name = hashlib.sha256(json.dumps(identity(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+        caps = backend.capabilities
+        slots = caps.max_concurrency
+        if isinstance(slots, int) and slots > 0:
+            name = hashlib.sha256(json.dumps(caps.identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
             backend = MachineSlots(backend, self.cache_dir / "slots" / name, slots)
         return super()._cached(backend)
 

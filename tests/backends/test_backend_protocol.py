@@ -24,6 +24,7 @@ from lyra_lab.backends import (Backend, BackendConfig, BackendWrapper, CachedBac
 from lyra_lab.backends._local_backend import LocalBackend
 from lyra_lab.evaluate._recall_eval import _UsedEmbedder
 from lyra_lab.experiments._cell_run import CellLog, RetryReporting
+from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
 from lyra_lab.experiments._resources import LazyBackend, LazyEmbedder, SeededBackend
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 from lyra_lab.replay._probe import _QueryMemo
@@ -51,6 +52,8 @@ def _backends(tmp_path):
         "LazyBackend": lazy,
         "SeededBackend": seeded,
         "RetryReporting": RetryReporting(seeded, CellLog(_Log(), "c1")),
+        "OneCallAcrossProcesses": OneCallAcrossProcesses(CachedBackend(fake, cache), tmp_path / "inflight"),
+        "MachineSlots": MachineSlots(fake, tmp_path / "slots", 2),
     }
 
 
@@ -83,7 +86,7 @@ def _check_fields(caps: Capabilities) -> None:
 
 
 @pytest.mark.parametrize("kind", ["FakeLLM", "BackendWrapper", "OpenAIBackend", "LocalBackend", "CachedBackend", "LazyBackend",
-                                  "SeededBackend", "RetryReporting"])
+                                  "SeededBackend", "RetryReporting", "OneCallAcrossProcesses", "MachineSlots"])
 def test_each_backend_satisfies_the_protocol_with_typed_capabilities(kind, tmp_path):
     backend = _backends(tmp_path)[kind]
     assert isinstance(backend, Backend)
@@ -118,6 +121,8 @@ def test_wrappers_pass_the_inner_capabilities_through(tmp_path):
     assert cached.identity == inner.identity  # so cache keys are the inner backend's
     assert cached.description == {**inner.description, "response_cache": True}
     assert backends["RetryReporting"].capabilities is backends["FakeLLM"].capabilities
+    assert backends["MachineSlots"].capabilities is backends["FakeLLM"].capabilities
+    assert backends["OneCallAcrossProcesses"].capabilities.identity == backends["FakeLLM"].capabilities.identity
 
 
 def test_the_fake_preset_is_a_backend_like_any_other():
