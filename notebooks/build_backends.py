@@ -8,10 +8,13 @@ The notebook imports only lyra-lab's public API.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+sys.path.insert(0, str(Path(__file__).parent))  # notebooks/_builder.py, also when loaded by path
+from _builder import entry_points  # noqa: E402
 
 CELLS = [
     ("md", """# Backends under load: local vs (simulated) cloud
@@ -138,14 +141,7 @@ again.meta["backend"]["base_url"], again.meta["label"], again.meta["prompts"]["s
 ]
 
 
-def build() -> nbformat.NotebookNode:
-    nb = new_notebook()
-    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in CELLS]
-    for i, cell in enumerate(nb.cells):
-        cell.id = f"backends-{i:02d}"  # stable ids: rebuilding gives the same bytes
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    nb.metadata["language_info"] = {"name": "python"}
-    return nb
+build, main = entry_points(CELLS, "backends", Path(__file__).with_name("02_backends.ipynb"))
 
 
 if __name__ == "__main__":

@@ -9,10 +9,11 @@ small mode (the default, what `make test` executes) and full mode (``LYRA_NB_FUL
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+sys.path.insert(0, str(Path(__file__).parent))  # notebooks/_builder.py, also when loaded by path
+from _builder import entry_points  # noqa: E402
 
 CELLS = [
     ("md", """# Property-testing your own strategy
@@ -500,20 +501,7 @@ print("\\n\\n".join(lines))'''),
 ]
 
 
-def build() -> nbformat.NotebookNode:
-    nb = new_notebook()
-    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in CELLS]
-    for i, cell in enumerate(nb.cells):
-        cell.id = f"property-testing-{i:02d}"  # stable ids: rebuilding gives the same bytes
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    return nb
-
-
-def main() -> None:
-    path = Path(__file__).with_name("04_property_testing.ipynb")
-    nbformat.write(build(), path)
-    print(f"wrote {path}")
+build, main = entry_points(CELLS, "property-testing", Path(__file__).with_name("04_property_testing.ipynb"))
 
 
 if __name__ == "__main__":

@@ -8,10 +8,11 @@ The notebook imports only lyra-lab's public API.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+sys.path.insert(0, str(Path(__file__).parent))  # notebooks/_builder.py, also when loaded by path
+from _builder import entry_points  # noqa: E402
 
 CELLS = [
     ("md", """# Recall quality on LoCoMo
@@ -449,20 +450,7 @@ Markdown("\\n".join(lines))"""),
 ]
 
 
-def build() -> nbformat.NotebookNode:
-    nb = new_notebook()
-    nb.cells = [new_markdown_cell(src) if kind == "md" else new_code_cell(src) for kind, src in CELLS]
-    for i, cell in enumerate(nb.cells):
-        cell.id = f"recall-locomo-{i:02d}"  # stable ids: rebuilding gives the same bytes
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    return nb
-
-
-def main() -> None:
-    path = Path(__file__).with_name("06_recall_locomo.ipynb")
-    nbformat.write(build(), path)
-    print(f"wrote {path}")
+build, main = entry_points(CELLS, "recall-locomo", Path(__file__).with_name("06_recall_locomo.ipynb"))
 
 
 if __name__ == "__main__":
