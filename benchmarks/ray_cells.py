@@ -34,7 +34,7 @@ from pathlib import Path
 from concurrent_cells import GRID, LATENCY_S  # the same grid (benchmarks/ is on sys.path when run as a script)
 
 from lyra_lab.backends import SimulatedServer
-from lyra_lab.corpus import generate_synthetic
+from lyra_lab.synthetic import generate_synthetic
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 
 
