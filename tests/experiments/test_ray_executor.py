@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -307,8 +309,10 @@ def test_ctrl_c_during_a_ray_run_stops_the_ray_it_started(write_toml, tmp_path):
     toml, run = write_toml(extra=RAY), tmp_path / "run"
     script = tmp_path / "child.py"
     script.write_text(CTRL_C_CHILD, encoding="utf-8")
+    repo = Path(__file__).resolve().parents[2]  # the child imports tests.experiments; make test sets no PYTHONPATH
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
     child = subprocess.Popen([sys.executable, str(script), str(toml), str(run)], stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, text=True)
+                             stderr=subprocess.DEVNULL, text=True, env=env, cwd=repo)
     try:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and child.poll() is None and not (
