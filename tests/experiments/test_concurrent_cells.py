@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import threading
-import time
 
 import pandas as pd
 import pytest
@@ -16,7 +11,7 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from lyra_lab.replay import read_log
-from tests.experiments.test_kill_resume import CHILD  # the same stand-ins and a slow fake backend
+from tests.experiments.test_kill_resume import kill_after_rows  # the same stand-ins and a slow fake backend
 
 # Metrics measured in wall time: they differ between any two runs, serial or not.  Everything else must match.
 TIMING_METRICS = (
@@ -119,22 +114,8 @@ def test_sigkill_with_four_cells_in_flight_then_resume_equals_an_uninterrupted_r
     toml = write_toml(extra="max_cells = 4\n")
     spec = ExperimentSpec.from_toml(toml, registries)
     reference = run_experiment(spec, tmp_path / "reference", progress=False, backends={"fake": FakeLLM()})
-    script = tmp_path / "child.py"
-    script.write_text(CHILD, encoding="utf-8")
     run = tmp_path / "run"
-    child = subprocess.Popen([sys.executable, str(script), str(toml), str(run)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and child.poll() is None:
-            if len(list((run / "rows").glob("*.jsonl"))) >= 1:
-                break
-            time.sleep(0.01)
-        assert child.poll() is None, f"child ended before it was killed: {child.stderr.read().decode()[-2000:]}"
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.wait(timeout=30)
-    finished = {p.stem for p in (run / "rows").glob("*.jsonl")}
+    finished = kill_after_rows(toml, run, tmp_path / "child.py", at_least=1)
     assert 1 <= len(finished) < 8
 
     resumed_llm = FakeLLM()

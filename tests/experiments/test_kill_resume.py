@@ -62,28 +62,32 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(write_toml, registries, tmp_path):
-    toml = write_toml()
-    spec = ExperimentSpec.from_toml(toml, registries)
-    reference = run_experiment(spec, tmp_path / "reference", progress=False, backends={"fake": FakeLLM()})
-
-    script = tmp_path / "child.py"
+def kill_after_rows(toml, run, script, at_least: int) -> set[str]:
+    """Run ``CHILD`` on ``toml`` into ``run``, SIGKILL it once ``at_least`` cells have rows; their ids."""
     script.write_text(CHILD, encoding="utf-8")
-    run = tmp_path / "run"
     child = subprocess.Popen([sys.executable, str(script), str(toml), str(run)], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline:
-            if len(list((run / "rows").glob("*.jsonl"))) >= 3 or child.poll() is not None:
+            if len(list((run / "rows").glob("*.jsonl"))) >= at_least or child.poll() is not None:
                 break
-            time.sleep(0.02)
+            time.sleep(0.01)
         assert child.poll() is None, f"child ended before it was killed: {child.stderr.read().decode()[-2000:]}"
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.wait(timeout=30)
     assert child.returncode == -signal.SIGKILL
-    finished = {p.stem for p in (run / "rows").glob("*.jsonl")}
+    return {p.stem for p in (run / "rows").glob("*.jsonl")}
+
+
+def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(write_toml, registries, tmp_path):
+    toml = write_toml()
+    spec = ExperimentSpec.from_toml(toml, registries)
+    reference = run_experiment(spec, tmp_path / "reference", progress=False, backends={"fake": FakeLLM()})
+
+    run = tmp_path / "run"
+    finished = kill_after_rows(toml, run, tmp_path / "child.py", at_least=3)
     assert 3 <= len(finished) < 8
 
     resumed_llm = FakeLLM()
