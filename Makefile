@@ -25,10 +25,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/lyra-lab demo
 
+# pytest-xdist: one worker per core (at most 4), a test file per worker at a time, so the
+# local model's one-thread server in one worker overlaps CPU work in the other. Files go in
+# collection order (--no-loadscope-reorder), which tests/conftest.py starts with the longest.
 test: $(STAMP)
 	$(BIN)/python -m ruff check lyra_lab
 	$(BIN)/python -m mypy lyra_lab
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
 
 # Optional: JupyterLab on this project's .venv, opened on the notebooks.
 lab: $(STAMP)

@@ -17,6 +17,9 @@ print the reproduction blob of a failure; ``ci`` is also derandomized, so a
 CI run is repeatable. ``HYPOTHESIS_PROFILE=<name>`` picks one explicitly.
 Tests may still set ``max_examples`` with their own ``@settings``.
 
+Every test session gets a private ``LYRA_LAB_CACHE_DIR`` (``_private_user_cache``): no
+test touches ``~/.cache/lyra-lab`` or a server the user started.
+
 Soak tests (``@pytest.mark.soak``) are deselected by default; run them with
 ``pytest -m soak``.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -32,6 +36,49 @@ from hypothesis import settings
 settings.register_profile("dev", deadline=None, print_blob=True, derandomize=False)
 settings.register_profile("ci", deadline=None, print_blob=True, derandomize=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+# The longest test files, longest first (seconds per file, `pytest --durations`, 2 cores under
+# load). `make test` runs pytest-xdist with `--dist loadfile --no-loadscope-reorder`: a worker
+# takes the next file in collection order when it is free, so starting with these spreads them
+# over the workers instead of leaving them as one worker's tail.
+LONG_FILES = (
+    "notebooks/test_local_vs_cloud_notebook.py",  # 235 s
+    "notebooks/test_rollups_budget_notebook.py",  # 231 s
+    "experiments/test_ray_executor.py",  # 245 s over 17 tests
+    "notebooks/test_recall_locomo_notebook.py",  # 122 s
+    "notebooks/test_backends_notebook.py",  # 104 s
+    "notebooks/test_notebooks.py",  # 60 s
+    "notebooks/test_chunk_tuning_notebook.py",  # 59 s
+    "chunking/test_chunker_properties.py",  # 100 s over its cases
+    "rollup/test_rollup_machines.py",  # 87 s
+    "notebooks/test_property_testing_notebook.py",  # 35 s
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run ``LONG_FILES`` first, in that order; every other test keeps its place."""
+    tests_dir = Path(__file__).parent
+
+    def rank(item) -> int:
+        relative = Path(item.path).relative_to(tests_dir).as_posix() if Path(item.path).is_relative_to(tests_dir) else ""
+        return LONG_FILES.index(relative) if relative in LONG_FILES else len(LONG_FILES)
+
+    items.sort(key=rank)  # stable: the order inside a file, and of the other files, is kept
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_user_cache(tmp_path_factory):
+    """The whole session, and every process a test starts, gets its own user cache folder.
+
+    ``LYRA_LAB_CACHE_DIR`` holds the local server's state file and the "user" caches, so a
+    test never attaches to a server the user (or another test run) started, never queues
+    behind that server's requests, and never reads or writes the user's caches.
+    """
+    patch = pytest.MonkeyPatch()
+    patch.setenv("LYRA_LAB_CACHE_DIR", str(tmp_path_factory.mktemp("user-cache")))
+    yield
+    patch.undo()
 
 
 @pytest.fixture(scope="session")
