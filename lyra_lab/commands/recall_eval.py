@@ -97,8 +97,14 @@ def run(args: argparse.Namespace) -> int:
                       probes=Path(args.probes).resolve() if args.probes else None,
                       conversations=tuple(conversations) if isinstance(conversations, list) else conversations,
                       categories=tuple(categories) if categories else None)
-    result = run_recall_eval(spec, recaller, k=args.k, embedder=embedder_spec, embedder_object=embedder,
-                             include_adversarial=args.include_adversarial, run_dir=args.out)
+    try:
+        result = run_recall_eval(spec, recaller, k=args.k, embedder=embedder_spec, embedder_object=embedder,
+                                 include_adversarial=args.include_adversarial, run_dir=args.out)
+    except ConfigError as exc:
+        if args.out and "different experiment spec" in str(exc):  # the runner's words name `run`'s flags
+            raise ConfigError(f"--out {args.out}: holds a run of another experiment (a different corpus, cut, "
+                              "recaller, embedder, --k or --include-adversarial); choose another folder") from None
+        raise
     if result.n_probes == 0:
         raise ConfigError(f"{args.path}: no probes to evaluate (skipped: {dict(result.skipped) or 'none'})")
     if args.json:
