@@ -13,7 +13,9 @@ asked_at: LoCoMo's and the synthetic corpus's probes are asked after the last tu
 so every turn is in memory and their figures are what they were when recall-eval
 ignored asked_at. A probe asked mid-conversation (LongMemEval's question_date, a
 probes file's asked_at) no longer sees the turns said after it: evidence said later
-counts as not retrieved.
+counts as not retrieved. Recallers that weigh time (recency) take the asking time as
+now, where they took the newest turn's time before (the same ranking when every probe
+is asked after the last turn).
 
 --out DIR keeps the run folder (spec, log, rows, results.parquet): `lyra-lab report
 DIR` reads it, and running the same command again resumes it (nothing to redo).
@@ -99,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
                       categories=tuple(categories) if categories else None)
     try:
         result = run_recall_eval(spec, recaller, k=args.k, embedder=embedder_spec, embedder_object=embedder,
-                                 include_adversarial=args.include_adversarial, run_dir=args.out)
+                                 include_adversarial=args.include_adversarial, run_dir=args.out,
+                                 loaded=corpus)
     except ConfigError as exc:
         if args.out and "different experiment spec" in str(exc):  # the runner's words name `run`'s flags
             raise ConfigError(f"--out {args.out}: holds a run of another experiment (a different corpus, cut, "

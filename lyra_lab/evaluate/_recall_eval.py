@@ -9,7 +9,8 @@ synthetic corpus's probes are asked after the last turn, so there every turn is
 in memory; a LongMemEval question or a probe of your own dated mid-conversation
 does not see what was said after it).  Before asked_at was respected, every
 probe saw the whole conversation: a probe whose evidence is said after its
-``asked_at`` now scores 0 for it, and ``recency`` gets ``now`` = the asking time.
+``asked_at`` now scores 0 for it, and ``recency`` gets ``now`` = the asking time (it took
+the newest turn's time before: the same ranking when the probe is asked after the last turn).
 Scores are those of ``score_outcome`` (what experiment rows hold): turn-level
 ``evidence_recall@k`` (on raw turns it equals ``coverage_recall@k``), ``mrr``
 (over the top k) and ``ndcg@k`` (its ideal list counts the memory entries

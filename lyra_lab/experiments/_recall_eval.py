@@ -58,7 +58,8 @@ def recall_eval_spec(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder
 
 def run_recall_eval(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder: Any = "none",
                     embedder_object: Any = None, include_adversarial: bool = False,
-                    run_dir: str | os.PathLike[str] | None = None, progress: bool = True) -> Any:
+                    run_dir: str | os.PathLike[str] | None = None, progress: bool = True,
+                    loaded: Any = None) -> Any:
     """Run ``recall_eval_spec(...)`` with ``run_experiment`` and return its ``RecallEvalResult``.
 
     Args:
@@ -67,6 +68,7 @@ def run_recall_eval(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder:
             embedding cache); default: built from the spec, uncached (the spec's ``cache`` is off).
         run_dir: the run folder to write (and resume); default a temporary one, removed after.
         progress: the runner's progress bars.
+        loaded: the corpus as ``load_corpus(corpus)`` gives it, if already loaded (saves reading it again).
 
     Raises:
         ConfigError: bad ``k``, or ``run_dir`` holds a run of another experiment.
@@ -87,18 +89,21 @@ def run_recall_eval(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder:
         if failed:
             raise RuntimeError(f"recall-eval: {len(failed)} cell(s) failed, first {failed[0][0]}: {failed[0][1]}")
         embedder_name = None if embedder in (None, "none") else str(getattr(embedder_object, "name", embedder))
-        return recall_result(folder, df, include_adversarial=include_adversarial, embedder_name=embedder_name)
+        return recall_result(folder, df, include_adversarial=include_adversarial, embedder_name=embedder_name,
+                             loaded=loaded)
 
 
 def recall_result(run_dir: str | os.PathLike[str], df: pd.DataFrame | None = None, *,
-                  include_adversarial: bool | None = None, embedder_name: str | None = None) -> Any:
+                  include_adversarial: bool | None = None, embedder_name: str | None = None,
+                  loaded: Any = None) -> Any:
     """recall-eval's ``RecallEvalResult`` of a run folder written by ``run_recall_eval``.
 
     Per-probe figures are the rows' ``evidence_recall@k``, ``mrr``, ``ndcg@k`` and
     ``recall_latency_s``; the turn ids retrieved come from the log's ``probe_detail``
     events; ``skipped`` counts the probes of the chosen conversations left out
     (``lyra_lab.evaluate.skip_reason``); ``embedder`` is ``embedder_name`` (default: the
-    rows' embedder label) when the recaller made embedding calls, else None.
+    rows' embedder label) when the recaller made embedding calls, else None.  ``loaded``: the
+    run's corpus, already loaded (default: loaded from ``spec.json``'s corpus).
     """
     from lyra_lab._run_records import read_spec
     from lyra_lab.evaluate import DETAIL_EVENT, RecallEvalResult, probe_recall, skip_reason
@@ -113,7 +118,7 @@ def recall_result(run_dir: str | os.PathLike[str], df: pd.DataFrame | None = Non
     if include_adversarial is None:
         include_adversarial = bool(stored.get("score_adversarial_retrieval", False))
     corpus_spec = _corpus_spec(stored["corpus"])
-    corpus = load_corpus(corpus_spec)
+    corpus = load_corpus(corpus_spec) if loaded is None else loaded
     asked = select(corpus, corpus_spec).corpus  # what the runner asked, as it selected it
     every = select(corpus, dataclasses.replace(corpus_spec, categories=None, max_probes=None)).corpus
     skipped = Counter("category" for p in every.probes if skip_reason(p, corpus_spec.categories, True) == "category")
