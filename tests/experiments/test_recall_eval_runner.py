@@ -173,3 +173,39 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and captured.err.startswith("error:") and says in captured.err
     assert "Traceback" not in captured.err and captured.out == ""
+
+
+# --- [run] score_adversarial_retrieval (what --include-adversarial sets) -------------------------------------
+
+LOCOMO_MINI = ROOT / "tests" / "fixtures" / "corpus" / "locomo_mini.json"
+
+
+def _grid(**run) -> dict:
+    return {"name": "adv", "corpus": {"path": str(LOCOMO_MINI)},
+            "grid": {"chunkers": [{"name": "turn_window", "max_turns": 1}], "recallers": ["bm25"]},
+            "run": {"backends": ["fake"], "embedders": ["none"], "ks": [3], **run}}
+
+
+def test_score_adversarial_retrieval_scores_the_adversarial_probes_and_names_its_cells(tmp_path):
+    from lyra_lab._registry import ConfigError
+    from lyra_lab.corpus import load
+    from lyra_lab.experiments import ExperimentSpec, plan_cells
+
+    with pytest.raises(ConfigError, match="score_adversarial_retrieval must be true or false"):
+        ExperimentSpec.from_dict(_grid(score_adversarial_retrieval="yes"))
+    plain, off, on = (ExperimentSpec.from_dict(_grid(**extra)) for extra in
+                      ({}, {"score_adversarial_retrieval": False}, {"score_adversarial_retrieval": True}))
+    # off is the default: same spec.json and cell ids as a file without the key (older runs still resume)
+    assert "score_adversarial_retrieval" not in off.to_dict() and off.to_dict() == plain.to_dict()
+    assert on.to_dict()["score_adversarial_retrieval"] is True
+    corpus = load(LOCOMO_MINI)
+    ids = {name: [c.cell_id for c in plan_cells(s, corpus, "sha")] for name, s in (("plain", plain), ("off", off),
+                                                                                    ("on", on))}
+    assert ids["plain"] == ids["off"] and not set(ids["on"]) & set(ids["off"])
+
+    adversarial = {p.id for p in corpus.probes if p.adversarial and p.evidence}
+    assert adversarial
+    for spec, scored in ((off, False), (on, True)):
+        df = run_experiment(spec, tmp_path / str(scored), progress=False)
+        recall_rows = set(df.loc[df["metric"] == "evidence_recall@3", "probe_id"])
+        assert (adversarial <= recall_rows) is scored and bool(adversarial & recall_rows) is scored
