@@ -18,7 +18,8 @@ now, where they took the newest turn's time before (the same ranking when every 
 is asked after the last turn).
 
 --out DIR keeps the run folder (spec, log, rows, results.parquet): `lyra-lab report
-DIR` reads it, and running the same command again resumes it (nothing to redo).
+DIR` reads it, `lyra-lab show DIR PROBE_ID` shows one probe's hits, and running the
+same command again resumes it (nothing to redo).
 Without --out the run goes to a temporary folder, removed afterwards.
 """
 
