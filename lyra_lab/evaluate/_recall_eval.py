@@ -250,7 +250,7 @@ def recall_eval(
                 continue
             bar.set_postfix_str(conv.id)
             result = replay(conv, probes, pipeline, backend=no_llm, embedder=tracked, recallers={label: recaller},
-                            k=k, on_event=on_event)
+                            k=k, on_event=on_event, depth=k)  # no budget is scored: one recall per probe
             for outcome in result.outcomes[label]:
                 metrics = score_outcome(outcome, (k,), score_adversarial_retrieval=include_adversarial)
                 scores.append(probe_recall(outcome.probe, conv.id, metrics, k, turn_groups(outcome.hits),

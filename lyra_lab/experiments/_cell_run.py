@@ -85,7 +85,8 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
 
     try:
         result = replay(conv, probes, cell.pipeline, backend=backend, embedder=embedder, recallers=recallers,
-                        k=max(spec.ks), log=clog, on_event=on_event, workers=spec.workers)
+                        k=max(spec.ks), log=clog, on_event=on_event, workers=spec.workers,
+                        depth=None if spec.context_budgets else max(spec.ks))  # the deep ranking only feeds budgets
     finally:
         bar.close()
 
