@@ -70,6 +70,9 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "executor": "how cells run: serial (one after another), threads (max_cells at once) or ray (Ray tasks on "
                     "a local Ray with max_cells CPUs, or the machine's; `lyra-lab run --address` joins a cluster). "
                     "Not set: serial, or threads when max_cells > 1. Same rows and run folder whichever runs them",
+        "score_adversarial_retrieval": "also score retrieval (@K metrics, mrr) of adversarial/abstention probes, "
+                                       "whose evidence is the turn the trap was built from, not an answer "
+                                       "(`lyra-lab recall-eval --include-adversarial`)",
     },
     "qa": {
         "enabled": "answer every probe from its recalled context and score EM/F1",
@@ -230,7 +233,8 @@ def _key_defaults() -> dict[str, dict[str, str]]:
                 "tokenizer": _value(pipeline.tokenizer), "workers": _value(spec.workers),
                 "max_cells": _value(spec.max_cells),
                 "cache": _value(spec.cache) + " (" + " \\| ".join(CACHE_MODES) + ")",
-                "executor": "by max_cells (" + " \\| ".join(EXECUTORS) + ")"},
+                "executor": "by max_cells (" + " \\| ".join(EXECUTORS) + ")",
+                "score_adversarial_retrieval": _value(spec.score_adversarial_retrieval)},
         "qa": {f.name: _default(f) for f in dataclasses.fields(QASpec)},
         "judge": {f.name: _default(f) for f in dataclasses.fields(JudgeSpec)},
     }

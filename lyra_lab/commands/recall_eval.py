@@ -1,10 +1,26 @@
 """lyra-lab recall-eval PATH --recaller NAME: turn-level evidence recall of one recaller.
 
-Every turn of each conversation goes into memory raw; the recaller answers every
-probe with evidence (adversarial ones only with --include-adversarial) and the
-command prints the mean turn-level evidence_recall@K, MRR and nDCG@K, each with a 95%
-bootstrap CI that resamples whole conversations (their probes are correlated).
---json adds the CIs and one row per probe beside the headline figures.
+A one-cell experiment through the same runner as `lyra-lab run`: memory holds each
+conversation's raw turns (no chunks, summaries or rollup), the conversation is
+replayed on its own clock, and the recaller answers every probe with evidence
+(adversarial ones only with --include-adversarial) at the probe's asked_at, from
+the turns said before it. The command prints the mean turn-level evidence_recall@K,
+MRR and nDCG@K, each with a 95% bootstrap CI that resamples whole conversations
+(their probes are correlated); --json adds the CIs and one row per probe beside
+the headline figures. The figures are derived from the run's rows.
+
+asked_at: LoCoMo's and the synthetic corpus's probes are asked after the last turn,
+so every turn is in memory and their figures are what they were when recall-eval
+ignored asked_at. A probe asked mid-conversation (LongMemEval's question_date, a
+probes file's asked_at) no longer sees the turns said after it: evidence said later
+counts as not retrieved. Recallers that weigh time (recency) take the asking time as
+now, where they took the newest turn's time before (the same ranking when every probe
+is asked after the last turn).
+
+--out DIR keeps the run folder (spec, log, rows, results.parquet): `lyra-lab report
+DIR` reads it, `lyra-lab show DIR PROBE_ID` shows one probe's hits, and running the
+same command again resumes it (nothing to redo).
+Without --out the run goes to a temporary folder, removed afterwards.
 """
 
 from __future__ import annotations
@@ -49,13 +65,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the CIs (default 1000)")
     p.add_argument("--json", action="store_true",
                    help="print the result as JSON (with CIs and one row per probe)")
+    p.add_argument("--out", metavar="DIR",
+                   help="keep the run folder here (resumable; `lyra-lab report DIR` reads it); "
+                        "default: a temporary folder")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     from lyra_lab.backends import make_embedder
     from lyra_lab.corpus import load, load_probes
-    from lyra_lab.evaluate import recall_eval
+    from lyra_lab.experiments import CorpusSpec, run_recall_eval
     from lyra_lab.recall import RECALLERS
 
     if args.k < 1:
@@ -65,18 +84,31 @@ def run(args: argparse.Namespace) -> int:
     input_file(args.path, "corpus file")
     if args.probes:
         input_file(args.probes, "probes file")
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ConfigError(f"--out {args.out}: is a file, not a run folder")
     recaller = RECALLERS.build(_recaller_spec(args.recaller))
-    embedder = None
+    embedder_spec, embedder = "none", None
     if args.embedder.lower() != "none":
         cache = None if args.no_cache else Path(args.cache) if args.cache else _default_cache()
-        embedder = make_embedder(args.embedder, cache=cache)
+        embedder_spec, embedder = args.embedder, make_embedder(args.embedder, cache=cache)
     corpus = load(args.path, format=args.format)
     if args.probes:
         corpus = corpus.with_probes(load_probes(args.probes, corpus))
     categories = _categories(args.categories, corpus) if args.categories else None
     conversations = _conversations(args.conversations, corpus) if args.conversations is not None else None
-    result = recall_eval(corpus, recaller, k=args.k, embedder=embedder, categories=categories,
-                         conversations=conversations, include_adversarial=args.include_adversarial)
+    spec = CorpusSpec(path=Path(args.path).resolve(), format=args.format,
+                      probes=Path(args.probes).resolve() if args.probes else None,
+                      conversations=tuple(conversations) if isinstance(conversations, list) else conversations,
+                      categories=tuple(categories) if categories else None)
+    try:
+        result = run_recall_eval(spec, recaller, k=args.k, embedder=embedder_spec, embedder_object=embedder,
+                                 include_adversarial=args.include_adversarial, run_dir=args.out,
+                                 loaded=corpus)
+    except ConfigError as exc:
+        if args.out and "different experiment spec" in str(exc):  # the runner's words name `run`'s flags
+            raise ConfigError(f"--out {args.out}: holds a run of another experiment (a different corpus, cut, "
+                              "recaller, embedder, --k or --include-adversarial); choose another folder") from None
+        raise
     if result.n_probes == 0:
         raise ConfigError(f"{args.path}: no probes to evaluate (skipped: {dict(result.skipped) or 'none'})")
     if args.json:

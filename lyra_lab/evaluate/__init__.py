@@ -40,7 +40,14 @@ from lyra_lab.evaluate._qa import (
     answer_probe,
     score_answer,
 )
-from lyra_lab.evaluate._recall_eval import ProbeRecall, RecallEvalResult, recall_eval
+from lyra_lab.evaluate._recall_eval import (
+    ProbeRecall,
+    RecallEvalResult,
+    probe_recall,
+    raw_turn_pipeline,
+    recall_eval,
+    skip_reason,
+)
 from lyra_lab.evaluate._report import ResultsFormatError, read_results, read_row_records, write_report
 from lyra_lab.evaluate._retrieval import (
     VERBATIM_KINDS,
@@ -132,8 +139,10 @@ __all__ = [
     "ndcg_at",
     "normalize_answer",
     "parse_judgement",
+    "probe_recall",
     "probe_record",
     "quality_vs_context_tokens",
+    "raw_turn_pipeline",
     "read_results",
     "read_row_records",
     "recall_all_at",
@@ -149,6 +158,7 @@ __all__ = [
     "session_ranking",
     "session_recall_at",
     "sign_flip_p",
+    "skip_reason",
     "split_judges",
     "summarize_results",
     "to_sessions",

@@ -1,38 +1,45 @@
 """Turn-level recall evaluation of one recaller over a corpus with probes (``lyra-lab recall-eval``).
 
-Every turn of a conversation goes into a ``MemoryStore`` as a raw entry
-(``MemoryEntry.from_turn``) — no chunking, summarizing or rollup — and the
-recaller answers each probe's question over it with the whole conversation in
-memory (the probe's ``asked_at`` is not used to hide later turns).  Scores are
-turn-level ``evidence_recall@k`` (share of evidence turns in the top k; on raw
-turns it equals ``coverage_recall@k``), ``mrr`` (over the top k) and ``ndcg@k``,
-averaged over the probes evaluated.  The metrics are those of ``_retrieval``,
-with the same definitions as in experiment rows: nDCG's ideal list counts the
-memory entries relevant to the probe (here the evidence turns the conversation
-holds), as replay counts them.
+Memory holds the conversation's raw turns (``MemoryEntry.from_turn``), nothing
+else: no chunks, summaries or rollup (``raw_turn_pipeline``).  The conversation
+is replayed on its virtual clock by ``lyra_lab.replay.replay``, exactly as an
+experiment cell replays it, and each probe is asked at its ``asked_at``, so its
+memory holds only the turns said before the question (LoCoMo's and the
+synthetic corpus's probes are asked after the last turn, so there every turn is
+in memory; a LongMemEval question or a probe of your own dated mid-conversation
+does not see what was said after it).  Before asked_at was respected, every
+probe saw the whole conversation: a probe whose evidence is said after its
+``asked_at`` now scores 0 for it, and ``recency`` gets ``now`` = the asking time (it took
+the newest turn's time before: the same ranking when the probe is asked after the last turn).
+Scores are those of ``score_outcome`` (what experiment rows hold): turn-level
+``evidence_recall@k`` (on raw turns it equals ``coverage_recall@k``), ``mrr``
+(over the top k) and ``ndcg@k`` (its ideal list counts the memory entries
+relevant to the probe, as replay counts them), averaged over the probes
+evaluated.  ``lyra-lab recall-eval`` runs the same pipeline as a one-cell
+experiment through the runner (``lyra_lab.experiments.run_recall_eval``).
 
-Probes skipped, and counted in ``skipped``: those without evidence (nothing
-to score), adversarial/abstention ones unless ``include_adversarial`` (their
+Probes skipped, and counted in ``skipped``: those outside ``categories`` when
+given, adversarial/abstention ones unless ``include_adversarial`` (their
 evidence is the turn the trap was built from, not an answer), and those
-outside ``categories`` when given.
+without evidence (nothing to score).
 """
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
 from lyra_lab.backends import EmbedderWrapper
-from lyra_lab.corpus import Corpus
+from lyra_lab.corpus import Corpus, Probe
 from lyra_lab.evaluate._bootstrap import BootstrapCI, cluster_bootstrap_ci
+from lyra_lab.evaluate._retrieval import turn_groups
+from lyra_lab.evaluate._score import score_outcome
 from lyra_lab.matching import expects_abstention
-from lyra_lab.evaluate._retrieval import evidence_recall_at, mrr, ndcg_at, turn_groups, verbatim_flags
-from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.replay import Pipeline
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,15 @@ class RecallEvalResult:
     ndcg: float
     skipped: Mapping[str, int] = field(default_factory=dict)
     per_probe: tuple[ProbeRecall, ...] = ()
+
+    @classmethod
+    def of(cls, recaller: str, embedder: str | None, k: int, per_probe: Sequence[ProbeRecall],
+           skipped: Mapping[str, int] | None = None) -> "RecallEvalResult":
+        """The result of these per-probe scores: the means computed here, in ``per_probe``'s order."""
+        means = _means(per_probe, k)
+        return cls(recaller=recaller, embedder=embedder, k=k, n_probes=len(per_probe),
+                   recall=means[f"evidence_recall@{k}"], mrr=means["mrr"], ndcg=means[f"ndcg@{k}"],
+                   skipped=dict(skipped or {}), per_probe=tuple(per_probe))
 
     def by_category(self) -> dict[str, dict[str, float]]:
         """``{category: {"n_probes", "evidence_recall@k", "mrr", "ndcg@k"}}`` over the evaluated probes."""
@@ -122,6 +138,46 @@ def _means(scores, k: int) -> dict[str, float]:
     }
 
 
+def probe_recall(probe: Probe, conversation_id: str, metrics: Mapping[str, float], k: int,
+                 retrieved: Sequence[Sequence[str]] = (), latency_s: float = 0.0) -> ProbeRecall:
+    """One probe's ``ProbeRecall`` from its scored metrics (``score_outcome``'s names, or experiment rows)."""
+    return ProbeRecall(
+        probe_id=probe.id, conversation_id=conversation_id,
+        category="" if probe.category is None else str(probe.category),
+        recall=float(metrics[f"evidence_recall@{k}"]), mrr=float(metrics["mrr"]), ndcg=float(metrics[f"ndcg@{k}"]),
+        retrieved=tuple(tuple(group) for group in retrieved), latency_s=float(latency_s))
+
+
+def skip_reason(probe: Probe, categories: Collection[str] | None, include_adversarial: bool) -> str | None:
+    """Why recall-eval does not score ``probe`` (``category``, ``adversarial``, ``no_evidence``), or None."""
+    if categories is not None and str(probe.category) not in categories:
+        return "category"
+    if not include_adversarial and expects_abstention(probe):
+        return "adversarial"
+    if not probe.evidence:
+        return "no_evidence"
+    return None
+
+
+@dataclass(frozen=True)
+class _NoChunks:
+    """The "chunker" of a memory of raw turns only: a flush adds nothing (keep_raw put each turn in)."""
+
+    registry_name: ClassVar[str] = "raw_turns"
+
+    def chunk(self, turns: Any) -> list:
+        return []
+
+
+def raw_turn_pipeline(tokenizer: str = "o200k_base") -> Pipeline:
+    """The memory recall-eval scores: every turn a raw entry as it arrives, no chunk, summary or rollup.
+
+    Its chunker is labelled ``raw_turns`` in rows and ``spec.json``; it is no registered chunker
+    (it makes no chunks), so experiment files cannot name it.
+    """
+    return Pipeline(chunker=_NoChunks(), summarizer=None, rollup=None, keep_raw=True, tokenizer=tokenizer)
+
+
 def recall_eval(
     corpus: Corpus,
     recaller: Any,
@@ -133,7 +189,11 @@ def recall_eval(
     include_adversarial: bool = False,
     progress: bool = True,
 ) -> RecallEvalResult:
-    """Run ``recaller`` for every selected probe of ``corpus``; see the module docstring.
+    """Replay each conversation as raw turns and ask ``recaller`` every selected probe at its ``asked_at``.
+
+    See the module docstring.  The replay and scores are those of an experiment cell
+    (``replay`` and ``score_outcome``), in process, with no run folder; ``lyra-lab
+    recall-eval`` runs the same as a one-cell experiment (``lyra_lab.experiments.run_recall_eval``).
 
     Args:
         corpus: conversations and probes (``lyra_lab.corpus.load``).
@@ -147,7 +207,10 @@ def recall_eval(
     """
     from tqdm.auto import tqdm
 
-    if not isinstance(k, int) or k < 1:
+    from lyra_lab.backends import make_backend
+    from lyra_lab.replay import replay
+
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
     convs = list(corpus.conversations)
     if isinstance(conversations, int):
@@ -163,66 +226,39 @@ def recall_eval(
     for conv in convs:
         selected = []
         for probe in corpus.probes_for(conv.id):
-            if wanted is not None and str(probe.category) not in wanted:
-                skipped["category"] += 1
-            elif not include_adversarial and expects_abstention(probe):
-                skipped["adversarial"] += 1
-            elif not probe.evidence:
-                skipped["no_evidence"] += 1
-            else:
+            reason = skip_reason(probe, wanted, include_adversarial)
+            if reason is None:
                 selected.append(probe)
+            else:
+                skipped[reason] += 1
         plan.append((conv, selected))
 
+    label = getattr(type(recaller), "registry_name", type(recaller).__name__)
     tracked = None if embedder is None else _UsedEmbedder(embedder)
+    pipeline = raw_turn_pipeline()
+    no_llm = make_backend("fake")  # raw turns call no LLM; replay wants a backend all the same
     scores: list[ProbeRecall] = []
     bar = tqdm(total=sum(len(p) for _, p in plan), desc="recall-eval", unit="probe", disable=None if progress else True)
+
+    def on_event(kind: str, fields: Any) -> None:
+        if kind == "recall":
+            bar.update(1)
+
     try:
         for conv, probes in plan:
             if not probes:
                 continue
             bar.set_postfix_str(conv.id)
-            store = MemoryStore(MemoryEntry.from_turn(turn) for turn in conv.turns())
-            covering = _covering(store.entries(conv.id))
-            for probe in probes:
-                start = time.perf_counter()
-                hits = recaller.recall(store, probe.question, k, conversation_id=conv.id, embedder=tracked)
-                latency = time.perf_counter() - start
-                hits = list(hits)[:k]
-                groups = turn_groups(hits)
-                n_relevant = len(set().union(*(covering.get(t, ()) for t in probe.evidence)))
-                scores.append(ProbeRecall(
-                    probe_id=probe.id, conversation_id=conv.id,
-                    category="" if probe.category is None else str(probe.category),
-                    recall=evidence_recall_at(probe.evidence, groups, k, verbatim_flags(hits)),
-                    mrr=mrr(probe.evidence, groups),
-                    ndcg=ndcg_at(probe.evidence, groups, k, n_relevant=n_relevant),
-                    retrieved=tuple(groups),
-                    latency_s=latency,
-                ))
-                bar.update(1)
+            result = replay(conv, probes, pipeline, backend=no_llm, embedder=tracked, recallers={label: recaller},
+                            k=k, on_event=on_event, depth=k)  # no budget is scored: one recall per probe
+            for outcome in result.outcomes[label]:
+                metrics = score_outcome(outcome, (k,), score_adversarial_retrieval=include_adversarial)
+                scores.append(probe_recall(outcome.probe, conv.id, metrics, k, turn_groups(outcome.hits),
+                                           outcome.recall_latency_s))
     finally:
         bar.close()
-    means = _means(scores, k)
-    return RecallEvalResult(
-        recaller=getattr(type(recaller), "registry_name", type(recaller).__name__),
-        embedder=tracked.name if tracked is not None and tracked.used else None,
-        k=k,
-        n_probes=len(scores),
-        recall=means[f"evidence_recall@{k}"],
-        mrr=means["mrr"],
-        ndcg=means[f"ndcg@{k}"],
-        skipped=dict(skipped),
-        per_probe=tuple(scores),
-    )
-
-
-def _covering(entries) -> dict[str, set[str]]:
-    """Turn id → ids of the memory entries covering it (nDCG's relevant entries, as replay counts them)."""
-    out: dict[str, set[str]] = {}
-    for entry in entries:
-        for turn_id in entry.turn_ids:
-            out.setdefault(turn_id, set()).add(entry.id)
-    return out
+    return RecallEvalResult.of(label, tracked.name if tracked is not None and tracked.used else None, k, scores,
+                               skipped)
 
 
 class _UsedEmbedder(EmbedderWrapper):

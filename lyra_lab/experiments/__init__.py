@@ -3,6 +3,7 @@
 from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._inspect import HitView, PipelineView, ProbeView, inspect_probe
 from lyra_lab.experiments._labels import distinct_labels, pipeline_labels
+from lyra_lab.experiments._recall_eval import recall_eval_spec, recall_result, run_recall_eval
 from lyra_lab.experiments._results import load_results
 from lyra_lab.experiments._runfolder import RunFolder, environment, file_sha256, schema_version
 from lyra_lab.experiments._runner import plan_cells, run_experiment
@@ -31,7 +32,10 @@ __all__ = [
     "load_results",
     "pipeline_labels",
     "plan_cells",
+    "recall_eval_spec",
+    "recall_result",
     "run_experiment",
+    "run_recall_eval",
     "schema_version",
     "select",
 ]

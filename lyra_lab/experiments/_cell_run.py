@@ -85,7 +85,8 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
 
     try:
         result = replay(conv, probes, cell.pipeline, backend=backend, embedder=embedder, recallers=recallers,
-                        k=max(spec.ks), log=clog, on_event=on_event, workers=spec.workers)
+                        k=max(spec.ks), log=clog, on_event=on_event, workers=spec.workers,
+                        depth=None if spec.context_budgets else max(spec.ks))  # the deep ranking only feeds budgets
     finally:
         bar.close()
 
@@ -120,7 +121,8 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
                     meter.completions("judge", paid, probe_id=outcome.probe.id, recaller=label, judge=judge.label)
                     verdicts.append((judge.label, verdict))
             metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, scorer=spec.qa.scorer,
-                                    context_budgets=spec.context_budgets)
+                                    context_budgets=spec.context_budgets,
+                                    score_adversarial_retrieval=spec.score_adversarial_retrieval)
             rows.extend(probe_rows(base, outcome.probe, metrics))
             rows.extend(judge_rows(base, outcome.probe, verdicts))
             clog.event(DETAIL_EVENT, **probe_record(outcome, label, answer, verdicts))

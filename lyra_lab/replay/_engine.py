@@ -28,7 +28,7 @@ from lyra_lab.replay._flush import Window, progress_sink, run_rollup, spawn, sum
 from lyra_lab.replay._meter import PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline, _name
 from lyra_lab.replay._plan import plan
-from lyra_lab.replay._probe import ProbeAsker
+from lyra_lab.replay._probe import BUDGET_DEPTH, ProbeAsker
 from lyra_lab.replay._types import PhaseCost, ProbeOutcome
 
 logger = logging.getLogger(__name__)
@@ -75,6 +75,7 @@ def replay(
     log: Any = None,
     on_event: OnEvent | None = None,
     workers: int = 1,
+    depth: int | None = None,
 ) -> ReplayResult:
     """Replay ``conversation`` through ``pipeline`` and ask ``probes`` with every recaller.
 
@@ -93,6 +94,9 @@ def replay(
             ``stage``, ``i``, ``n``, ``ok``, ``duration_s``, ``detail``), which
             arrive from the worker thread summarizing that window.
         workers: windows summarized concurrently ahead of the owner thread.
+        depth: how deep each probe's ranking (``ProbeOutcome.ranking``) goes, for
+            scoring context budgets; ``None``: ``BUDGET_DEPTH`` (100). Pass ``k`` when
+            no budget is scored, so each recall runs once, not twice.
     """
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
@@ -120,7 +124,8 @@ def replay(
     count = token_counter(pipeline.tokenizer)
     meter = PhaseMeter(emit)
     store = MemoryStore()
-    asker = ProbeAsker(store, conversation.id, pipeline, recallers, embedder, k, count, emit)
+    asker = ProbeAsker(store, conversation.id, pipeline, recallers, embedder, k, count, emit,
+                       depth=BUDGET_DEPTH if depth is None else depth)
     steps = plan(conversation, probes, pipeline.trigger)
     flushes = [s for s in steps if s.kind == "flush"]
     outcomes: dict[str, dict[str, ProbeOutcome]] = {label: {} for label in recallers}

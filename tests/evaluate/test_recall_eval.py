@@ -47,12 +47,16 @@ def tiny_corpus():
 
 @dataclass(frozen=True)
 class Scripted:
-    """Returns fixed entry ids per question, in order — for exact arithmetic."""
+    """A fake recaller: fixed entry ids per question, in order, the first k of them, for exact arithmetic.
+
+    Like a real recaller it returns at most k hits and only entries in memory at the time asked
+    (an id not yet in memory is left out, keeping the order of the rest).
+    """
 
     ranking: tuple = ()
 
     def recall(self, store, query, k, *, conversation_id, embedder=None, now=None):
-        ids = dict(self.ranking)[query]
+        ids = [i for i in dict(self.ranking)[query] if i in store][:k]
         entries = [store.get(i) for i in ids]
         assert all(e.conversation_id == conversation_id for e in entries)
         return [Hit(entry=e, score=1.0 / (r + 1), rank=r) for r, e in enumerate(entries)]

@@ -69,3 +69,21 @@ def test_no_deeper_call_when_the_memory_has_fewer_than_k_entries(build, registri
     (o,) = result.outcomes["spy"]
     # memory: 2 raw turns and their chunk, fewer than k = 5: one recall call, ranking = hits
     assert len(spy_log["recall"]) == 1 and o.ranking == o.hits and len(o.hits) == o.memory_entries == 3
+
+
+def test_depth_k_asks_each_recaller_once_and_the_ranking_is_the_hits(build, registries, spy_log):
+    conv = build.conversation([[i * 0.1 for i in range(12)]])
+    probes = [build.probe("q", None, evidence=("c1:s0:t0",))]
+    deep = replay(conv, probes, pipeline(registries), backend=FakeLLM(),
+                  recallers={"spy": registries.recallers.build("spy")}, k=2)
+    calls_deep = len(spy_log["recall"])
+    shallow = replay(conv, probes, pipeline(registries), backend=FakeLLM(),
+                     recallers={"spy": registries.recallers.build("spy")}, k=2, depth=2)
+    (o_deep,), (o_shallow,) = deep.outcomes["spy"], shallow.outcomes["spy"]
+    # 14 entries > k = 2: the default asks a second, 100-deep recall; depth = k asks once
+    assert calls_deep == 2 and len(spy_log["recall"]) == 3
+    assert len(o_deep.ranking) == 14 and o_shallow.ranking == o_shallow.hits
+    # the k-deep metrics are the same either way (latency aside)
+    shallow_scores, deep_scores = score_outcome(o_shallow, ks=[2]), score_outcome(o_deep, ks=[2])
+    shallow_scores.pop("recall_latency_s"), deep_scores.pop("recall_latency_s")
+    assert shallow_scores == deep_scores and len(shallow_scores) > 5

