@@ -46,6 +46,8 @@ from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProce
 from lyra_lab.experiments._resources import Resources
 from lyra_lab.replay import RunLog, read_log
 
+logger = logging.getLogger(__name__)
+
 
 class RemoteCellError(Exception):
     """A cell's ``BackendError`` as its Ray task reported it (the same text a serial run records)."""
@@ -115,6 +117,40 @@ def ray_outcomes(spec: Any, todo: list[Cell], corpus: Any, log: Any, *, cache_di
             ray.shutdown()
 
 
+START_ATTEMPTS = 3  # local Ray start-ups tried before giving up
+
+
+def _start_local(ray: Any, cpus: int) -> None:
+    """``ray.init`` a single-machine Ray, up to ``START_ATTEMPTS`` times; ConfigError if none came up.
+
+    Ray's node agent starts in ~2 s on an idle machine but took over its 15 s default on 2 loaded
+    cores, and ray.init gives the node a fixed 30 s: at a load average of 8 (a test suite beside
+    two notebooks) one start in a few timed out, so a failed start is shut down and tried again.
+    """
+    import tenacity
+
+    def attempt() -> None:
+        try:
+            with _single_machine():
+                ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING, _node_ip_address="127.0.0.1",
+                         _system_config={"agent_register_timeout_ms": 60_000})
+        except Exception:
+            ray.shutdown()
+            raise
+
+    retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(START_ATTEMPTS), wait=tenacity.wait_fixed(1),
+                                 retry=tenacity.retry_if_exception_type(Exception), reraise=True,
+                                 before_sleep=lambda state: logger.warning(
+                                     "local Ray did not start (attempt %d of %d): %s", state.attempt_number,
+                                     START_ATTEMPTS, state.outcome.exception() if state.outcome else "?"))
+    try:
+        retrying(attempt)
+    except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when its node does not come up
+        raise ConfigError(f"could not start a local Ray in {START_ATTEMPTS} attempts ({exc}); try again on a less "
+                          "loaded machine, or start Ray yourself (ray start --head) and pass --address auto") from None
+
+
 def connect(address: str | None, max_cells: int) -> tuple[Any, bool]:
     """Ray, initialized: ``(ray, True)`` if this call started or joined it (and must shut it down).
 
@@ -127,17 +163,7 @@ def connect(address: str | None, max_cells: int) -> tuple[Any, bool]:
         return ray, False
     if address is None:
         cpus = max_cells if max_cells > 1 else (os.cpu_count() or 1)
-        # Ray's node agent starts in ~2 s on an idle machine but took over its 15 s default on 2 loaded cores;
-        # ray.init itself gives the node 30 s.
-        try:
-            with _single_machine():
-                ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
-                         logging_level=logging.WARNING, _node_ip_address="127.0.0.1",
-                         _system_config={"agent_register_timeout_ms": 60_000})
-        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when its node does not come up
-            ray.shutdown()
-            raise ConfigError(f"could not start a local Ray ({exc}); try again on a less loaded machine, or "
-                              "start Ray yourself (ray start --head) and pass --address auto") from None
+        _start_local(ray, cpus)
         node = ray.util.get_node_ip_address()
         if node != "127.0.0.1":
             ray.shutdown()
