@@ -399,6 +399,7 @@ if llm_rows:
              ("summary", 1): 1}  # points sharing an x are spread sideways so bars and labels do not overlap
     for ax, (corpus, frame) in zip(axes[0], llm_points.groupby("corpus", sort=False)):
         step = 0.015 * frame["llm_tokens"].max()
+        top = frame.loc[frame["kind"] == "sweep", "mean"].max()  # the upper of the two grey labels goes above
         for _, row in frame.iterrows():
             shift = dodge[(row["kind"], RECALLERS.index(row["recaller"]))]
             x = row["llm_tokens"] + shift * step
@@ -406,7 +407,8 @@ if llm_rows:
                         yerr=[[row["mean"] - row["ci_low"]], [row["ci_high"] - row["mean"]]],
                         fmt=MARKERS.get(row["recaller"], "o"))
             ax.annotate(label(row) if row["kind"] == "sweep" else row["recaller"], (x, row["mean"]), fontsize=7,
-                        xytext=(6 if shift > 0 else -6, 0), textcoords="offset points", va="center",
+                        xytext=(6 if shift > 0 else -6, 0 if row["kind"] != "sweep" else 7 if row["mean"] >= top else -7),
+                        textcoords="offset points", va="center",
                         ha="left" if shift > 0 else "right")
         ax.set_xlabel("LLM tokens spent building memory per conversation")
         ax.set_title(f"{corpus}: first {frame['conversations'].iloc[0]} conversation(s), n = {frame['n'].max()} probes",
@@ -417,7 +419,7 @@ if llm_rows:
     from matplotlib.lines import Line2D
     fig.legend(handles=[Line2D([], [], color=colors[k], marker="o", ls="", label=text) for k, text in KINDS.items()]
                + legend_handles()[3:5], loc="outside right upper", fontsize=8, frameon=False)
-    fig.suptitle(f"Does spending LLM tokens (prompt + completion) buy quality at B = {TOKEN_BUDGET}?\n"
+    fig.suptitle(f"Does spending LLM tokens (prompt + completion) buy quality at B = {TOKEN_BUDGET}?\\n"
                  f"(local model, embedder {EMBEDDER}; points at one x are spread sideways)")
     fig.savefig(FIGURES / "answer_vs_llm_tokens.png", dpi=110)
     plt.show()
