@@ -413,7 +413,10 @@ if llm_rows:
         ax.set_xlabel("LLM tokens spent building memory per conversation")
         ax.set_title(f"{corpus}: first {frame['conversations'].iloc[0]} conversation(s), n = {frame['n'].max()} probes",
                      fontsize=10)
-        ax.margins(x=0.35, y=0.15)
+        most = frame["llm_tokens"].max()
+        ax.set_xlim(-0.5 * most, 1.2 * most)  # room for the labels left of x = 0; no negative token ticks
+        ax.set_xticks([t for t in ax.get_xticks() if 0 <= t <= 1.2 * most])
+        ax.margins(y=0.15)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel(f"answer_in_context@{TOKEN_BUDGET}tok (mean, 95% CI over probes)")
     from matplotlib.lines import Line2D
