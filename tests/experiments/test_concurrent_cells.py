@@ -158,3 +158,30 @@ embedders = ["none"]
 ks = [1, 3]
 cache = "off"
 """
+
+
+def test_an_interrupt_with_four_cells_in_flight_keeps_finished_rows_and_resume_completes_the_rest(
+        write_toml, registries, tmp_path):
+    from tests.experiments.test_runner import Fake, stable
+
+    spec = ExperimentSpec.from_toml(write_toml(extra="max_cells = 4\n"), registries)
+    reference_llm = Fake()
+    reference = run_experiment(spec, tmp_path / "reference", progress=False, backends={"fake": reference_llm})
+    total_calls = len(reference_llm.calls)
+
+    run = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):  # every cell in flight gets it at its next call after the limit
+        run_experiment(spec, run, progress=False, backends={"fake": Fake(interrupt_after=total_calls // 2)})
+    landed = {p.stem for p in (run / "rows").glob("*.jsonl")}
+    assert len(landed) < 8  # cells still running at the interrupt landed nothing
+    events = list(read_log(run / "log.jsonl"))
+    assert {e["cell_id"] for e in events if e["event"] == "cell_done"} == landed  # no half-written cell
+    assert sum(e["event"] == "run_interrupted" for e in events) == 1
+
+    resumed_llm = Fake()
+    resumed = run_experiment(spec, run, progress=False, backends={"fake": resumed_llm})
+    done_calls = reference[(reference["metric"] == "summarize.calls") & reference["cell_id"].isin(landed)] \
+        .drop_duplicates("cell_id")["value"].sum()
+    assert len(resumed_llm.calls) == total_calls - done_calls  # landed cells were not run again
+    assert not resumed.duplicated(["cell_id", "pipeline", "conversation_id", "probe_id", "metric"]).any()
+    pd.testing.assert_frame_equal(stable(resumed), stable(reference))
