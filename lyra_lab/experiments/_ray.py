@@ -140,7 +140,7 @@ def _start_local(ray: Any, cpus: int) -> None:
             raise
 
     retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(START_ATTEMPTS), wait=tenacity.wait_fixed(1),
-                                 retry=tenacity.retry_if_exception_type(Exception), reraise=True,
+                                 reraise=True,
                                  before_sleep=lambda state: logger.warning(
                                      "local Ray did not start (attempt %d of %d): %s", state.attempt_number,
                                      START_ATTEMPTS, state.outcome.exception() if state.outcome else "?"))

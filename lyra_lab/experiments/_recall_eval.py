@@ -27,7 +27,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from lyra_lab.experiments._spec import CorpusSpec, ExperimentSpec
+from lyra_lab.experiments._spec import CorpusSpec, ExperimentSpec, _corpus
 
 NAME = "recall-eval"
 
@@ -117,7 +117,7 @@ def recall_result(run_dir: str | os.PathLike[str], df: pd.DataFrame | None = Non
     k = int(stored["ks"][0])
     if include_adversarial is None:
         include_adversarial = bool(stored.get("score_adversarial_retrieval", False))
-    corpus_spec = _corpus_spec(stored["corpus"])
+    corpus_spec = _corpus(stored["corpus"], run_dir)  # spec.json holds absolute paths
     corpus = load_corpus(corpus_spec) if loaded is None else loaded
     asked = select(corpus, corpus_spec).corpus  # what the runner asked, as it selected it
     every = select(corpus, dataclasses.replace(corpus_spec, categories=None, max_probes=None)).corpus
@@ -156,16 +156,3 @@ def _turns(hit: Mapping[str, Any]) -> tuple[str, ...]:
     if hit.get("kind") == "turn" and entry_id.startswith("turn:"):
         return (entry_id[len("turn:"):],)
     return tuple(str(t) for t in hit.get("turn_ids") or ())
-
-
-def _corpus_spec(stored: Mapping[str, Any]) -> CorpusSpec:
-    """The ``CorpusSpec`` recorded in ``spec.json`` (``fields_of`` made its values plain JSON)."""
-    conversations = stored.get("conversations")
-    categories = stored.get("categories")
-    return CorpusSpec(
-        path=Path(stored["path"]), format=str(stored.get("format", "auto")),
-        probes=Path(stored["probes"]) if stored.get("probes") else None,
-        conversations=tuple(conversations) if isinstance(conversations, list) else conversations,
-        max_sessions=stored.get("max_sessions"), max_probes=stored.get("max_probes"),
-        categories=tuple(categories) if categories else None,
-        include_attachments=bool(stored.get("include_attachments", True)))
