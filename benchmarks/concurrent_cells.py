@@ -27,10 +27,12 @@ against ~3 without streaming.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Callable, Iterator
 
 from lyra_lab.backends import SimulatedServer
 from lyra_lab.synthetic import generate_synthetic
@@ -57,6 +59,26 @@ max_cells = {max_cells}
 """
 
 
+@contextlib.contextmanager
+def simulated_grids(latency: float, stream: bool) -> Iterator[tuple[SimulatedServer, Callable[..., ExperimentSpec],
+                                                                     Path]]:
+    """The simulated server, the synthetic corpus in a temp folder, and ``grid(name, max_cells, extra="")``
+    writing ``GRID`` there (plus ``extra`` run keys) and returning its spec; prints the server line."""
+    with tempfile.TemporaryDirectory() as tmp, SimulatedServer(latency_s=latency, default_max_tokens=48) as server:
+        folder = Path(tmp)
+        generate_synthetic(0, conversations=4).save(folder / "corpus.jsonl")
+        print(f"simulated server (SIMULATED): {latency} s per request, backend max_concurrency 16, cache off, "
+              f"{'' if stream else 'not '}streamed")
+
+        def grid(name: str, max_cells: int, extra: str = "") -> ExperimentSpec:
+            toml = folder / f"grid-{name}.toml"
+            text = GRID.format(url=server.base_url, max_cells=max_cells, stream=str(stream).lower())
+            toml.write_text(textwrap.dedent(text) + extra, encoding="utf-8")
+            return ExperimentSpec.from_toml(toml)
+
+        yield server, grid, folder
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-cells", type=int, nargs="+", default=[1, 16])
@@ -65,18 +87,11 @@ def main() -> int:
                         help="non-streamed responses (the client parses one reply instead of one event per token)")
     args = parser.parse_args()
     latency = args.latency
-    with tempfile.TemporaryDirectory() as tmp, SimulatedServer(latency_s=latency, default_max_tokens=48) as server:
-        folder = Path(tmp)
-        generate_synthetic(0, conversations=4).save(folder / "corpus.jsonl")
-        print(f"simulated server (SIMULATED): {latency} s per request, backend max_concurrency 16, cache off, "
-              f"{'not ' if args.no_stream else ''}streamed")
+    with simulated_grids(latency, not args.no_stream) as (server, grid, folder):
         print(f"{'max_cells':>9}{'cells':>7}{'requests':>10}{'peak in flight':>16}{'wall s':>9}{'cpu s':>8}"
               f"{'speedup':>9}")
         for max_cells in args.max_cells:
-            toml = folder / f"grid-{max_cells}.toml"
-            text = GRID.format(url=server.base_url, max_cells=max_cells, stream=str(not args.no_stream).lower())
-            toml.write_text(textwrap.dedent(text), encoding="utf-8")
-            spec = ExperimentSpec.from_toml(toml)
+            spec = grid(str(max_cells), max_cells)
             server.reset()
             started, cpu = time.perf_counter(), time.process_time()
             df = run_experiment(spec, folder / f"run-{max_cells}", resume=False, progress=False)

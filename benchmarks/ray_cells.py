@@ -26,16 +26,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import tempfile
-import textwrap
 import time
-from pathlib import Path
 
-from concurrent_cells import GRID, LATENCY_S  # the same grid (benchmarks/ is on sys.path when run as a script)
+from concurrent_cells import LATENCY_S, simulated_grids  # the same grid (benchmarks/ is on sys.path when run as a script)
 
-from lyra_lab.backends import SimulatedServer
-from lyra_lab.synthetic import generate_synthetic
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import run_experiment
 
 
 def start_ray(cpus: int) -> float:
@@ -55,20 +50,13 @@ def main() -> int:
     parser.add_argument("--no-stream", action="store_true", help="non-streamed responses")
     args = parser.parse_args()
     logging.getLogger("ray").setLevel(logging.ERROR)
-    with tempfile.TemporaryDirectory() as tmp, SimulatedServer(latency_s=args.latency, default_max_tokens=48) as server:
-        folder = Path(tmp)
-        generate_synthetic(0, conversations=4).save(folder / "corpus.jsonl")
-        print(f"simulated server (SIMULATED): {args.latency} s per request, backend max_concurrency 16, cache off, "
-              f"{'not ' if args.no_stream else ''}streamed")
+    with simulated_grids(args.latency, not args.no_stream) as (server, grid, folder):
         print(f"{'executor':>9}{'max_cells':>10}{'cells':>7}{'requests':>10}{'peak in flight':>16}{'ray start s':>12}"
               f"{'wall s':>9}{'speedup':>9}")
         for run in args.runs:
             executor, _, max_cells = run.partition(":")
             name = f"{executor}-{max_cells}"
-            text = GRID.format(url=server.base_url, max_cells=int(max_cells), stream=str(not args.no_stream).lower())
-            toml = folder / f"grid-{name}.toml"
-            toml.write_text(textwrap.dedent(text) + f'executor = "{executor}"\n', encoding="utf-8")
-            spec = ExperimentSpec.from_toml(toml)
+            spec = grid(name, int(max_cells), f'executor = "{executor}"\n')
             ray_start = start_ray(int(max_cells)) if executor == "ray" else None
             server.reset()
             started = time.perf_counter()
