@@ -93,6 +93,17 @@ OUT = Path(os.environ.get("LYRA_ROLLUPS_OUT", REPO / "runs" / "rollups_budget"))
 FIGURES = OUT / "figures"
 FIGURES.mkdir(parents=True, exist_ok=True)
 TITLES = {}  # figure file -> its title (written to figures.json)
+
+
+def publish(fig, name: str, title: str, rect=(0, 0, 1, 1)) -> None:
+    # title fig, lay it out inside rect, save it as FIGURES / name, record its title, show it
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=rect)
+    fig.savefig(FIGURES / name, dpi=110)
+    TITLES[name] = title
+    plt.show()
+
+
 STARTED = time.perf_counter()
 pd.set_option("display.width", 200)
 pd.set_option("display.max_colwidth", 120)
@@ -203,11 +214,7 @@ fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=Fals
 N_ANSWERABLE = int(quality.loc[quality["metric"] == "retention", "n"].max())
 title = (f"Retention and recall against memory budget, per rollup ({MODE} mode, {BACKEND} model; n = {N_ANSWERABLE} "
          f"probes with an answer, of {N_PROBES}, {len(DAYS)} conversation(s); 95% CI)")
-fig.suptitle(title, fontsize=11)
-fig.tight_layout(rect=(0, 0.08, 1, 0.96))
-fig.savefig(FIGURES / "quality_vs_budget.png", dpi=110)
-TITLES["quality_vs_budget.png"] = title
-plt.show()"""),
+publish(fig, "quality_vs_budget.png", title, rect=(0, 0.08, 1, 0.96))"""),
     ("md", r"""## 4. Memory size over replayed time
 
 From the run log: every compaction writes a `rollup_report` event with the rendered memory
@@ -267,11 +274,7 @@ fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=Fals
 n_sessions = memory.loc[(memory["rollup"] == "none") & (memory["conversation_id"] == CONV0), "flush"].nunique()
 title = (f"Memory size over replayed time, one line per rollup (conversation {CONV0}, n = {n_sessions} sessions, "
          f"{MODE} mode, {BACKEND} model)")
-fig.suptitle(title, fontsize=11)
-fig.tight_layout(rect=(0, 0.12, 1, 0.95))
-fig.savefig(FIGURES / "memory_over_time.png", dpi=110)
-TITLES["memory_over_time.png"] = title
-plt.show()"""),
+publish(fig, "memory_over_time.png", title, rect=(0, 0.12, 1, 0.95))"""),
     ("md", r"""## 5. LLM tokens and time per replayed day
 
 What each rollup spends to keep its memory: the rollup's LLM tokens (prompt + completion) and
@@ -313,11 +316,7 @@ for ax, unit in zip(axes, ["LLM tokens per replayed day (prompt + completion)", 
     ax.legend(fontsize=8, loc="upper left")
 title = (f"Rollup LLM cost per replayed day by memory budget ({BACKEND} model, {sum(DAYS.values()):.0f} replayed days; "
          f"n = LLM calls on each bar; none makes no calls)")
-fig.suptitle(title, fontsize=11)
-fig.tight_layout()
-fig.savefig(FIGURES / "cost_per_day.png", dpi=110)
-TITLES["cost_per_day.png"] = title
-plt.show()"""),
+publish(fig, "cost_per_day.png", title)"""),
     ("md", r"""## 6. What each rollup kept and lost, for a probe it failed
 
 For each rollup at the smallest budget: a probe whose answer it lost (`retention` 0) while
