@@ -115,7 +115,7 @@ every session the rollup compacts the conversation's memory toward the budget. R
 (no embedder: the rollup is the only thing that differs). QA is off: the questions here are
 what memory *keeps* and what recall can *find* in it, not what the tiny model answers."""),
     ("code", r"""if FULL:
-    CORPUS = {"path": str(LOCOMO), "conversations": 4, "max_sessions": 10, "categories": ["1", "2", "3", "4"]}
+    CORPUS = {"path": str(LOCOMO), "conversations": 4, "max_sessions": 6, "categories": ["1", "2", "3", "4"]}
     BUDGETS, DIGEST_TOKENS, CONTEXT_BUDGETS, K = [500, 1000, 2000], 96, [256, 512, 1024], 10
 else:
     CORPUS = {"path": str(SYNTHETIC), "conversations": 1, "max_sessions": 4}
