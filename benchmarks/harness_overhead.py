@@ -10,7 +10,7 @@ Prints the wall time and a per-phase breakdown (the phases are timed by
 wrapping the functions that do them; ``replay`` excludes ``recall``, which runs
 inside it, and ``run log`` is spread over the others).  Asserts nothing.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/harness_overhead.py [--locomo PATH] [--profile out.prof]
+    PYTHONPATH=. .venv/bin/python benchmarks/harness_overhead.py [--locomo PATH] [--profile out.prof] [--keep DIR]
 
 Measured on 2 shared cores (issue 9): before the fix 796 s (load average ~10;
 scoring 693 s, normalizing the whole memory again for every probe); after it
@@ -86,6 +86,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--locomo", type=Path, default=LOCOMO)
     parser.add_argument("--profile", type=Path, help="also write a cProfile of the run here")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="keep the run folder here (a new folder; default: a temporary one, removed)")
     args = parser.parse_args()
     from lyra_lab.backends import FakeLLM, HashingEmbedder
     from lyra_lab.experiments import ExperimentSpec, run_experiment
@@ -95,8 +97,10 @@ def main() -> None:
     totals: dict[str, float] = defaultdict(float)
     instrument(totals)
     with tempfile.TemporaryDirectory() as tmp:
+        run_dir = args.keep if args.keep else Path(tmp) / "run"
+
         def run():
-            return run_experiment(spec, Path(tmp) / "run", progress=False,
+            return run_experiment(spec, run_dir, progress=False,
                                   backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()})
 
         start, cpu = time.perf_counter(), time.process_time()
