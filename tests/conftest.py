@@ -48,6 +48,7 @@ LONG_FILES = (
     "experiments/test_ray_executor.py",  # 245 s over 17 tests
     "notebooks/test_recall_locomo_notebook.py",  # 122 s
     "notebooks/test_backends_notebook.py",  # 104 s
+    "experiments/test_ray_address.py",  # 69 s: starts a Ray head and joins it
     "notebooks/test_notebooks.py",  # 60 s
     "notebooks/test_chunk_tuning_notebook.py",  # 59 s
     "chunking/test_chunker_properties.py",  # 100 s over its cases

@@ -87,7 +87,7 @@ def ray_outcomes(spec: Any, todo: list[Cell], corpus: Any, log: Any, *, cache_di
     ray, owned = connect(address, spec.max_cells)
     pending: dict[Any, Cell] = {}
     try:
-        log.event("ray_started", **describe_cluster(ray, owned))
+        log.event("ray_started", **describe_cluster(ray, owned and address is None))
         task = ray.remote(num_cpus=1, max_retries=0)(_run_task)
         token = uuid.uuid4().hex  # this run: workers keep their backends per run
         spec_ref, corpus_ref, given_ref = ray.put(spec), ray.put(corpus), ray.put(given)
@@ -170,11 +170,31 @@ def connect(address: str | None, max_cells: int) -> tuple[Any, bool]:
             raise ConfigError(f"the local Ray would listen on {node}, not 127.0.0.1 (this Ray version moved its "
                               "single-machine switch); start Ray yourself and pass --address")
     else:
+        loopback = _on_loopback(address)
         try:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+            with _single_machine() if loopback else contextlib.nullcontext():
+                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING,
+                         _node_ip_address="127.0.0.1" if loopback else None)
         except (ConnectionError, ValueError) as exc:
             raise ConfigError(f"--address {address}: cannot join a Ray cluster there ({exc})") from None
     return ray, True
+
+
+def _on_loopback(address: str) -> bool:
+    """Whether ``address`` (or, for ``"auto"``, the cluster this machine last started) is a head on 127.0.0.1.
+
+    Such a head (``ray start --head --node-ip-address 127.0.0.1``, e.g. with
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` so nothing listens on the network) is joined as a node of
+    127.0.0.1 too: by default Ray would look for this machine's node at its network address, find
+    none, and wait.  A Ray client address (``ray://``) is joined as given.
+    """
+    if address == "auto":
+        from ray._private.services import get_ray_address_from_environment
+
+        address = get_ray_address_from_environment("auto", None) or ""
+    if address.startswith("ray://"):
+        return False
+    return address.rsplit(":", 1)[0] in ("127.0.0.1", "localhost")
 
 
 @contextlib.contextmanager
@@ -195,11 +215,12 @@ def _single_machine() -> Iterator[None]:
         ray_constants.ENABLE_RAY_CLUSTER = before
 
 
-def describe_cluster(ray: Any, owned: bool) -> dict[str, Any]:
-    """The Ray instance a run uses, for the log: its address, nodes and CPUs, and who started it."""
+def describe_cluster(ray: Any, started: bool) -> dict[str, Any]:
+    """The Ray instance a run uses, for the log: its address, nodes and CPUs, and whether the run started it
+    (``False`` for a cluster joined by address or a Ray this process had already initialized)."""
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     return {"address": ray.get_runtime_context().gcs_address, "nodes": [n.get("NodeManagerAddress") for n in nodes],
-            "cpus": ray.cluster_resources().get("CPU"), "started_by_run": owned}
+            "cpus": ray.cluster_resources().get("CPU"), "started_by_run": started}
 
 
 def _shippable(ray: Any, backends: Mapping[str, Any], embedders: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
