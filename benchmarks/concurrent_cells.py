@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import multiprocessing
 import tempfile
 import textwrap
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from lyra_lab.backends import SimulatedServer
 from lyra_lab.synthetic import generate_synthetic
@@ -59,16 +60,70 @@ max_cells = {max_cells}
 """
 
 
+def _serve(conn: Any, latency: float) -> None:
+    """A child process's loop: a SimulatedServer answering ``reset`` / ``stats`` / ``stop`` on ``conn``."""
+    with SimulatedServer(latency_s=latency, default_max_tokens=48) as server:
+        conn.send(server.base_url)
+        while (command := conn.recv()) != "stop":
+            if command == "reset":
+                server.reset()
+            conn.send((len(server.chat_log()), server.max_serving))
+
+
+class ServerProcess:
+    """The simulated server in a child process, as a cloud's server is not on the client's cores (it still
+    shares this machine's): ``base_url``, ``reset()``, ``chat_log()`` (its length) and ``max_serving``."""
+
+    def __init__(self, latency: float):
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child, latency), daemon=True)
+        self._process.start()
+        self.base_url = self._conn.recv()
+
+    def _ask(self, command: str) -> tuple[int, int]:
+        self._conn.send(command)
+        return self._conn.recv()
+
+    def reset(self) -> None:
+        self._ask("reset")
+
+    def chat_log(self) -> list[None]:
+        return [None] * self._ask("stats")[0]
+
+    @property
+    def max_serving(self) -> int:
+        return self._ask("stats")[1]
+
+    def stop(self) -> None:
+        self._conn.send("stop")
+        self._process.join(timeout=30)
+
+
 @contextlib.contextmanager
-def simulated_grids(latency: float, stream: bool) -> Iterator[tuple[SimulatedServer, Callable[..., ExperimentSpec],
-                                                                     Path]]:
+def simulated_server(latency: float, in_process: bool) -> Iterator[Any]:
+    """The simulated server, in this process (sharing the client's interpreter) or in a child process."""
+    if in_process:
+        with SimulatedServer(latency_s=latency, default_max_tokens=48) as server:
+            yield server
+        return
+    server = ServerProcess(latency)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def simulated_grids(latency: float, stream: bool, in_process: bool = True
+                    ) -> Iterator[tuple[Any, Callable[..., ExperimentSpec], Path]]:
     """The simulated server, the synthetic corpus in a temp folder, and ``grid(name, max_cells, extra="")``
     writing ``GRID`` there (plus ``extra`` run keys) and returning its spec; prints the server line."""
-    with tempfile.TemporaryDirectory() as tmp, SimulatedServer(latency_s=latency, default_max_tokens=48) as server:
+    with tempfile.TemporaryDirectory() as tmp, simulated_server(latency, in_process) as server:
         folder = Path(tmp)
         generate_synthetic(0, conversations=4).save(folder / "corpus.jsonl")
         print(f"simulated server (SIMULATED): {latency} s per request, backend max_concurrency 16, cache off, "
-              f"{'' if stream else 'not '}streamed")
+              f"{'' if stream else 'not '}streamed, {'in this process' if in_process else 'in its own process'}")
 
         def grid(name: str, max_cells: int, extra: str = "") -> ExperimentSpec:
             toml = folder / f"grid-{name}.toml"
@@ -85,9 +140,11 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=LATENCY_S, help="server seconds per request")
     parser.add_argument("--no-stream", action="store_true",
                         help="non-streamed responses (the client parses one reply instead of one event per token)")
+    parser.add_argument("--server-process", action="store_true",
+                        help="run the simulated server in its own process (as a cloud's is not in the client's)")
     args = parser.parse_args()
     latency = args.latency
-    with simulated_grids(latency, not args.no_stream) as (server, grid, folder):
+    with simulated_grids(latency, not args.no_stream, not args.server_process) as (server, grid, folder):
         print(f"{'max_cells':>9}{'cells':>7}{'requests':>10}{'peak in flight':>16}{'wall s':>9}{'cpu s':>8}"
               f"{'speedup':>9}")
         for max_cells in args.max_cells:
