@@ -65,9 +65,11 @@ def test_plain_rows_are_compact_lines_with_sorted_keys():
 
 def test_nan_infinity_and_none_read_back_as_given():
     rows = [{"value": float("nan"), "w": None}, {"value": float("-inf"), "w": 1}, {"value": 0.5, "w": None}]
-    back = [json.loads(line) for line in jsonl_bytes(rows).decode("utf-8").split("\n")[:-1]]
+    lines = jsonl_bytes(rows).decode("utf-8").split("\n")[:-1]
+    back = [json.loads(line) for line in lines]
     assert math.isnan(back[0]["value"]) and back[0]["w"] is None
     assert back[1] == {"value": float("-inf"), "w": 1} and back[2] == {"value": 0.5, "w": None}
+    assert lines == ['{"value": NaN, "w": null}', '{"value": -Infinity, "w": 1}', '{"value":0.5,"w":null}']
 
 
 class Plain(enum.Enum):
