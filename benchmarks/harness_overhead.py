@@ -22,6 +22,16 @@ counted once per entry, truncation cuts counted once per entry, context lines
 normalized once, BM25 scoring each question once and rows encoded by one JSON
 encoder brought it to 25.5 s wall, 15.9 s CPU at load 3.0 (recall 6.5, scoring
 3.3, rows write 2.0, results parquet 1.6, replay 0.9 CPU s), rows unchanged.
+Rows encoded by orjson, a cell's whole list in one call, and written as bytes
+(``lyra_lab/_fast_jsonl.py``): over three alternating runs each at load 3.2-4.5,
+main 013e57e cpu 13.0-14.0 s (rows write 1.78-1.84, results parquet 1.36-1.48 CPU s),
+this 11.9-12.4 s (rows write 0.64-0.84, results parquet 1.18-1.39: 8% less JSON to
+parse; the parse itself, 0.6 CPU s, is most of what is left), wall 21-25 s both
+under that load, rows unchanged.  Command, from the checkout:
+``nice -n 10 env PYTHONPATH=. OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/harness_overhead.py``.
+In ``other``: ``import bpe_openai`` (0.46 CPU s) loads its three BPE tables (cl100k,
+o200k, voyage3) once each, its own compat module building every encoding for its
+special tokens; lyra-lab then builds each encoding it uses once (``_tokens._encoding``).
 Figures taken under load are noisy: quote the load, and compare the CPU times.
 """
 

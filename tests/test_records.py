@@ -302,7 +302,7 @@ def test_result_rows_round_trip_and_a_broken_line_names_file_and_line(tmp_path):
             {"metric": "latency_s", "value": 0.25, "pipeline": "p|dense", "probe_id": ""}]
     path = folder.write_rows("c1", rows)
     assert path.read_text(encoding="utf-8").splitlines()[0] == (
-        '{"metric": "recall@5", "pipeline": "p|dense", "probe_id": "é", "value": 1.0}')
+        '{"metric":"recall@5","pipeline":"p|dense","probe_id":"é","value":1.0}')
     assert folder.read_rows("c1") == rows == read_row_records([path])
     path.write_text(path.read_text() + '{"metric": \n')
     with pytest.raises(ResultsFormatError, match=rf"^{path}: line 3: not valid JSON \(Expecting value\)$"):

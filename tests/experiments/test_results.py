@@ -42,6 +42,20 @@ def test_a_parameter_with_mixed_types_across_strategies_stays_readable(tmp_path)
     assert df["value"].dtype == float and df["simulated"].dtype == bool
 
 
+def test_rows_written_before_orjson_load_as_the_rows_written_now(tmp_path):
+    rows = [row("c-1", "mrr", v, probe_id=f"é{i}", **{"recaller.w": w, "recaller.big": 2**62 + i})
+            for i, (v, w) in enumerate([(1e-05, 0.1), (1e16, 2.5), (0.3, 1e-7), (-0.0, 3.0)])]
+    old, new = RunFolder(tmp_path / "old"), RunFolder(tmp_path / "new")
+    old.prepare()
+    new.prepare()
+    (old.rows_dir / "c-1.jsonl").write_text(  # the json.dumps lines of lyra-lab before orjson
+        "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
+    new.write_rows("c-1", rows)
+    assert (old.rows_dir / "c-1.jsonl").read_bytes() != (new.rows_dir / "c-1.jsonl").read_bytes()
+    assert old.read_rows("c-1") == new.read_rows("c-1") == rows
+    pd.testing.assert_frame_equal(load_results(old.path), load_results(new.path))
+
+
 def test_a_broken_row_file_names_the_file_and_line(tmp_path):
     folder = RunFolder(tmp_path)
     folder.prepare()
