@@ -82,7 +82,7 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
             expected abstention).  Never without evidence.
         threshold: token-recall threshold of the retention rule.
     """
-    from lyra_lab.memory import fit_context
+    from lyra_lab.memory import fit_contexts
 
     budgets = check_budgets(budgets)
     if not budgets:
@@ -97,9 +97,8 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
         retrieval = not expects_abstention(probe)
     retrieval = retrieval and bool(probe.evidence)
     scores: dict[str, float] = {}
-    entries = [hit.entry for hit in ranking]
-    for budget in budgets:
-        fit = fit_context(entries, budget, count)  # render(ranking, budget, count), its whole lines and tokens
+    contexts = fit_contexts([hit.entry for hit in ranking], budgets, count)  # render(ranking, B, count) at each B
+    for budget, fit in zip(budgets, contexts):
         scores[budget_metric("context_tokens", budget)] = float(fit.tokens)
         if answerable:
             scores[budget_metric("answer_in_context", budget)] = float(
