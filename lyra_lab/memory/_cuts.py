@@ -54,55 +54,66 @@ class Cuts:
         parts = count.token_bytes(count.encode(text))
         self.data = b"".join(parts)
         self.offsets = list(accumulate((len(b) for b in parts), initial=0))
+        self._ascii = text.isascii() and self.data == text.encode("ascii")  # bytes are characters
         self._at: dict[int, tuple[int, int] | None] = {}  # m -> (characters kept, count of the line)
         self._longest: dict[int, tuple[str, int] | None] = {}  # room -> answer
-        self._spaces, self._tokens_at = self._space_cuts() if splits_at_spaces(count) else ([], [])
-        self._first: int | None = None  # count(head + text[:j1])
+        # Spaces after non-spaces at token boundaries (and the text's end), by position, with the token index.
+        self._bounds = self._space_bounds() if splits_at_spaces(count) else {}
+        self._positions = sorted(self._bounds)
+        self._first = 0  # count(head + text[:first bound]) + count(ELLIPSIS), once needed
 
-    def _space_cuts(self) -> tuple[list[int], list[int]]:
-        """The positions of the spaces after non-spaces in the text, and the token index at each."""
-        try:
-            if self.data != self.text.encode("utf-8"):
-                return [], []
-        except UnicodeEncodeError:  # lone surrogates: the tokenizer saw another text
-            return [], []
-        index = {offset: i for i, offset in enumerate(self.offsets)}
-        spaces, tokens = [], []
-        start = offset = 0
-        for match in _SPACE_CUT.finditer(self.text):
-            j = match.start()
-            offset += len(self.text[start:j].encode("utf-8"))
-            start = j
-            i = index.get(offset)
-            if i is None:  # not a token boundary: count whole lines
-                return [], []
-            spaces.append(j)
-            tokens.append(i)
-        return spaces, tokens
+    def _space_bounds(self) -> dict[int, int]:
+        text, offsets = self.text, self.offsets
+        if self._ascii:
+            bounds = {o: i for i, o in enumerate(offsets[1:-1], start=1) if text[o] == " " and not text[o - 1].isspace()}
+        else:
+            try:
+                if self.data != text.encode("utf-8"):
+                    return {}
+            except UnicodeEncodeError:  # lone surrogates: the tokenizer saw another text
+                return {}
+            index = {offset: i for i, offset in enumerate(offsets)}
+            bounds, start, offset = {}, 0, 0
+            for match in _SPACE_CUT.finditer(text):
+                j = match.start()
+                offset += len(text[start:j].encode("utf-8"))
+                start = j
+                if offset in index:  # (always, for these encodings)
+                    bounds[j] = index[offset]
+        if text and not text[-1].isspace():  # the last piece ends the text: its tokens end the encoding
+            bounds[len(text)] = len(offsets) - 1
+        return bounds
 
     def line(self, chars: int) -> str:
         return self.head + self.text[:chars] + ELLIPSIS
 
     def _line_count(self, chars: int) -> int:
-        below = bisect_left(self._spaces, chars)  # spaces strictly inside text[:chars]
-        if not below:
+        """``count(self.line(chars))``, adding up pieces between spaces that follow non-spaces (module docstring)."""
+        positions = self._positions
+        below = bisect_left(positions, chars)  # bounds strictly inside text[:chars]
+        at = self._bounds.get(chars)
+        if not below and at is None:
             return self.count(self.line(chars))
-        if self._first is None:
-            self._first = self.count(self.head + self.text[: self._spaces[0]])
-        last = self._spaces[below - 1]
-        return (self._first + self._tokens_at[below - 1] - self._tokens_at[0]
-                + self.count(self.text[last:chars] + ELLIPSIS))
+        first = positions[0]
+        if not self._first:
+            self._first = self.count(self.head + self.text[:first]) + self.count(ELLIPSIS)
+        if at is not None:  # the cut ends a piece: its tokens are the text's
+            return self._first + at - self._bounds[first]
+        last = positions[below - 1]
+        return self._first + self._bounds[last] - self._bounds[first] + self.count(self.text[last:chars])
 
     def at(self, m: int) -> tuple[int, int] | None:
         """The cut after ``m`` tokens as (characters of text kept, count of its line); None where
         ``_truncate`` rejects the cut (empty, or inside a multi-byte character)."""
-        if m not in self._at:
+        if m in self._at:
+            return self._at[m]
+        if self._ascii:
+            chars = len(self.text[: self.offsets[m]].rstrip())
+        else:
             body = self.data[: self.offsets[m]].decode("utf-8", errors="replace").rstrip()
-            if not body or not self.text.startswith(body):
-                self._at[m] = None
-            else:
-                self._at[m] = (len(body), self._line_count(len(body)))
-        return self._at[m]
+            chars = len(body) if self.text.startswith(body) else 0
+        got = self._at[m] = (chars, self._line_count(chars)) if chars else None
+        return got
 
     def longest(self, room: int) -> tuple[str, int] | None:
         """``_truncate``'s answer (as a line and its count) for ``room`` tokens."""
