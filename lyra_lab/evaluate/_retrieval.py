@@ -107,25 +107,24 @@ class RankedEvidence:
         if verbatim is not None and len(verbatim) != len(groups):
             raise ValueError(f"verbatim has {len(verbatim)} flags for {len(groups)} hits")
         self.groups, self.verbatim = groups, verbatim
-        self._covered, self._direct = [0], [0]  # [k]: |E ∩ (T_1 ∪ … ∪ T_k)|, |E ∩ (V_1 ∪ … ∪ V_k)|
-        self._seen: set[str] = set()
-        self._seen_direct: set[str] = set()
+        self._first: dict[str, int] = {}  # evidence turn -> rank of the first hit covering it
+        self._first_direct: dict[str, int] = {}  # ... of the first verbatim hit holding it
+        self._scanned = 0  # hits looked at so far
         self._relevant: list[bool] | None = None
         self._n_relevant = 0
 
-    def _upto(self, k: int) -> int:
-        k = min(k, len(self.groups))
-        covered, direct = self._covered, self._direct
-        for i in range(len(covered) - 1, k):
+    def _found(self, firsts: dict[str, int], k: int) -> int:
+        """How many evidence turns ``firsts`` has at ranks <= k, the ranking scanned that far."""
+        for i in range(self._scanned, min(k, len(self.groups))):
             group = self.groups[i]
             if not self.evidence.isdisjoint(group):
-                found = self.evidence.intersection(group)
-                self._seen.update(found)
-                if self.verbatim is None or self.verbatim[i]:
-                    self._seen_direct.update(found)
-            covered.append(len(self._seen))
-            direct.append(len(self._seen_direct))
-        return k
+                direct = self.verbatim is None or self.verbatim[i]
+                for turn in self.evidence.intersection(group):
+                    self._first.setdefault(turn, i + 1)
+                    if direct:
+                        self._first_direct.setdefault(turn, i + 1)
+            self._scanned = i + 1
+        return sum(1 for rank in firsts.values() if rank <= k)
 
     @property
     def relevant(self) -> list[bool]:
@@ -137,15 +136,15 @@ class RankedEvidence:
 
     def recall(self, k: int) -> float:
         """``evidence_recall_at``: evidence turns in a verbatim hit of the top k (every hit without flags)."""
-        return self._direct[self._upto(k)] / len(self.evidence)
+        return self._found(self._first_direct, k) / len(self.evidence)
 
     def coverage(self, k: int) -> float:
         """``coverage_recall_at``: evidence turns covered by the top k."""
-        return self._covered[self._upto(k)] / len(self.evidence)
+        return self._found(self._first, k) / len(self.evidence)
 
     def recall_all(self, k: int) -> float:
         """``recall_all_at``: 1.0 if the top k cover every evidence turn."""
-        return 1.0 if self._covered[self._upto(k)] == len(self.evidence) else 0.0
+        return 1.0 if self._found(self._first, k) == len(self.evidence) else 0.0
 
     def recall_any(self, k: int) -> float:
         """``any_recall_at``: 1.0 if a top-k hit is relevant."""
