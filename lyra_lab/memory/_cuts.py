@@ -26,6 +26,14 @@ and only that last short piece is encoded per cut.  Any other counter, a text
 whose encoding does not split at those spaces (it always does for these
 encodings; the check keeps the fallback honest) or a cut before the first such
 space counts the whole line.
+
+A whole line and the line with its newline (``line_counts``) come from the
+text's own encoding the same way: ``count(head + text) = count(head + text[:j1])
++ len(encode(text)) - count(text[:j1])``, and ``count(line + "\n") = count(line)
+- count(last) + count(last + "\n")`` for the last piece ``last`` of the line:
+one encoding of the text, kept for its cuts, and a few short pieces (a first
+and a last word, which recur and the counter remembers) instead of encoding
+the line twice.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from itertools import accumulate
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 ELLIPSIS = " …"
 # Encodings whose pre-tokenizer always splits before a space that follows a non-space (module docstring).
@@ -46,14 +54,44 @@ def splits_at_spaces(count: Any) -> bool:
     return getattr(count, "tokenize", True) is None and getattr(count, "encoding", None) in SPACE_SPLIT_ENCODINGS
 
 
+def line_counts(count: Any, head: str, text: str) -> tuple[int, int, Sequence[int] | None]:
+    """``count(head + text)``, ``count(head + text + "\n")`` and, where they served, the text's tokens
+    (``head`` ends in a space after a non-space, as ``"[label] "`` does; see the module docstring)."""
+    line = head + text
+    first = _SPACE_CUT.search(text)
+    if first is None or not splits_at_spaces(count) or not _encodable(text):
+        return count(line), count(line + "\n"), None
+    tokens = count.encode(text)
+    j = first.start()
+    n = count(head + text[:j]) + len(tokens) - count(text[:j])
+    last = text[_last_space_cut(text):]
+    return n, n - count(last) + count(last + "\n"), tokens
+
+
+def _last_space_cut(text: str) -> int:
+    """The last position of a space after a non-space in ``text`` (there is one)."""
+    i = text.rfind(" ")
+    while i > 0 and text[i - 1].isspace():
+        i = text.rfind(" ", 0, i)
+    return i
+
+
+def _encodable(text: str) -> bool:
+    """Whether ``text`` is what the tokenizer encodes (not so with lone surrogates, which it replaces)."""
+    try:
+        return text.isascii() or bool(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return False
+
+
 class Cuts:
     """One entry's truncated lines ``head + text[:cut] + ELLIPSIS`` by token cut, each counted once."""
 
-    def __init__(self, count: Any, head: str, text: str):
+    def __init__(self, count: Any, head: str, text: str, tokens: Sequence[int] | None = None):
         self.count, self.head, self.text = count, head, text
-        parts = count.token_bytes(count.encode(text))
+        parts = count.token_bytes(count.encode(text) if tokens is None else tokens)
         self.data = b"".join(parts)
-        self.offsets = list(accumulate((len(b) for b in parts), initial=0))
+        self.offsets = list(accumulate(map(len, parts), initial=0))
         self._ascii = text.isascii() and self.data == text.encode("ascii")  # bytes are characters
         self._at: dict[int, tuple[int, int] | None] = {}  # m -> (characters kept, count of the line)
         self._longest: dict[int, tuple[str, int] | None] = {}  # room -> answer
@@ -63,25 +101,23 @@ class Cuts:
         self._first = 0  # count(head + text[:first bound]) + count(ELLIPSIS), once needed
 
     def _space_bounds(self) -> dict[int, int]:
-        text, offsets = self.text, self.offsets
-        if self._ascii:
-            bounds = {o: i for i, o in enumerate(offsets[1:-1], start=1) if text[o] == " " and not text[o - 1].isspace()}
-        else:
-            try:
-                if self.data != text.encode("utf-8"):
-                    return {}
-            except UnicodeEncodeError:  # lone surrogates: the tokenizer saw another text
-                return {}
-            index = {offset: i for i, offset in enumerate(offsets)}
-            bounds, start, offset = {}, 0, 0
-            for match in _SPACE_CUT.finditer(text):
-                j = match.start()
+        text = self.text
+        if not self._ascii and not (_encodable(text) and self.data == text.encode("utf-8")):
+            return {}  # lone surrogates: the tokenizer saw another text
+        index = dict(zip(self.offsets, range(len(self.offsets))))  # byte offset -> token index
+        bounds: dict[int, int] = {}
+        start = offset = 0
+        for match in _SPACE_CUT.finditer(text):
+            j = match.start()
+            if self._ascii:
+                offset = j
+            else:
                 offset += len(text[start:j].encode("utf-8"))
                 start = j
-                if offset in index:  # (always, for these encodings)
-                    bounds[j] = index[offset]
+            if offset in index:  # (always, for these encodings)
+                bounds[j] = index[offset]
         if text and not text[-1].isspace():  # the last piece ends the text: its tokens end the encoding
-            bounds[len(text)] = len(offsets) - 1
+            bounds[len(text)] = len(self.offsets) - 1
         return bounds
 
     def line(self, chars: int) -> str:

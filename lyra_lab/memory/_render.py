@@ -14,7 +14,7 @@ import weakref
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
-from lyra_lab.memory._cuts import ELLIPSIS, Cuts, longest_cut
+from lyra_lab.memory._cuts import ELLIPSIS, Cuts, line_counts, longest_cut
 from lyra_lab.memory._store import MemoryEntry
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
@@ -197,14 +197,15 @@ class _AdditiveRenderer:
 
     def __init__(self, count: Any):
         self.count = count
-        self._lines: dict[str, tuple[MemoryEntry, str, int, int]] = {}  # id -> (entry, line, count, count + "\n")
+        # id -> (entry, line, count, count + "\n", the text's tokens if counting it needed them)
+        self._lines: dict[str, tuple[MemoryEntry, str, int, int, Sequence[int] | None]] = {}
         self._cuts: dict[tuple[str, str], Cuts] = {}
 
-    def line(self, entry: MemoryEntry) -> tuple[MemoryEntry, str, int, int]:
+    def line(self, entry: MemoryEntry) -> tuple[MemoryEntry, str, int, int, Sequence[int] | None]:
         got = self._lines.get(entry.id)
         if got is None or got[0] is not entry:
-            line = hit_line(entry)
-            got = self._lines[entry.id] = (entry, line, self.count(line), self.count(line + "\n"))
+            head = f"[{date_label(entry)}] "
+            got = self._lines[entry.id] = (entry, head + entry.text, *line_counts(self.count, head, entry.text))
         return got
 
     def fit(self, entries: Sequence[MemoryEntry], budget: int) -> ContextFit:
@@ -216,7 +217,7 @@ class _AdditiveRenderer:
         lines: list[str] = []
         with_nl = tokens = 0  # count(block + "\n"), count(block)
         for entry in entries:
-            _, line, n, n_nl = self.line(entry)
+            _, line, n, n_nl, _ = self.line(entry)
             while len(out) < len(budgets) and with_nl + n > budgets[len(out)]:
                 out.append(self._cut(lines, with_nl, tokens, entry, budgets[len(out)]))
             if len(out) == len(budgets):
@@ -231,7 +232,8 @@ class _AdditiveRenderer:
         label = date_label(entry)
         cuts = self._cuts.get((label, entry.text))
         if cuts is None:
-            cuts = self._cuts[(label, entry.text)] = Cuts(self.count, f"[{label}] ", entry.text)
+            encoded = self.line(entry)[4]
+            cuts = self._cuts[(label, entry.text)] = Cuts(self.count, f"[{label}] ", entry.text, encoded)
         cut = cuts.longest(budget - with_nl)
         if cut is not None:
             return ContextFit("\n".join([*lines, cut[0]]), len(lines), with_nl + cut[1])
