@@ -76,6 +76,19 @@ def _last_space_cut(text: str) -> int:
     return i
 
 
+_TOKEN_LENGTHS: dict[str, dict[int, int]] = {}  # encoding -> token id -> its length in bytes
+
+
+def _token_lengths(count: Any, tokens: Sequence[int]) -> dict[int, int]:
+    """Token id -> bytes, for ``count``'s encoding, holding every id of ``tokens``."""
+    encoding = getattr(count, "encoding", None)
+    lengths = _TOKEN_LENGTHS.setdefault(encoding, {}) if isinstance(encoding, str) else {}
+    missing = [t for t in set(tokens) if t not in lengths]
+    if missing:
+        lengths.update(zip(missing, map(len, count.token_bytes(missing))))
+    return lengths
+
+
 def _encodable(text: str) -> bool:
     """Whether ``text`` is what the tokenizer encodes (not so with lone surrogates, which it replaces)."""
     try:
@@ -89,36 +102,26 @@ class Cuts:
 
     def __init__(self, count: Any, head: str, text: str, tokens: Sequence[int] | None = None):
         self.count, self.head, self.text = count, head, text
-        parts = count.token_bytes(count.encode(text) if tokens is None else tokens)
-        self.data = b"".join(parts)
-        self.offsets = list(accumulate(map(len, parts), initial=0))
-        self._ascii = text.isascii() and self.data == text.encode("ascii")  # bytes are characters
+        tokens = count.encode(text) if tokens is None else tokens
+        encodable = _encodable(text)
+        self.offsets = list(accumulate(map(_token_lengths(count, tokens).__getitem__, tokens), initial=0))
+        # The text's bytes; a text with lone surrogates was encoded as the tokenizer replaced them.
+        self.data = text.encode("utf-8") if encodable else b"".join(count.token_bytes(tokens))
+        self._ascii = text.isascii()  # bytes are characters
         self._at: dict[int, tuple[int, int] | None] = {}  # m -> (characters kept, count of the line)
         self._longest: dict[int, tuple[str, int] | None] = {}  # room -> answer
-        # Spaces after non-spaces at token boundaries (and the text's end), by position, with the token index.
-        self._bounds = self._space_bounds() if splits_at_spaces(count) else {}
-        self._positions = sorted(self._bounds)
-        self._first = 0  # count(head + text[:first bound]) + count(ELLIPSIS), once needed
+        # Spaces after non-spaces (and the text's end after a non-space): where pieces end.
+        self._positions = [match.start() for match in _SPACE_CUT.finditer(text)] \
+            if encodable and splits_at_spaces(count) else []
+        if self._positions and not text[-1].isspace():
+            self._positions.append(len(text))
+        self._first = 0  # count(head + text[:first position]) + count(ELLIPSIS), once needed
 
-    def _space_bounds(self) -> dict[int, int]:
-        text = self.text
-        if not self._ascii and not (_encodable(text) and self.data == text.encode("utf-8")):
-            return {}  # lone surrogates: the tokenizer saw another text
-        index = dict(zip(self.offsets, range(len(self.offsets))))  # byte offset -> token index
-        bounds: dict[int, int] = {}
-        start = offset = 0
-        for match in _SPACE_CUT.finditer(text):
-            j = match.start()
-            if self._ascii:
-                offset = j
-            else:
-                offset += len(text[start:j].encode("utf-8"))
-                start = j
-            if offset in index:  # (always, for these encodings)
-                bounds[j] = index[offset]
-        if text and not text[-1].isspace():  # the last piece ends the text: its tokens end the encoding
-            bounds[len(text)] = len(self.offsets) - 1
-        return bounds
+    def _token_at(self, chars: int) -> int | None:
+        """How many of the text's tokens end by ``text[:chars]``, if one ends there (at a piece's end, always)."""
+        offset = chars if self._ascii else len(self.text[:chars].encode("utf-8"))
+        i = bisect_left(self.offsets, offset)
+        return i if i < len(self.offsets) and self.offsets[i] == offset else None
 
     def line(self, chars: int) -> str:
         return self.head + self.text[:chars] + ELLIPSIS
@@ -126,17 +129,18 @@ class Cuts:
     def _line_count(self, chars: int) -> int:
         """``count(self.line(chars))``, adding up pieces between spaces that follow non-spaces (module docstring)."""
         positions = self._positions
-        below = bisect_left(positions, chars)  # bounds strictly inside text[:chars]
-        at = self._bounds.get(chars)
-        if not below and at is None:
+        below = bisect_left(positions, chars)  # piece ends strictly inside text[:chars]
+        ends_piece = below < len(positions) and positions[below] == chars
+        if not below and not ends_piece:
             return self.count(self.line(chars))
-        first = positions[0]
+        split = chars if ends_piece else positions[below - 1]  # the last piece end the cut keeps
+        first, upto = self._token_at(positions[0]), self._token_at(split)
+        if first is None or upto is None:  # (never, for these encodings)
+            return self.count(self.line(chars))
         if not self._first:
-            self._first = self.count(self.head + self.text[:first]) + self.count(ELLIPSIS)
-        if at is not None:  # the cut ends a piece: its tokens are the text's
-            return self._first + at - self._bounds[first]
-        last = positions[below - 1]
-        return self._first + self._bounds[last] - self._bounds[first] + self.count(self.text[last:chars])
+            self._first = self.count(self.head + self.text[: positions[0]]) + self.count(ELLIPSIS)
+        rest = 0 if ends_piece else self.count(self.text[split:chars])
+        return self._first + upto - first + rest
 
     def at(self, m: int) -> tuple[int, int] | None:
         """The cut after ``m`` tokens as (characters of text kept, count of its line); None where
