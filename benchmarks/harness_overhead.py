@@ -22,6 +22,16 @@ counted once per entry, truncation cuts counted once per entry, context lines
 normalized once, BM25 scoring each question once and rows encoded by one JSON
 encoder brought it to 25.5 s wall, 15.9 s CPU at load 3.0 (recall 6.5, scoring
 3.3, rows write 2.0, results parquet 1.6, replay 0.9 CPU s), rows unchanged.
+Scoring in fewer passes (branch perf-scoring, from main 013e57e): the three
+budgets filled in one walk over the ranking; a context line's counts and each
+truncated line's count added up from the text's own tokens between spaces that
+follow non-spaces plus a first and a last word, not encoded whole; the @K and
+budget retrieval metrics read at every cutoff from one pass (``RankedEvidence``);
+the gold answer normalized once per probe.  Three runs each, main and branch
+alternating, ``nice -n 10 env PYTHONPATH=. OPENBLAS_NUM_THREADS=1 python
+benchmarks/harness_overhead.py`` at load 3.7-4.3: scoring 2.75 -> 1.88 CPU s
+(runs 2.75/2.75/2.76 -> 1.92/1.80/1.92), recall 5.42 -> 5.12 (recall renders its
+contexts with the same renderer), all 13.42 -> 12.21 CPU s; rows unchanged.
 Figures taken under load are noisy: quote the load, and compare the CPU times.
 """
 

@@ -42,11 +42,11 @@ def _reference_scores(ev, ranked, ks, verbatim, n_relevant, session_of):
     import math
 
     def ndcg(evidence, groups, k, n_rel, discount):
-        rels = [bool(evidence & set(g)) for g in groups]
-        ideal = max(len(evidence) if n_rel is None else n_rel, sum(rels))
-        dcg = sum(discount(i) for i, rel in enumerate(rels[:k], start=1) if rel)
-        idcg = sum(discount(i) for i in range(1, min(k, ideal) + 1))
-        return dcg / idcg if idcg else 0.0
+        ranks = [i for i, g in enumerate(groups, start=1) if evidence & set(g)]  # the relevant hits' ranks
+        ideal_list = range(1, min(k, max(len(evidence) if n_rel is None else n_rel, len(ranks))) + 1)
+        gain = sum(map(discount, [r for r in ranks if r <= k]))  # DCG@k, ranks in order
+        best = sum(map(discount, ideal_list))  # IDCG@k
+        return gain / best if best else 0.0
 
     def plain(i):
         return 1.0 / math.log2(i + 1)
