@@ -148,7 +148,9 @@ class Cuts:
         if m in self._at:
             return self._at[m]
         if self._ascii:
-            chars = len(self.text[: self.offsets[m]].rstrip())
+            chars = self.offsets[m]
+            while chars and self.text[chars - 1].isspace():  # len(text[:chars].rstrip())
+                chars -= 1
         else:
             body = self.data[: self.offsets[m]].decode("utf-8", errors="replace").rstrip()
             chars = len(body) if self.text.startswith(body) else 0

@@ -199,7 +199,7 @@ class _AdditiveRenderer:
         self.count = count
         # id -> (entry, line, count, count + "\n", the text's tokens if counting it needed them)
         self._lines: dict[str, tuple[MemoryEntry, str, int, int, Sequence[int] | None]] = {}
-        self._cuts: dict[tuple[str, str], Cuts] = {}
+        self._cuts: dict[tuple[str, str], Cuts] = {}  # (head, text) -> its cuts
 
     def line(self, entry: MemoryEntry) -> tuple[MemoryEntry, str, int, int, Sequence[int] | None]:
         got = self._lines.get(entry.id)
@@ -216,8 +216,10 @@ class _AdditiveRenderer:
         out: list[ContextFit] = []
         lines: list[str] = []
         with_nl = tokens = 0  # count(block + "\n"), count(block)
+        known = self._lines
         for entry in entries:
-            _, line, n, n_nl, _ = self.line(entry)
+            got = known.get(entry.id)
+            _, line, n, n_nl, _ = got if got is not None and got[0] is entry else self.line(entry)
             while len(out) < len(budgets) and with_nl + n > budgets[len(out)]:
                 out.append(self._cut(lines, with_nl, tokens, entry, budgets[len(out)]))
             if len(out) == len(budgets):
@@ -229,11 +231,11 @@ class _AdditiveRenderer:
 
     def _cut(self, lines: list[str], with_nl: int, tokens: int, entry: MemoryEntry, budget: int) -> ContextFit:
         """The block of ``lines`` closed by ``entry`` cut to the room left, if any cut of it fits."""
-        label = date_label(entry)
-        cuts = self._cuts.get((label, entry.text))
+        _, line, _, _, encoded = self.line(entry)
+        head = line[: len(line) - len(entry.text)]  # "[date range] "
+        cuts = self._cuts.get((head, entry.text))
         if cuts is None:
-            encoded = self.line(entry)[4]
-            cuts = self._cuts[(label, entry.text)] = Cuts(self.count, f"[{label}] ", entry.text, encoded)
+            cuts = self._cuts[(head, entry.text)] = Cuts(self.count, head, entry.text, encoded)
         cut = cuts.longest(budget - with_nl)
         if cut is not None:
             return ContextFit("\n".join([*lines, cut[0]]), len(lines), with_nl + cut[1])
