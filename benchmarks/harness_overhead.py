@@ -29,9 +29,9 @@ follow non-spaces plus a first and a last word, not encoded whole; the @K and
 budget retrieval metrics read at every cutoff from one pass (``RankedEvidence``);
 the gold answer normalized once per probe.  Three runs each, main and branch
 alternating, ``nice -n 10 env PYTHONPATH=. OPENBLAS_NUM_THREADS=1 python
-benchmarks/harness_overhead.py`` at load 3.7-4.3: scoring 2.75 -> 1.88 CPU s
-(runs 2.75/2.75/2.76 -> 1.92/1.80/1.92), recall 5.42 -> 5.12 (recall renders its
-contexts with the same renderer), all 13.42 -> 12.21 CPU s; rows unchanged.
+benchmarks/harness_overhead.py`` at load 3.1-3.7: scoring 2.71 -> 1.86 CPU s
+(runs 2.65/2.72/2.75 -> 1.85/1.89/1.85), recall 5.38 -> 5.20 (recall renders its
+contexts with the same renderer), all 13.33 -> 12.35 CPU s; rows unchanged.
 Figures taken under load are noisy: quote the load, and compare the CPU times.
 """
 
