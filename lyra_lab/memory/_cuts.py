@@ -23,7 +23,8 @@ right-stripped) whose text has such spaces at ``j1 < … < jl < p``:
                 + count(text[jl:p] + " …")                # a word or two, memoized by the counter
 
 and only that last short piece is encoded per cut.  Any other counter, a text
-whose encoding does not split at those spaces (it always does for these
+with lone surrogates (the tokenizer encodes a replaced text), a text whose
+encoding has no token boundary at such a space (it always has, for these
 encodings; the check keeps the fallback honest) or a cut before the first such
 space counts the whole line.
 
@@ -56,7 +57,7 @@ def splits_at_spaces(count: Any) -> bool:
 
 def line_counts(count: Any, head: str, text: str) -> tuple[int, int, Sequence[int] | None]:
     """``count(head + text)``, ``count(head + text + "\n")`` and, where they served, the text's tokens
-    (``head`` ends in a space after a non-space, as ``"[label] "`` does; see the module docstring)."""
+    (see the module docstring: the text's first and last spaces after a non-space split the line)."""
     line = head + text
     first = _SPACE_CUT.search(text)
     if first is None or not splits_at_spaces(count) or not _encodable(text):

@@ -47,7 +47,6 @@ def memory_tokens(entries: Iterable[MemoryEntry], count: Callable[[str], int]) -
     return count(render_memory(entries))
 
 
-
 def date_label(entry: MemoryEntry) -> str:
     """``2023-05-08``, ``2023-05-08..2023-05-14`` or ``undated``, from the entry's start/end."""
     start, end = entry.start or entry.end, entry.end or entry.start
@@ -59,7 +58,12 @@ def date_label(entry: MemoryEntry) -> str:
 
 def hit_line(entry: MemoryEntry) -> str:
     """``[2023-05-08] text``: an entry as a line of a context block (its date range, never its period)."""
-    return f"[{date_label(entry)}] {entry.text}"
+    return hit_head(entry) + entry.text
+
+
+def hit_head(entry: MemoryEntry) -> str:
+    """``[2023-05-08] ``: what ``hit_line`` puts before the entry's text."""
+    return f"[{date_label(entry)}] "
 
 
 class ContextFit(NamedTuple):
@@ -130,7 +134,7 @@ def _fit_block(entries: Sequence[MemoryEntry], token_budget: int, count: Callabl
         if count(candidate) <= token_budget:
             block, whole = candidate, whole + 1
             continue
-        prefix = (block + "\n" if block else "") + f"[{date_label(entry)}] "
+        prefix = (block + "\n" if block else "") + hit_head(entry)
         cut = _truncate(prefix, entry.text, token_budget, count)
         if cut is not None:
             block = cut
@@ -204,7 +208,7 @@ class _AdditiveRenderer:
     def line(self, entry: MemoryEntry) -> tuple[MemoryEntry, str, int, int, Sequence[int] | None]:
         got = self._lines.get(entry.id)
         if got is None or got[0] is not entry:
-            head = f"[{date_label(entry)}] "
+            head = hit_head(entry)
             got = self._lines[entry.id] = (entry, head + entry.text, *line_counts(self.count, head, entry.text))
         return got
 
