@@ -32,6 +32,16 @@ under that load, rows unchanged.  Command, from the checkout:
 In ``other``: ``import bpe_openai`` (0.46 CPU s) loads its three BPE tables (cl100k,
 o200k, voyage3) once each, its own compat module building every encoding for its
 special tokens; lyra-lab then builds each encoding it uses once (``_tokens._encoding``).
+Scoring in fewer passes (branch perf-scoring, from main 013e57e): the three
+budgets filled in one walk over the ranking; a context line's counts and each
+truncated line's count added up from the text's own tokens between spaces that
+follow non-spaces plus a first and a last word, not encoded whole; the @K and
+budget retrieval metrics read at every cutoff from one pass (``RankedEvidence``);
+the gold answer normalized once per probe.  Three runs each, main and branch
+alternating, ``nice -n 10 env PYTHONPATH=. OPENBLAS_NUM_THREADS=1 python
+benchmarks/harness_overhead.py`` at load 3.1-3.7: scoring 2.71 -> 1.86 CPU s
+(runs 2.65/2.72/2.75 -> 1.85/1.89/1.85), recall 5.38 -> 5.20 (recall renders its
+contexts with the same renderer), all 13.33 -> 12.35 CPU s; rows unchanged.
 Figures taken under load are noisy: quote the load, and compare the CPU times.
 """
 

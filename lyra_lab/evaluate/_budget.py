@@ -43,8 +43,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
-from lyra_lab.matching import DEFAULT_RETENTION_THRESHOLD, answer_retained, expects_abstention, normalize_answer
-from lyra_lab.evaluate._retrieval import coverage_recall_at, evidence_recall_at, turn_groups, verbatim_flags
+from lyra_lab.matching import DEFAULT_RETENTION_THRESHOLD, RetainedAnswer, expects_abstention, normalize_answer
+from lyra_lab.evaluate._retrieval import RankedEvidence, turn_groups, verbatim_flags
 
 BUDGET_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<budget>\d+)tok$")
 
@@ -82,7 +82,7 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
             expected abstention).  Never without evidence.
         threshold: token-recall threshold of the retention rule.
     """
-    from lyra_lab.memory import fit_context
+    from lyra_lab.memory import fit_contexts
 
     budgets = check_budgets(budgets)
     if not budgets:
@@ -92,24 +92,23 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
         raise ValueError("equal-budget scores need a token counter: pass count= or an outcome from replay")
     probe = outcome.probe
     ranking = tuple(getattr(outcome, "ranking", ()) or outcome.hits)
-    answerable = not expects_abstention(probe) and bool(normalize_answer(probe.answer))
+    retained = RetainedAnswer(probe.answer, threshold) \
+        if not expects_abstention(probe) and normalize_answer(probe.answer) else None
     if retrieval is None:
         retrieval = not expects_abstention(probe)
     retrieval = retrieval and bool(probe.evidence)
     scores: dict[str, float] = {}
-    entries = [hit.entry for hit in ranking]
-    for budget in budgets:
-        fit = fit_context(entries, budget, count)  # render(ranking, budget, count), its whole lines and tokens
+    contexts = fit_contexts([hit.entry for hit in ranking], budgets, count)  # render(ranking, B, count) at each B
+    if retrieval:  # over each budget's whole entries: a prefix of the ranking
+        whole = ranking[:max(fit.whole for fit in contexts)]
+        ranked = RankedEvidence(probe.evidence, turn_groups(whole), verbatim_flags(whole))
+    for budget, fit in zip(budgets, contexts):
         scores[budget_metric("context_tokens", budget)] = float(fit.tokens)
-        if answerable:
-            scores[budget_metric("answer_in_context", budget)] = float(
-                answer_retained(probe.answer, fit.text, threshold))
+        if retained is not None:
+            scores[budget_metric("answer_in_context", budget)] = float(retained(fit.text))
         if retrieval:
-            fits = ranking[:fit.whole]
-            groups, k = turn_groups(fits), max(len(fits), 1)
-            scores[budget_metric("evidence_recall", budget)] = evidence_recall_at(
-                probe.evidence, groups, k, verbatim_flags(fits))
-            scores[budget_metric("coverage_recall", budget)] = coverage_recall_at(probe.evidence, groups, k)
+            scores[budget_metric("evidence_recall", budget)] = ranked.recall(fit.whole)
+            scores[budget_metric("coverage_recall", budget)] = ranked.coverage(fit.whole)
     return scores
 
 

@@ -58,6 +58,7 @@ probes) or when ``k < 1``.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -80,22 +81,102 @@ def _check_k(k: int) -> None:
         raise ValueError(f"k must be a positive integer, got {k!r}")
 
 
-def _relevance(evidence: frozenset[str], groups: TurnGroups) -> list[bool]:
-    return [not evidence.isdisjoint(group) for group in groups]
+@functools.lru_cache(maxsize=None)
+def ndcg_discount(i: int) -> float:
+    """nDCG's discount at rank ``i``: ``1 / log2(i + 1)``."""
+    return 1.0 / math.log2(i + 1)
 
 
-def _covered(groups: TurnGroups, k: int) -> set[str]:
-    covered: set[str] = set()
-    for group in groups[:k]:
-        covered.update(group)
-    return covered
+@functools.lru_cache(maxsize=None)
+def ndcg_any_discount(i: int) -> float:
+    """LongMemEval's ``ndcg_any`` discount at rank ``i``: 1 at rank 1, ``1 / log2(i)`` below."""
+    return 1.0 if i == 1 else 1.0 / math.log2(i)
+
+
+class RankedEvidence:
+    """One ranked list's relevance to one probe's evidence, worked out once and read at any cutoff ``k``.
+
+    Each metric of the module docstring at ``k`` (the functions below are this at
+    one k): a probe's metrics at every K, or at every budget's whole entries,
+    cost one pass over the list rather than one per cutoff.  ``k`` may be 0 here
+    (nothing retrieved: recall 0.0); it is not checked.
+    """
+
+    def __init__(self, evidence: Iterable[str], groups: TurnGroups, verbatim: Sequence[bool] | None = None):
+        self.evidence = _evidence(evidence)
+        if verbatim is not None and len(verbatim) != len(groups):
+            raise ValueError(f"verbatim has {len(verbatim)} flags for {len(groups)} hits")
+        self.groups, self.verbatim = groups, verbatim
+        self._first: dict[str, int] = {}  # evidence turn -> rank of the first hit covering it
+        self._first_direct: dict[str, int] = {}  # ... of the first verbatim hit holding it
+        self._scanned = 0  # hits looked at so far
+        self._relevant: list[bool] | None = None
+        self._n_relevant = 0
+
+    def _found(self, firsts: dict[str, int], k: int) -> int:
+        """How many evidence turns ``firsts`` has at ranks <= k, the ranking scanned that far."""
+        for i in range(self._scanned, min(k, len(self.groups))):
+            group = self.groups[i]
+            if not self.evidence.isdisjoint(group):
+                direct = self.verbatim is None or self.verbatim[i]
+                for turn in self.evidence.intersection(group):
+                    self._first.setdefault(turn, i + 1)
+                    if direct:
+                        self._first_direct.setdefault(turn, i + 1)
+            self._scanned = i + 1
+        return sum(1 for rank in firsts.values() if rank <= k)
+
+    @property
+    def relevant(self) -> list[bool]:
+        """Per hit, whether it covers an evidence turn."""
+        if self._relevant is None:
+            self._relevant = [not self.evidence.isdisjoint(group) for group in self.groups]
+            self._n_relevant = sum(self._relevant)
+        return self._relevant
+
+    def recall(self, k: int) -> float:
+        """``evidence_recall_at``: evidence turns in a verbatim hit of the top k (every hit without flags)."""
+        return self._found(self._first_direct, k) / len(self.evidence)
+
+    def coverage(self, k: int) -> float:
+        """``coverage_recall_at``: evidence turns covered by the top k."""
+        return self._found(self._first, k) / len(self.evidence)
+
+    def recall_all(self, k: int) -> float:
+        """``recall_all_at``: 1.0 if the top k cover every evidence turn."""
+        return 1.0 if self._found(self._first, k) == len(self.evidence) else 0.0
+
+    def recall_any(self, k: int) -> float:
+        """``any_recall_at``: 1.0 if a top-k hit is relevant."""
+        return 1.0 if any(self.relevant[:k]) else 0.0
+
+    def mrr(self) -> float:
+        """``mrr``: reciprocal rank of the first relevant hit, 0.0 if none."""
+        for rank, relevant in enumerate(self.relevant, start=1):
+            if relevant:
+                return 1.0 / rank
+        return 0.0
+
+    def ndcg(self, k: int, n_relevant: int | None = None,
+             discount: Callable[[int], float] = ndcg_discount) -> float:
+        """``ndcg_at`` (``ndcg_any_at`` with ``discount=ndcg_any_discount``) at ``k``."""
+        if n_relevant is not None and (isinstance(n_relevant, bool) or not isinstance(n_relevant, int)
+                                       or n_relevant < 0):
+            raise ValueError(f"n_relevant must be an integer >= 0, got {n_relevant!r}")
+        relevant = self.relevant
+        # The memory holds at least as many relevant entries as were returned (a raw turn and
+        # the digest folding it both count), so the ideal list never has fewer: nDCG stays <= 1.
+        ideal_count = max(len(self.evidence) if n_relevant is None else n_relevant, self._n_relevant)
+        dcg = sum(discount(i) for i, rel in enumerate(relevant[:k], start=1) if rel)
+        idcg = sum(discount(i) for i in range(1, min(k, ideal_count) + 1))
+        return dcg / idcg if idcg else 0.0
 
 
 def coverage_recall_at(evidence: Iterable[str], ranked_turn_id_groups: TurnGroups, k: int) -> float:
     """Share of evidence turns covered by the top ``k`` hits (a digest covers every turn it folds)."""
     ev = _evidence(evidence)
     _check_k(k)
-    return len(ev & _covered(ranked_turn_id_groups, k)) / len(ev)
+    return RankedEvidence(ev, ranked_turn_id_groups).coverage(k)
 
 
 def evidence_recall_at(evidence: Iterable[str], ranked_turn_id_groups: TurnGroups, k: int,
@@ -107,50 +188,33 @@ def evidence_recall_at(evidence: Iterable[str], ranked_turn_id_groups: TurnGroup
     """
     ev = _evidence(evidence)
     _check_k(k)
-    if verbatim is not None and len(verbatim) != len(ranked_turn_id_groups):
-        raise ValueError(f"verbatim has {len(verbatim)} flags for {len(ranked_turn_id_groups)} hits")
-    groups = ranked_turn_id_groups if verbatim is None else \
-        [g for g, flag in zip(ranked_turn_id_groups[:k], verbatim[:k]) if flag]
-    return len(ev & _covered(groups, k)) / len(ev)
+    return RankedEvidence(ev, ranked_turn_id_groups, verbatim).recall(k)
 
 
 def recall_all_at(evidence: Iterable[str], ranked_turn_id_groups: TurnGroups, k: int) -> float:
     """1.0 if the top ``k`` hits cover every evidence turn, else 0.0 (LongMemEval's recall_all@k)."""
     ev = _evidence(evidence)
     _check_k(k)
-    return 1.0 if ev <= _covered(ranked_turn_id_groups, k) else 0.0
+    return RankedEvidence(ev, ranked_turn_id_groups).recall_all(k)
 
 
 def any_recall_at(evidence: Iterable[str], ranked_turn_id_groups: TurnGroups, k: int) -> float:
     """1.0 if any of the top ``k`` hits covers an evidence turn, else 0.0 (LongMemEval's recall_any@k)."""
     ev = _evidence(evidence)
     _check_k(k)
-    return 1.0 if any(_relevance(ev, ranked_turn_id_groups[:k])) else 0.0
+    return RankedEvidence(ev, ranked_turn_id_groups[:k]).recall_any(k)
 
 
 def mrr(evidence: Iterable[str], ranked_turn_id_groups: TurnGroups) -> float:
     """Reciprocal rank of the first hit covering an evidence turn (0.0 if none)."""
-    ev = _evidence(evidence)
-    for rank, relevant in enumerate(_relevance(ev, ranked_turn_id_groups), start=1):
-        if relevant:
-            return 1.0 / rank
-    return 0.0
+    return RankedEvidence(evidence, ranked_turn_id_groups).mrr()
 
 
 def _ndcg(evidence: Iterable[str], groups: TurnGroups, k: int, n_relevant: int | None,
           discount: Callable[[int], float]) -> float:
     ev = _evidence(evidence)
     _check_k(k)
-    if n_relevant is not None and (isinstance(n_relevant, bool) or not isinstance(n_relevant, int)
-                                   or n_relevant < 0):
-        raise ValueError(f"n_relevant must be an integer >= 0, got {n_relevant!r}")
-    all_rels = _relevance(ev, groups)
-    # The memory holds at least as many relevant entries as were returned (a raw turn and
-    # the digest folding it both count), so the ideal list never has fewer: nDCG stays <= 1.
-    ideal_count = max(len(ev) if n_relevant is None else n_relevant, sum(all_rels))
-    dcg = sum(discount(i) for i, rel in enumerate(all_rels[:k], start=1) if rel)
-    idcg = sum(discount(i) for i in range(1, min(k, ideal_count) + 1))
-    return dcg / idcg if idcg else 0.0
+    return RankedEvidence(ev, groups).ndcg(k, n_relevant, discount)
 
 
 def ndcg_at(
@@ -160,7 +224,7 @@ def ndcg_at(
     n_relevant: int | None = None,
 ) -> float:
     """Binary-relevance nDCG@k over memory entries; see the module docstring for the ideal list."""
-    return _ndcg(evidence, ranked_turn_id_groups, k, n_relevant, lambda i: 1.0 / math.log2(i + 1))
+    return _ndcg(evidence, ranked_turn_id_groups, k, n_relevant, ndcg_discount)
 
 
 def ndcg_any_at(
@@ -170,7 +234,7 @@ def ndcg_any_at(
     n_relevant: int | None = None,
 ) -> float:
     """LongMemEval's ndcg_any@k: as ``ndcg_at`` with discount 1 at rank 1 and 1/log2(i) below."""
-    return _ndcg(evidence, ranked_turn_id_groups, k, n_relevant, lambda i: 1.0 if i == 1 else 1.0 / math.log2(i))
+    return _ndcg(evidence, ranked_turn_id_groups, k, n_relevant, ndcg_any_discount)
 
 
 def relevant_count(evidence: Iterable[str], turn_id_groups: Iterable[Iterable[str]]) -> int:
@@ -208,10 +272,16 @@ def session_ranking(ranked_turn_id_groups: TurnGroups, session_of: SessionOf) ->
     >>> session_ranking([("a1",), ("a2",), ("b1",), ("a3", "c1")], lambda t: t[0])
     [('a',), ('b',), ('c',)]
     """
+    return first_appearances([to_sessions(group, session_of) for group in ranked_turn_id_groups])
+
+
+def first_appearances(session_groups: Iterable[frozenset[str]]) -> list[tuple[str, ...]]:
+    """``session_ranking`` of hits given as their session sets: each set less the sessions seen above it,
+    sorted, empty ones dropped."""
     seen: set[str] = set()
     out = []
-    for group in ranked_turn_id_groups:
-        fresh = tuple(sorted(to_sessions(group, session_of) - seen))
+    for sessions in session_groups:
+        fresh = tuple(sorted(sessions - seen))
         if fresh:
             seen.update(fresh)
             out.append(fresh)

@@ -39,8 +39,7 @@ from lyra_lab.backends import Completion
 from lyra_lab.evaluate._budget import budget_scores
 from lyra_lab.evaluate._judge import JudgeResult
 from lyra_lab.evaluate._qa import score_answer
-from lyra_lab.evaluate._retrieval import (SessionOf, any_recall_at, coverage_recall_at, evidence_recall_at, mrr,
-                                          ndcg_any_at, ndcg_at, recall_all_at, session_ranking, session_recall_at,
+from lyra_lab.evaluate._retrieval import (RankedEvidence, SessionOf, first_appearances, ndcg_any_discount,
                                           to_sessions, turn_groups, verbatim_flags)
 from lyra_lab.matching import DEFAULT_RETENTION_THRESHOLD, expects_abstention, retention_scores
 
@@ -65,25 +64,27 @@ def retrieval_scores(
 
     ``verbatim``: per hit, whether its entry holds its turns verbatim (None: all do).
     """
-    evidence = tuple(evidence)
+    evidence, ks = tuple(evidence), check_ks(ks)
+    ranked = RankedEvidence(evidence, groups, verbatim)
     scores: dict[str, float] = {}
-    sessions: list[tuple[str, ...]] | None = None  # the hits' session ranking, the same at every k
-    ev_sessions: tuple[str, ...] = ()
-    for k in check_ks(ks):
-        scores[f"evidence_recall@{k}"] = evidence_recall_at(evidence, groups, k, verbatim)
-        scores[f"coverage_recall@{k}"] = coverage_recall_at(evidence, groups, k)
-        scores[f"recall_all@{k}"] = recall_all_at(evidence, groups, k)
-        scores[f"recall_any@{k}"] = any_recall_at(evidence, groups, k)
-        scores[f"ndcg@{k}"] = ndcg_at(evidence, groups, k, n_relevant=n_relevant)
-        scores[f"ndcg_any@{k}"] = ndcg_any_at(evidence, groups, k, n_relevant=n_relevant)
+    by_hit = by_session = None  # the hits' sessions; their session ranking (LongMemEval's session level)
+    for k in ks:
+        scores[f"evidence_recall@{k}"] = ranked.recall(k)
+        scores[f"coverage_recall@{k}"] = ranked.coverage(k)
+        scores[f"recall_all@{k}"] = ranked.recall_all(k)
+        scores[f"recall_any@{k}"] = ranked.recall_any(k)
+        scores[f"ndcg@{k}"] = ranked.ndcg(k, n_relevant)
+        scores[f"ndcg_any@{k}"] = ranked.ndcg(k, n_relevant, ndcg_any_discount)
         if session_of is not None:
-            scores[f"session_recall@{k}"] = session_recall_at(evidence, groups, k, session_of)
-            if sessions is None:  # LongMemEval's session level: the distinct sessions of the hits, in rank order
-                sessions = session_ranking(groups, session_of)
-                ev_sessions = tuple(to_sessions(evidence, session_of))
-            scores[f"session_recall_all@{k}"] = recall_all_at(ev_sessions, sessions, k)
-            scores[f"session_ndcg_any@{k}"] = ndcg_any_at(ev_sessions, sessions, k, n_relevant=len(ev_sessions))
-    scores["mrr"] = mrr(evidence, groups)
+            if by_hit is None or by_session is None:
+                ev_sessions = to_sessions(evidence, session_of)
+                sessions = [to_sessions(group, session_of) for group in groups]
+                by_hit, by_session = RankedEvidence(ev_sessions, sessions), \
+                    RankedEvidence(ev_sessions, first_appearances(sessions))
+            scores[f"session_recall@{k}"] = by_hit.coverage(k)
+            scores[f"session_recall_all@{k}"] = by_session.recall_all(k)
+            scores[f"session_ndcg_any@{k}"] = by_session.ndcg(k, len(by_session.evidence), ndcg_any_discount)
+    scores["mrr"] = ranked.mrr()
     return scores
 
 

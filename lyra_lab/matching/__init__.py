@@ -5,7 +5,8 @@ The text rules that replay, probe drafting and evaluation share, below all of th
 - ``normalize_answer`` (lowercase, no punctuation, no articles), ``exact_match``,
   ``token_f1``, ``abstains`` / ``expects_abstention`` (the abstain rule for
   adversarial and abstention probes, ``ABSTAIN_PATTERNS``);
-- the retention rule: is a probe's answer still in a text (``answer_retained``),
+- the retention rule: is a probe's answer still in a text (``answer_retained``;
+  ``RetainedAnswer`` asks it of many texts, the answer normalized once),
   the normalized token set a memory keeps up to date entry by entry
   (``normalized_tokens``, ``answer_token_recall``), and a probe outcome's
   ``retention_scores``.
@@ -18,6 +19,7 @@ True
 
 from lyra_lab.matching._retention import (
     DEFAULT_RETENTION_THRESHOLD,
+    RetainedAnswer,
     answer_retained,
     answer_token_recall,
     normalized_tokens,
@@ -35,6 +37,7 @@ from lyra_lab.matching._squad import (
 __all__ = [
     "ABSTAIN_PATTERNS",
     "DEFAULT_RETENTION_THRESHOLD",
+    "RetainedAnswer",
     "abstains",
     "answer_retained",
     "answer_token_recall",

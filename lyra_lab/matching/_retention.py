@@ -41,17 +41,28 @@ DEFAULT_RETENTION_THRESHOLD = 0.8
 
 def answer_retained(answer: Any, text: str, threshold: float = DEFAULT_RETENTION_THRESHOLD) -> bool:
     """Whether ``answer`` survives in ``text`` by the rule in the module docstring."""
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
-    gold = normalize_answer(answer)
-    if not gold:
-        raise ValueError("answer is empty after normalization; retention is undefined")
-    padded = f" {normalized_text(text)} "  # tokens separated by single spaces
-    if f" {gold} " in padded:
-        return True
-    gold_tokens = set(gold.split())
-    present = sum(1 for token in gold_tokens if f" {token} " in padded)  # a token of the text, no split of it
-    return present / len(gold_tokens) >= threshold
+    return RetainedAnswer(answer, threshold)(text)
+
+
+class RetainedAnswer:
+    """``answer_retained(answer, text, threshold)`` for one answer over many texts, the answer normalized once."""
+
+    def __init__(self, answer: Any, threshold: float = DEFAULT_RETENTION_THRESHOLD):
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+        gold = normalize_answer(answer)
+        if not gold:
+            raise ValueError("answer is empty after normalization; retention is undefined")
+        self.threshold = threshold
+        self.phrase = f" {gold} "
+        self.tokens = [f" {token} " for token in set(gold.split())]
+
+    def __call__(self, text: str) -> bool:
+        padded = f" {normalized_text(text)} "  # tokens separated by single spaces
+        if self.phrase in padded:
+            return True
+        present = sum(1 for token in self.tokens if token in padded)  # a token of the text, no split of it
+        return present / len(self.tokens) >= self.threshold
 
 
 def normalized_text(text: str) -> str:

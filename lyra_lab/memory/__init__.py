@@ -1,7 +1,7 @@
 """The memory store that pipelines write and recallers read, and memory rendered as text for a model."""
 
 from lyra_lab.memory._render import (
-    ELLIPSIS, ContextFit, date_label, entry_line, fit_context, hit_line, memory_order, memory_tokens, render_context, render_memory,
+    ELLIPSIS, ContextFit, date_label, entry_line, fit_context, fit_contexts, hit_line, memory_order, memory_tokens, render_context, render_memory,
 )
 from lyra_lab.memory._store import CONDENSED_KINDS, VERBATIM_KINDS, EntryKind, MemoryEntry, MemoryStore
 
@@ -16,6 +16,7 @@ __all__ = [
     "date_label",
     "entry_line",
     "fit_context",
+    "fit_contexts",
     "hit_line",
     "memory_order",
     "memory_tokens",

@@ -8,12 +8,13 @@ packs under a token budget.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import functools
 import threading
 import weakref
-from itertools import accumulate
+from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
+from lyra_lab.memory._cuts import ELLIPSIS, Cuts, line_counts, longest_cut
 from lyra_lab.memory._store import MemoryEntry
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
@@ -46,9 +47,6 @@ def memory_tokens(entries: Iterable[MemoryEntry], count: Callable[[str], int]) -
     return count(render_memory(entries))
 
 
-ELLIPSIS = " …"
-
-
 def date_label(entry: MemoryEntry) -> str:
     """``2023-05-08``, ``2023-05-08..2023-05-14`` or ``undated``, from the entry's start/end."""
     start, end = entry.start or entry.end, entry.end or entry.start
@@ -60,7 +58,12 @@ def date_label(entry: MemoryEntry) -> str:
 
 def hit_line(entry: MemoryEntry) -> str:
     """``[2023-05-08] text``: an entry as a line of a context block (its date range, never its period)."""
-    return f"[{date_label(entry)}] {entry.text}"
+    return hit_head(entry) + entry.text
+
+
+def hit_head(entry: MemoryEntry) -> str:
+    """``[2023-05-08] ``: what ``hit_line`` puts before the entry's text."""
+    return f"[{date_label(entry)}] "
 
 
 class ContextFit(NamedTuple):
@@ -107,6 +110,21 @@ def fit_context(entries: Sequence[MemoryEntry], token_budget: int, count: Callab
     return ContextFit(block, whole, count(block))
 
 
+def fit_contexts(entries: Sequence[MemoryEntry], budgets: Iterable[int],
+                 count: Callable[[str], int]) -> list[ContextFit]:
+    """``fit_context`` at each of ``budgets``, in the order given.
+
+    For a ``line_additive`` counter the budgets are filled in one pass over
+    ``entries``, each line counted once per counter (see ``fit_context``).
+    """
+    budgets = list(budgets)
+    if not getattr(count, "line_additive", False):
+        return [fit_context(entries, budget, count) for budget in budgets]
+    positive = sorted({budget for budget in budgets if budget > 0})
+    fits = dict(zip(positive, _renderer(count).fit_all(entries, positive)))
+    return [fits.get(budget, ContextFit("", 0, 0)) for budget in budgets]
+
+
 def _fit_block(entries: Sequence[MemoryEntry], token_budget: int, count: Callable[[str], int]) -> tuple[str, int]:
     """The block and its whole entries, counting the assembled block for every candidate line."""
     block, whole = "", 0
@@ -116,7 +134,7 @@ def _fit_block(entries: Sequence[MemoryEntry], token_budget: int, count: Callabl
         if count(candidate) <= token_budget:
             block, whole = candidate, whole + 1
             continue
-        prefix = (block + "\n" if block else "") + f"[{date_label(entry)}] "
+        prefix = (block + "\n" if block else "") + hit_head(entry)
         cut = _truncate(prefix, entry.text, token_budget, count)
         if cut is not None:
             block = cut
@@ -141,6 +159,7 @@ def _truncate(prefix: str, text: str, budget: int, count: Callable[[str], int]) 
         def head(m: int) -> str:
             return " ".join(pieces[:m])
 
+    @functools.lru_cache(maxsize=None)
     def fits(m: int) -> str | None:
         try:
             body = head(m).rstrip()
@@ -151,19 +170,8 @@ def _truncate(prefix: str, text: str, budget: int, count: Callable[[str], int]) 
         candidate = prefix + body + ELLIPSIS
         return candidate if count(candidate) <= budget else None
 
-    lo, hi = 0, len(pieces)  # invariant: answer in [lo, hi]; counts are near-monotone in m
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid) is not None:
-            lo = mid
-        else:
-            hi = mid - 1
-    # Re-verify downwards: a BPE count is not strictly monotone in the cut point.
-    for m in range(lo, 0, -1):
-        candidate = fits(m)
-        if candidate is not None:
-            return candidate
-    return None
+    m = longest_cut(len(pieces), lambda m: fits(m) is not None)
+    return None if m is None else fits(m)
 
 
 # One renderer per counter, living as long as it (a counter serves one conversation's replay and scoring).
@@ -185,78 +193,54 @@ class _AdditiveRenderer:
     The block's count is ``count(block + "\n")`` of the lines so far plus the next
     line's count (every line starts with ``[``), so each entry's line is counted
     once (memo by entry id, checked by identity), and a truncation tries each cut
-    of an entry's text once whatever the room left: ``_truncate``'s search, same
-    candidates, same result.
+    of an entry's text once whatever the room left (``Cuts``: ``_truncate``'s
+    search, same candidates, same result).  Several budgets are filled in one
+    pass over the ranking, in increasing order: a larger budget stops at the same
+    entry or a later one.
     """
 
     def __init__(self, count: Any):
         self.count = count
-        self._lines: dict[str, tuple[MemoryEntry, str, int, int]] = {}  # id -> (entry, line, count, count + "\n")
-        self._cuts: dict[tuple[str, str], _Cuts] = {}
+        # id -> (entry, line, count, count + "\n", the text's tokens if counting it needed them)
+        self._lines: dict[str, tuple[MemoryEntry, str, int, int, Sequence[int] | None]] = {}
+        self._cuts: dict[tuple[str, str], Cuts] = {}  # (head, text) -> its cuts
 
-    def line(self, entry: MemoryEntry) -> tuple[MemoryEntry, str, int, int]:
+    def line(self, entry: MemoryEntry) -> tuple[MemoryEntry, str, int, int, Sequence[int] | None]:
         got = self._lines.get(entry.id)
         if got is None or got[0] is not entry:
-            line = hit_line(entry)
-            got = self._lines[entry.id] = (entry, line, self.count(line), self.count(line + "\n"))
+            head = hit_head(entry)
+            got = self._lines[entry.id] = (entry, head + entry.text, *line_counts(self.count, head, entry.text))
         return got
 
     def fit(self, entries: Sequence[MemoryEntry], budget: int) -> ContextFit:
+        return self.fit_all(entries, (budget,))[0]
+
+    def fit_all(self, entries: Sequence[MemoryEntry], budgets: Sequence[int]) -> list[ContextFit]:
+        """``fit`` at each of ``budgets`` (positive, in increasing order)."""
+        out: list[ContextFit] = []
         lines: list[str] = []
         with_nl = tokens = 0  # count(block + "\n"), count(block)
+        known = self._lines
         for entry in entries:
-            _, line, n, n_nl = self.line(entry)
-            if with_nl + n <= budget:
-                lines.append(line)
-                tokens, with_nl = with_nl + n, with_nl + n_nl
-                continue
-            label = date_label(entry)
-            cuts = self._cuts.get((label, entry.text))
-            if cuts is None:
-                cuts = self._cuts[(label, entry.text)] = _Cuts(self.count, f"[{label}] ", entry.text)
-            cut = cuts.longest(budget - with_nl)
-            if cut is not None:
-                return ContextFit("\n".join([*lines, cut[0]]), len(lines), with_nl + cut[1])
-            break
+            got = known.get(entry.id)
+            _, line, n, n_nl, _ = got if got is not None and got[0] is entry else self.line(entry)
+            while len(out) < len(budgets) and with_nl + n > budgets[len(out)]:
+                out.append(self._cut(lines, with_nl, tokens, entry, budgets[len(out)]))
+            if len(out) == len(budgets):
+                return out
+            lines.append(line)
+            tokens, with_nl = with_nl + n, with_nl + n_nl
+        block = "\n".join(lines)
+        return out + [ContextFit(block, len(lines), tokens)] * (len(budgets) - len(out))
+
+    def _cut(self, lines: list[str], with_nl: int, tokens: int, entry: MemoryEntry, budget: int) -> ContextFit:
+        """The block of ``lines`` closed by ``entry`` cut to the room left, if any cut of it fits."""
+        _, line, _, _, encoded = self.line(entry)
+        head = line[: len(line) - len(entry.text)]  # "[date range] "
+        cuts = self._cuts.get((head, entry.text))
+        if cuts is None:
+            cuts = self._cuts[(head, entry.text)] = Cuts(self.count, head, entry.text, encoded)
+        cut = cuts.longest(budget - with_nl)
+        if cut is not None:
+            return ContextFit("\n".join([*lines, cut[0]]), len(lines), with_nl + cut[1])
         return ContextFit("\n".join(lines), len(lines), tokens)
-
-
-class _Cuts:
-    """One entry's truncated lines ``head + text[:cut] + ELLIPSIS`` by token cut, each counted once."""
-
-    def __init__(self, count: Any, head: str, text: str):
-        self.count, self.head, self.text = count, head, text
-        parts = count.token_bytes(count.encode(text))
-        self.data = b"".join(parts)
-        self.offsets = list(accumulate((len(b) for b in parts), initial=0))
-        self._at: dict[int, tuple[str, int] | None] = {}
-
-    def at(self, m: int) -> tuple[str, int] | None:
-        """The line cut after ``m`` tokens and its count; None where ``_truncate`` rejects the cut."""
-        if m not in self._at:
-            body = self.data[: self.offsets[m]].decode("utf-8", errors="replace").rstrip()
-            if not body or not self.text.startswith(body):
-                self._at[m] = None
-            else:
-                line = self.head + body + ELLIPSIS
-                self._at[m] = (line, self.count(line))
-        return self._at[m]
-
-    def longest(self, room: int) -> tuple[str, int] | None:
-        """``_truncate``'s answer (as a line and its count) for ``room`` tokens."""
-
-        def fits(m: int) -> bool:
-            got = self.at(m)
-            return got is not None and got[1] <= room
-
-        lo, hi = 0, len(self.offsets) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if fits(mid):
-                lo = mid
-            else:
-                hi = mid - 1
-        for m in range(lo, 0, -1):
-            if fits(m):
-                return self.at(m)
-        return None
