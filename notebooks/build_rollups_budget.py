@@ -52,17 +52,20 @@ calls (30 with the 5 the response cache serves). Measured headless (the notebook
 and 167 s of it the replays; the test 143 s and 177 s); the run-time line at the end prints yours. With 6 probes every CI is wide and no paired test can
 reach a small p: small mode shows the method, full mode gives the answer.
 Full mode (`LYRA_NB_FULL=1`): LoCoMo (`LYRA_LOCOMO`, default
-`../shared/datasets/locomo10.json`), the first 4 conversations × their first 10 sessions (months
-of replayed time), budgets 500 / 1,000 / 2,000, digests of at most 96 tokens. Full mode has **not been measured end to end**; a
-cold local run (`LYRA_NB_FULL=1`, started 17:16 on a 2-core box at load average 5–9, notebooks 05
-and other jobs sharing it) had, after 80 minutes, finished 16 of the 60 cells — `time_ladder` at
-all three budgets (39 min, 216 calls, mean 5.5 / 14.9 / 11.4 s per call at 500 / 1,000 / 2,000)
-and `summary_buffer` at 500 (32 min, 44 calls at 44 s each: its fold prompts grow to ~4,000
-tokens). `summary_buffer` at 1,000 was running at 54 s per call, so on such a box expect well
-over two hours, dominated by `summary_buffer`'s long prompts (the fake backend's 396 calls for
-the whole grid undercount the local model's: `time_ladder` alone made 216). With 4 conversations the paired tests' p cannot go below
-2/2^4 = 0.125. Each run folder keeps a response cache: a re-run resumes and
-pays for nothing twice.
+`../shared/datasets/locomo10.json`), the first 4 conversations × their first 6 sessions (481 turns,
+226 replayed days, about two months each; 127 probes whose evidence lies in those sessions),
+budgets 500 / 1,000 / 2,000 against ~10,300 tokens of memory kept whole, digests of at most 96
+tokens: 60 cells, 247 local-model calls. Measured cold (`LYRA_NB_FULL=1`, 2-core box at load
+average 4–7, other jobs sharing it): **3,709 s** (3,698 s of it the replays; `summary_buffer`'s
+folds of ~2,000-token prompts take 40–55 s each there). It is scoped to 6 sessions because the
+first attempt, 4 conversations × 10 sessions, had finished 16 of its 60 cells after 80 minutes.
+**Headline:** on SmolLM2, no rollup that enforces the budget keeps much: the best, `time_ladder`
+at 2,000 tokens, keeps the answer for 0.18 [0.07, 0.24] of the 127 probes, against 0.62 when
+memory keeps everything (paired −0.44 [−0.65, −0.35]); `summary_buffer` keeps 0.02–0.06 at every
+budget, and at 500 tokens both keep 0.02. `session_gist` and `fact_extraction` lose nothing
+(0.62 / 0.64) because they never shrink memory. With 4 conversations the paired tests' p cannot go
+below 2/2^4 = 0.125, and every difference against keeping everything reaches that floor. Each run
+folder keeps a response cache: a re-run resumes and pays for nothing twice.
 
 `LYRA_ROLLUPS_BACKEND=fake` replays everything on lyra-lab's `FakeLLM` (echoes of the prompt,
 labelled simulated) to check the plumbing in seconds; its quality figures mean nothing."""),
@@ -313,10 +316,11 @@ for ax, unit in zip(axes, ["LLM tokens per replayed day (prompt + completion)", 
     ax.set_xticks(np.arange(len(names)), names, fontsize=9)
     ax.set_ylabel(unit)
     ax.margins(y=0.15)
-    ax.legend(fontsize=8, loc="upper left")
+handles, labels = axes[0].get_legend_handles_labels()
+fig.legend(handles, labels, loc="lower center", ncol=len(BUDGETS), fontsize=9, frameon=False)  # below: no bar hidden
 title = (f"Rollup LLM cost per replayed day by memory budget ({BACKEND} model, {sum(DAYS.values()):.0f} replayed days; "
          f"n = LLM calls on each bar; none makes no calls)")
-publish(fig, "cost_per_day.png", title)"""),
+publish(fig, "cost_per_day.png", title, rect=(0, 0.06, 1, 0.95))"""),
     ("md", r"""## 6. What each rollup kept and lost, for a probe it failed
 
 For each rollup at the smallest budget: a probe whose answer it lost (`retention` 0) while
