@@ -32,7 +32,7 @@ import numpy as np
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored
-from lyra_lab.recall._index import ChangeLogIndex, TopMemo, top_k
+from lyra_lab.recall._index import ChangeLogIndex, TopMemo, best_first
 from lyra_lab.recall._ranking import Ranking
 from lyra_lab._params import Strategy, param
 
@@ -98,22 +98,32 @@ def _stemmer(name: str) -> Any:
     return Stemmer.Stemmer(name)
 
 
+_NO_ROWS, _NO_TFS = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+
+
+def _grown(array: np.ndarray, size: int, capacity: int) -> np.ndarray:
+    """A new ``capacity``-long array starting with ``array[:size]`` (the rest unset)."""
+    grown = np.empty(capacity, dtype=array.dtype)
+    grown[:size] = array[:size]
+    return grown
+
+
 class _Postings:
     """One term's rows (ascending) and term frequencies, in arrays grown by doubling."""
 
     __slots__ = ("rows", "size", "tfs")
 
     def __init__(self) -> None:
-        self.rows = np.zeros(4, dtype=np.int64)
-        self.tfs = np.zeros(4, dtype=np.float64)
+        self.rows = _NO_ROWS  # capacity 0: the first extend allocates exactly what it needs
+        self.tfs = _NO_TFS
         self.size = 0
 
     def extend(self, rows: np.ndarray, tfs: np.ndarray) -> None:
         need = self.size + len(rows)
         if need > len(self.rows):
             capacity = max(need, 2 * len(self.rows))
-            self.rows = np.resize(self.rows, capacity)
-            self.tfs = np.resize(self.tfs, capacity)
+            self.rows = _grown(self.rows, self.size, capacity)
+            self.tfs = _grown(self.tfs, self.size, capacity)
         self.rows[self.size:need] = rows
         self.tfs[self.size:need] = tfs
         self.size = need
@@ -282,9 +292,10 @@ class Bm25Index(ChangeLogIndex):
 
 
 def _positive_top(scores: np.ndarray, k: int) -> np.ndarray:
-    """Rows of the ``k`` best positive scores (Lucene IDF > 0: a shared term always scores > 0)."""
+    """Rows of (at least) the ``k`` best positive scores, best first (Lucene IDF > 0: a shared term always
+    scores > 0)."""
     matched = np.flatnonzero(scores > 0)
-    return matched[top_k(scores[matched], k)]
+    return matched[best_first(scores[matched], k)]
 
 
 def bm25_index(store: MemoryStore, conversation_id: str, tokenizer: Tokenizer | None = None) -> Bm25Index:

@@ -80,8 +80,8 @@ class Hybrid(BaseRecaller):
         embedder = require_embedder(self.name, embedder)
         n = max(k, self.candidates)
         # Each index ranks distinct entries, so its top n is what ``recall`` would return, without the Hits.
-        dense = _top(Dense().ranking(store, query, n, conversation_id=conversation_id, embedder=embedder, now=None), n)
-        lexical = _top(Bm25().ranking(store, query, n, conversation_id=conversation_id, embedder=None, now=None), n)
+        dense = _top(_DENSE.ranking(store, query, n, conversation_id=conversation_id, embedder=embedder, now=None), n)
+        lexical = _top(_BM25.ranking(store, query, n, conversation_id=conversation_id, embedder=None, now=None), n)
         dense_ids = list(map(_ID, dense.entries))
         lexical_ids = list(map(_ID, lexical.entries))
         by_id: dict[str, MemoryEntry] = dict(zip(dense_ids, dense.entries))
@@ -99,6 +99,7 @@ class Hybrid(BaseRecaller):
 
 
 _ID = attrgetter("id")
+_DENSE, _BM25 = Dense(), Bm25()  # made once: a strategy checks its parameters on construction
 
 
 def _top(scored: Scored, n: int) -> Ranking:

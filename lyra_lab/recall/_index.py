@@ -176,7 +176,7 @@ class DenseIndex(ChangeLogIndex):
         """The ``k`` most similar live entries with their cosines, best first (ties: older row first)."""
         rows, scores = self.scores(query_vector)
         assert self._last is not None
-        order = self._top.top(self._last[0], k, lambda depth: top_k(scores, depth))
+        order = self._top.top(self._last[0], k, lambda depth: best_first(scores, depth))
         return self._ranking(rows[order], scores[order])
 
     def ends(self, rows: np.ndarray) -> np.ndarray:
@@ -227,14 +227,28 @@ def embed_passages(embedder: Embedder, entries: Sequence[MemoryEntry], dim: int)
     return vectors
 
 
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` highest scores, best first; ties go to the lower position.
+#: Up to this many scores one stable sort of all of them beats ``argpartition`` plus a sort of the cut
+#: (measured at 500 scores: 7.5 us against 39 us; at 2,000 the partition wins, 35 us against 51 us).
+FULL_SORT_MAX = 1024
 
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` highest scores, best first; ties go to the lower position (NaN last)."""
+    return best_first(scores, k)[:k]
+
+
+def best_first(scores: np.ndarray, k: int) -> np.ndarray:
+    """At least the ``k`` best positions of ``scores`` (all of them when fewer, or when sorting all is cheaper),
+    best first in one total order: score descending, then position ascending; NaN last.
+
+    Up to ``FULL_SORT_MAX`` scores this is one stable sort of them all.  Above it,
     ``np.argpartition`` finds the k-th best value in one pass, without negating
     (copying) the scores; every position tying with it is then kept, so which of
     equal scores make the cut does not depend on the partition's internals.
     """
     n = len(scores)
+    if n <= FULL_SORT_MAX:
+        return np.argsort(-scores, kind="stable")
     k = min(k, n)
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
@@ -248,14 +262,15 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 
 
 class TopMemo:
-    """One query's best positions, computed to the deepest ``k`` asked so far and sliced for shallower asks.
+    """One query's best positions, kept to the deepest ``k`` asked so far and sliced for shallower asks.
 
-    ``top_k(scores, k)`` is the first ``k`` of one total order (score descending,
-    position ascending; NaN last), so it is a prefix of ``top_k(scores, k2)`` for
-    any ``k2 >= k``: slicing a deeper answer gives exactly what a new call would.
+    ``best_first(scores, k)`` is a prefix of one total order (score descending,
+    position ascending; NaN last), so its first ``k`` are a prefix of any deeper
+    answer: slicing gives exactly what a new call would.  An answer longer than
+    asked (a full sort), or shorter (all there is), is complete.
     """
 
-    __slots__ = ("_depth", "_key", "_order")
+    __slots__ = ("_asked", "_key", "_order")
 
     def __init__(self) -> None:
         self.forget()
@@ -263,12 +278,12 @@ class TopMemo:
     def forget(self) -> None:
         self._key: object = None
         self._order = np.zeros(0, dtype=np.int64)
-        self._depth = 0
+        self._asked = 0
 
     def top(self, key: object, k: int, order_of: Callable[[int], np.ndarray]) -> np.ndarray:
-        """``order_of(k)``, from the remembered answer if it is for ``key`` and deep enough (or complete)."""
-        if self._key != key or (k > self._depth and len(self._order) == self._depth):
-            self._key, self._order, self._depth = key, order_of(k), k
+        """``order_of(k)[:k]``, from the remembered answer if it is for ``key`` and deep enough (or complete)."""
+        if self._key != key or (k > len(self._order) and len(self._order) == self._asked):
+            self._key, self._order, self._asked = key, order_of(k), k
         return self._order[:k]
 
 

@@ -15,7 +15,8 @@ from lyra_lab.recall import (RECALLERS, Bm25, Dense, Hit, Tokenizer, bm25_index,
                              keyed_view, rrf_fuse, weighted_fuse)
 from lyra_lab.recall._base import ranked
 from lyra_lab.recall._bm25 import STOPWORDS, _stemmer
-from lyra_lab.recall._index import TopMemo, top_k
+from lyra_lab.recall import _index
+from lyra_lab.recall._index import TopMemo, best_first, top_k
 from lyra_lab.recall._ranking import Ranking, hits_of
 from lyra_lab.testing import memory_stores
 
@@ -28,12 +29,17 @@ _queries = st.sampled_from(["Caroline", "what did she say", "the", "", "topic se
 _scores = st.lists(st.sampled_from([0.0, -0.0, 0.5, 0.5, 1.0, -1.0, np.inf, -np.inf, np.nan, 0.25]), max_size=40)
 
 
+@pytest.mark.parametrize("full_sort_max", [-1, 1024], ids=["partition", "full sort"])
 @settings(max_examples=300, deadline=None)
 @given(scores=_scores, k=st.integers(0, 45), deeper=st.integers(0, 45))
-def test_top_k_is_a_prefix_of_every_deeper_top_k(scores, k, deeper):
+def test_top_k_is_a_prefix_of_every_deeper_top_k_and_of_one_stable_sort(full_sort_max, scores, k, deeper):
     array = np.array(scores, dtype=np.float32)
     k, deeper = sorted((k, deeper))
-    assert top_k(array, k).tolist() == top_k(array, deeper)[:k].tolist()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_index, "FULL_SORT_MAX", full_sort_max)
+        assert top_k(array, k).tolist() == top_k(array, deeper)[:k].tolist()
+        assert top_k(array, deeper).tolist() == np.argsort(-array, kind="stable")[:deeper].tolist()
+        assert len(best_first(array, k)) >= min(k, len(array))
 
 
 def test_top_memo_recomputes_only_for_a_new_key_or_a_deeper_cut_answer():
@@ -54,6 +60,9 @@ def test_top_memo_recomputes_only_for_a_new_key_or_a_deeper_cut_answer():
     memo.forget()
     memo.top("other", 2, order_of)
     assert asked == [3, 5, 50, 2, 2]
+    whole = TopMemo()
+    assert whole.top("q", 1, lambda k: best_first(scores, k)).tolist() == [9]
+    assert whole.top("q", 7, lambda k: 1 / 0).tolist() == top_k(scores, 7).tolist()  # a full sort: complete
 
 
 def _fresh(store: MemoryStore) -> MemoryStore:

@@ -6,7 +6,6 @@ can be read, and tested, on its own.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import itertools
 import math
@@ -198,9 +197,22 @@ def _text(content: Any) -> str:
 _FEATURE_WORD = re.compile(r"\w+")
 
 
-@functools.lru_cache(maxsize=1 << 18)
-def _feature_hash(feature: str) -> int:
-    return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+class _FeatureHashes(dict[str, int]):
+    """feature -> its 64-bit blake2b hash, computed on first lookup; emptied when it reaches ``MAX`` features.
+
+    A dict's own ``__getitem__`` mapped over the features (about half the cost of an ``lru_cache`` lookup)."""
+
+    MAX = 1 << 18
+
+    def __missing__(self, feature: str) -> int:
+        if len(self) >= self.MAX:
+            self.clear()
+        value = self[feature] = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(),
+                                               "little")
+        return value
+
+
+_feature_hash = _FeatureHashes().__getitem__
 
 
 def hashed_vectors(texts: Sequence[str], dim: int) -> np.ndarray:
