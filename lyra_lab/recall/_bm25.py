@@ -32,7 +32,7 @@ import numpy as np
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored
-from lyra_lab.recall._index import ChangeLogIndex, TopMemo, best_first
+from lyra_lab.recall._index import ChangeLogIndex, TopMemo, best_first, grown
 from lyra_lab.recall._ranking import Ranking
 from lyra_lab._params import Strategy, param
 
@@ -101,13 +101,6 @@ def _stemmer(name: str) -> Any:
 _NO_ROWS, _NO_TFS = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
 
 
-def _grown(array: np.ndarray, size: int, capacity: int) -> np.ndarray:
-    """A new ``capacity``-long array starting with ``array[:size]`` (the rest unset)."""
-    grown = np.empty(capacity, dtype=array.dtype)
-    grown[:size] = array[:size]
-    return grown
-
-
 class _Postings:
     """One term's rows (ascending) and term frequencies, in arrays grown by doubling."""
 
@@ -122,8 +115,8 @@ class _Postings:
         need = self.size + len(rows)
         if need > len(self.rows):
             capacity = max(need, 2 * len(self.rows))
-            self.rows = _grown(self.rows, self.size, capacity)
-            self.tfs = _grown(self.tfs, self.size, capacity)
+            self.rows = grown(self.rows, capacity, 0)
+            self.tfs = grown(self.tfs, capacity, 0.0)
         self.rows[self.size:need] = rows
         self.tfs[self.size:need] = tfs
         self.size = need

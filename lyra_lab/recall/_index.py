@@ -119,9 +119,9 @@ class DenseIndex(ChangeLogIndex):
         need = start + len(entries)
         if need > len(self._matrix):
             capacity = max(need, 2 * len(self._matrix))
-            self._matrix = _grow(self._matrix, capacity, 0.0)
-            self._ends = _grow(self._ends, capacity, math.nan)
-            self._alive = _grow(self._alive, capacity, False)
+            self._matrix = grown(self._matrix, capacity, 0.0)
+            self._ends = grown(self._ends, capacity, math.nan)
+            self._alive = grown(self._alive, capacity, False)
         self._matrix[start:need] = vectors
         self._ends[start:need] = [_epoch(e) for e in entries]
         self._alive[start:need] = True
@@ -299,11 +299,12 @@ def forget_queries(store: MemoryStore) -> None:
                 forget_queries(derived)
 
 
-def _grow(array: np.ndarray, capacity: int, fill: object) -> np.ndarray:
+def grown(array: np.ndarray, capacity: int, fill: object) -> np.ndarray:
+    """``array`` in a new array of ``capacity`` rows, the new rows set to ``fill``."""
     shape = (capacity,) + array.shape[1:]
-    grown = np.full(shape, fill, dtype=array.dtype)
-    grown[: len(array)] = array
-    return grown
+    out = np.full(shape, fill, dtype=array.dtype)
+    out[: len(array)] = array
+    return out
 
 
 def dense_index(store: MemoryStore, embedder: Embedder, conversation_id: str) -> DenseIndex:
