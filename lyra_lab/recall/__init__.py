@@ -13,7 +13,7 @@ from lyra_lab.recall._bm25 import Bm25, Bm25Index, Tokenizer, bm25_index
 from lyra_lab.recall._dense import Dense
 from lyra_lab.recall._fusion import fuse, normalize, rrf_scores
 from lyra_lab.recall._hybrid import Hybrid, rrf_fuse, weighted_fuse
-from lyra_lab.recall._index import DenseIndex, dense_index
+from lyra_lab.recall._index import DenseIndex, dense_index, forget_queries
 from lyra_lab.recall._keys import KeyedView, key_texts, keyed_view
 from lyra_lab.recall._recency import Recency, decay
 from lyra_lab.recall._reference import Reference
@@ -45,6 +45,7 @@ __all__ = [
     "date_label",
     "decay",
     "dense_index",
+    "forget_queries",
     "fuse",
     "key_texts",
     "keyed_view",

@@ -28,6 +28,7 @@ from lyra_lab._params import Strategy
 from lyra_lab._registry import Registry
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore, render_context
+from lyra_lab.recall._ranking import Ranking, hits_of
 from lyra_lab.recall._types import Hit
 
 RECALLERS: Registry = Registry("recaller")
@@ -51,10 +52,15 @@ def require_embedder(recaller: str, embedder: Embedder | None) -> Embedder:
 
 
 def ranked(scored: Scored, k: int, via: str) -> list[Hit]:
-    """Hits from ``(entry, score)`` pairs already sorted best first; first occurrence of an id wins."""
+    """Hits from ``(entry, score)`` pairs already sorted best first; first occurrence of an id wins.
+
+    A ``Ranking`` (distinct entries, float scores) gives its first ``k`` as they are.
+    """
     hits: list[Hit] = []
     if k <= 0:
         return hits
+    if isinstance(scored, Ranking):
+        return hits_of(scored.entries[:k], scored.scores[:k], via)
     seen: set[str] = set()
     for entry, score in scored:
         entry_id = entry.id

@@ -9,12 +9,19 @@ time over the query's postings only.  The arithmetic copies ``bm25s``'s
 defaults step by step (``k1=1.5``, ``b=0.75``, Lucene IDF and term-frequency
 component, float32 scores accumulated in query-token order), so the scores are
 the ones ``bm25s`` gives on the same live corpus (tests check this).
+
+Between two changes of the index, each query term's contribution (its rows and
+their float32 ``idf * tfc``) is computed once and kept, since IDF and the
+average length only change with the index; a query then adds the kept arrays
+in its token order.  The last query's scores and top rows are kept too
+(``TopMemo``), until the index changes or ``forget_query``.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,7 +32,8 @@ import numpy as np
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored
-from lyra_lab.recall._index import ChangeLogIndex, top_k
+from lyra_lab.recall._index import ChangeLogIndex, TopMemo, best_first, grown
+from lyra_lab.recall._ranking import Ranking
 from lyra_lab._params import Strategy, param
 
 STOPWORDS = "en"
@@ -59,6 +67,25 @@ class Tokenizer(Strategy):
         return bm25s.tokenize(texts, stopwords=STOPWORDS, return_ids=return_ids, show_progress=False,
                               token_pattern=_PATTERNS[self.tokens], stemmer=_stemmer(self.stemmer))
 
+    def query(self, text: str) -> list[str]:
+        """``self([text], return_ids=False)[0]``: the same steps as ``bm25s.tokenize`` (lower-case, split,
+        drop stopwords, stem each token), without its per-call vocabulary and progress bars."""
+        tokens = [t for t in _split(self.tokens)(text.lower()) if t not in _stopwords()]
+        stemmer = _stemmer(self.stemmer)
+        return stemmer.stemWords(tokens) if stemmer is not None and tokens else tokens
+
+
+@functools.lru_cache(maxsize=None)
+def _split(tokens: str) -> Any:
+    return re.compile(_PATTERNS[tokens]).findall
+
+
+@functools.lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    from bm25s.tokenization import _infer_stopwords
+
+    return frozenset(_infer_stopwords(STOPWORDS))
+
 
 @functools.lru_cache(maxsize=None)
 def _stemmer(name: str) -> Any:
@@ -71,22 +98,25 @@ def _stemmer(name: str) -> Any:
     return Stemmer.Stemmer(name)
 
 
+_NO_ROWS, _NO_TFS = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+
+
 class _Postings:
     """One term's rows (ascending) and term frequencies, in arrays grown by doubling."""
 
     __slots__ = ("rows", "size", "tfs")
 
     def __init__(self) -> None:
-        self.rows = np.zeros(4, dtype=np.int64)
-        self.tfs = np.zeros(4, dtype=np.float64)
+        self.rows = _NO_ROWS  # capacity 0: the first extend allocates exactly what it needs
+        self.tfs = _NO_TFS
         self.size = 0
 
     def extend(self, rows: np.ndarray, tfs: np.ndarray) -> None:
         need = self.size + len(rows)
         if need > len(self.rows):
             capacity = max(need, 2 * len(self.rows))
-            self.rows = np.resize(self.rows, capacity)
-            self.tfs = np.resize(self.tfs, capacity)
+            self.rows = grown(self.rows, capacity, 0)
+            self.tfs = grown(self.tfs, capacity, 0.0)
         self.rows[self.size:need] = rows
         self.tfs[self.size:need] = tfs
         self.size = need
@@ -112,20 +142,30 @@ class Bm25Index(ChangeLogIndex):
         self._row: dict[str, int] = {}
         self._total_length = 0  # of live rows
         self._last: tuple[str, np.ndarray] | None = None  # the last query's scores, until the index changes
+        self._top = TopMemo()
+        self._terms: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # term -> (rows, float32 scores), until a change
 
     def __len__(self) -> int:
         return len(self._row)
 
+    def forget_query(self) -> None:
+        self._last = None
+        self._top.forget()
+
+    def _changed(self) -> None:
+        self.forget_query()
+        self._terms = {}
+
     # -- syncing -------------------------------------------------------------
     def _add(self, fresh: list[MemoryEntry], embedder: None = None) -> None:
-        self._last = None
+        self._changed()
         self._append(fresh)
         self.tokenized += len(fresh)
 
     def _kill(self, entry_id: str) -> None:
         row = self._row.pop(entry_id, None)
         if row is not None:
-            self._last = None
+            self._changed()
             self._alive[row] = False
             self._entries[row] = None
             self._total_length -= int(self._lengths[row])
@@ -167,7 +207,7 @@ class Bm25Index(ChangeLogIndex):
         dead = used - len(self._row)
         if dead <= _MIN_CAPACITY or dead * 2 <= used:
             return
-        self._last = None
+        self._changed()
         keep = self._alive[:used]
         new_row = np.cumsum(keep) - 1
         for postings in self._postings:
@@ -199,30 +239,39 @@ class Bm25Index(ChangeLogIndex):
         return scores
 
     def _scores(self, query: str) -> np.ndarray:
-        used = len(self._entries)
-        scores = np.zeros(used, dtype=np.float32)
-        n_docs = len(self._row)
-        if not n_docs:
+        scores = np.zeros(len(self._entries), dtype=np.float32)
+        if not self._row:
             return scores
-        all_alive = n_docs == used
-        avg_length = self._total_length / n_docs
-        for token in self.tokenizer([query], return_ids=False)[0]:
+        for token in self.tokenizer.query(query):
             term = self._vocab.get(token)
             if term is None:
                 continue
-            postings = self._postings[term]
-            rows, tfs = postings.rows[: postings.size], postings.tfs[: postings.size]
-            if not all_alive:
-                live = self._alive[rows]
-                rows, tfs = rows[live], tfs[live]
-            df = len(rows)
-            if not df:
-                continue
-            # bm25s: idf in float32 (Lucene), tfc in float64, their product stored as float32.
-            idf = float(np.float32(math.log(1 + (n_docs - df + 0.5) / (df + 0.5))))
-            tfc = tfs / (K1 * ((1 - B) + B * self._lengths[rows] / avg_length) + tfs)
-            scores[rows] += (idf * tfc).astype(np.float32)
+            if term not in self._terms:
+                self._terms[term] = self._term_scores(term)
+            rows, term_scores = self._terms[term]
+            if len(rows):
+                scores[rows] += term_scores
         return scores
+
+    def _term_scores(self, term: int) -> tuple[np.ndarray, np.ndarray]:
+        """The live rows holding ``term`` and the term's float32 share of their scores."""
+        n_docs, used = len(self._row), len(self._entries)
+        postings = self._postings[term]
+        rows, tfs = postings.rows[: postings.size], postings.tfs[: postings.size]
+        if n_docs != used:
+            live = self._alive[rows]
+            rows, tfs = rows[live], tfs[live]
+        df = len(rows)
+        # bm25s: idf in float32 (Lucene), tfc in float64, their product stored as float32.
+        idf = float(np.float32(math.log(1 + (n_docs - df + 0.5) / (df + 0.5))))
+        tfc = tfs / (K1 * ((1 - B) + B * self._lengths[rows] / (self._total_length / n_docs)) + tfs)
+        return rows, (idf * tfc).astype(np.float32)
+
+    def ranking(self, query: str, k: int) -> Ranking:
+        """The ``k`` best entries sharing a term with ``query``, with their scores, best first (ties: older row)."""
+        scores = self.scores(query)
+        order = self._top.top(query, k, lambda depth: _positive_top(scores, depth))
+        return self._ranking(order, scores[order])
 
     def entry(self, row: int) -> MemoryEntry:
         entry = self._entries[int(row)]
@@ -233,6 +282,13 @@ class Bm25Index(ChangeLogIndex):
     def live_rows(self) -> np.ndarray:
         """Rows of live entries, in store order."""
         return np.flatnonzero(self._alive[: len(self._entries)])
+
+
+def _positive_top(scores: np.ndarray, k: int) -> np.ndarray:
+    """Rows of (at least) the ``k`` best positive scores, best first (Lucene IDF > 0: a shared term always
+    scores > 0)."""
+    matched = np.flatnonzero(scores > 0)
+    return matched[best_first(scores[matched], k)]
 
 
 def bm25_index(store: MemoryStore, conversation_id: str, tokenizer: Tokenizer | None = None) -> Bm25Index:
@@ -268,8 +324,4 @@ class Bm25(BaseRecaller):
 
     def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
                 embedder: Embedder | None, now: datetime | None) -> Scored:
-        index = bm25_index(store, conversation_id, Tokenizer(self.stemmer, self.tokens))
-        scores = index.scores(query)
-        matched = np.flatnonzero(scores > 0)  # Lucene IDF > 0: a shared term always scores > 0
-        order = matched[top_k(scores[matched], k)]
-        return ((index.entry(i), score) for i, score in zip(order.tolist(), scores[order].tolist()))
+        return bm25_index(store, conversation_id, Tokenizer(self.stemmer, self.tokens)).ranking(query, k)

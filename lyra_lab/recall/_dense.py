@@ -22,12 +22,18 @@ class CosineRecaller(BaseRecaller):
     def cosines(self, store: MemoryStore, query: str, conversation_id: str,
                 embedder: Embedder | None) -> tuple[DenseIndex, np.ndarray, np.ndarray]:
         """The synced dense index and ``(rows, cosine)`` of its live rows; an empty memory embeds no query."""
+        index, vector = self.query_vector(store, query, conversation_id, embedder)
+        if vector is None:
+            return index, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        rows, cosine = index.scores(vector)
+        return index, rows, cosine
+
+    def query_vector(self, store: MemoryStore, query: str, conversation_id: str,
+                     embedder: Embedder | None) -> tuple[DenseIndex, np.ndarray | None]:
+        """The synced dense index and the query's vector (None for an empty memory: nothing embedded)."""
         embedder = require_embedder(self.name, embedder)
         index = dense_index(store, embedder, conversation_id)
-        if len(index) == 0:
-            return index, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        rows, cosine = index.scores(embed_query(embedder, query))
-        return index, rows, cosine
+        return index, embed_query(embedder, query) if len(index) else None
 
 
 @RECALLERS.register("dense")
@@ -41,5 +47,5 @@ class Dense(CosineRecaller):
 
     def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
                 embedder: Embedder | None, now: datetime | None) -> Scored:
-        index, rows, cosine = self.cosines(store, query, conversation_id, embedder)
-        return index.top(rows, cosine, k)
+        index, vector = self.query_vector(store, query, conversation_id, embedder)
+        return index.ranking(vector, k) if vector is not None else []

@@ -5,13 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
+from operator import attrgetter
 from typing import Sequence
+
+import numpy as np
 
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
 from lyra_lab.recall._bm25 import Bm25
 from lyra_lab.recall._dense import Dense
+from lyra_lab.recall._ranking import Ranking
 from lyra_lab._params import param
 
 METHODS = ("rrf", "weighted")
@@ -76,17 +80,46 @@ class Hybrid(BaseRecaller):
         embedder = require_embedder(self.name, embedder)
         n = max(k, self.candidates)
         # Each index ranks distinct entries, so its top n is what ``recall`` would return, without the Hits.
-        dense = list(islice(Dense().ranking(store, query, n, conversation_id=conversation_id, embedder=embedder,
-                                            now=None), n))
-        lexical = list(islice(Bm25().ranking(store, query, n, conversation_id=conversation_id, embedder=None,
-                                             now=None), n))
-        by_id: dict[str, MemoryEntry] = {e.id: e for e, _ in [*dense, *lexical]}
+        dense = _top(_DENSE.ranking(store, query, n, conversation_id=conversation_id, embedder=embedder, now=None), n)
+        lexical = _top(_BM25.ranking(store, query, n, conversation_id=conversation_id, embedder=None, now=None), n)
+        dense_ids = list(map(_ID, dense.entries))
+        lexical_ids = list(map(_ID, lexical.entries))
+        by_id: dict[str, MemoryEntry] = dict(zip(dense_ids, dense.entries))
+        by_id.update(zip(lexical_ids, lexical.entries))
         if self.method == "rrf":
-            fused = rrf_fuse([[e.id for e, _ in dense], [e.id for e, _ in lexical]], self.rrf_k)
+            fused = _rrf_arrays(by_id, dense_ids, lexical_ids, self.rrf_k)
         else:
-            fused = weighted_fuse(
-                {e.id: float(score) for e, score in dense}, {e.id: float(score) for e, score in lexical}, self.weight
-            )
+            weighted = weighted_fuse(dict(zip(dense_ids, dense.scores)), dict(zip(lexical_ids, lexical.scores)),
+                                     self.weight)
+            fused = list(map(weighted.__getitem__, by_id))
         # Ties keep first-seen order (dense rank, then BM25 rank): sorted() is stable.
-        order = sorted(by_id, key=lambda doc: -fused[doc])
-        return ((by_id[d], fused[d]) for d in order)
+        order = sorted(range(len(fused)), key=[-score for score in fused].__getitem__)
+        entries = list(by_id.values())
+        return Ranking([entries[i] for i in order], [fused[i] for i in order])
+
+
+_ID = attrgetter("id")
+_DENSE, _BM25 = Dense(), Bm25()  # made once: a strategy checks its parameters on construction
+
+
+def _top(scored: Scored, n: int) -> Ranking:
+    """The first ``n`` of a dense or BM25 ranking (distinct entries) as a ``Ranking``."""
+    if isinstance(scored, Ranking):
+        return Ranking(scored.entries[:n], scored.scores[:n])
+    pairs = list(islice(scored, n))  # an empty memory's []
+    return Ranking([entry for entry, _ in pairs], [score for _, score in pairs])
+
+
+def _rrf_arrays(by_id: dict[str, MemoryEntry], dense_ids: list[str], lexical_ids: list[str],
+                rrf_k: float) -> list[float]:
+    """``rrf_fuse([dense_ids, lexical_ids], rrf_k)`` in ``by_id``'s order (dense ids come first there).
+
+    The same float64 sums in the same order: ``1 / (rrf_k + rank)`` from the dense list, plus that
+    of the BM25 list.
+    """
+    fused = np.zeros(len(by_id))
+    fused[: len(dense_ids)] = 1.0 / (rrf_k + np.arange(1, len(dense_ids) + 1))
+    position = dict(zip(by_id, range(len(by_id))))
+    at = np.fromiter(map(position.__getitem__, lexical_ids), dtype=np.int64, count=len(lexical_ids))
+    fused[at] += 1.0 / (rrf_k + np.arange(1, len(lexical_ids) + 1))
+    return fused.tolist()

@@ -37,6 +37,7 @@ from lyra_lab.recall._bm25 import STEMMERS, TOKENS, Tokenizer, bm25_index
 from lyra_lab.recall._fusion import FUSIONS, fuse, normalize
 from lyra_lab.recall._index import dense_index, embed_query, top_k
 from lyra_lab.recall._keys import KEYS, KeyedView, keyed_view
+from lyra_lab.recall._ranking import Ranking
 from lyra_lab.recall._sessions import lexical_session_scores, session_means
 from lyra_lab.recall._when import closeness, named_spans
 from lyra_lab._params import param
@@ -132,7 +133,7 @@ class Reference(BaseRecaller):
             scores = scores + self.speaker_weight * _named_speaker(view, query)
         rows = np.flatnonzero(keep)
         order = rows[top_k(scores[rows], k)]
-        return ((view.entries[i], scores[i]) for i in order)
+        return Ranking([view.entries[i] for i in order.tolist()], scores[order].tolist())
 
     def _fuse(self, dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
         return fuse([dense, lexical], [self.weight, 1 - self.weight], self.fusion, self.rrf_k)

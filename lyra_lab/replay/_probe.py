@@ -11,7 +11,11 @@ version, not once per probe × recaller.
 For equal-budget scoring each recaller is asked a second time for a deeper
 ranking (``BUDGET_DEPTH`` hits, the query's embedding reused, not metered as
 recall latency), so a budget of B tokens can be filled with as many entries as
-fit: short raw turns must not run out at k while long digests fill B.  The
+fit: short raw turns must not run out at k while long digests fill B.  Every
+recaller's timed top-k call comes first, each after the indexes forget their
+last query (``recall.forget_queries``), so its latency is that of a user's
+first ask; the deeper rankings come after them and reuse what the indexes
+remember of the query (scores, top rows), hybrid's those of dense and BM25.  The
 count of relevant memory entries for nDCG's ideal list comes from a turn →
 covering-entries index kept with the tally, so it too costs nothing per probe
 beyond the probe's evidence.
@@ -31,6 +35,7 @@ from typing import Any, Callable, Mapping
 
 from lyra_lab.corpus import Probe
 from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.recall import forget_queries
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 from lyra_lab.replay._types import ProbeOutcome
 
@@ -223,13 +228,12 @@ class ProbeAsker:
         memory_text, n_entries, memory_tokens = self.memory_snapshot()
         answer_recall = self.tally.answer_recall(probe.answer)
         n_relevant = self.tally.relevant_entries(probe.evidence)
+        # Every recaller's timed top-k call first, each after the indexes forget their last query,
+        # then the deeper rankings, which reuse what the indexes remember of this query.
+        timed = {label: self._timed_recall(label, recaller, probe, now) for label, recaller in self.recallers.items()}
         out: dict[str, ProbeOutcome] = {}
         for label, recaller in self.recallers.items():
-            embedder = None if self.embedders[label] is None else _QueryMemo(self.embedders[label])
-            start = time.perf_counter()
-            hits = tuple(recaller.recall(self.store, probe.question, self.k, conversation_id=self.conversation_id,
-                                         embedder=embedder, now=now))
-            latency = time.perf_counter() - start
+            embedder, hits, latency = timed[label]
             ranking = hits
             if self.depth > self.k and len(hits) == self.k:  # fewer than k: the memory has no more to give
                 ranking = tuple(recaller.recall(self.store, probe.question, self.depth,
@@ -247,3 +251,14 @@ class ProbeAsker:
                       context_tokens=context_tokens,
                       hits=[[h.entry.id, round(float(h.score), 6)] for h in hits])
         return out
+
+    def _timed_recall(self, label: str, recaller: Any, probe: Probe,
+                      now: datetime) -> tuple[_QueryMemo | None, tuple[Any, ...], float]:
+        """``(embedder, hits, latency)`` of the recaller's top-k call, timed as a user's first ask of the query:
+        the indexes forget what an earlier call remembered of it (``recall.forget_queries``)."""
+        embedder = None if self.embedders[label] is None else _QueryMemo(self.embedders[label])
+        forget_queries(self.store)
+        start = time.perf_counter()
+        hits = tuple(recaller.recall(self.store, probe.question, self.k, conversation_id=self.conversation_id,
+                                     embedder=embedder, now=now))
+        return embedder, hits, time.perf_counter() - start

@@ -30,3 +30,12 @@ def reference(texts, dim):
 @given(st.lists(st.text(alphabet="ab cé日 Z9", max_size=60), max_size=5), st.sampled_from([1, 2, 8, 64]))
 def test_bit_identical_to_the_definition(texts, dim):
     assert hashed_vectors(texts, dim).tobytes() == reference(texts, dim).tobytes()
+
+
+def test_the_feature_hash_memo_stays_bounded(monkeypatch):
+    from lyra_lab.backends.simulated import _behaviour
+
+    monkeypatch.setattr(_behaviour._FeatureHashes, "MAX", 3)
+    texts = ["a b c d e f", "g h a b", "Ünïcode wörds"]
+    assert hashed_vectors(texts, 16).tobytes() == reference(texts, 16).tobytes()
+    assert len(_behaviour._feature_hash.__self__) <= 3  # type: ignore[attr-defined]

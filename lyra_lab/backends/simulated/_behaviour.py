@@ -6,8 +6,8 @@ can be read, and tested, on its own.
 
 from __future__ import annotations
 
-import functools
 import hashlib
+import itertools
 import math
 import random
 import re
@@ -197,32 +197,51 @@ def _text(content: Any) -> str:
 _FEATURE_WORD = re.compile(r"\w+")
 
 
-@functools.lru_cache(maxsize=1 << 18)
-def _feature_hash(feature: str) -> int:
-    return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+class _FeatureHashes(dict[str, int]):
+    """feature -> its 64-bit blake2b hash, computed on first lookup; emptied when it reaches ``MAX`` features.
+
+    A dict's own ``__getitem__`` mapped over the features (about half the cost of an ``lru_cache`` lookup)."""
+
+    MAX = 1 << 18
+
+    def __missing__(self, feature: str) -> int:
+        if len(self) >= self.MAX:
+            self.clear()
+        value = self[feature] = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(),
+                                               "little")
+        return value
+
+
+_feature_hash = _FeatureHashes().__getitem__
 
 
 def hashed_vectors(texts: Sequence[str], dim: int) -> np.ndarray:
     """Deterministic unit vectors from hashed word uni- and bigrams (the simulated embedding model).
 
     The simulated server's ``/v1/embeddings`` and the in-process ``HashingEmbedder`` both use it.
+    Each feature (a lower-cased word, or two adjacent ones joined by a space) adds +1 or -1
+    (the top bit of its 64-bit hash) to bin ``hash % dim`` of its text's row; rows are then
+    scaled to unit length.
 
     >>> v = hashed_vectors(["a cat", "a cat", ""], 8)
     >>> v.shape, bool((v[0] == v[1]).all()), float(v[2].sum())
     ((3, 8), True, 0.0)
     """
-    out = np.zeros((len(texts), dim), dtype=np.float32)
-    for row, text in enumerate(texts):
-        words = [w.lower() for w in _FEATURE_WORD.findall(text)]
-        hashes = [_feature_hash(f) for f in words + [a + " " + b for a, b in zip(words, words[1:])]]
-        if hashes:
-            # Each feature adds +-1 to one bin; integer sums are exact in any order, so bincount
-            # gives the same float32 row as adding them one by one.
-            bins = np.fromiter((h % dim for h in hashes), dtype=np.int64, count=len(hashes))
-            signs = np.fromiter((1.0 if (h >> 63) & 1 else -1.0 for h in hashes), dtype=np.float64,
-                                count=len(hashes))
-            out[row] = np.bincount(bins, weights=signs, minlength=dim)
-        norm = np.linalg.norm(out[row])
+    features = [_features(text) for text in texts]
+    hashes = np.array(list(map(_feature_hash, itertools.chain.from_iterable(features))), dtype=np.uint64)
+    cells = (hashes % np.uint64(dim)).astype(np.int64)
+    if len(texts) > 1:
+        cells += np.repeat(np.arange(0, len(texts) * dim, dim), list(map(len, features)))
+    signs = np.where(hashes >> np.uint64(63), 1.0, -1.0)
+    # Integer sums of +-1 are exact in any order: the float32 rows are those of adding features one by one.
+    out = np.bincount(cells, weights=signs, minlength=len(texts) * dim).reshape(len(texts), dim).astype(np.float32)
+    for row in out:
+        norm = np.sqrt(row.dot(row))  # np.linalg.norm(row), without its checks
         if norm > 0:
-            out[row] /= norm
+            row /= norm
     return out
+
+
+def _features(text: str) -> list[str]:
+    words = list(map(str.lower, _FEATURE_WORD.findall(text)))
+    return words + list(map(" ".join, zip(words, words[1:])))

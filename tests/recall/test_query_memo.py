@@ -1,0 +1,164 @@
+"""What the indexes remember of a query (scores, top rows, BM25 term shares) never changes a ranking."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import bm25s
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from lyra_lab.backends import HashingEmbedder
+from lyra_lab.memory import MemoryEntry, MemoryStore
+from lyra_lab.recall import (RECALLERS, Bm25, Dense, Hit, Tokenizer, bm25_index, dense_index, forget_queries,
+                             keyed_view, rrf_fuse, weighted_fuse)
+from lyra_lab.recall._base import ranked
+from lyra_lab.recall._bm25 import STOPWORDS, _stemmer
+from lyra_lab.recall import _index
+from lyra_lab.recall._index import TopMemo, best_first, top_k
+from lyra_lab.recall._ranking import Ranking, hits_of
+from lyra_lab.testing import memory_stores
+
+EMBEDDER = HashingEmbedder(dim=32)
+SPECS = [{"name": "dense"}, {"name": "bm25"}, {"name": "hybrid"}, {"name": "hybrid", "candidates": 2},
+         {"name": "hybrid", "method": "weighted", "weight": 0.3, "candidates": 3}, {"name": "recency"},
+         {"name": "reference"}, {"name": "reference", "fusion": "rrf", "sessions": 1}, {"name": "tiered"}]
+_queries = st.sampled_from(["Caroline", "what did she say", "the", "", "topic session turn", "x"])
+# few distinct values: many ties, and the odd NaN, infinity and signed zero
+_scores = st.lists(st.sampled_from([0.0, -0.0, 0.5, 0.5, 1.0, -1.0, np.inf, -np.inf, np.nan, 0.25]), max_size=40)
+
+
+@pytest.mark.parametrize("full_sort_max", [-1, 1024], ids=["partition", "full sort"])
+@settings(max_examples=300, deadline=None)
+@given(scores=_scores, k=st.integers(0, 45), deeper=st.integers(0, 45))
+def test_top_k_is_a_prefix_of_every_deeper_top_k_and_of_one_stable_sort(full_sort_max, scores, k, deeper):
+    array = np.array(scores, dtype=np.float32)
+    k, deeper = sorted((k, deeper))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_index, "FULL_SORT_MAX", full_sort_max)
+        assert top_k(array, k).tolist() == top_k(array, deeper)[:k].tolist()
+        assert top_k(array, deeper).tolist() == np.argsort(-array, kind="stable")[:deeper].tolist()
+        assert len(best_first(array, k)) >= min(k, len(array))
+
+
+def test_top_memo_recomputes_only_for_a_new_key_or_a_deeper_cut_answer():
+    scores = np.arange(10, dtype=np.float32)
+    asked: list[int] = []
+
+    def order_of(k):
+        asked.append(k)
+        return top_k(scores, k)
+
+    memo = TopMemo()
+    assert memo.top("q", 3, order_of).tolist() == [9, 8, 7]
+    assert memo.top("q", 2, order_of).tolist() == [9, 8] and asked == [3]  # a prefix: not recomputed
+    assert memo.top("q", 5, order_of).tolist() == [9, 8, 7, 6, 5] and asked == [3, 5]  # deeper than kept
+    assert len(memo.top("q", 50, order_of)) == 10 and asked == [3, 5, 50]
+    assert len(memo.top("q", 80, order_of)) == 10 and asked == [3, 5, 50]  # 50 gave all ten: complete
+    memo.top("other", 2, order_of)
+    memo.forget()
+    memo.top("other", 2, order_of)
+    assert asked == [3, 5, 50, 2, 2]
+    whole = TopMemo()
+    assert whole.top("q", 1, lambda k: best_first(scores, k)).tolist() == [9]
+    assert whole.top("q", 7, lambda k: 1 / 0).tolist() == top_k(scores, 7).tolist()  # a full sort: complete
+
+
+def _fresh(store: MemoryStore) -> MemoryStore:
+    """The same entries in a new store: new indexes, nothing remembered."""
+    return MemoryStore(list(store))
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=str)
+@settings(max_examples=60, deadline=None)
+@given(drawn=memory_stores(), asks=st.lists(st.tuples(_queries, st.integers(0, 12)), min_size=1, max_size=6))
+def test_rankings_with_the_memo_equal_those_of_a_fresh_store(spec, drawn, asks):
+    store, cid = drawn
+    recaller, dense = RECALLERS.build(spec), Dense()
+    for query, k in asks:
+        dense.recall(store, query, 3, conversation_id=cid, embedder=EMBEDDER)  # another recaller, same query
+        warm = recaller.recall(store, query, k, conversation_id=cid, embedder=EMBEDDER)
+        assert warm == recaller.recall(_fresh(store), query, k, conversation_id=cid, embedder=EMBEDDER)
+
+
+def _fused_hits(store, query, k, cid, hybrid):
+    """Hybrid as it was first written: fuse dense's and BM25's top-n hits by id, stable sort, cut at k."""
+    n = max(k, hybrid.candidates)
+    dense = Dense().recall(store, query, n, conversation_id=cid, embedder=EMBEDDER)
+    lexical = Bm25().recall(store, query, n, conversation_id=cid)
+    by_id = {h.entry.id: h.entry for h in [*dense, *lexical]}
+    if hybrid.method == "rrf":
+        fused = rrf_fuse([[h.entry.id for h in dense], [h.entry.id for h in lexical]], hybrid.rrf_k)
+    else:
+        fused = weighted_fuse({h.entry.id: h.score for h in dense}, {h.entry.id: h.score for h in lexical},
+                              hybrid.weight)
+    order = sorted(by_id, key=lambda doc: -fused[doc])[:k]
+    return [Hit(by_id[d], fused[d], rank, hybrid.via) for rank, d in enumerate(order)]
+
+
+@pytest.mark.parametrize("spec", [spec for spec in SPECS if spec["name"] == "hybrid"], ids=str)
+@settings(max_examples=100, deadline=None)
+@given(drawn=memory_stores(), query=_queries, k=st.integers(1, 12))
+def test_hybrid_fuses_exactly_as_rrf_fuse_and_weighted_fuse_do(spec, drawn, query, k):
+    store, cid = drawn
+    hybrid = RECALLERS.build(spec)
+    expected = _fused_hits(_fresh(store), query, k, cid, hybrid)
+    assert hybrid.recall(store, query, k, conversation_id=cid, embedder=EMBEDDER) == expected
+
+
+def test_forget_queries_reaches_the_indexes_of_keyed_views_too():
+    store = MemoryStore([MemoryEntry(f"e{i}", "c", "turn", f"Caroline: note {i} about cats", (f"t{i}",), ("s1",))
+                         for i in range(6)])
+    RECALLERS.build("reference").recall(store, "cats", 3, conversation_id="c", embedder=EMBEDDER)
+    view = keyed_view(store, "c", "dated", 2)
+    lexical = bm25_index(view.store, "c", Tokenizer("english", "words"))
+    dense = dense_index(store, EMBEDDER, "c")
+    vector = EMBEDDER.embed(["cats"], kind="query")[0]
+    kept_lexical, kept_dense = lexical.scores("cats"), dense.scores(vector)[1]
+    assert lexical.scores("cats") is kept_lexical and dense.scores(vector)[1] is kept_dense  # remembered
+    forget_queries(store)
+    assert lexical.scores("cats") is not kept_lexical and dense.scores(vector)[1] is not kept_dense
+    np.testing.assert_array_equal(lexical.scores("cats"), kept_lexical)
+
+
+def test_bm25_term_shares_are_recomputed_after_the_index_changes():
+    store = MemoryStore([MemoryEntry("a", "c", "turn", "cello lessons", ("a",)),
+                         MemoryEntry("b", "c", "turn", "hiking trip", ("b",))])
+    before = bm25_index(store, "c").scores("cello").copy()
+    store.add([MemoryEntry("x", "c", "turn", "cello cello concert", ("x",))])  # IDF and mean length change
+    after = bm25_index(store, "c").scores("cello")
+    assert after[0] != before[0]
+    np.testing.assert_array_equal(after, bm25_index(_fresh(store), "c").scores("cello"))
+
+
+def test_ranked_takes_a_ranking_as_it_is_and_pairs_as_ever():
+    entries = [MemoryEntry(i, "c", "turn", i, ()) for i in "abc"]
+    ranking = Ranking(entries, [3.0, 2.0, 1.0])
+    assert ranked(ranking, 2, "x") == ranked(list(ranking), 2, "x") == [Hit(entries[0], 3.0, 0, "x"),
+                                                                       Hit(entries[1], 2.0, 1, "x")]
+    assert ranked(ranking, 0, "x") == []
+    with pytest.raises(ValueError, match="one score per entry"):
+        Ranking(entries, [1.0])
+
+
+def test_hits_of_builds_equal_frozen_hits():
+    entries = [MemoryEntry(i, "c", "turn", i, ()) for i in "ab"]
+    hits = hits_of(entries, [0.5, 0.25], "dense")
+    built = [Hit(entries[0], 0.5, 0, "dense"), Hit(entries[1], 0.25, 1, "dense")]
+    assert hits == built and [hash(h) for h in hits] == [hash(h) for h in built] and repr(hits) == repr(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        hits[0].score = 1.0  # type: ignore[misc]
+    assert hits_of([], [], "dense") == []
+
+
+@pytest.mark.parametrize("stemmer", ["none", "english"])
+@pytest.mark.parametrize("tokens", ["words2", "words"])
+@settings(max_examples=200, deadline=None)
+@given(text=st.one_of(st.text(max_size=60), st.sampled_from(["İstanbul ŞEHİR straße", "I ran 5 km, the cats RAN",
+                                                              "don't won't x_y 3.14", "the a of and is", ""])))
+def test_query_tokens_are_bm25s_tokens(stemmer, tokens, text):
+    expected = bm25s.tokenize([text], stopwords=STOPWORDS, return_ids=False, show_progress=False,
+                              token_pattern=r"(?u)\b\w\w+\b" if tokens == "words2" else r"(?u)\b\w+\b",
+                              stemmer=_stemmer(stemmer))[0]
+    assert Tokenizer(stemmer, tokens).query(text) == expected
