@@ -19,10 +19,12 @@ as the source finishes (an ``alias`` event in the log).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any, Generator, Mapping
+from typing import Any, Generator, Iterator, Mapping
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -105,8 +107,25 @@ def run_experiment(
 
         raise ConfigError(f"a Ray address ({ray_address}) needs executor 'ray', not {executor_of(spec)!r}")
     folder = RunFolder(run_dir if run_dir is not None else Path("runs") / spec.name)
-    with folder.lock():
+    with folder.lock(), fewer_collections():
         return _run(spec, folder, resume, progress, backends, embedders, ray_address)
+
+
+@contextlib.contextmanager
+def fewer_collections(allocations: int = 50_000) -> Iterator[None]:
+    """Python's cyclic garbage collector run every ``allocations`` net allocations (default 700) while inside.
+
+    A run keeps hundreds of thousands of live objects (hits, rows) that are not garbage, and each
+    collection walks them again: on all of LoCoMo (``benchmarks/harness_overhead.py``) collections
+    cost ~1 CPU s of ~10.  Reference counting still frees everything at once; only cycles wait
+    longer.  The thresholds in force before are restored on the way out.
+    """
+    before = gc.get_threshold()
+    gc.set_threshold(max(allocations, before[0]), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def executor_of(spec: ExperimentSpec) -> str:
