@@ -9,6 +9,7 @@ subprocess, as a user's shell would, so no Ray initialized in this test process 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -43,9 +44,16 @@ def _accepts(port: int) -> bool:
 
 @pytest.fixture
 def ray_head():
-    """``127.0.0.1:PORT`` of a Ray head with 2 CPUs started by ``ray start``; stopped afterwards."""
+    """``(process, "127.0.0.1:PORT", env)`` of a Ray head with 2 CPUs started by ``ray start``, stopped afterwards;
+    ``env`` holds the head's own token, which a process joining it needs.
+
+    Token authentication is on, as Ray starts clusters by default, with a token given in the environment
+    rather than ``~/.ray/auth_token``, which local Rays of other tests may be creating at the same time.
+    """
     port = _free_port()
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
+           "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    env.pop("RAY_AUTH_TOKEN_PATH", None)
     head = subprocess.Popen(
         [str(Path(sys.executable).with_name("ray")), "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
          "--port", str(port), "--num-cpus", "2", "--include-dashboard=false", "--disable-usage-stats"],
@@ -56,7 +64,7 @@ def ray_head():
             if head.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"ray start --head did not come up on 127.0.0.1:{port} (exit {head.poll()})")
             time.sleep(0.5)
-        yield head, f"127.0.0.1:{port}"
+        yield head, f"127.0.0.1:{port}", env
     finally:
         os.killpg(head.pid, signal.SIGTERM)
         head.wait(timeout=60)
@@ -65,14 +73,14 @@ def ray_head():
 @pytest.mark.slow
 def test_a_grid_joins_a_running_cluster_by_address_gives_the_serial_rows_and_leaves_it_running(
         write_toml, tmp_path, ray_head):
-    head, address = ray_head
+    head, address, env = ray_head
     toml = write_toml(EXPERIMENT)
     assert main(["run", str(toml), "--run-dir", str(tmp_path / "serial"), "--quiet", "--no-report"]) == 0
 
     joined = subprocess.run(
         [sys.executable, "-m", "lyra_lab.cli", "run", str(toml), "--run-dir", str(tmp_path / "ray"), "--quiet",
          "--no-report", "--executor", "ray", "--address", address],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)})
+        capture_output=True, text=True, timeout=600, env={**env, "PYTHONPATH": str(REPO)})
     assert joined.returncode == 0, joined.stderr[-2000:]
 
     [cluster] = _events(tmp_path / "ray", "ray_started")
@@ -82,3 +90,5 @@ def test_a_grid_joins_a_running_cluster_by_address_gives_the_serial_rows_and_lea
     serial, on_ray = (pd.read_parquet(tmp_path / name / "results.parquet") for name in ("serial", "ray"))
     pd.testing.assert_frame_equal(_rows(serial).drop(columns="attempt"), _rows(on_ray).drop(columns="attempt"))
     assert head.poll() is None and _accepts(int(address.rsplit(":", 1)[1]))  # the run left the cluster running
+    token = env["RAY_AUTH_TOKEN"].encode()
+    assert not [p for p in (tmp_path / "ray").rglob("*") if p.is_file() and token in p.read_bytes()]  # a secret
