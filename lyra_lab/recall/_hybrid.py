@@ -8,8 +8,6 @@ from itertools import islice
 from operator import attrgetter
 from typing import Sequence
 
-import numpy as np
-
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
@@ -87,15 +85,13 @@ class Hybrid(BaseRecaller):
         by_id: dict[str, MemoryEntry] = dict(zip(dense_ids, dense.entries))
         by_id.update(zip(lexical_ids, lexical.entries))
         if self.method == "rrf":
-            fused = _rrf_arrays(by_id, dense_ids, lexical_ids, self.rrf_k)
+            fused = rrf_fuse([dense_ids, lexical_ids], self.rrf_k)
         else:
-            weighted = weighted_fuse(dict(zip(dense_ids, dense.scores)), dict(zip(lexical_ids, lexical.scores)),
-                                     self.weight)
-            fused = list(map(weighted.__getitem__, by_id))
+            fused = weighted_fuse(dict(zip(dense_ids, dense.scores)), dict(zip(lexical_ids, lexical.scores)),
+                                  self.weight)
         # Ties keep first-seen order (dense rank, then BM25 rank): sorted() is stable.
-        order = sorted(range(len(fused)), key=[-score for score in fused].__getitem__)
-        entries = list(by_id.values())
-        return Ranking([entries[i] for i in order], [fused[i] for i in order])
+        order = sorted(by_id, key=lambda doc: -fused[doc])
+        return Ranking([by_id[doc] for doc in order], [fused[doc] for doc in order])
 
 
 _ID = attrgetter("id")
@@ -108,18 +104,3 @@ def _top(scored: Scored, n: int) -> Ranking:
         return Ranking(scored.entries[:n], scored.scores[:n])
     pairs = list(islice(scored, n))  # an empty memory's []
     return Ranking([entry for entry, _ in pairs], [score for _, score in pairs])
-
-
-def _rrf_arrays(by_id: dict[str, MemoryEntry], dense_ids: list[str], lexical_ids: list[str],
-                rrf_k: float) -> list[float]:
-    """``rrf_fuse([dense_ids, lexical_ids], rrf_k)`` in ``by_id``'s order (dense ids come first there).
-
-    The same float64 sums in the same order: ``1 / (rrf_k + rank)`` from the dense list, plus that
-    of the BM25 list.
-    """
-    fused = np.zeros(len(by_id))
-    fused[: len(dense_ids)] = 1.0 / (rrf_k + np.arange(1, len(dense_ids) + 1))
-    position = dict(zip(by_id, range(len(by_id))))
-    at = np.fromiter(map(position.__getitem__, lexical_ids), dtype=np.int64, count=len(lexical_ids))
-    fused[at] += 1.0 / (rrf_k + np.arange(1, len(lexical_ids) + 1))
-    return fused.tolist()
