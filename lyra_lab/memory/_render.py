@@ -220,10 +220,8 @@ class _AdditiveRenderer:
         out: list[ContextFit] = []
         lines: list[str] = []
         with_nl = tokens = 0  # count(block + "\n"), count(block)
-        known = self._lines
         for entry in entries:
-            got = known.get(entry.id)
-            _, line, n, n_nl, _ = got if got is not None and got[0] is entry else self.line(entry)
+            _, line, n, n_nl, _ = self.line(entry)
             while len(out) < len(budgets) and with_nl + n > budgets[len(out)]:
                 out.append(self._cut(lines, with_nl, tokens, entry, budgets[len(out)]))
             if len(out) == len(budgets):
