@@ -66,18 +66,18 @@ max_cells = {max_cells}
 
 
 def _serve(conn: Any, latency: float) -> None:
-    """A child process's loop: a SimulatedServer answering ``reset`` / ``stats`` / ``stop`` on ``conn``."""
+    """A child process's loop: a SimulatedServer answering ``reset`` / ``chat_log`` / ``max_serving`` on ``conn``
+    until ``stop``."""
     with SimulatedServer(latency_s=latency, default_max_tokens=48) as server:
+        answers = {"reset": server.reset, "chat_log": server.chat_log, "max_serving": lambda: server.max_serving}
         conn.send(server.base_url)
         while (command := conn.recv()) != "stop":
-            if command == "reset":
-                server.reset()
-            conn.send((len(server.chat_log()), server.max_serving))
+            conn.send(answers[command]())
 
 
 class ServerProcess:
     """The simulated server in a child process, as a cloud's server is not on the client's cores (it still
-    shares this machine's): ``base_url``, ``reset()``, ``chat_log()`` (its length) and ``max_serving``."""
+    shares this machine's): ``base_url``, ``reset()``, ``chat_log()`` and ``max_serving``, asked over a pipe."""
 
     def __init__(self, latency: float):
         context = multiprocessing.get_context("spawn")
@@ -86,19 +86,19 @@ class ServerProcess:
         self._process.start()
         self.base_url = self._conn.recv()
 
-    def _ask(self, command: str) -> tuple[int, int]:
+    def _ask(self, command: str) -> Any:
         self._conn.send(command)
         return self._conn.recv()
 
     def reset(self) -> None:
         self._ask("reset")
 
-    def chat_log(self) -> list[None]:
-        return [None] * self._ask("stats")[0]
+    def chat_log(self) -> list[Any]:
+        return self._ask("chat_log")
 
     @property
     def max_serving(self) -> int:
-        return self._ask("stats")[1]
+        return self._ask("max_serving")
 
     def stop(self) -> None:
         self._conn.send("stop")
