@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from lyra_lab.backends._bpe_native import native_counter, native_encodings
+
 DEFAULT_ENCODING = "o200k_base"
 # Characters encoded at once: far below bpe-openai's 1,000,000-character limit, and at
 # most 4 tokens per character keeps a piece under its 200,000-token chunk limit.
@@ -59,14 +61,16 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
 
 def encoding_name_for(model: str) -> str | None:
     """The OpenAI encoding of ``model`` (an encoding name is accepted too), or None if unknown."""
-    import bpe_openai
-
     name = model.split("/")[-1].lower()
-    if name in bpe_openai.list_encoding_names():
+    if name in native_encodings():
         return name
     for prefix, encoding in _PREFIXES:
         if name.startswith(prefix):
             return encoding
+    import bpe_openai  # the rest of its table (0.5 s to import: see _bpe_native)
+
+    if name in bpe_openai.list_encoding_names():
+        return name
     try:
         return bpe_openai.encoding_name_for_model(name)
     except (KeyError, ValueError, bpe_openai.UnsupportedModelError):
@@ -96,9 +100,16 @@ class TokenCounter:
     tokenize: Callable[[str], Sequence[int]] | None = None
 
     def __call__(self, text: str) -> int:
+        count = self._count
         if len(text) <= PIECE_CHARS:
-            return len(self._encode(text))
-        return sum(len(self._encode(piece)) for piece in pieces(text))
+            return count(text)
+        return sum(count(piece) for piece in pieces(text))
+
+    @property
+    def _count(self) -> Callable[[str], int]:
+        """Counts one piece: bpe-openai's Rust tokenizer directly where it can (``_bpe_native``)."""
+        native = native_counter(self.encoding) if self.tokenize is None else None
+        return native if native is not None else lambda text: len(self._encode(text))
 
     def encode(self, text: str) -> Sequence[int]:
         if len(text) <= PIECE_CHARS:

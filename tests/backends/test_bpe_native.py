@@ -1,0 +1,82 @@
+"""Counts through bpe-openai's Rust extension equal its Python API's, and need no ``import bpe_openai``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lyra_lab.backends import token_counter
+from lyra_lab.backends._bpe_native import native_counter, native_encodings
+from lyra_lab.backends._tokens import _encoding
+
+LOCOMO = Path(__file__).resolve().parents[2] / "../shared/datasets/locomo10.json"
+ENCODINGS = ("cl100k_base", "o200k_base")
+MESSY = [
+    "", " ", "\n\n", "<|endoftext|> and <|fim_prefix|> as plain text",
+    "private use \ue000\uf8ff markup", "a lone \ud800 surrogate", "emoji 👩‍👩‍👧 and 漢字 and Ünïcödé",
+    "[2023-05-08] user: ok\n[2023-05-09] assistant: fine", "x" * 5000, "   leading spaces", "tabs\tand\r\nCRLF",
+]
+
+
+def python_count(encoding: str, text: str) -> int:
+    return len(_encoding(encoding).encode(text, disallowed_special=()))
+
+
+def test_the_extension_loads_with_the_encodings_lyra_lab_counts():
+    assert set(ENCODINGS) <= set(native_encodings())
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_messy_texts_count_as_the_python_api_counts(encoding):
+    count = native_counter(encoding)
+    assert count is not None
+    assert [count(t) for t in MESSY] == [python_count(encoding, t) for t in MESSY]
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo not present")
+def test_every_locomo_turn_counts_as_the_python_api_counts():
+    count = native_counter("o200k_base")
+    assert count is not None
+    texts = [turn.get("text", "") for conv in json.loads(LOCOMO.read_text())
+             for session in conv["conversation"].values() if isinstance(session, list) for turn in session]
+    assert len(texts) > 5000
+    assert [count(t) for t in texts] == [python_count("o200k_base", t) for t in texts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=30) | st.sampled_from(["\ud800", "\udfff", "<|endoftext|>", "\n[", " ", "\ue000"]),
+                max_size=12).map("".join))
+def test_any_text_counts_as_the_python_api_counts(text):
+    for encoding in ENCODINGS:
+        assert native_counter(encoding)(text) == python_count(encoding, text)  # type: ignore[misc]
+
+
+def test_an_unknown_encoding_has_no_native_counter_and_counts_through_python():
+    assert native_counter("p50k_base") is None
+    assert native_counter("no_such_encoding") is None
+
+
+def test_counting_does_not_import_the_python_package():
+    code = ("import sys; from lyra_lab.backends import count_tokens; "
+            "n = count_tokens('hello world', 'gpt-4o-mini'); "
+            "print(n, 'bpe_openai' in sys.modules, 'bpe_openai._bindings' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["2", "False", "True"]
+
+
+def test_the_python_package_imported_afterwards_reuses_the_loaded_extension():
+    code = ("from lyra_lab.backends import count_tokens; count_tokens('hi', 'gpt-4o'); "
+            "import bpe_openai; print(len(bpe_openai.get_encoding('o200k_base').encode('hello world')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["2"]
+
+
+def test_a_counter_counts_long_texts_in_pieces_the_same_way():
+    text = "word " * 30_000  # beyond PIECE_CHARS: counted piece by piece
+    assert token_counter("gpt-4o")(text) == python_count("o200k_base", text)
