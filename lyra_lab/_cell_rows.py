@@ -8,12 +8,15 @@ for aliases and read back per group, not per row.
 
 The file (run folder schema version 3) is JSONL: a header line, then one line a group::
 
-    {"groups": 600, "metrics": [["evidence_recall@1", …, "mrr", …], …], "rows": 20653, "schema": "cell_rows/1"}
-    {"columns": {"cell_id": "conv-26-…", "probe_id": "conv-26:qa0", …}, "metrics": 0, "value": [0.0, …, 0.5, …]}
+    {"columns": {"cell_id": "conv-26-…", "run": …}, "groups": 600, "metrics": [["evidence_recall@1", …], …],
+     "rows": 20653, "schema": "cell_rows/1"}
+    {"columns": {"pipeline": "…|dense", "probe_id": "conv-26:qa0", …}, "metrics": 0, "value": [0.0, …]}
 
-A group's ``metrics`` is the index of its list of metric names in the header (a LoCoMo
-cell's 600 groups use 3 to 5 lists: written once each, they were half the bytes), and
-``value`` holds a value for each name, in order.  The header's counts catch a file cut
+The header's ``columns`` are those every group shares (same value, same type); a line's
+``columns`` the rest of its own.  A group's ``metrics`` is the index of its list of metric
+names in the header (a LoCoMo cell's 600 groups use 3 to 5 lists), and ``value`` holds a
+value for each name, in order.  Written once each, shared columns and name lists were
+three quarters of the bytes.  The header's counts catch a file cut
 short.  Keys are sorted (``jsonl_bytes``), but names and values are lists, so a group's
 rows keep the order they were made in.
 A file without the header is the old shape (run folder versions 1 and 2: one tidy row
@@ -103,11 +106,25 @@ class CellRows:
 
     def to_jsonl(self) -> bytes:
         """The file: a header line, then a line a group (see the module docstring)."""
+        shared = self._shared_columns()
         sets: dict[tuple[str, ...], int] = {}
-        lines = [{"columns": g.columns, "metrics": sets.setdefault(tuple(g.metric), len(sets)), "value": g.value}
-                 for g in self.groups]
-        header = CELL_ROWS.wrap({"groups": len(self.groups), "metrics": [list(m) for m in sets], "rows": len(self)})
+        lines = [{"columns": {k: v for k, v in g.columns.items() if k not in shared},
+                  "metrics": sets.setdefault(tuple(g.metric), len(sets)), "value": g.value} for g in self.groups]
+        header = CELL_ROWS.wrap({"columns": shared, "groups": len(self.groups), "metrics": [list(m) for m in sets],
+                                 "rows": len(self)})
         return jsonl_bytes([header, *lines])
+
+    def _shared_columns(self) -> dict[str, Any]:
+        """The columns every group holds with the same value (of the same type: ``1``, ``1.0`` and ``True``
+        differ)."""
+        if not self.groups:
+            return {}
+        shared = dict(self.groups[0].columns)
+        for g in self.groups[1:]:
+            for k in [k for k, v in shared.items() if k not in g.columns or type(g.columns[k]) is not type(v)
+                      or g.columns[k] != v]:
+                del shared[k]
+        return shared
 
 
 def is_grouped(first_line: bytes) -> bool:
@@ -141,10 +158,13 @@ def read_cell_rows(path: Path, error: type[Exception] = ValueError) -> CellRows:
         CELL_ROWS.version_of(header, f"{path}: line 1")
     except ValueError as exc:
         raise error(str(exc)) from None
-    sets = header.get("metrics")
-    if not isinstance(sets, list) or not all(isinstance(m, list) and m for m in sets):
-        raise error(f"{path}: line 1: not a cell_rows header (expected metrics: a list of lists of metric names)")
+    sets, shared = header.get("metrics"), header.get("columns")
+    if not isinstance(sets, list) or not all(isinstance(m, list) and m for m in sets) or type(shared) is not dict:
+        raise error(f"{path}: line 1: not a cell_rows header (expected columns: an object, metrics: a list of "
+                    "lists of metric names)")
     groups = [_group(path, n, r, sets, error) for n, r in enumerate(records, start=2)]
+    if shared:
+        groups = [RowGroup({**shared, **g.columns}, g.metric, g.value) for g in groups]
     n_rows = sum(len(g.metric) for g in groups)
     if header.get("groups") != len(groups) or header.get("rows") != n_rows:
         raise error(f"{path}: holds {len(groups)} groups of {n_rows} rows, its header (line 1) says "

@@ -303,9 +303,10 @@ def test_result_rows_round_trip_and_a_broken_line_names_file_and_line(tmp_path):
             {"metric": "latency_s", "pipeline": "p|dense", "probe_id": "", "value": 0.25}]
     path = folder.write_rows("c1", CellRows.from_records(rows))
     assert path.read_text(encoding="utf-8").splitlines() == [
-        '{"groups":2,"metrics":[["recall@5"],["latency_s"]],"rows":2,"schema":"cell_rows/1"}',
-        '{"columns":{"pipeline":"p|dense","probe_id":"é"},"metrics":0,"value":[1.0]}',
-        '{"columns":{"pipeline":"p|dense","probe_id":""},"metrics":1,"value":[0.25]}']
+        '{"columns":{"pipeline":"p|dense"},"groups":2,"metrics":[["recall@5"],["latency_s"]],"rows":2,'
+        '"schema":"cell_rows/1"}',
+        '{"columns":{"probe_id":"é"},"metrics":0,"value":[1.0]}',
+        '{"columns":{"probe_id":""},"metrics":1,"value":[0.25]}']
     assert list(folder.read_rows("c1").records()) == rows == read_row_records([path])
     path.write_text(path.read_text() + '{"metric": \n')
     with pytest.raises(ResultsFormatError, match=rf"^{path}: line 4: not valid JSON \(Expecting value\)$"):

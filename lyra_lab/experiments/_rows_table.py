@@ -27,6 +27,7 @@ import numpy as np
 import orjson
 
 from lyra_lab._cell_rows import CELL_ROWS, first_line, is_grouped
+from lyra_lab._fast_jsonl import jsonl_bytes
 
 GROUP_KEYS = ("cell_id", "pipeline", "conversation_id", "probe_id")  # then metric: the frame's sort
 
@@ -113,17 +114,18 @@ def _part(path: Path) -> _Part | None:
 
 
 def _grouped_part(path: Path) -> _Part | None:
-    """A grouped file's part, parsed by pyarrow's JSON reader (the shared columns one struct column, which
-    it types as it typed them a row a line); None, for the plain path, unless the file is what its header
-    says (``read_cell_rows`` then names the line at fault)."""
+    """A grouped file's part, parsed by pyarrow's JSON reader (each line's columns one struct column, the
+    header's shared ones a row, which it types as it typed them a row a line); None, for the plain path,
+    unless the file is what its header says (``read_cell_rows`` then names the line at fault)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
     head, _, body = path.read_bytes().partition(b"\n")
     header = orjson.loads(head)
-    sets = header.get("metrics")
-    if header != CELL_ROWS.wrap({"groups": header.get("groups"), "metrics": sets, "rows": header.get("rows")}):
+    sets, shared = header.get("metrics"), header.get("columns")
+    if header != CELL_ROWS.wrap({"columns": shared, "groups": header.get("groups"), "metrics": sets,
+                                 "rows": header.get("rows")}) or type(shared) is not dict:
         return None
     if header["groups"] == 0:  # a cell without rows, as an empty file was
         return _Part(pa.table({}), np.zeros(0, dtype=np.int64), pa.array([], pa.string()), np.zeros(0))
@@ -145,10 +147,16 @@ def _grouped_part(path: Path) -> _Part | None:
     if ((counts == 0).any() or int(counts.sum()) != header["rows"]
             or not np.array_equal(counts, pc.list_value_length(value).to_numpy(zero_copy_only=False))):
         return None
-    groups = pa.Table.from_arrays(columns.flatten(), names=[f.name for f in columns.type])
-    names = pc.list_flatten(pc.take(sets, which, memory_pool=pool()), memory_pool=pool())
+    fields = [f.name for f in columns.type]
+    if set(shared) & set(fields):
+        return None
+    # Every group's shared columns, typed by the JSON reader from their one value as it typed them a row a line.
+    common = pj.read_json(io.BytesIO(jsonl_bytes([shared])), memory_pool=pool()) if shared else pa.table({})
+    common = pc.take(common, np.zeros(len(counts), dtype=np.int64), memory_pool=pool())
+    groups = pa.Table.from_arrays([*common.columns, *columns.flatten()], names=[*common.column_names, *fields])
+    metric = pc.list_flatten(pc.take(sets, which, memory_pool=pool()), memory_pool=pool())
     values = pc.cast(pc.list_flatten(value, memory_pool=pool()), pa.float64(), memory_pool=pool())
-    return _Part(groups, counts.astype(np.int64), names, values.to_numpy(zero_copy_only=False))
+    return _Part(groups, counts.astype(np.int64), metric, values.to_numpy(zero_copy_only=False))
 
 
 def _is_number(kind: Any) -> bool:

@@ -68,7 +68,8 @@ def test_an_old_folder_is_read_and_a_resume_adds_grouped_cells_beside_its_rows(w
     (run / "results.parquet").unlink()
     resumed = _run(write_toml, registries, run)
     assert json.loads((run / "lyra-run.json").read_text()) == {"schema_version": 3, "upgraded_from": 2}
-    shapes = {p.stem: p.read_text().startswith('{"groups"') for p in (run / "rows").glob("*.jsonl")}
+    shapes = {p.stem: '"schema":"cell_rows/1"' in p.read_text().splitlines()[0]
+              for p in (run / "rows").glob("*.jsonl")}
     assert shapes[lost] and not any(v for k, v in shapes.items() if k != lost)
     timeless = ~resumed["metric"].str.contains("latency")
     keep = ["cell_id", "pipeline", "probe_id", "metric", "value"]
@@ -116,8 +117,8 @@ def test_a_garbled_file_names_file_and_line(tmp_path, garble, where):
 
 def test_rows_keep_their_order_and_values_through_the_file(tmp_path):
     rows = CellRows()
-    rows.add({"probe_id": "q", "x": float("nan")}, {"z": 1, "a": float("inf"), "m": -0.0})
-    rows.add({"probe_id": "q", "judge": "j1"}, {"judge": 1})
+    rows.add({"probe_id": "q", "x": float("nan"), "k": 1}, {"z": 1, "a": float("inf"), "m": -0.0})
+    rows.add({"probe_id": "q", "judge": "j1", "k": 1.0}, {"judge": 1})
     rows.set_column("attempt", 3)
     path = RunFolder(tmp_path).rows_dir / "c.jsonl"
     RunFolder(tmp_path).prepare()
@@ -126,3 +127,6 @@ def test_rows_keep_their_order_and_values_through_the_file(tmp_path):
     assert [g.metric for g in back.groups] == [["z", "a", "m"], ["judge"]] and len(back) == 4
     assert back.groups[0].value == [1.0, float("inf"), -0.0] and back.groups[1].columns["attempt"] == 3
     assert str(back.groups[0].value[2]) == "-0.0" and back.groups[0].columns["x"] != back.groups[0].columns["x"]
+    # a column with equal values of different types is not shared: each group keeps its own
+    assert [repr(g.columns["k"]) for g in back.groups] == ["1", "1.0"]
+    assert json.loads(path.read_text().splitlines()[0])["columns"] == {"attempt": 3, "probe_id": "q"}
