@@ -120,7 +120,8 @@ def test_a_log_line_reads_back_as_the_json_encoders(record):
 
 
 @pytest.mark.parametrize("value", [
-    np.float64(0.25), np.float64("nan"), np.int64(3), np.bool_(True), datetime.date(2024, 1, 2),
+    np.float64(0.25), np.float64("nan"), np.float32("nan"), np.float32("-inf"), {float("nan")}, np.int64(3),
+    np.bool_(True), datetime.date(2024, 1, 2),
     datetime.datetime(2024, 1, 2, 3, 4, 5, 600, tzinfo=datetime.timezone.utc), {"x", "y"}, frozenset({1}),
     Point(1), {1: "a"}, (1, "b"), Named.A, 2**64, float("inf"), [float("nan")], MappingProxyType({"a": 1}),
 ])
