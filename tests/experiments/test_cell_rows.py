@@ -130,3 +130,24 @@ def test_rows_keep_their_order_and_values_through_the_file(tmp_path):
     # a column with equal values of different types is not shared: each group keeps its own
     assert [repr(g.columns["k"]) for g in back.groups] == ["1", "1.0"]
     assert json.loads(path.read_text().splitlines()[0])["columns"] == {"attempt": 3, "probe_id": "q"}
+
+
+def test_a_crash_before_the_rename_leaves_no_rows_file_and_the_next_run_clears_the_rest(tmp_path, monkeypatch):
+    folder = RunFolder(tmp_path)
+    folder.prepare()
+    rows = CellRows()
+    rows.add({"cell_id": "c", "pipeline": "p|bm25", "probe_id": "q"}, {"mrr": 0.5})
+
+    def killed(*args):
+        raise KeyboardInterrupt  # the process stops between fsync and rename
+
+    with monkeypatch.context() as m:
+        m.setattr("lyra_lab.experiments._runfolder.os.replace", killed)
+        with pytest.raises(KeyboardInterrupt):
+            folder.write_rows("c", rows)
+    assert folder.finished() == set() and list(folder.rows_dir.glob(".c.jsonl.*.tmp"))
+    assert load_results(tmp_path).empty
+    folder.prepare()
+    assert not list(folder.rows_dir.iterdir())
+    folder.write_rows("c", rows)
+    assert folder.finished() == {"c"} and read_cell_rows(folder.rows_dir / "c.jsonl") == rows
