@@ -67,6 +67,21 @@ wall, 8.65 / 8.74 s CPU** with the threshold (two runs at load 1.1: recall 3.45,
 scoring 1.67, results parquet 1.3, rows write 0.63, replay 0.62, other ~1.0 CPU s);
 rows identical to main's (``--keep`` and a frame comparison: 0 differing rows).
 Issue 9's target of 3 s is still ~2.8x away.
+
+Rows and run log (branch perf-rows, from main 104a60e): a cell's rows are built, written and
+read back as groups (``lyra_lab._cell_rows.CellRows``: the columns a probe x recaller shares,
+once, and its metrics; ``rows/`` 2.4 MB instead of 124 MB), ``load_results`` expands them in
+Arrow already sorted (``experiments._rows_table``), and run-log lines are encoded by orjson
+(``_fast_jsonl.json_line``).  ``rows build`` (new here) times the group building in
+``run_cell``.  Two alternating runs each at load 3.1-3.3, this command with ``--locomo``:
+main cpu 9.50 / 9.14 s (rows write 0.84 / 0.67, results parquet 1.38 / 1.20, run log
+events 0.91 / 0.63; row dicts ~0.3 inside other), perf-rows 6.74 / 6.94 s (rows build
+0.03 / 0.04, rows write 0.06 / 0.07, results parquet 0.32 / 0.22, run log events 0.33 /
+0.38); at load 1.9: build 0.03, write 0.06, parquet 0.23.  Rows identical to main's
+(``--keep``, ``compare.py``: 0 differing of 204,264; dtypes and column order equal, fresh
+and cached).  Replaying the LoCoMo log's 12,210 events through ``RunLog.event``: 0.34 ->
+0.18 CPU s.  What is left of ``results parquet`` is mostly the Parquet write (~0.055 s:
+dictionary-encoding 210k strings a column) and materializing the string columns (~0.03).
 """
 
 from __future__ import annotations
@@ -121,6 +136,9 @@ def instrument(totals: dict[str, float]) -> None:
     _timed(totals, "replay", _cell_run, "replay")
     _timed(totals, "recall", _probe.ProbeAsker, "ask")
     _timed(totals, "scoring", lyra_lab.evaluate, "score_outcome")
+    for builder in ("add_probe_rows", "add_conversation_rows"):  # the rows run_cell builds (CellRows)
+        if hasattr(_cell_run, builder):
+            _timed(totals, "rows build", _cell_run, builder)
     _timed(totals, "rows write", _runfolder.RunFolder, "write_rows")
     _timed(totals, "results parquet", _runner, "load_results")
     _timed(totals, "run log", _runlog.RunLog, "event")
@@ -162,7 +180,7 @@ def main() -> None:
     print(f"wall {wall:8.2f} s   (cpu {cpu:6.2f} s: under load, compare cpu)")
     for prefix in ("", "cpu "):
         totals[prefix + "replay"] -= totals[prefix + "recall"]  # recall runs inside replay
-    for phase in ("load", "replay", "recall", "scoring", "rows write", "results parquet"):
+    for phase in ("load", "replay", "recall", "scoring", "rows build", "rows write", "results parquet"):
         print(f"  {phase:<16}{totals[phase]:8.2f} s   (cpu {totals['cpu ' + phase]:6.2f} s)")
     timed = [k for k in totals if k not in ("run log", "cpu run log")]
     print(f"  {'other':<16}{wall - sum(totals[k] for k in timed if not k.startswith('cpu ')):8.2f} s   "

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lyra_lab._fast_jsonl import jsonl_bytes
+from lyra_lab._fast_jsonl import json_line, jsonl_bytes
+from lyra_lab.replay._runlog import _default
 
 JSON = {"ensure_ascii": False, "sort_keys": True, "default": str}
 
@@ -102,3 +103,33 @@ def test_a_record_that_is_not_a_dict_is_written_as_json_writes_it(first):
 
 def test_a_plain_enum_is_written_as_its_value_the_one_known_difference():
     assert jsonl_bytes([{"v": Plain.A}]) == b'{"v":1}\n'
+
+
+LOG_JSON = json.JSONEncoder(ensure_ascii=False, default=_default, sort_keys=False).encode  # the run log's
+
+
+def log_read_back(record: dict) -> Any:
+    line = json_line(record, LOG_JSON, _default)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    return comparable(json.loads(line))
+
+
+@given(st.dictionaries(st.text(), values, max_size=6))
+def test_a_log_line_reads_back_as_the_json_encoders(record):
+    assert log_read_back(record) == comparable(json.loads(LOG_JSON(record)))
+
+
+@pytest.mark.parametrize("value", [
+    np.float64(0.25), np.float64("nan"), np.float32("nan"), np.float32("-inf"), {float("nan")}, np.int64(3),
+    np.bool_(True), datetime.date(2024, 1, 2),
+    datetime.datetime(2024, 1, 2, 3, 4, 5, 600, tzinfo=datetime.timezone.utc), {"x", "y"}, frozenset({1}),
+    Point(1), {1: "a"}, (1, "b"), Named.A, 2**64, float("inf"), [float("nan")], MappingProxyType({"a": 1}),
+])
+def test_log_values_orjson_would_write_otherwise_read_back_as_json_writes_them(value):
+    record = {"event": "recall", "v": value, "hits": [["turn:1", 0.5]]}
+    assert log_read_back(record) == comparable(json.loads(LOG_JSON(record)))
+
+
+def test_a_log_line_keeps_the_order_of_its_keys():
+    line = json_line({"event": "recall", "t": 1.5, "b": 1, "a": [1e-05]}, LOG_JSON, _default)
+    assert line == b'{"event":"recall","t":1.5,"b":1,"a":[0.00001]}\n'

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lyra_lab._cell_rows import CellRows
 from lyra_lab._records import (RecordError, Schema, build_fields, fields_of, from_record, plain, read_jsonl, record, schema_of,
                                to_record)
 from lyra_lab._registry import ConfigError
@@ -291,21 +292,24 @@ def test_a_spec_json_of_a_newer_version_is_refused_in_one_line(tmp_path):
 
 
 def test_the_run_folder_record_keeps_its_bare_version_field():
-    assert RUN_FOLDER.wrap({}) == {"schema_version": 2}
+    assert RUN_FOLDER.wrap({}) == {"schema_version": 3}
     assert RUN_FOLDER.version_of({"schema_version": 1}) == 1
 
 
 def test_result_rows_round_trip_and_a_broken_line_names_file_and_line(tmp_path):
     folder = RunFolder(tmp_path)
     folder.prepare()
-    rows = [{"metric": "recall@5", "value": 1.0, "pipeline": "p|dense", "probe_id": "é"},
-            {"metric": "latency_s", "value": 0.25, "pipeline": "p|dense", "probe_id": ""}]
-    path = folder.write_rows("c1", rows)
-    assert path.read_text(encoding="utf-8").splitlines()[0] == (
-        '{"metric":"recall@5","pipeline":"p|dense","probe_id":"é","value":1.0}')
-    assert folder.read_rows("c1") == rows == read_row_records([path])
+    rows = [{"metric": "recall@5", "pipeline": "p|dense", "probe_id": "é", "value": 1.0},
+            {"metric": "latency_s", "pipeline": "p|dense", "probe_id": "", "value": 0.25}]
+    path = folder.write_rows("c1", CellRows.from_records(rows))
+    assert path.read_text(encoding="utf-8").splitlines() == [
+        '{"columns":{"pipeline":"p|dense"},"groups":2,"metrics":[["recall@5"],["latency_s"]],"rows":2,'
+        '"schema":"cell_rows/1"}',
+        '{"columns":{"probe_id":"é"},"metrics":0,"value":[1.0]}',
+        '{"columns":{"probe_id":""},"metrics":1,"value":[0.25]}']
+    assert list(folder.read_rows("c1").records()) == rows == read_row_records([path])
     path.write_text(path.read_text() + '{"metric": \n')
-    with pytest.raises(ResultsFormatError, match=rf"^{path}: line 3: not valid JSON \(Expecting value\)$"):
+    with pytest.raises(ResultsFormatError, match=rf"^{path}: line 4: not valid JSON \(Expecting value\)$"):
         read_row_records([path])
     path.write_text("[1, 2]\n")
     with pytest.raises(RecordError, match=rf"^{path}: line 1: not a JSON object$"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lyra_lab._records import read_jsonl
+from lyra_lab._cell_rows import read_cell_rows
 from lyra_lab.commands._errors import UsageError
 
 NOT_A_RUN = "not a lyra-lab run folder, or one made by a newer version of lyra-lab"
@@ -61,7 +61,7 @@ def run_folder(path: str | Path, *, must_exist: bool, fresh: bool = False) -> Pa
 
 def _check_rows(run: Path, file: Path) -> None:
     try:
-        read_jsonl(file, ValueError)  # "<file>: line N: not valid JSON (…)" / "not a JSON object"
+        read_cell_rows(file, ValueError)  # "<file>: line N: not valid JSON (…)", "…: the file is cut short …"
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         reason = str(exc) if str(exc).startswith(str(file)) else f"{file}: unreadable: {exc}"
         raise UsageError(f"{reason}; {run} is {NOT_A_RUN}, or the file is corrupt") from None

@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from lyra_lab._errors import ConfigError
-from lyra_lab._records import read_jsonl
+from lyra_lab._cell_rows import read_tidy
 from lyra_lab._run_records import read_spec
 from lyra_lab.evaluate._bootstrap import aggregate
 from lyra_lab.evaluate._compare import row_pipeline_labels
@@ -55,8 +55,8 @@ class ResultsFormatError(ValueError):
 
 
 def read_row_records(files: list[Path]) -> list[dict]:
-    """Every record of a run folder's ``rows/*.jsonl`` files, in file order."""
-    return [record for path in files for record in read_jsonl(path, ResultsFormatError)]
+    """Every tidy row of a run folder's ``rows/*.jsonl`` files (grouped or one a line), in file order."""
+    return [record for path in files for record in read_tidy(path, ResultsFormatError)]
 
 
 def read_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:

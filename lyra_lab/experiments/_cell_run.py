@@ -8,7 +8,8 @@ from typing import Any, Sequence
 from tqdm.auto import tqdm
 
 from lyra_lab.backends import BackendWrapper, Completion, Message, RetryEvent, report_retries
-from lyra_lab.experiments._cells import (Cell, base_columns, conversation_rows, judge_rows, phase_metrics, probe_rows,
+from lyra_lab._cell_rows import CellRows
+from lyra_lab.experiments._cells import (Cell, add_conversation_rows, add_probe_rows, base_columns, phase_metrics,
                                          spec_label)
 from lyra_lab.experiments._judges import judges_of
 from lyra_lab.experiments._resources import Resources, SeededBackend
@@ -59,8 +60,8 @@ def _progress_postfix(fields: Any) -> str:
     return f"flush {fields.get('flush')} · {where}"
 
 
-def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progress: bool = True) -> list[dict]:
-    """The tidy rows of one cell (nothing is written here; the runner writes them atomically)."""
+def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progress: bool = True) -> CellRows:
+    """The tidy rows of one cell, grouped (nothing is written here; the runner writes them atomically)."""
     from lyra_lab.evaluate import answer_probe, judge_answer, score_outcome, session_map
     from lyra_lab.evaluate import DETAIL_EVENT, probe_record
 
@@ -96,7 +97,7 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
             SeededBackend(res.backend(spec.qa.backend), cell.seed), clog)
     judges = [(j, RetryReporting(SeededBackend(res.backend(j.backend), cell.seed), clog)) for j in judges_of(spec)]
     session_of = session_map(conv.turns())
-    rows: list[dict] = []
+    rows = CellRows()
     for label, recaller in spec.recallers:
         base = base_columns(spec.name, cell, label, recaller, corpus.name, simulated=False)
         meter = PhaseMeter(clog.event)
@@ -123,8 +124,7 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
             metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, scorer=spec.qa.scorer,
                                     context_budgets=spec.context_budgets,
                                     score_adversarial_retrieval=spec.score_adversarial_retrieval)
-            rows.extend(probe_rows(base, outcome.probe, metrics))
-            rows.extend(judge_rows(base, outcome.probe, verdicts))
+            add_probe_rows(rows, base, outcome.probe, metrics, verdicts)
             clog.event(DETAIL_EVENT, **probe_record(outcome, label, answer, verdicts))
         phases = {**result.phases, **result.recall_phases.get(label, {})}
         if qa_backend is not None:
@@ -132,10 +132,9 @@ def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progr
         metrics = phase_metrics(phases)
         metrics.update(memory_entries=result.memory_entries, memory_tokens=result.memory_tokens,
                        cached_calls=result.cached_calls + meter.cached_calls, flushes=result.flushes)
-        rows.extend(conversation_rows(base, metrics))
+        add_conversation_rows(rows, base, metrics)
     simulated = any(b is not None and b.simulated for b in (backend, qa_backend, *(jb for _, jb in judges)))
-    for row in rows:
-        row["simulated"] = simulated
-        if spec.qa.enabled:  # QA figures scored under different rules must never mix silently
-            row["qa.scorer"] = spec.qa.scorer
+    rows.set_column("simulated", simulated)
+    if spec.qa.enabled:  # QA figures scored under different rules must never mix silently
+        rows.set_column("qa.scorer", spec.qa.scorer)
     return rows

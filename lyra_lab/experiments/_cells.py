@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from lyra_lab._cell_rows import CellRows
 from lyra_lab.replay import PhaseCost, Pipeline, flatten_params, strategy_spec
 
 PHASE_METRICS = ("latency_s", "calls", "prompt_tokens", "completion_tokens", "cost_usd", "paid_latency_s",
@@ -74,20 +75,20 @@ def probe_origin(probe: Any) -> str:
     return "planted" if meta.get("planted") else "drafted" if meta.get("drafted") else "source"
 
 
-def probe_rows(base: Mapping[str, Any], probe: Any, metrics: Mapping[str, float]) -> Iterable[dict[str, Any]]:
+def probe_columns(base: Mapping[str, Any], probe: Any) -> dict[str, Any]:
+    """The columns of every row of one probe × recaller (all but ``metric`` and ``value``)."""
     category = "" if probe.category is None else str(probe.category)
-    origin = probe_origin(probe)
-    for metric, value in metrics.items():
-        yield {**base, "probe_id": probe.id, "category": category, "probe_origin": origin, "metric": metric,
-               "value": float(value)}
+    return {**base, "probe_id": probe.id, "category": category, "probe_origin": probe_origin(probe)}
 
 
-def judge_rows(base: Mapping[str, Any], probe: Any, verdicts: Iterable[tuple[str, Any]]) -> Iterable[dict[str, Any]]:
-    """One ``judge`` row per judge's verdict (``(label, JudgeResult)``), the judge named in column ``judge``."""
-    category = "" if probe.category is None else str(probe.category)
+def add_probe_rows(rows: CellRows, base: Mapping[str, Any], probe: Any, metrics: Mapping[str, float],
+                   verdicts: Iterable[tuple[str, Any]] = ()) -> None:
+    """A probe's rows: one per metric, then one ``judge`` row per judge's verdict (``(label, JudgeResult)``),
+    the judge named in column ``judge``."""
+    columns = probe_columns(base, probe)
+    rows.add(columns, metrics)
     for label, verdict in verdicts:
-        yield {**base, "probe_id": probe.id, "category": category, "probe_origin": probe_origin(probe),
-               "metric": "judge", "value": float(verdict.score), "judge": label}
+        rows.add({**columns, "judge": label}, {"judge": verdict.score})
 
 
 def phase_metrics(phases: Mapping[str, PhaseCost]) -> dict[str, float]:
@@ -124,6 +125,6 @@ def phase_metrics(phases: Mapping[str, PhaseCost]) -> dict[str, float]:
     return out
 
 
-def conversation_rows(base: Mapping[str, Any], metrics: Mapping[str, float]) -> Iterable[dict[str, Any]]:
-    for metric, value in metrics.items():
-        yield {**base, "probe_id": "", "category": "", "metric": metric, "value": float(value)}
+def add_conversation_rows(rows: CellRows, base: Mapping[str, Any], metrics: Mapping[str, float]) -> None:
+    """A recaller's conversation-level rows (``probe_id`` and ``category`` empty), one per metric."""
+    rows.add({**base, "probe_id": "", "category": ""}, metrics)

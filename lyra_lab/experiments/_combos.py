@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from lyra_lab._cell_rows import CellRows
 from lyra_lab._registry import ConfigError
 from lyra_lab.experiments._cells import Cell, base_columns
 from lyra_lab.memory import EntryKind
@@ -96,18 +97,17 @@ def alias_sources(aliases: Sequence[dict[str, Any]], cells: Sequence[Cell]) -> d
     return {c.cell_id: by_place[(same_as[c.label], where(c))] for c in cells if c.label in same_as}
 
 
-def alias_rows(rows: Sequence[dict[str, Any]], source: Cell, alias: Cell,
-               recallers: dict[str, Any]) -> list[dict[str, Any]]:
+def alias_rows(rows: CellRows, source: Cell, alias: Cell, recallers: dict[str, Any]) -> CellRows:
     """The rows of ``alias``: ``source``'s rows with the alias's cell id, pipeline label and strategy columns.
 
     Every value (metrics, ``simulated``, ``attempt``) is the source's: the alias's memory is the same.
     """
-    out = []
-    for row in rows:
-        label = row["pipeline"][len(source.label) + 1:]  # "<memory label>|<recaller label>"
-        old = base_columns(row["run"], source, label, recallers[label], row["corpus"], simulated=False)
-        new = base_columns(row["run"], alias, label, recallers[label], row["corpus"], simulated=False)
-        copied = {k: v for k, v in row.items() if k not in old or k == "simulated"}
+    def relabel(columns: dict[str, Any]) -> dict[str, Any]:
+        label = columns["pipeline"][len(source.label) + 1:]  # "<memory label>|<recaller label>"
+        old = base_columns(columns["run"], source, label, recallers[label], columns["corpus"], simulated=False)
+        new = base_columns(columns["run"], alias, label, recallers[label], columns["corpus"], simulated=False)
+        copied = {k: v for k, v in columns.items() if k not in old or k == "simulated"}
         copied.update({k: v for k, v in new.items() if k != "simulated"})
-        out.append(copied)
-    return out
+        return copied
+
+    return rows.map_columns(relabel)

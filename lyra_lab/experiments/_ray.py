@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generator, Iterator, Mapping
 
+from lyra_lab._cell_rows import CellRows
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import BackendError
 from lyra_lab.experiments._cell_run import run_cell
@@ -57,7 +58,7 @@ class RemoteCellError(Exception):
 class CellResult:
     """What a task sends back: rows, or the error that failed the cell; its events; where it ran."""
 
-    rows: list[dict[str, Any]]
+    rows: CellRows
     events: list[dict[str, Any]]
     error: str | None = None
     config_error: str | None = None
@@ -69,8 +70,8 @@ class CellResult:
 def ray_outcomes(spec: Any, todo: list[Cell], corpus: Any, log: Any, *, cache_dir: Path,
                  backends: Mapping[str, Any] | None, embedders: Mapping[str, Any] | None,
                  address: str | None, started: dict[str, Any]
-                 ) -> Generator[tuple[Cell, list[dict], Exception | None], None, None]:
-    """``(cell, rows, None)`` or ``(cell, [], error)`` for each cell, in the order the Ray tasks finish.
+                 ) -> Generator[tuple[Cell, CellRows, Exception | None], None, None]:
+    """``(cell, rows, None)`` or ``(cell, CellRows(), error)`` for each cell, in the order the Ray tasks finish.
 
     Writes each cell's events to ``log`` before yielding it; adds the backends the tasks started to
     ``started``.  Starts nothing when ``todo`` is empty.
@@ -276,11 +277,11 @@ def _run_task(token: str, spec: Any, cell: Cell, corpus: Any, cache_dir: str, gi
     try:
         res = _worker_resources(token, spec.cache, Path(cache_dir), given)
     except ConfigError as exc:
-        return CellResult([], [], config_error=str(exc), node=node, pid=os.getpid())
+        return CellResult(CellRows(), [], config_error=str(exc), node=node, pid=os.getpid())
     with tempfile.TemporaryDirectory(prefix="lyra-cell-") as tmp:
         path = Path(tmp) / "log.jsonl"
         error = config_error = None
-        rows: list[dict[str, Any]] = []
+        rows = CellRows()
         with RunLog(path) as log:  # the run log's own encoding, so the driver writes the same lines
             try:
                 rows = run_cell(spec, cell, corpus, res, log, progress=False)

@@ -2,14 +2,18 @@
 
 A cell is finished exactly when ``rows/<cell_id>.jsonl`` exists: rows are
 written to a temporary name, fsynced and renamed into place, so a run killed at
-any moment leaves either the whole cell or nothing of it.
+any moment leaves either the whole cell or nothing of it.  Since version 3 the
+file holds the cell's rows as groups (``lyra_lab._cell_rows``: a header, then a
+line per probe × recaller with its metrics); a file of versions 1 and 2 holds one
+tidy row a line and is still read, also in a folder a newer run resumed.
 
 ``lyra-run.json`` holds the folder's schema version (``SCHEMA_VERSION``).  A
 folder without it is version 1 (written before attempts were recorded: one
 ``env.json``, rows without an ``attempt``): it is read as it is, and a run that
-resumes it upgrades it to version 2 (its old rows keep ``attempt`` 0, "before
-attempts were recorded").  A folder of any other version is refused with one
-line naming the folder, its version and the supported one.
+resumes it upgrades it to the current version (its old rows keep ``attempt`` 0,
+"before attempts were recorded"); a version-2 folder resumed keeps its rows files
+as they are beside the new cells' grouped ones.  A folder of any other version is
+refused with one line naming the folder, its version and the supported one.
 
 Each run attempt appends one environment record to ``attempts.jsonl`` (never
 overwritten), and every row a cell writes names its ``attempt``.
@@ -27,10 +31,10 @@ import sys
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
-from lyra_lab._fast_jsonl import jsonl_bytes
-from lyra_lab._records import iter_jsonl, read_jsonl
+from lyra_lab._cell_rows import CellRows, read_cell_rows
+from lyra_lab._records import RecordError, iter_jsonl
 from lyra_lab._run_records import RUN_FOLDER, RUN_FOLDER_VERSION, SPEC, read_spec
 from lyra_lab._registry import ConfigError
 
@@ -152,17 +156,17 @@ class RunFolder:
     def finished(self) -> set[str]:
         return {p.stem for p in self.rows_dir.glob("*.jsonl")}
 
-    def read_rows(self, cell_id: str) -> list[dict[str, Any]]:
+    def read_rows(self, cell_id: str) -> CellRows:
         """The rows a finished cell wrote."""
-        return read_jsonl(self.rows_dir / f"{cell_id}.jsonl")
+        return read_cell_rows(self.rows_dir / f"{cell_id}.jsonl", RecordError)
 
-    def write_rows(self, cell_id: str, rows: Iterable[Mapping[str, Any]]) -> Path:
+    def write_rows(self, cell_id: str, rows: CellRows) -> Path:
         """Write one finished cell's rows atomically (temp file, fsync, rename, fsync the folder).
 
-        One JSON object a line, keys sorted, read back as the values given (``jsonl_bytes``).
+        A header, then a group of rows a line (``CellRows.to_jsonl``), read back as the values given.
         """
         final = self.rows_dir / f"{cell_id}.jsonl"
-        _atomic_write(final, jsonl_bytes(rows))
+        _atomic_write(final, rows.to_jsonl())
         return final
 
 

@@ -29,6 +29,7 @@ from typing import Any, Generator, Iterator, Mapping
 import pandas as pd
 from tqdm.auto import tqdm
 
+from lyra_lab._cell_rows import CellRows
 from lyra_lab.backends import Backend, BackendError, Embedder
 from lyra_lab.experiments._cells import Cell, cell_id
 from lyra_lab.experiments._combos import alias_rows, alias_sources
@@ -191,8 +192,7 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
                     failed.append((cell.cell_id, str(error)))
                     failed += [(a.cell_id, f"alias of {cell.cell_id}: {error}") for a in waiting.pop(cell.cell_id, [])]
                 else:
-                    for row in rows:
-                        row["attempt"] = attempt
+                    rows.set_column("attempt", attempt)
                     folder.write_rows(cell.cell_id, rows)
                     log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(rows),
                               attempt=attempt)
@@ -232,8 +232,8 @@ def _share_resources(spec: ExperimentSpec, todo: list[Cell], res: Resources) -> 
 
 
 def _cell_outcomes(spec: ExperimentSpec, todo: list[Cell], corpus: Any, res: Resources, log: RunLog,
-                   progress: bool) -> Generator[tuple[Cell, list[dict], Exception | None], None, None]:
-    """``(cell, rows, None)`` or ``(cell, [], error)`` for each cell, in the order they finish.
+                   progress: bool) -> Generator[tuple[Cell, CellRows, Exception | None], None, None]:
+    """``(cell, rows, None)`` or ``(cell, CellRows(), error)`` for each cell, in the order they finish.
 
     ``max_cells = 1`` runs the cells one after another on this thread (as before ``max_cells``
     existed); more runs them on a thread pool with at most ``max_cells`` in flight.  Only this
@@ -245,7 +245,7 @@ def _cell_outcomes(spec: ExperimentSpec, todo: list[Cell], corpus: Any, res: Res
             try:
                 yield cell, run_cell(spec, cell, corpus, res, log, progress=progress), None
             except BackendError as exc:
-                yield cell, [], exc
+                yield cell, CellRows(), exc
         return
     # per-cell bars from several threads would overwrite each other: only the bar over cells is shown
     pool = ThreadPoolExecutor(max_workers=spec.max_cells, thread_name_prefix="cell")
@@ -256,12 +256,12 @@ def _cell_outcomes(spec: ExperimentSpec, todo: list[Cell], corpus: Any, res: Res
             try:
                 yield cell, future.result(), None
             except BackendError as exc:
-                yield cell, [], exc
+                yield cell, CellRows(), exc
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _copy_aliases(folder: RunFolder, log: RunLog, rows: list[dict], sources: Mapping[str, Cell],
+def _copy_aliases(folder: RunFolder, log: RunLog, rows: CellRows, sources: Mapping[str, Cell],
                   aliases: list[Cell], recallers: dict[str, Any]) -> None:
     """Write each alias cell's rows, copied from its source cell's ``rows``, and log ``alias`` + ``cell_done``."""
     for alias in aliases:

@@ -1,6 +1,8 @@
 """The append-only run log: one JSON object per line, the source of truth of a run.
 
-One writer (a lock serializes threads), a flush after every event so a killed
+Lines are written by orjson where it writes what ``json`` would read back the same
+(``lyra_lab._fast_jsonl.json_line``: no spaces after ``,`` and ``:``; NaN, numpy floats
+and the like go through ``json``).  One writer (a lock serializes threads), a flush after every event so a killed
 process loses at most the line being written, and an fsync at the end of each
 cell (``sync``) so a finished cell's events survive a power cut.  A line cut
 short by a kill is closed with a newline on the next open, and ``read_log``
@@ -20,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
+from lyra_lab._fast_jsonl import json_line
 from lyra_lab._records import iter_jsonl
 
 
@@ -57,11 +60,11 @@ class RunLog:
 
     def event(self, event: str, /, **fields: Any) -> None:
         record = {"event": event, "t": round(time.time(), 6), **fields}
-        line = self._encode(record) + "\n"
+        line = json_line(record, self._encode, _default)  # orjson, reading back as json's line would
         with self._lock:
             if self._fh.closed:
                 raise ValueError(f"run log {self.path} is closed")
-            self._fh.write(line.encode("utf-8"))
+            self._fh.write(line)
             self._fh.flush()
 
     def sync(self) -> None:

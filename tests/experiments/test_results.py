@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 
+from lyra_lab._cell_rows import CellRows
 from lyra_lab.experiments import RunFolder, load_results
 
 
@@ -21,10 +22,10 @@ def row(cell, metric, value, **extra):
 def test_parquet_is_written_and_rebuilt_when_a_cell_is_added_or_removed(tmp_path):
     folder = RunFolder(tmp_path)
     folder.prepare()
-    folder.write_rows("c-1", [row("c-1", "mrr", 0.5, **{"chunker.max_turns": 8})])
+    folder.write_rows("c-1", CellRows.from_records([row("c-1", "mrr", 0.5, **{"chunker.max_turns": 8})]))
     first = load_results(tmp_path)
     assert (tmp_path / "results.parquet").exists() and list(first["value"]) == [0.5]
-    folder.write_rows("c-2", [row("c-2", "mrr", 1.0, **{"chunker.max_turns": 4})])
+    folder.write_rows("c-2", CellRows.from_records([row("c-2", "mrr", 1.0, **{"chunker.max_turns": 4})]))
     second = load_results(tmp_path)
     assert sorted(second["cell_id"]) == ["c-1", "c-2"]
     assert pd.read_parquet(tmp_path / "results.parquet")["cell_id"].nunique() == 2
@@ -35,8 +36,8 @@ def test_parquet_is_written_and_rebuilt_when_a_cell_is_added_or_removed(tmp_path
 def test_a_parameter_with_mixed_types_across_strategies_stays_readable(tmp_path):
     folder = RunFolder(tmp_path)
     folder.prepare()
-    folder.write_rows("c-1", [row("c-1", "mrr", 0.5, **{"recaller.mode": "fast"})])
-    folder.write_rows("c-2", [row("c-2", "mrr", 0.7, **{"recaller.mode": 3})])
+    folder.write_rows("c-1", CellRows.from_records([row("c-1", "mrr", 0.5, **{"recaller.mode": "fast"})]))
+    folder.write_rows("c-2", CellRows.from_records([row("c-2", "mrr", 0.7, **{"recaller.mode": 3})]))
     df = load_results(tmp_path)
     assert sorted(df["recaller.mode"]) == ["3", "fast"]
     assert df["value"].dtype == float and df["simulated"].dtype == bool
@@ -50,9 +51,9 @@ def test_rows_written_before_orjson_load_as_the_rows_written_now(tmp_path):
     new.prepare()
     (old.rows_dir / "c-1.jsonl").write_text(  # the json.dumps lines of lyra-lab before orjson
         "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
-    new.write_rows("c-1", rows)
+    new.write_rows("c-1", CellRows.from_records(rows))
     assert (old.rows_dir / "c-1.jsonl").read_bytes() != (new.rows_dir / "c-1.jsonl").read_bytes()
-    assert old.read_rows("c-1") == new.read_rows("c-1") == rows
+    assert list(old.read_rows("c-1").records()) == list(new.read_rows("c-1").records()) == rows
     pd.testing.assert_frame_equal(load_results(old.path), load_results(new.path))
 
 
@@ -73,7 +74,7 @@ def test_an_empty_run_folder_gives_an_empty_frame_with_the_schema_columns(tmp_pa
 def test_prepare_removes_leftover_temp_files_and_fresh_clears_previous_results(tmp_path):
     folder = RunFolder(tmp_path)
     folder.prepare()
-    folder.write_rows("c-1", [row("c-1", "mrr", 0.5)])
+    folder.write_rows("c-1", CellRows.from_records([row("c-1", "mrr", 0.5)]))
     (tmp_path / "rows" / ".c-2.jsonl.123.tmp").write_text("half a cell")
     (tmp_path / "notes.txt").write_text("mine")
     folder.prepare()

@@ -7,6 +7,7 @@ import json
 import pandas as pd
 import pytest
 
+from lyra_lab._cell_rows import read_tidy
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, RunFolder, load_results, run_experiment
@@ -25,7 +26,7 @@ def _as_version_1(run):
     (run / "attempts.jsonl").unlink()
     (run / "results.parquet").unlink()
     for rows in (run / "rows").glob("*.jsonl"):
-        records = [json.loads(line) for line in rows.read_text().splitlines()]
+        records = read_tidy(rows)
         rows.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "attempt"}) + "\n" for r in records))
 
 
@@ -75,7 +76,7 @@ def test_a_version_1_folder_is_read_as_it_is_and_upgraded_by_a_resume(write_toml
     lost = sorted(set(df["cell_id"]))[0]
     (run / "rows" / f"{lost}.jsonl").unlink()
     resumed = _run(write_toml, registries, run)
-    assert json.loads((run / "lyra-run.json").read_text()) == {"schema_version": 2, "upgraded_from": 1}
+    assert json.loads((run / "lyra-run.json").read_text()) == {"schema_version": 3, "upgraded_from": 1}
     assert [a["attempt"] for a in RunFolder(run).attempts()] == [1]
     assert set(resumed[resumed["cell_id"] == lost]["attempt"]) == {1}
     assert set(resumed[resumed["cell_id"] != lost]["attempt"]) == {0}
@@ -83,9 +84,9 @@ def test_a_version_1_folder_is_read_as_it_is_and_upgraded_by_a_resume(write_toml
 
 
 @pytest.mark.parametrize("version, words", [
-    (3, "run folder schema version 3 is newer than this lyra-lab; this lyra-lab supports version 2 (and reads 1);"
+    (4, "run folder schema version 4 is newer than this lyra-lab; this lyra-lab supports version 3 (and reads 1, 2);"
         " upgrade lyra-lab to read it, or choose another --run-dir"),
-    (0, "run folder schema version 0 is older than this lyra-lab reads; this lyra-lab supports version 2"),
+    (0, "run folder schema version 0 is older than this lyra-lab reads; this lyra-lab supports version 3"),
     ("2", "run folder schema version '2' is not a version"),
 ])
 def test_a_folder_of_another_schema_is_refused_in_one_line(write_toml, registries, tmp_path, version, words):
@@ -98,7 +99,7 @@ def test_a_folder_of_another_schema_is_refused_in_one_line(write_toml, registrie
         assert str(err.value).startswith(f"{run}: {words}") and "\n" not in str(err.value)
     # --fresh starts it over at the current version
     _run(write_toml, registries, run, resume=False)
-    assert json.loads((run / "lyra-run.json").read_text()) == {"schema_version": 2}
+    assert json.loads((run / "lyra-run.json").read_text()) == {"schema_version": 3}
 
 
 def test_an_unreadable_schema_record_is_refused(tmp_path):

@@ -74,7 +74,7 @@ def test_a_run_writes_the_run_folder_and_tidy_rows(write_toml, registries, tmp_p
     [env] = [json.loads(line) for line in (run / "attempts.jsonl").read_text().splitlines()]
     assert {"attempt", "packages", "git", "python", "machine", "dataset_sha256", "started_at"} <= set(env)
     assert env["attempt"] == 1 and (df["attempt"] == 1).all()
-    assert json.loads((run / "lyra-run.json").read_text()) == {"schema_version": 2}
+    assert json.loads((run / "lyra-run.json").read_text()) == {"schema_version": 3}
     assert set(env["git"]) == {"commit", "dirty"} and env["packages"]["numpy"]
     saved = json.loads((run / "spec.json").read_text())
     assert saved["corpus_sha256"] == env["dataset_sha256"] and len(saved["pipelines"]) == 4
