@@ -40,12 +40,29 @@ DEFAULT_RETENTION_THRESHOLD = 0.8
 
 
 def answer_retained(answer: Any, text: str, threshold: float = DEFAULT_RETENTION_THRESHOLD) -> bool:
-    """Whether ``answer`` survives in ``text`` by the rule in the module docstring."""
-    return RetainedAnswer(answer, threshold)(text)
+    """Whether ``answer`` survives in ``text`` by the rule in the module docstring, as written."""
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    gold = normalize_answer(answer)
+    if not gold:
+        raise ValueError("answer is empty after normalization; retention is undefined")
+    padded = f" {normalized_text(text)} "  # tokens separated by single spaces
+    if f" {gold} " in padded:
+        return True
+    tokens = set(gold.split())
+    present = sum(1 for token in tokens if f" {token} " in padded)  # a token of the text, no split of it
+    return present / len(tokens) >= threshold
 
 
 class RetainedAnswer:
-    """``answer_retained(answer, text, threshold)`` for one answer over many texts, the answer normalized once."""
+    """``answer_retained(answer, text, threshold)`` for one answer over many texts, the answer normalized once.
+
+    It asks the rule in its exact form, token recall >= ``threshold`` (the phrase
+    clause implies it), of the text's lines: normalization never crosses a newline,
+    so the text's normalized tokens are the union of its lines', and each line's
+    are worked out once however many texts (contexts at several budgets, probes)
+    share it (a bounded memo).
+    """
 
     def __init__(self, answer: Any, threshold: float = DEFAULT_RETENTION_THRESHOLD):
         if not 0.0 < threshold <= 1.0:
@@ -54,14 +71,11 @@ class RetainedAnswer:
         if not gold:
             raise ValueError("answer is empty after normalization; retention is undefined")
         self.threshold = threshold
-        self.phrase = f" {gold} "
-        self.tokens = [f" {token} " for token in set(gold.split())]
+        self.tokens = tuple(set(gold.split()))
 
     def __call__(self, text: str) -> bool:
-        padded = f" {normalized_text(text)} "  # tokens separated by single spaces
-        if self.phrase in padded:
-            return True
-        present = sum(1 for token in self.tokens if token in padded)  # a token of the text, no split of it
+        lines = list(map(_line_tokens, str(text).split("\n")))
+        present = sum(1 for token in self.tokens if any(token in line for line in lines))
         return present / len(self.tokens) >= self.threshold
 
 
@@ -84,6 +98,11 @@ def normalized_text(text: str) -> str:
 @functools.lru_cache(maxsize=1 << 16)
 def _normalized_line(line: str) -> str:
     return normalize_answer(line)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _line_tokens(line: str) -> frozenset[str]:
+    return frozenset(_normalized_line(line).split())
 
 
 def normalized_tokens(text: Any) -> frozenset[str]:
@@ -113,7 +132,7 @@ def retention_scores(outcome: Any, threshold: float = DEFAULT_RETENTION_THRESHOL
     probe = outcome.probe
     if expects_abstention(probe) or not normalize_answer(probe.answer):
         return {}
-    scores = {"context_retention": float(answer_retained(probe.answer, outcome.context, threshold))}
+    scores = {"context_retention": float(RetainedAnswer(probe.answer, threshold)(outcome.context))}
     if outcome.memory_text or outcome.memory_entries:
         if not 0.0 < threshold <= 1.0:
             raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
