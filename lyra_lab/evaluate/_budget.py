@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 
 from lyra_lab.matching import DEFAULT_RETENTION_THRESHOLD, RetainedAnswer, expects_abstention, normalize_answer
-from lyra_lab.evaluate._retrieval import RankedEvidence, turn_groups, verbatim_flags
+from lyra_lab.evaluate._retrieval import RankedEvidence, entry_flags, entry_groups
 
 BUDGET_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<budget>\d+)tok$")
 
@@ -91,17 +91,19 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
     if count is None:
         raise ValueError("equal-budget scores need a token counter: pass count= or an outcome from replay")
     probe = outcome.probe
-    ranking = tuple(getattr(outcome, "ranking", ()) or outcome.hits)
+    ranking = getattr(outcome, "ranking", ()) or outcome.hits
+    # The entries, not the hits: a replay ranking (``RankedHits``) then builds none of its hits.
+    entries = list(getattr(ranking, "entries", None) or [hit.entry for hit in ranking])
     retained = RetainedAnswer(probe.answer, threshold) \
         if not expects_abstention(probe) and normalize_answer(probe.answer) else None
     if retrieval is None:
         retrieval = not expects_abstention(probe)
     retrieval = retrieval and bool(probe.evidence)
     scores: dict[str, float] = {}
-    contexts = fit_contexts([hit.entry for hit in ranking], budgets, count)  # render(ranking, B, count) at each B
+    contexts = fit_contexts(entries, budgets, count)  # render(ranking, B, count) at each B
     if retrieval:  # over each budget's whole entries: a prefix of the ranking
-        whole = ranking[:max(fit.whole for fit in contexts)]
-        ranked = RankedEvidence(probe.evidence, turn_groups(whole), verbatim_flags(whole))
+        whole = entries[:max(fit.whole for fit in contexts)]
+        ranked = RankedEvidence(probe.evidence, entry_groups(whole), entry_flags(whole))
     for budget, fit in zip(budgets, contexts):
         scores[budget_metric("context_tokens", budget)] = float(fit.tokens)
         if retained is not None:

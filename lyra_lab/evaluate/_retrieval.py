@@ -62,7 +62,7 @@ import functools
 import math
 from typing import Callable, Iterable, Mapping, Sequence
 
-from lyra_lab.memory import VERBATIM_KINDS
+from lyra_lab.memory import VERBATIM_KINDS, MemoryEntry
 
 TurnGroups = Sequence[Iterable[str]]
 SessionOf = Mapping[str, str] | Callable[[str], str]
@@ -290,9 +290,19 @@ def first_appearances(session_groups: Iterable[frozenset[str]]) -> list[tuple[st
 
 def turn_groups(hits: Iterable[object]) -> list[tuple[str, ...]]:
     """The turn-id groups of recaller hits, in the order given (best first)."""
-    return [tuple(hit.entry.turn_ids) for hit in hits]  # type: ignore[attr-defined]
+    return entry_groups(hit.entry for hit in hits)  # type: ignore[attr-defined]
 
 
 def verbatim_flags(hits: Iterable[object]) -> list[bool]:
     """Per hit, whether its entry holds its turns verbatim (``VERBATIM_KINDS``), in the order given."""
-    return [hit.entry.kind in VERBATIM_KINDS for hit in hits]  # type: ignore[attr-defined]
+    return entry_flags(hit.entry for hit in hits)  # type: ignore[attr-defined]
+
+
+def entry_groups(entries: Iterable[MemoryEntry]) -> list[tuple[str, ...]]:
+    """``turn_groups`` of ranked memory entries (a ranking's, without its hits)."""
+    return [tuple(entry.turn_ids) for entry in entries]
+
+
+def entry_flags(entries: Iterable[MemoryEntry]) -> list[bool]:
+    """``verbatim_flags`` of ranked memory entries."""
+    return [entry.kind in VERBATIM_KINDS for entry in entries]

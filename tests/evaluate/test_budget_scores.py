@@ -4,6 +4,8 @@ The counter here is a fake: one token per whitespace-separated word (render then
 word boundaries).  A line is ``[undated] <text>``, so it costs 1 + the words of the text.
 """
 
+import dataclasses
+
 import pandas as pd
 import pytest
 
@@ -108,3 +110,22 @@ def test_score_outcome_adds_the_budget_metrics_and_budget_frame_splits_them():
     assert set(frame["budget_tokens"]) == {5, 15}
     assert set(frame["metric_base"]) == {"evidence_recall", "coverage_recall", "answer_in_context", "context_tokens"}
     assert not budget_frame(df[df["metric"] == "evidence_recall@1"]).shape[0]
+
+
+def test_a_lazy_ranking_scores_as_its_hits_and_builds_none(monkeypatch):
+    from lyra_lab.backends import LineMemoCounter, token_counter
+    from lyra_lab.recall import RankedHits
+
+    long_digest = entry("digest:2", ["t1", "t2", "t9"], " ".join(["ana moved to lisbon in may"] * 60),
+                        kind="digest")  # ~400 tokens: budgets take it whole, cut, or not at all
+    ranking = [long_digest, DIGEST, T9, dataclasses.replace(long_digest, id="digest:3"), T1, T2]
+    count = LineMemoCounter(token_counter("gpt-4o-mini"))
+    eager = outcome(ranking, count=count)
+    lazy = dataclasses.replace(eager, ranking=RankedHits(ranking, [1.0 - i / 10 for i in range(len(ranking))], ""))
+    assert lazy.ranking == eager.ranking
+    budgets = [5, 64, 256, 512, 1024, 4096]
+    expected = score_outcome(eager, [1, 5], context_budgets=budgets)
+    monkeypatch.setattr(RankedHits, "__iter__", lambda self: pytest.fail("a Hit was built"))
+    monkeypatch.setattr(RankedHits, "__getitem__", lambda self, i: pytest.fail("a Hit was built"))
+    assert score_outcome(lazy, [1, 5], context_budgets=budgets) == expected
+    assert expected["evidence_recall@1024tok"] == 1.0 and expected["coverage_recall@256tok"] == 0.0
