@@ -39,12 +39,14 @@ numeric ``budget_tokens`` column for plotting against context size.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
 from lyra_lab.matching import DEFAULT_RETENTION_THRESHOLD, RetainedAnswer, expects_abstention, normalize_answer
 from lyra_lab.evaluate._retrieval import RankedEvidence, entry_flags, entry_groups
+from lyra_lab.memory import hit_line
 
 BUDGET_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<budget>\d+)tok$")
 
@@ -104,14 +106,44 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
     if retrieval:  # over each budget's whole entries: a prefix of the ranking
         whole = entries[:max(fit.whole for fit in contexts)]
         ranked = RankedEvidence(probe.evidence, entry_groups(whole), entry_flags(whole))
-    for budget, fit in zip(budgets, contexts):
+    in_context = _in_contexts(retained, entries, contexts) if retained is not None else []
+    for i, (budget, fit) in enumerate(zip(budgets, contexts)):
         scores[budget_metric("context_tokens", budget)] = float(fit.tokens)
-        if retained is not None:
-            scores[budget_metric("answer_in_context", budget)] = float(retained(fit.text))
+        if in_context:
+            scores[budget_metric("answer_in_context", budget)] = float(in_context[i])
         if retrieval:
             scores[budget_metric("evidence_recall", budget)] = ranked.recall(fit.whole)
             scores[budget_metric("coverage_recall", budget)] = ranked.coverage(fit.whole)
     return scores
+
+
+def _in_contexts(retained: RetainedAnswer, entries: Sequence[Any], contexts: Sequence[Any]) -> list[bool]:
+    """``retained(fit.text)`` for each of ``contexts`` (fits of ``entries``, budgets increasing), each entry's
+    line read once: every block is the first ``fit.whole`` entries' lines joined by newlines, then at most
+    one more line, the next entry's cut (an entry's line may hold newlines of its own)."""
+    lines = [_line(entry) for entry in entries[:contexts[-1].whole]]
+    firsts = retained.firsts(lines)
+    ends = list(accumulate((len(line) + 1 for line in lines), initial=0))  # where each line's successor starts
+    out = []
+    for fit in contexts:
+        cut = fit.text[ends[fit.whole]:] if len(fit.text) > max(ends[fit.whole] - 1, 0) else None
+        out.append(retained.in_block(firsts, fit.whole, cut, _line(entries[fit.whole]) if cut is not None else ""))
+    return out
+
+
+# entry id -> (entry, hit_line(entry)): rankings repeat the memory's entries probe after probe, and a line
+# kept is one string, whose hash the per-line token memo then reads for free.
+_LINES: dict[str, tuple[Any, str]] = {}
+
+
+def _line(entry: Any) -> str:
+    """``hit_line(entry)``, remembered for the entry (checked by identity; the memo is bounded)."""
+    got = _LINES.get(entry.id)
+    if got is None or got[0] is not entry:
+        if len(_LINES) >= 1 << 17:
+            _LINES.clear()
+        got = _LINES[entry.id] = (entry, hit_line(entry))
+    return got[1]
 
 
 def budget_frame(df: pd.DataFrame) -> pd.DataFrame:

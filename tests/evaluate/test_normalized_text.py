@@ -42,3 +42,19 @@ def test_retained_answer_over_line_tokens_is_the_rule_as_written(answer, text, t
 def test_retained_answer_takes_tokens_across_lines():
     assert RetainedAnswer("Lisbon Portugal")("[2023-05-08] Lisbon\n[2023-05-09] Portugal …")
     assert not RetainedAnswer("Lisbon Portugal", 1.0)("[2023-05-08] Lisbon\n[2023-05-09] Portugals")
+
+
+_lines = st.lists(st.lists(st.sampled_from([p for p in PIECES if "\n" not in p] + ["cat", "Lisbon", "2023", " ", "7"]),
+                           max_size=12).map("".join), min_size=1, max_size=5)  # lines of a block: no newline
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(ANSWERS), _lines, st.data(), st.sampled_from([" …", "", "…", " x", "\u00a0…"]))
+def test_a_block_closed_by_a_cut_line_is_read_as_its_text(answer, lines, data, mark):
+    whole = data.draw(st.integers(0, len(lines) - 1))
+    full = lines[whole]
+    cut = full[:data.draw(st.integers(0, len(full)))] + mark
+    retained = RetainedAnswer(answer)
+    firsts = retained.firsts(lines[:whole])
+    assert retained.in_block(firsts, whole, cut, full) == retained("\n".join([*lines[:whole], cut]))
+    assert retained.in_block(firsts, whole) == retained("\n".join(lines[:whole]))
