@@ -74,7 +74,7 @@ class MemoryTally:
     def sync(self) -> None:
         """Follow the store's changes since the last call."""
         from lyra_lab.matching import normalized_tokens
-        from lyra_lab.memory import entry_line, memory_order
+        from lyra_lab.memory import entry_line, hit_line_counts, memory_order
 
         if self._version == self.store.version:
             return
@@ -93,7 +93,9 @@ class MemoryTally:
                     and entry_id not in self._indexed:
                 line = entry_line(current)
                 tokens = normalized_tokens(line)
-                self._indexed[entry_id] = (current, self.count(line + "\n"), memory_order(current), line)
+                # Without a period label its memory line is its context line: counted once for both.
+                with_nl = self.count(line + "\n") if current.period else hit_line_counts(current, self.count)[1]
+                self._indexed[entry_id] = (current, with_nl, memory_order(current), line)
                 self._tokens_nl += self._indexed[entry_id][1]
                 self._tokens_of[entry_id] = tokens
                 self._vocab.update(tokens)
