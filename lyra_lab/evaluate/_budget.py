@@ -131,6 +131,24 @@ def _in_contexts(retained: RetainedAnswer, entries: Sequence[Any], contexts: Seq
     return out
 
 
+def context_retained(retained: RetainedAnswer, outcome: Any) -> bool:
+    """``retained(outcome.context)``, the context read as its hits' lines (each read once per entry, see
+    ``_in_contexts``) followed by whatever else it holds (the cut line ``render`` closes it with)."""
+    text, entries = outcome.context, [hit.entry for hit in outcome.hits]
+    lines: list[str] = []
+    start = 0  # where the next line starts
+    for entry in entries:
+        line = _line(entry)
+        end = start + len(line)
+        if not text.startswith(line, start) or (end < len(text) and text[end] != "\n"):
+            break
+        lines.append(line)
+        start = end + 1
+    cut = text[start:] if start < len(text) else None
+    full = _line(entries[len(lines)]) if cut is not None and len(lines) < len(entries) else ""
+    return retained.in_block(retained.firsts(lines), len(lines), cut, full)
+
+
 # entry id -> (entry, hit_line(entry)): rankings repeat the memory's entries probe after probe, and a line
 # kept is one string, whose hash the per-line token memo then reads for free.
 _LINES: dict[str, tuple[Any, str]] = {}

@@ -7,6 +7,7 @@ word boundaries).  A line is ``[undated] <text>``, so it costs 1 + the words of 
 import dataclasses
 
 import pandas as pd
+from hypothesis import given, settings, strategies as st
 import pytest
 
 from lyra_lab.corpus import Probe
@@ -129,3 +130,24 @@ def test_a_lazy_ranking_scores_as_its_hits_and_builds_none(monkeypatch):
     monkeypatch.setattr(RankedHits, "__getitem__", lambda self, i: pytest.fail("a Hit was built"))
     assert score_outcome(lazy, [1, 5], context_budgets=budgets) == expected
     assert expected["evidence_recall@1024tok"] == 1.0 and expected["coverage_recall@256tok"] == 0.0
+
+
+_texts = st.lists(st.sampled_from(["Lisbon", "lisbon,", "may", "7", "the", "cat's", " ", "\n", "Ana:", "2023", "Σ"]),
+                  max_size=10).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_texts, min_size=1, max_size=5), st.integers(1, 40), st.sampled_from(["Lisbon", "7 May 2023", "cat"]),
+       st.none() | _texts)
+def test_context_retained_reads_a_context_as_its_text(texts, budget, answer, other):
+    # the context render builds from the hits (cut or not), or any other text: read as answer_retained reads it
+    from types import SimpleNamespace
+
+    from lyra_lab.evaluate._budget import context_retained
+    from lyra_lab.matching import RetainedAnswer, answer_retained
+
+    entries = [entry(f"turn:t{i}", [f"t{i}"], text) for i, text in enumerate(texts)]
+    hits = tuple(Hit(entry=e, score=1.0, rank=i) for i, e in enumerate(entries))
+    context = render(hits, budget, words) if other is None else other
+    got = context_retained(RetainedAnswer(answer), SimpleNamespace(context=context, hits=hits))
+    assert got == answer_retained(answer, context)
