@@ -82,6 +82,22 @@ events 0.91 / 0.63; row dicts ~0.3 inside other), perf-rows 6.74 / 6.94 s (rows 
 and cached).  Replaying the LoCoMo log's 12,210 events through ``RunLog.event``: 0.34 ->
 0.18 CPU s.  What is left of ``results parquet`` is mostly the Parquet write (~0.055 s:
 dictionary-encoding 210k strings a column) and materializing the string columns (~0.03).
+
+Recall and scoring, second round (branch perf-recall from main 104a60e): the 100-deep
+budget ranking stays unbuilt (``recall.RankedHits``: budgets read its entries, no ``Hit``);
+``answer_in_context@Btok`` and ``context_retention`` read each entry's line once (a
+per-line token memo the memory tally fills) and of a cut line only its tail; the tally
+takes its line counts from the context renderer's, so each memory line is encoded once;
+nDCG sums relevant ranks with a memoized ideal DCG.  Three alternating runs at load
+1.4-2.5 (``nice -n 10``, this command): main recall 3.76 / 3.84 / 3.84, scoring 1.81 /
+1.82 / 1.85 CPU s; perf-recall recall 2.90 / 2.85 / 2.98, scoring 1.58 / 1.53 / 1.59
+(total CPU 9.1-9.6 -> 7.7-8.1 s); rows identical.  With RRF's rank terms memoized too,
+three more at load 3.7-4.0: main recall 3.79 / 3.93 / 3.96, scoring 1.83 / 1.95 / 1.91;
+perf-recall 2.82 / 2.97 / 3.13 and 1.60 / 1.66 / 1.75.  Recall + scoring is 4.4-4.6 CPU s, not
+the 2.0 aimed at: the cold top-k calls themselves (~0.33 ms per probe for the three
+recallers: dense 82, BM25 60, hybrid 184 us on a 530-entry memory) and the indexes' first
+build (~0.5 s) are ~1.6 s; fitting contexts (~1.1 s: the ask's context at 1,000 tokens and
+the three budgets, mostly the search for each cut line) and the tally (~0.35) most of the rest.
 """
 
 from __future__ import annotations

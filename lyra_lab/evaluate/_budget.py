@@ -39,12 +39,14 @@ numeric ``budget_tokens`` column for plotting against context size.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
 from lyra_lab.matching import DEFAULT_RETENTION_THRESHOLD, RetainedAnswer, expects_abstention, normalize_answer
-from lyra_lab.evaluate._retrieval import RankedEvidence, turn_groups, verbatim_flags
+from lyra_lab.evaluate._retrieval import RankedEvidence, entry_flags, entry_groups
+from lyra_lab.memory import hit_line
 
 BUDGET_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<budget>\d+)tok$")
 
@@ -91,25 +93,75 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
     if count is None:
         raise ValueError("equal-budget scores need a token counter: pass count= or an outcome from replay")
     probe = outcome.probe
-    ranking = tuple(getattr(outcome, "ranking", ()) or outcome.hits)
+    ranking = getattr(outcome, "ranking", ()) or outcome.hits
+    # The entries, not the hits: a replay ranking (``RankedHits``) then builds none of its hits.
+    entries = list(getattr(ranking, "entries", None) or [hit.entry for hit in ranking])
     retained = RetainedAnswer(probe.answer, threshold) \
         if not expects_abstention(probe) and normalize_answer(probe.answer) else None
     if retrieval is None:
         retrieval = not expects_abstention(probe)
     retrieval = retrieval and bool(probe.evidence)
     scores: dict[str, float] = {}
-    contexts = fit_contexts([hit.entry for hit in ranking], budgets, count)  # render(ranking, B, count) at each B
+    contexts = fit_contexts(entries, budgets, count)  # render(ranking, B, count) at each B
     if retrieval:  # over each budget's whole entries: a prefix of the ranking
-        whole = ranking[:max(fit.whole for fit in contexts)]
-        ranked = RankedEvidence(probe.evidence, turn_groups(whole), verbatim_flags(whole))
-    for budget, fit in zip(budgets, contexts):
+        whole = entries[:max(fit.whole for fit in contexts)]
+        ranked = RankedEvidence(probe.evidence, entry_groups(whole), entry_flags(whole))
+    in_context = _in_contexts(retained, entries, contexts) if retained is not None else []
+    for i, (budget, fit) in enumerate(zip(budgets, contexts)):
         scores[budget_metric("context_tokens", budget)] = float(fit.tokens)
-        if retained is not None:
-            scores[budget_metric("answer_in_context", budget)] = float(retained(fit.text))
+        if in_context:
+            scores[budget_metric("answer_in_context", budget)] = float(in_context[i])
         if retrieval:
             scores[budget_metric("evidence_recall", budget)] = ranked.recall(fit.whole)
             scores[budget_metric("coverage_recall", budget)] = ranked.coverage(fit.whole)
     return scores
+
+
+def _in_contexts(retained: RetainedAnswer, entries: Sequence[Any], contexts: Sequence[Any]) -> list[bool]:
+    """``retained(fit.text)`` for each of ``contexts`` (fits of ``entries``, budgets increasing), each entry's
+    line read once: every block is the first ``fit.whole`` entries' lines joined by newlines, then at most
+    one more line, the next entry's cut (an entry's line may hold newlines of its own)."""
+    lines = [_line(entry) for entry in entries[:contexts[-1].whole]]
+    firsts = retained.firsts(lines)
+    ends = list(accumulate((len(line) + 1 for line in lines), initial=0))  # where each line's successor starts
+    out = []
+    for fit in contexts:
+        cut = fit.text[ends[fit.whole]:] if len(fit.text) > max(ends[fit.whole] - 1, 0) else None
+        out.append(retained.in_block(firsts, fit.whole, cut, _line(entries[fit.whole]) if cut is not None else ""))
+    return out
+
+
+def context_retained(retained: RetainedAnswer, outcome: Any) -> bool:
+    """``retained(outcome.context)``, the context read as its hits' lines (each read once per entry, see
+    ``_in_contexts``) followed by whatever else it holds (the cut line ``render`` closes it with)."""
+    text, entries = outcome.context, [hit.entry for hit in outcome.hits]
+    lines: list[str] = []
+    start = 0  # where the next line starts
+    for entry in entries:
+        line = _line(entry)
+        end = start + len(line)
+        if not text.startswith(line, start) or (end < len(text) and text[end] != "\n"):
+            break
+        lines.append(line)
+        start = end + 1
+    cut = text[start:] if start < len(text) else None
+    full = _line(entries[len(lines)]) if cut is not None and len(lines) < len(entries) else ""
+    return retained.in_block(retained.firsts(lines), len(lines), cut, full)
+
+
+# entry id -> (entry, hit_line(entry)): rankings repeat the memory's entries probe after probe, and a line
+# kept is one string, whose hash the per-line token memo then reads for free.
+_LINES: dict[str, tuple[Any, str]] = {}
+
+
+def _line(entry: Any) -> str:
+    """``hit_line(entry)``, remembered for the entry (checked by identity; the memo is bounded)."""
+    got = _LINES.get(entry.id)
+    if got is None or got[0] is not entry:
+        if len(_LINES) >= 1 << 17:
+            _LINES.clear()
+        got = _LINES[entry.id] = (entry, hit_line(entry))
+    return got[1]
 
 
 def budget_frame(df: pd.DataFrame) -> pd.DataFrame:

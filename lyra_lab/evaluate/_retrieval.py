@@ -60,9 +60,10 @@ from __future__ import annotations
 
 import functools
 import math
+from bisect import bisect_right
 from typing import Callable, Iterable, Mapping, Sequence
 
-from lyra_lab.memory import VERBATIM_KINDS
+from lyra_lab.memory import VERBATIM_KINDS, MemoryEntry
 
 TurnGroups = Sequence[Iterable[str]]
 SessionOf = Mapping[str, str] | Callable[[str], str]
@@ -93,6 +94,12 @@ def ndcg_any_discount(i: int) -> float:
     return 1.0 if i == 1 else 1.0 / math.log2(i)
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def ideal_dcg(m: int, discount: Callable[[int], float]) -> float:
+    """DCG of ``m`` relevant hits on top: ``discount(1) + … + discount(m)`` (summed in that order)."""
+    return sum(discount(i) for i in range(1, m + 1))
+
+
 class RankedEvidence:
     """One ranked list's relevance to one probe's evidence, worked out once and read at any cutoff ``k``.
 
@@ -112,6 +119,7 @@ class RankedEvidence:
         self._scanned = 0  # hits looked at so far
         self._relevant: list[bool] | None = None
         self._n_relevant = 0
+        self._ranks: list[int] = []  # 1-based ranks of the relevant hits
 
     def _found(self, firsts: dict[str, int], k: int) -> int:
         """How many evidence turns ``firsts`` has at ranks <= k, the ranking scanned that far."""
@@ -132,6 +140,7 @@ class RankedEvidence:
         if self._relevant is None:
             self._relevant = [not self.evidence.isdisjoint(group) for group in self.groups]
             self._n_relevant = sum(self._relevant)
+            self._ranks = [rank for rank, relevant in enumerate(self._relevant, start=1) if relevant]
         return self._relevant
 
     def recall(self, k: int) -> float:
@@ -163,12 +172,12 @@ class RankedEvidence:
         if n_relevant is not None and (isinstance(n_relevant, bool) or not isinstance(n_relevant, int)
                                        or n_relevant < 0):
             raise ValueError(f"n_relevant must be an integer >= 0, got {n_relevant!r}")
-        relevant = self.relevant
+        self.relevant  # noqa: B018 - works out the relevant ranks
         # The memory holds at least as many relevant entries as were returned (a raw turn and
         # the digest folding it both count), so the ideal list never has fewer: nDCG stays <= 1.
         ideal_count = max(len(self.evidence) if n_relevant is None else n_relevant, self._n_relevant)
-        dcg = sum(discount(i) for i, rel in enumerate(relevant[:k], start=1) if rel)
-        idcg = sum(discount(i) for i in range(1, min(k, ideal_count) + 1))
+        dcg = sum(discount(rank) for rank in self._ranks[:bisect_right(self._ranks, k)])  # the relevant of the top k
+        idcg = ideal_dcg(min(k, ideal_count), discount)
         return dcg / idcg if idcg else 0.0
 
 
@@ -290,9 +299,19 @@ def first_appearances(session_groups: Iterable[frozenset[str]]) -> list[tuple[st
 
 def turn_groups(hits: Iterable[object]) -> list[tuple[str, ...]]:
     """The turn-id groups of recaller hits, in the order given (best first)."""
-    return [tuple(hit.entry.turn_ids) for hit in hits]  # type: ignore[attr-defined]
+    return entry_groups(hit.entry for hit in hits)  # type: ignore[attr-defined]
 
 
 def verbatim_flags(hits: Iterable[object]) -> list[bool]:
     """Per hit, whether its entry holds its turns verbatim (``VERBATIM_KINDS``), in the order given."""
-    return [hit.entry.kind in VERBATIM_KINDS for hit in hits]  # type: ignore[attr-defined]
+    return entry_flags(hit.entry for hit in hits)  # type: ignore[attr-defined]
+
+
+def entry_groups(entries: Iterable[MemoryEntry]) -> list[tuple[str, ...]]:
+    """``turn_groups`` of ranked memory entries (a ranking's, without its hits)."""
+    return [tuple(entry.turn_ids) for entry in entries]
+
+
+def entry_flags(entries: Iterable[MemoryEntry]) -> list[bool]:
+    """``verbatim_flags`` of ranked memory entries."""
+    return [entry.kind in VERBATIM_KINDS for entry in entries]

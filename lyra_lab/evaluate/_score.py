@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Mapping, Sequence
 
 from lyra_lab.backends import Completion
-from lyra_lab.evaluate._budget import budget_scores
+from lyra_lab.evaluate._budget import budget_scores, context_retained
 from lyra_lab.evaluate._judge import JudgeResult
 from lyra_lab.evaluate._qa import score_answer
 from lyra_lab.evaluate._retrieval import (RankedEvidence, SessionOf, first_appearances, ndcg_any_discount,
@@ -128,7 +128,7 @@ def score_outcome(
         scores.update(retrieval_scores(probe.evidence, turn_groups(outcome.hits), ks, session_of, n_relevant,
                                        verbatim_flags(outcome.hits)))
     scores.update(budget_scores(outcome, context_budgets, count, retrieval=retrieval, threshold=retention_threshold))
-    scores.update(retention_scores(outcome, retention_threshold))
+    scores.update(retention_scores(outcome, retention_threshold, context_retained))
     scores["context_tokens"] = float(outcome.context_tokens)
     scores["recall_latency_s"] = float(outcome.recall_latency_s)
     if answer is not None:

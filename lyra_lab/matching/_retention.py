@@ -32,7 +32,7 @@ gold answer have no retention.
 from __future__ import annotations
 
 import functools
-from typing import Any, Container
+from typing import Any, Callable, Container, Sequence
 
 from lyra_lab.matching._squad import expects_abstention, normalize_answer
 
@@ -40,12 +40,29 @@ DEFAULT_RETENTION_THRESHOLD = 0.8
 
 
 def answer_retained(answer: Any, text: str, threshold: float = DEFAULT_RETENTION_THRESHOLD) -> bool:
-    """Whether ``answer`` survives in ``text`` by the rule in the module docstring."""
-    return RetainedAnswer(answer, threshold)(text)
+    """Whether ``answer`` survives in ``text`` by the rule in the module docstring, as written."""
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    gold = normalize_answer(answer)
+    if not gold:
+        raise ValueError("answer is empty after normalization; retention is undefined")
+    padded = f" {normalized_text(text)} "  # tokens separated by single spaces
+    if f" {gold} " in padded:
+        return True
+    tokens = set(gold.split())
+    present = sum(1 for token in tokens if f" {token} " in padded)  # a token of the text, no split of it
+    return present / len(tokens) >= threshold
 
 
 class RetainedAnswer:
-    """``answer_retained(answer, text, threshold)`` for one answer over many texts, the answer normalized once."""
+    """``answer_retained(answer, text, threshold)`` for one answer over many texts, the answer normalized once.
+
+    It asks the rule in its exact form, token recall >= ``threshold`` (the phrase
+    clause implies it), of the text's lines: normalization never crosses a newline,
+    so the text's normalized tokens are the union of its lines', and each line's
+    are worked out once however many texts (contexts at several budgets, probes)
+    share it (a bounded memo).
+    """
 
     def __init__(self, answer: Any, threshold: float = DEFAULT_RETENTION_THRESHOLD):
         if not 0.0 < threshold <= 1.0:
@@ -54,15 +71,57 @@ class RetainedAnswer:
         if not gold:
             raise ValueError("answer is empty after normalization; retention is undefined")
         self.threshold = threshold
-        self.phrase = f" {gold} "
-        self.tokens = [f" {token} " for token in set(gold.split())]
+        self.tokens = tuple(set(gold.split()))
 
     def __call__(self, text: str) -> bool:
-        padded = f" {normalized_text(text)} "  # tokens separated by single spaces
-        if self.phrase in padded:
-            return True
-        present = sum(1 for token in self.tokens if token in padded)  # a token of the text, no split of it
+        lines = list(map(_line_tokens, str(text).split("\n")))
+        present = sum(1 for token in self.tokens if any(token in line for line in lines))
         return present / len(self.tokens) >= self.threshold
+
+    def firsts(self, lines: Sequence[str]) -> list[int]:
+        """Per answer token (``self.tokens``), the index of the first of ``lines`` holding it, else ``len(lines)``."""
+        tokens = list(map(_line_tokens, lines))
+        return [next((i for i, held in enumerate(tokens) if token in held), len(lines)) for token in self.tokens]
+
+    def in_block(self, firsts: Sequence[int], whole: int, cut: str | None = None, cut_from: str = "") -> bool:
+        """``self(block)`` for a block of the first ``whole`` of some lines (``firsts`` of them), closed by
+        ``cut``, a line cut from the line ``cut_from`` (``render_context``'s block).
+
+        A token missing from ``cut_from`` can only be in the cut's tail after its last word whole in
+        ``cut_from`` (normalization never crosses whitespace), so only that short tail is normalized.
+        """
+        missing = [token for token, first in zip(self.tokens, firsts) if first >= whole]
+        present = len(self.tokens) - len(missing)
+        if missing and cut is not None:
+            present += _found_in_cut(missing, cut, cut_from)
+        return present / len(self.tokens) >= self.threshold
+
+
+def _found_in_cut(tokens: list[str], cut: str, full: str) -> int:
+    """How many of ``tokens`` are normalized tokens of ``cut``, a line cut from ``full`` (whatever it ends with)."""
+    if any(token in _line_tokens(full) for token in tokens):
+        held = _line_tokens(cut)
+    else:
+        shared = _shared_prefix(cut, full)
+        # The last whitespace of ``cut`` ending a run of whole words of ``full``: before it, no token is new.
+        if shared < len(cut) and cut[shared].isspace() and (shared == len(full) or full[shared].isspace()):
+            j = shared
+        else:
+            j = next((p for p in range(shared - 1, -1, -1) if cut[p].isspace()), 0)
+        held = frozenset(normalize_answer(cut[j:]).split())
+    return sum(1 for token in tokens if token in held)
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b`` (a binary search of C-speed comparisons)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def normalized_text(text: str) -> str:
@@ -86,14 +145,21 @@ def _normalized_line(line: str) -> str:
     return normalize_answer(line)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _line_tokens(line: str) -> frozenset[str]:
+    return frozenset(_normalized_line(line).split())
+
+
 def normalized_tokens(text: Any) -> frozenset[str]:
     """The distinct tokens of ``normalize_answer(text)``.
 
     Normalization never crosses whitespace, so the tokens of texts joined by
     whitespace are the union of each text's tokens: a memory's vocabulary is
-    the union over its entries.
+    the union over its entries.  A text is normalized once (the memo
+    ``RetainedAnswer`` reads lines from): replay's memory tally normalizes each
+    entry's line, and equal-budget scores then find the contexts' lines there.
     """
-    return frozenset(normalize_answer(text).split())
+    return _line_tokens(text) if isinstance(text, str) else frozenset(normalize_answer(text).split())
 
 
 def answer_token_recall(answer: Any, tokens: Container[str]) -> float | None:
@@ -104,16 +170,21 @@ def answer_token_recall(answer: Any, tokens: Container[str]) -> float | None:
     return sum(1 for t in gold if t in tokens) / len(gold)
 
 
-def retention_scores(outcome: Any, threshold: float = DEFAULT_RETENTION_THRESHOLD) -> dict[str, float]:
+def retention_scores(outcome: Any, threshold: float = DEFAULT_RETENTION_THRESHOLD,
+                     in_context: Callable[[RetainedAnswer, Any], bool] | None = None) -> dict[str, float]:
     """``{"retention", "context_retention"}`` of one ``ProbeOutcome`` (empty when undefined).
 
     ``retention`` is omitted when the outcome recorded no memory at all
     (``memory_text == ""`` and ``memory_entries == 0``): replay did not report it.
+    ``in_context(retained, outcome)``, if given, says whether the answer survives in
+    ``outcome.context``, as ``answer_retained`` would, reading it some cheaper way.
     """
     probe = outcome.probe
     if expects_abstention(probe) or not normalize_answer(probe.answer):
         return {}
-    scores = {"context_retention": float(answer_retained(probe.answer, outcome.context, threshold))}
+    retained = answer_retained(probe.answer, outcome.context, threshold) if in_context is None \
+        else in_context(RetainedAnswer(probe.answer, threshold), outcome)
+    scores = {"context_retention": float(retained)}
     if outcome.memory_text or outcome.memory_entries:
         if not 0.0 < threshold <= 1.0:
             raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")

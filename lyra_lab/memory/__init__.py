@@ -1,7 +1,8 @@
 """The memory store that pipelines write and recallers read, and memory rendered as text for a model."""
 
 from lyra_lab.memory._render import (
-    ELLIPSIS, ContextFit, date_label, entry_line, fit_context, fit_contexts, hit_line, memory_order, memory_tokens, render_context, render_memory,
+    ELLIPSIS, ContextFit, date_label, entry_line, fit_context, fit_contexts, hit_line, hit_line_counts,
+    memory_order, memory_tokens, render_context, render_memory,
 )
 from lyra_lab.memory._store import CONDENSED_KINDS, VERBATIM_KINDS, EntryKind, MemoryEntry, MemoryStore
 
@@ -18,6 +19,7 @@ __all__ = [
     "fit_context",
     "fit_contexts",
     "hit_line",
+    "hit_line_counts",
     "memory_order",
     "memory_tokens",
     "render_context",

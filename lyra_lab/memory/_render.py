@@ -125,6 +125,19 @@ def fit_contexts(entries: Sequence[MemoryEntry], budgets: Iterable[int],
     return [fits.get(budget, ContextFit("", 0, 0)) for budget in budgets]
 
 
+def hit_line_counts(entry: MemoryEntry, count: Callable[[str], int]) -> tuple[int, int]:
+    """``count(hit_line(entry))`` and ``count(hit_line(entry) + "\n")``.
+
+    For a ``line_additive`` counter these are the counts the context renderer keeps for the entry
+    (see ``fit_context``): counting a memory's lines here once serves every context they enter.
+    """
+    if getattr(count, "line_additive", False):
+        _, _, n, n_nl, _ = _renderer(count).line(entry)
+        return n, n_nl
+    line = hit_line(entry)
+    return count(line), count(line + "\n")
+
+
 def _fit_block(entries: Sequence[MemoryEntry], token_budget: int, count: Callable[[str], int]) -> tuple[str, int]:
     """The block and its whole entries, counting the assembled block for every candidate line."""
     block, whole = "", 0

@@ -15,6 +15,7 @@ from lyra_lab.recall._fusion import fuse, normalize, rrf_scores
 from lyra_lab.recall._hybrid import Hybrid, rrf_fuse, weighted_fuse
 from lyra_lab.recall._index import DenseIndex, dense_index, forget_queries
 from lyra_lab.recall._keys import KeyedView, key_texts, keyed_view
+from lyra_lab.recall._ranking import RankedHits
 from lyra_lab.recall._recency import Recency, decay
 from lyra_lab.recall._reference import Reference
 from lyra_lab.recall._tiered import Tiered
@@ -33,6 +34,7 @@ __all__ = [
     "Hit",
     "Hybrid",
     "KeyedView",
+    "RankedHits",
     "Recaller",
     "Recency",
     "Reference",

@@ -6,6 +6,9 @@ one that scores the whole memory at once (from an index in ``store.cache``).
 ``BaseRecaller.recall`` does the rest: checks ``k`` (and the embedder, when
 ``needs_embedder``), answers ``k=0`` with no hits, and turns the ranking into
 at most ``k`` ``Hit``s, ranked from 0, first occurrence of an entry winning.
+``BaseRecaller.ranked_hits`` is the same call for a deep ranking of which only
+the head may be read: where the ranking is a ``Ranking`` its hits stay unbuilt
+(``RankedHits``) until read.
 
 >>> from dataclasses import dataclass
 >>> from lyra_lab.memory import MemoryEntry, MemoryStore
@@ -28,7 +31,7 @@ from lyra_lab._params import Strategy
 from lyra_lab._registry import Registry
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore, render_context
-from lyra_lab.recall._ranking import Ranking, hits_of
+from lyra_lab.recall._ranking import RankedHits, Ranking, hits_of
 from lyra_lab.recall._types import Hit
 
 RECALLERS: Registry = Registry("recaller")
@@ -116,13 +119,29 @@ class BaseRecaller(Strategy):
         return self._recall(k, embedder, lambda emb: self.ranking(
             store, query, k, conversation_id=conversation_id, embedder=emb, now=now))
 
+    def ranked_hits(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
+                    embedder: Embedder | None = None, now: datetime | None = None) -> Sequence[Hit]:
+        """``recall``'s hits, each built only when read (a ``RankedHits``) where ``ranking`` gives a ``Ranking``.
+
+        A recaller with its own ``recall`` gets that called, as it is.
+        """
+        if type(self).recall is not BaseRecaller.recall:
+            return self.recall(store, query, k, conversation_id=conversation_id, embedder=embedder, now=now)
+        scored = self._scored(k, embedder, lambda emb: self.ranking(
+            store, query, k, conversation_id=conversation_id, embedder=emb, now=now))
+        if isinstance(scored, Ranking):
+            return RankedHits(scored.entries[:k], scored.scores[:k], self.via)
+        return ranked(scored, k, via=self.via)
+
     def _recall(self, k: int, embedder: Embedder | None, ranking: Callable[[Embedder | None], Scored]) -> list[Hit]:
+        return ranked(self._scored(k, embedder, ranking), k, via=self.via)
+
+    def _scored(self, k: int, embedder: Embedder | None, ranking: Callable[[Embedder | None], Scored]) -> Scored:
+        """The checks of ``recall`` (``k``, the embedder), then the ranking (none for ``k=0``)."""
         check_k(k)
         if self.needs_embedder():
             embedder = require_embedder(self.name, embedder)
-        if k == 0:
-            return []
-        return ranked(ranking(embedder), k, via=self.via)
+        return ranking(embedder) if k else []
 
     def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
                 embedder: Embedder | None, now: datetime | None) -> Scored:

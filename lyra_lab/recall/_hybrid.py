@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
@@ -27,9 +28,15 @@ def rrf_fuse(rankings: Sequence[Sequence[str]], rrf_k: float = 60) -> dict[str, 
     """
     fused: dict[str, float] = {}
     for ranking in rankings:
-        for rank, doc in enumerate(ranking, start=1):
-            fused[doc] = fused.get(doc, 0.0) + 1.0 / (rrf_k + rank)
+        for doc, term in zip(ranking, _rrf_terms(rrf_k, len(ranking))):
+            fused[doc] = fused.get(doc, 0.0) + term
     return fused
+
+
+@functools.lru_cache(maxsize=64)
+def _rrf_terms(rrf_k: float, n: int) -> tuple[float, ...]:
+    """``1 / (rrf_k + rank)`` for rank 1..n, worked out once per list length (hybrid fuses two lists per query)."""
+    return tuple(1.0 / (rrf_k + rank) for rank in range(1, n + 1))
 
 
 def minmax(scores: dict[str, float]) -> dict[str, float]:
@@ -89,9 +96,10 @@ class Hybrid(BaseRecaller):
         else:
             fused = weighted_fuse(dict(zip(dense_ids, dense.scores)), dict(zip(lexical_ids, lexical.scores)),
                                   self.weight)
-        # Ties keep first-seen order (dense rank, then BM25 rank): sorted() is stable.
-        order = sorted(by_id, key=lambda doc: -fused[doc])
-        return Ranking([by_id[doc] for doc in order], [fused[doc] for doc in order])
+        # Ties keep first-seen order (dense rank, then BM25 rank): sorted() is stable, reversed too.
+        order = sorted(by_id, key=fused.__getitem__, reverse=True) if self.method == "rrf" \
+            else sorted(by_id, key=lambda doc: -fused[doc])  # (a NaN weight sorts as it always did)
+        return Ranking(list(map(by_id.__getitem__, order)), list(map(fused.__getitem__, order)))
 
 
 _ID = attrgetter("id")

@@ -10,7 +10,7 @@ version, not once per probe × recaller.
 
 For equal-budget scoring each recaller is asked a second time for a deeper
 ranking (``BUDGET_DEPTH`` hits, the query's embedding reused, not metered as
-recall latency), so a budget of B tokens can be filled with as many entries as
+recall latency; its ``Hit``s are built only as they are read, ``RankedHits``), so a budget of B tokens can be filled with as many entries as
 fit: short raw turns must not run out at k while long digests fill B.  Every
 recaller's timed top-k call comes first, each after the indexes forget their
 last query (``recall.forget_queries``), so its latency is that of a user's
@@ -31,11 +31,11 @@ from __future__ import annotations
 import time
 from collections import Counter
 from datetime import datetime
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from lyra_lab.corpus import Probe
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall import forget_queries
+from lyra_lab.recall import RankedHits, forget_queries
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 from lyra_lab.replay._types import ProbeOutcome
 
@@ -74,7 +74,7 @@ class MemoryTally:
     def sync(self) -> None:
         """Follow the store's changes since the last call."""
         from lyra_lab.matching import normalized_tokens
-        from lyra_lab.memory import entry_line, memory_order
+        from lyra_lab.memory import entry_line, hit_line_counts, memory_order
 
         if self._version == self.store.version:
             return
@@ -93,7 +93,9 @@ class MemoryTally:
                     and entry_id not in self._indexed:
                 line = entry_line(current)
                 tokens = normalized_tokens(line)
-                self._indexed[entry_id] = (current, self.count(line + "\n"), memory_order(current), line)
+                # Without a period label its memory line is its context line: counted once for both.
+                with_nl = self.count(line + "\n") if current.period else hit_line_counts(current, self.count)[1]
+                self._indexed[entry_id] = (current, with_nl, memory_order(current), line)
                 self._tokens_nl += self._indexed[entry_id][1]
                 self._tokens_of[entry_id] = tokens
                 self._vocab.update(tokens)
@@ -234,10 +236,13 @@ class ProbeAsker:
         out: dict[str, ProbeOutcome] = {}
         for label, recaller in self.recallers.items():
             embedder, hits, latency = timed[label]
-            ranking = hits
+            ranking: Sequence[Any] = hits
             if self.depth > self.k and len(hits) == self.k:  # fewer than k: the memory has no more to give
-                ranking = tuple(recaller.recall(self.store, probe.question, self.depth,
-                                                conversation_id=self.conversation_id, embedder=embedder, now=now))
+                # Its hits are built only as scoring reads them (``RankedHits``), where the recaller allows it.
+                deep = getattr(recaller, "ranked_hits", None) or recaller.recall
+                ranking = deep(self.store, probe.question, self.depth, conversation_id=self.conversation_id,
+                               embedder=embedder, now=now)
+                ranking = ranking if isinstance(ranking, RankedHits) else tuple(ranking)
             # recall's render(hits, budget, count), and count() of it
             context, _, context_tokens = fit_context([h.entry for h in hits], self.pipeline.context_budget,
                                                      self.count)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from lyra_lab.backends import Usage
 from lyra_lab.corpus import Probe
@@ -47,6 +47,8 @@ class ProbeOutcome:
         ranking: the recaller's deeper ranking of the same query (best first, at
             least ``hits``' length when the memory has the entries), from which
             equal-budget scores take what fits in B tokens; empty: use ``hits``.
+            A tuple, or from replay a ``recall.RankedHits`` (equal to the tuple of its
+            hits, which it builds only as they are read).
         count: the token counter ``context`` was rendered with (the pipeline's
             tokenizer), for rendering at other budgets; None when not recorded.
     """
@@ -62,5 +64,5 @@ class ProbeOutcome:
     meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
     memory_answer_recall: float | None = None
     n_relevant: int | None = None
-    ranking: tuple[Hit, ...] = field(default=(), repr=False)
+    ranking: Sequence[Hit] = field(default=(), repr=False)
     count: Callable[[str], int] | None = field(default=None, compare=False, hash=False, repr=False)

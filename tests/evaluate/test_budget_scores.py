@@ -4,7 +4,10 @@ The counter here is a fake: one token per whitespace-separated word (render then
 word boundaries).  A line is ``[undated] <text>``, so it costs 1 + the words of the text.
 """
 
+import dataclasses
+
 import pandas as pd
+from hypothesis import given, settings, strategies as st
 import pytest
 
 from lyra_lab.corpus import Probe
@@ -108,3 +111,43 @@ def test_score_outcome_adds_the_budget_metrics_and_budget_frame_splits_them():
     assert set(frame["budget_tokens"]) == {5, 15}
     assert set(frame["metric_base"]) == {"evidence_recall", "coverage_recall", "answer_in_context", "context_tokens"}
     assert not budget_frame(df[df["metric"] == "evidence_recall@1"]).shape[0]
+
+
+def test_a_lazy_ranking_scores_as_its_hits_and_builds_none(monkeypatch):
+    from lyra_lab.backends import LineMemoCounter, token_counter
+    from lyra_lab.recall import RankedHits
+
+    long_digest = entry("digest:2", ["t1", "t2", "t9"], " ".join(["ana moved to lisbon in may"] * 60),
+                        kind="digest")  # ~400 tokens: budgets take it whole, cut, or not at all
+    ranking = [long_digest, DIGEST, T9, dataclasses.replace(long_digest, id="digest:3"), T1, T2]
+    count = LineMemoCounter(token_counter("gpt-4o-mini"))
+    eager = outcome(ranking, count=count)
+    lazy = dataclasses.replace(eager, ranking=RankedHits(ranking, [1.0 - i / 10 for i in range(len(ranking))], ""))
+    assert lazy.ranking == eager.ranking
+    budgets = [5, 64, 256, 512, 1024, 4096]
+    expected = score_outcome(eager, [1, 5], context_budgets=budgets)
+    monkeypatch.setattr(RankedHits, "__iter__", lambda self: pytest.fail("a Hit was built"))
+    monkeypatch.setattr(RankedHits, "__getitem__", lambda self, i: pytest.fail("a Hit was built"))
+    assert score_outcome(lazy, [1, 5], context_budgets=budgets) == expected
+    assert expected["evidence_recall@1024tok"] == 1.0 and expected["coverage_recall@256tok"] == 0.0
+
+
+_texts = st.lists(st.sampled_from(["Lisbon", "lisbon,", "may", "7", "the", "cat's", " ", "\n", "Ana:", "2023", "Σ"]),
+                  max_size=10).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_texts, min_size=1, max_size=5), st.integers(1, 40), st.sampled_from(["Lisbon", "7 May 2023", "cat"]),
+       st.none() | _texts)
+def test_context_retained_reads_a_context_as_its_text(texts, budget, answer, other):
+    # the context render builds from the hits (cut or not), or any other text: read as answer_retained reads it
+    from types import SimpleNamespace
+
+    from lyra_lab.evaluate._budget import context_retained
+    from lyra_lab.matching import RetainedAnswer, answer_retained
+
+    entries = [entry(f"turn:t{i}", [f"t{i}"], text) for i, text in enumerate(texts)]
+    hits = tuple(Hit(entry=e, score=1.0, rank=i) for i, e in enumerate(entries))
+    context = render(hits, budget, words) if other is None else other
+    got = context_retained(RetainedAnswer(answer), SimpleNamespace(context=context, hits=hits))
+    assert got == answer_retained(answer, context)
