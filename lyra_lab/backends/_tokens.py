@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from lyra_lab.backends._bpe_native import native_counter, native_encodings
+from lyra_lab.backends._bpe_native import native_counter, native_encoder, native_encodings, token_byte_lengths
 
 DEFAULT_ENCODING = "o200k_base"
 # Characters encoded at once: far below bpe-openai's 1,000,000-character limit, and at
@@ -122,6 +122,9 @@ class TokenCounter:
     def _encode(self, text: str) -> Sequence[int]:
         if self.tokenize is not None:
             return self.tokenize(text)
+        native = native_encoder(self.encoding)
+        if native is not None:
+            return native(text)
         # Special-token text in a conversation ("<|endoftext|>") is plain text here.
         return _encoding(self.encoding).encode(text, disallowed_special=())
 
@@ -135,6 +138,13 @@ class TokenCounter:
         if self.tokenize is not None:
             raise NotImplementedError("a server tokenizer counter cannot decode")
         return _encoding(self.encoding).decode_tokens_bytes(list(tokens))
+
+    def token_lengths(self, tokens: Sequence[int]) -> list[int]:
+        """Each token's length in bytes (``len`` of ``token_bytes``), from a table of lengths where there is one."""
+        lengths = token_byte_lengths(self.encoding) if self.tokenize is None else None
+        if lengths is None:
+            return [len(b) for b in self.token_bytes(tokens)]
+        return lengths[list(tokens)].tolist()
 
 
 def _lines(text: str) -> list[str]:
@@ -181,6 +191,7 @@ class LineMemoCounter:
         self.encode = counter.encode
         self.decode = counter.decode
         self.token_bytes = counter.token_bytes
+        self.token_lengths = counter.token_lengths
         self._memo: dict[str, int] = {}
         self._max_lines = max_lines
 

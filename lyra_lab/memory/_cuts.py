@@ -86,7 +86,8 @@ def _token_lengths(count: Any, tokens: Sequence[int]) -> dict[int, int]:
     lengths = _TOKEN_LENGTHS.setdefault(encoding, {}) if isinstance(encoding, str) else {}
     missing = [t for t in set(tokens) if t not in lengths]
     if missing:
-        lengths.update(zip(missing, map(len, count.token_bytes(missing))))
+        lengths.update(zip(missing, count.token_lengths(missing) if hasattr(count, "token_lengths")
+                           else map(len, count.token_bytes(missing))))
     return lengths
 
 

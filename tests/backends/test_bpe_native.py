@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lyra_lab.backends import token_counter
-from lyra_lab.backends._bpe_native import native_counter, native_encodings
+from lyra_lab.backends._bpe_native import native_counter, native_encoder, native_encodings, token_byte_lengths
 from lyra_lab.backends._tokens import _encoding
 
 LOCOMO = Path(__file__).resolve().parents[2] / "../shared/datasets/locomo10.json"
@@ -24,8 +24,12 @@ MESSY = [
 ]
 
 
+def python_encode(encoding: str, text: str) -> list[int]:
+    return _encoding(encoding).encode(text, disallowed_special=())
+
+
 def python_count(encoding: str, text: str) -> int:
-    return len(_encoding(encoding).encode(text, disallowed_special=()))
+    return len(python_encode(encoding, text))
 
 
 def test_the_extension_loads_with_the_encodings_lyra_lab_counts():
@@ -33,10 +37,20 @@ def test_the_extension_loads_with_the_encodings_lyra_lab_counts():
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_messy_texts_count_as_the_python_api_counts(encoding):
-    count = native_counter(encoding)
-    assert count is not None
+def test_messy_texts_count_and_encode_as_the_python_api_does(encoding):
+    count, encode = native_counter(encoding), native_encoder(encoding)
+    assert count is not None and encode is not None
     assert [count(t) for t in MESSY] == [python_count(encoding, t) for t in MESSY]
+    assert [list(encode(t)) for t in MESSY] == [python_encode(encoding, t) for t in MESSY]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_the_length_table_holds_every_tokens_length_in_bytes(encoding):
+    lengths = token_byte_lengths(encoding)
+    python = _encoding(encoding)
+    assert lengths is not None
+    assert lengths.tolist() == [len(python.decode_single_token_bytes(i)) for i in range(len(lengths))]
+    assert len(lengths) >= 100_000
 
 
 @pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo not present")
@@ -55,16 +69,30 @@ def test_every_locomo_turn_counts_as_the_python_api_counts():
 def test_any_text_counts_as_the_python_api_counts(text):
     for encoding in ENCODINGS:
         assert native_counter(encoding)(text) == python_count(encoding, text)  # type: ignore[misc]
+        assert list(native_encoder(encoding)(text)) == python_encode(encoding, text)  # type: ignore[misc]
 
 
 def test_an_unknown_encoding_has_no_native_counter_and_counts_through_python():
     assert native_counter("p50k_base") is None
-    assert native_counter("no_such_encoding") is None
+    assert native_encoder("no_such_encoding") is None
+    assert token_byte_lengths("no_such_encoding") is None
 
 
-def test_counting_does_not_import_the_python_package():
-    code = ("import sys; from lyra_lab.backends import count_tokens; "
-            "n = count_tokens('hello world', 'gpt-4o-mini'); "
+def test_token_lengths_fall_back_to_the_python_api_without_a_table(monkeypatch):
+    from lyra_lab.backends import _tokens
+
+    counter = token_counter("gpt-4o")
+    tokens = counter.encode("naïve 漢字 emoji 👩‍👩‍👧")
+    expected = [len(b) for b in counter.token_bytes(tokens)]
+    assert counter.token_lengths(tokens) == expected
+    monkeypatch.setattr(_tokens, "token_byte_lengths", lambda encoding: None)
+    assert counter.token_lengths(tokens) == expected
+
+
+def test_counting_encoding_and_cutting_lines_do_not_import_the_python_package():
+    code = ("import sys; from lyra_lab.backends import token_counter; from lyra_lab.memory._cuts import Cuts; "
+            "c = token_counter('gpt-4o-mini'); n = c('hello world'); c.encode('hello world'); "
+            "Cuts(c, '[x] ', 'a longer text to cut into words').line(10); "
             "print(n, 'bpe_openai' in sys.modules, 'bpe_openai._bindings' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["2", "False", "True"]
