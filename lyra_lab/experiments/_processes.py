@@ -151,25 +151,25 @@ class CellProcesses:
                         yield cell, [], WorkerDied("no worker process is left to run this cell")
                     return
                 ready = set(wait([w.conn for w, _ in busy] + [w.process.sentinel for w, _ in busy]))
-                back: list[tuple[Cell, str | None]] = []  # a finished cell and its result file (None: worker died)
+                back: list[tuple[Cell, _Worker, str | None]] = []  # a cell back, its worker, its result file
                 for worker, cell in busy:
                     if worker.conn not in ready and worker.process.sentinel not in ready:
                         continue
                     worker.cell = None
                     message = _receive(worker)
                     if message is None:
-                        back.append((cell, None))
+                        back.append((cell, worker, None))  # no file: the worker died
                         self._workers.remove(worker)
                     elif message[0] == "crash":
                         raise RuntimeError(f"cell {cell.cell_id} raised in worker process {worker.process.pid}:\n"
                                            f"{message[1]}")
                     else:
-                        back.append((cell, message[1]))
+                        back.append((cell, worker, message[1]))
                         idle.append(worker)
                 self._dispatch(queue, idle)  # the next cells go out before the driver writes these
-                for cell, path in back:
+                for cell, worker, path in back:
                     if path is None:
-                        yield cell, [], WorkerDied(_death(worker_of(cell, busy)))
+                        yield cell, [], WorkerDied(_death(worker))
                         continue
                     result = _load(Path(path))
                     yield delivered(result, cell, log, started, task_event="process_task",
@@ -221,10 +221,6 @@ def preload(spec: Any) -> None:
         token_counter(pipeline.tokenizer)("warm")  # builds the encoding (cached per process)
 
 
-def worker_of(cell: Cell, busy: list[tuple[_Worker, Cell]]) -> _Worker:
-    return next(w for w, c in busy if c is cell)
-
-
 def _load(path: Path) -> CellResult:
     """A worker's result file, read and removed."""
     try:
@@ -244,6 +240,8 @@ def _receive(worker: _Worker) -> tuple[str, str] | None:
 
 
 def _death(worker: _Worker) -> str:
+    """How a dead worker ended, for its cell's error (the process is reaped, its pipe closed)."""
+    worker.conn.close()
     worker.process.join(STOP_WAIT_S)
     code = worker.process.exitcode
     how = (f"was killed by {signal.Signals(-code).name}" if code is not None and code < 0
