@@ -84,12 +84,15 @@ identical (``--keep``, 0 differing rows).  Linux shares a busy machine between s
 (``sched_autogroup_enabled = 1``), not processes, so under contention a run gets the same CPU share
 with one process or three, and the workers' extra CPU (+2.5-3 s: ~0.8 s pickling rows in the
 workers, ~0.5-0.7 s unpickling them here, events encoded twice, the cells' per-process warm-ups)
-makes it slower.  The gain needs idle cores, which this machine did not have while this was
-measured; from the parts (this process ~0.6 CPU s before forking: corpus, tokenizer tables; the
-workers' ~8.3 CPU s split ~4.2 s each; this process's ~2 s of per-cell writing competing with them;
-~1.5 s after the last cell: its rows and the results Parquet) an idle 2-core run should take ~6.5-7 s
-against serial's 8.7 s: an estimate, not a measurement.  Start methods, measured on a 2-cell grid at
-load 2.6: fork 1.1 s wall, forkserver with lyra-lab preloaded 1.9-2.1 s, spawn 2.9 s, serial 1.3 s.
+makes it slower.  The gain needs idle cores: in quiet spells (>= 85% idle over 3 s before each
+pair; load average 1.3-2.3, our own runs included), eight pairs back to back: processes 6.11 / 6.26 /
+6.29 / 6.30 / 6.38 / 6.82 / 7.10 / 7.30 s wall (10.2-11.6 s CPU: this process 3.2-3.9, workers
+7.0-7.7), serial 8.49 / 8.85 / 9.03 / 9.43 / 9.43 / 9.70 / 9.88 / 9.98 s wall (8.8-9.8 s CPU):
+medians 6.3 s against 9.4 s, for 1.5-2 CPU s more.  What stays serial is this process's part: the
+corpus and tokenizer tables before forking (~0.6 s), unpickling and writing each cell as it comes
+back, and after the last cell its rows and the results Parquet (~1.5 s).  Start methods, measured
+on a 2-cell grid at load 2.6: fork 1.1 s wall, forkserver with lyra-lab preloaded 1.9-2.1 s, spawn
+2.9 s, serial 1.3 s.
 """
 
 from __future__ import annotations
