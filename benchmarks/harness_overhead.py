@@ -11,6 +11,10 @@ wrapping the functions that do them; ``replay`` excludes ``recall``, which runs
 inside it, and ``run log`` is spread over the others).  Asserts nothing.
 
     PYTHONPATH=. .venv/bin/python benchmarks/harness_overhead.py [--locomo PATH] [--profile out.prof] [--keep DIR]
+        [--executor serial|threads|processes] [--max-cells N]
+
+It prints which executor ran (default: what a user gets, serial); with worker processes the
+per-phase breakdown covers this process only (see the last paragraph).
 
 Measured on 2 shared cores (issue 9): before the fix 796 s (load average ~10;
 scoring 693 s, normalizing the whole memory again for every probe); after it
@@ -98,6 +102,28 @@ the 2.0 aimed at: the cold top-k calls themselves (~0.33 ms per probe for the th
 recallers: dense 82, BM25 60, hybrid 184 us on a 530-entry memory) and the indexes' first
 build (~0.5 s) are ~1.6 s; fitting contexts (~1.1 s: the ask's context at 1,000 tokens and
 the three budgets, mostly the search for each cut line) and the tally (~0.35) most of the rest.
+
+Cells on worker processes (perf-proc, ``--executor processes``: one forked worker per CPU, 2 here).
+The per-phase timers wrap functions in this process, so with workers only this process's phases
+are printed, and the workers' CPU is read from ``getrusage(RUSAGE_CHILDREN)`` after they are joined.
+On a saturated machine (other jobs kept both cores busy: 0-10 idle jiffies per run; load 3.4-5.3),
+four alternating pairs (this command with ``--executor serial`` / ``processes``, the machine's busy
+and idle jiffies read from ``/proc/stat`` around each run):
+serial 19.8 / 15.7 / 13.3 / 16.6 s wall, 10.0 / 9.6 / 9.6 / 10.4 s CPU; processes 23.0 / 20.4 /
+19.3 / 19.4 s wall, 12.6 / 12.3 / 12.5 / 12.8 s CPU (this process 3.6-3.8, workers 8.8-8.9); rows
+identical (``--keep``, 0 differing rows).  Linux shares a busy machine between sessions
+(``sched_autogroup_enabled = 1``), not processes, so under contention a run gets the same CPU share
+with one process or three, and the workers' extra CPU (+2.5-3 s: ~0.8 s pickling rows in the
+workers, ~0.5-0.7 s unpickling them here, events encoded twice, the cells' per-process warm-ups)
+makes it slower.  The gain needs idle cores: in quiet spells (>= 85% idle over 3 s before each
+pair; load average 1.3-2.3, our own runs included), eight pairs back to back: processes 6.11 / 6.26 /
+6.29 / 6.30 / 6.38 / 6.82 / 7.10 / 7.30 s wall (10.2-11.6 s CPU: this process 3.2-3.9, workers
+7.0-7.7), serial 8.49 / 8.85 / 9.03 / 9.43 / 9.43 / 9.70 / 9.88 / 9.98 s wall (8.8-9.8 s CPU):
+medians 6.3 s against 9.4 s, for 1.5-2 CPU s more.  What stays serial is this process's part: the
+corpus and tokenizer tables before forking (~0.6 s), unpickling and writing each cell as it comes
+back, and after the last cell its rows and the results Parquet (~1.5 s).  Start methods, measured
+on a 2-cell grid at load 2.6: fork 1.1 s wall, forkserver with lyra-lab preloaded 1.9-2.1 s, spawn
+2.9 s, serial 1.3 s.  (Measured from main 104a60e, before the compact rows.)
 """
 
 from __future__ import annotations
@@ -166,11 +192,18 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="also write a cProfile of the run here")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep the run folder here (a new folder; default: a temporary one, removed)")
+    parser.add_argument("--executor", choices=("serial", "threads", "processes"), default=None,
+                        help="how the cells run (default: a user's default, serial with max_cells 1)")
+    parser.add_argument("--max-cells", type=int, default=1, metavar="N",
+                        help="[run] max_cells (default 1; with processes, 1 means one worker per CPU)")
     args = parser.parse_args()
     from lyra_lab.backends import FakeLLM, HashingEmbedder
     from lyra_lab.experiments import ExperimentSpec, run_experiment
+    from lyra_lab.experiments._runner import executor_of
+    from lyra_lab.replay import read_log
 
-    data = {**SPEC, "corpus": {**SPEC["corpus"], "path": str(args.locomo.resolve())}}
+    run_section = {**SPEC["run"], "max_cells": args.max_cells, **({"executor": args.executor} if args.executor else {})}
+    data = {**SPEC, "corpus": {**SPEC["corpus"], "path": str(args.locomo.resolve())}, "run": run_section}
     spec = ExperimentSpec.from_dict(data)
     totals: dict[str, float] = defaultdict(float)
     instrument(totals)
@@ -181,7 +214,7 @@ def main() -> None:
             return run_experiment(spec, run_dir, progress=False,
                                   backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()})
 
-        start, cpu = time.perf_counter(), time.process_time()
+        start, cpu, workers_cpu = time.perf_counter(), time.process_time(), _children_cpu()
         if args.profile:
             import cProfile
 
@@ -189,19 +222,39 @@ def main() -> None:
             df = ns["df"]
         else:
             df = run()
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        wall, cpu, workers_cpu = time.perf_counter() - start, time.process_time() - cpu, _children_cpu() - workers_cpu
+        pool = [e for e in read_log(run_dir / "log.jsonl") if e["event"] == "processes_started"]
+    executor = executor_of(spec) + (f", {pool[0]['workers']} workers ({pool[0]['method']})" if pool else "")
     probes = df.loc[df["probe_id"] != "", "probe_id"].nunique()
-    print(f"LoCoMo LLM-free: {df['cell_id'].nunique()} cells, {probes} probes, {len(df)} rows; "
+    print(f"LoCoMo LLM-free: {df['cell_id'].nunique()} cells, {probes} probes, {len(df)} rows; executor {executor}; "
           f"load average {os.getloadavg()[0]:.2f}")
-    print(f"wall {wall:8.2f} s   (cpu {cpu:6.2f} s: under load, compare cpu)")
+    total = f"cpu {cpu + workers_cpu:6.2f} s" + (f": this process {cpu:.2f}, workers {workers_cpu:.2f}" if pool else "")
+    print(f"wall {wall:8.2f} s   ({total}; under load, compare cpu)")
     for prefix in ("", "cpu "):
         totals[prefix + "replay"] -= totals[prefix + "recall"]  # recall runs inside replay
-    for phase in ("load", "replay", "recall", "scoring", "rows build", "rows write", "results parquet"):
+    # The phases are timed by wrappers in this process: worker processes run replay, recall and
+    # scoring out of their sight, so with them only this process's phases are shown.
+    phases = ("load", "replay", "recall", "scoring", "rows build", "rows write", "results parquet") if not pool \
+        else ("load", "rows write", "results parquet")
+    for phase in phases:
         print(f"  {phase:<16}{totals[phase]:8.2f} s   (cpu {totals['cpu ' + phase]:6.2f} s)")
     timed = [k for k in totals if k not in ("run log", "cpu run log")]
-    print(f"  {'other':<16}{wall - sum(totals[k] for k in timed if not k.startswith('cpu ')):8.2f} s   "
-          f"(cpu {cpu - sum(totals[k] for k in timed if k.startswith('cpu ')):6.2f} s)")
-    print(f"  (run log events, inside the phases above: {totals['run log']:.2f} s)")
+    rest = "other" if not pool else "other here"
+    print(f"  {rest:<16}{wall - sum(totals[k] for k in timed if not k.startswith('cpu ')):8.2f} s   "
+          f"(cpu {cpu - sum(totals[k] for k in timed if k.startswith('cpu ')):6.2f} s)"
+          + ("   (waiting for the workers, unpickling their results, writing their events)" if pool else ""))
+    if pool:
+        print(f"  {'in the workers':<16}{'':8}     (cpu {workers_cpu:6.2f} s: replay, recall, scoring, pickling; "
+              "not split by phase)")
+    print(f"  (run log events{' of this process' if pool else ''}, inside the phases above: {totals['run log']:.2f} s)")
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's ended and waited-for children: the worker processes."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 if __name__ == "__main__":

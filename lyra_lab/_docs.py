@@ -63,13 +63,15 @@ KEY_DOCS: dict[str, dict[str, str]] = {
                            "context_budgets, which sizes the context the QA model reads",
         "tokenizer": "the encoding or model name that budgets are counted in",
         "workers": "summary windows one cell may run ahead in parallel",
-        "max_cells": "cells run at once (a thread pool); requests in flight stay bounded by each backend's "
+        "max_cells": "cells run at once (threads, worker processes or Ray tasks, by executor); requests in flight stay bounded by each backend's "
                      "max_concurrency, shared by every cell on that backend (the local model serves 1). "
                      "Rows are the same whatever the value, apart from timing columns",
         "cache": "response and embedding caches: run (in the run folder), user (~/.cache/lyra-lab) or off",
-        "executor": "how cells run: serial (one after another), threads (max_cells at once) or ray (Ray tasks on "
-                    "a local Ray with max_cells CPUs, or the machine's; `lyra-lab run --address` joins a cluster). "
-                    "Not set: serial, or threads when max_cells > 1. Same rows and run folder whichever runs them",
+        "executor": "how cells run: serial (one after another), threads (max_cells at once: for cells that wait "
+                    "on backends), processes (local worker processes, max_cells of them or one per CPU: for "
+                    "CPU-bound cells, e.g. LLM-free grids) or ray (Ray tasks on a local Ray with max_cells CPUs, "
+                    "or the machine's; `lyra-lab run --address` joins a cluster). Not set: serial, or threads "
+                    "when max_cells > 1. Same rows and run folder whichever runs them",
         "score_adversarial_retrieval": "also score retrieval (@K metrics, mrr) of adversarial/abstention probes, "
                                        "whose evidence is the turn the trap was built from, not an answer "
                                        "(`lyra-lab recall-eval --include-adversarial`)",

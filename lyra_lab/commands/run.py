@@ -17,9 +17,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="start the run folder over (default: resume, skipping finished cells)")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.add_argument("--executor", choices=("serial", "threads", "ray"), default=None,
+    p.add_argument("--executor", choices=("serial", "threads", "processes", "ray"), default=None,
                    help="how cells run (default: the file's [run] executor, else serial or threads by max_cells); "
-                        "ray: as Ray tasks")
+                        "processes: on local worker processes (every core for CPU-bound cells); ray: as Ray tasks")
     p.add_argument("--address", default=None, metavar="ADDR",
                    help="with --executor ray: join this Ray cluster (auto, host:6379, ray://host:10001) "
                         "instead of starting a local Ray")

@@ -32,46 +32,24 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import tempfile
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generator, Iterator, Mapping
 
-from lyra_lab._cell_rows import CellRows
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends import BackendError
-from lyra_lab.experiments._cell_run import run_cell
+from lyra_lab._cell_rows import CellRows
+from lyra_lab.experiments._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
 from lyra_lab.experiments._cells import Cell
-from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
 from lyra_lab.experiments._resources import Resources
-from lyra_lab.replay import RunLog, read_log
 
 logger = logging.getLogger(__name__)
-
-
-class RemoteCellError(Exception):
-    """A cell's ``BackendError`` as its Ray task reported it (the same text a serial run records)."""
-
-
-@dataclass
-class CellResult:
-    """What a task sends back: rows, or the error that failed the cell; its events; where it ran."""
-
-    rows: CellRows
-    events: list[dict[str, Any]]
-    error: str | None = None
-    config_error: str | None = None
-    started: dict[str, Any] = field(default_factory=dict)  # Resources.describe() of what it built
-    node: str = ""
-    pid: int = 0
 
 
 def ray_outcomes(spec: Any, todo: list[Cell], corpus: Any, log: Any, *, cache_dir: Path,
                  backends: Mapping[str, Any] | None, embedders: Mapping[str, Any] | None,
                  address: str | None, started: dict[str, Any]
                  ) -> Generator[tuple[Cell, CellRows, Exception | None], None, None]:
-    """``(cell, rows, None)`` or ``(cell, CellRows(), error)`` for each cell, in the order the Ray tasks finish.
+    """``(cell, rows, None)`` or ``(cell, [], error)`` for each cell, in the order the Ray tasks finish.
 
     Writes each cell's events to ``log`` before yielding it; adds the backends the tasks started to
     ``started``.  Starts nothing when ``todo`` is empty.
@@ -84,7 +62,8 @@ def ray_outcomes(spec: Any, todo: list[Cell], corpus: Any, log: Any, *, cache_di
         return
     import ray
 
-    given = _shippable(ray, backends or {}, embedders or {})  # before Ray starts anything
+    given = shippable(backends or {}, embedders or {}, ray.cloudpickle.dumps, to="Ray tasks",
+                      instead="'serial', 'threads' or 'processes'")  # before Ray starts anything
     ray, owned = connect(address, spec.max_cells)
     pending: dict[Any, Cell] = {}
     try:
@@ -101,13 +80,7 @@ def ray_outcomes(spec: Any, todo: list[Cell], corpus: Any, log: Any, *, cache_di
             done, _ = ray.wait(list(pending), num_returns=1)
             cell = pending.pop(done[0])
             result: CellResult = ray.get(done[0])  # a bug in the cell raises here and stops the run
-            if result.config_error is not None:
-                raise ConfigError(f"cell {cell.cell_id} on Ray node {result.node}: {result.config_error}")
-            for event in result.events:
-                log.event(event.pop("event"), **event)  # keeps the task's own "t"
-            log.event("ray_task", cell_id=cell.cell_id, node=result.node, pid=result.pid)
-            started.update(result.started)
-            yield cell, result.rows, None if result.error is None else RemoteCellError(result.error)
+            yield delivered(result, cell, log, started, task_event="ray_task", where=f"on Ray node {result.node}")
     finally:
         for ref in pending:
             try:
@@ -224,38 +197,6 @@ def describe_cluster(ray: Any, started: bool) -> dict[str, Any]:
             "cpus": ray.cluster_resources().get("CPU"), "started_by_run": started}
 
 
-def _shippable(ray: Any, backends: Mapping[str, Any], embedders: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The injected objects, checked to pickle as Ray will send them; ``ConfigError`` names the first that does not."""
-    for kind, given in (("backends", backends), ("embedders", embedders)):
-        for label, obj in given.items():
-            try:
-                ray.cloudpickle.dumps(obj)
-            except Exception as exc:  # noqa: BLE001 - pickling fails in many ways (TypeError, PicklingError…)
-                raise ConfigError(
-                    f"{kind}[{label!r}]: a {type(obj).__name__} cannot be sent to Ray tasks ({exc}); name it by "
-                    f"a spec in [run] {kind}, or use executor 'serial' or 'threads'") from None
-    return {"backends": dict(backends), "embedders": dict(embedders)}
-
-
-class WorkerResources(Resources):
-    """``Resources`` of a Ray worker: requests bounded per machine, a cache miss paid once per machine."""
-
-    def _cached(self, backend: Any) -> Any:
-        import hashlib
-        import json
-
-        caps = backend.capabilities
-        slots = caps.max_concurrency
-        if isinstance(slots, int) and slots > 0:
-            name = hashlib.sha256(json.dumps(caps.identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
-            backend = MachineSlots(backend, self.cache_dir / "slots" / name, slots)
-        return super()._cached(backend)
-
-    def _build_backend(self, spec: Any) -> Any:
-        backend = super()._build_backend(spec)
-        return backend if self.cache == "off" else OneCallAcrossProcesses(backend, self.cache_dir / "inflight")
-
-
 _WORKER: dict[str, Any] = {}  # in a Ray worker: the run token and that run's Resources
 
 
@@ -270,7 +211,7 @@ def _worker_resources(token: str, cache: str, cache_dir: Path, given: Mapping[st
 
 
 def _run_task(token: str, spec: Any, cell: Cell, corpus: Any, cache_dir: str, given: Any) -> CellResult:
-    """Run one cell in a Ray worker; its events go to a private log file and come back with the rows."""
+    """Run one cell in a Ray worker (``run_cell_task``) on this worker's resources for the run ``token``."""
     import ray
 
     node = ray.util.get_node_ip_address()
@@ -278,17 +219,4 @@ def _run_task(token: str, spec: Any, cell: Cell, corpus: Any, cache_dir: str, gi
         res = _worker_resources(token, spec.cache, Path(cache_dir), given)
     except ConfigError as exc:
         return CellResult(CellRows(), [], config_error=str(exc), node=node, pid=os.getpid())
-    with tempfile.TemporaryDirectory(prefix="lyra-cell-") as tmp:
-        path = Path(tmp) / "log.jsonl"
-        error = config_error = None
-        rows = CellRows()
-        with RunLog(path) as log:  # the run log's own encoding, so the driver writes the same lines
-            try:
-                rows = run_cell(spec, cell, corpus, res, log, progress=False)
-            except BackendError as exc:
-                error = str(exc)
-            except ConfigError as exc:
-                config_error = str(exc)
-        events = list(read_log(path))
-    started = {k: v for k, v in res.describe().items() if v.get("started", True) is not False}
-    return CellResult(rows, events, error, config_error, started, node, os.getpid())
+    return run_cell_task(spec, cell, corpus, res, node=node)

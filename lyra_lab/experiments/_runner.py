@@ -9,7 +9,7 @@ cell's rows land atomically in ``rows/<cell_id>.jsonl`` and the log is fsynced,
 so killing the process at any moment loses no finished cell and duplicates
 none; running again skips finished cells (a ``cell_resumed`` event each) and
 runs the rest, whichever executor ran them (``[run] executor``: serial, threads,
-or Ray tasks, see ``_ray``; the rows are the same).  A cell whose
+worker processes, see ``_processes``, or Ray tasks, see ``_ray``; the rows are the same).  A cell whose
 backend fails for good (``BackendError``) is logged as ``cell_failed`` and
 skipped; the run goes on, and the next run retries it.  A pipeline that
 builds the same memory as an earlier one (``spec.aliases``) is not run: each of
@@ -152,7 +152,9 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
             waiting.setdefault(sources[c.cell_id].cell_id, []).append(c)
     failed: list[tuple[str, str]] = []
     disable = None if progress else True
-    with RunLog(folder.log_path) as log, Resources(spec.cache, folder.cache_dir, backends, embedders) as res:
+    # worker processes start first: before the run opens its log, builds anything or starts a thread
+    with _cell_processes(spec, todo, selection.corpus, folder, backends, embedders) as pool, \
+            RunLog(folder.log_path) as log, Resources(spec.cache, folder.cache_dir, backends, embedders) as res:
         n_waiting = sum(map(len, waiting.values()))
         env = folder.start_attempt(sha, {"cells": len(cells), "executor": executor_of(spec),
                                          "cells_finished_before": len(cells) - len(todo) - n_waiting})
@@ -162,6 +164,8 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
                   started_at=env["started_at"], git=env["git"],
                   corpus=str(spec.corpus.path), corpus_sha256=sha, probes=len(selection.corpus.probes),
                   dropped_probes=selection.dropped_probes, dropped_sessions=selection.dropped_sessions)
+        if pool is not None:
+            log.event("processes_started", workers=len(pool.pids), method=pool.method, pids=pool.pids)
         _recover_done_events(folder, finished, log)
         for c in cells:
             if c.cell_id in finished:
@@ -176,12 +180,14 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
             _copy_aliases(folder, log, folder.read_rows(source_id), sources, waiting.pop(source_id), recallers)
         _share_resources(spec, todo, res)
         bar = tqdm(total=len(todo), desc=f"{spec.name}: cells", unit="cell", disable=disable)
-        started: dict[str, Any] = {}  # backends Ray tasks started (the driver's own are in res)
+        started: dict[str, Any] = {}  # backends Ray tasks or worker processes started (the driver's own are in res)
         if executor_of(spec) == "ray":
             from lyra_lab.experiments._ray import ray_outcomes
 
             outcomes = ray_outcomes(spec, todo, selection.corpus, log, cache_dir=folder.cache_dir.resolve(),
                                     backends=backends, embedders=embedders, address=ray_address, started=started)
+        elif pool is not None:
+            outcomes = pool.outcomes(todo, log, started)
         else:
             outcomes = _cell_outcomes(spec, todo, selection.corpus, res, log, progress)
         try:
@@ -210,6 +216,18 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
     df = load_results(folder.path)
     df.attrs["failed_cells"] = failed
     return df
+
+
+def _cell_processes(spec: ExperimentSpec, todo: list[Cell], corpus: Any, folder: RunFolder,
+                    backends: Mapping[str, Backend] | None, embedders: Mapping[str, Embedder] | None
+                    ) -> contextlib.AbstractContextManager[Any]:
+    """The worker processes of ``executor = "processes"`` (a ``CellProcesses``), or None when the run needs none."""
+    if executor_of(spec) != "processes" or not todo:
+        return contextlib.nullcontext()
+    from lyra_lab.experiments._processes import CellProcesses, cells_at_once
+
+    return CellProcesses(spec, corpus, min(cells_at_once(spec.max_cells), len(todo)),
+                         cache_dir=folder.cache_dir.resolve(), backends=backends, embedders=embedders)
 
 
 def _share_resources(spec: ExperimentSpec, todo: list[Cell], res: Resources) -> None:

@@ -72,7 +72,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "judge": ("enabled", "backend", "prompt", "max_tokens"),
 }
 CACHE_MODES = ("run", "user", "off")
-EXECUTORS = ("serial", "threads", "ray")  # how cells run; none given: serial, or threads when max_cells > 1
+EXECUTORS = ("serial", "threads", "processes", "ray")  # how cells run; none given: serial, or threads when max_cells > 1
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ class ExperimentSpec:
     ks: tuple[int, ...] = (1, 5, 10)
     context_budgets: tuple[int, ...] = (256, 512, 1024)  # equal-budget scoring (evaluate._budget)
     workers: int = 1
-    max_cells: int = 1  # cells in flight at once (the runner's thread pool)
+    max_cells: int = 1  # cells in flight at once (threads, worker processes or Ray tasks, by executor)
     cache: str = "run"
     executor: str | None = None  # one of EXECUTORS; None: by max_cells (not in spec.json: rows do not depend on it)
     score_adversarial_retrieval: bool = False  # also score retrieval of adversarial/abstention probes

@@ -117,9 +117,9 @@ def test_an_injected_backend_that_cannot_be_pickled_is_one_clear_error(write_tom
 
 
 @pytest.mark.parametrize("value", ["dask", "Ray", 1, True])
-def test_executor_must_be_one_of_three(write_toml, registries, value):
+def test_executor_must_be_one_of_four(write_toml, registries, value):
     text = f"executor = {str(value).lower() if isinstance(value, bool) else repr(value)}\n".replace("'", '"')
-    with pytest.raises(ConfigError, match=r"\[run\] executor must be one of \('serial', 'threads', 'ray'\)"):
+    with pytest.raises(ConfigError, match=r"\[run\] executor must be one of \('serial', 'threads', 'processes', 'ray'\)"):
         ExperimentSpec.from_toml(write_toml(extra=text), registries)
 
 

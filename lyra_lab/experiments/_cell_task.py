@@ -1,0 +1,121 @@
+"""One cell run in another process (a Ray task or a local worker process), and its result back in the driver.
+
+The executors that run cells outside the driver's process (``_ray``, ``_processes``) share this:
+the task body (``run_cell`` with its log events captured, each with its own time, and errors
+mapped as the serial runner maps them: ``BackendError`` fails the cell, ``ConfigError`` stops the
+run), what it sends back (``CellResult``), the worker's ``Resources`` (built from specs, bounded
+and deduplicated per machine), the check that injected objects can travel, and the driver's side
+(``delivered``: the events written to the run log, then the outcome handed to the runner, which
+writes the rows).  The driver stays the run folder's single writer.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from lyra_lab._cell_rows import CellRows
+from lyra_lab._registry import ConfigError
+from lyra_lab.backends import BackendError
+from lyra_lab.experiments._cell_run import run_cell
+from lyra_lab.experiments._cells import Cell
+from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
+from lyra_lab.experiments._resources import Resources
+from lyra_lab.replay import RunLog, read_log
+
+
+class RemoteCellError(Exception):
+    """A cell's ``BackendError`` as its task reported it (the same text a serial run records)."""
+
+
+@dataclass
+class CellResult:
+    """What a task sends back: rows, or the error that failed the cell; its events; where it ran."""
+
+    rows: CellRows
+    events: list[dict[str, Any]]
+    error: str | None = None
+    config_error: str | None = None
+    started: dict[str, Any] = field(default_factory=dict)  # Resources.describe() of what it built
+    node: str = ""
+    pid: int = 0
+
+
+def run_cell_task(spec: Any, cell: Cell, corpus: Any, res: Resources, *, node: str = "",
+                  log_dir: str | None = None) -> CellResult:
+    """Run one cell on ``res``; its events go to a private log file (in ``log_dir``) and come back with the rows.
+
+    Errors other than ``BackendError`` and ``ConfigError`` are bugs and propagate.
+    """
+    with tempfile.TemporaryDirectory(prefix="lyra-cell-", dir=log_dir) as tmp:
+        path = Path(tmp) / "log.jsonl"
+        error = config_error = None
+        rows = CellRows()
+        with RunLog(path) as log:  # the run log's own encoding, so the driver writes the same lines
+            try:
+                rows = run_cell(spec, cell, corpus, res, log, progress=False)
+            except BackendError as exc:
+                error = str(exc)
+            except ConfigError as exc:
+                config_error = str(exc)
+        events = list(read_log(path))
+    started = {k: v for k, v in res.describe().items() if v.get("started", True) is not False}
+    return CellResult(rows, events, error, config_error, started, node, os.getpid())
+
+
+def delivered(result: CellResult, cell: Cell, log: Any, started: dict[str, Any], *, task_event: str,
+              where: str) -> tuple[Cell, CellRows, Exception | None]:
+    """The runner's ``(cell, rows, error)`` for a task's result, its events written to ``log`` first.
+
+    Each event keeps the task's own ``"t"``; ``task_event`` (e.g. ``ray_task``) then records where
+    the cell ran.  Adds the backends the task started to ``started``.
+
+    Raises:
+        ConfigError: the task could not build what a spec names (``where`` says where it ran).
+    """
+    if result.config_error is not None:
+        raise ConfigError(f"cell {cell.cell_id} {where}: {result.config_error}")
+    for event in result.events:
+        log.event(event.pop("event"), **event)
+    log.event(task_event, cell_id=cell.cell_id, node=result.node, pid=result.pid)
+    started.update(result.started)
+    return cell, result.rows, None if result.error is None else RemoteCellError(result.error)
+
+
+def shippable(backends: Mapping[str, Any], embedders: Mapping[str, Any], dumps: Callable[[Any], Any], *,
+              to: str, instead: str) -> dict[str, dict[str, Any]]:
+    """The injected objects, checked to pickle by ``dumps``; ``ConfigError`` names the first that does not.
+
+    ``to`` says where they would go ("Ray tasks"), ``instead`` which executors need no pickling.
+    """
+    for kind, given in (("backends", backends), ("embedders", embedders)):
+        for label, obj in given.items():
+            try:
+                dumps(obj)
+            except Exception as exc:  # noqa: BLE001 - pickling fails in many ways (TypeError, PicklingError…)
+                raise ConfigError(
+                    f"{kind}[{label!r}]: a {type(obj).__name__} cannot be sent to {to} ({exc}); name it by "
+                    f"a spec in [run] {kind}, or use executor {instead}") from None
+    return {"backends": dict(backends), "embedders": dict(embedders)}
+
+
+class WorkerResources(Resources):
+    """``Resources`` of a worker process: requests bounded per machine, a cache miss paid once per machine."""
+
+    def _cached(self, backend: Any) -> Any:
+        import hashlib
+        import json
+
+        caps = backend.capabilities
+        slots = caps.max_concurrency
+        if isinstance(slots, int) and slots > 0:
+            name = hashlib.sha256(json.dumps(caps.identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
+            backend = MachineSlots(backend, self.cache_dir / "slots" / name, slots)
+        return super()._cached(backend)
+
+    def _build_backend(self, spec: Any) -> Any:
+        backend = super()._build_backend(spec)
+        return backend if self.cache == "off" else OneCallAcrossProcesses(backend, self.cache_dir / "inflight")
