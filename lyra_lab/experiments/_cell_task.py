@@ -24,7 +24,7 @@ from lyra_lab.experiments._cell_run import run_cell
 from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
 from lyra_lab.experiments._resources import Resources
-from lyra_lab.replay import RunLog, read_log
+from lyra_lab.replay import RunLog
 
 
 class RemoteCellError(Exception):
@@ -36,7 +36,7 @@ class CellResult:
     """What a task sends back: rows, or the error that failed the cell; its events; where it ran."""
 
     rows: CellRows
-    events: list[dict[str, Any]]
+    log_lines: bytes  # the cell's run-log lines, as the task's own RunLog wrote them
     error: str | None = None
     config_error: str | None = None
     started: dict[str, Any] = field(default_factory=dict)  # Resources.describe() of what it built
@@ -61,25 +61,24 @@ def run_cell_task(spec: Any, cell: Cell, corpus: Any, res: Resources, *, node: s
                 error = str(exc)
             except ConfigError as exc:
                 config_error = str(exc)
-        events = list(read_log(path))
+        log_lines = path.read_bytes()
     started = {k: v for k, v in res.describe().items() if v.get("started", True) is not False}
-    return CellResult(rows, events, error, config_error, started, node, os.getpid())
+    return CellResult(rows, log_lines, error, config_error, started, node, os.getpid())
 
 
 def delivered(result: CellResult, cell: Cell, log: Any, started: dict[str, Any], *, task_event: str,
               where: str) -> tuple[Cell, CellRows, Exception | None]:
     """The runner's ``(cell, rows, error)`` for a task's result, its events written to ``log`` first.
 
-    Each event keeps the task's own ``"t"``; ``task_event`` (e.g. ``ray_task``) then records where
-    the cell ran.  Adds the backends the task started to ``started``.
+    The events are appended as the task wrote them (each with its own ``"t"``; neither parsed nor
+    encoded again); ``task_event`` (e.g. ``ray_task``) then records where the cell ran.  Adds the backends the task started to ``started``.
 
     Raises:
         ConfigError: the task could not build what a spec names (``where`` says where it ran).
     """
     if result.config_error is not None:
         raise ConfigError(f"cell {cell.cell_id} {where}: {result.config_error}")
-    for event in result.events:
-        log.event(event.pop("event"), **event)
+    log.append_lines(result.log_lines)  # as written there: neither parsed nor encoded again
     log.event(task_event, cell_id=cell.cell_id, node=result.node, pid=result.pid)
     started.update(result.started)
     return cell, result.rows, None if result.error is None else RemoteCellError(result.error)

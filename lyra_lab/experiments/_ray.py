@@ -218,5 +218,5 @@ def _run_task(token: str, spec: Any, cell: Cell, corpus: Any, cache_dir: str, gi
     try:
         res = _worker_resources(token, spec.cache, Path(cache_dir), given)
     except ConfigError as exc:
-        return CellResult(CellRows(), [], config_error=str(exc), node=node, pid=os.getpid())
+        return CellResult(CellRows(), b"", config_error=str(exc), node=node, pid=os.getpid())
     return run_cell_task(spec, cell, corpus, res, node=node)

@@ -67,6 +67,16 @@ class RunLog:
             self._fh.write(line)
             self._fh.flush()
 
+    def append_lines(self, lines: bytes) -> None:
+        """Append whole lines another ``RunLog`` wrote (a cell run in another process), as they are."""
+        if not lines:
+            return
+        with self._lock:
+            if self._fh.closed:
+                raise ValueError(f"run log {self.path} is closed")
+            self._fh.write(lines if lines.endswith(b"\n") else lines + b"\n")
+            self._fh.flush()
+
     def sync(self) -> None:
         """Flush and fsync: called at the end of every cell."""
         with self._lock:

@@ -48,3 +48,23 @@ def test_threads_never_interleave_inside_a_line(tmp_path):
     lines = path.read_text().splitlines()
     assert len(lines) == 800
     assert all(json.loads(line)["text"] == "x" * 500 for line in lines)
+
+
+def test_lines_another_log_wrote_are_appended_as_they_are_between_this_logs_events(tmp_path):
+    cell = tmp_path / "cell.jsonl"
+    with RunLog(cell) as log:  # a cell's log in a worker process
+        log.event("recall", probe_id="q1", latency_s=float("nan"), hits=[["e1", 0.5]])
+        log.event("probe_detail", probe_id="q1", context="line one\nline two", answer=None)
+    lines = cell.read_bytes()
+    run = tmp_path / "run.jsonl"
+    with RunLog(run) as log:  # the driver's
+        log.event("run_started")
+        log.append_lines(lines)
+        log.append_lines(b"")
+        log.append_lines(b'{"event":"no_newline","t":1.0}')  # a last line without its newline gets one
+        log.event("cell_done")
+    events = list(read_log(run))
+    assert [e["event"] for e in events] == ["run_started", "recall", "probe_detail", "no_newline", "cell_done"]
+    assert events[1:3] == list(read_log(cell))  # same values, their own times kept
+    assert events[1]["latency_s"] != events[1]["latency_s"]  # NaN survives
+    assert run.read_bytes().count(lines) == 1
