@@ -13,7 +13,7 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from tests.experiments.test_concurrent_cells import FailsOnConversation, _rows
-from tests.experiments.test_ray_executor import FailsOnConversationAnywhere, _events
+from tests.experiments.test_ray_executor import FailsOnConversationAnywhere, _events, ctrl_c_child
 
 PROCESSES = "executor = \"processes\"\nmax_cells = 2\n"  # two worker processes
 
@@ -187,24 +187,7 @@ def test_the_run_command_runs_on_worker_processes_with_the_executor_flag(write_t
     pd.testing.assert_frame_equal(_rows(serial).drop(columns="attempt"), _rows(on_processes).drop(columns="attempt"))
 
 
-CTRL_C_CHILD = """
-import signal, sys
-signal.signal(signal.SIGINT, signal.default_int_handler)  # a background process may start with SIGINT ignored
-from lyra_lab.chunking import CHUNKERS
-from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.recall import RECALLERS
-from lyra_lab.replay import TRIGGERS, Registries
-from lyra_lab.rollup import ROLLUPS
-from tests.experiments.conftest import SUMMARIZERS  # the stand-in summarizers of GRID
-from tests.experiments.test_ray_executor import SlowFake
-
-spec = ExperimentSpec.from_toml(sys.argv[1], Registries(CHUNKERS, SUMMARIZERS, ROLLUPS, RECALLERS, TRIGGERS))
-try:
-    run_experiment(spec, sys.argv[2], progress=False, backends={"fake": SlowFake()})
-except KeyboardInterrupt:
-    print("interrupted", flush=True)
-    sys.exit(130)
-"""
+CTRL_C_CHILD = ctrl_c_child('print("interrupted", flush=True)')
 
 
 def test_ctrl_c_stops_the_workers_with_their_cells_in_flight(write_toml, tmp_path):

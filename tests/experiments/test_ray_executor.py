@@ -262,10 +262,12 @@ def test_an_llm_free_grid_on_ray_builds_no_backend_and_no_embedder(write_toml, r
     assert not cache.exists() or not list(cache.iterdir())
 
 
-CTRL_C_CHILD = """
-import signal, sys, time
+def ctrl_c_child(on_interrupt: str) -> str:
+    """A script running the grid of argv[1] into argv[2] with a 4 s fake backend until Ctrl-C, then
+    running ``on_interrupt`` (one line) and exiting 130."""
+    return f"""
+import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a background process may start with SIGINT ignored
-from lyra_lab.backends import FakeLLM
 from lyra_lab.chunking import CHUNKERS
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from lyra_lab.recall import RECALLERS
@@ -276,12 +278,14 @@ from tests.experiments.test_ray_executor import SlowFake
 
 spec = ExperimentSpec.from_toml(sys.argv[1], Registries(CHUNKERS, SUMMARIZERS, ROLLUPS, RECALLERS, TRIGGERS))
 try:
-    run_experiment(spec, sys.argv[2], progress=False, backends={"fake": SlowFake()})
+    run_experiment(spec, sys.argv[2], progress=False, backends={{"fake": SlowFake()}})
 except KeyboardInterrupt:
-    import ray
-    print("interrupted; ray initialized:", ray.is_initialized(), flush=True)
+    {on_interrupt}
     sys.exit(130)
 """
+
+
+CTRL_C_CHILD = ctrl_c_child('import ray; print("interrupted; ray initialized:", ray.is_initialized(), flush=True)')
 
 
 class SlowFake(FakeLLM):
