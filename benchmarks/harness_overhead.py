@@ -101,9 +101,9 @@ the three budgets, mostly the search for each cut line) and the tally (~0.35) mo
 
 Third round (branch perf-recall2 from main ba7efb7), measured by wrapping the functions in
 one run at load ~1.4 (CPU s): recall 3.1 = the timed top-k calls with the indexes' first builds
-1.5, the memory snapshots 0.9 -- of which **0.5 is ``backends._tokens._encoding``, the BPE tables
-loaded on the first count**, inside the first probe's tally (in a fresh process the first o200k
-count costs 0.05) -- and the rest of ``ask`` (deep rankings, the ask's context, its log event)
+1.5, the memory snapshots 0.9 -- of which **0.5 is ``backends._tokens._encoding``'s ``import
+bpe_openai``** (its tables; 0.55 CPU s alone in a fresh process), now lazy and so inside the first
+probe's tally rather than ``other`` -- and the rest of ``ask`` (deep rankings, the ask's context, its log event)
 ~0.7; scoring 1.5 = ``budget_scores`` 1.05 (its ``fit_all`` ~0.4 of the run's 0.6,
 ``_in_contexts`` 0.35), ``retrieval_scores`` 0.3, retention 0.1.  Replaying the run's 11,916
 recorded ``fit_all`` calls alone (best of 3, fresh renderers): ~0.5 CPU s, of which the cut
