@@ -124,6 +124,23 @@ corpus and tokenizer tables before forking (~0.6 s), unpickling and writing each
 back, and after the last cell its rows and the results Parquet (~1.5 s).  Start methods, measured
 on a 2-cell grid at load 2.6: fork 1.1 s wall, forkserver with lyra-lab preloaded 1.9-2.1 s, spawn
 2.9 s, serial 1.3 s.  (Measured from main 104a60e, before the compact rows.)
+
+Third round (branch perf-recall2 from main ba7efb7), measured by wrapping the functions in
+one run at load ~1.4 (CPU s): recall 3.1 = the timed top-k calls with the indexes' first builds
+1.5, the memory snapshots 0.9 -- of which 0.5 was ``backends._tokens._encoding``'s ``import
+bpe_openai`` (its tables; 0.55 CPU s alone in a fresh process; gone since, see below) -- and the rest of ``ask`` (deep rankings, the ask's context, its log event)
+~0.7; scoring 1.5 = ``budget_scores`` 1.05 (its ``fit_all`` ~0.4 of the run's 0.6,
+``_in_contexts`` 0.35), ``retrieval_scores`` 0.3, retention 0.1.  Replaying the run's 11,916
+recorded ``fit_all`` calls alone (best of 3, fresh renderers): ~0.5 CPU s, of which the cut
+searches ~0.28 (17,510 searches, ~7.4 probes each, ~4 of them new), ``Cuts`` construction ~0.08
+and the walk over whole lines ~0.12.  Only ``Cuts`` construction got cheaper here (piece ends
+of a printable ASCII text from ``split(" ")``, token offsets without a set first: 17 -> 12.6 us
+an entry; the replay 0.50-0.54 -> 0.47-0.49 CPU s); tighter loops in ``fit_all`` and the search,
+an allocation-free count for cuts at a word end, a first-list-by-``dict(zip)`` ``rrf_fuse``
+(13.5 -> 10.2 us a call) and a memo of cut tails' tokens measured within noise or slower and were
+dropped.  Recall + scoring stays ~4.5 CPU s; what could still move it: the table load (0.5,
+backends), the timed calls' query embedding (``hashed_vectors``, backends), and an exact
+cheaper cut search (counts are not monotone in the cut, so the binary search's path must stay).
 """
 
 from __future__ import annotations

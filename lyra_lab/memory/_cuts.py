@@ -80,15 +80,28 @@ def _last_space_cut(text: str) -> int:
 _TOKEN_LENGTHS: dict[str, dict[int, int]] = {}  # encoding -> token id -> its length in bytes
 
 
-def _token_lengths(count: Any, tokens: Sequence[int]) -> dict[int, int]:
-    """Token id -> bytes, for ``count``'s encoding, holding every id of ``tokens``."""
+def _token_offsets(count: Any, tokens: Sequence[int]) -> list[int]:
+    """0 and the byte offset where each of ``tokens`` ends (token lengths kept per encoding)."""
     encoding = getattr(count, "encoding", None)
     lengths = _TOKEN_LENGTHS.setdefault(encoding, {}) if isinstance(encoding, str) else {}
-    missing = [t for t in set(tokens) if t not in lengths]
-    if missing:
+    try:  # mostly every id is known already
+        return list(accumulate(map(lengths.__getitem__, tokens), initial=0))
+    except KeyError:
+        missing = [t for t in set(tokens) if t not in lengths]
         lengths.update(zip(missing, count.token_lengths(missing) if hasattr(count, "token_lengths")
                            else map(len, count.token_bytes(missing))))
-    return lengths
+        return list(accumulate(map(lengths.__getitem__, tokens), initial=0))
+
+
+def _space_cuts(text: str) -> list[int]:
+    """The positions of ``text``'s spaces that follow a non-space (``_SPACE_CUT``'s matches).
+
+    A printable ASCII text holds no whitespace but spaces; without a leading or a double space each of
+    its spaces follows a non-space, so they are the ends of the pieces ``split(" ")`` gives.
+    """
+    if text.isascii() and text.isprintable() and "  " not in text and not text.startswith(" "):
+        return list(accumulate(map((1).__add__, map(len, text.split(" "))), initial=-1))[1:-1]
+    return [match.start() for match in _SPACE_CUT.finditer(text)]
 
 
 def _encodable(text: str) -> bool:
@@ -106,15 +119,14 @@ class Cuts:
         self.count, self.head, self.text = count, head, text
         tokens = count.encode(text) if tokens is None else tokens
         encodable = _encodable(text)
-        self.offsets = list(accumulate(map(_token_lengths(count, tokens).__getitem__, tokens), initial=0))
+        self.offsets = _token_offsets(count, tokens)
         # The text's bytes; a text with lone surrogates was encoded as the tokenizer replaced them.
         self.data = text.encode("utf-8") if encodable else b"".join(count.token_bytes(tokens))
         self._ascii = text.isascii()  # bytes are characters
         self._at: dict[int, tuple[int, int] | None] = {}  # m -> (characters kept, count of the line)
         self._longest: dict[int, tuple[str, int] | None] = {}  # room -> answer
         # Spaces after non-spaces (and the text's end after a non-space): where pieces end.
-        self._positions = [match.start() for match in _SPACE_CUT.finditer(text)] \
-            if encodable and splits_at_spaces(count) else []
+        self._positions = _space_cuts(text) if encodable and splits_at_spaces(count) else []
         if self._positions and not text[-1].isspace():
             self._positions.append(len(text))
         self._first = 0  # count(head + text[:first position]) + count(ELLIPSIS), once needed

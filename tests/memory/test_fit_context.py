@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 
 from hypothesis import given, settings
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 
 from lyra_lab.backends import LineMemoCounter, token_counter
 from lyra_lab.memory import ContextFit, MemoryEntry, fit_context, fit_contexts, render_context
-from lyra_lab.memory._cuts import Cuts, line_counts
+from lyra_lab.memory._cuts import Cuts, _space_cuts, line_counts
 
 T0 = datetime(2023, 5, 7, tzinfo=timezone.utc)
 COUNTER = token_counter("gpt-4o-mini")
@@ -135,3 +136,9 @@ def test_a_text_the_tokenizer_sanitizes_is_counted_whole():
         got = cuts.at(m)
         if got is not None:
             assert got[1] == COUNTER(cuts.line(got[0]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(texts, wild, st.text(alphabet=" ab.\t\n\u00a0é", max_size=20)))
+def test_space_cuts_are_the_spaces_after_non_spaces(text):
+    assert _space_cuts(text) == [match.start() for match in re.finditer(r"(?<=\S) ", text)]
