@@ -141,7 +141,8 @@ class CellProcesses:
             RuntimeError: a cell raised something other than ``BackendError``/``ConfigError`` (a bug),
                 with the worker's traceback.
         """
-        queue = list(reversed(todo))
+        queue = sorted(todo, key=self._work)  # the largest cells first (popped from the end), so
+        # the last ones to finish are short and the workers end together (longest processing time first)
         idle = list(self._workers)
         try:
             while queue or any(w.cell for w in self._workers):
@@ -180,6 +181,13 @@ class CellProcesses:
                 if worker.cell is not None:  # stopped early (an error, Ctrl-C): its cell is abandoned
                     worker.process.terminate()
 
+    def _work(self, cell: Cell) -> int:
+        """A cell's expected work, for the order of dispatch only: its turns × (its probes + 1), since
+        every probe ranks a memory that grows with the turns."""
+        corpus = self._args[1]
+        turns = sum(1 for _ in corpus.conversation(cell.conversation_id).turns())
+        return turns * (len(corpus.probes_for(cell.conversation_id)) + 1)
+
     def _dispatch(self, queue: list[Cell], idle: list[_Worker]) -> None:
         """Send the next cells of ``queue`` (last first) to ``idle`` workers; a worker found dead is dropped."""
         while queue and idle:
@@ -212,14 +220,18 @@ class CellProcesses:
 def preload(spec: Any) -> None:
     """Load here what every cell loads on first use, so forked workers inherit it rather than each loading it.
 
-    The tokenizer tables (``import bpe_openai`` decodes three BPE tables, ~0.5 CPU s) and the scoring
-    modules: loaded by each of two workers instead, they cost a LoCoMo cell ~1.3 CPU s more.
+    The tokenizer (bpe-openai's extension and its table of token lengths) and the scoring modules:
+    loaded by each of two workers instead, they cost a LoCoMo cell ~1.3 CPU s more (measured when
+    the tokenizer still meant ``import bpe_openai``'s three tables).
     """
     import lyra_lab.evaluate  # noqa: F401 - imported for its side effect: loaded once, before forking
     from lyra_lab.backends import token_counter
 
     for pipeline in spec.pipelines:
-        token_counter(pipeline.tokenizer)("warm")  # builds the encoding (cached per process)
+        count = token_counter(pipeline.tokenizer)
+        count("warm")  # loads the tokenizer (cached per process)
+        if count.tokenize is None:
+            count.token_lengths(count.encode("warm"))  # and the token lengths that cutting lines reads
 
 
 def _load(path: Path) -> CellResult:

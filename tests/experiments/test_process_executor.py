@@ -218,3 +218,39 @@ def test_ctrl_c_stops_the_workers_with_their_cells_in_flight(write_toml, tmp_pat
     assert _events(run, "run_interrupted") and len(list((run / "rows").glob("*.jsonl"))) < 8
     pids = _workers(run)
     assert len(pids) == 2 and not any(_signalable(pid) for pid in pids)  # not even as zombies of a dead parent
+
+
+def test_the_largest_cells_go_out_first(write_toml, registries, tmp_path, monkeypatch):
+    """Longest processing time first: with one worker the cells start largest (turns × probes) first."""
+    from lyra_lab.corpus import Corpus
+    from lyra_lab.experiments import _processes
+    from tests.experiments.conftest import tiny_corpus
+
+    full = tiny_corpus(conversations=3, sessions=3)
+    keep = {"u0": 1, "u1": 3, "u2": 2}  # sessions kept per conversation: u1 is the largest, u0 the smallest
+    convs = tuple(type(c)(id=c.id, sessions=c.sessions[:keep[c.id]]) for c in full.conversations)
+    turns = {t.id for c in convs for t in c.turns()}
+    probes = tuple(p for p in full.probes if all(e in turns for e in p.evidence))
+    Corpus(name="tiny", conversations=convs, probes=probes, format="native").save(tmp_path / "tiny.jsonl")
+    monkeypatch.setattr(_processes, "cells_at_once", lambda max_cells: 1)
+    spec = _processes_spec(write_toml, registries, extra="executor = \"processes\"\n",
+                           text=GRID_ONE_PIPELINE)
+    run_experiment(spec, tmp_path / "run", progress=False)
+    started = sorted(_events(tmp_path / "run", "cell_started"), key=lambda e: e["t"])
+    assert [e["conversation_id"] for e in started] == ["u1", "u2", "u0"]
+
+
+GRID_ONE_PIPELINE = """
+name = "tiny"
+[corpus]
+path = "tiny.jsonl"
+[grid]
+chunkers = [{ name = "turn_window", max_turns = 2 }]
+summarizers = ["none"]
+recallers = ["bm25"]
+[run]
+backends = ["fake"]
+embedders = ["hashing"]
+ks = [1, 3]
+cache = "off"
+"""
