@@ -54,7 +54,7 @@ def run_cell_task(spec: Any, cell: Cell, corpus: Any, res: Resources, *, node: s
         path = Path(tmp) / "log.jsonl"
         error = config_error = None
         rows = CellRows()
-        with RunLog(path) as log:  # the run log's own encoding, so the driver writes the same lines
+        with RunLog(path, durable=False) as log:  # the run log's own lines, appended by the driver as they are
             try:
                 rows = run_cell(spec, cell, corpus, res, log, progress=False)
             except BackendError as exc:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from lyra_lab.evaluate import read_row_records
-from lyra_lab.experiments._rows_table import pool, rows_table
+from lyra_lab.experiments._rows_table import ReadAhead, pool, rows_table
 from lyra_lab.experiments._runfolder import schema_version
 
 ID_COLUMNS = ("run", "cell_id", "pipeline", "chunker", "summarizer", "rollup", "recaller", "backend", "embedder",
@@ -27,12 +27,13 @@ _META_KEY = b"lyra_lab_cells"
 _SORT = ["cell_id", "pipeline", "conversation_id", "probe_id", "metric"]
 
 
-def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.DataFrame:
+def load_results(run_dir: str | os.PathLike[str], write: bool = True, ahead: ReadAhead | None = None) -> pd.DataFrame:
     """All finished cells' rows of ``run_dir`` as one tidy frame (sorted, typed).
 
     Args:
         run_dir: the run folder.
         write: (re)write ``results.parquet`` when it is missing or stale.
+        ahead: rows files parsed already (the runner's, as cells landed); unchanged ones are not read again.
 
     Raises:
         FileNotFoundError: no such folder.
@@ -54,7 +55,7 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
         newest = max((f.stat().st_mtime for f in files), default=0.0)
         if meta.get(_META_KEY) == json.dumps(cells).encode() and parquet.stat().st_mtime >= newest:
             return pd.read_parquet(parquet)
-    df = _frame(files)
+    df = _frame(files, ahead)
     if not files:
         return df
     table = pa.Table.from_pandas(df, preserve_index=False)
@@ -69,8 +70,8 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
     return df
 
 
-def _frame(files: list[Path]) -> pd.DataFrame:
-    built = rows_table(files)
+def _frame(files: list[Path], ahead: ReadAhead | None = None) -> pd.DataFrame:
+    built = rows_table(files, ahead)
     if built is None:
         records = read_row_records(files)  # a ResultsFormatError (ValueError) names file and line
         if not records:

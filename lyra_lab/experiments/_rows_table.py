@@ -50,15 +50,54 @@ class _Part:
     value: np.ndarray
 
 
-def rows_table(files: list[Path]) -> RowsTable | None:
-    """The tidy rows of ``files`` (see the module docstring); None for the plain path."""
+class ReadAhead:
+    """Rows files parsed before the table is asked for: by the runner as each cell's file lands, while
+    the cells in flight elsewhere (worker processes, Ray) leave it waiting, so the end of a run only
+    joins them.  A part is used only for the file it was read from, unchanged since (same inode, size
+    and modification time); any other file is read when the table is built.  (The run folder replaces
+    a rows file by renaming a new one over it, a new inode; a file edited in place to the same size
+    within the clock's granularity would look unchanged.)
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[Path, tuple[tuple[int, int, int], _Part | None]] = {}
+
+    def read(self, path: Path) -> None:
+        """Parse ``path`` now (a file pyarrow cannot parse is left to ``rows_table``, which says so)."""
+        import pyarrow as pa
+
+        try:
+            key = _identity(path)
+            self._parts[path] = (key, _part(path) if key[1] else None)
+        except (pa.ArrowException, OSError, ValueError):
+            self._parts.pop(path, None)
+
+    def part(self, path: Path) -> _Part | None:
+        """``path``'s part, from what was read ahead when the file is unchanged."""
+        kept = self._parts.pop(path, None)
+        if kept is not None and kept[0] == _identity(path):
+            return kept[1]
+        return _part(path) if path.stat().st_size else None
+
+
+def _identity(path: Path) -> tuple[int, int, int]:
+    stat = path.stat()
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def rows_table(files: list[Path], ahead: ReadAhead | None = None) -> RowsTable | None:
+    """The tidy rows of ``files`` (see the module docstring); None for the plain path.
+
+    ``ahead``: files already parsed (``ReadAhead``); the rest are parsed here.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     parts: list[_Part] = []
+    ahead = ahead or ReadAhead()
     try:
         for f in files:
-            part = _part(f) if f.stat().st_size else None
+            part = ahead.part(f)
             if part is None and f.stat().st_size:
                 return None
             parts += [part] if part is not None else []

@@ -43,8 +43,11 @@ class RunLog:
     ``{"event": type, "t": <unix time>, **fields}``.
     """
 
-    def __init__(self, path: str | os.PathLike[str]):
+    def __init__(self, path: str | os.PathLike[str], durable: bool = True):
+        """``durable=False``: no flush after each event and no fsync, the file's buffer written on
+        ``close`` (a private log read once it is closed, such as a cell's in a worker process)."""
         self.path = Path(path)
+        self._durable = durable
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._encode = json.JSONEncoder(ensure_ascii=False, default=_default, sort_keys=False).encode  # one for all
@@ -65,7 +68,8 @@ class RunLog:
             if self._fh.closed:
                 raise ValueError(f"run log {self.path} is closed")
             self._fh.write(line)
-            self._fh.flush()
+            if self._durable:
+                self._fh.flush()
 
     def append_lines(self, lines: bytes) -> None:
         """Append whole lines another ``RunLog`` wrote (a cell run in another process), as they are."""
@@ -82,13 +86,15 @@ class RunLog:
         with self._lock:
             if not self._fh.closed:
                 self._fh.flush()
-                os.fsync(self._fh.fileno())
+                if self._durable:
+                    os.fsync(self._fh.fileno())
 
     def close(self) -> None:
         with self._lock:
             if not self._fh.closed:
                 self._fh.flush()
-                os.fsync(self._fh.fileno())
+                if self._durable:
+                    os.fsync(self._fh.fileno())
                 self._fh.close()
 
     def __enter__(self) -> "RunLog":

@@ -30,7 +30,7 @@ def write(tmp_path, cells, grouped=False):
 
 def plain(files, monkeypatch):
     with monkeypatch.context() as m:
-        m.setattr(_results, "rows_table", lambda f: None)
+        m.setattr(_results, "rows_table", lambda f, ahead=None: None)
         return _results._frame(files)
 
 
@@ -86,3 +86,30 @@ def test_grouped_files_take_the_fast_path_already_in_the_frame_order(tmp_path, m
     built = rows_table(files)
     assert built is not None and built.sorted
     pd.testing.assert_frame_equal(_results._frame(files), plain(files, monkeypatch))
+
+
+def test_files_read_ahead_are_used_only_while_unchanged(tmp_path, monkeypatch):
+    from lyra_lab.experiments import _rows_table
+    from lyra_lab.experiments._rows_table import ReadAhead
+
+    def cell(i, value):
+        cell_id = f"u0-{i:012x}"
+        return {cell_id: [{**BASE, "cell_id": cell_id, "probe_id": "q", "category": "1", "metric": m,
+                           "value": value} for m in ("recall@1", "mrr")]}
+
+    files = write(tmp_path, {**cell(0, 0.5), **cell(1, 0.25)}, grouped=True)
+    ahead = ReadAhead()
+    for f in files:
+        ahead.read(f)
+    # rewritten after it was read ahead, as the run folder writes a file: a new file renamed over it
+    [new] = write(tmp_path / "new", cell(1, 0.75), grouped=True)
+    new.replace(files[1])
+    parsed = []
+    real = _rows_table._part
+    monkeypatch.setattr(_rows_table, "_part", lambda path: parsed.append(path.name) or real(path))
+    frame = _results._frame(files, ahead)
+    assert parsed == [files[1].name]  # the unchanged file came from the read-ahead, the changed one was read
+    assert frame.set_index(["cell_id", "metric"])["value"].to_dict() == {
+        ("u0-000000000000", "mrr"): 0.5, ("u0-000000000000", "recall@1"): 0.5,
+        ("u0-000000000001", "mrr"): 0.75, ("u0-000000000001", "recall@1"): 0.75}
+    pd.testing.assert_frame_equal(frame, plain(files, monkeypatch))

@@ -68,3 +68,13 @@ def test_lines_another_log_wrote_are_appended_as_they_are_between_this_logs_even
     assert events[1:3] == list(read_log(cell))  # same values, their own times kept
     assert events[1]["latency_s"] != events[1]["latency_s"]  # NaN survives
     assert run.read_bytes().count(lines) == 1
+
+
+def test_a_private_log_without_flushes_holds_every_event_once_closed(tmp_path):
+    path = tmp_path / "cell.jsonl"
+    log = RunLog(path, durable=False)
+    for i in range(200):
+        log.event("recall", probe_id=f"q{i}", text="x" * 100)
+    assert path.read_bytes().count(b"\n") < 200  # the last ones still in the buffer: not flushed one by one
+    log.close()
+    assert [e["probe_id"] for e in read_log(path)] == [f"q{i}" for i in range(200)]
