@@ -123,6 +123,14 @@ class RankedEvidence:
 
     def _found(self, firsts: dict[str, int], k: int) -> int:
         """How many evidence turns ``firsts`` has at ranks <= k, the ranking scanned that far."""
+        if k > self._scanned:
+            self._scan(k)
+        if k >= self._scanned:  # every rank found so far is <= k (the usual case: cutoffs asked in order)
+            return len(firsts)
+        return sum(1 for rank in firsts.values() if rank <= k)
+
+    def _scan(self, k: int) -> None:
+        """Note the first ranks of the evidence turns the hits up to rank ``k`` cover."""
         for i in range(self._scanned, min(k, len(self.groups))):
             group = self.groups[i]
             if not self.evidence.isdisjoint(group):
@@ -132,7 +140,6 @@ class RankedEvidence:
                     if direct:
                         self._first_direct.setdefault(turn, i + 1)
             self._scanned = i + 1
-        return sum(1 for rank in firsts.values() if rank <= k)
 
     @property
     def relevant(self) -> list[bool]:

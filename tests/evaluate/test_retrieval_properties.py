@@ -92,3 +92,19 @@ def test_every_cutoff_in_one_pass_equals_each_cutoff_from_the_formulas(ev, ranke
     session_of = {t: f"s{int(t[1:]) % 4}" for t in TURNS}
     got = retrieval_scores(ev, ranked, ks, session_of, n_relevant, verbatim)
     assert got == _reference_scores(ev, ranked, sorted(set(ks)), verbatim, n_relevant, session_of.__getitem__)
+
+
+@settings(max_examples=300, deadline=None)
+@given(evidence, groups, st.lists(st.integers(0, 12), min_size=1, max_size=8), st.data())
+def test_one_ranked_evidence_read_at_cutoffs_in_any_order_equals_the_definition(ev, ranked, cutoffs, data):
+    # The scan goes only as deep as asked; a later, shallower cutoff must not count what lies deeper.
+    from lyra_lab.evaluate._retrieval import RankedEvidence
+
+    verbatim = data.draw(st.lists(st.booleans(), min_size=len(ranked), max_size=len(ranked)))
+    reader, need = RankedEvidence(ev, ranked, verbatim), set(ev)
+    for k in cutoffs:
+        covered = need & set().union(*ranked[:k])
+        direct = need & set().union(*[g for g, flag in zip(ranked[:k], verbatim) if flag])
+        assert reader.coverage(k) == len(covered) / len(need)
+        assert reader.recall(k) == len(direct) / len(need)
+        assert reader.recall_all(k) == (1.0 if covered == need else 0.0)

@@ -50,7 +50,7 @@ def test_top_memo_recomputes_only_for_a_new_key_or_a_deeper_cut_answer():
         asked.append(k)
         return top_k(scores, k)
 
-    memo = TopMemo()
+    memo = TopMemo(min_depth=1)
     assert memo.top("q", 3, order_of).tolist() == [9, 8, 7]
     assert memo.top("q", 2, order_of).tolist() == [9, 8] and asked == [3]  # a prefix: not recomputed
     assert memo.top("q", 5, order_of).tolist() == [9, 8, 7, 6, 5] and asked == [3, 5]  # deeper than kept
@@ -63,6 +63,20 @@ def test_top_memo_recomputes_only_for_a_new_key_or_a_deeper_cut_answer():
     whole = TopMemo()
     assert whole.top("q", 1, lambda k: best_first(scores, k)).tolist() == [9]
     assert whole.top("q", 7, lambda k: 1 / 0).tolist() == top_k(scores, 7).tolist()  # a full sort: complete
+
+
+def test_top_memo_asks_at_least_its_min_depth_and_answers_shallower_asks_from_it():
+    scores = np.arange(10, dtype=np.float32)
+    asked: list[int] = []
+
+    def order_of(k):
+        asked.append(k)
+        return top_k(scores, k)
+
+    memo = TopMemo(min_depth=4)
+    assert memo.top("q", 2, order_of).tolist() == [9, 8] and asked == [4]
+    assert memo.top("q", 4, order_of).tolist() == [9, 8, 7, 6] and asked == [4]  # within the first answer
+    assert memo.top("q", 6, order_of).tolist() == [9, 8, 7, 6, 5, 4] and asked == [4, 6]  # deeper: asked again
 
 
 def _fresh(store: MemoryStore) -> MemoryStore:
