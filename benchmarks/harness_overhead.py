@@ -51,7 +51,7 @@ Figures taken under load are noisy: quote the load, and compare the CPU times.
 Recall (issue 9, perf-recall): indexes remember the last query (cosines, top
 rows, BM25 term shares) for the untimed deeper rankings and hybrid's
 candidates, while every timed top-k call starts cold; distinct-entry rankings
-become Hits in bulk; up to 1,024 scores are ranked by one stable sort; the
+become Hits in bulk; up to 1,024 scores are ranked by one stable sort (192 since perf-micro, below); the
 hashing embedder hashes in bulk.  Three alternating runs each at load 3.3-4.0
 (``nice -n 10``, this command): main 013e57e recall 5.25 / 5.35 / 5.32 CPU s
 (total 13.41 / 13.33 / 13.49), perf-recall 4.19 / 4.10 / 4.10 (total 12.44 /
@@ -141,6 +141,20 @@ an allocation-free count for cuts at a word end, a first-list-by-``dict(zip)`` `
 dropped.  Recall + scoring stays ~4.5 CPU s; what could still move it: the table load (0.5,
 backends), the timed calls' query embedding (``hashed_vectors``, backends), and an exact
 cheaper cut search (counts are not monotone in the cut, so the binary search's path must stay).
+
+Session 7's rounds together (main 104a60e -> this): bpe-openai's Rust extension counts and
+encodes without the package's Python tables (``backends/_bpe_native.py``: ``import bpe_openai``
+built all three in 0.46 CPU s); perf-rows, perf-recall and perf-recall2 (above); the process
+executor (above), handing back each cell's log lines as bytes, the largest cells first and rows
+files parsed as they land; perf-micro: exact top-k by partition from 192 scores (not 1,024: over
+many different arrays each ranked once, a partition wins from ~200), ``_found`` counting a
+cutoff past the scanned depth by ``len``, a one-text ``hashed_vectors``.  Five runs of
+``--executor processes`` at load 0.85-1.1: **2.94 / 2.98 / 2.96 / 2.98 / 2.84 s wall** (5.1-5.4 s
+CPU: this process ~0.56, workers 4.6-4.9); serial 5.08 / 5.05 / 5.03 s wall (5.0 s CPU: recall
+2.55, scoring 1.40, other 0.52, replay 0.20, results parquet 0.18, rows write 0.06, rows build
+0.03); rows identical to 104a60e's (``--keep`` both ways, ``compare.py``: 0 differing of
+204,264; dtypes and column order equal).  104a60e printed 8.72 s wall, 9.06 s CPU serial at
+load 0.6 on the same machine.
 """
 
 from __future__ import annotations
