@@ -225,6 +225,7 @@ def test_the_largest_cells_go_out_first(write_toml, registries, tmp_path, monkey
     from lyra_lab.corpus import Corpus
     from lyra_lab.experiments import _processes
     from tests.experiments.conftest import tiny_corpus
+    from tests.experiments.test_lazy_resources import LLM_FREE
 
     full = tiny_corpus(conversations=3, sessions=3)
     keep = {"u0": 1, "u1": 3, "u2": 2}  # sessions kept per conversation: u1 is the largest, u0 the smallest
@@ -234,23 +235,8 @@ def test_the_largest_cells_go_out_first(write_toml, registries, tmp_path, monkey
     Corpus(name="tiny", conversations=convs, probes=probes, format="native").save(tmp_path / "tiny.jsonl")
     monkeypatch.setattr(_processes, "cells_at_once", lambda max_cells: 1)
     spec = _processes_spec(write_toml, registries, extra="executor = \"processes\"\n",
-                           text=GRID_ONE_PIPELINE)
+                           text=LLM_FREE)
     run_experiment(spec, tmp_path / "run", progress=False)
     started = sorted(_events(tmp_path / "run", "cell_started"), key=lambda e: e["t"])
     assert [e["conversation_id"] for e in started] == ["u1", "u2", "u0"]
 
-
-GRID_ONE_PIPELINE = """
-name = "tiny"
-[corpus]
-path = "tiny.jsonl"
-[grid]
-chunkers = [{ name = "turn_window", max_turns = 2 }]
-summarizers = ["none"]
-recallers = ["bm25"]
-[run]
-backends = ["fake"]
-embedders = ["hashing"]
-ks = [1, 3]
-cache = "off"
-"""

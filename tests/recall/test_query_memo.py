@@ -42,14 +42,20 @@ def test_top_k_is_a_prefix_of_every_deeper_top_k_and_of_one_stable_sort(full_sor
         assert len(best_first(array, k)) >= min(k, len(array))
 
 
-def test_top_memo_recomputes_only_for_a_new_key_or_a_deeper_cut_answer():
-    scores = np.arange(10, dtype=np.float32)
+def recording(scores):
+    """``(asked, order_of)``: ``order_of(k)`` is ``top_k(scores, k)``, each ``k`` asked kept in ``asked``."""
     asked: list[int] = []
 
     def order_of(k):
         asked.append(k)
         return top_k(scores, k)
 
+    return asked, order_of
+
+
+def test_top_memo_recomputes_only_for_a_new_key_or_a_deeper_cut_answer():
+    scores = np.arange(10, dtype=np.float32)
+    asked, order_of = recording(scores)
     memo = TopMemo(min_depth=1)
     assert memo.top("q", 3, order_of).tolist() == [9, 8, 7]
     assert memo.top("q", 2, order_of).tolist() == [9, 8] and asked == [3]  # a prefix: not recomputed
@@ -66,13 +72,7 @@ def test_top_memo_recomputes_only_for_a_new_key_or_a_deeper_cut_answer():
 
 
 def test_top_memo_asks_at_least_its_min_depth_and_answers_shallower_asks_from_it():
-    scores = np.arange(10, dtype=np.float32)
-    asked: list[int] = []
-
-    def order_of(k):
-        asked.append(k)
-        return top_k(scores, k)
-
+    asked, order_of = recording(np.arange(10, dtype=np.float32))
     memo = TopMemo(min_depth=4)
     assert memo.top("q", 2, order_of).tolist() == [9, 8] and asked == [4]
     assert memo.top("q", 4, order_of).tolist() == [9, 8, 7, 6] and asked == [4]  # within the first answer
