@@ -63,39 +63,38 @@ class RunLog:
 
     def event(self, event: str, /, **fields: Any) -> None:
         record = {"event": event, "t": round(time.time(), 6), **fields}
-        line = json_line(record, self._encode, _default)  # orjson, reading back as json's line would
-        with self._lock:
-            if self._fh.closed:
-                raise ValueError(f"run log {self.path} is closed")
-            self._fh.write(line)
-            if self._durable:
-                self._fh.flush()
+        self._write(json_line(record, self._encode, _default))  # orjson, reading back as json's line would
 
     def append_lines(self, lines: bytes) -> None:
         """Append whole lines another ``RunLog`` wrote (a cell run in another process), as they are."""
-        if not lines:
-            return
+        if lines:
+            self._write(lines if lines.endswith(b"\n") else lines + b"\n")
+
+    def _write(self, data: bytes) -> None:
+        """Append ``data`` (whole lines), flushed unless the log is not ``durable``."""
         with self._lock:
             if self._fh.closed:
                 raise ValueError(f"run log {self.path} is closed")
-            self._fh.write(lines if lines.endswith(b"\n") else lines + b"\n")
-            self._fh.flush()
+            self._fh.write(data)
+            if self._durable:
+                self._fh.flush()
 
     def sync(self) -> None:
         """Flush and fsync: called at the end of every cell."""
         with self._lock:
-            if not self._fh.closed:
-                self._fh.flush()
-                if self._durable:
-                    os.fsync(self._fh.fileno())
+            self._sync_locked()
 
     def close(self) -> None:
         with self._lock:
-            if not self._fh.closed:
-                self._fh.flush()
-                if self._durable:
-                    os.fsync(self._fh.fileno())
-                self._fh.close()
+            self._sync_locked()
+            self._fh.close()
+
+    def _sync_locked(self) -> None:
+        """Flush, and fsync a ``durable`` log (the caller holds the lock); nothing once closed."""
+        if not self._fh.closed:
+            self._fh.flush()
+            if self._durable:
+                os.fsync(self._fh.fileno())
 
     def __enter__(self) -> "RunLog":
         return self
