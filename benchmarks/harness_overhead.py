@@ -148,7 +148,8 @@ built all three in 0.46 CPU s); perf-rows, perf-recall and perf-recall2 (above);
 executor (above), handing back each cell's log lines as bytes, the largest cells first and rows
 files parsed as they land; perf-micro: exact top-k by partition from 192 scores (not 1,024: over
 many different arrays each ranked once, a partition wins from ~200), ``_found`` counting a
-cutoff past the scanned depth by ``len``, a one-text ``hashed_vectors``.  Five runs of
+cutoff past the scanned depth by ``len`` (its one-text ``hashed_vectors`` path, ~0.02 CPU s, was
+dropped in review: a second implementation of the vector for too little).  Five runs of
 ``--executor processes`` at load 0.85-1.1: **2.94 / 2.98 / 2.96 / 2.98 / 2.84 s wall** (5.1-5.4 s
 CPU: this process ~0.56, workers 4.6-4.9); serial 5.08 / 5.05 / 5.03 s wall (5.0 s CPU: recall
 2.55, scoring 1.40, other 0.52, replay 0.20, results parquet 0.18, rows write 0.06, rows build

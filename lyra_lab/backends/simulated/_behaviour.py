@@ -227,10 +227,6 @@ def hashed_vectors(texts: Sequence[str], dim: int) -> np.ndarray:
     >>> v.shape, bool((v[0] == v[1]).all()), float(v[2].sum())
     ((3, 8), True, 0.0)
     """
-    if len(texts) == 1:
-        row = _one_row(texts[0], dim)
-        if row is not None:
-            return row
     features = [_features(text) for text in texts]
     hashes = np.array(list(map(_feature_hash, itertools.chain.from_iterable(features))), dtype=np.uint64)
     cells = (hashes % np.uint64(dim)).astype(np.int64)
@@ -243,31 +239,6 @@ def hashed_vectors(texts: Sequence[str], dim: int) -> np.ndarray:
         norm = np.sqrt(row.dot(row))  # np.linalg.norm(row), without its checks
         if norm > 0:
             row /= norm
-    return out
-
-
-#: Below this sum of squared counts every partial sum of a float32 dot product is an exact integer.
-_EXACT_FLOAT32 = 1 << 24
-
-
-def _one_row(text: str, dim: int) -> np.ndarray | None:
-    """``hashed_vectors([text], dim)``, bit for bit, from a dict of bin counts rather than ~15 array operations
-    (a query embeds one text); ``None`` when the counts are too large for its squared norm to be exact.
-
-    The squared norm is summed as Python integers: while it stays below 2**24, float32's
-    ``row.dot(row)`` is that same integer whatever its order of summation.
-    """
-    counts: dict[int, int] = {}
-    for h in map(_feature_hash, _features(text)):
-        cell = h % dim
-        counts[cell] = counts.get(cell, 0) + (1 if h >> 63 else -1)
-    squares = sum(c * c for c in counts.values())
-    if squares >= _EXACT_FLOAT32:
-        return None
-    out = np.zeros((1, dim), dtype=np.float32)
-    if squares:
-        out[0, list(counts)] = list(counts.values())
-        out /= np.sqrt(np.float32(squares))
     return out
 
 
