@@ -34,14 +34,13 @@ This module is on the lowest floor (the report reader and the experiments both r
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 import orjson
 
 from lyra_lab._fast_jsonl import jsonl_bytes
-from lyra_lab._records import SCHEMA_KEY, Schema, read_jsonl
+from lyra_lab._records import SCHEMA_KEY, Schema, jsonl_objects, read_jsonl
 
 CELL_ROWS = Schema("cell_rows", 1)
 TIDY = ("metric", "value")  # the columns a group holds as lists
@@ -154,8 +153,8 @@ def read_cell_rows(path: Path, error: type[Exception] = ValueError) -> CellRows:
     data = path.read_bytes()
     lines = data.split(b"\n")
     if not is_grouped(lines[0]):
-        return CellRows.from_records(_objects(path, lines, error))
-    records = iter(_objects(path, lines, error))
+        return CellRows.from_records(jsonl_objects(path, lines, error))
+    records = iter(jsonl_objects(path, lines, error))
     header = next(records)
     try:
         CELL_ROWS.version_of(header, f"{path}: line 1")
@@ -180,24 +179,6 @@ def read_tidy(path: Path, error: type[Exception] = ValueError) -> list[dict[str,
     if is_grouped(first_line(path)):
         return list(read_cell_rows(path, error).records())
     return read_jsonl(path, error)
-
-
-def _objects(path: Path, lines: list[bytes], error: type[Exception]) -> Iterator[dict[str, Any]]:
-    """The JSON objects of ``lines``: orjson, and ``json`` for what orjson refuses (``NaN``, ``Infinity``)."""
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            try:
-                value = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
-                raise error(f"{path}: line {n}: not valid JSON ({msg})") from None
-        if not isinstance(value, dict):
-            raise error(f"{path}: line {n}: not a JSON object")
-        yield value
 
 
 def _group(path: Path, n: int, record: dict[str, Any], sets: list[list[str]], error: type[Exception]) -> RowGroup:
