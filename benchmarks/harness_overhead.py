@@ -73,7 +73,7 @@ rows identical to main's (``--keep`` and a frame comparison: 0 differing rows).
 Issue 9's target of 3 s is still ~2.8x away.
 
 Rows and run log (branch perf-rows, from main 104a60e): a cell's rows are built, written and
-read back as groups (``lyra_lab._cell_rows.CellRows``: the columns a probe x recaller shares,
+read back as groups (``lyra_lab.runs._cell_rows.CellRows``: the columns a probe x recaller shares,
 once, and its metrics; ``rows/`` 2.4 MB instead of 124 MB), ``load_results`` expands them in
 Arrow already sorted (``experiments._rows_table``), and run-log lines are encoded by orjson
 (``_fast_jsonl.json_line``).  ``rows build`` (new here) times the group building in
@@ -202,14 +202,14 @@ def _timed(totals: dict[str, float], phase: str, owner: object, attr: str) -> No
 
 
 def instrument(totals: dict[str, float]) -> None:
-    import lyra_lab.evaluate
+    import lyra_lab.reports
     from lyra_lab.experiments import _cell_run, _runfolder, _runner
     from lyra_lab.replay import _probe, _runlog
 
     _timed(totals, "load", _runner, "load_corpus")
     _timed(totals, "replay", _cell_run, "replay")
     _timed(totals, "recall", _probe.ProbeAsker, "ask")
-    _timed(totals, "scoring", lyra_lab.evaluate, "score_outcome")
+    _timed(totals, "scoring", lyra_lab.reports, "score_outcome")
     for builder in ("add_probe_rows", "add_conversation_rows"):  # the rows run_cell builds (CellRows)
         if hasattr(_cell_run, builder):
             _timed(totals, "rows build", _cell_run, builder)
@@ -232,7 +232,7 @@ def main() -> None:
     from lyra_lab.backends import FakeLLM, HashingEmbedder
     from lyra_lab.experiments import ExperimentSpec, run_experiment
     from lyra_lab.experiments._runner import executor_of
-    from lyra_lab.replay import read_log
+    from lyra_lab.runs import read_log
 
     run_section = {**SPEC["run"], "max_cells": args.max_cells, **({"executor": args.executor} if args.executor else {})}
     data = {**SPEC, "corpus": {**SPEC["corpus"], "path": str(args.locomo.resolve())}, "run": run_section}

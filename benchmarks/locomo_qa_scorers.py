@@ -55,7 +55,7 @@ def experiment(path: Path, locomo: Path, scorer: str, conversations: int, max_pr
 
 def ci95(values: pd.Series, clusters: pd.Series) -> tuple[float, float]:
     """95% bootstrap CI of the mean, resampling conversations; probes when there is only one conversation."""
-    from lyra_lab.evaluate import bootstrap_ci, cluster_bootstrap_ci
+    from lyra_lab.stats import bootstrap_ci, cluster_bootstrap_ci
 
     ci = cluster_bootstrap_ci(values, clusters, n_resamples=2000) if clusters.nunique() > 1 else \
         bootstrap_ci(values, n_resamples=2000)

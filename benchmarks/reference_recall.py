@@ -32,7 +32,8 @@ import numpy as np
 
 from lyra_lab.backends import make_embedder
 from lyra_lab.corpus import load
-from lyra_lab.evaluate import cluster_bootstrap_ci, recall_eval
+from lyra_lab.stats import cluster_bootstrap_ci
+from lyra_lab.experiments import recall_eval
 from lyra_lab.recall import RECALLERS
 
 ROOT = Path(__file__).resolve().parents[1]

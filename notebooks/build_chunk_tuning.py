@@ -66,7 +66,8 @@ import pandas as pd
 
 import lyra_lab
 from lyra_lab.backends import make_embedder
-from lyra_lab.evaluate import aggregate, budget_frame, compare
+from lyra_lab.reports import budget_frame
+from lyra_lab.stats import aggregate, compare
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 
 TOKEN_BUDGET = 1000  # context tokens (rendered, o200k) the answering model can spare: the user's budget

@@ -83,9 +83,10 @@ import lyra_lab
 from lyra_lab.backends import PRICES_AS_OF, price_for
 from lyra_lab.bench import CLOUD_LIKE, SweepSpec, bench_backend, cloud_like_server, combine, corpus_prompts, run_sweep
 from lyra_lab.bench import summarize as summarize_sweep
-from lyra_lab.evaluate import aggregate, bootstrap_ci, compare
-from lyra_lab.experiments import ExperimentSpec, RunFolder, load_corpus, run_experiment, select
-from lyra_lab.replay import read_log
+from lyra_lab.stats import aggregate, bootstrap_ci, compare
+from lyra_lab.experiments import ExperimentSpec, load_corpus, run_experiment, select
+from lyra_lab.runs import RunFolder
+from lyra_lab.runs import read_log
 
 FULL = os.environ.get("LYRA_NB_FULL") == "1"
 MODE = "full" if FULL else "small"

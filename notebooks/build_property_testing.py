@@ -51,7 +51,7 @@ from hypothesis.stateful import run_state_machine_as_test
 import lyra_lab
 from lyra_lab.backends import token_counter
 from lyra_lab.chunking import CHUNKERS, Budget, Chunk, Transcript, render_turn, render_turns
-from lyra_lab.evaluate import aggregate, compare
+from lyra_lab.stats import aggregate, compare
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from lyra_lab.recall import RECALLERS
 from lyra_lab.replay import Registries

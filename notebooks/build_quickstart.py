@@ -31,7 +31,8 @@ import pandas as pd
 
 import lyra_lab
 from lyra_lab.corpus import load
-from lyra_lab.evaluate import aggregate, write_report
+from lyra_lab.reports import write_report
+from lyra_lab.stats import aggregate
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 
 REPO = Path(lyra_lab.__file__).resolve().parents[1]

@@ -56,8 +56,10 @@ from IPython.display import Markdown, display
 
 import lyra_lab
 from lyra_lab.backends import make_embedder
-from lyra_lab.evaluate import (LOCOMO_LABELS, SCORERS, cluster_bootstrap_ci, compare, compare_all,
-                               evidence_recall_at, label_categories, ndcg_at, recall_eval, score_answer)
+from lyra_lab.reports import LOCOMO_LABELS, label_categories
+from lyra_lab.stats import cluster_bootstrap_ci, compare, compare_all
+from lyra_lab.measures import SCORERS, evidence_recall_at, ndcg_at, score_answer
+from lyra_lab.experiments import CorpusSpec, run_recall_eval
 from lyra_lab.recall import RECALLERS
 
 STARTED = time.perf_counter()
@@ -97,8 +99,9 @@ else:
     get_ipython().input_transformers_cleanup.append(lambda lines: ["pass\\n"])"""),
     ("md", """## 1. Load LoCoMo and run every recaller once, at k = 50
 
-`recall_eval` puts every turn of a conversation into memory as a raw entry and asks each
-question over the whole conversation. It returns, per question, the ranked turn ids, so
+`run_recall_eval` (what `lyra-lab recall-eval` runs: a one-cell experiment per conversation)
+puts every turn of a conversation into memory as a raw entry and asks each question at its
+`asked_at`, after the last turn for LoCoMo. It returns, per question, the ranked turn ids, so
 recall@k for every k ≤ 50 comes from one run (`evidence_recall_at` on the top k of the
 list): the share of a question's evidence turns among the first k turns returned."""),
     ("code", """corpus = lyra_lab.load(LOCOMO)
@@ -111,8 +114,9 @@ embedder = make_embedder(EMBEDDER, cache=cache_dir / "embeddings.sqlite" if EMBE
 results = {}
 for name, spec in RECALLER_SPECS.items():
     t0 = time.perf_counter()
-    results[name] = recall_eval(corpus, RECALLERS.build(spec), k=K_MAX, embedder=embedder,
-                                categories=CATEGORIES, progress=False)
+    cut = CorpusSpec(path=LOCOMO.resolve(), categories=tuple(str(c) for c in CATEGORIES))
+    results[name] = run_recall_eval(cut, RECALLERS.build(spec), k=K_MAX, embedder=EMBEDDER,
+                                    embedder_object=embedder, progress=False, loaded=corpus)
     r = results[name]
     print(f"{name:<10} {r.n_probes} probes, embedder {r.embedder or '-':<12} {time.perf_counter() - t0:6.1f} s")
 print(f"skipped (same for every recaller): {r.skipped}")"""),
@@ -135,7 +139,7 @@ them the intervals are honest but not narrow."""),
 
 
 df = pd.DataFrame([row for name, result in results.items() for row in tidy_rows(result, name)])
-for name, result in results.items():  # the top-50 figure must be recall_eval's own
+for name, result in results.items():  # the top-50 figure must be recall-eval's own
     mine = df[(df["pipeline"] == name) & (df["metric"] == f"recall@{K_MAX}")]["value"].mean()
     assert np.isclose(mine, result.recall), (name, mine, result.recall)
 N_PROBES, N_CONV = df["probe_id"].nunique(), df["conversation_id"].nunique()
@@ -366,7 +370,8 @@ short answers the prompt asks for. Small mode calls no LLM and skips this cell."
 
 
 if FULL or QA_RUN:
-    from lyra_lab.experiments import ExperimentSpec, load_results, run_experiment
+    from lyra_lab.experiments import ExperimentSpec, run_experiment
+    from lyra_lab.runs import load_results
 
     run_dir = Path(QA_RUN) if QA_RUN else OUT / "qa_run"
     if not QA_RUN:

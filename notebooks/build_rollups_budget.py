@@ -81,9 +81,9 @@ import numpy as np
 import pandas as pd
 
 import lyra_lab
-from lyra_lab.evaluate import aggregate, compare
+from lyra_lab.stats import aggregate, compare
 from lyra_lab.experiments import ExperimentSpec, inspect_probe, load_corpus, run_experiment, select
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 FULL = os.environ.get("LYRA_NB_FULL") == "1"
 MODE = "full" if FULL else "small"

@@ -59,7 +59,7 @@ def run_in_folder(spec, run_dir: Path, args: argparse.Namespace):
 
 
 # Fair across memory kinds first (answer_in_context at a context budget, evidence recall), then the
-# flattering coverage recall beside them (see lyra_lab.evaluate._summary.FAIR_NOTE).
+# flattering coverage recall beside them (see lyra_lab.reports._summary.FAIR_NOTE).
 COMPACT = ("pipeline", "n_probes", "answer_in_context@512tok", "evidence_recall@5", "coverage_recall@5", "mrr",
            "qa_f1", "retention", "context_tokens", "summarize.latency_p50_s", "memory_tokens")
 
@@ -72,7 +72,7 @@ def finish(run_dir: Path, df, report: bool = True, compact: bool = False) -> int
     failed = df.attrs.get("failed_cells", [])
     print(f"run folder: {run_dir}  ({df['cell_id'].nunique() if len(df) else 0} cells, {len(df)} result rows)")
     if report and len(df):
-        from lyra_lab.evaluate import write_report
+        from lyra_lab.reports import write_report
 
         paths = write_report(run_dir)
         summary = next((p for p in paths if p.name == "summary.md"), None)

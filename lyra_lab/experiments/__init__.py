@@ -4,8 +4,7 @@ from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._inspect import HitView, PipelineView, ProbeView, inspect_probe
 from lyra_lab.experiments._labels import distinct_labels, pipeline_labels
 from lyra_lab.experiments._recall_eval import recall_eval_spec, recall_result, run_recall_eval
-from lyra_lab.experiments._results import load_results
-from lyra_lab.experiments._runfolder import RunFolder, environment, file_sha256, schema_version
+from lyra_lab.experiments._recall_result import ProbeRecall, RecallEvalResult, raw_turn_pipeline, skip_reason
 from lyra_lab.experiments._runner import plan_cells, run_experiment
 from lyra_lab.experiments._select import Selection, load_corpus, select
 from lyra_lab.experiments._spec import CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, JudgeSpec, QASpec
@@ -20,22 +19,21 @@ __all__ = [
     "HitView",
     "JudgeSpec",
     "PipelineView",
+    "ProbeRecall",
     "ProbeView",
     "QASpec",
-    "RunFolder",
+    "RecallEvalResult",
     "Selection",
     "distinct_labels",
-    "environment",
-    "file_sha256",
     "inspect_probe",
     "load_corpus",
-    "load_results",
     "pipeline_labels",
     "plan_cells",
+    "raw_turn_pipeline",
     "recall_eval_spec",
     "recall_result",
     "run_experiment",
     "run_recall_eval",
-    "schema_version",
     "select",
+    "skip_reason",
 ]

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from tqdm.auto import tqdm
 
 from lyra_lab.backends import BackendWrapper, Completion, Message, RetryEvent, report_retries
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.runs import CellRows
 from lyra_lab.experiments._cells import (Cell, add_conversation_rows, add_probe_rows, base_columns, phase_metrics,
                                          spec_label)
 from lyra_lab.experiments._judges import judges_of
@@ -62,8 +62,8 @@ def _progress_postfix(fields: Any) -> str:
 
 def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progress: bool = True) -> CellRows:
     """The tidy rows of one cell, grouped (nothing is written here; the runner writes them atomically)."""
-    from lyra_lab.evaluate import answer_probe, judge_answer, score_outcome, session_map
-    from lyra_lab.evaluate import DETAIL_EVENT, probe_record
+    from lyra_lab.measures import answer_probe, judge_answer, score_outcome, session_map
+    from lyra_lab.runs import DETAIL_EVENT, probe_record
 
     conv = corpus.conversation(cell.conversation_id)
     probes = corpus.probes_for(conv.id)

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.runs import CellRows
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import BackendError
 from lyra_lab.experiments._cell_run import run_cell
 from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
 from lyra_lab.experiments._resources import Resources
-from lyra_lab.replay import RunLog
+from lyra_lab.runs import RunLog
 
 
 class RemoteCellError(Exception):

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.runs import CellRows
 from lyra_lab.replay import PhaseCost, Pipeline, flatten_params, strategy_spec
 
 PHASE_METRICS = ("latency_s", "calls", "prompt_tokens", "completion_tokens", "cost_usd", "paid_latency_s",

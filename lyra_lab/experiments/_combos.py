@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.runs import CellRows
 from lyra_lab._registry import ConfigError
 from lyra_lab.experiments._cells import Cell, base_columns
 from lyra_lab.memory import EntryKind

@@ -2,7 +2,7 @@
 
 Each entry is a table ``{ prompt = "longmemeval_v1", backend = "openai/gpt-4o-mini" }`` (optionally
 ``max_tokens`` and a ``name``); the ``[judge]`` table, when enabled, is one more judge, listed first.
-Rows of metric ``judge`` name their judge in the ``judge`` column; ``lyra_lab.evaluate.judge_agreement``
+Rows of metric ``judge`` name their judge in the ``judge`` column; ``lyra_lab.reports.judge_agreement``
 compares them.
 """
 
@@ -12,7 +12,7 @@ import dataclasses
 from typing import Any, Mapping
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.evaluate import JudgeConfig
+from lyra_lab.measures import JudgeConfig
 
 
 def judges_of(spec: Any) -> tuple[JudgeConfig, ...]:

@@ -42,7 +42,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Generator, Mapping
 
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.runs import CellRows
 from lyra_lab.experiments._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
 from lyra_lab.experiments._cells import Cell
 
@@ -107,7 +107,7 @@ class CellProcesses:
         if self.method == "fork":
             preload(self._args[0])
         elif self.method == "forkserver":
-            ctx.set_forkserver_preload(["lyra_lab.experiments", "lyra_lab.evaluate", "bpe_openai"])
+            ctx.set_forkserver_preload(["lyra_lab.experiments", "lyra_lab.measures", "bpe_openai"])
         self._tmp = tempfile.mkdtemp(prefix="lyra-cells-")  # the workers' cell logs; removed with the pool
         try:
             for _ in range(self._count):
@@ -224,7 +224,7 @@ def preload(spec: Any) -> None:
     loaded by each of two workers instead, they cost a LoCoMo cell ~1.3 CPU s more (measured when
     the tokenizer still meant ``import bpe_openai``'s three tables).
     """
-    import lyra_lab.evaluate  # noqa: F401 - imported for its side effect: loaded once, before forking
+    import lyra_lab.measures  # noqa: F401 - imported for its side effect: loaded once, before forking
     from lyra_lab.backends import token_counter
 
     for pipeline in spec.pipelines:

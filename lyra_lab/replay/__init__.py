@@ -4,7 +4,6 @@ from lyra_lab.replay._engine import ReplayResult, replay
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline, Registries, flatten_params, strategy_spec
 from lyra_lab.replay._plan import Step, clock_order, plan
-from lyra_lab.replay._runlog import NullLog, RunLog, read_log
 from lyra_lab.replay._triggers import TRIGGERS, EveryTurns, IdleGap, SessionEnd, Trigger
 from lyra_lab.replay._types import PhaseCost, ProbeOutcome
 
@@ -12,14 +11,12 @@ __all__ = [
     "EveryTurns",
     "IdleGap",
     "MeteredEmbedder",
-    "NullLog",
     "PhaseCost",
     "PhaseMeter",
     "Pipeline",
     "ProbeOutcome",
     "Registries",
     "ReplayResult",
-    "RunLog",
     "SessionEnd",
     "Step",
     "TRIGGERS",
@@ -27,7 +24,6 @@ __all__ = [
     "clock_order",
     "flatten_params",
     "plan",
-    "read_log",
     "replay",
     "strategy_spec",
 ]

@@ -118,7 +118,7 @@ class MemoryTally:
         return "\n".join(item[3] for item in keyed)
 
     def relevant_entries(self, evidence: Any) -> int | None:
-        """Entries covering some evidence turn (``evaluate.relevant_count``); None without evidence."""
+        """Entries covering some evidence turn (``measures.relevant_count``); None without evidence."""
         if not evidence:
             return None
         return len(set().union(*(self._covering.get(turn_id, ()) for turn_id in evidence)))

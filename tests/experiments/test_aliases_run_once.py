@@ -6,9 +6,9 @@ import textwrap
 import pandas as pd
 
 from lyra_lab.backends import FakeLLM
-from lyra_lab.evaluate import write_report
+from lyra_lab.reports import write_report
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 GRID = """
 name = "aliases"

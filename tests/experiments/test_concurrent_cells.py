@@ -10,7 +10,7 @@ import pytest
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 from tests.experiments.test_kill_resume import kill_after_rows  # the same stand-ins and a slow fake backend
 
 # Metrics measured in wall time: they differ between any two runs, serial or not.  Everything else must match.

@@ -12,7 +12,7 @@ from lyra_lab.backends import FakeLLM, HashingEmbedder
 from lyra_lab.cli import main
 from lyra_lab.experiments import inspect_probe
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 RUN = """
 name = "inspect"

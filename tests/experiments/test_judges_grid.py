@@ -9,7 +9,7 @@ import pytest
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
-from lyra_lab.evaluate import judge_agreement, judge_table
+from lyra_lab.reports import judge_agreement, judge_table
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from lyra_lab.experiments._judges import judges_of
 
@@ -113,7 +113,7 @@ def test_one_run_is_scored_by_every_judge_and_their_agreement_is_computed(write_
 
 
 def test_a_judge_label_never_carries_url_credentials():
-    from lyra_lab.evaluate import JudgeConfig
+    from lyra_lab.measures import JudgeConfig
 
     assert JudgeConfig("correct_wrong_v1", "llamacpp/http://me:sk-secret@host:8080/v1").label == \
         "correct_wrong_v1@llamacpp/http://host:8080/v1"
@@ -122,7 +122,7 @@ def test_a_judge_label_never_carries_url_credentials():
 
 
 def test_the_report_shows_each_judge_apart_and_how_much_they_agree(write_toml, corpus_path, tmp_path):
-    from lyra_lab.evaluate import write_report
+    from lyra_lab.reports import write_report
 
     spec = ExperimentSpec.from_toml(write_toml(RUN, JUDGES))
     run_experiment(spec, tmp_path / "run", progress=False,

@@ -42,7 +42,7 @@ import pytest
 from lyra_lab.backends import ResponseCache, SimulatedServer
 from lyra_lab.synthetic import generate_synthetic
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = ("import sys; from lyra_lab.experiments import run_experiment; "

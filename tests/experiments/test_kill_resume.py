@@ -13,7 +13,7 @@ import pandas as pd
 
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 # The child defines the same stand-in summarizer as conftest.py (it cannot import test modules).
 CHILD = textwrap.dedent("""

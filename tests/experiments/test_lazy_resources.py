@@ -14,7 +14,7 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.backends import _local_server
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 from lyra_lab.experiments._resources import LazyBackend, Resources, SeededBackend
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 LLM_FREE = """
 name = "llm-free"

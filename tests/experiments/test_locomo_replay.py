@@ -9,7 +9,7 @@ import pytest
 
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 LOCOMO = (Path(__file__).parents[2] / "../shared/datasets/locomo10.json").resolve()
 

@@ -10,7 +10,7 @@ import pytest
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 from tests.experiments.conftest import GRID
 from tests.experiments.test_concurrent_cells import FailsOnConversation, _rows
 

@@ -9,8 +9,9 @@ import pytest
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, load_results, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.runs import load_results
+from lyra_lab.runs import read_log
 
 SCHEMA = ["run", "cell_id", "pipeline", "chunker", "summarizer", "rollup", "recaller", "backend", "embedder", "seed",
           "corpus", "conversation_id", "probe_id", "category", "metric", "value", "simulated"]
@@ -203,7 +204,7 @@ def test_a_named_judge_backend_grades_the_qa_answers(write_toml, registries, tmp
 def test_the_qa_scorer_is_named_in_the_spec_and_recorded_in_every_row(write_toml, registries, tmp_path,
                                                                      corpus_path, scorer):
     from lyra_lab import load
-    from lyra_lab.evaluate import score_answer
+    from lyra_lab.measures import score_answer
 
     text = open(write_toml()).read().replace('summarizers = ["concat", "per_chunk"]', 'summarizers = ["concat"]')
     spec = ExperimentSpec.from_toml(write_toml(text, extra=f'[qa]\nenabled = true\nscorer = "{scorer}"\n'),
@@ -217,7 +218,7 @@ def test_the_qa_scorer_is_named_in_the_spec_and_recorded_in_every_row(write_toml
     for probe_id, value in zip(qa["probe_id"], qa["value"]):
         assert value == pytest.approx(score_answer(probes[probe_id], reply, scorer)["qa_f1"])
     report = (tmp_path / "run" / "report")
-    from lyra_lab.evaluate import write_report
+    from lyra_lab.reports import write_report
 
     write_report(tmp_path / "run")
     assert f"scored with: {scorer}" in (report / "summary.md").read_text()

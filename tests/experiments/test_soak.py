@@ -25,7 +25,7 @@ import pytest
 from lyra_lab.backends import SimulatedServer
 from lyra_lab.synthetic import generate_synthetic
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 # 20% of requests fail, spread over every kind of fault the server can inject.
 FAULTS = {"429": 0.04, "500": 0.03, "503": 0.03, "529": 0.03, "hang": 0.025, "malformed": 0.025, "cut": 0.025}

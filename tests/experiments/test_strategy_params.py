@@ -23,8 +23,9 @@ from lyra_lab._errors import ConfigError
 from lyra_lab._params import Declared, declared
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.experiments._runfolder import RunFolder
-from lyra_lab.replay import Pipeline, Registries, read_log
+from lyra_lab.runs._folder import RunFolder
+from lyra_lab.replay import Pipeline, Registries
+from lyra_lab.runs import read_log
 from lyra_lab.summarize import DEFAULT_PROMPTS
 
 # grid key of each registry, and where the built strategy sits

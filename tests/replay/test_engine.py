@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lyra_lab.backends import FakeLLM, HashingEmbedder
-from lyra_lab.replay import Pipeline, RunLog, read_log, replay
+from lyra_lab.replay import Pipeline, replay
+from lyra_lab.runs import RunLog, read_log
 from lyra_lab.testing import conversations
 
 

@@ -16,7 +16,8 @@ import lyra_lab.matching._retention as retention
 import lyra_lab.matching._squad as qa
 from lyra_lab.backends import FakeLLM, HashingEmbedder, token_counter
 from lyra_lab.corpus import Conversation, Probe, Session, Turn
-from lyra_lab.evaluate import answer_retained, score_outcome
+from lyra_lab.matching import answer_retained
+from lyra_lab.measures import score_outcome
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall import RECALLERS
 from lyra_lab.replay import Pipeline, replay

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from lyra_lab.backends import FakeLLM, HashingEmbedder
-from lyra_lab.evaluate import relevant_count, score_outcome
+from lyra_lab.measures import relevant_count, score_outcome
 from lyra_lab.replay import Pipeline, replay
 
 

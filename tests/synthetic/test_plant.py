@@ -169,7 +169,7 @@ def test_reports_split_planted_probes_from_the_datasets_own(export, tmp_path):
     import pandas as pd
 
     from lyra_lab.corpus import Probe
-    from lyra_lab.evaluate import write_report
+    from lyra_lab.reports import write_report
 
     # two probes of the user's own history (as a dataset or a reviewed draft would give), about real turns
     conv = export.conversations[0]
