@@ -14,29 +14,37 @@ ingests turns in replay order and answers a question with ``k`` results
 
 ``run_system`` runs one system over one conversation on the replay clock;
 ``as_recall_hits`` turns its results into ``recall.Hit``s so lyra-lab's metrics
-apply unchanged.  ``serve_http`` and ``mcp_server`` serve any system
+apply unchanged.  ``MemoryHttpServer`` and ``memory_mcp_server`` serve any system
 (``lyra-lab serve-memory``).
 """
 
 from lyra_lab.systems._base import BaseSession, BaseSystem
+from lyra_lab.systems._http import HttpSession, HttpSystem
 from lyra_lab.systems._hits import as_memory_entry, as_recall_hits
 from lyra_lab.systems._pipeline import PipelineSession, PipelineSystem
+from lyra_lab.systems._protocol import PROTOCOL, ProtocolError
 from lyra_lab.systems._run import SystemProbe, SystemRun, run_system
+from lyra_lab.systems._serve_http import MemoryHttpServer
 from lyra_lab.systems._types import (HIT_KINDS, SYSTEMS, IngestReport, MemorySession, MemorySystem,
                                      MemorySystemError, Needs, SystemHit)
 
 __all__ = [
     "HIT_KINDS",
+    "PROTOCOL",
     "SYSTEMS",
     "BaseSession",
     "BaseSystem",
+    "HttpSession",
+    "HttpSystem",
     "IngestReport",
+    "MemoryHttpServer",
     "MemorySession",
     "MemorySystem",
     "MemorySystemError",
     "Needs",
     "PipelineSession",
     "PipelineSystem",
+    "ProtocolError",
     "SystemHit",
     "SystemProbe",
     "SystemRun",

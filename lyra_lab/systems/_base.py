@@ -46,8 +46,14 @@ class BaseSession:
     def __enter__(self) -> "BaseSession":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        try:  # the error in flight is the one to report; closing still stops what the session started
+            self.close()
+        except MemorySystemError:
+            pass
 
     def guard(self, call: str, fn: Callable[[], T]) -> T:
         """``fn()``, with any failure as one ``MemorySystemError`` naming this system and ``call``."""

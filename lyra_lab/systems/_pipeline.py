@@ -104,7 +104,7 @@ class PipelineSession(BaseSession):
         self.memory = memory
 
     def _ingest(self, turns: list[Turn], final: bool) -> IngestReport:
-        before, entries = self.memory.usage(), len(self.memory.store)
+        before, version = self.memory.usage(), self.memory.store.version
         self.memory.extend(turns)
         if final:
             self.memory.finish()
@@ -112,7 +112,8 @@ class PipelineSession(BaseSession):
         delta = type(usage)(usage.prompt_tokens - before.prompt_tokens,
                             usage.completion_tokens - before.completion_tokens, usage.cost_usd - before.cost_usd,
                             usage.calls - before.calls, usage.cached_calls - before.cached_calls, usage.estimated)
-        return IngestReport(items=len(self.memory.store) - entries, usage=delta)
+        written = sum(1 for op, _ in self.memory.store.changes_since(version) if op == "add")
+        return IngestReport(items=written, usage=delta)
 
     def _query(self, question: str, k: int, now: datetime | None) -> Sequence[SystemHit]:
         return [SystemHit(text=h.entry.text, score=float(h.score), turn_ids=h.entry.turn_ids, when=h.entry.start,
