@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, Mapping
 
 from lyra_lab.backends import Usage
-from lyra_lab.corpus import Turn
+from lyra_lab.corpus import Role, Turn
 from lyra_lab.memory import EntryKind
 from lyra_lab.systems._types import HIT_KINDS, MAX_NOTES, IngestReport, SystemHit
 
@@ -42,7 +42,7 @@ def turn_json(turn: Turn) -> dict[str, Any]:
 def turn_from_json(data: Any, conversation_id: str, where: str) -> Turn:
     obj = _object(data, where)
     text, turn_id = _str(obj, "text", where), _str(obj, "id", where)
-    role = obj.get("role") or "user"
+    role: Role = "assistant" if obj.get("role") == "assistant" else "user"
     return Turn(id=turn_id, conversation_id=conversation_id, session_id=str(obj.get("session_id") or ""),
                 role=role, text=text, timestamp=parse_when(obj.get("timestamp"), f"{where}.timestamp"),
                 speaker=obj.get("speaker") or None)
@@ -87,9 +87,10 @@ def report_from_json(data: Any) -> IngestReport:
     obj = _object(data, "answer")
     usage_obj = _object(obj.get("usage") or {}, "answer.usage")
     counts = {name: _count(obj, name, "answer") for name in ("stored", "failed_calls", "bad_outputs", "embed_calls")}
-    usage = Usage(**{name: (float(_number(usage_obj, name)) if name == "cost_usd" else _count(usage_obj, name,
-                                                                                                  "answer.usage"))
-                     for name in USAGE_FIELDS})
+    usage = Usage(prompt_tokens=_count(usage_obj, "prompt_tokens", "answer.usage"),
+                  completion_tokens=_count(usage_obj, "completion_tokens", "answer.usage"),
+                  cost_usd=float(_number(usage_obj, "cost_usd")), calls=_count(usage_obj, "calls", "answer.usage"),
+                  cached_calls=_count(usage_obj, "cached_calls", "answer.usage"))
     notes = obj.get("notes") or []
     if not isinstance(notes, list):
         raise ProtocolError(f"answer.notes: expected a list, got {type(notes).__name__}")
