@@ -21,10 +21,13 @@ apply unchanged.  ``MemoryHttpServer`` and ``memory_mcp_server`` serve any syste
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._http import HttpSession, HttpSystem
 from lyra_lab.systems._hits import as_memory_entry, as_recall_hits
+from lyra_lab.systems._mcp import McpSession, McpSystem, served_pipeline_mcp
 from lyra_lab.systems._pipeline import PipelineSession, PipelineSystem
 from lyra_lab.systems._protocol import PROTOCOL, ProtocolError
 from lyra_lab.systems._run import SystemProbe, SystemRun, run_system
+from lyra_lab.systems._serve_config import ServeConfig, load_serve_config, read_toml, serve_config
 from lyra_lab.systems._serve_http import MemoryHttpServer
+from lyra_lab.systems._serve_mcp import ServedMemory, memory_mcp_server, run_mcp_stdio
 from lyra_lab.systems._types import (HIT_KINDS, SYSTEMS, IngestReport, MemorySession, MemorySystem,
                                      MemorySystemError, Needs, SystemHit)
 
@@ -37,6 +40,8 @@ __all__ = [
     "HttpSession",
     "HttpSystem",
     "IngestReport",
+    "McpSession",
+    "McpSystem",
     "MemoryHttpServer",
     "MemorySession",
     "MemorySystem",
@@ -45,10 +50,18 @@ __all__ = [
     "PipelineSession",
     "PipelineSystem",
     "ProtocolError",
+    "ServeConfig",
+    "ServedMemory",
     "SystemHit",
     "SystemProbe",
     "SystemRun",
     "as_memory_entry",
     "as_recall_hits",
+    "load_serve_config",
+    "memory_mcp_server",
+    "read_toml",
+    "run_mcp_stdio",
     "run_system",
+    "serve_config",
+    "served_pipeline_mcp",
 ]

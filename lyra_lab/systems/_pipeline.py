@@ -8,7 +8,7 @@ registries.
 
 >>> system = PipelineSystem(pipeline={"chunker": {"name": "turn_window", "max_turns": 2}}, recaller="bm25")
 >>> system.label(), system.build()[1]
-('pipeline:turn_window+bm25', Bm25(k1=1.5, b=0.75, method='lucene', stem=True, stopwords='en'))
+('pipeline:turn_window+bm25', Bm25(stemmer='none', tokens='words2'))
 """
 
 from __future__ import annotations

@@ -14,19 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import lyra_lab
 from lyra_lab.backends import HashingEmbedder
 from lyra_lab.systems import HttpSystem, MemoryHttpServer, MemorySystemError, PipelineSystem, run_system
 
 REPO = Path(__file__).resolve().parents[2]
-SYNTHETIC = REPO / "datasets" / "synthetic_small.jsonl"
-
-
-@pytest.fixture(scope="module")
-def conversation_and_probes():
-    corpus = lyra_lab.load(SYNTHETIC)
-    conv = corpus.conversations[0]
-    return conv, [p for p in corpus.probes if p.conversation_id == conv.id]
 
 
 @pytest.fixture
