@@ -20,7 +20,9 @@ apply unchanged.  ``MemoryHttpServer`` and ``memory_mcp_server`` serve any syste
 
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._http import HttpSession, HttpSystem
+from lyra_lab.systems._endpoint import OpenAIEndpoint
 from lyra_lab.systems._hits import as_memory_entry, as_recall_hits
+from lyra_lab.systems._mem0 import Mem0Session, Mem0System
 from lyra_lab.systems._mcp import McpSession, McpSystem, served_pipeline_mcp
 from lyra_lab.systems._pipeline import PipelineSession, PipelineSystem
 from lyra_lab.systems._protocol import PROTOCOL, ProtocolError
@@ -41,12 +43,15 @@ __all__ = [
     "HttpSystem",
     "IngestReport",
     "McpSession",
+    "Mem0Session",
+    "Mem0System",
     "McpSystem",
     "MemoryHttpServer",
     "MemorySession",
     "MemorySystem",
     "MemorySystemError",
     "Needs",
+    "OpenAIEndpoint",
     "PipelineSession",
     "PipelineSystem",
     "ProtocolError",
