@@ -60,7 +60,7 @@ class McpSystem(BaseSystem):
     env: tuple[str, ...] = param(("MEMORY_FILE_PATH={dir}/memory.jsonl",),
                                  check=lambda pairs: all("=" in p for p in pairs), allowed="a list of NAME=value",
                                  doc="environment of the server; {dir} is the session's temp folder.")
-    name: str = param("", doc="the name in the label (mcp:<name>); default: the command's last word.")
+    server_name: str = param("", doc="the name in the label (mcp:<server_name>); default: the command's last word.")
     store_tool: str = param("create_entities", check=bool, allowed="a tool name", doc="the tool that stores a turn.")
     store_arguments: str = param(json.dumps(STORE_TURN_ENTITY), convert=canonical,
                                  check=_template_check(TURN_FIELDS), allowed=f"a table over {sorted(TURN_FIELDS)}",
@@ -85,7 +85,7 @@ class McpSystem(BaseSystem):
     start_timeout_s: float = param(180.0, gt=0, doc="seconds the server may take to start (npx may download).")
 
     def label(self) -> str:
-        name = self.name or self.command[-1].rsplit("/", 1)[-1].removesuffix(".py")
+        name = self.server_name or self.command[-1].rsplit("/", 1)[-1].removesuffix(".py")
         return f"mcp:{name}"
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "McpSession":
@@ -215,7 +215,7 @@ def _iso(value: Any) -> datetime | None:
 def served_pipeline_mcp(command: Sequence[str], **overrides: Any) -> McpSystem:
     """The ``mcp`` system mapped to ``lyra-lab serve-memory --mcp``'s tools (``remember``, ``recall``, ``finish``)."""
     fields: dict[str, Any] = dict(
-        command=tuple(command), env=(), name="lyra-lab", store_tool="remember",
+        command=tuple(command), env=(), server_name="lyra-lab", store_tool="remember",
         store_arguments={"turn_id": "{turn_id}", "session_id": "{session_id}", "speaker": "{speaker}",
                          "role": "{role}", "text": "{text}", "timestamp": "{timestamp}"},
         search_tool="recall", search_arguments={"query": "{query}", "k": "{k}", "now": "{now}"}, split_query=False,

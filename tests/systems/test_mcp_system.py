@@ -24,7 +24,7 @@ FAKE = Path(__file__).with_name("fake_mcp_server.py")
 
 
 def fake_system(mode: str, **fields) -> McpSystem:
-    return McpSystem(command=(sys.executable, str(FAKE), mode), env=(), name="fake", store_tool="store",
+    return McpSystem(command=(sys.executable, str(FAKE), mode), env=(), server_name="fake", store_tool="store",
                      store_arguments={"turn_id": "{turn_id}", "text": "{speaker}: {text}"}, search_tool="search",
                      search_arguments={"query": "{query}"}, results="items", text_field="text",
                      turn_ids_field="id", id_field="id", when_field="", **fields)
