@@ -1,6 +1,10 @@
-"""The replay engine: conversations fed through a memory pipeline on a virtual clock."""
+"""The replay engine: conversations fed through a memory pipeline on a virtual clock.
+
+``PipelineMemory`` builds the same memory live, one turn at a time (for serving a pipeline).
+"""
 
 from lyra_lab.replay._engine import ReplayResult, replay
+from lyra_lab.replay._live import PipelineMemory
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline, Registries, flatten_params, strategy_spec
 from lyra_lab.replay._plan import Step, clock_order, plan
@@ -14,6 +18,7 @@ __all__ = [
     "PhaseCost",
     "PhaseMeter",
     "Pipeline",
+    "PipelineMemory",
     "ProbeOutcome",
     "Registries",
     "ReplayResult",
