@@ -4,7 +4,6 @@ import argparse
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
@@ -157,16 +156,12 @@ def test_cli_main_exit_code(tmp_path, capsys):
     assert "error:" in capsys.readouterr().err
 
 
-LOCOMO = Path(__file__).resolve().parents[2] / "../shared/datasets/locomo10.json"
-
-
 def test_locomo_bm25_one_conversation():
-    if not LOCOMO.exists():
-        pytest.skip(f"LoCoMo not found at {LOCOMO} (see /work/shared/datasets/README.md)")
     from lyra_lab.corpus import load
     from lyra_lab.recall import RECALLERS
+    from tests.helpers.locomo import locomo_path
 
-    corpus = load(LOCOMO)
+    corpus = load(locomo_path())
     result = recall_eval(corpus, RECALLERS.build("bm25"), k=10, conversations=1, categories=[1, 2, 3, 4],
                          progress=False)
     conv = corpus.conversations[0]
