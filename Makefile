@@ -29,8 +29,8 @@ demo: $(STAMP)
 # local model's one-thread server in one worker overlaps CPU work in the other. Files go in
 # collection order (--no-loadscope-reorder), which tests/conftest.py starts with the longest.
 test: $(STAMP)
-	$(BIN)/python -m ruff check lyra_lab notebooks
-	$(BIN)/python -m mypy lyra_lab notebooks
+	$(BIN)/python -m ruff check lyra_lab notebooks docs
+	$(BIN)/python -m mypy lyra_lab notebooks docs
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
 
 # The notebooks' .ipynb from their Jupytext sources (notebooks/NN_name.py), executed in small mode so

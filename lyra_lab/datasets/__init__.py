@@ -2,16 +2,16 @@
 
 ``lyra-lab datasets get locomo`` downloads LoCoMo's ``locomo10.json`` from the
 benchmark's own repository (``--from FILE`` installs a copy you already have),
-checks its pinned SHA-256 and puts it in :func:`data_dir`. Every command, test,
-notebook and experiment file then finds it through :func:`path` (or ``dataset:locomo``
+checks its pinned SHA-256 and puts it in ``data_dir``. Every command, test,
+notebook and experiment file then finds it through ``path`` (or ``dataset:locomo``
 as an experiment's corpus path): the dataset's environment variable
 (``LYRA_LOCOMO``) when set, else the installed copy. LongMemEval's cleaned release
 is here too (``longmemeval-oracle``, ``longmemeval-s``, ``longmemeval-m``).
 
-- :data:`CATALOG` / :class:`Dataset`: each file's name, published URL, pinned SHA-256 and size.
-- :func:`find` (None when absent), :func:`path` (raises), :func:`missing_message` (the one
+- ``CATALOG`` / ``Dataset``: each file's name, published URL, pinned SHA-256 and size.
+- ``find`` (None when absent), ``path`` (raises), ``missing_message`` (the one
   line shown when absent, naming the command that fixes it).
-- :func:`install`: download or copy, check, then move into place.
+- ``install``: download or copy, check, then move into place.
 """
 
 from lyra_lab.datasets._catalog import CATALOG, Dataset

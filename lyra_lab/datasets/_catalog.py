@@ -64,3 +64,4 @@ CATALOG: Mapping[str, Dataset] = MappingProxyType({d.name: d for d in (
             sha256="9d79e5524794a2e6900a3aa9cb7d9152c5a3e8319c9a87c25494ba1eacee495f", size=2_737_100_077,
             env_var="LYRA_LONGMEMEVAL_M", license="MIT", pinned_from=_LONGMEMEVAL_PIN),
 )})
+"""Every dataset lyra-lab fetches, by name: LoCoMo and LongMemEval's cleaned release (oracle, S, M)."""

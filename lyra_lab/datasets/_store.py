@@ -1,7 +1,7 @@
 """Where a benchmark file is found, and how it gets there: downloaded or copied, checked against its pin.
 
 Order of resolution for a dataset: its environment variable (``LYRA_LOCOMO`` for LoCoMo)
-when set, else the installed copy in :func:`data_dir`. The data folder is not the cache
+when set, else the installed copy in ``data_dir``. The data folder is not the cache
 folder (``LYRA_LAB_CACHE_DIR``), so a test session's private cache still sees the copy a
 user installed.
 """
@@ -21,6 +21,7 @@ from lyra_lab._errors import ConfigError
 from lyra_lab.datasets._catalog import CATALOG, Dataset
 
 DATA_DIR_ENV = "LYRA_LAB_DATA_DIR"
+"""The environment variable that moves the data folder (``data_dir``), e.g. for tests."""
 
 
 class DatasetError(ConfigError):
@@ -32,7 +33,7 @@ class ChecksumError(DatasetError):
 
 
 class Installed(NamedTuple):
-    """What :func:`install` did: the file in place, and ``how`` it got there."""
+    """What ``install`` did: the file in place, and ``how`` it got there."""
 
     dataset: Dataset
     path: Path
@@ -54,7 +55,7 @@ def data_dir() -> Path:
 
 
 def dataset(name: str) -> Dataset:
-    """The catalog entry called ``name``; an unknown name is a :class:`DatasetError` naming the known ones."""
+    """The catalog entry called ``name``; an unknown name is a ``DatasetError`` naming the known ones."""
     try:
         return CATALOG[name]
     except KeyError:
@@ -87,7 +88,7 @@ def missing_message(name: str) -> str:
 
 
 def path(name: str) -> Path:
-    """The dataset's file (see :func:`find`); a :class:`DatasetError` with :func:`missing_message` if absent."""
+    """The dataset's file (see ``find``); a ``DatasetError`` with ``missing_message`` if absent."""
     found = find(name)
     if found is None:
         raise DatasetError(missing_message(name))
@@ -105,7 +106,7 @@ def sha256_of(file: Path) -> str:
 
 def install(which: str | Dataset, *, source: str | os.PathLike[str] | None = None,
             progress: bool = True) -> Installed:
-    """Put the dataset's pinned file in :func:`data_dir`: copied from ``source``, else downloaded.
+    """Put the dataset's pinned file in ``data_dir``: copied from ``source``, else downloaded.
 
     Either way the bytes must match the pinned SHA-256 before the file takes its place
     (written aside, then renamed), so a failed or refused install leaves what was there.
