@@ -27,7 +27,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-LOCOMO = Path(__file__).parents[1].parent / "shared" / "datasets" / "locomo10.json"
+from lyra_lab import datasets  # noqa: E402
+
+LOCOMO = datasets.find("locomo") or datasets.installed_path("locomo")  # `lyra-lab datasets get locomo` installs it
 LABELS = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
 
 
