@@ -10,8 +10,10 @@ unchanged source gives the same cells. Executed, a notebook runs in its small mo
 (``LYRA_NB_FULL`` is unset for the kernel) and keeps its outputs, figures inline, without
 what only a live front end needs: progress bars (tqdm's widgets and the ``\\r``-redrawn bars
 it writes to stderr) are removed; every other output line (warnings included) stays. Paths
-under the repository are shown relative to it, so no machine's folder is committed. The kernels get
-a user cache folder (``LYRA_LAB_CACHE_DIR``) of this run's own: outputs from a cold start, never
+under the repository are shown relative to it, others under the home folder as ``~/...``, so no
+machine's folder is committed. A notebook's run
+folders under ``runs/`` resume as they do when it is run by hand: remove them for a cold run. The
+kernels get a user cache folder (``LYRA_LAB_CACHE_DIR``) of this run's own: outputs from a cold start, never
 from a local model server another process started.
 """
 
@@ -81,13 +83,16 @@ def strip_progress(nb: nbformat.NotebookNode) -> int:
     return changed
 
 
-def relative_paths(nb: nbformat.NotebookNode, root: Path = REPO) -> None:
-    """Show paths under ``root`` relative to it in every text output (no machine's folder in a committed file)."""
-    prefix = str(root) + os.sep
+def relative_paths(nb: nbformat.NotebookNode, root: Path = REPO, home: Path = Path.home()) -> None:
+    """In every text output, paths under ``root`` relative to it and others under ``home`` as ``~/...``.
+
+    No machine's folder lands in a committed file (the installed datasets live under the home folder).
+    """
+    prefix, home_prefix = str(root) + os.sep, str(home) + os.sep
 
     def fix(value: object) -> object:
         if isinstance(value, str):
-            return value.replace(prefix, "")
+            return value.replace(prefix, "").replace(home_prefix, "~" + os.sep)
         if isinstance(value, list):
             return [fix(v) for v in value]
         return value

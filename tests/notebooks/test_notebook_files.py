@@ -75,10 +75,13 @@ def test_strip_progress_removes_bars_and_widgets_and_keeps_warnings():
         ("stderr", "warning: CIs rest on fewer than 10 probes\n"), ("stdout", "656 tidy rows | 50% of them\n")]
 
 
-def test_paths_under_the_checkout_are_shown_relative_to_it(tmp_path):
+def test_paths_under_the_checkout_are_shown_relative_to_it_and_under_home_from_tilde(tmp_path):
+    home, repo = tmp_path, tmp_path / "src" / "lyra-lab"
     nb = new_notebook(cells=[new_code_cell("print(OUT)")])
-    nb.cells[0].outputs = [new_output("stream", name="stdout", text=f"results in {tmp_path}/runs/x\n"),
-                           new_output("execute_result", data={"text/plain": f"'{tmp_path}/a.csv'"})]
-    sync.relative_paths(nb, tmp_path)
+    nb.cells[0].outputs = [new_output("stream", name="stdout", text=f"results in {repo}/runs/x\n"),
+                           new_output("execute_result", data={"text/plain": f"'{repo}/a.csv'"}),
+                           new_output("stream", name="stdout", text=f"LoCoMo: {home}/.local/share/l.json\n")]
+    sync.relative_paths(nb, repo, home)
     assert nb.cells[0].outputs[0].text == "results in runs/x\n"
     assert nb.cells[0].outputs[1].data["text/plain"] == "'a.csv'"
+    assert nb.cells[0].outputs[2].text == "LoCoMo: ~/.local/share/l.json\n"
