@@ -7,14 +7,13 @@
 ``make notebooks`` runs the first. The source is what you edit (and what ruff and mypy
 check); the ``.ipynb`` is written from it with stable cell ids and fixed metadata, so an
 unchanged source gives the same cells. Executed, a notebook runs in its small mode
-(``LYRA_NB_FULL`` is unset for the kernel) and keeps its outputs, figures inline, without
-what only a live front end needs: progress bars (tqdm's widgets and the ``\\r``-redrawn bars
-it writes to stderr) are removed; every other output line (warnings included) stays. Paths
-under the repository are shown relative to it, others under the home folder as ``~/...``, so no
-machine's folder is committed. A notebook's run
-folders under ``runs/`` resume as they do when it is run by hand: remove them for a cold run. The
-kernels get a user cache folder (``LYRA_LAB_CACHE_DIR``) of this run's own: outputs from a cold start, never
-from a local model server another process started.
+(``LYRA_NB_FULL`` is unset for the kernel) and keeps its outputs, figures inline, without what
+only a live front end needs: progress bars (tqdm's widgets and the ``\\r``-redrawn bars it writes
+to stderr) are removed; every other output line (warnings included) stays. Paths under the
+repository are shown relative to it, others under the home folder as ``~/...``, so no machine's
+folder is committed. A notebook's run folders under ``runs/`` resume as they do when it is run by
+hand: remove them for a cold run. The kernels get a user cache folder (``LYRA_LAB_CACHE_DIR``) of
+this run's own: outputs from a cold start, never from a local model server another process started.
 """
 
 from __future__ import annotations
