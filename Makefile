@@ -10,7 +10,7 @@ STAMP := $(VENV)/.stamp-install
 # fighting the local LLM server for 2 cores made a query ~50x slower (0.28 ms -> 16 ms).
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: demo test lab install clean
+.PHONY: demo test lab install clean notebooks docs
 
 $(STAMP): pyproject.toml Makefile
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11" >&2; exit 1; }
@@ -29,13 +29,22 @@ demo: $(STAMP)
 # local model's one-thread server in one worker overlaps CPU work in the other. Files go in
 # collection order (--no-loadscope-reorder), which tests/conftest.py starts with the longest.
 test: $(STAMP)
-	$(BIN)/python -m ruff check lyra_lab
-	$(BIN)/python -m mypy lyra_lab
+	$(BIN)/python -m ruff check lyra_lab notebooks docs
+	$(BIN)/python -m mypy lyra_lab notebooks docs
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
+
+# The notebooks' .ipynb from their Jupytext sources (notebooks/NN_name.py), executed in small mode so
+# they carry their outputs; NB="01_quickstart 03_probe_review" for some of them. Minutes per notebook.
+notebooks: $(STAMP)
+	$(BIN)/python notebooks/_sync.py $(NB)
+
+# The documentation site (mkdocs), built offline into site/; open site/index.html.
+docs: $(STAMP)
+	$(BIN)/python -m mkdocs build --strict --site-dir site
 
 # Optional: JupyterLab on this project's .venv, opened on the notebooks.
 lab: $(STAMP)
 	$(BIN)/python -m jupyter lab --ip=127.0.0.1 notebooks/
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis site

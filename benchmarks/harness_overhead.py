@@ -168,8 +168,6 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-LOCOMO = Path(__file__).resolve().parents[1] / "../shared/datasets/locomo10.json"
-
 SPEC = {
     "name": "harness-overhead",
     "corpus": {"format": "locomo"},
@@ -220,7 +218,7 @@ def instrument(totals: dict[str, float]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--locomo", type=Path, default=LOCOMO)
+    parser.add_argument("--locomo", type=Path, help="the LoCoMo file (default: `lyra-lab datasets get locomo`'s copy)")
     parser.add_argument("--profile", type=Path, help="also write a cProfile of the run here")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep the run folder here (a new folder; default: a temporary one, removed)")
@@ -229,13 +227,14 @@ def main() -> None:
     parser.add_argument("--max-cells", type=int, default=1, metavar="N",
                         help="[run] max_cells (default 1; with processes, 1 means one worker per CPU)")
     args = parser.parse_args()
+    from lyra_lab import datasets
     from lyra_lab.backends import FakeLLM, HashingEmbedder
     from lyra_lab.experiments import ExperimentSpec, run_experiment
     from lyra_lab.experiments._runner import executor_of
     from lyra_lab.runs import read_log
 
     run_section = {**SPEC["run"], "max_cells": args.max_cells, **({"executor": args.executor} if args.executor else {})}
-    data = {**SPEC, "corpus": {**SPEC["corpus"], "path": str(args.locomo.resolve())}, "run": run_section}
+    data = {**SPEC, "corpus": {**SPEC["corpus"], "path": str((args.locomo or datasets.path("locomo")).resolve())}, "run": run_section}
     spec = ExperimentSpec.from_dict(data)
     totals: dict[str, float] = defaultdict(float)
     instrument(totals)

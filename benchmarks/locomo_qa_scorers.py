@@ -6,7 +6,7 @@ run pays no model call and its answers are the first run's, word for word (the s
 prints each run's cache hits).  Recall is bm25 over raw turns,
 k = 10; answers come from the bundled local model (SmolLM2-135M) by default.
 
-    python benchmarks/locomo_qa_scorers.py --conversations 2 --max-probes 40 --out /tmp/locomo-qa
+    python benchmarks/locomo_qa_scorers.py --conversations 2 --max-probes 40 --out runs/locomo-qa
 
 Prints qa_f1 per LoCoMo category under each scorer (mean, 95% CI clustered by
 conversation, n), the paired difference, and writes ``scorers.png`` and ``scorers.csv``.
@@ -27,7 +27,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-LOCOMO = Path(__file__).parents[1].parent / "shared" / "datasets" / "locomo10.json"
+from lyra_lab import datasets  # noqa: E402
+
+LOCOMO = datasets.find("locomo") or datasets.installed_path("locomo")  # `lyra-lab datasets get locomo` installs it
 LABELS = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
 
 

@@ -32,7 +32,8 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "judge": "table: an LLM judge of the QA answers",
     },
     "corpus": {
-        "path": "the corpus file, relative to the experiment file (required; any format `lyra-lab import` reads)",
+        "path": ("the corpus file, relative to the experiment file (required; any format `lyra-lab import` reads), "
+                 "or `dataset:NAME` for a public dataset installed by `lyra-lab datasets get NAME`"),
         "format": "corpus format, or auto to sniff the content",
         "probes": "a probes JSONL file, relative to the experiment file, added to the corpus's own probes",
         "conversations": "the first N conversations, or a list of conversation ids",
@@ -97,10 +98,12 @@ KEY_DOCS: dict[str, dict[str, str]] = {
 }
 
 DATASETS = (
-    ("LoCoMo", "https://github.com/snap-research/LoCoMo, file `data/locomo10.json` (10 conversations, ~2,000 probes)",
-     "locomo"),
-    ("LongMemEval", ("https://github.com/xiaowu0162/LongMemEval, files `longmemeval_s.json`, `longmemeval_m.json`, "
-     "`longmemeval_oracle.json`"), "longmemeval"),
+    ("LoCoMo", ("`lyra-lab datasets get locomo`, from https://github.com/snap-research/LoCoMo, file "
+                "`data/locomo10.json` (10 conversations, ~2,000 probes)"), "locomo"),
+    ("LongMemEval", ("`lyra-lab datasets get longmemeval-oracle` (or `longmemeval-s`, `longmemeval-m`): files "
+                     "`longmemeval_oracle.json`, `longmemeval_s_cleaned.json`, `longmemeval_m_cleaned.json` of the "
+                     "cleaned release that https://github.com/xiaowu0162/LongMemEval points to "
+                     "(Hugging Face `xiaowu0162/longmemeval-cleaned`)"), "longmemeval"),
     ("ChatGPT export", "ChatGPT: Settings → Data controls → Export; use `conversations.json` or the .zip",
      "chatgpt"),
     ("Claude export", "Claude.ai: Settings → Privacy → Export data; use `conversations.json` or the .zip", "claude"),
@@ -290,7 +293,8 @@ def datasets_section() -> list[str]:
     rows = [(name, where, f"`{fmt}`") for name, where, fmt in DATASETS]
     return ["## Where to get the public datasets", "",
             *_table(("dataset", "where", "format"), rows), "",
-            "Point `[corpus] path` at the file; the format is sniffed from its content.", ""]
+            "Point `[corpus] path` at the file (`dataset:locomo` for the copy `lyra-lab datasets get locomo` "
+            "installed, checked against its pinned SHA-256); the format is sniffed from its content.", ""]
 
 
 def render() -> str:

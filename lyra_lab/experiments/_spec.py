@@ -5,7 +5,7 @@ Example (every key optional except ``corpus.path`` and ``grid.chunkers``)::
     name = "my-experiment"
 
     [corpus]
-    path = "datasets/synthetic_small.jsonl"   # relative to this file
+    path = "datasets/synthetic_small.jsonl"   # relative to this file; "dataset:locomo" for an installed dataset
     format = "auto"
     # probes = "my_probes.jsonl"
     conversations = 1          # the first N conversations, or a list of ids
@@ -284,8 +284,18 @@ def _corpus(table: Mapping[str, Any], base: Path) -> CorpusSpec:
     attachments = table.get("include_attachments", True)
     if not isinstance(attachments, bool):
         raise ConfigError(f"[corpus] include_attachments must be true or false, got {attachments!r}")
+    where = str(table["path"])
+    if where.startswith("dataset:"):  # a public dataset installed by `lyra-lab datasets get NAME`
+        from lyra_lab.datasets import DatasetError, path as dataset_path
+
+        try:
+            corpus_path = dataset_path(where.removeprefix("dataset:"))
+        except DatasetError as exc:
+            raise ConfigError(f"[corpus] path {where!r}: {exc}") from None
+    else:
+        corpus_path = (base / where).resolve()
     return CorpusSpec(
-        path=(base / table["path"]).resolve(), format=str(table.get("format", "auto")),
+        path=corpus_path, format=str(table.get("format", "auto")),
         probes=(base / probes).resolve() if probes else None, conversations=conversations,
         max_sessions=table.get("max_sessions"), max_probes=table.get("max_probes"),
         categories=tuple(str(c) for c in categories) if categories else None, include_attachments=attachments)

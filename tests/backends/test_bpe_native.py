@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,8 +13,8 @@ from hypothesis import strategies as st
 from lyra_lab.backends import token_counter
 from lyra_lab.backends._bpe_native import native_counter, native_encoder, native_encodings, token_byte_lengths
 from lyra_lab.backends._tokens import _encoding
+from tests.helpers.locomo import locomo_path, needs_locomo
 
-LOCOMO = Path(__file__).resolve().parents[2] / "../shared/datasets/locomo10.json"
 ENCODINGS = ("cl100k_base", "o200k_base")
 MESSY = [
     "", " ", "\n\n", "<|endoftext|> and <|fim_prefix|> as plain text",
@@ -53,11 +52,11 @@ def test_the_length_table_holds_every_tokens_length_in_bytes(encoding):
     assert len(lengths) >= 100_000
 
 
-@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo not present")
+@needs_locomo
 def test_every_locomo_turn_counts_as_the_python_api_counts():
     count = native_counter("o200k_base")
     assert count is not None
-    texts = [turn.get("text", "") for conv in json.loads(LOCOMO.read_text())
+    texts = [turn.get("text", "") for conv in json.loads(locomo_path().read_text())
              for session in conv["conversation"].values() if isinstance(session, list) for turn in session]
     assert len(texts) > 5000
     assert [count(t) for t in texts] == [python_count("o200k_base", t) for t in texts]

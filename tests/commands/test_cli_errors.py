@@ -121,6 +121,12 @@ CASES = [
     ("show-corrupt-rows", lambda t: ["show", str(_run_folder(t, {"rows/a.jsonl": ROWS_HEADER + "{oops\n"})), "q1"], "line 2"),
     ("show-unknown-probe", lambda t: ["show", str(_run_folder(t, {"rows/a.jsonl": _ROW})), "conv:q2"],
      "no probe 'conv:q2' in this run; did you mean 'conv:q1'?"),
+    ("datasets-missing-from", lambda t: ["datasets", "get", "locomo", "--from", str(t / "nope.json")],
+     "nope.json: does not exist"),
+    ("datasets-wrong-file", lambda t: ["datasets", "get", "locomo", "--from", str(CORPUS)],
+     "not the pinned locomo10.json"),  # refused before anything is written
+    ("datasets-unknown", lambda t: ["datasets", "get", "locomoo"], "did you mean 'locomo'"),
+    ("datasets-path-unknown", lambda t: ["datasets", "path", "locomo10"], "invalid choice: 'locomo10'"),
 ]
 _ROW = CellRows.from_records([{"run": "r", "cell_id": "a", "pipeline": "x|bm25", "conversation_id": "conv",
                               "probe_id": "conv:q1", "category": "", "metric": "recall@1", "value": 1.0, "seed": 0,

@@ -159,3 +159,20 @@ def test_cli_main_exit_code(tmp_path, capsys):
     assert code == 0 and json.loads(capsys.readouterr().out)["n_probes"] == 3
     assert main(["recall-eval", str(tmp_path / "missing.jsonl"), "--recaller", "bm25", "--embedder", "none"]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_locomo_bm25_one_conversation():
+    from lyra_lab.corpus import load
+    from lyra_lab.recall import RECALLERS
+    from tests.helpers.locomo import locomo_path
+
+    corpus = load(locomo_path())
+    cut = CorpusSpec(path=locomo_path(), conversations=1, categories=("1", "2", "3", "4"))
+    result = run_recall_eval(cut, RECALLERS.build("bm25"), k=10, progress=False, loaded=corpus)
+    conv = corpus.conversations[0]
+    expected = [p for p in corpus.probes_for(conv.id) if str(p.category) in "1234" and p.evidence]
+    assert result.n_probes == len(expected) > 100
+    assert {p.conversation_id for p in result.per_probe} == {conv.id}
+    # 10 of ~400 turns at random would find ~2.5% of evidence; lexical recall must do far better
+    assert 0.3 < result.recall <= 1.0
+    assert 0.0 < result.mrr <= 1.0 and 0.0 < result.ndcg <= 1.0

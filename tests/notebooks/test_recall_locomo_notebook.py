@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
-REPO = Path(__file__).parents[2]
-LOCOMO = Path(os.environ.get("LYRA_LOCOMO", REPO.parent / "shared" / "datasets" / "locomo10.json"))
+from lyra_lab import datasets
+from tests.helpers.locomo import needs_locomo
+
+LOCOMO = datasets.find("locomo")
 NEEDS = ("nbclient", "bm25s", "hnswlib", "nltk")
 
 
@@ -29,13 +28,14 @@ def test_without_locomo_the_notebook_says_so_and_stops_without_error(tmp_path, m
     monkeypatch.setenv("LYRA_LOCOMO", str(tmp_path / "no-such-locomo10.json"))
     nb = run_notebook("06_recall_locomo.ipynb", "LYRA_RECALL_LOCOMO_OUT", needs=("nbclient",), timeout=120)
     shown = outputs(nb)
-    assert len(shown) == 1 and "LoCoMo not found at" in shown[0]["text"]  # every later cell did nothing
-    assert "no-such-locomo10.json" in shown[0]["text"]
+    # the one message, naming the command that installs it; every later cell did nothing
+    assert len(shown) == 1 and shown[0]["text"].startswith(datasets.missing_message("locomo") + "; then restart")
+    assert "no-such-locomo10.json" in shown[0]["text"] and "`lyra-lab datasets get locomo`" in shown[0]["text"]
     assert not any(tmp_path.glob("*.csv"))
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not LOCOMO.exists(), reason=f"LoCoMo not found at {LOCOMO} (set LYRA_LOCOMO)")
+@needs_locomo
 def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, run_notebook):
     from lyra_lab.backends import FakeLLM
     from lyra_lab.experiments import ExperimentSpec, run_experiment

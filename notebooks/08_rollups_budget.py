@@ -1,75 +1,61 @@
-"""Build ``notebooks/08_rollups_budget.ipynb`` (without outputs) from the cells below.
+# %% [markdown]
+# # Rollups under a memory budget
+#
+# **Question.** A chat memory grows with every session; a rollup compacts it to a token budget.
+# Which rollup keeps the most of what was said under which budget, and at what LLM cost?
+#
+# Conversations are replayed in time order on lyra-lab's virtual clock (turn timestamps, so a
+# month of conversation replays in seconds of harness time) through five rollups, each at several
+# memory budgets, on the bundled local model (SmolLM2-135M-Instruct via llama.cpp, the `local`
+# preset, one request at a time):
+#
+# | rollup | what it does | enforces the budget? |
+# |---|---|---|
+# | `time_ladder` | folds entries older than 1 / 7 / 30 days into day / week / month digests when memory exceeds budget × 1.25, down to the budget; drops the oldest if still over | yes (when it runs and the LLM does not fail) |
+# | `summary_buffer` | keeps the newest turns verbatim, folds the rest into one running summary | yes |
+# | `session_gist` | adds one gist per session; raw turns stay | **no** (reports the figures only) |
+# | `fact_extraction` | extracts facts from every batch of new turns; raw turns stay | **no** |
+# | `none` | keeps everything | **no: it ignores the budget** (the reference "keep everything") |
+#
+# So only `time_ladder` and `summary_buffer` answer "under a budget"; `session_gist` and
+# `fact_extraction` *add* to memory, and their rows show what that buys and what it costs.
+#
+# **Metrics** (per probe; means with 95% bootstrap CIs and n): `retention` (is the probe's answer
+# still anywhere in memory), `answer_in_context@<B>tok` (is it in the context recall fills with B
+# rendered tokens: every pipeline gets the same room), `evidence_recall@K` (evidence turns
+# retrieved verbatim in the top K) and `coverage_recall@K` (evidence turns *covered* by the top K,
+# a digest counting for every turn it folds). **Caveat: digests flatter coverage** — one running
+# summary "covers" every old turn whether or not it kept the answer, so read coverage only beside
+# `answer_in_context` and `retention`.
+#
+# **Modes.** Small mode (default): `datasets/synthetic_small.jsonl`, one conversation cut to its
+# first 4 sessions (54 turns over 22 days; 12 probes, 6 of them with an answer to keep, the rest
+# abstention questions), budgets 300 and 600 tokens, digests of at most 24 tokens: 25 local-model
+# calls (30 with the 5 the response cache serves). Measured headless (the notebook test, cold) on a
+# 2-core box shared with other jobs (load average 2.3–3), two cold runs: **137 s and 170 s** (131 s
+# and 167 s of it the replays; the test 143 s and 177 s); the run-time line at the end prints yours. With 6 probes every CI is wide and no paired test can
+# reach a small p: small mode shows the method, full mode gives the answer.
+# Full mode (`LYRA_NB_FULL=1`): LoCoMo (installed once by `lyra-lab datasets get locomo`, or
+# `LYRA_LOCOMO`), the first 4 conversations × their first 6 sessions (481 turns,
+# 226 replayed days, about two months each; 127 probes whose evidence lies in those sessions),
+# budgets 500 / 1,000 / 2,000 against ~10,300 tokens of memory kept whole, digests of at most 96
+# tokens: 60 cells, 247 local-model calls. Measured cold (`LYRA_NB_FULL=1`, 2-core box at load
+# average 4–7, other jobs sharing it): **3,709 s** (3,698 s of it the replays; `summary_buffer`'s
+# folds of ~2,000-token prompts take 40–55 s each there). It is scoped to 6 sessions because the
+# first attempt, 4 conversations × 10 sessions, had finished 16 of its 60 cells after 80 minutes.
+# **Headline:** on SmolLM2, no rollup that enforces the budget keeps much: the best, `time_ladder`
+# at 2,000 tokens, keeps the answer for 0.18 [0.07, 0.24] of the 127 probes, against 0.62 when
+# memory keeps everything (paired −0.44 [−0.65, −0.35]); `summary_buffer` keeps 0.02–0.06 at every
+# budget, and at 500 tokens both keep 0.02. `session_gist` and `fact_extraction` lose nothing
+# (0.62 / 0.64) because they never shrink memory. With 4 conversations the paired tests' p cannot go
+# below 2/2^4 = 0.125, and every difference against keeping everything reaches that floor. Each run
+# folder keeps a response cache: a re-run resumes and pays for nothing twice.
+#
+# `LYRA_ROLLUPS_BACKEND=fake` replays everything on lyra-lab's `FakeLLM` (echoes of the prompt,
+# labelled simulated) to check the plumbing in seconds; its quality figures mean nothing.
 
-    .venv/bin/python notebooks/build_rollups_budget.py
-
-Edit the cells here, not in the .ipynb, so the notebook stays reviewable as code.
-The notebook imports only lyra-lab's public API.
-"""
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))  # notebooks/_builder.py, also when loaded by path
-from _builder import entry_points  # noqa: E402
-
-CELLS = [
-    ("md", r"""# Rollups under a memory budget
-
-**Question.** A chat memory grows with every session; a rollup compacts it to a token budget.
-Which rollup keeps the most of what was said under which budget, and at what LLM cost?
-
-Conversations are replayed in time order on lyra-lab's virtual clock (turn timestamps, so a
-month of conversation replays in seconds of harness time) through five rollups, each at several
-memory budgets, on the bundled local model (SmolLM2-135M-Instruct via llama.cpp, the `local`
-preset, one request at a time):
-
-| rollup | what it does | enforces the budget? |
-|---|---|---|
-| `time_ladder` | folds entries older than 1 / 7 / 30 days into day / week / month digests when memory exceeds budget × 1.25, down to the budget; drops the oldest if still over | yes (when it runs and the LLM does not fail) |
-| `summary_buffer` | keeps the newest turns verbatim, folds the rest into one running summary | yes |
-| `session_gist` | adds one gist per session; raw turns stay | **no** (reports the figures only) |
-| `fact_extraction` | extracts facts from every batch of new turns; raw turns stay | **no** |
-| `none` | keeps everything | **no: it ignores the budget** (the reference "keep everything") |
-
-So only `time_ladder` and `summary_buffer` answer "under a budget"; `session_gist` and
-`fact_extraction` *add* to memory, and their rows show what that buys and what it costs.
-
-**Metrics** (per probe; means with 95% bootstrap CIs and n): `retention` (is the probe's answer
-still anywhere in memory), `answer_in_context@<B>tok` (is it in the context recall fills with B
-rendered tokens: every pipeline gets the same room), `evidence_recall@K` (evidence turns
-retrieved verbatim in the top K) and `coverage_recall@K` (evidence turns *covered* by the top K,
-a digest counting for every turn it folds). **Caveat: digests flatter coverage** — one running
-summary "covers" every old turn whether or not it kept the answer, so read coverage only beside
-`answer_in_context` and `retention`.
-
-**Modes.** Small mode (default): `datasets/synthetic_small.jsonl`, one conversation cut to its
-first 4 sessions (54 turns over 22 days; 12 probes, 6 of them with an answer to keep, the rest
-abstention questions), budgets 300 and 600 tokens, digests of at most 24 tokens: 25 local-model
-calls (30 with the 5 the response cache serves). Measured headless (the notebook test, cold) on a
-2-core box shared with other jobs (load average 2.3–3), two cold runs: **137 s and 170 s** (131 s
-and 167 s of it the replays; the test 143 s and 177 s); the run-time line at the end prints yours. With 6 probes every CI is wide and no paired test can
-reach a small p: small mode shows the method, full mode gives the answer.
-Full mode (`LYRA_NB_FULL=1`): LoCoMo (`LYRA_LOCOMO`, default
-`../shared/datasets/locomo10.json`), the first 4 conversations × their first 6 sessions (481 turns,
-226 replayed days, about two months each; 127 probes whose evidence lies in those sessions),
-budgets 500 / 1,000 / 2,000 against ~10,300 tokens of memory kept whole, digests of at most 96
-tokens: 60 cells, 247 local-model calls. Measured cold (`LYRA_NB_FULL=1`, 2-core box at load
-average 4–7, other jobs sharing it): **3,709 s** (3,698 s of it the replays; `summary_buffer`'s
-folds of ~2,000-token prompts take 40–55 s each there). It is scoped to 6 sessions because the
-first attempt, 4 conversations × 10 sessions, had finished 16 of its 60 cells after 80 minutes.
-**Headline:** on SmolLM2, no rollup that enforces the budget keeps much: the best, `time_ladder`
-at 2,000 tokens, keeps the answer for 0.18 [0.07, 0.24] of the 127 probes, against 0.62 when
-memory keeps everything (paired −0.44 [−0.65, −0.35]); `summary_buffer` keeps 0.02–0.06 at every
-budget, and at 500 tokens both keep 0.02. `session_gist` and `fact_extraction` lose nothing
-(0.62 / 0.64) because they never shrink memory. With 4 conversations the paired tests' p cannot go
-below 2/2^4 = 0.125, and every difference against keeping everything reaches that floor. Each run
-folder keeps a response cache: a re-run resumes and pays for nothing twice.
-
-`LYRA_ROLLUPS_BACKEND=fake` replays everything on lyra-lab's `FakeLLM` (echoes of the prompt,
-labelled simulated) to check the plumbing in seconds; its quality figures mean nothing."""),
-    ("code", r"""%matplotlib inline
+# %%
+# %matplotlib inline
 import json
 import os
 import textwrap
@@ -90,12 +76,11 @@ MODE = "full" if FULL else "small"
 BACKEND = os.environ.get("LYRA_ROLLUPS_BACKEND", "local")
 REPO = Path(lyra_lab.__file__).resolve().parents[1]
 SYNTHETIC = REPO / "datasets" / "synthetic_small.jsonl"
-LOCOMO = Path(os.environ.get("LYRA_LOCOMO", REPO.parent / "shared" / "datasets" / "locomo10.json"))
 # Where the run folder, CSVs and figures go (the notebook test points it at a temp dir).
 OUT = Path(os.environ.get("LYRA_ROLLUPS_OUT", REPO / "runs" / "rollups_budget"))
 FIGURES = OUT / "figures"
 FIGURES.mkdir(parents=True, exist_ok=True)
-TITLES = {}  # figure file -> its title (written to figures.json)
+TITLES: dict[str, str] = {}  # figure file -> its title (written to figures.json)
 
 
 def publish(fig, name: str, title: str, rect=(0, 0, 1, 1)) -> None:
@@ -110,15 +95,20 @@ def publish(fig, name: str, title: str, rect=(0, 0, 1, 1)) -> None:
 STARTED = time.perf_counter()
 pd.set_option("display.width", 200)
 pd.set_option("display.max_colwidth", 120)
-print(f"{MODE} mode on backend {BACKEND!r}; results in {OUT}")"""),
-    ("md", r"""## 1. The grid
+print(f"{MODE} mode on backend {BACKEND!r}; results in {OUT}")
 
-Raw turns go into memory as they arrive (8-turn windows, no summarizer, raw turns kept); after
-every session the rollup compacts the conversation's memory toward the budget. Recall is BM25
-(no embedder: the rollup is the only thing that differs). QA is off: the questions here are
-what memory *keeps* and what recall can *find* in it, not what the tiny model answers."""),
-    ("code", r"""if FULL:
-    CORPUS = {"path": str(LOCOMO), "conversations": 4, "max_sessions": 6, "categories": ["1", "2", "3", "4"]}
+# %% [markdown]
+# ## 1. The grid
+#
+# Raw turns go into memory as they arrive (8-turn windows, no summarizer, raw turns kept); after
+# every session the rollup compacts the conversation's memory toward the budget. Recall is BM25
+# (no embedder: the rollup is the only thing that differs). QA is off: the questions here are
+# what memory *keeps* and what recall can *find* in it, not what the tiny model answers.
+
+# %%
+if FULL:
+    # the copy `lyra-lab datasets get locomo` installed (or LYRA_LOCOMO); absent, the spec says how to get it
+    CORPUS = {"path": "dataset:locomo", "conversations": 4, "max_sessions": 6, "categories": ["1", "2", "3", "4"]}
     BUDGETS, DIGEST_TOKENS, CONTEXT_BUDGETS, K = [500, 1000, 2000], 96, [256, 512, 1024], 10
 else:
     CORPUS = {"path": str(SYNTHETIC), "conversations": 1, "max_sessions": 4}
@@ -147,11 +137,15 @@ if results.attrs.get("failed_cells"):
 REPLAY_S = time.perf_counter() - t0
 results["budget"] = results["pipeline.budget"].astype(int)
 EVENTS = list(read_log(RUN_DIR / "log.jsonl"))
-print(f"replay: {REPLAY_S:.0f} s for {results['cell_id'].nunique()} cells")"""),
-    ("md", r"""## 2. What was replayed
+print(f"replay: {REPLAY_S:.0f} s for {results['cell_id'].nunique()} cells")
 
-n below is what every figure rests on: the conversations, turns, replayed days and probes."""),
-    ("code", r"""selected = select(load_corpus(spec.corpus), spec.corpus).corpus
+# %% [markdown]
+# ## 2. What was replayed
+#
+# n below is what every figure rests on: the conversations, turns, replayed days and probes.
+
+# %%
+selected = select(load_corpus(spec.corpus), spec.corpus).corpus
 START, DAYS = {}, {}
 for conv in selected.conversations:
     stamps = [t.timestamp for t in conv.turns() if t.timestamp is not None]
@@ -172,22 +166,28 @@ overview = pd.DataFrame([{
     "llm_calls": int(conv_rows.loc[conv_rows["metric"] == "rollup.calls", "value"].sum()),  # incl. cache hits
     "llm_calls_paid_this_run": paid_now, "replay_s": round(REPLAY_S, 1)}])
 overview.to_csv(OUT / "overview.csv", index=False)
-overview.T"""),
-    ("md", r"""## 3. Retention and recall against the memory budget
+overview.T
 
-Each point is the mean over probes with its 95% bootstrap CI (probes resampled in small mode,
-where there is one conversation; whole conversations in full mode). `none` keeps everything and
-ignores the budget, so it is drawn as one band across budgets; `session_gist` and
-`fact_extraction` do not enforce the budget either (their lines are flat: the budget changes
-nothing they do)."""),
-    ("code", r"""METRICS = ["retention", f"answer_in_context@{MIDDLE}tok", f"evidence_recall@{K}", f"coverage_recall@{K}"]
+# %% [markdown]
+# ## 3. Retention and recall against the memory budget
+#
+# Each point is the mean over probes with its 95% bootstrap CI (probes resampled in small mode,
+# where there is one conversation; whole conversations in full mode). `none` keeps everything and
+# ignores the budget, so it is drawn as one band across budgets; `session_gist` and
+# `fact_extraction` do not enforce the budget either (their lines are flat: the budget changes
+# nothing they do).
+
+# %%
+METRICS = ["retention", f"answer_in_context@{MIDDLE}tok", f"evidence_recall@{K}", f"coverage_recall@{K}"]
 CLUSTER = "conversation_id" if FULL else None
 quality = aggregate(probes[probes["metric"].isin(METRICS)], by=["rollup", "budget"], cluster=CLUSTER)
 quality["enforces_budget"] = quality["rollup"].isin(ENFORCING)
 quality.to_csv(OUT / "quality.csv", index=False)
 Q = quality.set_index(["rollup", "budget", "metric"])
-quality.pivot_table(index=["rollup", "budget"], columns="metric", values="mean").round(3)"""),
-    ("code", r"""COLORS = {"time_ladder": "tab:blue", "summary_buffer": "tab:orange", "session_gist": "tab:green",
+quality.pivot_table(index=["rollup", "budget"], columns="metric", values="mean").round(3)
+
+# %%
+COLORS = {"time_ladder": "tab:blue", "summary_buffer": "tab:orange", "session_gist": "tab:green",
           "fact_extraction": "tab:purple", "none": "0.4"}
 NOTE = {"none": " (keeps all; ignores budget)", "session_gist": " (budget not enforced)",
         "fact_extraction": " (budget not enforced)"}
@@ -217,16 +217,20 @@ fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=Fals
 N_ANSWERABLE = int(quality.loc[quality["metric"] == "retention", "n"].max())
 title = (f"Retention and recall against memory budget, per rollup ({MODE} mode, {BACKEND} model; n = {N_ANSWERABLE} "
          f"probes with an answer, of {N_PROBES}, {len(DAYS)} conversation(s); 95% CI)")
-publish(fig, "quality_vs_budget.png", title, rect=(0, 0.08, 1, 0.96))"""),
-    ("md", r"""## 4. Memory size over replayed time
+publish(fig, "quality_vs_budget.png", title, rect=(0, 0.08, 1, 0.96))
 
-From the run log: every compaction writes a `rollup_report` event with the rendered memory
-tokens before and after it (o200k). `none` writes none (it has no rollup); its size is rebuilt
-from what each flush added (the rise in another rollup's memory between compactions), and its
-last point is checked against the run's own `memory_tokens` figure below. The table
-`budget_check.csv` checks the promise of the enforcing rollups: after every compaction that ran
-without an LLM failure, memory is at most the budget."""),
-    ("code", r"""CELL_OF = results.drop_duplicates("cell_id").set_index("cell_id")[["rollup", "budget", "conversation_id"]]
+# %% [markdown]
+# ## 4. Memory size over replayed time
+#
+# From the run log: every compaction writes a `rollup_report` event with the rendered memory
+# tokens before and after it (o200k). `none` writes none (it has no rollup); its size is rebuilt
+# from what each flush added (the rise in another rollup's memory between compactions), and its
+# last point is checked against the run's own `memory_tokens` figure below. The table
+# `budget_check.csv` checks the promise of the enforcing rollups: after every compaction that ran
+# without an LLM failure, memory is at most the budget.
+
+# %%
+CELL_OF = results.drop_duplicates("cell_id").set_index("cell_id")[["rollup", "budget", "conversation_id"]]
 reports = pd.DataFrame([{**CELL_OF.loc[e["cell_id"]].to_dict(), "flush": e["flush"], "now": pd.Timestamp(e["now"]),
                          "tokens_before": e["tokens_before"], "tokens_after": e["tokens_after"], "ran": e["ran"],
                          "error": e["error"], "reason": e["reason"], "dropped": len(e["dropped"]),
@@ -259,8 +263,10 @@ budget_check = (promised.assign(over=promised["tokens_after"] > promised["budget
 failed = memory[memory["enforces_budget"] & memory["error"].notna()].groupby(["rollup", "budget"]).size()
 budget_check["llm_failures"] = [int(failed.get((r, b), 0)) for r, b in zip(budget_check["rollup"], budget_check["budget"])]
 budget_check.to_csv(OUT / "budget_check.csv", index=False)
-budget_check"""),
-    ("code", r"""CONV0 = next(iter(DAYS))
+budget_check
+
+# %%
+CONV0 = next(iter(DAYS))
 fig, axes = plt.subplots(1, len(BUDGETS), figsize=(5.2 * len(BUDGETS), 4.6), sharey=True)
 for ax, budget in zip(np.atleast_1d(axes), BUDGETS):
     for rollup in ROLLUPS:
@@ -277,14 +283,18 @@ fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=Fals
 n_sessions = memory.loc[(memory["rollup"] == "none") & (memory["conversation_id"] == CONV0), "flush"].nunique()
 title = (f"Memory size over replayed time, one line per rollup (conversation {CONV0}, n = {n_sessions} sessions, "
          f"{MODE} mode, {BACKEND} model)")
-publish(fig, "memory_over_time.png", title, rect=(0, 0.12, 1, 0.95))"""),
-    ("md", r"""## 5. LLM tokens and time per replayed day
+publish(fig, "memory_over_time.png", title, rect=(0, 0.12, 1, 0.95))
 
-What each rollup spends to keep its memory: the rollup's LLM tokens (prompt + completion) and
-seconds of LLM time (sum of call latencies, as measured when the calls were paid; a response-cache
-hit keeps its original figures, so a re-run reports the same) divided by the replayed days.
-These are totals over every call (n = calls), not estimates, so they carry no CI."""),
-    ("code", r"""phase = conv_rows[conv_rows["metric"].isin(["rollup.calls", "rollup.prompt_tokens", "rollup.completion_tokens",
+# %% [markdown]
+# ## 5. LLM tokens and time per replayed day
+#
+# What each rollup spends to keep its memory: the rollup's LLM tokens (prompt + completion) and
+# seconds of LLM time (sum of call latencies, as measured when the calls were paid; a response-cache
+# hit keeps its original figures, so a re-run reports the same) divided by the replayed days.
+# These are totals over every call (n = calls), not estimates, so they carry no CI.
+
+# %%
+phase = conv_rows[conv_rows["metric"].isin(["rollup.calls", "rollup.prompt_tokens", "rollup.completion_tokens",
                                               "rollup.latency_s", "memory_tokens"])]
 wide = phase.pivot_table(index=["rollup", "budget", "conversation_id"], columns="metric", values="value",
                          aggfunc="first").reset_index()
@@ -300,8 +310,10 @@ cost["llm_s_per_day"] = cost["llm_s"] / cost["days"]
 cost["enforces_budget"] = cost["rollup"].isin(ENFORCING)
 cost["final_memory_over_budget"] = cost["final_memory_tokens"] > cost["budget"] * HEADROOM
 cost.to_csv(OUT / "cost.csv", index=False)
-cost.round(2)"""),
-    ("code", r"""fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+cost.round(2)
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
 width = 0.8 / len(BUDGETS)
 names = [r for r in ROLLUPS if r != "none"]
 for j, budget in enumerate(BUDGETS):
@@ -320,18 +332,22 @@ handles, labels = axes[0].get_legend_handles_labels()
 fig.legend(handles, labels, loc="lower center", ncol=len(BUDGETS), fontsize=9, frameon=False)  # below: no bar hidden
 title = (f"Rollup LLM cost per replayed day by memory budget ({BACKEND} model, {sum(DAYS.values()):.0f} replayed days; "
          f"n = LLM calls on each bar; none makes no calls)")
-publish(fig, "cost_per_day.png", title, rect=(0, 0.06, 1, 0.95))"""),
-    ("md", r"""## 6. What each rollup kept and lost, for a probe it failed
+publish(fig, "cost_per_day.png", title, rect=(0, 0.06, 1, 0.95))
 
-For each rollup at the smallest budget: a probe whose answer it lost (`retention` 0) while
-keeping everything kept it (`none`: 1) — of the first 10 such, one where recall found an entry
-the rollup wrote (a digest, summary, gist or fact), if any. Shown: the question and gold answer, the evidence
-turns and what became of them (dropped at a compaction, per the `rollup_report` events, or folded
-into the model's digests), and the top entries recall found in the rollup's memory (what it
-kept), from `inspect_probe`."""),
-    ("code", r"""LOW = BUDGETS[0]
+# %% [markdown]
+# ## 6. What each rollup kept and lost, for a probe it failed
+#
+# For each rollup at the smallest budget: a probe whose answer it lost (`retention` 0) while
+# keeping everything kept it (`none`: 1) — of the first 10 such, one where recall found an entry
+# the rollup wrote (a digest, summary, gist or fact), if any. Shown: the question and gold answer, the evidence
+# turns and what became of them (dropped at a compaction, per the `rollup_report` events, or folded
+# into the model's digests), and the top entries recall found in the rollup's memory (what it
+# kept), from `inspect_probe`.
+
+# %%
+LOW = BUDGETS[0]
 ret = probes[probes["metric"] == "retention"].pivot_table(index="probe_id", columns=["rollup", "budget"], values="value")
-DROPPED = {}
+DROPPED: dict[str, dict[str, str]] = {}  # cell id -> turn id -> the replayed day it was dropped
 for e in EVENTS:
     if e["event"] == "rollup_report" and e["cell_id"] in CELL_OF.index:
         for tid in e["dropped"]:
@@ -367,15 +383,19 @@ for rollup in [r for r in ROLLUPS if r != "none"]:
         *[f"    {textwrap.shorten(k, 150)}" for k in kept]]))
 pd.DataFrame(examples, columns=["rollup", "budget", "probe_id", "question", "gold", "lost_probes", "evidence_fate",
                                 "top_hits"]).to_csv(OUT / "examples.csv", index=False)
-print("\n\n".join(texts))"""),
-    ("md", r"""## 7. Each rollup against keeping everything, paired on the same probes
+print("\n\n".join(texts))
 
-`rollup − none` on the same probes (`lyra_lab.evaluate.compare`): the difference, its 95% CI
-from a bootstrap (probes in small mode, whole conversations in full mode) and a sign-flip p.
-Remember `none` ignores the budget: its memory is the whole conversation at every budget. With
-G conversations the smallest possible p is 2/2^G; in small mode (one conversation) probes are
-the units and the result holds for these probes only."""),
-    ("code", r"""PIPE = results.drop_duplicates(["rollup", "budget"]).set_index(["rollup", "budget"])["pipeline"]
+# %% [markdown]
+# ## 7. Each rollup against keeping everything, paired on the same probes
+#
+# `rollup − none` on the same probes (`lyra_lab.stats.compare`): the difference, its 95% CI
+# from a bootstrap (probes in small mode, whole conversations in full mode) and a sign-flip p.
+# Remember `none` ignores the budget: its memory is the whole conversation at every budget. With
+# G conversations the smallest possible p is 2/2^G; in small mode (one conversation) probes are
+# the units and the result holds for these probes only.
+
+# %%
+PIPE = results.drop_duplicates(["rollup", "budget"]).set_index(["rollup", "budget"])["pipeline"]
 rows = []
 for metric in ["retention", f"answer_in_context@{MIDDLE}tok"]:
     for budget in BUDGETS:
@@ -385,14 +405,18 @@ for metric in ["retention", f"answer_in_context@{MIDDLE}tok"]:
             rows.append({"rollup": rollup, "budget": budget, **c.to_row()})
 paired = pd.DataFrame(rows)
 paired.to_csv(OUT / "paired.csv", index=False)
-paired[["rollup", "budget", "metric", "difference", "ci_low", "ci_high", "p_value", "n_probes", "n_clusters"]].round(3)"""),
-    ("md", r"""## 8. The answer
+paired[["rollup", "budget", "metric", "difference", "ci_low", "ci_high", "p_value", "n_probes", "n_clusters"]].round(3)
 
-Computed from the tables above: for each budget, the budget-enforcing rollup whose final memory
-stays within budget × 1.25 and keeps the most answers (ties: more answers in context, then fewer
-LLM tokens), its paired difference from keeping everything, and its LLM cost; then what the
-rollups that do not enforce the budget keep, and how big their memory grew."""),
-    ("code", r"""C = cost.set_index(["rollup", "budget"])
+# %% [markdown]
+# ## 8. The answer
+#
+# Computed from the tables above: for each budget, the budget-enforcing rollup whose final memory
+# stays within budget × 1.25 and keeps the most answers (ties: more answers in context, then fewer
+# LLM tokens), its paired difference from keeping everything, and its LLM cost; then what the
+# rollups that do not enforce the budget keep, and how big their memory grew.
+
+# %%
+C = cost.set_index(["rollup", "budget"])
 P = paired.set_index(["rollup", "budget", "metric"])
 AIC = f"answer_in_context@{MIDDLE}tok"
 none_ret, none_aic = Q.loc[("none", BUDGETS[0], "retention")], Q.loc[("none", BUDGETS[0], AIC)]
@@ -435,7 +459,7 @@ lines.append(f"- Keeping everything (none, no LLM calls, budget ignored): retent
              f"context@{MIDDLE} {none_aic['mean']:.2f}, memory {none_mem:,.0f} tokens.")
 if picks:
     top = max(picks, key=lambda t: t[2])
-    bottom = (f"Answer: under a budget, " + "; ".join(f"at {b} tokens {r} keeps the most ({m:.2f} of answers{t and ', tied'})"
+    bottom = ("Answer: under a budget, " + "; ".join(f"at {b} tokens {r} keeps the most ({m:.2f} of answers{t and ', tied'})"
                                                     for b, r, m, t in picks)
               + f", against {none_ret['mean']:.2f} when memory keeps everything ({none_mem:,.0f} tokens); "
               f"the best kept share is {top[2]:.2f}, at {top[0]} tokens.")
@@ -448,12 +472,4 @@ answer = "\n".join([bottom, "", *lines])
 (OUT / "figures.json").write_text(json.dumps(TITLES, indent=1) + "\n")
 print(answer)
 print(f"\nnotebook run time: {time.perf_counter() - STARTED:.0f} s ({MODE} mode, {overview['llm_calls_paid_this_run'].item()} "
-      f"LLM calls paid this run)")"""),
-]
-
-
-build, main = entry_points(CELLS, "rollups-budget", Path(__file__).with_name("08_rollups_budget.ipynb"))
-
-
-if __name__ == "__main__":
-    main()
+      f"LLM calls paid this run)")

