@@ -3,11 +3,14 @@
 Everything here reads tidy result frames (``lyra_lab.runs.load_results``): per-pipeline
 summaries with bootstrap CIs (``summarize_results``), the paired comparisons of
 ``lyra_lab.stats`` as report sections and figures, judge agreement, category labels, and
-``write_report`` for a run folder's ``report/``.
+``write_report`` for a run folder's ``report/``.  Figures follow ``_legible``'s rules (identical
+series drawn once, direct labels, small n marked), and ``figure_problems`` finds what a drawn
+figure hides (overlapping text, a legend over data, series drawn but unseen).
 """
 
 from lyra_lab.reports._agreement import cohen_kappa, judge_agreement, judge_table, split_judges
 from lyra_lab.reports._compare_plots import comparison_plot
+from lyra_lab.reports._figure_check import FigureProblem, figure_problems
 from lyra_lab.reports._labels import LOCOMO_LABELS, category_label, label_categories
 from lyra_lab.reports._frames import budget_frame
 from lyra_lab.reports._plots import quality_vs_context_tokens
@@ -15,11 +18,13 @@ from lyra_lab.reports._report import write_report
 from lyra_lab.reports._summary import summarize_results
 
 __all__ = [
+    "FigureProblem",
     "LOCOMO_LABELS",
     "budget_frame",
     "category_label",
     "cohen_kappa",
     "comparison_plot",
+    "figure_problems",
     "judge_agreement",
     "judge_table",
     "label_categories",

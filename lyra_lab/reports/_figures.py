@@ -1,0 +1,94 @@
+"""The report's figure plumbing: standalone figures, panel grids, pipeline labels, saving.
+
+Figures are ``matplotlib.figure.Figure`` objects drawn on their own Agg canvas, never
+through ``pyplot``: writing a report must not switch the caller's backend or touch
+rcParams (a notebook's later ``plt.show()`` must still work).  Pipeline names are long
+(``token_budget+map_reduce+none|dense``): they are wrapped at ``+``/``|`` and shortened
+by ``_legible.short_labels``, never rotated.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+FIGURE_WIDTH = 10.0  # inches: a page with margins, at the report's dpi
+DPI = 110
+
+
+def new_figure(**kwargs: Any) -> Any:
+    """A standalone figure (no pyplot, no global backend switch); ``save`` writes it."""
+    from matplotlib.figure import Figure
+
+    return Figure(**kwargs)
+
+
+def panel_grid(n: int, panel_h: float, *, width: float = FIGURE_WIDTH, ncols: int | None = None,
+               sharex: bool = True, sharey: bool = True) -> tuple[Any, Any]:
+    """A constrained-layout figure of ``n`` panels, ``width`` inches wide: one column up to 3 panels, else two.
+
+    Returns ``(fig, axes)`` with ``axes`` a 2-d array; panels past ``n`` are hidden, and the
+    panel above a hidden one keeps its x tick labels.
+    """
+    ncols = ncols or (1 if n <= 3 else 2)
+    nrows = -(-n // ncols)
+    fig = new_figure(figsize=(width, panel_h * nrows + 1.0), layout="constrained")
+    axes = fig.subplots(nrows=nrows, ncols=ncols, sharex=sharex, sharey=sharey, squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+        above = axes[-2, list(axes[-1]).index(ax)] if nrows > 1 else None
+        if above is not None:
+            above.xaxis.set_tick_params(labelbottom=True)
+    return fig, axes
+
+
+def bottom_axes(axes: Any) -> list[Any]:
+    """The lowest visible panel of each column: where the x label goes."""
+    return [next(ax for ax in column[::-1] if ax.get_visible()) for column in axes.T]
+
+
+def wrap_label(label: str, width: int = 28) -> str:
+    """Break a pipeline label after ``+``/``|`` so no line exceeds ~``width`` characters."""
+    parts = re.split(r"(?<=[+|])", str(label))
+    lines, line = [], ""
+    for part in parts:
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    return "\n".join(lines + [line])
+
+
+def split_pipeline(label: str) -> tuple[str, str]:
+    """``"memory|recaller[|backend=x]"`` → ``("memory", "recaller[|backend=x]")`` (facet key second)."""
+    memory, _, rest = str(label).partition("|")
+    return memory, rest
+
+
+def without_recaller(label: str) -> str:
+    """``"memory|recaller|backend=x"`` → ``"memory|backend=x"``: what a memory's recallers share."""
+    parts = str(label).split("|")
+    return "|".join(parts[:1] + parts[2:])
+
+
+def simulated_note(simulated: dict[str, bool], pipelines: Any, how: str) -> str:
+    """``" — all simulated"`` when every pipeline shown is, ``"; <how>: simulated"`` when some are, else ``""``."""
+    flags = [bool(simulated.get(str(p))) for p in pipelines]
+    if flags and all(flags):
+        return " — all simulated (latency and cost not real)"
+    return f"; {how}: simulated" if any(flags) else ""
+
+
+def fit_text(text: str, width_in: float, fontsize: float = 10.0) -> str:
+    """``text`` with each line wrapped to fit ``width_in`` inches at ``fontsize`` points (average glyph width)."""
+    import textwrap
+
+    chars = max(20, int(width_in * 72 / (0.52 * fontsize)))
+    return "\n".join(textwrap.fill(line, chars, break_on_hyphens=False) for line in text.split("\n"))
+
+
+def save(fig: Any, path: Path) -> Path:
+    """Write ``fig`` as a PNG at ``path`` ("tight": labels outside the axes stay in the file)."""
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    return path

@@ -1,0 +1,269 @@
+"""What makes a figure readable at a glance, shared by every figure lyra-lab draws.
+
+The report's figures, the bench sweep and the notebooks all use these:
+
+* ``group_identical``: series with the same values (pipelines whose results coincide) become
+  one ``SeriesGroup``, drawn once; ``group_label`` names the group (``*`` for a part that takes
+  every value the figure has, ``{a,b}`` for some of them, ``×N`` for its size).
+* ``short_labels``: pipeline labels without the parts every one of them shares.
+* ``label_lines``: direct labels beside an axes, one per series, at the series' height and
+  moved apart just enough that no two overlap (a thin leader line joins a moved label to its
+  point), instead of a legend to match colours against.
+* ``SMALL_N``, ``is_small``, ``small_marker``, ``shade_small``: values resting on fewer than
+  ``SMALL_N`` observations drawn hollow, or hatched and greyed, with their n written.
+* ``n_phrase``: "n = 7 probes each" when every series rests on the same count, else the range.
+
+``spread`` is the one-dimensional placement behind ``label_lines``; it is pure and tested alone.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Hashable, Iterable, Mapping, Sequence
+
+SMALL_N = 10  # fewer observations than this behind a value: drawn hollow / hatched, its n written beside it
+_SEPARATORS = re.compile(r"([+|])")
+
+
+@dataclass(frozen=True)
+class SeriesGroup:
+    """Series whose values are identical, drawn once: ``members`` in first-seen order, ``label`` for all."""
+
+    members: tuple[str, ...]
+    label: str
+
+    @property
+    def first(self) -> str:
+        return self.members[0]
+
+
+@dataclass(frozen=True)
+class LineLabel:
+    """A direct label: the data point it names (``x``, ``y``), its text and colour."""
+
+    x: float
+    y: float
+    text: str
+    color: Any = "black"
+
+
+def _key(values: Iterable[Any], digits: int) -> tuple:
+    out: list[Any] = []
+    for v in values:
+        if isinstance(v, float) and math.isnan(v):
+            out.append(None)
+        elif isinstance(v, (int, float)):
+            out.append(round(float(v), digits))
+        else:
+            out.append(v)
+    return tuple(out)
+
+
+def group_identical(series: Mapping[str, Sequence[Any]], *, digits: int = 9,
+                    universe: Sequence[str] | None = None) -> list[SeriesGroup]:
+    """Group the series of ``series`` (name → its values, in a fixed order) that have identical values.
+
+    Values are compared after rounding to ``digits`` decimals (NaN equals NaN).  Groups keep the
+    order in which their first member appears; each is labelled by ``group_label`` against
+    ``universe`` (default: every name in ``series``).
+
+    >>> [g.label for g in group_identical({"a+x": [1, 2], "b+x": [1, 2], "a+y": [0, 2]})]
+    ['*+x ×2', 'a+y']
+    """
+    groups: dict[tuple, list[str]] = {}
+    for name, values in series.items():
+        groups.setdefault(_key(values, digits), []).append(name)
+    names = list(universe) if universe is not None else list(series)
+    return [SeriesGroup(tuple(m), group_label(m, names)) for m in groups.values()]
+
+
+def _parts(label: str) -> list[str]:
+    return _SEPARATORS.split(str(label))
+
+
+def group_label(members: Sequence[str], universe: Sequence[str] = ()) -> str:
+    """One label for pipelines whose results coincide.
+
+    Labels split at ``+`` and ``|``; a part the members share is kept, a part they vary in
+    becomes ``*`` when they take every value ``universe`` has there, else ``{a,b}``.  When
+    those sets do not multiply out to exactly the members, the first member is named with a
+    count.  More than one member ends in ``×N``.
+
+    >>> group_label(["tb+sp|dense", "tw+sp|dense"], ["tb+sp|dense", "tw+sp|dense", "tb+mr|dense"])
+    '*+sp|dense ×2'
+    """
+    members = list(dict.fromkeys(str(m) for m in members))
+    if len(members) == 1:
+        return members[0]
+    split = [_parts(m) for m in members]
+    shape = len(split[0])
+    same_shape = all(len(s) == shape for s in split) and all(
+        s[i] == split[0][i] for s in split for i in range(1, shape, 2))
+    if same_shape:
+        others = [p for p in map(_parts, universe) if len(p) == shape]
+        out, combos = [], 1
+        for i in range(shape):
+            values = sorted({s[i] for s in split})
+            if i % 2 or len(values) == 1:
+                out.append(values[0])
+                continue
+            combos *= len(values)
+            every = sorted({p[i] for p in others} | set(values))
+            out.append("*" if values == every else "{" + ",".join(values) + "}")
+        if combos == len(members):
+            return "".join(out) + f" ×{len(members)}"
+    return f"{members[0]} and {len(members) - 1} more, identical"
+
+
+def short_labels(labels: Sequence[str]) -> tuple[dict[str, str], str]:
+    """``labels`` without the parts every one of them shares, and those shared parts as a pattern.
+
+    >>> short_labels(["tb+none|dense", "tw+none|bm25"])
+    ({'tb+none|dense': 'tb|dense', 'tw+none|bm25': 'tw|bm25'}, '…+none|…')
+    """
+    labels = list(dict.fromkeys(str(x) for x in labels))
+    split = [_parts(x) for x in labels]
+    if len(labels) < 2 or len({len(s) for s in split}) != 1:
+        return {x: x for x in labels}, ""
+    shape = len(split[0])
+    shared = [i % 2 == 0 and len({s[i] for s in split}) == 1 for i in range(shape)]
+    if not any(shared) or all(shared[i] for i in range(0, shape, 2)):
+        return {x: x for x in labels}, ""
+    short = {}
+    for label, parts in zip(labels, split):
+        kept: list[str] = []
+        for i in range(0, shape, 2):
+            if shared[i]:
+                continue
+            if kept:  # the separator before this part, or the one after the dropped part before it
+                kept.append(parts[i - 1])
+            kept.append(parts[i])
+        short[label] = "".join(kept)
+    pattern = "".join(split[0][i] if i % 2 or shared[i] else "…" for i in range(shape))
+    return short, re.sub(r"(…[+|]?)+…", "…", pattern)
+
+
+def spread(targets: Sequence[float], sizes: Sequence[float], low: float, high: float) -> list[float]:
+    """Centres for labels of ``sizes`` as close as possible to ``targets`` without overlapping, within [low, high].
+
+    One-dimensional: labels keep their order; a run of labels that would overlap is placed as a
+    block centred on its targets (least squares), then pushed inside the bounds.  When they do
+    not fit between the bounds they start at ``low`` and run past ``high``.
+
+    >>> spread([0.0, 0.1, 5.0], [1.0, 1.0, 1.0], -10, 10)
+    [-0.45, 0.55, 5.0]
+    """
+    order = sorted(range(len(targets)), key=lambda i: (targets[i], i))
+    blocks: list[list[int]] = []
+    bottoms: list[float] = []
+
+    def placed(block: list[int]) -> float:
+        offsets, total = [], 0.0
+        for i in block:
+            offsets.append(total + sizes[i] / 2)
+            total += sizes[i]
+        bottom = sum(targets[i] - o for i, o in zip(block, offsets)) / len(block)
+        return min(max(bottom, low), max(low, high - total))
+
+    for i in order:
+        blocks.append([i])
+        bottoms.append(placed([i]))
+        while len(blocks) > 1 and bottoms[-2] + sum(sizes[j] for j in blocks[-2]) > bottoms[-1] + 1e-12:
+            merged = blocks[-2] + blocks[-1]
+            blocks[-2:] = [merged]
+            bottoms[-2:] = [placed(merged)]
+    centres = [0.0] * len(targets)
+    for block, bottom in zip(blocks, bottoms):
+        for i in block:
+            centres[i] = round(bottom + sizes[i] / 2, 12)
+            bottom += sizes[i]
+    return centres
+
+
+def label_lines(ax: Any, labels: Sequence[LineLabel], *, fontsize: float = 7.5, x: float = 1.02,
+                pad_pt: float = 2.0) -> list[Any]:
+    """Write each label beside ``ax`` (at axes fraction ``x``) at its point's height, none overlapping.
+
+    Labels are spread vertically (``spread``) in points, from the axes' current size and
+    limits, so set limits and scales first.  A label moved off its point's height gets a
+    leader line to the point.  Returns the annotations.
+    """
+    if not labels:
+        return []
+    fig = ax.figure
+    if fig.get_layout_engine() is not None:
+        fig.draw_without_rendering()  # the final axes size, from the layout
+    height_pt = ax.get_position().height * fig.get_figheight() * 72
+    to_fraction = ax.transScale + ax.transLimits  # data -> axes fraction, whatever the layout
+    ys = [float(to_fraction.transform((label.x, label.y))[1]) * height_pt for label in labels]
+    sizes = [(label.text.count("\n") + 1) * fontsize * 1.2 + pad_pt for label in labels]
+    centres = spread(ys, sizes, 0.0, height_pt)
+    out = []
+    for label, y_pt, centre in zip(labels, ys, centres):
+        moved = abs(centre - y_pt) > 1.0
+        out.append(ax.annotate(
+            label.text, xy=(label.x, label.y), xycoords="data", xytext=(x, centre / height_pt),
+            textcoords="axes fraction", va="center", ha="left", fontsize=fontsize, color=label.color,
+            annotation_clip=False,
+            arrowprops={"arrowstyle": "-", "color": label.color, "lw": 0.5, "alpha": 0.5,
+                        "shrinkA": 1, "shrinkB": 3} if moved else None))
+    return out
+
+
+def is_small(n: Any) -> bool:
+    """True when ``n`` observations are too few for an interval to mean much (``n < SMALL_N``)."""
+    try:
+        return float(n) < SMALL_N
+    except (TypeError, ValueError):
+        return False
+
+
+def small_marker(n: Any, color: Any) -> dict[str, Any]:
+    """Marker keywords for a point resting on ``n`` values: hollow when ``n`` is small, filled otherwise."""
+    return {"mfc": "white" if is_small(n) else color, "mec": color, "color": color}
+
+
+def shade_small(ax: Any, x: float, y: float, width: float = 1.0, height: float = 1.0) -> Any:
+    """Grey out and hatch the cell centred on (x, y) of a heatmap or bar, to mark a small n."""
+    from matplotlib.patches import Rectangle
+
+    patch = Rectangle((x - width / 2, y - height / 2), width, height, facecolor=(1, 1, 1, 0.55),
+                      edgecolor=(0.35, 0.35, 0.35, 0.6), hatch="///", lw=0)
+    ax.add_patch(patch)
+    return patch
+
+
+def n_phrase(counts: Iterable[Any], unit: str = "probes") -> str:
+    """``"n = 7 probes each"``, or ``"n = 3–7 probes"`` when the counts differ (NaN and 0 ignored).
+
+    >>> n_phrase([7, 7]), n_phrase([3, 7.0, float("nan")])
+    ('n = 7 probes each', 'n = 3–7 probes')
+    """
+    values = sorted({int(c) for c in counts if c is not None and not (isinstance(c, float) and math.isnan(c)) and c})
+    if not values:
+        return f"n = 0 {unit}"
+    if len(values) == 1:
+        return f"n = {values[0]} {unit.removesuffix('s') if values[0] == 1 else unit} each"
+    return f"n = {values[0]}–{values[-1]} {unit}"
+
+
+def small_note(counts: Iterable[Any], how: str = "hollow") -> str:
+    """A caption fragment when some value rests on fewer than ``SMALL_N`` observations, else ``""``."""
+    return f"; {how}: n < {SMALL_N}" if any(is_small(c) for c in counts if c) else ""
+
+
+def stable_colors(keys: Iterable[Hashable]) -> dict[Hashable, Any]:
+    """One colour per key, in first-seen order (tab10, then tab20, then a continuous map)."""
+    from matplotlib import colormaps
+
+    keys = list(dict.fromkeys(keys))
+    n = len(keys)
+    if n <= 10:
+        colors = [colormaps["tab10"](i) for i in range(n)]
+    elif n <= 20:
+        colors = [colormaps["tab20"](i) for i in range(n)]
+    else:
+        colors = [colormaps["turbo"](i / max(1, n - 1)) for i in range(n)]
+    return dict(zip(keys, colors))
