@@ -12,6 +12,25 @@ from lyra_lab.reports._agreement import cohen_kappa, judge_agreement, judge_tabl
 from lyra_lab.reports._compare_plots import comparison_plot
 from lyra_lab.reports._figure_check import FigureProblem, figure_problems
 from lyra_lab.reports._labels import LOCOMO_LABELS, category_label, label_categories
+from lyra_lab.reports._legible import (
+    SMALL_N,
+    LineLabel,
+    SeriesGroup,
+    ci_point,
+    error_bars,
+    group_identical,
+    group_label,
+    is_small,
+    label_lines,
+    log_axis,
+    n_phrase,
+    shade_small,
+    short_labels,
+    small_marker,
+    small_note,
+    spread,
+    stable_colors,
+)
 from lyra_lab.reports._frames import budget_frame
 from lyra_lab.reports._plots import quality_vs_context_tokens
 from lyra_lab.reports._report import write_report
@@ -20,16 +39,33 @@ from lyra_lab.reports._summary import summarize_results
 __all__ = [
     "FigureProblem",
     "LOCOMO_LABELS",
+    "SMALL_N",
+    "LineLabel",
+    "SeriesGroup",
     "budget_frame",
     "category_label",
+    "ci_point",
     "cohen_kappa",
     "comparison_plot",
+    "error_bars",
     "figure_problems",
+    "group_identical",
+    "group_label",
+    "is_small",
     "judge_agreement",
     "judge_table",
     "label_categories",
+    "label_lines",
+    "log_axis",
+    "n_phrase",
     "quality_vs_context_tokens",
+    "shade_small",
+    "short_labels",
+    "small_marker",
+    "small_note",
     "split_judges",
+    "spread",
+    "stable_colors",
     "summarize_results",
     "write_report",
 ]

@@ -260,10 +260,13 @@ def _invisible(artist: Any, ax: Any) -> str | None:
 def _covers(high: Any, low: Any, px_per_pt: float) -> bool:
     """``high`` is drawn over ``low`` at the same points (within half ``high``'s line or marker width).
 
-    A line is covered only by a line, markers only by markers: a line's own markers drawn as a
-    separate set do not hide it.
+    A line is covered only by a line, markers only by markers of the same shape: a line's own
+    markers drawn as a separate set do not hide it, nor does a point sitting on another
+    series' error-bar cap.
     """
     if (_has_line(low) and not _has_line(high)) or (_has_marker(low) and not _has_marker(high)):
+        return False
+    if _has_marker(low) and low.get_marker() != high.get_marker():
         return False
     a, b = _points(low), _points(high)
     if len(a) != len(b) or not len(a):

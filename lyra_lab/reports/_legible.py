@@ -9,8 +9,9 @@ The report's figures, the bench sweep and the notebooks all use these:
 * ``label_lines``: direct labels beside an axes, one per series, at the series' height and
   moved apart just enough that no two overlap (a thin leader line joins a moved label to its
   point), instead of a legend to match colours against.
-* ``SMALL_N``, ``is_small``, ``small_marker``, ``shade_small``: values resting on fewer than
-  ``SMALL_N`` observations drawn hollow, or hatched and greyed, with their n written.
+* ``SMALL_N``, ``is_small``, ``small_marker``, ``ci_point``, ``shade_small``: values resting on
+  fewer than ``SMALL_N`` observations drawn hollow, or hatched and greyed, with their n written;
+  an interval of no width drawn as its point alone.
 * ``n_phrase``: "n = 7 probes each" when every series rests on the same count, else the range.
 
 ``spread`` is the one-dimensional placement behind ``label_lines``; it is pure and tested alone.
@@ -61,22 +62,48 @@ def _key(values: Iterable[Any], digits: int) -> tuple:
     return tuple(out)
 
 
-def group_identical(series: Mapping[str, Sequence[Any]], *, digits: int = 9,
+def group_identical(series: Mapping[str, Sequence[Any]], *, digits: int = 9, tolerance: float = 0.0,
                     universe: Sequence[str] | None = None) -> list[SeriesGroup]:
     """Group the series of ``series`` (name → its values, in a fixed order) that have identical values.
 
-    Values are compared after rounding to ``digits`` decimals (NaN equals NaN).  Groups keep the
-    order in which their first member appears; each is labelled by ``group_label`` against
-    ``universe`` (default: every name in ``series``).
+    Values are compared after rounding to ``digits`` decimals (NaN equals NaN).  With a
+    ``tolerance``, a series also joins a group whose first member it is within ``tolerance`` of
+    at every position (numbers only; anything else must be equal): lines closer than a line's
+    width cannot be told apart, so they are one line.  Groups keep the order in which their
+    first member appears; each is labelled by ``group_label`` against ``universe`` (default:
+    every name in ``series``).
 
     >>> [g.label for g in group_identical({"a+x": [1, 2], "b+x": [1, 2], "a+y": [0, 2]})]
     ['*+x ×2', 'a+y']
+    >>> [g.members for g in group_identical({"p": [0.5, 0.7], "q": [0.501, 0.7]}, tolerance=0.005)]
+    [('p', 'q')]
     """
     groups: dict[tuple, list[str]] = {}
+    firsts: dict[tuple, Sequence[Any]] = {}
     for name, values in series.items():
-        groups.setdefault(_key(values, digits), []).append(name)
+        key = _key(values, digits)
+        if key not in groups and tolerance > 0:
+            key = next((k for k, first in firsts.items() if _close(first, values, tolerance)), key)
+        groups.setdefault(key, []).append(name)
+        firsts.setdefault(key, values)
     names = list(universe) if universe is not None else list(series)
     return [SeriesGroup(tuple(m), group_label(m, names)) for m in groups.values()]
+
+
+def _close(a: Sequence[Any], b: Sequence[Any], tolerance: float) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        numbers = isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool)
+        if numbers:
+            if math.isnan(x) or math.isnan(y):
+                if not (math.isnan(x) and math.isnan(y)):
+                    return False
+            elif abs(x - y) > tolerance:
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 def _parts(label: str) -> list[str]:
@@ -225,6 +252,47 @@ def small_marker(n: Any, color: Any) -> dict[str, Any]:
     return {"mfc": "white" if is_small(n) else color, "mec": color, "color": color}
 
 
+def ci_point(ax: Any, x: float, y: float, low: float, high: float, n: Any, color: Any, *,
+             horizontal: bool = False, ms: float = 5.5, marker: str = "o", **kwargs: Any) -> None:
+    """A point with its 95% CI, hollow when ``n`` is small; no bar when the interval has no width.
+
+    A bar of zero width would draw its two caps on top of each other (a series drawn but unseen);
+    the point alone says the same.  ``horizontal``: the interval runs along x (``x`` is the value).
+    """
+    value = x if horizontal else y
+    if low == low and high == high and high - low > 1e-12:
+        err = [[value - low], [high - value]]
+        ax.errorbar([x], [y], **({"xerr": err} if horizontal else {"yerr": err}), fmt="none", ecolor=color,
+                    elinewidth=1.1, capsize=2.5, zorder=2)
+    ax.plot([x], [y], marker, ms=ms, zorder=3, **small_marker(n, color), **kwargs)
+
+
+def error_bars(mean: Sequence[float], low: Sequence[float], high: Sequence[float]) -> Any:
+    """``yerr``/``xerr`` for ``bar``/``errorbar``: a 2×n array, NaN where an interval has no width (or is missing).
+
+    A bar of zero width draws its two caps on top of each other; NaN draws none.
+
+    >>> error_bars([0.5, 0.0], [0.25, 0.0], [0.75, 0.0]).tolist()
+    [[0.25, nan], [0.25, nan]]
+    """
+    import numpy as np
+
+    m, lo, hi = (np.asarray(v, dtype=float) for v in (mean, low, high))
+    below, above = np.clip(m - lo, 0, None), np.clip(hi - m, 0, None)
+    none = ~(np.nan_to_num(below + above) > 1e-12)
+    return np.vstack([np.where(none, np.nan, below), np.where(none, np.nan, above)])
+
+
+def log_axis(axis: Any) -> None:
+    """Put ``axis`` (``ax.xaxis`` or ``ax.yaxis``) on a log scale ticked at 1, 2, 5 × 10^k, written as plain numbers."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    axis.axes.set_xscale("log") if axis is axis.axes.xaxis else axis.axes.set_yscale("log")
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter("{x:g}")
+    axis.set_minor_formatter(NullFormatter())
+
+
 def shade_small(ax: Any, x: float, y: float, width: float = 1.0, height: float = 1.0) -> Any:
     """Grey out and hatch the cell centred on (x, y) of a heatmap or bar, to mark a small n."""
     from matplotlib.patches import Rectangle
@@ -235,8 +303,10 @@ def shade_small(ax: Any, x: float, y: float, width: float = 1.0, height: float =
     return patch
 
 
-def n_phrase(counts: Iterable[Any], unit: str = "probes") -> str:
+def n_phrase(counts: Iterable[Any], unit: str = "probes", *, each: bool = True) -> str:
     """``"n = 7 probes each"``, or ``"n = 3–7 probes"`` when the counts differ (NaN and 0 ignored).
+
+    ``each=False`` leaves out the word "each" (for "n = 7 requests per level").
 
     >>> n_phrase([7, 7]), n_phrase([3, 7.0, float("nan")])
     ('n = 7 probes each', 'n = 3–7 probes')
@@ -245,7 +315,7 @@ def n_phrase(counts: Iterable[Any], unit: str = "probes") -> str:
     if not values:
         return f"n = 0 {unit}"
     if len(values) == 1:
-        return f"n = {values[0]} {unit.removesuffix('s') if values[0] == 1 else unit} each"
+        return f"n = {values[0]} {unit.removesuffix('s') if values[0] == 1 else unit}" + (" each" if each else "")
     return f"n = {values[0]}–{values[-1]} {unit}"
 
 

@@ -9,7 +9,6 @@ One panel per recaller, two panels a row.  Points sit at their true x (never jit
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,11 +25,11 @@ from lyra_lab.reports._figures import (
 )
 from lyra_lab.reports._legible import (
     LineLabel,
+    ci_point,
     group_identical,
     label_lines,
     n_phrase,
     short_labels,
-    small_marker,
     small_note,
     stable_colors,
 )
@@ -59,14 +58,6 @@ def _limits(low: pd.Series, high: pd.Series) -> tuple[float, float]:
         return -0.04, 1.04
     pad = 0.06 * (hi - lo or 1.0)
     return lo - pad, hi + pad
-
-
-def _errorbar(ax: Any, x: float, row: pd.Series, color: Any, *, ms: float = 5.5) -> None:
-    """A point (hollow for a small n) with its 95% CI, the bar left out when the interval has no width."""
-    if pd.notna(row["ci_low"]) and row["ci_high"] - row["ci_low"] > 1e-12:
-        ax.errorbar([x], [row["mean"]], yerr=[[row["mean"] - row["ci_low"]], [row["ci_high"] - row["mean"]]],
-                    fmt="none", ecolor=color, elinewidth=1.0, capsize=2.5, alpha=0.8, zorder=2)
-    ax.plot([x], [row["mean"]], "o", ms=ms, zorder=3, **small_marker(row["n"], color))
 
 
 def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], path: Path) -> Path | None:
@@ -107,7 +98,8 @@ def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], p
         part = quality[quality["facet"] == facet].set_index("short")
         for yi, group in zip(y, groups):
             if group.first in part.index:
-                _point(ax, part.loc[group.first], yi)
+                row = part.loc[group.first]
+                ci_point(ax, row["mean"], yi, row["ci_low"], row["ci_high"], row["n"], "C0", horizontal=True, ms=6)
         ax.set_title(f"recaller: {facet}" if facet else "all pipelines", fontsize=10)
         ax.set_xlim(*xlim)
         ax.grid(axis="x", alpha=0.3)
@@ -126,15 +118,6 @@ def _cost_text(value: float, unit: str) -> str:
     """``"1,360 LLM tokens per conversation"`` (the unit of ``_cost_axis`` without its parenthesis)."""
     what = unit.split(" (")[0]
     return f"${value:,.4f} per conversation" if what.startswith("USD") else f"{value:,.0f} {what}"
-
-
-def _point(ax: Any, row: pd.Series, y: float) -> None:
-    """A point at ``y`` (hollow for a small n) with its 95% CI, the bar left out when it has no width."""
-    color = "C0"
-    if pd.notna(row["ci_low"]) and row["ci_high"] - row["ci_low"] > 1e-12:
-        ax.errorbar([row["mean"]], [y], xerr=[[row["mean"] - row["ci_low"]], [row["ci_high"] - row["mean"]]],
-                    fmt="none", ecolor=color, elinewidth=1.2, capsize=3, zorder=2)
-    ax.plot([row["mean"]], [y], "o", ms=6, zorder=3, **small_marker(row["n"], color))
 
 
 def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str, bool], path: Path,
@@ -181,7 +164,7 @@ def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str
             ax.plot(xs, line["mean"], "--" if dashed else "-", color=color, lw=1.5, zorder=2)
             for xv, (_, point) in zip(xs, line.iterrows()):
                 if pd.notna(point["mean"]):
-                    _errorbar(ax, xv, point, color, ms=4.5)
+                    ci_point(ax, xv, point["mean"], point["ci_low"], point["ci_high"], point["n"], color, ms=4.5)
             last = line["mean"].last_valid_index()
             labels.append(LineLabel(xs[budgets.index(last)], line.loc[last, "mean"],
                                     f"{wrap_label(group.label, 30)} (n={int(line['n'].min())})", color))
