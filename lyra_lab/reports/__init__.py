@@ -3,13 +3,15 @@
 Everything here reads tidy result frames (``lyra_lab.runs.load_results``): per-pipeline
 summaries with bootstrap CIs (``summarize_results``), the paired comparisons of
 ``lyra_lab.stats`` as report sections and figures, judge agreement, category labels, and
-``write_report`` for a run folder's ``report/``.  Figures follow ``_legible``'s rules (identical
+``write_report`` for a run folder's ``report/``, ``compare_runs`` for the pipelines of two run
+folders paired on the probes both asked, and ``write_index`` for a page over a folder of runs.  Figures follow ``_legible``'s rules (identical
 series drawn once, direct labels, small n marked), and ``figure_problems`` finds what a drawn
 figure hides (overlapping text, a legend over data, series drawn but unseen).
 """
 
 from lyra_lab.reports._agreement import cohen_kappa, judge_agreement, judge_table, split_judges
 from lyra_lab.reports._compare_plots import comparison_plot
+from lyra_lab.reports._compare_runs import RunComparison, compare_runs
 from lyra_lab.reports._figure_check import FigureProblem, figure_problems
 from lyra_lab.reports._labels import LOCOMO_LABELS, category_label, label_categories
 from lyra_lab.reports._legible import (
@@ -35,17 +37,22 @@ from lyra_lab.reports._frames import budget_frame
 from lyra_lab.reports._plots import quality_vs_context_tokens
 from lyra_lab.reports._report import write_report
 from lyra_lab.reports._summary import summarize_results
+from lyra_lab.reports._view import RunEntry, RunsPage, runs_overview, write_index
 
 __all__ = [
     "FigureProblem",
     "LOCOMO_LABELS",
     "SMALL_N",
     "LineLabel",
+    "RunComparison",
+    "RunEntry",
+    "RunsPage",
     "SeriesGroup",
     "budget_frame",
     "category_label",
     "ci_point",
     "cohen_kappa",
+    "compare_runs",
     "comparison_plot",
     "error_bars",
     "figure_problems",
@@ -59,6 +66,7 @@ __all__ = [
     "log_axis",
     "n_phrase",
     "quality_vs_context_tokens",
+    "runs_overview",
     "shade_small",
     "short_labels",
     "small_marker",
@@ -67,5 +75,6 @@ __all__ = [
     "spread",
     "stable_colors",
     "summarize_results",
+    "write_index",
     "write_report",
 ]

@@ -192,8 +192,8 @@ def render_html(title: str, notes: list[str], warnings: list[str], table: tuple[
             body += [f"<p>{_esc(caption)}</p>", _table(header, rows)]
     if category_table is not None:
         body += ["<h2>By probe category</h2>", _table(*category_table)]
-    body += ["<h2>Figures</h2>"] + [_figure(p) for p in plots]
-    body.append("<h2>Probes</h2>")
+    body += ["<h2 id=figures>Figures</h2>"] + [_figure(p) for p in plots]
+    body.append("<h2 id=probes>Probes</h2>")
     shown = f"{len(views)} of {n_probes}" if n_probes > len(views) else f"{len(views)}"
     body.append(f"<p>{shown} probes. Open a probe, then a pipeline, for its retrieved entries "
                 "(green: a gold evidence turn), answer and judge verdict.</p>")
