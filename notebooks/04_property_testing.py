@@ -410,7 +410,7 @@ recallers = ["bm25"]
 backends = ["fake"]
 embedders = ["hashing"]
 ks = [1, 5, 10]
-context_budgets = [{CONTEXT}]
+score_at_tokens = [{CONTEXT}]
 """
 (OUT / "grid.toml").write_text(GRID_TOML)
 print(GRID_TOML)

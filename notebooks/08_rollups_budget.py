@@ -129,7 +129,7 @@ spec = ExperimentSpec.from_dict({
                  {"name": "fact_extraction", "max_tokens": DIGEST_TOKENS, "batch_turns": 20},
                  "none"],
              "budgets": BUDGETS, "keep_raw": [True], "recallers": ["bm25"]},
-    "run": {"backends": [BACKEND], "embedders": ["none"], "ks": [K], "context_budgets": CONTEXT_BUDGETS},
+    "run": {"backends": [BACKEND], "embedders": ["none"], "ks": [K], "score_at_tokens": CONTEXT_BUDGETS},
 })
 RUN_DIR = OUT / f"run-{MODE}-{BACKEND}"
 t0 = time.perf_counter()

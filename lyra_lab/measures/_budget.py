@@ -3,7 +3,7 @@
 Scoring at the same k favours long entries: a digest is 5–20× a raw turn, so
 ten digests carry far more text than ten turns.  At a budget of ``B`` rendered
 tokens every pipeline gets the same room.  For a probe and a budget ``B``
-(``[run] context_budgets``), from the recaller's ranking (``ProbeOutcome.ranking``,
+(``[run] score_at_tokens``), from the recaller's ranking (``ProbeOutcome.ranking``,
 a deeper list than the k hits) and the pipeline's token counter:
 
 * **fits(B)**: the longest prefix of the ranking whose rendered block — one

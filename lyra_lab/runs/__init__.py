@@ -11,12 +11,22 @@ cell's rows, ``CellRows``, written atomically), ``results.parquet`` (derived) an
 from lyra_lab.runs._cell_rows import CellRows, RowGroup, read_cell_rows
 from lyra_lab.runs._folder import RunFolder, environment, file_sha256, schema_version
 from lyra_lab.runs._log import NullLog, RunLog, read_log
-from lyra_lab.runs._probe_log import DETAIL_EVENT, LoggedProbes, logged_probes, probe_record, run_corpus, turn_texts
+from lyra_lab.runs._probe_log import (
+    DETAIL_EVENT,
+    AliasOf,
+    LoggedProbes,
+    alias_sources,
+    logged_probes,
+    probe_record,
+    run_corpus,
+    turn_texts,
+)
 from lyra_lab.runs._results import ID_COLUMNS, ResultsFormatError, load_results
 from lyra_lab.runs._status import RunStatus, run_status
 
 __all__ = [
     "DETAIL_EVENT",
+    "AliasOf",
     "ID_COLUMNS",
     "CellRows",
     "LoggedProbes",
@@ -26,6 +36,7 @@ __all__ = [
     "RunFolder",
     "RunLog",
     "RunStatus",
+    "alias_sources",
     "environment",
     "file_sha256",
     "load_results",
