@@ -73,10 +73,10 @@ def group_identical(series: Mapping[str, Sequence[Any]], *, digits: int = 9, tol
     first member appears; each is labelled by ``group_label`` against ``universe`` (default:
     every name in ``series``).
 
-    >>> [g.label for g in group_identical({"a+x": [1, 2], "b+x": [1, 2], "a+y": [0, 2]})]
-    ['*+x ×2', 'a+y']
-    >>> [g.members for g in group_identical({"p": [0.5, 0.7], "q": [0.501, 0.7]}, tolerance=0.005)]
-    [('p', 'q')]
+    >>> print("; ".join(g.label for g in group_identical({"a+x": [1, 2], "b+x": [1, 2], "a+y": [0, 2]})))
+    *+x ×2; a+y
+    >>> print(" ".join(group_identical({"p": [0.5, 0.7], "q": [0.501, 0.7]}, tolerance=0.005)[0].members))
+    p q
     """
     groups: dict[tuple, list[str]] = {}
     firsts: dict[tuple, Sequence[Any]] = {}
