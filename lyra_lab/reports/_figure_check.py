@@ -204,8 +204,13 @@ def _series_problems(ax: Any, renderer: Any) -> list[FigureProblem]:
     from matplotlib.lines import Line2D
 
     lines = [a for a in series if isinstance(a, Line2D)]
+    # the parts of one error bar (its two caps on a narrow interval) are one series, not two
+    bar_of = {id(part): i for i, c in enumerate(ax.containers) if type(c).__name__ == "ErrorbarContainer"
+              for part in (c.lines[1] or ())}
     for i, low in enumerate(lines):
         for high in lines[i + 1:]:
+            if id(low) in bar_of and bar_of.get(id(high)) == bar_of[id(low)]:
+                continue
             if _covers(high, low, px_per_pt):
                 out.append(FigureProblem("hidden series", f"{_name(low)} is drawn under {_name(high)} with the same "
                                                           f"values in {title!r}"))

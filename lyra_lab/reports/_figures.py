@@ -49,8 +49,8 @@ def bottom_axes(axes: Any) -> list[Any]:
 
 
 def wrap_label(label: str, width: int = 28) -> str:
-    """Break a pipeline label after ``+``/``|`` so no line exceeds ~``width`` characters."""
-    parts = re.split(r"(?<=[+|])", str(label))
+    """Break a pipeline label after ``+``/``|`` (or ``,`` in a group's ``{a,b}``) so no line exceeds ~``width`` characters."""
+    parts = re.split(r"(?<=[+|,])", str(label))
     lines, line = [], ""
     for part in parts:
         if line and len(line) + len(part) > width:

@@ -18,7 +18,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lyra_lab.reports._figures import FIGURE_WIDTH, new_figure, save, simulated_note, without_recaller, wrap_label
+from lyra_lab.reports._figures import (
+    FIGURE_WIDTH,
+    new_figure,
+    save,
+    simulated_note,
+    split_pipeline,
+    without_recaller,
+    wrap_label,
+)
 from lyra_lab.reports._legible import n_phrase, short_labels
 
 PHASES = (  # (metric, name, unit of one value)
@@ -30,6 +38,7 @@ PHASES = (  # (metric, name, unit of one value)
     ("judge.latency_s", "judge", "conversation"),
 )
 MIN_BOX = 5  # fewer values than this are drawn as dots: a box of one or two values suggests a spread
+MAX_ROWS = 30  # more pipelines than this: per-probe phases are pooled per recaller (rows would be too thin to read)
 _PHASE_COLORS = {"recall": "C0", "answer": "C1", "summarize": "C2", "rollup": "C3", "embed": "C4", "judge": "C5"}
 
 
@@ -70,6 +79,10 @@ def latency_boxes(df: pd.DataFrame, simulated: dict[str, bool], path: Path) -> P
     phases = phase_measurements(df)
     if not phases:
         return None
+    pooled = len({r for p in phases if p.level == "pipeline" for r in p.values["row"]}) > MAX_ROWS
+    if pooled:  # one row per recaller, its memory pipelines' measurements together
+        phases = [Phase(p.name, p.unit, p.level, p.values.assign(row=[split_pipeline(r)[1] for r in p.values["row"]]),
+                        p.zeros) if p.level == "pipeline" else p for p in phases]
     levels = [lv for lv in ("pipeline", "memory") if any(p.level == lv for p in phases)]
     rows = {lv: sorted({r for p in phases if p.level == lv for r in p.values["row"]}) for lv in levels}
     tallest = max(len(r) for r in rows.values())
@@ -106,7 +119,8 @@ def latency_boxes(df: pd.DataFrame, simulated: dict[str, bool], path: Path) -> P
         _decades(ax, pd.concat([p.values["value"] for p in mine]))
         ax.grid(axis="x", alpha=0.3)
         ax.set_xlabel("seconds (log scale)")
-        what = "a row per pipeline" if level == "pipeline" else \
+        what = ("a row per recaller, its memory pipelines pooled" if pooled else "a row per pipeline") \
+            if level == "pipeline" else \
             "a row per memory (one measurement, shared by its recallers)"
         ax.set_title(what + (f"\nlabels omit what all share: {shared}" if shared else ""), fontsize=9)
     fig.legend(handles=handles, loc="outside lower center", ncols=min(2, len(handles)), fontsize=8, frameon=False)

@@ -232,11 +232,22 @@ def label_lines(ax: Any, labels: Sequence[LineLabel], *, fontsize: float = 7.5, 
         moved = abs(centre - y_pt) > 1.0
         out.append(ax.annotate(
             label.text, xy=(label.x, label.y), xycoords="data", xytext=(x, centre / height_pt),
-            textcoords="axes fraction", va="center", ha="left", fontsize=fontsize, color=label.color,
+            textcoords="axes fraction", va="center", ha="left", fontsize=fontsize, color=ink(label.color),
             annotation_clip=False,
             arrowprops={"arrowstyle": "-", "color": label.color, "lw": 0.5, "alpha": 0.5,
                         "shrinkA": 1, "shrinkB": 3} if moved else None))
     return out
+
+
+def ink(color: Any, darken: float = 0.3) -> tuple[float, float, float]:
+    """``color`` darkened for text: a label in a line's pale colour (tab20's light half) is hard to read.
+
+    >>> ink((1.0, 0.5, 0.0))
+    (0.7, 0.35, 0.0)
+    """
+    from matplotlib.colors import to_rgb
+
+    return tuple(round(c * (1 - darken), 6) for c in to_rgb(color))  # type: ignore[return-value]
 
 
 def is_small(n: Any) -> bool:

@@ -16,6 +16,7 @@ import pandas as pd
 from lyra_lab.reports._figures import (
     FIGURE_WIDTH,
     bottom_axes,
+    fit_text,
     new_figure,
     panel_grid,
     save,
@@ -26,6 +27,8 @@ from lyra_lab.reports._figures import (
 from lyra_lab.reports._legible import (
     LineLabel,
     ci_point,
+    error_bars,
+    is_small,
     group_identical,
     label_lines,
     n_phrase,
@@ -34,6 +37,10 @@ from lyra_lab.reports._legible import (
     stable_colors,
 )
 from lyra_lab.stats import aggregate
+
+MAX_LINES = 8  # lines a panel can hold legibly; past this, the best ones (every figure is in metrics.csv)
+DODGE_PT = 4.0  # points between the lines of a panel at one budget: about a marker's width
+
 
 def _cost_axis(df: pd.DataFrame) -> tuple[pd.Series, str]:
     """Memory-building cost per pipeline (dollars, else tokens, else context tokens) and its axis label."""
@@ -106,11 +113,12 @@ def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], p
         ax.set_yticks(y, labels, fontsize=7.5)
         ax.set_ylim(-0.6, len(groups) - 0.4)
         ax.set_xlabel(f"{metric}\n(mean, 95% CI)", fontsize=8)
+        ax.xaxis.set_tick_params(labelbottom=True)  # every panel has its own x label: its ticks too
     notes = [f"{n_phrase(quality['n'])}{small_note(quality['n'])}",
              "identical memories share a row (×N; * = every value the run has)" + (f"; labels omit what all share: {shared}" if shared else "")]
-    fig.suptitle(f"{metric} per memory pipeline, the cheapest to build at the top"
-                 f"{simulated_note(simulated, quality['pipeline'], 'some results')}\n" + " · ".join(notes),
-                 fontsize=10)
+    fig.suptitle(fit_text(f"{metric} per memory pipeline, the cheapest to build at the top"
+                          f"{simulated_note(simulated, quality['pipeline'], 'some results')}\n" + " · ".join(notes),
+                          FIGURE_WIDTH, 10), fontsize=10)
     return save(fig, path)
 
 
@@ -130,6 +138,8 @@ def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str
     labelled as a group at its right end.  ``metric`` is a base name such as
     ``"answer_in_context"`` or ``"evidence_recall"``.
     """
+    from matplotlib.transforms import offset_copy
+
     from lyra_lab.reports._frames import budget_frame
 
     rows = budget_frame(df)
@@ -142,29 +152,44 @@ def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str
     agg["short"] = agg["memory"].map(short)
     facets = sorted(agg["facet"].unique())
     budgets = sorted(int(b) for b in agg["budget_tokens"].unique())
-    fig, axes = panel_grid(len(facets), 2.5)
-    drawn = []
+    middle = budgets[(len(budgets) - 1) // 2]
+    drawn, cut = [], False
     for facet in facets:
         part = agg[agg["facet"] == facet]
         lines = {label: line.set_index("budget_tokens").reindex(budgets) for label, line in part.groupby("short")}
         series = {label: [*line["mean"], *line["ci_low"], *line["ci_high"], *line["n"],
                           simulated.get(str(line["pipeline"].dropna().iloc[0]), False)]
                   for label, line in lines.items()}
-        drawn.append((facet, lines, group_identical(series, universe=list(short.values()))))
+        groups = group_identical(series, universe=list(short.values()))
+        if len(groups) > MAX_LINES:  # more lines than a reader can follow: the best at the middle budget
+            groups = sorted(groups, key=lambda g: -np.nan_to_num(lines[g.first].loc[middle, "mean"], nan=-1.0))
+            groups, cut = groups[:MAX_LINES], True
+        drawn.append((facet, lines, groups))
     colors = stable_colors(g.label for _, _, groups in drawn for g in groups)
     ylim = _limits(agg["ci_low"].fillna(agg["mean"]), agg["ci_high"].fillna(agg["mean"]))
+    # one column, so each panel is wide and its labels have room; tall enough for its labels
+    label_lines_needed = max(sum(wrap_label(g.label, 30).count("\n") + 1 for g in groups) for _, _, groups in drawn)
+    fig, axes = panel_grid(len(facets), max(2.3, 0.16 * label_lines_needed + 0.5), ncols=1)
     pending = []
     for ax, (facet, lines, groups) in zip(axes.flat, drawn):
         labels = []
         for j, group in enumerate(groups):
             line, color = lines[group.first], colors[group.label]
-            # lines sharing a budget are set a little apart on the log axis, so their CIs stay apart
-            xs = np.array(budgets, dtype=float) * 2 ** (0.05 * (j - (len(groups) - 1) / 2))
+            # lines sharing a budget are drawn a few points apart, so their markers and CIs stay apart
+            shift = offset_copy(ax.transData, fig=fig, x=DODGE_PT * (j - (len(groups) - 1) / 2), units="points")
+            xs = np.array(budgets, dtype=float)
             dashed = simulated.get(str(line["pipeline"].dropna().iloc[0]), False) and not all(simulated.values())
-            ax.plot(xs, line["mean"], "--" if dashed else "-", color=color, lw=1.5, zorder=2)
-            for xv, (_, point) in zip(xs, line.iterrows()):
-                if pd.notna(point["mean"]):
-                    ci_point(ax, xv, point["mean"], point["ci_low"], point["ci_high"], point["n"], color, ms=4.5)
+            means = line["mean"].to_numpy(float)
+            ax.plot(xs, means, "--" if dashed else "-", color=color, lw=1.5, zorder=2, transform=shift)
+            err = error_bars(means, line["ci_low"], line["ci_high"])
+            if np.isfinite(err).any():
+                ax.errorbar(xs, means, yerr=err, fmt="none", ecolor=color, elinewidth=1, capsize=2.5, alpha=0.8,
+                            zorder=2, transform=shift)
+            small = np.array([is_small(n) for n in line["n"]]) & np.isfinite(means)
+            for mask, face in ((~small & np.isfinite(means), color), (small, "white")):  # hollow: a small n
+                if mask.any():
+                    ax.plot(xs[mask], means[mask], "o", ms=4.5, mfc=face, mec=color, color=color, ls="none",
+                            zorder=3, transform=shift)
             last = line["mean"].last_valid_index()
             labels.append(LineLabel(xs[budgets.index(last)], line.loc[last, "mean"],
                                     f"{wrap_label(group.label, 30)} (n={int(line['n'].min())})", color))
@@ -181,9 +206,11 @@ def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str
     for ax in axes[:, 0]:
         ax.set_ylabel(f"{metric}@B\n(mean, 95% CI)")
     notes = [f"{n_phrase(agg['n'])}{small_note(agg['n'])}",
-             "identical pipelines drawn once (×N; * = every value the run has)" + (f"; labels omit what all share: {shared}" if shared else "")]
-    fig.suptitle(f"{metric} at equal context tokens{simulated_note(simulated, agg['pipeline'], 'dashed')}\n"
-                 + " · ".join(notes), fontsize=10)
+             "identical pipelines drawn once (×N; * = every value the run has)"
+             + (f"; labels omit what all share: {shared}" if shared else "")
+             + (f"; at most {MAX_LINES} lines a panel, the best at B = {middle} (all in metrics.csv)" if cut else "")]
+    fig.suptitle(fit_text(f"{metric} at equal context tokens{simulated_note(simulated, agg['pipeline'], 'dashed')}\n"
+                          + " · ".join(notes), FIGURE_WIDTH, 10), fontsize=10)
     for ax, labels in pending:
         label_lines(ax, labels)
     return save(fig, path)

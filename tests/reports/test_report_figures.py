@@ -8,6 +8,7 @@ so it needs no LLM. Each figure is checked as ``write_report`` prints it (``test
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -92,3 +93,23 @@ def test_each_distinct_latency_is_one_measurement():
     assert phases["recall"].level == "pipeline" and len(phases["recall"].values) == 9
     # embed differs between recallers of one memory (bm25 embeds nothing): per pipeline, its zero left out
     assert phases["embed"].level == "pipeline" and len(phases["embed"].values) == 2 and phases["embed"].zeros == 1
+
+
+def test_a_grid_of_a_hundred_pipelines_still_draws_legible_figures(tmp_path):
+    """5 chunkers × 2 summarizers × keep_raw × 5 recallers: pooled latency rows, at most 8 lines a panel."""
+    spec = ExperimentSpec.from_dict({
+        "name": "wide", "corpus": {"path": str(Path(__file__).resolve().parents[2] / "datasets" / "synthetic_small.jsonl"),
+                                   "conversations": 2, "max_sessions": 8},
+        "grid": {"chunkers": [{"name": "token_budget", "max_tokens": 64}, {"name": "token_budget", "max_tokens": 256},
+                              {"name": "turn_window", "max_turns": 2}, {"name": "turn_window", "max_turns": 8},
+                              {"name": "overlap_window", "max_tokens": 128, "overlap_tokens": 32}],
+                 "summarizers": ["none", {"name": "single_pass", "max_tokens": 64}], "keep_raw": [True, False],
+                 "recallers": ["dense", "bm25", "hybrid", "recency", "reference"]},
+        "run": {"backends": ["fake"], "embedders": ["hashing"], "cache": "off"}, "qa": {"enabled": True,
+                                                                                       "max_probes": 4}})
+    run_experiment(spec, tmp_path / "run", progress=False)
+    with checking_figures() as figures:
+        write_report(tmp_path / "run", n_resamples=100)
+    assert len(figures) == 5 and problems_text(figures) == ""
+    titles = " ".join(f.title for f in figures)
+    assert "at most 8 lines a panel" in titles
