@@ -19,20 +19,18 @@ from lyra_lab.reports._legible import (
     LineLabel,
     SeriesGroup,
     ci_point,
-    error_bars,
     group_identical,
     group_label,
     is_small,
     label_lines,
-    log_axis,
     n_phrase,
     shade_small,
     short_labels,
     small_marker,
     small_note,
     spread,
-    stable_colors,
 )
+from lyra_lab.reports._figures import error_bars, log_axis, stable_colors
 from lyra_lab.reports._frames import budget_frame
 from lyra_lab.reports._plots import quality_vs_context_tokens
 from lyra_lab.reports._report import write_report

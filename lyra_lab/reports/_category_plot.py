@@ -60,7 +60,8 @@ def by_category(df: pd.DataFrame, metric: str, category_col: str, simulated: dic
                 shade_small(ax, j, i)
                 text, color = f"{value:.2f}\nn={int(count)}", "black"
             else:
-                text = f"{value:.2f} [{low.at[pipeline, category]:.2f}, {high.at[pipeline, category]:.2f}]\nn={int(count)}"
+                ci = f"[{low.at[pipeline, category]:.2f}, {high.at[pipeline, category]:.2f}]"
+                text = f"{value:.2f} {ci}\nn={int(count)}"
                 red, green, blue, _ = cmap((value - vmin) / ((vmax - vmin) or 1.0))
                 color = "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color, linespacing=1.1)
@@ -68,7 +69,8 @@ def by_category(df: pd.DataFrame, metric: str, category_col: str, simulated: dic
     ax.set_yticks(range(len(rows)), labels, fontsize=7.5)
     ax.set_xlabel("probe category")
     hatched = f"; hatched: n < {SMALL_N}" if any(is_small(c) for c in n.loc[rows].to_numpy().ravel() if c == c) else ""
-    grouped = "; identical pipelines share a row (×N; * = every value the run has)" if len(rows) < len(means.index) else ""
+    grouped = ("; identical pipelines share a row (×N; * = every value the run has)"
+               if len(rows) < len(means.index) else "")
     omitted = f"\nlabels omit what all share: {shared}" if shared else ""
     fig.suptitle(fit_text(f"{metric} by probe category: mean [95% CI], n per cell ({n_phrase(agg['n'])})"
                           f"{hatched}{grouped}{simulated_note(simulated, rows, 'some rows')}{omitted}", width - 0.5, 9),

@@ -176,7 +176,7 @@ def _crosses(artist: Any, box: Any) -> bool:
     """A line drawn through ``box`` between two of its points (no point inside)."""
     from matplotlib.lines import Line2D
 
-    if not isinstance(artist, Line2D) or artist.get_linestyle() in ("None", "", " ", "none") or not artist.get_linewidth():
+    if not isinstance(artist, Line2D) or not _has_line(artist):
         return False
     path = artist.get_transform().transform_path(artist.get_path())
     return bool(path.intersects_bbox(box, filled=False))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Hashable, Iterable, Sequence
 
 FIGURE_WIDTH = 10.0  # inches: a page with margins, at the report's dpi
 DPI = 110
@@ -49,7 +49,7 @@ def bottom_axes(axes: Any) -> list[Any]:
 
 
 def wrap_label(label: str, width: int = 28) -> str:
-    """Break a pipeline label after ``+``/``|`` (or ``,`` in a group's ``{a,b}``) so no line exceeds ~``width`` characters."""
+    """Break a pipeline label after ``+``/``|`` (or ``,`` in a group's ``{a,b}``), lines of ~``width`` characters."""
     parts = re.split(r"(?<=[+|,])", str(label))
     lines, line = [], ""
     for part in parts:
@@ -92,3 +92,44 @@ def save(fig: Any, path: Path) -> Path:
     """Write ``fig`` as a PNG at ``path`` ("tight": labels outside the axes stay in the file)."""
     fig.savefig(path, dpi=DPI, bbox_inches="tight")
     return path
+
+
+def error_bars(mean: Sequence[float], low: Sequence[float], high: Sequence[float]) -> Any:
+    """``yerr``/``xerr`` for ``bar``/``errorbar``: a 2×n array, NaN where an interval has no width (or is missing).
+
+    A bar of zero width draws its two caps on top of each other; NaN draws none.
+
+    >>> error_bars([0.5, 0.0], [0.25, 0.0], [0.75, 0.0]).tolist()
+    [[0.25, nan], [0.25, nan]]
+    """
+    import numpy as np
+
+    m, lo, hi = (np.asarray(v, dtype=float) for v in (mean, low, high))
+    below, above = np.clip(m - lo, 0, None), np.clip(hi - m, 0, None)
+    none = ~(np.nan_to_num(below + above) > 1e-12)
+    return np.vstack([np.where(none, np.nan, below), np.where(none, np.nan, above)])
+
+
+def log_axis(axis: Any) -> None:
+    """Put ``axis`` (``ax.xaxis`` or ``ax.yaxis``) on a log scale ticked at 1, 2, 5 × 10^k, as plain numbers."""
+    from matplotlib.ticker import LogLocator, NullFormatter
+
+    axis.axes.set_xscale("log") if axis is axis.axes.xaxis else axis.axes.set_yscale("log")
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter("{x:g}")
+    axis.set_minor_formatter(NullFormatter())
+
+
+def stable_colors(keys: Iterable[Hashable]) -> dict[Hashable, Any]:
+    """One colour per key, in first-seen order (tab10, then tab20, then a continuous map)."""
+    from matplotlib import colormaps
+
+    keys = list(dict.fromkeys(keys))
+    n = len(keys)
+    if n <= 10:
+        colors = [colormaps["tab10"](i) for i in range(n)]
+    elif n <= 20:
+        colors = [colormaps["tab20"](i) for i in range(n)]
+    else:
+        colors = [colormaps["turbo"](i / max(1, n - 1)) for i in range(n)]
+    return dict(zip(keys, colors))

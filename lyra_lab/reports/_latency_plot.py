@@ -68,7 +68,8 @@ def phase_measurements(df: pd.DataFrame) -> list[Phase]:
             if (spread <= 1).all():  # every recaller of a memory carries the same measurement
                 level, rows = "memory", memory.drop_duplicates(["row", *keys])
         zeros = int((rows["value"] <= 0).sum())
-        out.append(Phase(name, unit, level, rows.loc[rows["value"] > 0, ["row", "value"]].reset_index(drop=True), zeros))
+        drawn = rows.loc[rows["value"] > 0, ["row", "value"]].reset_index(drop=True)
+        out.append(Phase(name, unit, level, drawn, zeros))
     return out
 
 

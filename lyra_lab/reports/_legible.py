@@ -11,7 +11,7 @@ The report's figures, the bench sweep and the notebooks all use these:
   point), instead of a legend to match colours against.
 * ``SMALL_N``, ``is_small``, ``small_marker``, ``ci_point``, ``shade_small``: values resting on
   fewer than ``SMALL_N`` observations drawn hollow, or hatched and greyed, with their n written;
-  an interval of no width drawn as its point alone.
+  an interval of no width drawn as its point alone (``_figures.error_bars`` for bars).
 * ``n_phrase``: "n = 7 probes each" when every series rests on the same count, else the range.
 
 ``spread`` is the one-dimensional placement behind ``label_lines``; it is pure and tested alone.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 SMALL_N = 10  # fewer observations than this behind a value: drawn hollow / hatched, its n written beside it
 _SEPARATORS = re.compile(r"([+|])")
@@ -271,37 +271,11 @@ def ci_point(ax: Any, x: float, y: float, low: float, high: float, n: Any, color
     the point alone says the same.  ``horizontal``: the interval runs along x (``x`` is the value).
     """
     value = x if horizontal else y
-    if low == low and high == high and high - low > 1e-12:
+    if low == low and high == high and high - low > 1e-12:  # NaN != NaN: no interval
         err = [[value - low], [high - value]]
         ax.errorbar([x], [y], **({"xerr": err} if horizontal else {"yerr": err}), fmt="none", ecolor=color,
                     elinewidth=1.1, capsize=2.5, zorder=2)
     ax.plot([x], [y], marker, ms=ms, zorder=3, **small_marker(n, color), **kwargs)
-
-
-def error_bars(mean: Sequence[float], low: Sequence[float], high: Sequence[float]) -> Any:
-    """``yerr``/``xerr`` for ``bar``/``errorbar``: a 2×n array, NaN where an interval has no width (or is missing).
-
-    A bar of zero width draws its two caps on top of each other; NaN draws none.
-
-    >>> error_bars([0.5, 0.0], [0.25, 0.0], [0.75, 0.0]).tolist()
-    [[0.25, nan], [0.25, nan]]
-    """
-    import numpy as np
-
-    m, lo, hi = (np.asarray(v, dtype=float) for v in (mean, low, high))
-    below, above = np.clip(m - lo, 0, None), np.clip(hi - m, 0, None)
-    none = ~(np.nan_to_num(below + above) > 1e-12)
-    return np.vstack([np.where(none, np.nan, below), np.where(none, np.nan, above)])
-
-
-def log_axis(axis: Any) -> None:
-    """Put ``axis`` (``ax.xaxis`` or ``ax.yaxis``) on a log scale ticked at 1, 2, 5 × 10^k, written as plain numbers."""
-    from matplotlib.ticker import LogLocator, NullFormatter
-
-    axis.axes.set_xscale("log") if axis is axis.axes.xaxis else axis.axes.set_yscale("log")
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter("{x:g}")
-    axis.set_minor_formatter(NullFormatter())
 
 
 def shade_small(ax: Any, x: float, y: float, width: float = 1.0, height: float = 1.0) -> Any:
@@ -333,18 +307,3 @@ def n_phrase(counts: Iterable[Any], unit: str = "probes", *, each: bool = True) 
 def small_note(counts: Iterable[Any], how: str = "hollow") -> str:
     """A caption fragment when some value rests on fewer than ``SMALL_N`` observations, else ``""``."""
     return f"; {how}: n < {SMALL_N}" if any(is_small(c) for c in counts if c) else ""
-
-
-def stable_colors(keys: Iterable[Hashable]) -> dict[Hashable, Any]:
-    """One colour per key, in first-seen order (tab10, then tab20, then a continuous map)."""
-    from matplotlib import colormaps
-
-    keys = list(dict.fromkeys(keys))
-    n = len(keys)
-    if n <= 10:
-        colors = [colormaps["tab10"](i) for i in range(n)]
-    elif n <= 20:
-        colors = [colormaps["tab20"](i) for i in range(n)]
-    else:
-        colors = [colormaps["turbo"](i / max(1, n - 1)) for i in range(n)]
-    return dict(zip(keys, colors))

@@ -16,25 +16,25 @@ import pandas as pd
 from lyra_lab.reports._figures import (
     FIGURE_WIDTH,
     bottom_axes,
+    error_bars,
     fit_text,
     new_figure,
     panel_grid,
     save,
     simulated_note,
     split_pipeline,
+    stable_colors,
     wrap_label,
 )
 from lyra_lab.reports._legible import (
     LineLabel,
     ci_point,
-    error_bars,
     is_small,
     group_identical,
     label_lines,
     n_phrase,
     short_labels,
     small_note,
-    stable_colors,
 )
 from lyra_lab.stats import aggregate
 
@@ -115,7 +115,8 @@ def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], p
         ax.set_xlabel(f"{metric}\n(mean, 95% CI)", fontsize=8)
         ax.xaxis.set_tick_params(labelbottom=True)  # every panel has its own x label: its ticks too
     notes = [f"{n_phrase(quality['n'])}{small_note(quality['n'])}",
-             "identical memories share a row (×N; * = every value the run has)" + (f"; labels omit what all share: {shared}" if shared else "")]
+             "identical memories share a row (×N; * = every value the run has)"
+             + (f"; labels omit what all share: {shared}" if shared else "")]
     fig.suptitle(fit_text(f"{metric} per memory pipeline, the cheapest to build at the top"
                           f"{simulated_note(simulated, quality['pipeline'], 'some results')}\n" + " · ".join(notes),
                           FIGURE_WIDTH, 10), fontsize=10)
