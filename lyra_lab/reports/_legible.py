@@ -67,8 +67,8 @@ def group_identical(series: Mapping[str, Sequence[Any]], *, digits: int = 9, tol
     """Group the series of ``series`` (name → its values, in a fixed order) that have identical values.
 
     Values are compared after rounding to ``digits`` decimals (NaN equals NaN).  With a
-    ``tolerance``, a series also joins a group whose first member it is within ``tolerance`` of
-    at every position (numbers only; anything else must be equal): lines closer than a line's
+    ``tolerance``, a series also joins a group with a member it is within ``tolerance`` of at
+    every position (numbers only; anything else must be equal): lines closer than a line's
     width cannot be told apart, so they are one line.  Groups keep the order in which their
     first member appears; each is labelled by ``group_label`` against ``universe`` (default:
     every name in ``series``).
@@ -79,13 +79,13 @@ def group_identical(series: Mapping[str, Sequence[Any]], *, digits: int = 9, tol
     p q
     """
     groups: dict[tuple, list[str]] = {}
-    firsts: dict[tuple, Sequence[Any]] = {}
+    members: dict[tuple, list[Sequence[Any]]] = {}
     for name, values in series.items():
         key = _key(values, digits)
         if key not in groups and tolerance > 0:
-            key = next((k for k, first in firsts.items() if _close(first, values, tolerance)), key)
+            key = next((k for k, seen in members.items() if any(_close(v, values, tolerance) for v in seen)), key)
         groups.setdefault(key, []).append(name)
-        firsts.setdefault(key, values)
+        members.setdefault(key, []).append(values)
     names = list(universe) if universe is not None else list(series)
     return [SeriesGroup(tuple(m), group_label(m, names)) for m in groups.values()]
 
