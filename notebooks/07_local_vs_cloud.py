@@ -272,7 +272,7 @@ def errorbar_args(frame: pd.DataFrame, mean: str = "mean") -> np.ndarray:
 
 
 def ticks(ax, names, width: int = 15) -> None:
-    ax.set_xticks(np.arange(len(names)), [textwrap.fill(n, width) for n in names], fontsize=8)
+    ax.set_xticks(np.arange(len(names)), [textwrap.fill(n, width, break_long_words=False) for n in names], fontsize=8)
 
 
 def values_at_foot(ax, x, heights, fmt: str = "{:.2f}", rotation: int = 0) -> None:

@@ -63,8 +63,8 @@ def _throughput(ax: Any, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
     for name, g in series.items():
         for x, y, n in zip(g["level"], g["throughput_rps"], g["errors"]):
             if n:
-                ax.annotate(f"{n} err", (x, y), textcoords="offset points", xytext=(0, -13), ha="center",
-                            fontsize=7.5, color=colors[name])
+                ax.annotate(f"{n} err", (x, y), textcoords="offset points", xytext=(-4, -13), ha="right",
+                            fontsize=7.5, color=colors[name])  # left of the point: the last level's stays inside
     _finish(ax, mode, "throughput (ok requests/s)", "Throughput", series, "throughput_rps")
     return labels
 

@@ -111,11 +111,20 @@ def error_bars(mean: Sequence[float], low: Sequence[float], high: Sequence[float
 
 
 def log_axis(axis: Any) -> None:
-    """Put ``axis`` (``ax.xaxis`` or ``ax.yaxis``) on a log scale ticked at 1, 2, 5 × 10^k, as plain numbers."""
+    """Put ``axis`` (``ax.xaxis`` or ``ax.yaxis``) on a log scale with ticks written as plain numbers.
+
+    Call it once the data is drawn: the ticks suit the span — every decade past three decades,
+    1, 2, 5 × 10^k down to one decade, and 1, 1.5, 2, 3, 5, 7 × 10^k within one.
+    """
+    import math
+
     from matplotlib.ticker import LogLocator, NullFormatter
 
     axis.axes.set_xscale("log") if axis is axis.axes.xaxis else axis.axes.set_yscale("log")
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    low, high = sorted(axis.get_view_interval())
+    span = math.log10(high / low) if low > 0 and high > 0 else 3.0
+    subs = (1.0,) if span > 3 else (1.0, 2.0, 5.0) if span > 1 else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
     axis.set_major_formatter("{x:g}")
     axis.set_minor_formatter(NullFormatter())
 
