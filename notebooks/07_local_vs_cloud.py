@@ -272,7 +272,13 @@ def errorbar_args(frame: pd.DataFrame, mean: str = "mean") -> np.ndarray:
 
 
 def ticks(ax, names, width: int = 15) -> None:
-    ax.set_xticks(np.arange(len(names)), [textwrap.fill(n, width, break_long_words=False) for n in names], fontsize=8)
+    # wrapped between words, and after "_" inside a long name ("summary_" / "buffer"), never mid-word
+    def wrap(name: str) -> str:
+        words = [w if len(w) <= width else w.replace("_", "_ ") for w in name.split(" ")]
+        return textwrap.fill(" ".join(words), width, break_long_words=False).replace("_ ", "_")
+
+    wrapped = [wrap(n) for n in names]
+    ax.set_xticks(np.arange(len(names)), wrapped, fontsize=8)
 
 
 def values_at_foot(ax, x, heights, fmt: str = "{:.2f}", rotation: int = 0) -> None:

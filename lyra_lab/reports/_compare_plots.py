@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lyra_lab.reports._figures import FIGURE_WIDTH, fit_text, new_figure, save, wrap_label
+from lyra_lab.reports._figures import FIGURE_WIDTH, fit_text, new_figure, wrap_label
+from lyra_lab.reports._figures import save as _save  # a module name of its own: tests capture the figure
 from lyra_lab.reports._legible import group_identical, short_labels
 
 
@@ -75,4 +76,4 @@ def comparison_plot(table: pd.DataFrame, path: str | Path, alpha: float = 0.05) 
              f"hollow red = worse at α={alpha:g}{grouped}{omitted}")
     ax.set_title(fit_text(title, FIGURE_WIDTH * 0.85 - 1.0, 10), fontsize=10)
     ax.grid(axis="x", alpha=0.3)
-    return save(fig, path)
+    return _save(fig, path)
