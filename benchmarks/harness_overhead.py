@@ -200,20 +200,20 @@ def _timed(totals: dict[str, float], phase: str, owner: object, attr: str) -> No
 
 
 def instrument(totals: dict[str, float]) -> None:
-    import lyra_lab.reports
-    from lyra_lab.experiments import _cell_run, _runfolder, _runner
-    from lyra_lab.replay import _probe, _runlog
+    """Time the phases by wrapping the functions that do them (in this process)."""
+    from lyra_lab.experiments import _cell_run, _executors, _runner
+    from lyra_lab.replay import _ask
+    from lyra_lab.runs import _folder, _log
 
     _timed(totals, "load", _runner, "load_corpus")
-    _timed(totals, "replay", _cell_run, "replay")
-    _timed(totals, "recall", _probe.ProbeAsker, "ask")
-    _timed(totals, "scoring", lyra_lab.reports, "score_outcome")
+    _timed(totals, "cells", _executors, "run_cell")  # replay, recall, scoring and rows build, all inside
+    _timed(totals, "recall", _ask.Asker, "ask")
+    _timed(totals, "scoring", _cell_run, "score_recall")
     for builder in ("add_probe_rows", "add_conversation_rows"):  # the rows run_cell builds (CellRows)
-        if hasattr(_cell_run, builder):
-            _timed(totals, "rows build", _cell_run, builder)
-    _timed(totals, "rows write", _runfolder.RunFolder, "write_rows")
+        _timed(totals, "rows build", _cell_run, builder)
+    _timed(totals, "rows write", _folder.RunFolder, "write_rows")
     _timed(totals, "results parquet", _runner, "load_results")
-    _timed(totals, "run log", _runlog.RunLog, "event")
+    _timed(totals, "run log", _log.RunLog, "event")
 
 
 def main() -> None:
@@ -229,8 +229,7 @@ def main() -> None:
     args = parser.parse_args()
     from lyra_lab import datasets
     from lyra_lab.backends import FakeLLM, HashingEmbedder
-    from lyra_lab.experiments import ExperimentSpec, run_experiment
-    from lyra_lab.experiments._runner import executor_of
+    from lyra_lab.experiments import ExperimentSpec, Injected, RunOptions, executor_of, run_experiment
     from lyra_lab.runs import read_log
 
     run_section = {**SPEC["run"], "max_cells": args.max_cells, **({"executor": args.executor} if args.executor else {})}
@@ -242,8 +241,8 @@ def main() -> None:
         run_dir = args.keep if args.keep else Path(tmp) / "run"
 
         def run():
-            return run_experiment(spec, run_dir, progress=False,
-                                  backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()})
+            injected = Injected(backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()})
+            return run_experiment(spec, run_dir, RunOptions(progress=False), injected)
 
         start, cpu, workers_cpu = time.perf_counter(), time.process_time(), _children_cpu()
         if args.profile:
@@ -261,8 +260,9 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.2f}")
     total = f"cpu {cpu + workers_cpu:6.2f} s" + (f": this process {cpu:.2f}, workers {workers_cpu:.2f}" if pool else "")
     print(f"wall {wall:8.2f} s   ({total}; under load, compare cpu)")
-    for prefix in ("", "cpu "):
-        totals[prefix + "replay"] -= totals[prefix + "recall"]  # recall runs inside replay
+    for prefix in ("", "cpu "):  # replay: what the cells spent outside recall, scoring and building rows
+        inside = sum(totals[prefix + phase] for phase in ("recall", "scoring", "rows build"))
+        totals[prefix + "replay"] = totals.pop(prefix + "cells", 0.0) - inside
     # The phases are timed by wrappers in this process: worker processes run replay, recall and
     # scoring out of their sight, so with them only this process's phases are shown.
     phases = ("load", "replay", "recall", "scoring", "rows build", "rows write", "results parquet") if not pool \

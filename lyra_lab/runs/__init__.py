@@ -10,12 +10,21 @@ cell's rows, ``CellRows``, written atomically), ``results.parquet`` (derived) an
 from lyra_lab.runs._cell_rows import CellRows, RowGroup, read_cell_rows
 from lyra_lab.runs._folder import RunFolder, environment, file_sha256, schema_version
 from lyra_lab.runs._log import NullLog, RunLog, read_log
-from lyra_lab.runs._probe_log import DETAIL_EVENT, LoggedProbes, logged_probes, probe_record, run_corpus, turn_texts
+from lyra_lab.runs._probe_log import (
+    DETAIL_EVENT,
+    MAX_TURN_IDS,
+    LoggedProbes,
+    logged_probes,
+    run_corpus,
+    snip,
+    turn_texts,
+)
 from lyra_lab.runs._results import ID_COLUMNS, ResultsFormatError, load_results
 
 __all__ = [
     "DETAIL_EVENT",
     "ID_COLUMNS",
+    "MAX_TURN_IDS",
     "CellRows",
     "LoggedProbes",
     "NullLog",
@@ -27,7 +36,7 @@ __all__ = [
     "file_sha256",
     "load_results",
     "logged_probes",
-    "probe_record",
+    "snip",
     "read_cell_rows",
     "read_log",
     "run_corpus",

@@ -19,7 +19,7 @@ from lyra_lab.summarize._calls import CallOutcome
 from lyra_lab.summarize._events import emit
 from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
 from lyra_lab.summarize._types import ProgressCallback, Stage, Summary
-from lyra_lab._params import Strategy, param
+from lyra_lab._params import Strategy, param, strategy_name
 
 
 def temperature_param() -> float:
@@ -112,7 +112,7 @@ class BaseSummarizer(Strategy):
     @property
     def name(self) -> str:
         """The registered name (the class name if unregistered)."""
-        return getattr(type(self), "registry_name", type(self).__name__)
+        return strategy_name(self)
 
     def decision(self, chunks: Sequence[Chunk]) -> str:
         """The decision recorded when ``chunks`` carries none of its own (not a ``ChunkPlan``)."""

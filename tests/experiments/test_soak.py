@@ -100,14 +100,13 @@ def _soak(tmp_path, caplog, conversations: int, sessions: int) -> None:
     caplog.set_level(logging.WARNING, logger="lyra_lab.backends")
     with SimulatedServer(latency_s=0.002) as clean:
         reference = run_experiment(ExperimentSpec.from_toml(soak_toml(tmp_path, clean.base_url, conversations,
-                                                                      sessions)),
-                                   tmp_path / "reference", progress=False)
+                                                                      sessions)), tmp_path / "reference")
         clean_requests = len(clean.chat_log())
     caplog.clear()
     with SimulatedServer(latency_s=0.002, latency_sigma=0.5, fault_rates=FAULTS, retry_after_s=0.02,
                          hang_s=5.0) as faulty:
         spec = ExperimentSpec.from_toml(soak_toml(tmp_path, faulty.base_url, conversations, sessions))
-        df = run_experiment(spec, tmp_path / "run", progress=False)
+        df = run_experiment(spec, tmp_path / "run")
         log = faulty.chat_log()
 
     cells = len(spec.pipelines) * conversations

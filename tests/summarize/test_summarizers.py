@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lyra_lab._params import strategy_name
 from lyra_lab import ConfigError
 from lyra_lab.backends import BackendError, FakeLLM
 from lyra_lab.chunking import AdaptiveChunker, Chunk, TurnWindowChunker
@@ -152,7 +153,7 @@ def test_adaptive_plan_decision_is_reported():
 
 
 @pytest.mark.parametrize("summarizer", [SinglePassSummarizer(), MapReduceSummarizer(), RefineSummarizer()],
-                         ids=lambda s: s.registry_name)
+                         ids=strategy_name)
 def test_focus_reaches_every_prompt(summarizer):
     llm = FakeLLM()
     summarizer.summarize(CHUNKS, llm, focus="keep unresolved decisions")
