@@ -11,7 +11,7 @@ from collections import Counter
 
 from lyra_lab import Degradation, DegradationTally
 from lyra_lab.backends import AttemptTally, Completion, FakeLLM, Usage
-from lyra_lab.replay import PhaseMeter, Pipeline, RunLog, read_log, replay
+from lyra_lab.replay import PhaseMeter, Pipeline, replay
 
 CHUNK = Degradation("summarize", "chunk_excerpt", "chunk 1/2", "attempts", "HTTP 503", attempts=8)
 EMPTY = Degradation("flush", "raw_turns", "flush 3", "empty", "empty summary")
@@ -79,13 +79,23 @@ def fail(messages) -> bool:
     return chunk or "List the facts" in content  # and every fact-extraction call
 
 
-def test_a_replay_logs_each_fallback_of_each_stage(build, tmp_path):
+class ListLog:
+    """A run log in a list: ``replay`` takes anything with ``event(kind, /, **fields)``."""
+
+    def __init__(self):
+        self.events = []
+
+    def event(self, event, /, **fields):
+        self.events.append({"event": event, **fields})
+
+
+def test_a_replay_logs_each_fallback_of_each_stage(build):
     conv = build.conversation([[0, 1], [30, 31]])
     pipeline = Pipeline.from_dict({"chunker": {"name": "turn_window", "max_turns": 1}, "summarizer": "map_reduce",
                                    "rollup": {"name": "fact_extraction", "batch_turns": 2}, "budget": 1000})
-    with RunLog(tmp_path / "log.jsonl") as log:
-        replay(conv, [], pipeline, backend=FakeLLM(respond=respond, fail=fail), recallers={}, log=log)
-    events = list(read_log(tmp_path / "log.jsonl"))
+    log = ListLog()
+    replay(conv, [], pipeline, backend=FakeLLM(respond=respond, fail=fail), recallers={}, log=log)
+    events = log.events
     degraded = [e for e in events if e["event"] == "degraded"]
     assert Counter(e["metric"] for e in degraded) == {
         "degraded.summarize.chunk_excerpt": 1, "degraded.flush.raw_turns": 1, "degraded.rollup.unchanged": 2}
