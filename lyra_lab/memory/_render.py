@@ -165,21 +165,30 @@ def _fill_block(entries: Sequence[MemoryEntry], budgets: Sequence[int], count: T
 def _truncate(prefix: str, text: str, budget: int, count: TokenCount) -> str | None:
     """The longest ``prefix + text[:cut] + ELLIPSIS`` within budget (non-empty cut), or None.
 
-    Cuts fall on token boundaries when the counter ``decodes`` (a cut inside a multi-byte
-    character is skipped), else on word boundaries.  The search starts where the budget left
-    after the prefix points (``longest_cut``).
+    Cuts fall on token boundaries when the counter ``decodes``, else on word boundaries.  A
+    token cut inside a multi-byte character is no cut: ``fits(m)`` tries the longest clean
+    head of at most ``m`` tokens, so the search sees a count that grows with ``m``.  The
+    search starts where the budget left after the prefix points (``longest_cut``).
     """
     heads = _heads(text, count)
 
     @functools.lru_cache(maxsize=None)
+    def body(m: int) -> str | None:
+        head = heads.head(m).rstrip()
+        return head if head and text.startswith(head) else None  # a split character decodes to U+FFFD
+
+    @functools.lru_cache(maxsize=None)
     def fits(m: int) -> str | None:
-        body = heads.head(m).rstrip()
-        if not body or not text.startswith(body):
-            return None  # a token cut inside a multi-byte character decodes to U+FFFD
-        candidate = prefix + body + ELLIPSIS
+        while m >= 1 and body(m) is None:
+            m -= 1
+        if m < 1:
+            return None
+        candidate = prefix + str(body(m)) + ELLIPSIS
         return candidate if count(candidate) <= budget else None
 
-    guess = budget - count(prefix + ELLIPSIS)
+    # The tokens left after the prefix and the ellipsis, plus one: the prefix's trailing space
+    # usually joins the cut's first word into one token.  Only where the search starts.
+    guess = budget - count(prefix + ELLIPSIS) + 1
     m = longest_cut(heads.n, lambda m: fits(m) is not None, guess)
     return None if m is None else fits(m)
 
@@ -225,7 +234,9 @@ class _WordHeads:
         return " ".join(self.words[:m])
 
 
+@functools.lru_cache(maxsize=4096)
 def _heads(text: str, count: TokenCount) -> _Heads:
+    """``text``'s heads, kept for the texts cut most recently: the same entries are cut again and again."""
     return _TokenHeads(text, count) if count.decodes else _WordHeads(text)
 
 
