@@ -10,6 +10,15 @@ STAMP := $(VENV)/.stamp-install
 # fighting the local LLM server for 2 cores made a query ~50x slower (0.28 ms -> 16 ms).
 export OPENBLAS_NUM_THREADS ?= 1
 
+# llama.cpp's AMX kernels crash the local model server (a general protection fault on the first
+# prompt of more than one token) on x86-64 machines whose CPU lists AMX but whose kernel or
+# hypervisor does not enable it, as on this project's 2-core VMs; llama-cpp-python builds with
+# -march=native, so on x86-64 it is built without AMX (the AVX-512/AVX2 kernels serve instead).
+NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CMAKE_ARGS ?= -DCMAKE_C_FLAGS="$(NO_AMX)" -DCMAKE_CXX_FLAGS="$(NO_AMX)"
+endif
+
 .PHONY: demo test lab install clean notebooks docs
 
 $(STAMP): pyproject.toml Makefile
@@ -17,7 +26,12 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip wheel setuptools
 	@echo "installing lyra-lab and its dependencies (llama-cpp-python builds from source the first time: ~5 min on 2 cores)"
-	$(BIN)/python -m pip install --quiet -e ".[all]"
+	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/python -m pip install --quiet -e ".[all]"
+	@# a llama-cpp-python built before (or taken from pip's cache) with AMX is rebuilt without it
+	@if $(BIN)/python -c "import sys, llama_cpp; sys.exit(b'AMX_INT8 = 1' not in llama_cpp.llama_print_system_info())"; then \
+	  echo "rebuilding llama-cpp-python without AMX"; \
+	  CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/python -m pip install --quiet --force-reinstall --no-deps --no-cache-dir \
+	    "llama-cpp-python==$$($(BIN)/python -c 'import llama_cpp; print(llama_cpp.__version__)')"; fi
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterator
 
 from lyra_lab.backends import SimulatedServer
 from lyra_lab.synthetic import generate_synthetic
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
 
 LATENCY_S = 0.25
 GRID = """
@@ -156,7 +156,7 @@ def main() -> int:
             spec = grid(str(max_cells), max_cells)
             server.reset()
             started, cpu = time.perf_counter(), time.process_time()
-            df = run_experiment(spec, folder / f"run-{max_cells}", resume=False, progress=False)
+            df = run_experiment(spec, folder / f"run-{max_cells}", RunOptions(resume=False))
             wall, cpu = time.perf_counter() - started, time.process_time() - cpu
             requests = len(server.chat_log())
             print(f"{max_cells:>9}{df['cell_id'].nunique():>7}{requests:>10}{server.max_serving:>16}"

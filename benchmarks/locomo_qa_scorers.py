@@ -75,14 +75,14 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("LYRA_LAB_CACHE_DIR", str(args.out / "cache"))
 
-    from lyra_lab.experiments import run_experiment
+    from lyra_lab.experiments import RunOptions, run_experiment
 
     frames = {}
     for scorer in ("squad", "locomo"):
         toml = args.out / f"{scorer}.toml"
         experiment(toml, args.locomo.resolve(), scorer, args.conversations, args.max_probes, args.backend)
         t0 = time.perf_counter()
-        rows = run_experiment(toml, run_dir=args.out / f"run-{scorer}", resume=False)
+        rows = run_experiment(toml, args.out / f"run-{scorer}", RunOptions(resume=False))
         hits = rows.loc[rows["metric"] == "cached_calls", "value"].sum()
         print(f"{scorer:<7} run {time.perf_counter() - t0:7.1f} s, {hits:.0f} calls answered from the cache")
         frames[scorer] = rows[rows["metric"] == "qa_f1"][["probe_id", "conversation_id", "category", "value"]]

@@ -19,7 +19,7 @@ import lyra_lab
 from lyra_lab.corpus import load
 from lyra_lab.reports import LineLabel, ci_point, label_lines, small_note, write_report
 from lyra_lab.stats import aggregate
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
 
 REPO = Path(lyra_lab.__file__).resolve().parents[1]
 DATA = REPO / "datasets" / "synthetic_small.jsonl"
@@ -84,7 +84,7 @@ spec = ExperimentSpec.from_dict({
 # response cache.
 
 # %%
-df = run_experiment(spec, OUT / "run", progress=True)
+df = run_experiment(spec, OUT / "run", RunOptions(progress=True))
 print(f"{len(df)} tidy rows, {df['cell_id'].nunique()} cells")
 df.head()
 

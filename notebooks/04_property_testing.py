@@ -416,7 +416,7 @@ score_at_tokens = [{CONTEXT}]
 print(GRID_TOML)
 spec = ExperimentSpec.from_toml(OUT / "grid.toml", Registries(MY_CHUNKERS, SUMMARIZERS, ROLLUPS, RECALLERS))
 t0 = time.perf_counter()
-df = run_experiment(spec, OUT / "run", progress=False)
+df = run_experiment(spec, OUT / "run")
 print(f"{df['cell_id'].nunique()} cells, {len(df)} tidy rows in {time.perf_counter() - t0:.1f} s")
 
 # %% [markdown]

@@ -57,7 +57,7 @@ from lyra_lab import datasets
 from lyra_lab.backends import make_embedder
 from lyra_lab.reports import LineLabel, budget_frame, group_identical, label_lines
 from lyra_lab.stats import aggregate, compare
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 
 TOKEN_BUDGET = 1000  # context tokens (rendered, o200k) the answering model can spare: the user's budget
 FULL = os.environ.get("LYRA_NB_FULL") == "1"
@@ -115,7 +115,7 @@ def run(corpus: str, grid: dict, tag: str, conversations: int | None = None) -> 
         "grid": grid,
         "run": {"backends": ["local"], "embedders": [EMBEDDER], "ks": [10], "score_at_tokens": BUDGETS},
     })
-    df = run_experiment(spec, OUT / f"{corpus}-{tag}-{MODE}", embedders={EMBEDDER: SHARED_EMBEDDER})
+    df = run_experiment(spec, OUT / f"{corpus}-{tag}-{MODE}", None, Injected(embedders={EMBEDDER: SHARED_EMBEDDER}))
     return df.assign(corpus=corpus)
 
 

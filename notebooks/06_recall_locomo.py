@@ -44,7 +44,7 @@ from IPython.display import Markdown, display
 import lyra_lab
 from lyra_lab import datasets
 from lyra_lab.backends import make_embedder
-from lyra_lab.experiments import CorpusSpec, run_recall_eval
+from lyra_lab.experiments import CorpusSpec, RunOptions, run_recall_eval
 from lyra_lab.measures import evidence_recall_at, ndcg_at, score_answer
 from lyra_lab.reports import LOCOMO_LABELS, LineLabel, error_bars, group_identical, label_categories, label_lines
 from lyra_lab.stats import cluster_bootstrap_ci, compare, compare_all
@@ -441,7 +441,7 @@ if FULL or QA_RUN:
             "run": {"backends": ["local"], "embedders": ["none"], "ks": [10], "cache": "user"},
             "qa": {"enabled": True, "scorer": "squad"},
         })
-        run_rows = run_experiment(qa_spec, run_dir, progress=True)
+        run_rows = run_experiment(qa_spec, run_dir, RunOptions(progress=True))
         print(f"QA run: {time.perf_counter() - t0:.0f} s")
     answers = model_answers(run_dir)
     run_rows = load_results(run_dir)

@@ -177,7 +177,7 @@ def run(tag: str, grid: dict, side: str):
         "qa": {"enabled": True, "max_probes": QA_PROBES, "max_tokens": 16},
     })
     folder = OUT / f"{tag}-{side}-{MODE}"
-    df = run_experiment(spec, folder, progress=False)
+    df = run_experiment(spec, folder)
     if df.attrs.get("failed_cells"):
         raise RuntimeError(f"{tag} on {side}: cells failed: {df.attrs['failed_cells']}")
     return spec, folder, df.assign(grid=tag)

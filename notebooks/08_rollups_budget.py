@@ -133,7 +133,7 @@ spec = ExperimentSpec.from_dict({
 })
 RUN_DIR = OUT / f"run-{MODE}-{BACKEND}"
 t0 = time.perf_counter()
-results = run_experiment(spec, RUN_DIR, progress=False)
+results = run_experiment(spec, RUN_DIR)
 if results.attrs.get("failed_cells"):
     raise RuntimeError(f"cells failed: {results.attrs['failed_cells']}")
 REPLAY_S = time.perf_counter() - t0

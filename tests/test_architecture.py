@@ -330,7 +330,7 @@ def test_the_shared_vocabulary_is_the_owning_packages_objects():
     owners = {"lyra_lab.corpus": ["Turn", "Session", "Conversation", "Corpus", "CorpusFormatError", "Probe", "Role"],
               "lyra_lab.memory": ["MemoryEntry"], "lyra_lab.chunking": ["Chunk"], "lyra_lab.recall": ["Hit"],
               "lyra_lab.backends": ["Backend", "BackendError", "Completion", "Embedder", "Message", "Usage"],
-              "lyra_lab": ["ConfigError"]}
+              "lyra_lab": ["ConfigError", "Degradation", "DegradationTally"]}
     assert sorted(n for names in owners.values() for n in names) == sorted(lyra_lab.types.__all__)
     for package, names in owners.items():
         for name in names:

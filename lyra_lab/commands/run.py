@@ -45,13 +45,13 @@ def run(args: argparse.Namespace) -> int:
 
 def run_in_folder(spec, run_dir: Path, args: argparse.Namespace):
     """``run_experiment`` with the CLI's log path set; a new folder that gets no finished cell is removed."""
-    from lyra_lab.experiments import run_experiment
+    from lyra_lab.experiments import RunOptions, run_experiment
 
     new = not run_dir.exists()
     args.log_path = run_dir / "log.jsonl"
     try:
-        return run_experiment(spec, run_dir, resume=not args.fresh, progress=not args.quiet,
-                              ray_address=getattr(args, "address", None))
+        options = RunOptions(resume=not args.fresh, progress=not args.quiet, ray_address=getattr(args, "address", None))
+        return run_experiment(spec, run_dir, options)
     except Exception:
         if new and run_dir.is_dir() and not any((run_dir / "rows").glob("*.jsonl")):
             shutil.rmtree(run_dir, ignore_errors=True)

@@ -26,7 +26,7 @@ import pandas as pd
 
 from lyra_lab._records import iter_jsonl
 from lyra_lab._registry import ConfigError
-from lyra_lab.runs import AliasOf, LoggedProbes, alias_sources, logged_probes, run_corpus, turn_texts
+from lyra_lab.runs import AliasOf, LoggedProbes, logged_aliases, logged_probes, run_corpus, turn_texts
 from lyra_lab.runs import load_results
 
 
@@ -213,7 +213,7 @@ def _log(run_dir: Path, probe_id: str, cells: set[str]) -> LoggedProbes:
 def _aliases(run_dir: Path) -> dict[str, AliasOf]:
     """The run's alias cells and their sources (only ``alias`` lines are parsed)."""
     path = run_dir / "log.jsonl"
-    return alias_sources(_events(path, [b'"alias"'])) if path.exists() else {}
+    return logged_aliases(_events(path, [b'"alias"'])) if path.exists() else {}
 
 
 def _events(path: Path, needles: Sequence[bytes]) -> Iterable[dict[str, Any]]:

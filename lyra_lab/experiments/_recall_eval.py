@@ -27,6 +27,9 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from lyra_lab._params import strategy_name
+from lyra_lab.experiments._cells import spec_label
+from lyra_lab.experiments._resources import Injected
 from lyra_lab.experiments._spec import CorpusSpec, ExperimentSpec, _corpus
 
 NAME = "recall-eval"
@@ -48,7 +51,7 @@ def recall_eval_spec(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k must be a positive integer, got {k!r}")
-    label = str(getattr(type(recaller), "registry_name", type(recaller).__name__))
+    label = strategy_name(recaller)
     return ExperimentSpec(
         name=NAME, description="lyra-lab recall-eval: raw turns in memory, one recaller", corpus=corpus,
         pipelines=(raw_turn_pipeline(),), recallers=((label, recaller),), backends=("fake",),
@@ -74,17 +77,15 @@ def run_recall_eval(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder:
         ConfigError: bad ``k``, or ``run_dir`` holds a run of another experiment.
         RuntimeError: a cell failed (its error named).
     """
-    from lyra_lab.experiments._runner import run_experiment
+    from lyra_lab.experiments._runner import RunOptions, run_experiment
 
     spec = recall_eval_spec(corpus, recaller, k=k, embedder=embedder, include_adversarial=include_adversarial)
-    given = None
+    injected = Injected()
     if embedder_object is not None and embedder not in (None, "none"):
-        from lyra_lab.experiments._cells import spec_label
-
-        given = {spec_label(embedder): embedder_object}
+        injected = Injected(embedders={spec_label(embedder): embedder_object})
     with tempfile.TemporaryDirectory(prefix="lyra-recall-eval-") as tmp:
         folder = Path(run_dir) if run_dir is not None else Path(tmp) / NAME
-        df = run_experiment(spec, folder, progress=progress, embedders=given)
+        df = run_experiment(spec, folder, RunOptions(progress=progress), injected)
         failed = df.attrs.get("failed_cells") or []
         if failed:
             raise RuntimeError(f"recall-eval: {len(failed)} cell(s) failed, first {failed[0][0]}: {failed[0][1]}")

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from lyra_lab.corpus import Probe
+from lyra_lab._params import name_class
+from lyra_lab.chunking import Chunk
+from lyra_lab.corpus import Probe, Turn
 from lyra_lab.stats import BootstrapCI, cluster_bootstrap_ci
 from lyra_lab.matching import expects_abstention
 from lyra_lab.replay import Pipeline
@@ -147,10 +149,12 @@ def skip_reason(probe: Probe, categories: Collection[str] | None, include_advers
 class _NoChunks:
     """The "chunker" of a memory of raw turns only: a flush adds nothing (keep_raw put each turn in)."""
 
-    registry_name: ClassVar[str] = "raw_turns"
-
-    def chunk(self, turns: Any) -> list:
+    def chunk(self, turns: Sequence[Turn]) -> list[Chunk]:
+        """No chunks: the turns are in memory already."""
         return []
+
+
+name_class(_NoChunks, "chunker", "raw_turns")  # its label in rows and spec.json; no registry builds it
 
 
 def raw_turn_pipeline(tokenizer: str = "o200k_base") -> Pipeline:

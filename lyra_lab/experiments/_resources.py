@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -106,25 +107,39 @@ class SeededBackend(BackendWrapper):
         return completion
 
 
+@dataclass(frozen=True)
+class Injected:
+    """Objects a run uses for spec labels instead of building them (tests, notebooks, your own models).
+
+    Attributes:
+        backends: label → ``Backend`` (e.g. ``{"mine": MyBackend()}`` with ``[run] backends = ["mine"]``);
+            the ``fake`` preset needs no injection.
+        embedders: label → ``Embedder``.
+    """
+
+    backends: Mapping[str, Backend] = field(default_factory=dict)
+    embedders: Mapping[str, Embedder] = field(default_factory=dict)
+
+
 class Resources:
     """Builds and caches the backends and embedders a run names; closes the caches at the end.
 
     Args:
         cache: ``"run"``, ``"user"`` or ``"off"``.
         cache_dir: the run folder's ``cache/`` (used with ``"run"``).
-        backends, embedders: objects to use instead of building a spec, keyed by
-            the spec's label (``"local"``, ``"mine"``…): how tests and notebooks inject
-            their own (any ``Backend``; the ``fake`` preset needs no injection).
+        injected: objects to use instead of building a spec, keyed by the spec's label
+            (``"local"``, ``"mine"``…).
     """
 
-    def __init__(self, cache: str, cache_dir: Path, backends: Mapping[str, Backend] | None = None,
-                 embedders: Mapping[str, Embedder] | None = None):
+    def __init__(self, cache: str, cache_dir: Path, injected: Injected | None = None):
         self.cache = cache
         if cache == "user":
             from lyra_lab.backends import cache_dir as user_cache_dir
 
             cache_dir = user_cache_dir()
         self.cache_dir = cache_dir
+        injected = injected or Injected()
+        backends, embedders = injected.backends, injected.embedders
         self._given_backends = dict(backends or {})
         for label, given in self._given_backends.items():
             if not isinstance(given, Backend):

@@ -3,10 +3,12 @@
 Retrieval over ranked memory entries (``evidence_recall@K``, ``coverage_recall@K``, nDCG,
 MRR, LongMemEval's turn- and session-level rules), equal-budget scores over the rendered
 context (``answer_in_context@Btok``), QA scoring under named scorers (SQuAD, LoCoMo,
-LongMemEval) and LLM judges.  ``score_outcome`` scores one probe outcome of a replay.
+LongMemEval) and LLM judges.  ``score_recall`` scores one probe's recall (a replay's
+``ProbeOutcome``, or an external memory system's) while the memory is as the probe found it.
 """
 
 from lyra_lab.measures._budget import budget_metric, budget_scores, check_budgets
+from lyra_lab.measures._inputs import MemoryFacts, RankedEntries, Recalled
 from lyra_lab.measures._judge import (
     DEFAULT_JUDGE_PROMPT,
     JUDGE_PROMPTS,
@@ -27,6 +29,8 @@ from lyra_lab.measures._retrieval import (
     mrr,
     ndcg_any_at,
     ndcg_at,
+    SessionScores,
+    longmemeval_session_scores,
     recall_all_at,
     relevant_count,
     session_ranking,
@@ -34,8 +38,18 @@ from lyra_lab.measures._retrieval import (
     to_sessions,
     turn_groups,
     verbatim_flags,
+    widened_cutoff,
 )
-from lyra_lab.measures._score import check_ks, retrieval_scores, score_outcome, session_map
+from lyra_lab.measures._score import (
+    Scoring,
+    answer_scores,
+    check_ks,
+    retention_scores,
+    retrieval_scores,
+    score_recall,
+    session_map,
+    session_scores,
+)
 from lyra_lab.measures._scorers import DEFAULT_SCORER, SCORERS, check_scorer, locomo_f1, locomo_normalize
 
 __all__ = [
@@ -53,8 +67,14 @@ __all__ = [
     "JudgeResult",
     "Measure",
     "MeasureInfo",
+    "MemoryFacts",
+    "RankedEntries",
+    "Recalled",
+    "Scoring",
+    "SessionScores",
     "TypedJudgePrompt",
     "answer_probe",
+    "answer_scores",
     "any_recall_at",
     "budget_metric",
     "budget_scores",
@@ -66,6 +86,7 @@ __all__ = [
     "judge_answer",
     "locomo_f1",
     "locomo_normalize",
+    "longmemeval_session_scores",
     "measure_names",
     "mrr",
     "ndcg_any_at",
@@ -73,13 +94,16 @@ __all__ = [
     "parse_judgement",
     "recall_all_at",
     "relevant_count",
+    "retention_scores",
     "retrieval_scores",
     "score_answer",
-    "score_outcome",
+    "score_recall",
     "session_map",
     "session_ranking",
     "session_recall_at",
+    "session_scores",
     "to_sessions",
     "turn_groups",
     "verbatim_flags",
+    "widened_cutoff",
 ]

@@ -3,8 +3,8 @@
 Scoring at the same k favours long entries: a digest is 5–20× a raw turn, so
 ten digests carry far more text than ten turns.  At a budget of ``B`` rendered
 tokens every pipeline gets the same room.  For a probe and a budget ``B``
-(``[run] score_at_tokens``), from the recaller's ranking (``ProbeOutcome.ranking``,
-a deeper list than the k hits) and the pipeline's token counter:
+(``[run] score_at_tokens``), from the recaller's ranking (``Recalled.ranking``,
+read as deep as the budgets need) and the pipeline's token counter:
 
 * **fits(B)**: the longest prefix of the ranking whose rendered block — one
   ``[date] text`` line per entry, joined by newlines, exactly as
@@ -39,12 +39,18 @@ them into a ``metric_base`` and a numeric ``budget_tokens`` column.
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Any, Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from lyra_lab.matching import DEFAULT_RETENTION_THRESHOLD, RetainedAnswer, expects_abstention, normalize_answer
+from lyra_lab.measures._inputs import Recalled
 from lyra_lab.measures._measure import Measure
 from lyra_lab.measures._retrieval import RankedEvidence, entry_flags, entry_groups
-from lyra_lab.memory import hit_line
+from lyra_lab.memory import ContextFit, MemoryEntry, fit_contexts, hit_line
+
+#: Entries read of the ranking before the first fill (replay's first deeper fetch); read deeper (doubling)
+#: while the fill takes them all.
+FIRST_DEPTH = 40
+
 
 def budget_metric(base: str, budget: int) -> str:
     """``answer_in_context`` and 512 → ``answer_in_context@512tok``."""
@@ -59,45 +65,45 @@ def check_budgets(budgets: Iterable[int]) -> tuple[int, ...]:
     return tuple(sorted(set(budgets)))
 
 
-def fit_count(hits: Sequence[Any], budget: int, count: Callable[[str], int]) -> int:
-    """How many of ``hits``, whole and in order, fit in ``budget`` tokens as ``render`` joins them."""
-    from lyra_lab.memory import fit_context
+def budget_fits(outcome: Recalled, budgets: Sequence[int]) -> tuple[list[MemoryEntry], list[ContextFit]]:
+    """The ranking's entries read and ``render(ranking, B)`` at each budget (increasing, positive).
 
-    return fit_context([hit.entry for hit in hits], budget, count).whole if budget > 0 else 0
+    The ranking is read ``FIRST_DEPTH`` deep, and twice as deep again while the largest budget
+    takes every entry read and the recaller ranks more: a budget's block never depends on
+    where the ranking was cut.
+    """
+    depth = FIRST_DEPTH
+    while True:
+        entries = list(outcome.ranking.entries(depth))
+        fits = fit_contexts(entries, budgets, outcome.count)
+        if len(entries) < depth or fits[-1].whole < len(entries):
+            return entries, fits
+        depth *= 2
 
 
-def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], int] | None = None, *,
-                  retrieval: bool | None = None,
+def budget_scores(outcome: Recalled, budgets: Iterable[int], *, retrieval: bool | None = None,
                   threshold: float = DEFAULT_RETENTION_THRESHOLD) -> dict[str, float]:
-    """The ``@Btok`` metrics of one ``ProbeOutcome`` for every budget (see the module docstring).
+    """The ``@Btok`` metrics of one probe's recall for every budget (see the module docstring).
 
     Args:
-        outcome: a ``lyra_lab.replay.ProbeOutcome``; its ``ranking`` (else ``hits``) is ranked.
+        outcome: the probe's recall; its ``ranking`` is read as deep as the budgets need.
         budgets: token budgets B.
-        count: the token counter; default ``outcome.count`` (the pipeline's tokenizer).
         retrieval: also score evidence/coverage recall; None: by the @K rule (evidence, no
             expected abstention).  Never without evidence.
         threshold: token-recall threshold of the retention rule.
     """
-    from lyra_lab.memory import fit_contexts
-
     budgets = check_budgets(budgets)
     if not budgets:
         return {}
-    count = count or getattr(outcome, "count", None)
-    if count is None:
-        raise ValueError("equal-budget scores need a token counter: pass count= or an outcome from replay")
     probe = outcome.probe
-    ranking = getattr(outcome, "ranking", ()) or outcome.hits
-    # The entries, not the hits: a replay ranking (``RankedHits``) then builds none of its hits.
-    entries = list(getattr(ranking, "entries", None) or [hit.entry for hit in ranking])
+    entries, contexts = budget_fits(outcome, budgets)
     retained = RetainedAnswer(probe.answer, threshold) \
         if not expects_abstention(probe) and normalize_answer(probe.answer) else None
     if retrieval is None:
         retrieval = not expects_abstention(probe)
     retrieval = retrieval and bool(probe.evidence)
     scores: dict[str, float] = {}
-    contexts = fit_contexts(entries, budgets, count)  # render(ranking, B, count) at each B
+    ranked = None
     if retrieval:  # over each budget's whole entries: a prefix of the ranking
         whole = entries[:max(fit.whole for fit in contexts)]
         ranked = RankedEvidence(probe.evidence, entry_groups(whole), entry_flags(whole))
@@ -106,54 +112,23 @@ def budget_scores(outcome: Any, budgets: Iterable[int], count: Callable[[str], i
         scores[budget_metric("context_tokens", budget)] = float(fit.tokens)
         if in_context:
             scores[budget_metric("answer_in_context", budget)] = float(in_context[i])
-        if retrieval:
+        if ranked is not None:
             scores[budget_metric("evidence_recall", budget)] = ranked.recall(fit.whole)
             scores[budget_metric("coverage_recall", budget)] = ranked.coverage(fit.whole)
     return scores
 
 
-def _in_contexts(retained: RetainedAnswer, entries: Sequence[Any], contexts: Sequence[Any]) -> list[bool]:
+def _in_contexts(retained: RetainedAnswer, entries: Sequence[MemoryEntry],
+                 contexts: Sequence[ContextFit]) -> list[bool]:
     """``retained(fit.text)`` for each of ``contexts`` (fits of ``entries``, budgets increasing), each entry's
     line read once: every block is the first ``fit.whole`` entries' lines joined by newlines, then at most
     one more line, the next entry's cut (an entry's line may hold newlines of its own)."""
-    lines = [_line(entry) for entry in entries[:contexts[-1].whole]]
+    lines = [hit_line(entry) for entry in entries[:contexts[-1].whole]]
     firsts = retained.firsts(lines)
     ends = list(accumulate((len(line) + 1 for line in lines), initial=0))  # where each line's successor starts
     out = []
     for fit in contexts:
         cut = fit.text[ends[fit.whole]:] if len(fit.text) > max(ends[fit.whole] - 1, 0) else None
-        out.append(retained.in_block(firsts, fit.whole, cut, _line(entries[fit.whole]) if cut is not None else ""))
+        full = hit_line(entries[fit.whole]) if cut is not None else ""
+        out.append(retained.in_block(firsts, fit.whole, cut, full))
     return out
-
-
-def context_retained(retained: RetainedAnswer, outcome: Any) -> bool:
-    """``retained(outcome.context)``, the context read as its hits' lines (each read once per entry, see
-    ``_in_contexts``) followed by whatever else it holds (the cut line ``render`` closes it with)."""
-    text, entries = outcome.context, [hit.entry for hit in outcome.hits]
-    lines: list[str] = []
-    start = 0  # where the next line starts
-    for entry in entries:
-        line = _line(entry)
-        end = start + len(line)
-        if not text.startswith(line, start) or (end < len(text) and text[end] != "\n"):
-            break
-        lines.append(line)
-        start = end + 1
-    cut = text[start:] if start < len(text) else None
-    full = _line(entries[len(lines)]) if cut is not None and len(lines) < len(entries) else ""
-    return retained.in_block(retained.firsts(lines), len(lines), cut, full)
-
-
-# entry id -> (entry, hit_line(entry)): rankings repeat the memory's entries probe after probe, and a line
-# kept is one string, whose hash the per-line token memo then reads for free.
-_LINES: dict[str, tuple[Any, str]] = {}
-
-
-def _line(entry: Any) -> str:
-    """``hit_line(entry)``, remembered for the entry (checked by identity; the memo is bounded)."""
-    got = _LINES.get(entry.id)
-    if got is None or got[0] is not entry:
-        if len(_LINES) >= 1 << 17:
-            _LINES.clear()
-        got = _LINES[entry.id] = (entry, hit_line(entry))
-    return got[1]

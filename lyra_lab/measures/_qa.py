@@ -12,9 +12,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from lyra_lab.backends import Backend, Completion
+from lyra_lab.backends import Backend, Completion, Message
 from lyra_lab.corpus import Probe
 from lyra_lab.measures._scorers import score_with
 
@@ -64,6 +63,7 @@ DEFAULT_ANSWER_PROMPT = "short_v1"
 
 
 def get_answer_prompt(prompt: str | AnswerPrompt) -> AnswerPrompt:
+    """The ``AnswerPrompt`` named ``prompt`` (or ``prompt`` itself); ``ConfigError`` for an unknown name."""
     if isinstance(prompt, AnswerPrompt):
         return prompt
     try:
@@ -74,21 +74,13 @@ def get_answer_prompt(prompt: str | AnswerPrompt) -> AnswerPrompt:
         raise ConfigError(f"unknown answer prompt {prompt!r}; known: {', '.join(sorted(ANSWER_PROMPTS))}") from None
 
 
-def answer_probe(
-    probe: Probe,
-    context: str,
-    backend: Backend,
-    prompt: str | AnswerPrompt = DEFAULT_ANSWER_PROMPT,
-    *,
-    max_tokens: int = 48,
-    temperature: float = 0.0,
-    **params: Any,
-) -> Completion:
-    """Ask ``backend`` the probe's question over ``context``; the Completion carries latency and cost.
+def answer_probe(probe: Probe, context: str, backend: Backend, prompt: str | AnswerPrompt = DEFAULT_ANSWER_PROMPT,
+                 max_tokens: int = 48) -> Completion:
+    """Ask ``backend`` the probe's question over ``context`` (temperature 0); the Completion carries latency and cost.
 
     The answer text is stripped of a leading "Answer:" echo, which small models often produce.
     """
-    message = {"role": "user", "content": get_answer_prompt(prompt).render(probe, context)}
-    completion = backend.complete([message], max_tokens=max_tokens, temperature=temperature, **params)
+    message: Message = {"role": "user", "content": get_answer_prompt(prompt).render(probe, context)}
+    completion = backend.complete([message], max_tokens=max_tokens, temperature=0.0)
     text = re.sub(r"^\s*answer\s*:\s*", "", completion.text, flags=re.IGNORECASE).strip()
     return completion if text == completion.text else dataclasses.replace(completion, text=text)

@@ -48,8 +48,17 @@ against (``n_relevant``).
   ``1 / log2(i)`` at rank ``i ≥ 2``.
 
 ``relevant_count(E, groups)`` counts ``R`` over a memory's entries.  Session-level
-variants map turn ids to session ids first (``to_sessions``) and apply the
-same functions; ``session_recall_at`` is the common case.
+variants map turn ids to session ids first (``to_sessions``); ``session_recall_at``
+applies the functions above to the hits' sessions.
+
+LongMemEval's session level (``longmemeval_session_scores``, its
+``evaluate_retrieval_turn2session``) is a rule of its own: each ranked entry stands for
+its session(s), repeats kept; the cutoff widens from k until the prefix holds k distinct
+sessions (or the ranking ends); ``recall_any``/``recall_all`` ask whether any/every
+evidence session is in that prefix, and nDCG scores the prefix (an entry relevant when
+its session is an evidence session, LongMemEval's discount) against an ideal list of every
+memory entry of an evidence session.  ``distinct_session_ndcg_any`` is lyra-lab's older
+variant: the distinct sessions of the hits in rank order against the evidence sessions.
 
 All functions take any iterable of ids for ``evidence`` and raise
 ``ValueError`` when it is empty (the metric is undefined; callers skip such
@@ -61,9 +70,10 @@ from __future__ import annotations
 import functools
 import math
 from bisect import bisect_right
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from lyra_lab.memory import VERBATIM_KINDS, MemoryEntry
+from lyra_lab.recall import Hit
 
 TurnGroups = Sequence[Iterable[str]]
 SessionOf = Mapping[str, str] | Callable[[str], str]
@@ -304,14 +314,59 @@ def first_appearances(session_groups: Iterable[frozenset[str]]) -> list[tuple[st
     return out
 
 
-def turn_groups(hits: Iterable[object]) -> list[tuple[str, ...]]:
+class SessionScores(NamedTuple):
+    """LongMemEval's session-level figures of one ranking at one k."""
+
+    recall_any: float
+    recall_all: float
+    ndcg_any: float
+
+
+def widened_cutoff(ranked_sessions: Sequence[frozenset[str]], k: int) -> int:
+    """The smallest cutoff ``m >= k`` whose prefix holds ``k`` distinct sessions, else the ranking's length.
+
+    >>> widened_cutoff([frozenset("a"), frozenset("a"), frozenset("b"), frozenset("c")], 2)
+    3
+    """
+    _check_k(k)
+    seen: set[str] = set()
+    for m, sessions in enumerate(ranked_sessions, start=1):
+        seen.update(sessions)
+        if m >= k and len(seen) >= k:
+            return m
+    return len(ranked_sessions)
+
+
+def longmemeval_session_scores(evidence_sessions: Iterable[str], ranked_sessions: Sequence[frozenset[str]],
+                               k: int, n_relevant: int) -> SessionScores:
+    """LongMemEval's ``evaluate_retrieval_turn2session`` at ``k`` (see the module docstring).
+
+    Args:
+        evidence_sessions: the sessions of the probe's evidence turns.
+        ranked_sessions: each ranked entry's sessions, best first, repeats kept (a complete
+            ranking: LongMemEval ranks every document of its corpus).
+        k: the number of distinct sessions the cutoff widens to.
+        n_relevant: memory entries of an evidence session (the ideal list).
+    """
+    ev = _evidence(evidence_sessions)
+    m = widened_cutoff(ranked_sessions, k)
+    prefix = ranked_sessions[:m]
+    seen: set[str] = set().union(*prefix) if prefix else set()
+    relevant = [rank for rank, sessions in enumerate(prefix, start=1) if not ev.isdisjoint(sessions)]
+    dcg = sum(ndcg_any_discount(rank) for rank in relevant)
+    idcg = ideal_dcg(min(m, max(n_relevant, len(relevant))), ndcg_any_discount)
+    return SessionScores(1.0 if not ev.isdisjoint(seen) else 0.0, 1.0 if ev <= seen else 0.0,
+                         dcg / idcg if idcg else 0.0)
+
+
+def turn_groups(hits: Iterable[Hit]) -> list[tuple[str, ...]]:
     """The turn-id groups of recaller hits, in the order given (best first)."""
-    return entry_groups(hit.entry for hit in hits)  # type: ignore[attr-defined]
+    return entry_groups(hit.entry for hit in hits)
 
 
-def verbatim_flags(hits: Iterable[object]) -> list[bool]:
+def verbatim_flags(hits: Iterable[Hit]) -> list[bool]:
     """Per hit, whether its entry holds its turns verbatim (``VERBATIM_KINDS``), in the order given."""
-    return entry_flags(hit.entry for hit in hits)  # type: ignore[attr-defined]
+    return entry_flags(hit.entry for hit in hits)
 
 
 def entry_groups(entries: Iterable[MemoryEntry]) -> list[tuple[str, ...]]:

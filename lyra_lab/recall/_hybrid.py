@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from datetime import datetime
 from itertools import islice
 from operator import attrgetter
 from typing import Sequence
 
-from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
 from lyra_lab.recall._bm25 import Bm25
 from lyra_lab.recall._dense import Dense
 from lyra_lab.recall._ranking import Ranking
+from lyra_lab.recall._types import Query
 from lyra_lab._params import param
 
 METHODS = ("rrf", "weighted")
@@ -60,12 +59,16 @@ def weighted_fuse(dense: dict[str, float], lexical: dict[str, float], weight: fl
 class Hybrid(BaseRecaller):
     """Fuse the top ``candidates`` of dense and of BM25.
 
+    The fused candidates come first; a ranking read deeper than they reach goes on with the
+    other entries fused over the complete lists.  So the ranking does not depend on how deep
+    it is read: the timed top-k and a measure reading 100 deep see the same first k.
+
     Args:
         method: ``"rrf"`` (reciprocal rank fusion) or ``"weighted"`` (min-max
             normalized scores, ``weight`` on dense and ``1 - weight`` on BM25).
         rrf_k: the RRF damping constant (60 in Cormack et al. 2009).
         weight: the dense share in the weighted method, in [0, 1].
-        candidates: how many hits each list contributes (at least ``k`` are taken).
+        candidates: how many hits each list contributes to the fusion.
     """
 
     method: str = param("rrf", choices=METHODS)
@@ -80,13 +83,22 @@ class Hybrid(BaseRecaller):
     def via(self) -> str:
         return f"hybrid-{self.method}"
 
-    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
-                embedder: Embedder | None, now: datetime | None) -> Scored:
-        embedder = require_embedder(self.name, embedder)
-        n = max(k, self.candidates)
+    def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:
+        """The fused ranking of the two lists' top ``candidates``, then the rest (see the class docstring)."""
+        require_embedder(self.name, query.embedder)
+        first = self._fused(store, query, self.candidates)
+        if k <= len(first.entries):
+            return first
+        everything = len(store.entries(query.conversation_id))
+        placed = set(map(_ID, first.entries))
+        rest = [(e, score) for e, score in self._fused(store, query, everything) if e.id not in placed]
+        return Ranking(first.entries + [e for e, _ in rest], first.scores + [score for _, score in rest])
+
+    def _fused(self, store: MemoryStore, query: Query, n: int) -> Ranking:
+        """The fusion of each list's top ``n``."""
         # Each index ranks distinct entries, so its top n is what ``recall`` would return, without the Hits.
-        dense = _top(_DENSE.ranking(store, query, n, conversation_id=conversation_id, embedder=embedder, now=None), n)
-        lexical = _top(_BM25.ranking(store, query, n, conversation_id=conversation_id, embedder=None, now=None), n)
+        dense = _top(_DENSE.ranking(store, query, n), n)
+        lexical = _top(_BM25.ranking(store, query, n), n)
         dense_ids = list(map(_ID, dense.entries))
         lexical_ids = list(map(_ID, lexical.entries))
         by_id: dict[str, MemoryEntry] = dict(zip(dense_ids, dense.entries))

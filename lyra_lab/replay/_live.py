@@ -31,7 +31,7 @@ from typing import Any, Sequence
 from lyra_lab.backends import Backend, Embedder, Usage, token_counter
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall import Hit
+from lyra_lab.recall import Hit, Query
 from lyra_lab.replay._flush import run_rollup, summarize_window, write_window
 from lyra_lab.replay._meter import PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline
@@ -94,8 +94,8 @@ class PipelineMemory:
 
     def recall(self, query: str, k: int, now: datetime | None = None) -> list[Hit]:
         """The recaller's ``k`` best hits for ``query`` over the memory as it stands."""
-        return list(self.recaller.recall(self.store, query, k, conversation_id=self.conversation_id,
-                                         embedder=self.embedder, now=now))
+        asked = Query(query, self.conversation_id, embedder=self.embedder, now=now)
+        return list(self.recaller.recall(self.store, asked, k))
 
     def usage(self) -> Usage:
         """LLM usage of every flush so far (summaries and rollups)."""

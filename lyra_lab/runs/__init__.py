@@ -13,12 +13,13 @@ from lyra_lab.runs._folder import RunFolder, environment, file_sha256, schema_ve
 from lyra_lab.runs._log import NullLog, RunLog, read_log
 from lyra_lab.runs._probe_log import (
     DETAIL_EVENT,
+    MAX_TURN_IDS,
     AliasOf,
     LoggedProbes,
-    alias_sources,
+    logged_aliases,
     logged_probes,
-    probe_record,
     run_corpus,
+    snip,
     turn_texts,
 )
 from lyra_lab.runs._results import ID_COLUMNS, ResultsFormatError, load_results
@@ -28,6 +29,7 @@ __all__ = [
     "DETAIL_EVENT",
     "AliasOf",
     "ID_COLUMNS",
+    "MAX_TURN_IDS",
     "CellRows",
     "LoggedProbes",
     "NullLog",
@@ -36,12 +38,12 @@ __all__ = [
     "RunFolder",
     "RunLog",
     "RunStatus",
-    "alias_sources",
+    "logged_aliases",
     "environment",
     "file_sha256",
     "load_results",
     "logged_probes",
-    "probe_record",
+    "snip",
     "read_cell_rows",
     "read_log",
     "run_corpus",

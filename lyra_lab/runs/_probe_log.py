@@ -1,8 +1,9 @@
-"""The ``probe_detail`` run-log event: per probe × recaller, what the inspector (``lyra_lab.experiments.inspect_probe``) shows.
+"""The ``probe_detail`` run-log event read back: per probe × recaller, what the inspector and the HTML report show.
 
-Written by the cell runner for every probe and recaller: the ranked hits (id, kind, score; for
-entries other than raw turns also the covered turn ids and a text snippet — a raw turn's text is
-in the corpus and the context), the rendered context, the answer and each judge's verdict.
+Written by the cell runner for every probe and recaller (``lyra_lab.experiments``): the ranked hits
+(id, kind, score; for entries other than raw turns also the covered turn ids and a text snippet — a
+raw turn's text is in the corpus and the context), the rendered context, the answer and each judge's
+verdict.
 """
 
 from __future__ import annotations
@@ -12,39 +13,10 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, NamedTuple
 
 from lyra_lab._run_records import read_spec
-from lyra_lab.memory import EntryKind
 
 DETAIL_EVENT = "probe_detail"
 TEXT_CHARS = 300  # per-hit text snippet stored in the log
 MAX_TURN_IDS = 50  # covered turn ids stored per hit (a month digest may cover hundreds)
-
-
-def probe_record(outcome: Any, recaller: str, answer: Any = None,
-                 verdicts: Iterable[tuple[str, Any]] = ()) -> dict[str, Any]:
-    """The ``probe_detail`` log event of one probe × recaller (what ``inspect_probe`` reads back).
-
-    Args:
-        outcome: the ``ProbeOutcome`` (hits, rendered context).
-        recaller: the recaller's label in the grid.
-        answer: the QA answer (a ``Completion`` or text), if QA ran.
-        verdicts: ``(judge label, JudgeResult)`` for each judge that graded the answer.
-    """
-    probe = outcome.probe
-    hits = []
-    for h in outcome.hits:
-        e = h.entry
-        hit = {"id": e.id, "kind": e.kind, "score": round(float(h.score), 6)}
-        if e.kind != EntryKind.TURN:  # a raw turn is its id's turn, its text in the corpus and the context
-            hit.update(turn_ids=list(e.turn_ids[:MAX_TURN_IDS]), n_turns=len(e.turn_ids), text=snip(e.text))
-        hits.append(hit)
-    return {
-        "probe_id": probe.id, "recaller": recaller, "question": probe.question, "gold": str(probe.answer),
-        "evidence": list(probe.evidence), "hits": hits, "context": outcome.context,
-        "context_tokens": int(outcome.context_tokens),
-        "answer": None if answer is None else str(getattr(answer, "text", answer)),
-        "judges": [{"judge": label, "score": int(v.score), "parsed": bool(v.parsed), "raw": str(v.raw)[:200]}
-                   for label, v in verdicts],
-    }
 
 
 def snip(text: str, n: int = TEXT_CHARS) -> str:
@@ -59,7 +31,7 @@ class AliasOf(NamedTuple):
     pipeline: str
 
 
-def alias_sources(events: Iterable[dict[str, Any]]) -> dict[str, AliasOf]:
+def logged_aliases(events: Iterable[dict[str, Any]]) -> dict[str, AliasOf]:
     """``alias cell id -> AliasOf`` from a run log's ``alias`` events."""
     return {str(e["cell_id"]): AliasOf(str(e["same_as"]), str(e.get("same_as_pipeline") or ""))
             for e in events if e.get("event") == "alias" and e.get("cell_id") and e.get("same_as")}
@@ -100,7 +72,7 @@ def logged_probes(events: Iterable[dict[str, Any]], cells: set[str] | None = Non
     for e in events:
         kind, cell = e.get("event"), str(e.get("cell_id", ""))
         if kind == "alias":
-            out.aliases.update(alias_sources([e]))
+            out.aliases.update(logged_aliases([e]))
             continue
         if cells is not None and cell not in cells:
             continue

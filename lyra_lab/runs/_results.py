@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from lyra_lab.runs._cell_rows import RowGroup, read_cell_rows
 from lyra_lab.runs._folder import schema_version
@@ -43,7 +44,6 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
         ConfigError: a run folder of a schema version this lyra-lab cannot read.
         ResultsFormatError: a rows file that cannot be read (its line named).
     """
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     run_dir = Path(run_dir)
@@ -60,9 +60,8 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
         if meta.get(_META_KEY) == cells and parquet.stat().st_mtime >= newest:
             return pd.read_parquet(parquet)
     groups = [g for f in files for g in read_cell_rows(f, ResultsFormatError).groups]
-    table = pa.Table.from_pandas(tidy_frame(groups), preserve_index=False)
-    # The frame returned is the one the parquet holds, so a fresh build and a cached read agree exactly.
-    df = table.to_pandas()
+    table = tidy_table(groups)
+    df = table.to_pandas()  # the frame the parquet holds, so a fresh build and a cached read agree exactly
     if write and files:
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: cells})
         tmp = parquet.with_name(f".results.{os.getpid()}.tmp")
@@ -71,31 +70,53 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
     return df
 
 
-def tidy_frame(groups: list[RowGroup]) -> pd.DataFrame:
-    """The tidy rows of ``groups`` as a frame: each group's columns repeated for each of its metrics."""
+def tidy_table(groups: list[RowGroup]) -> pa.Table:
+    """The tidy rows of ``groups`` as an Arrow table, each group's columns repeated for each of its metrics,
+    sorted by ``_SORT`` (stable: a cell's rows keep their order within a probe).
+
+    The order is worked out first (groups by their keys, then each row by its group's place and its
+    metric), so each column is gathered once, straight into sorted order.
+    """
+    import pyarrow.compute as pc
+
     counts = [len(g.metric) for g in groups]
-    names = list(dict.fromkeys(chain(ID_COLUMNS, *(g.columns for g in groups))))
-    data: dict[str, object] = {}
-    for name in names:
-        if name in ("metric", "value"):
-            continue
-        per_group = np.empty(len(groups), dtype=object)
-        per_group[:] = [g.columns.get(name) for g in groups]
-        data[name] = np.repeat(per_group, counts)
-    data["metric"] = np.array(list(chain.from_iterable(g.metric for g in groups)), dtype=object)
-    data["value"] = np.fromiter(chain.from_iterable(g.value for g in groups), dtype=float, count=sum(counts))
-    df = pd.DataFrame(data).infer_objects()
-    df["attempt"] = pd.to_numeric(df["attempt"]).fillna(0).astype(int)
-    df["seed"] = pd.to_numeric(df["seed"]).fillna(0).astype(int)
-    df["simulated"] = df["simulated"].fillna(False).astype(bool)
-    for col in ("run", "cell_id", "pipeline", "chunker", "summarizer", "rollup", "recaller", "backend", "embedder",
-                "corpus", "conversation_id", "probe_id", "category", "metric"):
-        df[col] = df[col].fillna("").astype(str)
-    params = sorted(c for c in df.columns if c not in ID_COLUMNS)
-    for col in params:
-        kinds = {type(v) for v in df[col].dropna()} if df[col].dtype == object else set()
-        if len(kinds) > 1 and not kinds <= {int, float}:
-            # One parameter name holding different types across strategies: keep it readable, not lossy.
-            df[col] = df[col].map(lambda v: None if v is None or (isinstance(v, float) and v != v) else str(v))
-    df = df[list(ID_COLUMNS) + params]
-    return df.sort_values(_SORT, kind="stable").reset_index(drop=True)
+    owner = np.repeat(np.arange(len(groups)), counts)  # each row's group
+    group_keys = pa.table({key: _column(key, [g.columns.get(key) for g in groups]) for key in _SORT[:-1]})
+    place = np.empty(len(groups), dtype=np.int64)  # each group's place in key order
+    place[pc.sort_indices(group_keys, sort_keys=[(key, "ascending") for key in _SORT[:-1]]).to_numpy()] = \
+        np.arange(len(groups))
+    metric = pa.array(list(chain.from_iterable(g.metric for g in groups)), type=pa.string())
+    order = pc.sort_indices(pa.table({"place": place[owner], "metric": metric}),
+                            sort_keys=[("place", "ascending"), ("metric", "ascending")])
+    rows = pa.array(owner[order.to_numpy()])  # the group of each row, in sorted order
+    columns: dict[str, pa.Array] = {}
+    for name in dict.fromkeys(chain(ID_COLUMNS, *(g.columns for g in groups))):
+        if name not in ("metric", "value"):  # a group's value, repeated for each of its rows
+            columns[name] = _column(name, [g.columns.get(name) for g in groups]).take(rows)
+    columns["metric"] = metric.take(order)
+    value = np.fromiter(chain.from_iterable(g.value for g in groups), dtype=float, count=sum(counts))
+    columns["value"] = pa.array(value[order.to_numpy()], type=pa.float64())
+    params = sorted(n for n in columns if n not in ID_COLUMNS)
+    return pa.table({name: columns[name] for name in [*ID_COLUMNS, *params]})
+
+
+_STRINGS = ("run", "cell_id", "pipeline", "chunker", "summarizer", "rollup", "recaller", "backend", "embedder",
+            "corpus", "conversation_id", "probe_id", "category")
+
+
+def _column(name: str, values: list[object]) -> pa.Array:
+    """One column of the table, typed: identifiers as text (missing: ""), flags and counters as such, a
+    parameter as what its values are (text when they mix kinds, so nothing is lost)."""
+    if name in _STRINGS:
+        return pa.array(["" if v is None else str(v) for v in values], type=pa.string())
+    if name == "simulated":
+        return pa.array([bool(v) for v in values], type=pa.bool_())
+    if name in ("seed", "attempt"):
+        return pa.array([0 if v is None else int(v) for v in values], type=pa.int64())  # type: ignore[call-overload]
+    kinds = {type(v) for v in values if v is not None}
+    if len(kinds) > 1 and not kinds <= {int, float}:
+        return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if v is None else str(v) for v in values], type=pa.string())

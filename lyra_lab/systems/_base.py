@@ -13,7 +13,7 @@ import time
 from datetime import datetime
 from typing import Any, Callable, Sequence, TypeVar
 
-from lyra_lab._params import Strategy
+from lyra_lab._params import Strategy, strategy_name
 from lyra_lab.corpus import Turn
 from lyra_lab.systems._types import IngestReport, MemorySystemError, Needs, SystemHit
 
@@ -26,7 +26,7 @@ class BaseSystem(Strategy):
     __slots__ = ()
 
     def label(self) -> str:
-        return str(getattr(type(self), "registry_name", type(self).__name__))
+        return strategy_name(self)
 
     def needs(self) -> Needs:
         return Needs()

@@ -172,7 +172,7 @@ def secret_run(tmp_path_factory):
             path.write_text("\n".join(line.strip() for line in toml.splitlines()), encoding="utf-8")
             run = tmp / "run"
             server.enqueue("503", "429")  # retries, which the run log records
-            df = run_experiment(ExperimentSpec.from_toml(path), run, progress=False)
+            df = run_experiment(ExperimentSpec.from_toml(path), run)
             chats = server.chat_log()
         write_report(run)
     finally:

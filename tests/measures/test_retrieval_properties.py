@@ -1,5 +1,7 @@
 """Properties of the retrieval metrics over random ranked lists of turn-id groups."""
 
+import math
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,33 +39,25 @@ def test_raw_turn_lists_with_all_evidence_on_top_are_ideal(ev, order):
     assert ndcg_at(ev, ranked[::-1], k) <= ndcg_at(ev, ranked, k) + 1e-12
 
 
-def _reference_scores(ev, ranked, ks, verbatim, n_relevant, session_of):
-    """The @K metrics straight from the module docstring's formulas, one cutoff at a time."""
-    import math
+def _ndcg(evidence, groups, k, n_rel, discount):
+    ranks = [i for i, g in enumerate(groups, start=1) if evidence & set(g)]  # the relevant hits' ranks
+    ideal_list = range(1, min(k, max(len(evidence) if n_rel is None else n_rel, len(ranks))) + 1)
+    gain = sum(map(discount, [r for r in ranks if r <= k]))  # DCG@k, ranks in order
+    best = sum(map(discount, ideal_list))  # IDCG@k
+    return gain / best if best else 0.0
 
-    def ndcg(evidence, groups, k, n_rel, discount):
-        ranks = [i for i, g in enumerate(groups, start=1) if evidence & set(g)]  # the relevant hits' ranks
-        ideal_list = range(1, min(k, max(len(evidence) if n_rel is None else n_rel, len(ranks))) + 1)
-        gain = sum(map(discount, [r for r in ranks if r <= k]))  # DCG@k, ranks in order
-        best = sum(map(discount, ideal_list))  # IDCG@k
-        return gain / best if best else 0.0
 
-    def plain(i):
-        return 1.0 / math.log2(i + 1)
+def _plain(i):
+    return 1.0 / math.log2(i + 1)
 
-    def any_(i):
-        return 1.0 if i == 1 else 1.0 / math.log2(i)
 
+def _any(i):
+    return 1.0 if i == 1 else 1.0 / math.log2(i)
+
+
+def _reference_scores(ev, ranked, ks, verbatim, n_relevant):
+    """The turn-level @K metrics straight from the module docstring's formulas, one cutoff at a time."""
     E = set(ev)
-    Es = {session_of(t) for t in E}
-    hit_sessions = [{session_of(t) for t in g} for g in ranked]
-    seen: set = set()
-    by_session = []
-    for sessions in hit_sessions:
-        fresh = tuple(sorted(sessions - seen))
-        if fresh:
-            seen.update(fresh)
-            by_session.append(fresh)
     out = {}
     for k in ks:
         covered = set().union(*ranked[:k])
@@ -72,13 +66,22 @@ def _reference_scores(ev, ranked, ks, verbatim, n_relevant, session_of):
         out[f"coverage_recall@{k}"] = len(E & covered) / len(E)
         out[f"recall_all@{k}"] = 1.0 if E <= covered else 0.0
         out[f"recall_any@{k}"] = 1.0 if any(E & set(g) for g in ranked[:k]) else 0.0
-        out[f"ndcg@{k}"] = ndcg(E, ranked, k, n_relevant, plain)
-        out[f"ndcg_any@{k}"] = ndcg(E, ranked, k, n_relevant, any_)
-        out[f"session_recall@{k}"] = len(Es & set().union(*hit_sessions[:k])) / len(Es)
-        out[f"session_recall_all@{k}"] = 1.0 if Es <= set().union(*by_session[:k]) else 0.0
-        out[f"session_ndcg_any@{k}"] = ndcg(Es, by_session, k, len(Es), any_)
+        out[f"ndcg@{k}"] = _ndcg(E, ranked, k, n_relevant, _plain)
+        out[f"ndcg_any@{k}"] = _ndcg(E, ranked, k, n_relevant, _any)
     ranks = [i for i, g in enumerate(ranked, start=1) if E & set(g)]
     out["mrr"] = 1.0 / ranks[0] if ranks else 0.0
+    return out
+
+
+def _distinct_sessions(ranked, session_of):
+    """Each hit's sessions not seen at a better rank, hits adding none dropped."""
+    seen: set = set()
+    out = []
+    for group in ranked:
+        fresh = tuple(sorted({session_of[t] for t in group} - seen))
+        if fresh:
+            seen.update(fresh)
+            out.append(fresh)
     return out
 
 
@@ -89,9 +92,29 @@ def test_every_cutoff_in_one_pass_equals_each_cutoff_from_the_formulas(ev, ranke
     from lyra_lab.measures import retrieval_scores
 
     verbatim = data.draw(st.lists(st.booleans(), min_size=len(ranked), max_size=len(ranked)))
+    got = retrieval_scores(ev, ranked, ks, n_relevant=n_relevant, verbatim=verbatim)
+    assert got == _reference_scores(ev, ranked, sorted(set(ks)), verbatim, n_relevant)
+
+
+@settings(max_examples=300, deadline=None)
+@given(evidence, groups, st.lists(st.integers(1, 12), min_size=1, max_size=4))
+def test_session_recall_and_the_distinct_session_ndcg_follow_their_formulas(ev, ranked, ks):
+    from lyra_lab.corpus import Probe
+    from lyra_lab.measures import session_scores
+    from lyra_lab.memory import MemoryEntry
+    from tests.helpers.recalled import recalled
+
     session_of = {t: f"s{int(t[1:]) % 4}" for t in TURNS}
-    got = retrieval_scores(ev, ranked, ks, session_of, n_relevant, verbatim)
-    assert got == _reference_scores(ev, ranked, sorted(set(ks)), verbatim, n_relevant, session_of.__getitem__)
+    entries = [MemoryEntry(id=f"e{i}", conversation_id="c", kind="chunk", text="x", turn_ids=g,
+                           session_ids=tuple(sorted({session_of[t] for t in g}))) for i, g in enumerate(ranked)]
+    probe = Probe(id="q", conversation_id="c", question="?", answer="x", evidence=tuple(ev))
+    got = session_scores(recalled(probe, entries, k=len(entries)), ks, session_of)
+    sessions = {session_of[t] for t in ev}
+    hit_sessions = [{session_of[t] for t in g} for g in ranked]
+    for k in set(ks):
+        assert got[f"session_recall@{k}"] == len(sessions & set().union(*hit_sessions[:k])) / len(sessions)
+        want = _ndcg(sessions, _distinct_sessions(ranked, session_of), k, len(sessions), _any)
+        assert got[f"distinct_session_ndcg_any@{k}"] == want
 
 
 @settings(max_examples=300, deadline=None)

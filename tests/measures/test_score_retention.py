@@ -1,4 +1,4 @@
-"""score_outcome's metric names and values on a hand-built ProbeOutcome; the retention rule."""
+"""score_recall's metric names and values on a hand-built recall; answer scores; the retention rule."""
 
 import math
 
@@ -6,32 +6,34 @@ import pytest
 
 from lyra_lab.backends import Completion, Usage
 from lyra_lab.corpus import Probe
-from lyra_lab.measures import JudgeResult, score_outcome, session_map
-from lyra_lab.matching import answer_retained, retention_scores
+from lyra_lab.measures import Scoring, answer_scores, retention_scores, score_recall, session_map
+from lyra_lab.matching import answer_retained
 from lyra_lab.memory import MemoryEntry
-from lyra_lab.recall import Hit
-from lyra_lab.replay._types import ProbeOutcome
+from lyra_lab.replay import MemoryState
+from tests.helpers.recalled import recalled
 
 
-def entry(eid, turn_ids, kind="turn"):
-    return MemoryEntry(id=eid, conversation_id="c1", kind=kind, text=eid, turn_ids=tuple(turn_ids))
+def entry(eid, turn_ids, kind="turn", sessions=()):
+    return MemoryEntry(id=eid, conversation_id="c1", kind=kind, text=eid, turn_ids=tuple(turn_ids),
+                       session_ids=tuple(sessions))
 
 
-def outcome(probe, hits, context="", memory_text="", memory_entries=0):
-    hits = tuple(Hit(entry=e, score=1.0 - i / 10, rank=i) for i, e in enumerate(hits))
-    return ProbeOutcome(probe=probe, hits=hits, context=context, context_tokens=42, recall_latency_s=0.25,
-                        memory_text=memory_text, memory_entries=memory_entries)
+def outcome(probe, hits, context="", answer_recall=None, memory_entries=0):
+    memory = MemoryState(memory_entries, 0, answer_recall=answer_recall)
+    return recalled(probe, hits, k=len(hits), context=context, context_tokens=42, recall_latency_s=0.25,
+                    memory=memory)
 
 
 PROBE = Probe(id="p1", conversation_id="c1", question="Where did Ana move?", answer="Lisbon, Portugal",
               evidence=("t2", "t4"), category=4)
-HITS = [entry("turn:t1", ["t1"]), entry("digest:1", ["t2", "t3"], "digest"), entry("turn:t4", ["t4"])]
+HITS = [entry("turn:t1", ["t1"], sessions=["s1"]), entry("digest:1", ["t2", "t3"], "digest", ["s1", "s2"]),
+        entry("turn:t4", ["t4"], sessions=["s2"])]
 SESSIONS = {"t1": "s1", "t2": "s1", "t3": "s2", "t4": "s2"}
 
 
-def test_score_outcome_retrieval_metrics_hand_computed():
-    scores = score_outcome(outcome(PROBE, HITS, context="ana moved to lisbon portugal"), ks=[1, 2, 3],
-                           session_of=SESSIONS)
+def test_score_recall_retrieval_metrics_hand_computed():
+    scores = score_recall(outcome(PROBE, HITS, context="ana moved to lisbon portugal"), Scoring(ks=(1, 2, 3)),
+                          session_of=SESSIONS)
     # evidence {t2, t4}; top1 {t1}: 0/2; top2 adds digest {t2,t3}: 1/2 covered; top3 adds t4: 2/2
     assert (scores["coverage_recall@1"], scores["coverage_recall@2"], scores["coverage_recall@3"]) == (0.0, 0.5, 1.0)
     # directly (verbatim entries only): the digest does not count; t4 at rank 3 -> 1/2 at k=3
@@ -52,34 +54,34 @@ def test_score_outcome_retrieval_metrics_hand_computed():
     assert "qa_f1" not in scores and "judge" not in scores
 
 
-def test_score_outcome_with_answer_and_judge():
+def test_answer_scores_and_retention_from_the_memory():
     completion = Completion(text="Lisbon", usage=Usage(10, 2, cost_usd=0.003, calls=1), latency_s=1.5,
                             backend="fake", model="m")
-    judge = JudgeResult(score=1, raw="CORRECT", parsed=True, prompt="correct_wrong_v1")
-    scores = score_outcome(outcome(PROBE, HITS, memory_text="Ana moved to Porto", memory_entries=3), ks=[5],
-                           answer=completion, judge=judge)
+    scores = answer_scores(PROBE, completion)
     # "lisbon" vs "lisbon portugal": P = 1/1, R = 1/2 -> F1 = 2/3; EM 0
     assert scores["qa_em"] == 0.0 and scores["qa_f1"] == pytest.approx(2 / 3)
     assert scores["answer_latency_s"] == 1.5 and scores["answer_cost_usd"] == 0.003
-    assert scores["judge"] == 1.0
-    # memory "ana moved to porto" holds neither lisbon nor portugal -> 0
+    scores = score_recall(outcome(PROBE, HITS, answer_recall=0.0, memory_entries=3), Scoring(ks=(5,)))
+    # a memory holding neither lisbon nor portugal (answer recall 0) -> 0
     assert scores["retention"] == 0.0
     assert "session_recall@5" not in scores  # no mapping given
 
 
-def test_score_outcome_skips_retrieval_without_evidence_and_for_adversarial():
+def test_score_recall_skips_retrieval_without_evidence_and_for_adversarial():
     no_ev = Probe(id="p2", conversation_id="c1", question="q", answer="a b")
-    assert "mrr" not in score_outcome(outcome(no_ev, HITS), ks=[1])
+    assert "mrr" not in score_recall(outcome(no_ev, HITS), Scoring(ks=(1,)))
     adv = Probe(id="p3", conversation_id="c1", question="q", answer="trap", evidence=("t2",), adversarial=True)
-    scores = score_outcome(outcome(adv, HITS), ks=[2], answer="Not mentioned.")
+    scores = score_recall(outcome(adv, HITS), Scoring(ks=(2,)))
     assert "coverage_recall@2" not in scores and "evidence_recall@2" not in scores and "retention" not in scores
-    assert scores["qa_em"] == 1.0
-    assert score_outcome(outcome(adv, HITS), ks=[2], score_adversarial_retrieval=True)["coverage_recall@2"] == 1.0
+    assert answer_scores(adv, Completion(text="Not mentioned.", usage=Usage(), latency_s=0.1, backend="f",
+                                         model="m"))["qa_em"] == 1.0
+    scored = score_recall(outcome(adv, HITS), Scoring(ks=(2,), adversarial_retrieval=True))
+    assert scored["coverage_recall@2"] == 1.0
 
 
-def test_score_outcome_rejects_bad_ks():
+def test_scoring_rejects_bad_ks():
     with pytest.raises(ValueError, match="ks"):
-        score_outcome(outcome(PROBE, HITS), ks=[0])
+        Scoring(ks=(0,))
 
 
 def test_retention_rule():
@@ -99,7 +101,7 @@ def test_retention_rule():
 
 
 def test_retention_scores_memory_recorded_but_empty_counts_as_lost():
-    o = outcome(PROBE, [], context="", memory_text="", memory_entries=2)
+    o = outcome(PROBE, [], context="", answer_recall=0.0, memory_entries=2)
     assert retention_scores(o) == {"context_retention": 0.0, "retention": 0.0}
 
 

@@ -38,7 +38,7 @@ def test_without_locomo_the_notebook_says_so_and_stops_without_error(tmp_path, m
 @needs_locomo
 def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, run_notebook):
     from lyra_lab.backends import FakeLLM
-    from lyra_lab.experiments import ExperimentSpec, run_experiment
+    from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
     from lyra_lab.runs import load_results
 
     # A run folder of answers from a fake backend stands in for the local model's (LYRA_NB_QA_RUN path).
@@ -48,7 +48,7 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
         "grid": {"chunkers": [{"name": "turn_window", "max_turns": 1}], "recallers": ["bm25"]},
         "run": {"backends": ["fake"], "embedders": ["none"], "ks": [10]}, "qa": {"enabled": True}})
     fake_run = tmp_path / "fake-qa-run"
-    fake_rows = run_experiment(spec, fake_run, progress=False, backends={"fake": FakeLLM()})
+    fake_rows = run_experiment(spec, fake_run, None, Injected(backends={"fake": FakeLLM()}))
     monkeypatch.setenv("LYRA_NB_QA_RUN", str(fake_run))
     monkeypatch.setenv("LYRA_LOCOMO", str(LOCOMO))
     nb = run_notebook("06_recall_locomo.ipynb", "LYRA_RECALL_LOCOMO_OUT", needs=NEEDS, timeout=900)

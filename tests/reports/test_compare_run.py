@@ -26,7 +26,7 @@ def run_dir(tmp_path_factory):
                  "recallers": ["dense", "bm25"]},
         "run": {"backends": ["fake"], "embedders": ["hashing"], "ks": [1, 5], "cache": "off", "seeds": [0, 1]}})
     out = folder / "run"
-    run_experiment(spec, out, progress=False)
+    run_experiment(spec, out)
     return out
 
 

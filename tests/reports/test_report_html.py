@@ -23,9 +23,9 @@ def run_dir(tmp_path_factory):
         "grid": {"chunkers": [{"name": "turn_window", "max_turns": 4}], "summarizers": ["single_pass"],
                  "recallers": ["dense", "bm25"]},
         "run": {"backends": ["fake"], "embedders": ["hashing"], "ks": [1, 5], "cache": "off"},
-        "qa": {"enabled": True}, "judge": {"enabled": True, "backend": "fake"}})
+        "qa": {"enabled": True, "judges": [{"prompt": "correct_wrong_v1", "backend": "fake"}]}})
     out = tmp_path_factory.mktemp("run") / "run"
-    run_experiment(spec, out, progress=False)
+    run_experiment(spec, out)
     write_report(out, n_resamples=50)
     return out
 
@@ -111,7 +111,7 @@ def test_drill_down_shows_each_hits_kind_digest_text_and_the_rendered_context(tm
         "grid": {"chunkers": [{"name": "turn_window", "max_turns": 4}], "summarizers": ["single_pass"],
                  "keep_raw": [False], "recallers": ["dense"]},
         "run": {"backends": ["fake"], "embedders": ["hashing"], "ks": [1, 5], "cache": "off"}})
-    run_experiment(spec, tmp_path / "run", progress=False)
+    run_experiment(spec, tmp_path / "run")
     write_report(tmp_path / "run", n_resamples=20)
     page = (tmp_path / "run" / "report" / "report.html").read_text(encoding="utf-8")
     details = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text(encoding="utf-8").splitlines()

@@ -11,21 +11,18 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
 from lyra_lab.commands._checks import _check_rows
 from lyra_lab.commands._errors import UsageError
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 from lyra_lab.runs import CellRows, ResultsFormatError, RunFolder, load_results, read_cell_rows
 
 JUDGED = """
 [qa]
 enabled = true
-[judge]
-enabled = true
-backend = "fake"
+judges = [{ prompt = "correct_wrong_v1", backend = "fake" }]
 """
 
 
 def _run(write_toml, registries, run, extra=""):
-    return run_experiment(ExperimentSpec.from_toml(write_toml(extra=extra), registries), run, progress=False,
-                          backends={"fake": FakeLLM()})
+    return run_experiment(ExperimentSpec.from_toml(write_toml(extra=extra), registries), run, None, Injected(backends={"fake": FakeLLM()}))
 
 
 def test_a_run_writes_groups_that_load_back_as_its_tidy_rows(write_toml, registries, tmp_path):

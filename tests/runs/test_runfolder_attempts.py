@@ -9,13 +9,13 @@ import pytest
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, RunOptions, run_experiment
 from lyra_lab.runs import RunFolder, load_results
 
 
-def _run(write_toml, registries, run, **kw):
-    return run_experiment(ExperimentSpec.from_toml(write_toml(), registries), run, progress=False,
-                          backends={"fake": FakeLLM()}, **kw)
+def _run(write_toml, registries, run, resume=True):
+    return run_experiment(ExperimentSpec.from_toml(write_toml(), registries), run, RunOptions(resume=resume),
+                          Injected(backends={"fake": FakeLLM()}))
 
 
 def test_each_attempt_appends_its_record_and_rows_name_their_attempt(write_toml, registries, tmp_path):

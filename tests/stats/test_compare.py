@@ -234,21 +234,6 @@ def test_sign_flip_p_monte_carlo_agrees_with_exact(monkeypatch):
     assert abs(drawn - exact) < 5 * math.sqrt(exact * (1 - exact) / 20_000)  # within 5 Monte Carlo SEs
 
 
-def test_comparison_plot_says_its_n_and_marks_the_worse(tmp_path, monkeypatch):
-    from lyra_lab.stats import _compare_plots, comparison_plot
-
-    probes = {(f"c{i}", f"q{i}"): 1.0 for i in range(10)}
-    table = compare_all(frame({A: probes, B: {k: 0.0 for k in probes}, C: probes}), "m", n_boot=100)
-    assert comparison_plot(table, tmp_path / "d.png").stat().st_size > 1000
-    seen = []
-    monkeypatch.setattr(_compare_plots, "_save", lambda fig, path: seen.append(fig) or path)
-    comparison_plot(table, tmp_path / "e.png")
-    ax = seen[0].axes[0]
-    assert "n = 10 paired probes, each its own unit" in ax.get_title()  # one probe per conversation
-    hollow = [line for line in ax.lines if line.get_markerfacecolor() == "white"]
-    assert len(hollow) == 1 and hollow[0].get_xdata()[0] == -1.0  # B, the one significantly worse
-
-
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=12))
 def test_swapping_a_and_b_negates_the_difference_and_keeps_p(cells):

@@ -15,7 +15,7 @@ import pytest
 
 import lyra_lab
 from lyra_lab.backends import FakeLLM, HashingEmbedder
-from lyra_lab.replay import Pipeline, PipelineMemory, Registries, replay
+from lyra_lab.replay import Pipeline, PipelineMemory, Registries, ReplaySetup, replay
 from lyra_lab.systems import PipelineSystem, as_recall_hits, run_system
 
 SYNTHETIC = Path(__file__).resolve().parents[2] / "datasets" / "synthetic_small.jsonl"
@@ -45,8 +45,7 @@ def test_after_the_last_turn_a_live_memory_answers_as_the_replay_engine(conversa
     embedder = HashingEmbedder()
     system = PipelineSystem(pipeline=spec, recaller=recaller)
     pipeline, built = system.build()
-    replayed = replay(conv, probes, pipeline, backend=_fake(), embedder=embedder, recallers={"r": built}, k=5,
-                      depth=5)
+    replayed = replay(conv, probes, pipeline, ReplaySetup(_fake(), embedder=embedder, recallers={"r": built}, k=5))
     run = run_system(system, conv, probes, k=5, backend=_fake(), embedder=embedder)
     assert [p.turns_seen for p in run.probes] == [len(list(conv.turns()))] * len(probes)
     for outcome, asked in zip(replayed.outcomes["r"], run.probes):
@@ -61,7 +60,7 @@ def test_after_the_last_turn_a_live_memory_answers_as_the_replay_engine(conversa
 def test_the_memory_itself_is_the_replay_engines_once_finished(conversation_and_probes):
     conv, _ = conversation_and_probes
     pipeline = Pipeline.from_dict(WITH_FAKE_LLM, Registries.default())
-    replayed = replay(conv, [], pipeline, backend=_fake(), recallers={})
+    replayed = replay(conv, [], pipeline, ReplaySetup(_fake(), recallers={}))
     live = PipelineMemory(conv.id, pipeline, None, backend=_fake())
     live.extend(lyra_lab.replay.clock_order(conv))
     assert live.pending > 0  # the last window waits for a next turn that never comes ...
