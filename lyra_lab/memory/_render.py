@@ -9,6 +9,7 @@ packs under a token budget.
 from __future__ import annotations
 
 import functools
+from itertools import accumulate
 from datetime import datetime, timezone
 from typing import Callable, Iterable, NamedTuple, Protocol, Sequence
 
@@ -204,21 +205,16 @@ class _Heads(Protocol):
 
 
 class _TokenHeads:
-    """Heads on token boundaries; each token's bytes are looked up only once a head reaches it."""
+    """Heads on token boundaries (read-only once built, so threads may share it)."""
 
     def __init__(self, text: str, count: TokenCount):
-        self.count = count
-        self.tokens = count.encode(text)
-        self.n = len(self.tokens)
-        self._data = bytearray()
-        self._ends = [0]  # byte offset where each token read so far ends
+        pieces = count.token_bytes(count.encode(text))
+        self.n = len(pieces)
+        self._data = b"".join(pieces)
+        self._ends = [0, *accumulate(map(len, pieces))]  # where each token's bytes end
 
     def head(self, m: int) -> str:
         """The text of the first ``m`` tokens (a cut inside a character decodes to U+FFFD)."""
-        if m >= len(self._ends):
-            for piece in self.count.token_bytes(self.tokens[len(self._ends) - 1:m]):
-                self._data += piece
-                self._ends.append(len(self._data))
         return self._data[:self._ends[m]].decode("utf-8", errors="replace")
 
 
@@ -234,10 +230,20 @@ class _WordHeads:
         return " ".join(self.words[:m])
 
 
-@functools.lru_cache(maxsize=4096)
+_HEADS: dict[tuple[int, str], tuple[TokenCount, _Heads]] = {}  # (id(count), text) -> (count, heads)
+_MAX_HEADS = 4096
+
+
 def _heads(text: str, count: TokenCount) -> _Heads:
-    """``text``'s heads, kept for the texts cut most recently: the same entries are cut again and again."""
-    return _TokenHeads(text, count) if count.decodes else _WordHeads(text)
+    """``text``'s heads by ``count``, kept for the texts cut lately: the same entries are cut again and again."""
+    kept = _HEADS.get((id(count), text))
+    if kept is not None and kept[0] is count:
+        return kept[1]
+    heads: _Heads = _TokenHeads(text, count) if count.decodes else _WordHeads(text)
+    if len(_HEADS) >= _MAX_HEADS:
+        _HEADS.clear()  # a bound on memory; only costs encoding again
+    _HEADS[(id(count), text)] = (count, heads)
+    return heads
 
 
 def longest_cut(n: int, fits: Callable[[int], bool], guess: int) -> int | None:
