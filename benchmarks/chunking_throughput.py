@@ -15,11 +15,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from lyra_lab import datasets
 from lyra_lab.backends import token_counter
 from lyra_lab.chunking import CHUNKERS, AdaptiveChunker, render_turns
 from lyra_lab.corpus import load
 
-DEFAULT = Path(__file__).resolve().parents[1] / "../shared/datasets/locomo10.json"
+DEFAULT = datasets.find("locomo") or datasets.installed_path("locomo")  # `lyra-lab datasets get locomo` installs it
 
 
 def main(path: Path) -> int:

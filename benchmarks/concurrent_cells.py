@@ -52,7 +52,7 @@ import numpy as np
 from lyra_lab.backends import SimulatedServer
 from lyra_lab.replay import read_log
 from lyra_lab.synthetic import generate_synthetic
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
 
 LATENCY_S = 0.25
 GRID = """
@@ -171,7 +171,7 @@ def main() -> int:
             spec = grid(str(max_cells), max_cells)
             server.reset()
             started, cpu = time.perf_counter(), time.process_time()
-            df = run_experiment(spec, folder / f"run-{max_cells}", resume=False, progress=False)
+            df = run_experiment(spec, folder / f"run-{max_cells}", RunOptions(resume=False))
             wall, cpu = time.perf_counter() - started, time.process_time() - cpu
             requests = len(server.chat_log())
             seen = client_latencies(folder / f"run-{max_cells}")

@@ -73,7 +73,7 @@ rows identical to main's (``--keep`` and a frame comparison: 0 differing rows).
 Issue 9's target of 3 s is still ~2.8x away.
 
 Rows and run log (branch perf-rows, from main 104a60e): a cell's rows are built, written and
-read back as groups (``lyra_lab._cell_rows.CellRows``: the columns a probe x recaller shares,
+read back as groups (``lyra_lab.runs._cell_rows.CellRows``: the columns a probe x recaller shares,
 once, and its metrics; ``rows/`` 2.4 MB instead of 124 MB), ``load_results`` expands them in
 Arrow already sorted (``experiments._rows_table``), and run-log lines are encoded by orjson
 (``_fast_jsonl.json_line``).  ``rows build`` (new here) times the group building in
@@ -168,8 +168,6 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-LOCOMO = Path(__file__).resolve().parents[1] / "../shared/datasets/locomo10.json"
-
 SPEC = {
     "name": "harness-overhead",
     "corpus": {"format": "locomo"},
@@ -202,25 +200,25 @@ def _timed(totals: dict[str, float], phase: str, owner: object, attr: str) -> No
 
 
 def instrument(totals: dict[str, float]) -> None:
-    import lyra_lab.evaluate
-    from lyra_lab.experiments import _cell_run, _runfolder, _runner
-    from lyra_lab.replay import _probe, _runlog
+    """Time the phases by wrapping the functions that do them (in this process)."""
+    from lyra_lab.experiments import _cell_run, _executors, _runner
+    from lyra_lab.replay import _ask
+    from lyra_lab.runs import _folder, _log
 
     _timed(totals, "load", _runner, "load_corpus")
-    _timed(totals, "replay", _cell_run, "replay")
-    _timed(totals, "recall", _probe.ProbeAsker, "ask")
-    _timed(totals, "scoring", lyra_lab.evaluate, "score_outcome")
+    _timed(totals, "cells", _executors, "run_cell")  # replay, recall, scoring and rows build, all inside
+    _timed(totals, "recall", _ask.Asker, "ask")
+    _timed(totals, "scoring", _cell_run, "score_recall")
     for builder in ("add_probe_rows", "add_conversation_rows"):  # the rows run_cell builds (CellRows)
-        if hasattr(_cell_run, builder):
-            _timed(totals, "rows build", _cell_run, builder)
-    _timed(totals, "rows write", _runfolder.RunFolder, "write_rows")
+        _timed(totals, "rows build", _cell_run, builder)
+    _timed(totals, "rows write", _folder.RunFolder, "write_rows")
     _timed(totals, "results parquet", _runner, "load_results")
-    _timed(totals, "run log", _runlog.RunLog, "event")
+    _timed(totals, "run log", _log.RunLog, "event")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--locomo", type=Path, default=LOCOMO)
+    parser.add_argument("--locomo", type=Path, help="the LoCoMo file (default: `lyra-lab datasets get locomo`'s copy)")
     parser.add_argument("--profile", type=Path, help="also write a cProfile of the run here")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep the run folder here (a new folder; default: a temporary one, removed)")
@@ -229,13 +227,13 @@ def main() -> None:
     parser.add_argument("--max-cells", type=int, default=1, metavar="N",
                         help="[run] max_cells (default 1; with processes, 1 means one worker per CPU)")
     args = parser.parse_args()
+    from lyra_lab import datasets
     from lyra_lab.backends import FakeLLM, HashingEmbedder
-    from lyra_lab.experiments import ExperimentSpec, run_experiment
-    from lyra_lab.experiments._runner import executor_of
-    from lyra_lab.replay import read_log
+    from lyra_lab.experiments import ExperimentSpec, Injected, RunOptions, executor_of, run_experiment
+    from lyra_lab.runs import read_log
 
     run_section = {**SPEC["run"], "max_cells": args.max_cells, **({"executor": args.executor} if args.executor else {})}
-    data = {**SPEC, "corpus": {**SPEC["corpus"], "path": str(args.locomo.resolve())}, "run": run_section}
+    data = {**SPEC, "corpus": {**SPEC["corpus"], "path": str((args.locomo or datasets.path("locomo")).resolve())}, "run": run_section}
     spec = ExperimentSpec.from_dict(data)
     totals: dict[str, float] = defaultdict(float)
     instrument(totals)
@@ -243,8 +241,8 @@ def main() -> None:
         run_dir = args.keep if args.keep else Path(tmp) / "run"
 
         def run():
-            return run_experiment(spec, run_dir, progress=False,
-                                  backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()})
+            injected = Injected(backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()})
+            return run_experiment(spec, run_dir, RunOptions(progress=False), injected)
 
         start, cpu, workers_cpu = time.perf_counter(), time.process_time(), _children_cpu()
         if args.profile:
@@ -262,8 +260,9 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.2f}")
     total = f"cpu {cpu + workers_cpu:6.2f} s" + (f": this process {cpu:.2f}, workers {workers_cpu:.2f}" if pool else "")
     print(f"wall {wall:8.2f} s   ({total}; under load, compare cpu)")
-    for prefix in ("", "cpu "):
-        totals[prefix + "replay"] -= totals[prefix + "recall"]  # recall runs inside replay
+    for prefix in ("", "cpu "):  # replay: what the cells spent outside recall, scoring and building rows
+        inside = sum(totals[prefix + phase] for phase in ("recall", "scoring", "rows build"))
+        totals[prefix + "replay"] = totals.pop(prefix + "cells", 0.0) - inside
     # The phases are timed by wrappers in this process: worker processes run replay, recall and
     # scoring out of their sight, so with them only this process's phases are shown.
     phases = ("load", "replay", "recall", "scoring", "rows build", "rows write", "results parquet") if not pool \

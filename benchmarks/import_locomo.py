@@ -1,7 +1,7 @@
 """Wall time of importing LoCoMo (median of 3) and what the import holds.
 
 Usage: .venv/bin/python benchmarks/import_locomo.py [PATH]
-(default PATH: ../shared/datasets/locomo10.json beside the project root)
+(default PATH: the copy `lyra-lab datasets get locomo` installed, or $LYRA_LOCOMO)
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from lyra_lab import datasets
 from lyra_lab.corpus import load
 
-DEFAULT = Path(__file__).resolve().parents[1] / "../shared/datasets/locomo10.json"
+DEFAULT = datasets.find("locomo") or datasets.installed_path("locomo")  # `lyra-lab datasets get locomo` installs it
 
 
 def timed(fn, repeats: int = 3) -> tuple[float, object]:

@@ -6,7 +6,7 @@ run pays no model call and its answers are the first run's, word for word (the s
 prints each run's cache hits).  Recall is bm25 over raw turns,
 k = 10; answers come from the bundled local model (SmolLM2-135M) by default.
 
-    python benchmarks/locomo_qa_scorers.py --conversations 2 --max-probes 40 --out /tmp/locomo-qa
+    python benchmarks/locomo_qa_scorers.py --conversations 2 --max-probes 40 --out runs/locomo-qa
 
 Prints qa_f1 per LoCoMo category under each scorer (mean, 95% CI clustered by
 conversation, n), the paired difference, and writes ``scorers.png`` and ``scorers.csv``.
@@ -27,7 +27,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-LOCOMO = Path(__file__).parents[1].parent / "shared" / "datasets" / "locomo10.json"
+from lyra_lab import datasets  # noqa: E402
+
+LOCOMO = datasets.find("locomo") or datasets.installed_path("locomo")  # `lyra-lab datasets get locomo` installs it
 LABELS = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
 
 
@@ -55,7 +57,7 @@ def experiment(path: Path, locomo: Path, scorer: str, conversations: int, max_pr
 
 def ci95(values: pd.Series, clusters: pd.Series) -> tuple[float, float]:
     """95% bootstrap CI of the mean, resampling conversations; probes when there is only one conversation."""
-    from lyra_lab.evaluate import bootstrap_ci, cluster_bootstrap_ci
+    from lyra_lab.stats import bootstrap_ci, cluster_bootstrap_ci
 
     ci = cluster_bootstrap_ci(values, clusters, n_resamples=2000) if clusters.nunique() > 1 else \
         bootstrap_ci(values, n_resamples=2000)
@@ -73,14 +75,14 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("LYRA_LAB_CACHE_DIR", str(args.out / "cache"))
 
-    from lyra_lab.experiments import run_experiment
+    from lyra_lab.experiments import RunOptions, run_experiment
 
     frames = {}
     for scorer in ("squad", "locomo"):
         toml = args.out / f"{scorer}.toml"
         experiment(toml, args.locomo.resolve(), scorer, args.conversations, args.max_probes, args.backend)
         t0 = time.perf_counter()
-        rows = run_experiment(toml, run_dir=args.out / f"run-{scorer}", resume=False)
+        rows = run_experiment(toml, args.out / f"run-{scorer}", RunOptions(resume=False))
         hits = rows.loc[rows["metric"] == "cached_calls", "value"].sum()
         print(f"{scorer:<7} run {time.perf_counter() - t0:7.1f} s, {hits:.0f} calls answered from the cache")
         frames[scorer] = rows[rows["metric"] == "qa_f1"][["probe_id", "conversation_id", "category", "value"]]

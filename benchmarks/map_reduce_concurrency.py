@@ -12,15 +12,15 @@ calls, and the most requests the server saw in flight (must not exceed the bound
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
+from lyra_lab import datasets
 from lyra_lab.backends import SimulatedServer
 from lyra_lab.backends._presets import make_backend
 from lyra_lab.chunking import TokenBudgetChunker
 from lyra_lab.corpus import load
 from lyra_lab.summarize import MapReduceSummarizer, SinglePassSummarizer
 
-LOCOMO = Path(__file__).resolve().parents[1] / "../shared/datasets/locomo10.json"
+LOCOMO = datasets.find("locomo") or datasets.installed_path("locomo")  # `lyra-lab datasets get locomo` installs it
 
 
 def main() -> int:

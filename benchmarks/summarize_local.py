@@ -13,15 +13,15 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
-from pathlib import Path
 
+from lyra_lab import datasets
 from lyra_lab.backends import ensure_local_server
 from lyra_lab.backends._presets import make_backend
 from lyra_lab.chunking import TurnWindowChunker
 from lyra_lab.corpus import load
 from lyra_lab.summarize import SUMMARIZERS
 
-LOCOMO = Path(__file__).resolve().parents[1] / "../shared/datasets/locomo10.json"
+LOCOMO = datasets.find("locomo") or datasets.installed_path("locomo")  # `lyra-lab datasets get locomo` installs it
 SPECS = [
     {"name": "single_pass", "timeout_s": 900},
     {"name": "map_reduce", "max_concurrency": 1, "chunk_timeout_s": 900, "merge_timeout_s": 900},

@@ -1,5 +1,6 @@
 """lyra-lab: a research harness for the long-term memory of chat assistants."""
 
+from lyra_lab._degradation import Degradation, DegradationTally
 from lyra_lab._params import Strategy, param
 from lyra_lab._records import RecordError, Schema, from_record, record, to_record
 from lyra_lab._registry import ConfigError, Registry
@@ -23,6 +24,8 @@ __all__ = [
     "Conversation",
     "Corpus",
     "CorpusFormatError",
+    "Degradation",
+    "DegradationTally",
     "Probe",
     "RecordError",
     "Registry",

@@ -17,7 +17,7 @@ import re
 import sys
 from typing import Any, Sequence
 
-from lyra_lab._params import declared
+from lyra_lab._params import declared, is_registered, strategy_name
 
 # What each key of the experiment file means (the code holds names and defaults; this holds the prose).
 # A key in TABLES without an entry here fails the generator, and so the docs test.
@@ -29,10 +29,10 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "grid": "table: lists whose product is the grid of memory pipelines, plus the recallers",
         "run": "table: backends, embedders, seeds, ks and how to run",
         "qa": "table: answer probes from the recalled context (EM/F1)",
-        "judge": "table: an LLM judge of the QA answers",
     },
     "corpus": {
-        "path": "the corpus file, relative to the experiment file (required; any format `lyra-lab import` reads)",
+        "path": ("the corpus file, relative to the experiment file (required; any format `lyra-lab import` reads), "
+                 "or `dataset:NAME` for a public dataset installed by `lyra-lab datasets get NAME`"),
         "format": "corpus format, or auto to sniff the content",
         "probes": "a probes JSONL file, relative to the experiment file, added to the corpus's own probes",
         "conversations": "the first N conversations, or a list of conversation ids",
@@ -91,19 +91,15 @@ KEY_DOCS: dict[str, dict[str, str]] = {
                   "(optional `max_tokens`, `name`); judge rows name theirs in the `judge` column "
                   "(see `judge_agreement`)",
     },
-    "judge": {
-        "enabled": "grade the QA answers with an LLM judge (needs [qa] enabled)",
-        "backend": "the judge's backend (required when enabled)",
-        "prompt": "named judge prompt",
-        "max_tokens": "verdict length cap",
-    },
 }
 
 DATASETS = (
-    ("LoCoMo", "https://github.com/snap-research/LoCoMo, file `data/locomo10.json` (10 conversations, ~2,000 probes)",
-     "locomo"),
-    ("LongMemEval", ("https://github.com/xiaowu0162/LongMemEval, files `longmemeval_s.json`, `longmemeval_m.json`, "
-     "`longmemeval_oracle.json`"), "longmemeval"),
+    ("LoCoMo", ("`lyra-lab datasets get locomo`, from https://github.com/snap-research/LoCoMo, file "
+                "`data/locomo10.json` (10 conversations, ~2,000 probes)"), "locomo"),
+    ("LongMemEval", ("`lyra-lab datasets get longmemeval-oracle` (or `longmemeval-s`, `longmemeval-m`): files "
+                     "`longmemeval_oracle.json`, `longmemeval_s_cleaned.json`, `longmemeval_m_cleaned.json` of the "
+                     "cleaned release that https://github.com/xiaowu0162/LongMemEval points to "
+                     "(Hugging Face `xiaowu0162/longmemeval-cleaned`)"), "longmemeval"),
     ("ChatGPT export", "ChatGPT: Settings → Data controls → Export; use `conversations.json` or the .zip",
      "chatgpt"),
     ("Claude export", "Claude.ai: Settings → Privacy → Export data; use `conversations.json` or the .zip", "claude"),
@@ -158,9 +154,8 @@ def _value(value: Any) -> str:
         return "`" + json.dumps(value) + "`"
     if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (str, int, float, bool)) for v in value):
         return "`" + json.dumps(list(value)) + "`"
-    name = getattr(type(value), "registry_name", None)
-    if dataclasses.is_dataclass(value) and name is not None:
-        return f"`{json.dumps(name)}`"
+    if dataclasses.is_dataclass(value) and is_registered(value):
+        return f"`{json.dumps(strategy_name(value))}`"
     return f"built-in {type(value).__name__}"
 
 
@@ -216,18 +211,18 @@ def strategy_section(title: str, module: str, registry: Any) -> list[str]:
 def _key_defaults() -> dict[str, dict[str, str]]:
     """The default of every key, read from a minimal experiment built by the real parser."""
     from lyra_lab.experiments import ExperimentSpec
-    from lyra_lab.experiments import CACHE_MODES, EXECUTORS, CorpusSpec, JudgeSpec, QASpec
+    from lyra_lab.experiments import CACHE_MODES, EXECUTORS, CorpusSpec, QASpec
 
     spec = ExperimentSpec.from_dict({"corpus": {"path": "corpus.jsonl"}, "grid": {"chunkers": ["turn_window"]}})
     pipeline = spec.pipelines[0]
 
     def name(s: object) -> str:
-        return "none" if s is None else type(s).registry_name  # type: ignore[attr-defined]
+        return "none" if s is None else strategy_name(s)
 
     sub = {f.name: _default(f) for cls in (CorpusSpec,) for f in dataclasses.fields(cls)}
     return {
         "": {"name": "file stem", "description": _value(spec.description), "corpus": "required",
-             "grid": "required", "run": "", "qa": "", "judge": ""},
+             "grid": "required", "run": "", "qa": ""},
         "corpus": sub,
         "grid": {"chunkers": "required", "summarizers": _value([name(pipeline.summarizer)]),
                  "rollups": _value([name(pipeline.rollup)]), "triggers": _value([name(pipeline.trigger)]),
@@ -241,7 +236,6 @@ def _key_defaults() -> dict[str, dict[str, str]]:
                 "executor": "by max_cells (" + " \\| ".join(EXECUTORS) + ")",
                 "score_adversarial_retrieval": _value(spec.score_adversarial_retrieval)},
         "qa": {f.name: _default(f) for f in dataclasses.fields(QASpec)},
-        "judge": {f.name: _default(f) for f in dataclasses.fields(JudgeSpec)},
     }
 
 
@@ -270,7 +264,7 @@ def backends_section() -> list[str]:
     presets = doc.split("Presets::", 1)[1].split("\n\n")[1] if "Presets::" in doc else ""
     after = doc.split(presets, 1)[1].strip() if presets else ""
     lines = ["## Backends", "",
-             ("`[run] backends` (and `[qa]`/`[judge]` `backend`) take a preset name or a table that names a "
+             ("`[run] backends` (and `[qa]` `backend`, a judge's `backend`) take a preset name or a table that names a "
              "preset and overrides fields, e.g. `{ preset = \"openai/gpt-4o-mini\", max_concurrency = 16 }`."), "",
              "Presets:", "", "```", inspect.cleandoc(presets), "```", "", _plain(" ".join(after.split())), ""]
     docs = arg_docs(BackendConfig.__doc__)
@@ -296,7 +290,8 @@ def datasets_section() -> list[str]:
     rows = [(name, where, f"`{fmt}`") for name, where, fmt in DATASETS]
     return ["## Where to get the public datasets", "",
             *_table(("dataset", "where", "format"), rows), "",
-            "Point `[corpus] path` at the file; the format is sniffed from its content.", ""]
+            "Point `[corpus] path` at the file (`dataset:locomo` for the copy `lyra-lab datasets get locomo` "
+            "installed, checked against its pinned SHA-256); the format is sniffed from its content.", ""]
 
 
 def render() -> str:

@@ -36,6 +36,7 @@ import dataclasses
 import functools
 import types
 import typing
+import weakref
 from typing import Any, Callable, TypeVar
 
 from lyra_lab._errors import ConfigError
@@ -149,10 +150,31 @@ def undeclared(cls: type) -> list[str]:
     return [f.name for f in dataclasses.fields(cls) if f.init and _KEY not in f.metadata]
 
 
-def label(owner: Any) -> str:
+# class -> (kind, name): set by the registry that named it last (``lyra_lab._registry.Registry.register``)
+_NAMED: "weakref.WeakKeyDictionary[type, tuple[str, str]]" = weakref.WeakKeyDictionary()
+
+
+def name_class(cls: type, kind: str, name: str) -> None:
+    """Record that ``cls`` is the ``kind`` (``chunker``…) registered as ``name`` (what rows and specs call it)."""
+    _NAMED[cls] = (kind, name)
+
+
+def strategy_name(owner: object) -> str:
+    """The registered name of a strategy (class or instance), else its class name."""
+    cls = owner if isinstance(owner, type) else type(owner)
+    return _NAMED.get(cls, ("strategy", cls.__name__))[1]
+
+
+def is_registered(owner: object) -> bool:
+    """Whether a registry has named this strategy's class."""
+    return (owner if isinstance(owner, type) else type(owner)) in _NAMED
+
+
+def label(owner: object) -> str:
     """``chunker 'turn_window'``: the kind and registered name of a strategy (class or instance)."""
     cls = owner if isinstance(owner, type) else type(owner)
-    return f"{getattr(cls, 'registry_kind', 'strategy')} {getattr(cls, 'registry_name', cls.__name__)!r}"
+    kind, name = _NAMED.get(cls, ("strategy", cls.__name__))
+    return f"{kind} {name!r}"
 
 
 def param_error(owner: Any, name: str, value: Any, allowed: str) -> ConfigError:

@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any, Callable, Generic, Mapping, TypeVar
 
 from lyra_lab._errors import ConfigError
-from lyra_lab._params import param_values
+from lyra_lab._params import name_class, param_values, strategy_name
 from lyra_lab._records import build_fields
 
 __all__ = ["ConfigError", "Registry"]
@@ -37,8 +37,7 @@ class Registry(Generic[T]):
             if name in self._classes and self._classes[name] is not cls:
                 raise ValueError(f"{self.kind} {name!r} is already registered")
             self._classes[name] = cls
-            cls.registry_name = name  # type: ignore[attr-defined]
-            cls.registry_kind = self.kind  # type: ignore[attr-defined]
+            name_class(cls, self.kind, name)
             return cls
 
         return decorate
@@ -49,7 +48,7 @@ class Registry(Generic[T]):
     def extended(self, **classes: type) -> "Registry[T]":
         """A new registry of the same kind: these names plus ``classes`` (name → class), replacing any
         same-named entry, so re-running a notebook cell that redefines a class just works.  ``self``
-        is left as it is (``registry_name`` of a class is set by the registry that named it last).
+        is left as it is (a class's name is the one the registry that named it last gave it).
 
         >>> import dataclasses
         >>> from lyra_lab.chunking import CHUNKERS
@@ -89,5 +88,4 @@ class Registry(Generic[T]):
     @staticmethod
     def spec(strategy: Any) -> dict[str, Any]:
         """The plain-dict spec of a strategy: its registered name and its parameters."""
-        name = getattr(type(strategy), "registry_name", type(strategy).__name__)
-        return {"name": name, **param_values(strategy)}
+        return {"name": strategy_name(strategy), **param_values(strategy)}

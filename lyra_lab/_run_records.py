@@ -27,10 +27,11 @@ from typing import Any
 
 from lyra_lab._records import RecordError, Schema
 
-#: The run folder schema lyra-lab writes (1: before attempts were recorded; 2: one tidy row a line in
-#: ``rows/<cell_id>.jsonl``; 3: a cell's rows grouped, ``lyra_lab._cell_rows``).
+#: The run folder schema lyra-lab writes and reads (1: before attempts were recorded; 2: one tidy row a
+#: line in ``rows/<cell_id>.jsonl``; 3: a cell's rows grouped, ``lyra_lab.runs.CellRows``).  Folders of
+#: versions 1 and 2 are refused in one line: run them again with ``--fresh``.
 RUN_FOLDER_VERSION = 3
-RUN_FOLDER = Schema("run_folder", RUN_FOLDER_VERSION, readable=(1, 2), version_key="schema_version",
+RUN_FOLDER = Schema("run_folder", RUN_FOLDER_VERSION, version_key="schema_version",
                     older="run it again with --fresh", hint=", or choose another --run-dir")
 SPEC = Schema("experiment", 1, legacy=1)  # spec.json: ExperimentSpec.to_dict() and the corpus hash
 BENCH_RESULT = Schema("bench_result", 1, legacy=1)  # a bench folder's spec.json: the sweep's meta

@@ -20,6 +20,8 @@ from lyra_lab.commands import EXIT_USAGE, UsageError, report_failure, suggest
 COMMANDS: tuple[str, ...] = ("import_corpus", "report", "recall_eval", "serve_local", "run", "demo", "bench")
 COMMANDS += ("probes",)  # lyra-lab probes plant|draft
 COMMANDS += ("show",)  # lyra-lab show RUN_DIR PROBE_ID
+COMMANDS += ("serve_memory",)  # lyra-lab serve-memory CONFIG --mcp|--http
+COMMANDS += ("datasets",)  # lyra-lab datasets list|get|path
 
 
 class Parser(argparse.ArgumentParser):

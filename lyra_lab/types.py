@@ -13,7 +13,9 @@ object as ``from lyra_lab.corpus import Turn`` and so on:
 - models (``lyra_lab.backends``): the ``Backend`` and ``Embedder`` protocols, the
   ``Message`` a backend is sent, the ``Completion`` it returns with its ``Usage``
   (tokens and cost, adding up with ``+``), and ``BackendError``;
-- ``ConfigError``: a bad strategy, experiment or backend setting.
+- ``ConfigError``: a bad strategy, experiment or backend setting;
+- ``Degradation``: one fallback a strategy took (what stood in, where, why), and
+  ``DegradationTally``, their counts per ``degraded.<stage>.<kind>``, adding up with ``+``.
 
 >>> from lyra_lab.types import Turn
 >>> from lyra_lab.corpus import Turn as CorpusTurn
@@ -21,6 +23,7 @@ object as ``from lyra_lab.corpus import Turn`` and so on:
 True
 """
 
+from lyra_lab._degradation import Degradation, DegradationTally
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import Backend, BackendError, Completion, Embedder, Message, Usage
 from lyra_lab.chunking import Chunk
@@ -37,6 +40,8 @@ __all__ = [
     "Conversation",
     "Corpus",
     "CorpusFormatError",
+    "Degradation",
+    "DegradationTally",
     "Embedder",
     "Hit",
     "MemoryEntry",

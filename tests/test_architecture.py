@@ -191,6 +191,27 @@ def test_no_module_imports_another_packages_private_module():
     assert not bad, f"{len(bad)} imports of another package's private module:\n" + "\n".join(bad)
 
 
+def _reaches(edges: dict[str, set[str]], start: str) -> set[str]:
+    """Every package ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for dst in edges.get(todo.pop(), ()):
+            if dst not in seen:
+                seen.add(dst)
+                todo.append(dst)
+    return seen
+
+
+def test_measures_sit_below_the_runner_and_reporting_above_it():
+    """The runner scores through ``measures`` and never reads ``reports``; nothing it uses reaches them either."""
+    edges = package_graph(ROOT)
+    for package in ("lyra_lab.measures", "lyra_lab.replay", "lyra_lab.runs", "lyra_lab.experiments"):
+        assert "lyra_lab.reports" not in _reaches(edges, package), package
+    for package in ("lyra_lab.measures", "lyra_lab.runs", "lyra_lab.stats"):
+        assert "lyra_lab.experiments" not in _reaches(edges, package), package
+
+
 def test_package_graph_is_acyclic():
     cycle = find_cycle(package_graph(ROOT))
     assert cycle is None, "package import circle: " + " -> ".join(cycle or [])
@@ -309,7 +330,7 @@ def test_the_shared_vocabulary_is_the_owning_packages_objects():
     owners = {"lyra_lab.corpus": ["Turn", "Session", "Conversation", "Corpus", "CorpusFormatError", "Probe", "Role"],
               "lyra_lab.memory": ["MemoryEntry"], "lyra_lab.chunking": ["Chunk"], "lyra_lab.recall": ["Hit"],
               "lyra_lab.backends": ["Backend", "BackendError", "Completion", "Embedder", "Message", "Usage"],
-              "lyra_lab": ["ConfigError"]}
+              "lyra_lab": ["ConfigError", "Degradation", "DegradationTally"]}
     assert sorted(n for names in owners.values() for n in names) == sorted(lyra_lab.types.__all__)
     for package, names in owners.items():
         for name in names:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lyra_lab.recall import Query
 from lyra_lab import ConfigError
 from lyra_lab.memory import MemoryEntry, MemoryStore
 
@@ -33,7 +34,7 @@ def test_the_documented_recaller_is_one_class_with_one_method_and_ranks_by_overl
     assert own == {"score"}
     store = MemoryStore([MemoryEntry(id=t, conversation_id="c", kind="turn", text=t, turn_ids=(t,))
                          for t in ("the cat sat", "a dog ran", "cat and dog")])
-    hits = ns["recallers"].build("word_overlap").recall(store, "where is the cat", 2, conversation_id="c")
+    hits = ns["recallers"].build("word_overlap").recall(store, Query("where is the cat", "c"), 2)
     # "where", "the", "cat" are the words of >= 3 letters: "the cat sat" shares two, "cat and dog" one
     assert [(h.entry.text, h.score, h.rank) for h in hits] == [("the cat sat", 2.0, 0), ("cat and dog", 1.0, 1)]
 

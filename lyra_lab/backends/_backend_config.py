@@ -17,8 +17,10 @@ from urllib.parse import urlsplit, urlunsplit
 from lyra_lab._records import from_record, plain, record, to_record
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._prices import Price, price_for
-from lyra_lab.backends._retry import RetryPolicy
+from lyra_lab.backends._retry import DEFAULT_MAX_ATTEMPTS, RetryPolicy
 
+_POLICY_NAMES = {"base_delay_s": "retry_base_s", "max_delay_s": "retry_max_s",
+                 "max_retry_after_s": "retry_after_max_s"}  # RetryPolicy field -> BackendConfig field
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DUMMY_KEY = "sk-no-key-needed"  # local servers ignore the key but the client wants one
 
@@ -41,9 +43,12 @@ class BackendConfig:
         price_in_per_m: USD per 1M prompt tokens (None: look up the price table).
         price_out_per_m: USD per 1M completion tokens (set both or neither).
         max_concurrency: calls in flight at once through this backend.
-        timeout_s: per-call bound on every wait for the server (connect, first
-            byte, and each stream chunk).
-        max_attempts: attempts per call, the first included.
+        timeout_s: the per-attempt timeout: the bound on every wait for the
+            server (connect, first byte, and each stream chunk) within one
+            attempt. No caller widens it; a caller's ``deadline`` bounds the
+            whole call, retries included.
+        max_attempts: attempts per call, the first included (default 8, sized
+            to the fault rate: ``lyra_lab.backends._retry``).
         retry_base_s: first backoff delay (doubles per retry, plus jitter).
         retry_max_s: cap on one backoff delay.
         retry_after_max_s: cap on a server's ``Retry-After`` (asked for longer,
@@ -62,7 +67,7 @@ class BackendConfig:
     price_out_per_m: float | None = None
     max_concurrency: int = 4
     timeout_s: float = 60.0
-    max_attempts: int = 4
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
     retry_base_s: float = 0.5
     retry_max_s: float = 20.0
     retry_after_max_s: float = 60.0
@@ -85,8 +90,9 @@ class BackendConfig:
             )
         if not isinstance(self.max_concurrency, int) or self.max_concurrency < 1:
             raise ConfigError(f"backend {self.name!r}: max_concurrency must be an integer >= 1")
-        if not self.timeout_s > 0:
-            raise ConfigError(f"backend {self.name!r}: timeout_s must be > 0")
+        if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) or not self.timeout_s > 0:
+            raise ConfigError(f"backend {self.name!r}: timeout_s must be a number of seconds > 0, "
+                              f"got {self.timeout_s!r}")
         if (self.price_in_per_m is None) != (self.price_out_per_m is None):
             raise ConfigError(
                 f"backend {self.name!r}: set both price_in_per_m and price_out_per_m, or neither")
@@ -98,8 +104,11 @@ class BackendConfig:
             raise ConfigError(f"backend {self.name!r}: params may not set stream, messages or model")
         try:
             self.retry_policy
-        except ValueError as exc:
-            raise ConfigError(f"backend {self.name!r}: {exc}") from None
+        except ValueError as exc:  # named as this config names the field
+            message = str(exc)
+            for policy_name, config_name in _POLICY_NAMES.items():
+                message = message.replace(policy_name, config_name)
+            raise ConfigError(f"backend {self.name!r}: {message}") from None
         # A private copy (not a read-only proxy: the config must pickle for process pools).
         object.__setattr__(self, "params", dict(self.params))
 

@@ -4,8 +4,8 @@ The key is the sha256 of what determines an answer: the backend's identity
 (name, endpoint, model, default generation params), the messages and the
 call's generation params. The endpoint is in because two servers may both
 call their model "default"; it enters without credentials (no user:password,
-no key-like query params, see ``endpoint_url``). Never the API key or a
-timeout. Only successful completions are stored.
+no key-like query params, see ``endpoint_url``). Never the API key, a
+timeout or a deadline. Only successful completions are stored.
 
 Threads: the cache holds ONE SQLite connection (``check_same_thread=False``)
 and a lock around every use of it, so the threads of a run can share it. Processes (parallel cells, Ray workers) each open their own: WAL, a long
@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from lyra_lab._run_records import RESPONSE_CACHE
 from lyra_lab.backends._sqlite import check_version, connect, retry_busy, write
-from lyra_lab.backends._types import Backend, Capabilities, Completion, Message, Usage
+from lyra_lab.backends._types import Backend, BackendError, Capabilities, Completion, Message, Usage
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL,
@@ -95,10 +95,11 @@ class CachedBackend:
     """A ``Backend`` that answers from a ``ResponseCache`` when it can, else asks ``backend``.
 
     A hit makes no request and returns the original text, usage (tokens and
-    cost as first paid), latency and time to first token, with ``cached=True``
-    and ``usage.cached_calls=1``. Threads asking the same uncached question at
-    once make one request (the others wait for it). Its capabilities are the
-    wrapped backend's, its description marked ``response_cache``.
+    cost as first paid), latency and time to first token, with ``cached=True``,
+    ``usage.cached_calls=1`` and ``attempts=0``. Threads asking the same
+    uncached question at once make one request (the others wait for it, each
+    no longer than its own ``deadline``). Its capabilities are the wrapped
+    backend's, its description marked ``response_cache``.
     """
 
     def __init__(self, backend: Backend, cache: ResponseCache):
@@ -121,7 +122,8 @@ class CachedBackend:
             self._caps = (inner, dataclasses.replace(inner, description=described))
         return self._caps[1]
 
-    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                 **params: Any) -> Completion:
         key = cache_key(self.backend.capabilities.identity, messages, params)
         # Single flight: threads asking the same question at once wait for the
         # first one's answer instead of each paying for it.
@@ -129,13 +131,20 @@ class CachedBackend:
             entry = self._inflight.setdefault(key, [threading.Lock(), 0])
             entry[1] += 1
         try:
-            with entry[0]:
+            wait = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+            if not entry[0].acquire(timeout=wait):
+                raise BackendError(self.name, "the call's deadline passed while the same request, made by another "
+                                   "thread, was still in flight; no request was sent", attempts=0,
+                                   gave_up="deadline")
+            try:
                 hit = self.cache.get(key)
                 if hit is not None:
                     return hit
-                completion = self.backend.complete(messages, **params)
+                completion = self.backend.complete(messages, deadline=deadline, **params)
                 self.cache.put(key, completion)
                 return completion
+            finally:
+                entry[0].release()
         finally:
             with self._guard:
                 entry[1] -= 1
@@ -159,4 +168,4 @@ def _from_json(text: str) -> Completion:
                   estimated=d["estimated"])
     return Completion(text=d["text"], usage=usage, latency_s=d["latency_s"], backend=d["backend"],
                       model=d["model"], ttft_s=d["ttft_s"], cached=True, simulated=d["simulated"],
-                      finish_reason=d["finish_reason"], meta={**d["meta"], "cache": "hit"})
+                      finish_reason=d["finish_reason"], meta={**d["meta"], "cache": "hit"}, attempts=0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import deque
 from typing import Any, Callable, Iterable, Sequence
 
@@ -30,7 +31,8 @@ class FakeLLM:
         respond: a function of the messages giving the reply (default: the
             first 12 words of the last message, so summaries hold real words).
         fail: a function of the messages; when it returns true the call raises
-            ``BackendError`` (for fault drills).
+            ``BackendError`` (for fault drills): HTTP 500 after one attempt, its
+            retries spent (``gave_up == "attempts"``).
 
     Its capabilities: simulated, in process, free (a known price of 0), word
     counts as usage, no streaming.
@@ -57,12 +59,17 @@ class FakeLLM:
         with self._lock:
             self._queue.extend(outputs)
 
-    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                 **params: Any) -> Completion:
+        """The next queued output (else ``respond``); a ``deadline`` already past fails the call unanswered."""
         msgs = [dict(m) for m in messages]
+        if deadline is not None and time.monotonic() >= deadline:
+            raise BackendError(self.name, "the call's deadline passed before it started (FakeLLM)", attempts=0,
+                               gave_up="deadline")
         with self._lock:
             self.calls.append(msgs)
             if self._fail is not None and self._fail(msgs):
-                raise BackendError(self.name, "injected failure (FakeLLM)", status=500)
+                raise BackendError(self.name, "injected failure (FakeLLM)", status=500, gave_up="attempts")
             text = self._queue.popleft() if self._queue else self._respond(msgs)
         prompt_tokens = sum(len(_WORD.findall(m.get("content", ""))) for m in msgs)
         usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=len(_WORD.findall(text)), calls=1)

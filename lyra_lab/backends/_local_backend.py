@@ -53,13 +53,14 @@ class LocalBackend(OpenAIBackend):
             identity["model_file"] = os.path.basename(os.fspath(self.model_path))
         return identity
 
-    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                 **params: Any) -> Completion:
         try:
-            return super().complete(messages, **params)
+            return super().complete(messages, deadline=deadline, **params)
         except BackendError as exc:
-            if exc.status is not None or not self._moved_to_a_live_server():
+            if exc.status is not None or exc.gave_up == "deadline" or not self._moved_to_a_live_server():
                 raise
-        return super().complete(messages, **params)
+        return super().complete(messages, deadline=deadline, **params)
 
     def _moved_to_a_live_server(self) -> bool:
         """Point at a live server if ours is gone; false when there is nothing new to try."""

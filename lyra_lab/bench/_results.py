@@ -76,7 +76,7 @@ class BenchResult:
         Raises:
             ValueError: a file would contain a credential from the environment.
         """
-        from lyra_lab.experiments import environment
+        from lyra_lab.runs import environment
 
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)

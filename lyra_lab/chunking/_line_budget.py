@@ -23,8 +23,9 @@ class LineBudgetChunker(Strategy):
     its own (over budget, alone).  A turn whose text spans several lines may
     be split between chunks; ``Chunk.turn_ids`` then lists it in each.
 
-    >>> [c.text for c in LineBudgetChunker(max_chars=6).chunk("ab\\ncd\\nefghijk\\n")]
-    ['ab\\ncd\\n', 'efghijk\\n']
+    Examples:
+        >>> [c.text for c in LineBudgetChunker(max_chars=6).chunk("ab\\ncd\\nefghijk\\n")]
+        ['ab\\ncd\\n', 'efghijk\\n']
     """
 
     max_chars: int = param(4000, ge=1, doc="the most characters in a chunk (a longer line stands alone).")

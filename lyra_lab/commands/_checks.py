@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lyra_lab._cell_rows import read_cell_rows
+from lyra_lab.runs import read_cell_rows
 from lyra_lab.commands._errors import UsageError
 
 NOT_A_RUN = "not a lyra-lab run folder, or one made by a newer version of lyra-lab"
@@ -38,7 +38,7 @@ def run_folder(path: str | Path, *, must_exist: bool, fresh: bool = False) -> Pa
         raise UsageError(f"run folder {p} is a file, not a folder")
     if fresh:
         return p
-    from lyra_lab.experiments import schema_version
+    from lyra_lab.runs import schema_version
 
     schema_version(p)  # a ConfigError naming the folder, its version and the supported one
     spec = p / "spec.json"

@@ -46,7 +46,7 @@ def expected_errors() -> tuple[type[BaseException], ...]:
     from lyra_lab._registry import ConfigError
     from lyra_lab.backends import BackendError
     from lyra_lab.corpus import CorpusFormatError
-    from lyra_lab.evaluate import ResultsFormatError
+    from lyra_lab.runs import ResultsFormatError
 
     return (UsageError, ConfigError, CorpusFormatError, ResultsFormatError, BackendError, OSError,
             tomllib.TOMLDecodeError, UnicodeDecodeError)

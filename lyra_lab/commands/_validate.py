@@ -20,7 +20,7 @@ def check_experiment(spec: Any) -> None:
         input_file(spec.corpus.probes, "probes file")
     from lyra_lab.backends import check_backend_spec
 
-    for backend in dict.fromkeys(_key(b) for b in [*spec.backends, spec.qa.backend, spec.judge.backend] if b):
+    for backend in dict.fromkeys(_key(b) for b in [*spec.backends, spec.qa.backend, *(j.backend for j in spec.qa.judges)] if b):
         check_backend_spec(_value(backend))
     for embedder in spec.embedders:
         if embedder not in (None, "none"):

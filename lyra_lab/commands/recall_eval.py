@@ -35,7 +35,7 @@ from lyra_lab.commands._checks import input_file
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from lyra_lab.evaluate import LOCOMO_LABELS
+    from lyra_lab.reports import LOCOMO_LABELS
 
     p = subparsers.add_parser(
         "recall-eval",
@@ -183,7 +183,7 @@ def _default_cache() -> Path:
 
 
 def _human(result, corpus_name: str, scheme: str | None = None, n_resamples: int = 1000) -> str:
-    from lyra_lab.evaluate import category_label
+    from lyra_lab.reports import category_label
 
     k = result.k
     metrics = (f"evidence_recall@{k}", "mrr", f"ndcg@{k}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from lyra_lab.evaluate import LOCOMO_LABELS
+    from lyra_lab.reports import LOCOMO_LABELS
 
     p = subparsers.add_parser("report", help="summary tables (with 95%% CIs) and plots of a run folder",
                               description=__doc__)
@@ -25,7 +25,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from lyra_lab._registry import ConfigError
     from lyra_lab.commands._checks import check_parquet, run_folder
-    from lyra_lab.evaluate import ResultsFormatError, write_report
+    from lyra_lab.runs import ResultsFormatError
+    from lyra_lab.reports import write_report
 
     if args.resamples < 1:
         raise ConfigError(f"--resamples must be >= 1, got {args.resamples}")

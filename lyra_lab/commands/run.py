@@ -45,13 +45,13 @@ def run(args: argparse.Namespace) -> int:
 
 def run_in_folder(spec, run_dir: Path, args: argparse.Namespace):
     """``run_experiment`` with the CLI's log path set; a new folder that gets no finished cell is removed."""
-    from lyra_lab.experiments import run_experiment
+    from lyra_lab.experiments import RunOptions, run_experiment
 
     new = not run_dir.exists()
     args.log_path = run_dir / "log.jsonl"
     try:
-        return run_experiment(spec, run_dir, resume=not args.fresh, progress=not args.quiet,
-                              ray_address=getattr(args, "address", None))
+        options = RunOptions(resume=not args.fresh, progress=not args.quiet, ray_address=getattr(args, "address", None))
+        return run_experiment(spec, run_dir, options)
     except Exception:
         if new and run_dir.is_dir() and not any((run_dir / "rows").glob("*.jsonl")):
             shutil.rmtree(run_dir, ignore_errors=True)
@@ -59,7 +59,7 @@ def run_in_folder(spec, run_dir: Path, args: argparse.Namespace):
 
 
 # Fair across memory kinds first (answer_in_context at a context budget, evidence recall), then the
-# flattering coverage recall beside them (see lyra_lab.evaluate._summary.FAIR_NOTE).
+# flattering coverage recall beside them (see lyra_lab.reports._summary.FAIR_NOTE).
 COMPACT = ("pipeline", "n_probes", "answer_in_context@512tok", "evidence_recall@5", "coverage_recall@5", "mrr",
            "qa_f1", "retention", "context_tokens", "summarize.latency_p50_s", "memory_tokens")
 
@@ -72,7 +72,7 @@ def finish(run_dir: Path, df, report: bool = True, compact: bool = False) -> int
     failed = df.attrs.get("failed_cells", [])
     print(f"run folder: {run_dir}  ({df['cell_id'].nunique() if len(df) else 0} cells, {len(df)} result rows)")
     if report and len(df):
-        from lyra_lab.evaluate import write_report
+        from lyra_lab.reports import write_report
 
         paths = write_report(run_dir)
         summary = next((p for p in paths if p.name == "summary.md"), None)

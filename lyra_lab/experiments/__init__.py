@@ -1,41 +1,55 @@
-"""Experiments: a TOML grid of strategies run into a resumable run folder of tidy results."""
+"""Experiments: a TOML grid of strategies run into a resumable run folder of tidy results.
+
+``ExperimentSpec`` (the experiment file, validated) → ``plan_cells`` (one ``Cell`` per pipeline ×
+backend × embedder × seed × conversation) and ``cell_plan`` (the ``CellPlan`` every cell runs with)
+→ an executor (serial, threads, worker processes, Ray) → rows written by ``run_experiment``.
+"""
 
 from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._inspect import HitView, PipelineView, ProbeView, inspect_probe
 from lyra_lab.experiments._labels import distinct_labels, pipeline_labels
 from lyra_lab.experiments._recall_eval import recall_eval_spec, recall_result, run_recall_eval
-from lyra_lab.experiments._results import load_results
-from lyra_lab.experiments._runfolder import RunFolder, environment, file_sha256, schema_version
-from lyra_lab.experiments._runner import plan_cells, run_experiment
+from lyra_lab.experiments._recall_result import ProbeRecall, RecallEvalResult, raw_turn_pipeline, skip_reason
+from lyra_lab.experiments._executors import CellExecutor, CellJob, CellOutcome
+from lyra_lab.experiments._plan import AnswerPlan, CellPlan
+from lyra_lab.experiments._resources import Injected
+from lyra_lab.experiments._runner import RunOptions, cell_plan, executor_of, plan_cells, run_experiment
 from lyra_lab.experiments._select import Selection, load_corpus, select
-from lyra_lab.experiments._spec import CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, JudgeSpec, QASpec
+from lyra_lab.experiments._spec import CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, QASpec
 
 __all__ = [
     "CACHE_MODES",
     "EXECUTORS",
     "TABLES",
+    "AnswerPlan",
     "Cell",
+    "CellExecutor",
+    "CellJob",
+    "CellOutcome",
+    "CellPlan",
     "CorpusSpec",
     "ExperimentSpec",
     "HitView",
-    "JudgeSpec",
+    "Injected",
     "PipelineView",
+    "ProbeRecall",
     "ProbeView",
     "QASpec",
-    "RunFolder",
+    "RecallEvalResult",
+    "RunOptions",
     "Selection",
+    "cell_plan",
     "distinct_labels",
-    "environment",
-    "file_sha256",
+    "executor_of",
     "inspect_probe",
     "load_corpus",
-    "load_results",
     "pipeline_labels",
     "plan_cells",
+    "raw_turn_pipeline",
     "recall_eval_spec",
     "recall_result",
     "run_experiment",
     "run_recall_eval",
-    "schema_version",
     "select",
+    "skip_reason",
 ]

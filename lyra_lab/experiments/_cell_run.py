@@ -1,29 +1,46 @@
-"""One cell: replay a conversation through a memory pipeline, answer and score its probes, make rows."""
+"""One cell: replay a conversation through a memory pipeline, score each probe as it is asked, answer, make rows.
+
+Three stages, in order:
+
+1. **Replay and score.** ``replay_iter`` yields each probe's outcomes (every recaller's hits,
+   context and deeper ranking) while the memory is as the probe found it, and
+   ``measures.score_recall`` turns each into its retrieval, equal-budget and retention measures
+   right then.
+2. **Answer.** With answering on, the first ``max_probes`` probes of each recaller are answered
+   from their rendered context and graded by every judge (``AnswerStage``).
+3. **Rows.** One group of rows per probe × recaller (its measures, then a ``judge`` row per
+   verdict) and one of conversation-level figures (phase costs, memory size) per recaller.
+"""
 
 from __future__ import annotations
 
-import time
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
 
 from tqdm.auto import tqdm
 
-from lyra_lab.backends import BackendWrapper, Completion, Message, RetryEvent, report_retries
-from lyra_lab._cell_rows import CellRows
-from lyra_lab.experiments._cells import (Cell, add_conversation_rows, add_probe_rows, base_columns, phase_metrics,
-                                         spec_label)
-from lyra_lab.experiments._judges import judges_of
+from lyra_lab.backends import (BackendSpec, BackendWrapper, Completion, Message, ProgressEvent, RetryEvent,
+                               report_progress, report_retries)
+from lyra_lab.corpus import Corpus
+from lyra_lab.experiments._answer import Answered, AnswerStage, Judge
+from lyra_lab.experiments._detail import probe_record
+from lyra_lab.experiments._cells import Cell, add_conversation_rows, add_probe_rows, base_columns, phase_metrics
+from lyra_lab.experiments._plan import CellPlan
 from lyra_lab.experiments._resources import Resources, SeededBackend
-from lyra_lab.replay import PhaseMeter, plan, replay
+from lyra_lab.measures import JudgeResult, answer_scores, score_recall, session_map
+from lyra_lab.replay import EventLog, ProbeOutcome, ReplayResult, ReplaySetup, plan, replay_iter
+from lyra_lab.runs import DETAIL_EVENT, CellRows
 
 
 class CellLog:
     """The run log as one cell sees it: every event carries the cell id."""
 
-    def __init__(self, log: Any, cell_id: str):
+    def __init__(self, log: EventLog, cell_id: str):
         self._log = log
         self.cell_id = cell_id
 
-    def event(self, event: str, /, **fields: Any) -> None:
+    def event(self, event: str, /, **fields: object) -> None:
+        """Record ``event`` with the cell's id."""
         self._log.event(event, cell_id=self.cell_id, **fields)
 
 
@@ -48,93 +65,133 @@ class RetryReporting(BackendWrapper):
     def _sink(self, event: RetryEvent) -> None:
         self._log.event("retry", **event.fields())
 
-    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+    def complete(self, messages: Sequence[Message], **params: object) -> Completion:
+        """``inner.complete``, its retries reported to the cell's log."""
         with report_retries(self._sink):
             return self.inner.complete(messages, **params)
 
 
-def _progress_postfix(fields: Any) -> str:
+@dataclass(frozen=True)
+class Scored:
+    """One probe's outcome for one recaller, with the measures scored while it was asked."""
+
+    outcome: ProbeOutcome
+    metrics: Mapping[str, float]
+
+
+def run_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
+    """The tidy rows of one cell, grouped (nothing is written here; the runner writes them atomically)."""
+    conv = corpus.conversation(cell.conversation_id)
+    probes = list(corpus.probes_for(conv.id))
+    clog = CellLog(log, cell.cell_id)
+    backend = RetryReporting(SeededBackend(res.backend(cell.backend), cell.seed), clog)
+    clog.event("cell_started", pipeline=cell.label, backend=cell.backend_label, embedder=cell.embedder_label,
+               seed=cell.seed, conversation_id=conv.id, probes=len(probes), spec=cell.pipeline.to_dict())
+    recallers = dict(plan_.recallers)
+    flushes = sum(1 for s in plan(conv, probes, cell.pipeline.trigger) if s.kind == "flush")
+    bar = tqdm(total=flushes + len(probes) * len(recallers), desc=f"{cell.label} · {conv.id}", unit="step",
+               leave=False, disable=None if plan_.progress else True)
+    setup = ReplaySetup(backend, embedder=res.embedder(cell.embedder), recallers=recallers,
+                        k=plan_.scoring.k, workers=plan_.workers, log=clog, on_event=_progress(bar))
+    session_of = session_map(conv.turns())
+    scored: dict[str, list[Scored]] = {label: [] for label in recallers}
+    run = replay_iter(conv, probes, cell.pipeline, setup)
+    try:
+        with report_progress(_log_progress(clog)):  # long embedding calls of this thread report to the log
+            for asked in run:
+                for outcome in asked:
+                    scored[outcome.recaller].append(Scored(outcome, score_recall(outcome, plan_.scoring, session_of)))
+    finally:
+        bar.close()
+    backends = _answer_backends(plan_, cell, res, backend, clog)
+    rows = CellRows()
+    for label, recaller in plan_.recallers:
+        base = base_columns(plan_.run, cell, label, recaller, plan_.corpus)
+        stage = None if backends is None or plan_.answering is None else \
+            AnswerStage(plan_.answering, backends.answerer, backends.judges, clog)
+        limit = 0 if plan_.answering is None else min(len(scored[label]), plan_.answering.max_probes or len(scored[label]))
+        for i, item in enumerate(scored[label]):
+            answered = stage.answer(item.outcome.probe, item.outcome.context, label) \
+                if stage is not None and i < limit else None
+            _add_probe(rows, base, item, answered, plan_)
+            clog.event(DETAIL_EVENT, **probe_record(item.outcome, label, answered))
+        add_conversation_rows(rows, base, _conversation_metrics(run.result, label, stage))
+    rows.set_column("simulated", backend.simulated or (backends is not None and backends.simulated()))
+    if plan_.answering is not None:  # QA figures scored under different rules must never mix silently
+        rows.set_column("qa.scorer", plan_.answering.scorer)
+    return rows
+
+
+def _log_progress(log: CellLog) -> Callable[[ProgressEvent], None]:
+    """A progress sink writing a ``progress`` event (done, total, rate, ETA) to the cell's run log."""
+
+    def sink(event: ProgressEvent) -> None:
+        log.event("progress", **event.fields())
+
+    return sink
+
+
+def _progress(bar: "tqdm[object]") -> Callable[[str, Mapping[str, object]], None]:
+    """The replay's progress callback: one step per flush written and per probe × recaller asked."""
+
+    def on_event(kind: str, fields: Mapping[str, object]) -> None:
+        if kind in ("summary_written", "recall"):
+            bar.update(1)
+        elif kind == "summarize_progress":
+            bar.set_postfix_str(_progress_postfix(fields), refresh=False)
+
+    return on_event
+
+
+def _progress_postfix(fields: Mapping[str, object]) -> str:
     """``flush 3 · chunk 2/5`` for a summarizer progress event."""
     stage, i, n = fields.get("stage"), fields.get("i"), fields.get("n")
     where = f"chunk {i}/{n}" if stage == "chunk_done" and i is not None else str(stage).replace("_", " ")
     return f"flush {fields.get('flush')} · {where}"
 
 
-def run_cell(spec: Any, cell: Cell, corpus: Any, res: Resources, log: Any, progress: bool = True) -> CellRows:
-    """The tidy rows of one cell, grouped (nothing is written here; the runner writes them atomically)."""
-    from lyra_lab.evaluate import answer_probe, judge_answer, score_outcome, session_map
-    from lyra_lab.evaluate import DETAIL_EVENT, probe_record
+@dataclass(frozen=True)
+class _AnswerBackends:
+    """The backends of a cell's answering stage, built once: the answering model and every judge's."""
 
-    conv = corpus.conversation(cell.conversation_id)
-    probes = corpus.probes_for(conv.id)
-    clog = CellLog(log, cell.cell_id)
-    backend = RetryReporting(SeededBackend(res.backend(cell.backend), cell.seed), clog)
-    embedder = res.embedder(cell.embedder)
-    clog.event("cell_started", pipeline=cell.label, backend=spec_label(cell.backend),
-               embedder=spec_label(cell.embedder), seed=cell.seed, conversation_id=conv.id, probes=len(probes),
-               spec=cell.pipeline.to_dict())
-    recallers = dict(spec.recallers)
-    flushes = sum(1 for s in plan(conv, probes, cell.pipeline.trigger) if s.kind == "flush")
-    bar = tqdm(total=flushes + len(probes) * len(recallers), desc=f"{cell.label} · {conv.id}", unit="step",
-               leave=False, disable=None if progress else True)
+    answerer: RetryReporting
+    judges: tuple[Judge, ...]
 
-    def on_event(kind: str, fields: Any) -> None:
-        if kind in ("summary_written", "recall"):
-            bar.update(1)
-        elif kind == "summarize_progress":
-            bar.set_postfix_str(_progress_postfix(fields), refresh=False)
+    def simulated(self) -> bool:
+        """Whether an answering or judging call of this cell was simulated."""
+        return self.answerer.simulated or any(isinstance(j.backend, RetryReporting) and j.backend.simulated
+                                              for j in self.judges)
 
-    try:
-        result = replay(conv, probes, cell.pipeline, backend=backend, embedder=embedder, recallers=recallers,
-                        k=max(spec.ks), log=clog, on_event=on_event, workers=spec.workers,
-                        depth=None if spec.context_budgets else max(spec.ks))  # the deep ranking only feeds budgets
-    finally:
-        bar.close()
 
-    qa_backend = None
-    if spec.qa.enabled:
-        qa_backend = backend if not spec.qa.backend else RetryReporting(
-            SeededBackend(res.backend(spec.qa.backend), cell.seed), clog)
-    judges = [(j, RetryReporting(SeededBackend(res.backend(j.backend), cell.seed), clog)) for j in judges_of(spec)]
-    session_of = session_map(conv.turns())
-    rows = CellRows()
-    for label, recaller in spec.recallers:
-        base = base_columns(spec.name, cell, label, recaller, corpus.name, simulated=False)
-        meter = PhaseMeter(clog.event)
-        outcomes = result.outcomes[label]
-        n_qa = 0 if qa_backend is None else min(len(outcomes), spec.qa.max_probes or len(outcomes))
-        for i, outcome in enumerate(tqdm(outcomes, desc=f"score {label}", leave=False,
-                                         disable=None if progress and n_qa else True)):
-            answer, verdicts = None, []
-            if i < n_qa and qa_backend is not None:
-                start = time.perf_counter()
-                answer = answer_probe(outcome.probe, outcome.context, qa_backend, spec.qa.prompt,
-                                      max_tokens=spec.qa.max_tokens)
-                meter.wall("answer", time.perf_counter() - start)
-                meter.completions("answer", [answer], probe_id=outcome.probe.id, recaller=label)
-                clog.event("answer", probe_id=outcome.probe.id, recaller=label, text=answer.text[:500])
-                for judge, judge_backend in judges:
-                    start = time.perf_counter()
-                    verdict = judge_answer(outcome.probe, answer.text, judge_backend, judge.prompt,
-                                           max_tokens=judge.max_tokens)
-                    meter.wall("judge", time.perf_counter() - start)
-                    paid = [verdict.completion] if verdict.completion is not None else []
-                    meter.completions("judge", paid, probe_id=outcome.probe.id, recaller=label, judge=judge.label)
-                    verdicts.append((judge.label, verdict))
-            metrics = score_outcome(outcome, spec.ks, session_of, answer=answer, scorer=spec.qa.scorer,
-                                    context_budgets=spec.context_budgets,
-                                    score_adversarial_retrieval=spec.score_adversarial_retrieval)
-            add_probe_rows(rows, base, outcome.probe, metrics, verdicts)
-            clog.event(DETAIL_EVENT, **probe_record(outcome, label, answer, verdicts))
-        phases = {**result.phases, **result.recall_phases.get(label, {})}
-        if qa_backend is not None:
-            phases.update(meter.phases(("answer", "judge") if judges else ("answer",)))
-        metrics = phase_metrics(phases)
-        metrics.update(memory_entries=result.memory_entries, memory_tokens=result.memory_tokens,
-                       cached_calls=result.cached_calls + meter.cached_calls, flushes=result.flushes)
-        add_conversation_rows(rows, base, metrics)
-    simulated = any(b is not None and b.simulated for b in (backend, qa_backend, *(jb for _, jb in judges)))
-    rows.set_column("simulated", simulated)
-    if spec.qa.enabled:  # QA figures scored under different rules must never mix silently
-        rows.set_column("qa.scorer", spec.qa.scorer)
-    return rows
+def _answer_backends(plan_: CellPlan, cell: Cell, res: Resources, backend: RetryReporting,
+                     log: CellLog) -> _AnswerBackends | None:
+    if plan_.answering is None:
+        return None
+
+    def wrapped(spec: BackendSpec) -> RetryReporting:
+        return RetryReporting(SeededBackend(res.backend(spec), cell.seed), log)
+
+    answerer = backend if plan_.answering.backend is None else wrapped(plan_.answering.backend)
+    return _AnswerBackends(answerer, tuple(Judge(config, wrapped(config.backend)) for config in plan_.judges))
+
+
+def _add_probe(rows: CellRows, base: Mapping[str, object], item: Scored, answered: Answered | None,
+               plan_: CellPlan) -> None:
+    metrics = dict(item.metrics)
+    verdicts: tuple[tuple[str, JudgeResult], ...] = ()
+    if answered is not None and plan_.answering is not None:
+        metrics.update(answer_scores(item.outcome.probe, answered.answer, plan_.answering.scorer))
+        verdicts = answered.verdicts
+    add_probe_rows(rows, base, item.outcome.probe, metrics, verdicts)
+
+
+def _conversation_metrics(result: ReplayResult, label: str, stage: AnswerStage | None) -> dict[str, float]:
+    phases = {**result.phases, **result.recall_phases.get(label, {})}
+    cached = result.cached_calls
+    if stage is not None:
+        phases.update(stage.meter.phases(stage.phases()))
+        cached += stage.meter.cached_calls
+    metrics = phase_metrics(phases)
+    metrics.update(memory_entries=float(result.memory_entries), memory_tokens=float(result.memory_tokens),
+                   cached_calls=float(cached), flushes=float(result.flushes))
+    return metrics

@@ -15,16 +15,17 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.runs import CellRows
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import BackendError
 from lyra_lab.experiments._cell_run import run_cell
+from lyra_lab.experiments._executors import CellJob, CellOutcome, RunContext
 from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
-from lyra_lab.experiments._resources import Resources
-from lyra_lab.replay import RunLog
+from lyra_lab.experiments._resources import Injected, Resources
+from lyra_lab.runs import RunLog
 
 
 class RemoteCellError(Exception):
@@ -44,8 +45,7 @@ class CellResult:
     pid: int = 0
 
 
-def run_cell_task(spec: Any, cell: Cell, corpus: Any, res: Resources, *, node: str = "",
-                  log_dir: str | None = None) -> CellResult:
+def run_cell_task(job: CellJob, cell: Cell, res: Resources, *, node: str = "", log_dir: str | None = None) -> CellResult:
     """Run one cell on ``res``; its events go to a private log file (in ``log_dir``) and come back with the rows.
 
     Errors other than ``BackendError`` and ``ConfigError`` are bugs and propagate.
@@ -56,7 +56,7 @@ def run_cell_task(spec: Any, cell: Cell, corpus: Any, res: Resources, *, node: s
         rows = CellRows()
         with RunLog(path, durable=False) as log:  # the run log's own lines, appended by the driver as they are
             try:
-                rows = run_cell(spec, cell, corpus, res, log, progress=False)
+                rows = run_cell(job.plan, cell, job.corpus, res, log)
             except BackendError as exc:
                 error = str(exc)
             except ConfigError as exc:
@@ -66,9 +66,8 @@ def run_cell_task(spec: Any, cell: Cell, corpus: Any, res: Resources, *, node: s
     return CellResult(rows, log_lines, error, config_error, started, node, os.getpid())
 
 
-def delivered(result: CellResult, cell: Cell, log: Any, started: dict[str, Any], *, task_event: str,
-              where: str) -> tuple[Cell, CellRows, Exception | None]:
-    """The runner's ``(cell, rows, error)`` for a task's result, its events written to ``log`` first.
+def delivered(result: CellResult, cell: Cell, run: RunContext, *, task_event: str, where: str) -> CellOutcome:
+    """The runner's ``CellOutcome`` for a task's result, its events written to the run's log first.
 
     The events are appended as the task wrote them (each with its own ``"t"``; neither parsed nor
     encoded again); ``task_event`` (e.g. ``ray_task``) then records where the cell ran.  Adds the backends the task started to ``started``.
@@ -78,19 +77,18 @@ def delivered(result: CellResult, cell: Cell, log: Any, started: dict[str, Any],
     """
     if result.config_error is not None:
         raise ConfigError(f"cell {cell.cell_id} {where}: {result.config_error}")
-    log.append_lines(result.log_lines)  # as written there: neither parsed nor encoded again
-    log.event(task_event, cell_id=cell.cell_id, node=result.node, pid=result.pid)
-    started.update(result.started)
-    return cell, result.rows, None if result.error is None else RemoteCellError(result.error)
+    run.log.append_lines(result.log_lines)  # as written there: neither parsed nor encoded again
+    run.log.event(task_event, cell_id=cell.cell_id, node=result.node, pid=result.pid)
+    run.started.update(result.started)
+    return CellOutcome(cell, result.rows, None if result.error is None else RemoteCellError(result.error))
 
 
-def shippable(backends: Mapping[str, Any], embedders: Mapping[str, Any], dumps: Callable[[Any], Any], *,
-              to: str, instead: str) -> dict[str, dict[str, Any]]:
+def shippable(injected: Injected, dumps: Callable[[object], object], *, to: str, instead: str) -> Injected:
     """The injected objects, checked to pickle by ``dumps``; ``ConfigError`` names the first that does not.
 
     ``to`` says where they would go ("Ray tasks"), ``instead`` which executors need no pickling.
     """
-    for kind, given in (("backends", backends), ("embedders", embedders)):
+    for kind, given in (("backends", injected.backends), ("embedders", injected.embedders)):
         for label, obj in given.items():
             try:
                 dumps(obj)
@@ -98,7 +96,7 @@ def shippable(backends: Mapping[str, Any], embedders: Mapping[str, Any], dumps: 
                 raise ConfigError(
                     f"{kind}[{label!r}]: a {type(obj).__name__} cannot be sent to {to} ({exc}); name it by "
                     f"a spec in [run] {kind}, or use executor {instead}") from None
-    return {"backends": dict(backends), "embedders": dict(embedders)}
+    return injected
 
 
 class WorkerResources(Resources):

@@ -13,12 +13,17 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 import numpy as np
 
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.backends import BackendSpec, EmbedderSpec
+from lyra_lab.corpus import Probe
+from lyra_lab.measures import JudgeResult
+from lyra_lab.recall import Recaller
 from lyra_lab.replay import PhaseCost, Pipeline, flatten_params, strategy_spec
+from lyra_lab.runs import CellRows
+
 
 PHASE_METRICS = ("latency_s", "calls", "prompt_tokens", "completion_tokens", "cost_usd", "paid_latency_s",
                  "paid_cost_usd", "cached_calls")
@@ -26,63 +31,82 @@ PHASE_METRICS = ("latency_s", "calls", "prompt_tokens", "completion_tokens", "co
 
 @dataclass(frozen=True)
 class Cell:
+    """One replay of a grid: a memory pipeline on a backend and embedder, with a seed, over one conversation.
+
+    Attributes:
+        cell_id: ``<conversation slug>-<12 hex>`` (``cell_id``): the hash of everything its rows depend on.
+        pipeline: the memory pipeline.
+        label: the pipeline's label in rows (``token_budget+map_reduce+none``).
+        backend: the LLM backend's spec.
+        embedder: the embedder's spec (``"none"``: no embedder).
+        seed: passed to every LLM call.
+        conversation_id: the conversation replayed.
+    """
+
     cell_id: str
     pipeline: Pipeline
-    label: str  # memory-pipeline label, e.g. "token_budget+map_reduce+none"
-    backend: Any
-    embedder: Any
+    label: str
+    backend: BackendSpec
+    embedder: EmbedderSpec
     seed: int
     conversation_id: str
 
+    @property
+    def backend_label(self) -> str:
+        """The backend's short name (the ``backend`` column)."""
+        return spec_label(self.backend)
 
-def spec_label(spec: Any) -> str:
-    """A short name for a backend or embedder spec (a string, or a dict's ``name``/``model``)."""
+    @property
+    def embedder_label(self) -> str:
+        """The embedder's short name (the ``embedder`` column)."""
+        return spec_label(self.embedder)
+
+
+def spec_label(spec: BackendSpec | EmbedderSpec) -> str:
+    """A short name for a backend or embedder spec (a string, or a table's ``name``/``preset`` and ``model``)."""
     if isinstance(spec, str):
         return spec
-    if isinstance(spec, Mapping):
-        name = str(spec.get("name") or spec.get("preset") or "custom")
-        return f"{name}/{spec['model']}" if spec.get("model") and "/" not in name else name
-    return str(getattr(spec, "name", type(spec).__name__))
+    name = str(spec.get("name") or spec.get("preset") or "custom")
+    return f"{name}/{spec['model']}" if spec.get("model") and "/" not in name else name
 
 
-def cell_id(payload: Mapping[str, Any], conversation_id: str) -> str:
+def cell_id(payload: Mapping[str, object], conversation_id: str) -> str:
     """``<conversation slug>-<12 hex>``: readable and filesystem-safe, unique per payload."""
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", conversation_id)[:40].strip("._") or "conv"
     return f"{slug}-{digest[:12]}"
 
 
-def base_columns(run: str, cell: Cell, recaller_label: str, recaller: Any, corpus: str,
-                 simulated: bool) -> dict[str, Any]:
+def base_columns(run: str, cell: Cell, recaller_label: str, recaller: Recaller, corpus: str) -> dict[str, object]:
     """The identifying columns of every row of one cell × recaller."""
     names = cell.pipeline.kind_names()
     row = {
         "run": run, "cell_id": cell.cell_id, "pipeline": f"{cell.label}|{recaller_label}",
         "chunker": names["chunker"], "summarizer": names["summarizer"], "rollup": names["rollup"],
         "trigger": names["trigger"], "recaller": strategy_spec(recaller)["name"],
-        "backend": spec_label(cell.backend), "embedder": spec_label(cell.embedder), "seed": cell.seed,
-        "corpus": corpus, "conversation_id": cell.conversation_id, "simulated": bool(simulated),
+        "backend": cell.backend_label, "embedder": cell.embedder_label, "seed": cell.seed,
+        "corpus": corpus, "conversation_id": cell.conversation_id, "simulated": False,
     }
     row.update(cell.pipeline.params())
     row.update(flatten_params("recaller", recaller))
     return row
 
 
-def probe_origin(probe: Any) -> str:
+def probe_origin(probe: Probe) -> str:
     """Where a probe came from: ``planted`` (``plant_probes``), ``drafted`` (``lyra-lab probes draft``)
     or ``source`` (the dataset's own, e.g. LoCoMo's QA)."""
     meta = probe.meta or {}
     return "planted" if meta.get("planted") else "drafted" if meta.get("drafted") else "source"
 
 
-def probe_columns(base: Mapping[str, Any], probe: Any) -> dict[str, Any]:
+def probe_columns(base: Mapping[str, object], probe: Probe) -> dict[str, object]:
     """The columns of every row of one probe × recaller (all but ``metric`` and ``value``)."""
     category = "" if probe.category is None else str(probe.category)
     return {**base, "probe_id": probe.id, "category": category, "probe_origin": probe_origin(probe)}
 
 
-def add_probe_rows(rows: CellRows, base: Mapping[str, Any], probe: Any, metrics: Mapping[str, float],
-                   verdicts: Iterable[tuple[str, Any]] = ()) -> None:
+def add_probe_rows(rows: CellRows, base: Mapping[str, object], probe: Probe, metrics: Mapping[str, float],
+                   verdicts: Iterable[tuple[str, JudgeResult]] = ()) -> None:
     """A probe's rows: one per metric, then one ``judge`` row per judge's verdict (``(label, JudgeResult)``),
     the judge named in column ``judge``."""
     columns = probe_columns(base, probe)
@@ -125,6 +149,6 @@ def phase_metrics(phases: Mapping[str, PhaseCost]) -> dict[str, float]:
     return out
 
 
-def add_conversation_rows(rows: CellRows, base: Mapping[str, Any], metrics: Mapping[str, float]) -> None:
+def add_conversation_rows(rows: CellRows, base: Mapping[str, object], metrics: Mapping[str, float]) -> None:
     """A recaller's conversation-level rows (``probe_id`` and ``category`` empty), one per metric."""
     rows.add({**base, "probe_id": "", "category": ""}, metrics)

@@ -25,12 +25,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.runs import CellRows
 from lyra_lab._registry import ConfigError
 from lyra_lab.experiments._cells import Cell, base_columns
 from lyra_lab.memory import EntryKind
+from lyra_lab.recall import Recaller
 from lyra_lab.replay import Pipeline, strategy_spec
 
 _BUDGET_WHY = "budget is only read by a rollup, and rollup is none"
@@ -97,15 +98,15 @@ def alias_sources(aliases: Sequence[dict[str, Any]], cells: Sequence[Cell]) -> d
     return {c.cell_id: by_place[(same_as[c.label], where(c))] for c in cells if c.label in same_as}
 
 
-def alias_rows(rows: CellRows, source: Cell, alias: Cell, recallers: dict[str, Any]) -> CellRows:
+def alias_rows(rows: CellRows, source: Cell, alias: Cell, recallers: Mapping[str, Recaller]) -> CellRows:
     """The rows of ``alias``: ``source``'s rows with the alias's cell id, pipeline label and strategy columns.
 
     Every value (metrics, ``simulated``, ``attempt``) is the source's: the alias's memory is the same.
     """
     def relabel(columns: dict[str, Any]) -> dict[str, Any]:
         label = columns["pipeline"][len(source.label) + 1:]  # "<memory label>|<recaller label>"
-        old = base_columns(columns["run"], source, label, recallers[label], columns["corpus"], simulated=False)
-        new = base_columns(columns["run"], alias, label, recallers[label], columns["corpus"], simulated=False)
+        old = base_columns(columns["run"], source, label, recallers[label], columns["corpus"])
+        new = base_columns(columns["run"], alias, label, recallers[label], columns["corpus"])
         copied = {k: v for k, v in columns.items() if k not in old or k == "simulated"}
         copied.update({k: v for k, v in new.items() if k != "simulated"})
         return copied

@@ -4,7 +4,7 @@
 
 * the tidy rows: which cells and recallers (pipelines) asked the probe, and their scores;
 * the run log's ``probe_detail`` events (written per probe × recaller by the cell runner,
-  from ``lyra_lab.evaluate.probe_record``): the ranked hits with score, entry kind, covered turns and a text
+  from ``lyra_lab.runs.probe_record``): the ranked hits with score, entry kind, covered turns and a text
   snippet, the rendered context, the answer and each judge's verdict.  Runs made before
   those events existed fall back to the ``recall`` (entry ids and scores) and ``answer``
   events; their hits show text only for raw turns (from the corpus) and summaries
@@ -26,8 +26,8 @@ import pandas as pd
 
 from lyra_lab._records import iter_jsonl
 from lyra_lab._registry import ConfigError
-from lyra_lab.evaluate import LoggedProbes, logged_probes, run_corpus, turn_texts
-from lyra_lab.experiments._results import load_results
+from lyra_lab.runs import LoggedProbes, logged_probes, run_corpus, turn_texts
+from lyra_lab.runs import load_results
 
 
 @dataclass(frozen=True)

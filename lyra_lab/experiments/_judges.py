@@ -1,28 +1,17 @@
 """``[qa] judges``: several judges (prompt × model) grade every answer, so the judge is a variable of the run.
 
 Each entry is a table ``{ prompt = "longmemeval_v1", backend = "openai/gpt-4o-mini" }`` (optionally
-``max_tokens`` and a ``name``); the ``[judge]`` table, when enabled, is one more judge, listed first.
-Rows of metric ``judge`` name their judge in the ``judge`` column; ``lyra_lab.evaluate.judge_agreement``
-compares them.
+``max_tokens`` and a ``name``).  Rows of metric ``judge`` name their judge in the ``judge`` column;
+``lyra_lab.reports.judge_agreement`` compares them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.evaluate import JudgeConfig
-
-
-def judges_of(spec: Any) -> tuple[JudgeConfig, ...]:
-    """Every judge of an ``ExperimentSpec``: the ``[judge]`` table's when enabled, then ``[qa] judges``."""
-    return all_judges(spec.qa, spec.judge)
-
-
-def all_judges(qa: Any, judge: Any) -> tuple[JudgeConfig, ...]:
-    first = (JudgeConfig(judge.prompt, judge.backend, judge.max_tokens),) if judge.enabled else ()
-    return first + tuple(qa.judges)
+from lyra_lab.measures import JudgeConfig
 
 
 def parse_judges(table: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,11 +36,11 @@ def parse_judges(table: Mapping[str, Any]) -> dict[str, Any]:
     return table
 
 
-def check_judges(qa: Any, judge: Any) -> None:
-    """Judges need answers to grade, and distinct labels (they name the rows)."""
-    if qa.judges and not qa.enabled:
+def check_judges(judges: Sequence[JudgeConfig], answering: bool) -> None:
+    """Judges need answers to grade (``answering``), and distinct labels (they name the rows)."""
+    if judges and not answering:
         raise ConfigError("[qa] judges needs [qa] enabled: the judges grade the QA answers")
-    labels = [j.label for j in all_judges(qa, judge)]
+    labels = [j.label for j in judges]
     twice = sorted({x for x in labels if labels.count(x) > 1})
     if twice:
         raise ConfigError(f"[qa] judges: the judge {twice[0]!r} is listed twice "

@@ -29,7 +29,6 @@ and the run goes on with the others; with none left, the cells not yet run fail 
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 import pickle
@@ -40,11 +39,13 @@ import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Generator, Mapping
+from typing import Any, Iterator, Sequence
 
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.runs import CellRows
 from lyra_lab.experiments._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
 from lyra_lab.experiments._cells import Cell
+from lyra_lab.experiments._executors import CellJob, CellOutcome, RunContext
+from lyra_lab.experiments._resources import Injected
 
 STOP_WAIT_S = 5.0  # a worker asked to stop gets this long before it is killed
 
@@ -79,25 +80,23 @@ class CellProcesses:
     """A pool of worker processes for one run's cells; a context manager (the workers are gone on exit).
 
     Args:
-        spec, corpus: the run's, as every cell gets them.
+        job: the run's plan and corpus, as every cell gets them.
         workers: processes to start (the runner passes ``min(cells_at_once(max_cells), cells to run)``).
         cache_dir: the run's cache folder (the workers' caches and machine-wide locks).
-        backends, embedders: objects given to ``run_experiment``, inherited (fork) or pickled (spawn).
+        injected: objects given to ``run_experiment``, inherited (fork) or pickled (spawn).
         method: the start method (default ``start_method()``).
 
     Raises:
         ConfigError: (spawn, forkserver) an injected backend or embedder cannot be pickled.
     """
 
-    def __init__(self, spec: Any, corpus: Any, workers: int, *, cache_dir: Path,
-                 backends: Mapping[str, Any] | None = None, embedders: Mapping[str, Any] | None = None,
-                 method: str | None = None):
+    def __init__(self, job: CellJob, workers: int, cache_dir: Path, injected: Injected, method: str | None = None):
         self.method = method or start_method()
-        given = {"backends": dict(backends or {}), "embedders": dict(embedders or {})}
         if self.method != "fork":
-            given = shippable(given["backends"], given["embedders"], pickle.dumps, to="worker processes",
-                              instead="'serial' or 'threads' (or 'processes' on Linux, where workers are forked)")
-        self._args = (spec, corpus, str(cache_dir), given)
+            injected = shippable(injected, pickle.dumps, to="worker processes",
+                                 instead="'serial' or 'threads' (or 'processes' on Linux, where workers are forked)")
+        self._job = job
+        self._args = (job, str(cache_dir), injected)
         self._count = workers
         self._workers: list[_Worker] = []
         self._tmp = ""
@@ -105,14 +104,14 @@ class CellProcesses:
     def __enter__(self) -> "CellProcesses":
         ctx: Any = multiprocessing.get_context(self.method)
         if self.method == "fork":
-            preload(self._args[0])
+            preload(self._job)
         elif self.method == "forkserver":
-            ctx.set_forkserver_preload(["lyra_lab.experiments", "lyra_lab.evaluate", "bpe_openai"])
+            ctx.set_forkserver_preload(["lyra_lab.experiments", "lyra_lab.measures", "bpe_openai"])
         self._tmp = tempfile.mkdtemp(prefix="lyra-cells-")  # the workers' cell logs; removed with the pool
         try:
             for _ in range(self._count):
                 ours, theirs = ctx.Pipe()
-                process = ctx.Process(target=_serve, args=(theirs, *self._args, gc.get_threshold(), self._tmp),
+                process = ctx.Process(target=_serve, args=(theirs, *self._args, self._tmp),
                                       daemon=True, name="lyra-cell-worker")
                 process.start()
                 theirs.close()
@@ -129,18 +128,18 @@ class CellProcesses:
     def pids(self) -> list[int]:
         return [w.process.pid for w in self._workers]
 
-    def outcomes(self, todo: list[Cell], log: Any, started: dict[str, Any]
-                 ) -> Generator[tuple[Cell, CellRows, Exception | None], None, None]:
-        """``(cell, rows, None)`` or ``(cell, [], error)`` for each cell, in the order they finish.
+    def outcomes(self, todo: Sequence[Cell], run: RunContext) -> Iterator[CellOutcome]:
+        """Each cell as a ``CellOutcome``, in the order they finish.
 
-        Writes each cell's events to ``log`` before yielding it; adds the backends the workers started
-        to ``started``.  A worker that dies yields its cell with a ``WorkerDied`` error.
+        Writes each cell's events to the run's log before yielding it; adds the backends the workers
+        started to ``run.started``.  A worker that dies yields its cell with a ``WorkerDied`` error.
 
         Raises:
             ConfigError: a worker could not build what a spec names.
             RuntimeError: a cell raised something other than ``BackendError``/``ConfigError`` (a bug),
                 with the worker's traceback.
         """
+        run.log.event("processes_started", workers=len(self._workers), method=self.method, pids=self.pids)
         queue = sorted(todo, key=self._work)  # the largest cells first (popped from the end), so
         # the last ones to finish are short and the workers end together (longest processing time first)
         idle = list(self._workers)
@@ -150,7 +149,7 @@ class CellProcesses:
                 busy = [(w, w.cell) for w in self._workers if w.cell is not None]
                 if not busy:
                     for cell in reversed(queue):
-                        yield cell, CellRows(), WorkerDied("no worker process is left to run this cell")
+                        yield CellOutcome(cell, CellRows(), WorkerDied("no worker process is left to run this cell"))
                     return
                 ready = set(wait([w.conn for w, _ in busy] + [w.process.sentinel for w, _ in busy]))
                 back: list[tuple[Cell, _Worker, str | None]] = []  # a cell back, its worker, its result file
@@ -171,10 +170,10 @@ class CellProcesses:
                 self._dispatch(queue, idle)  # the next cells go out before the driver writes these
                 for cell, worker, path in back:
                     if path is None:
-                        yield cell, CellRows(), WorkerDied(_death(worker))
+                        yield CellOutcome(cell, CellRows(), WorkerDied(_death(worker)))
                         continue
                     result = _load(Path(path))
-                    yield delivered(result, cell, log, started, task_event="process_task",
+                    yield delivered(result, cell, run, task_event="process_task",
                                     where=f"in worker process {result.pid}")
         finally:
             for worker in self._workers:
@@ -184,7 +183,7 @@ class CellProcesses:
     def _work(self, cell: Cell) -> int:
         """A cell's expected work, for the order of dispatch only: its turns × (its probes + 1), since
         every probe ranks a memory that grows with the turns."""
-        corpus = self._args[1]
+        corpus = self._job.corpus
         turns = sum(1 for _ in corpus.conversation(cell.conversation_id).turns())
         return turns * (len(corpus.probes_for(cell.conversation_id)) + 1)
 
@@ -217,21 +216,18 @@ class CellProcesses:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
 
-def preload(spec: Any) -> None:
+def preload(job: CellJob) -> None:
     """Load here what every cell loads on first use, so forked workers inherit it rather than each loading it.
 
     The tokenizer (bpe-openai's extension and its table of token lengths) and the scoring modules:
     loaded by each of two workers instead, they cost a LoCoMo cell ~1.3 CPU s more (measured when
     the tokenizer still meant ``import bpe_openai``'s three tables).
     """
-    import lyra_lab.evaluate  # noqa: F401 - imported for its side effect: loaded once, before forking
+    import lyra_lab.measures  # noqa: F401 - imported for its side effect: loaded once, before forking
     from lyra_lab.backends import token_counter
 
-    for pipeline in spec.pipelines:
-        count = token_counter(pipeline.tokenizer)
-        count("warm")  # loads the tokenizer (cached per process)
-        if count.tokenize is None:
-            count.token_lengths(count.encode("warm"))  # and the token lengths that cutting lines reads
+    for tokenizer in job.tokenizers:
+        token_counter(tokenizer)("warm")  # loads the tokenizer (cached per process)
 
 
 def _load(path: Path) -> CellResult:
@@ -262,15 +258,10 @@ def _death(worker: _Worker) -> str:
     return f"the worker process {worker.process.pid} running this cell {how} before finishing it"
 
 
-def _serve(conn: Connection, spec: Any, corpus: Any, cache_dir: str, given: Mapping[str, Any],
-           thresholds: tuple[int, int, int], log_dir: str) -> None:
+def _serve(conn: Connection, job: CellJob, cache_dir: str, injected: Injected, log_dir: str) -> None:
     """A worker: run each cell the driver sends until it sends None (or goes away)."""
-    import gc
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the driver stops us
-    gc.set_threshold(*thresholds)  # the driver's (``_runner.fewer_collections``); a spawned worker starts without
-    gc.freeze()  # what a forked worker inherited stays alive: its collections need not walk it (nor copy its pages)
-    res = WorkerResources(spec.cache, Path(cache_dir), given["backends"], given["embedders"])
+    res = WorkerResources(job.plan.cache, Path(cache_dir), injected)
     try:
         while True:
             try:
@@ -280,7 +271,7 @@ def _serve(conn: Connection, spec: Any, corpus: Any, cache_dir: str, given: Mapp
             if cell is None:
                 return
             try:
-                result = run_cell_task(spec, cell, corpus, res, node="localhost", log_dir=log_dir)
+                result = run_cell_task(job, cell, res, node="localhost", log_dir=log_dir)
             except Exception:  # noqa: BLE001 - a bug: its traceback goes back and the driver stops the run
                 conn.send(("crash", traceback.format_exc()))
                 continue

@@ -34,61 +34,77 @@ import logging
 import os
 import uuid
 from pathlib import Path
-from typing import Any, Generator, Iterator, Mapping
+from typing import Any, Iterator, Sequence
 
 from lyra_lab._registry import ConfigError
-from lyra_lab._cell_rows import CellRows
+from lyra_lab.runs import CellRows
 from lyra_lab.experiments._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
 from lyra_lab.experiments._cells import Cell
-from lyra_lab.experiments._resources import Resources
+from lyra_lab.experiments._executors import CellJob, CellOutcome, RunContext
+from lyra_lab.experiments._resources import Injected, Resources
 
 logger = logging.getLogger(__name__)
 
 
-def ray_outcomes(spec: Any, todo: list[Cell], corpus: Any, log: Any, *, cache_dir: Path,
-                 backends: Mapping[str, Any] | None, embedders: Mapping[str, Any] | None,
-                 address: str | None, started: dict[str, Any]
-                 ) -> Generator[tuple[Cell, CellRows, Exception | None], None, None]:
-    """``(cell, rows, None)`` or ``(cell, [], error)`` for each cell, in the order the Ray tasks finish.
+class RayCells(contextlib.AbstractContextManager["RayCells"]):
+    """Each cell a Ray task, on a local Ray started for the run or a cluster joined by ``address``.
 
-    Writes each cell's events to ``log`` before yielding it; adds the backends the tasks started to
-    ``started``.  Starts nothing when ``todo`` is empty.
-
-    Raises:
-        ConfigError: an injected backend or embedder cannot be pickled, or a task could not build
-            what a spec names (e.g. an API-key variable missing on a node).
+    Args:
+        job: the run's plan and corpus (put into Ray's object store once).
+        max_cells: tasks in flight at once (and the local Ray's CPUs); 1: every cell, on the machine's CPUs.
+        cache_dir: the run's cache folder (the workers' caches and machine-wide locks).
+        injected: objects given to ``run_experiment`` (they must pickle).
+        address: a cluster to join; None starts a local Ray on 127.0.0.1 (shut down on exit).
     """
-    if not todo:
-        return
-    import ray
 
-    given = shippable(backends or {}, embedders or {}, ray.cloudpickle.dumps, to="Ray tasks",
-                      instead="'serial', 'threads' or 'processes'")  # before Ray starts anything
-    ray, owned = connect(address, spec.max_cells)
-    pending: dict[Any, Cell] = {}
-    try:
-        log.event("ray_started", **describe_cluster(ray, owned and address is None))
+    def __init__(self, job: CellJob, max_cells: int, cache_dir: Path, injected: Injected, address: str | None = None):
+        self.job, self.max_cells, self.cache_dir, self.injected, self.address = job, max_cells, cache_dir, injected, address
+        self._ray: Any = None
+        self._owned = False
+        self._pending: dict[Any, Cell] = {}
+
+    def outcomes(self, todo: Sequence[Cell], run: RunContext) -> Iterator[CellOutcome]:
+        """Each cell as its task finishes; its events go to the run's log before it is yielded.
+
+        Raises:
+            ConfigError: an injected backend or embedder cannot be pickled, or a task could not build
+                what a spec names (e.g. an API-key variable missing on a node).
+        """
+        if not todo:
+            return
+        import ray
+
+        given = shippable(self.injected, ray.cloudpickle.dumps, to="Ray tasks",
+                          instead="'serial', 'threads' or 'processes'")  # before Ray starts anything
+        self._ray, self._owned = connect(self.address, self.max_cells)
+        ray = self._ray
+        run.log.event("ray_started", **describe_cluster(ray, self._owned and self.address is None))
         task = ray.remote(num_cpus=1, max_retries=0)(_run_task)
         token = uuid.uuid4().hex  # this run: workers keep their backends per run
-        spec_ref, corpus_ref, given_ref = ray.put(spec), ray.put(corpus), ray.put(given)
-        window = spec.max_cells if spec.max_cells > 1 else len(todo)
+        job_ref, given_ref = ray.put(self.job), ray.put(given)
+        window = self.max_cells if self.max_cells > 1 else len(todo)
         queue = list(reversed(todo))
-        while queue or pending:
-            while queue and len(pending) < window:
+        while queue or self._pending:
+            while queue and len(self._pending) < window:
                 cell = queue.pop()
-                pending[task.remote(token, spec_ref, cell, corpus_ref, str(cache_dir), given_ref)] = cell
-            done, _ = ray.wait(list(pending), num_returns=1)
-            cell = pending.pop(done[0])
+                self._pending[task.remote(token, job_ref, cell, str(self.cache_dir), given_ref)] = cell
+            done, _ = ray.wait(list(self._pending), num_returns=1)
+            cell = self._pending.pop(done[0])
             result: CellResult = ray.get(done[0])  # a bug in the cell raises here and stops the run
-            yield delivered(result, cell, log, started, task_event="ray_task", where=f"on Ray node {result.node}")
-    finally:
-        for ref in pending:
+            yield delivered(result, cell, run, task_event="ray_task", where=f"on Ray node {result.node}")
+
+    def __exit__(self, *exc: object) -> None:
+        """Cancel the tasks still pending and shut down a Ray this run started."""
+        if self._ray is None:
+            return
+        for ref in self._pending:
             try:
-                ray.cancel(ref)
+                self._ray.cancel(ref)
             except Exception:  # noqa: BLE001 - a task that ended meanwhile; shutting down anyway
                 pass
-        if owned:
-            ray.shutdown()
+        self._pending = {}
+        if self._owned:
+            self._ray.shutdown()
 
 
 START_ATTEMPTS = 3  # local Ray start-ups tried before giving up
@@ -200,23 +216,23 @@ def describe_cluster(ray: Any, started: bool) -> dict[str, Any]:
 _WORKER: dict[str, Any] = {}  # in a Ray worker: the run token and that run's Resources
 
 
-def _worker_resources(token: str, cache: str, cache_dir: Path, given: Mapping[str, Any]) -> Resources:
+def _worker_resources(token: str, cache: str, cache_dir: Path, given: Injected) -> Resources:
     """This worker's backends and embedders for the run ``token`` (the previous run's are closed)."""
     if _WORKER.get("token") != token:
         old = _WORKER.pop("resources", None)
         if old is not None:
             old.close()
-        _WORKER.update(token=token, resources=WorkerResources(cache, cache_dir, given["backends"], given["embedders"]))
+        _WORKER.update(token=token, resources=WorkerResources(cache, cache_dir, given))
     return _WORKER["resources"]
 
 
-def _run_task(token: str, spec: Any, cell: Cell, corpus: Any, cache_dir: str, given: Any) -> CellResult:
+def _run_task(token: str, job: CellJob, cell: Cell, cache_dir: str, given: Injected) -> CellResult:
     """Run one cell in a Ray worker (``run_cell_task``) on this worker's resources for the run ``token``."""
     import ray
 
     node = ray.util.get_node_ip_address()
     try:
-        res = _worker_resources(token, spec.cache, Path(cache_dir), given)
+        res = _worker_resources(token, job.plan.cache, Path(cache_dir), given)
     except ConfigError as exc:
         return CellResult(CellRows(), b"", config_error=str(exc), node=node, pid=os.getpid())
-    return run_cell_task(spec, cell, corpus, res, node=node)
+    return run_cell_task(job, cell, res, node=node)

@@ -1,7 +1,7 @@
 """``lyra-lab recall-eval`` as an experiment: one memory pipeline (raw turns), one recaller, through the runner.
 
 ``recall_eval_spec`` builds the one-cell experiment: the corpus and its cuts,
-memory of raw turns only (``lyra_lab.evaluate.raw_turn_pipeline``), one
+memory of raw turns only (``raw_turn_pipeline``), one
 recaller, one embedder, ``ks = [k]``, the in-process ``fake`` backend (raw
 turns call no LLM, so nothing is started), no equal-budget scoring, no QA.
 It is "one cell" per conversation, as every grid point is: the runner plans one
@@ -12,8 +12,8 @@ or into ``run_dir`` (a run folder like any: resumable, ``lyra-lab report`` and
 ``RecallEvalResult`` (hence its JSON) from the run's rows: per probe the
 ``evidence_recall@k``, ``mrr``, ``ndcg@k`` and ``recall_latency_s`` rows, and
 the turn ids retrieved from the ``probe_detail`` events of the run log.
-Each probe is asked at its ``asked_at`` (see ``lyra_lab.evaluate.recall_eval``,
-the same replay and scores in process).
+Each probe is asked at its ``asked_at`` on the replay clock, so its memory holds
+only the turns said before it.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from lyra_lab._params import strategy_name
+from lyra_lab.experiments._cells import spec_label
+from lyra_lab.experiments._resources import Injected
 from lyra_lab.experiments._spec import CorpusSpec, ExperimentSpec, _corpus
 
 NAME = "recall-eval"
@@ -44,11 +47,11 @@ def recall_eval_spec(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder
         include_adversarial: also score retrieval of adversarial/abstention probes.
     """
     from lyra_lab._registry import ConfigError
-    from lyra_lab.evaluate import raw_turn_pipeline
+    from lyra_lab.experiments._recall_result import raw_turn_pipeline
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k must be a positive integer, got {k!r}")
-    label = str(getattr(type(recaller), "registry_name", type(recaller).__name__))
+    label = strategy_name(recaller)
     return ExperimentSpec(
         name=NAME, description="lyra-lab recall-eval: raw turns in memory, one recaller", corpus=corpus,
         pipelines=(raw_turn_pipeline(),), recallers=((label, recaller),), backends=("fake",),
@@ -74,17 +77,15 @@ def run_recall_eval(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder:
         ConfigError: bad ``k``, or ``run_dir`` holds a run of another experiment.
         RuntimeError: a cell failed (its error named).
     """
-    from lyra_lab.experiments._runner import run_experiment
+    from lyra_lab.experiments._runner import RunOptions, run_experiment
 
     spec = recall_eval_spec(corpus, recaller, k=k, embedder=embedder, include_adversarial=include_adversarial)
-    given = None
+    injected = Injected()
     if embedder_object is not None and embedder not in (None, "none"):
-        from lyra_lab.experiments._cells import spec_label
-
-        given = {spec_label(embedder): embedder_object}
+        injected = Injected(embedders={spec_label(embedder): embedder_object})
     with tempfile.TemporaryDirectory(prefix="lyra-recall-eval-") as tmp:
         folder = Path(run_dir) if run_dir is not None else Path(tmp) / NAME
-        df = run_experiment(spec, folder, progress=progress, embedders=given)
+        df = run_experiment(spec, folder, RunOptions(progress=progress), injected)
         failed = df.attrs.get("failed_cells") or []
         if failed:
             raise RuntimeError(f"recall-eval: {len(failed)} cell(s) failed, first {failed[0][0]}: {failed[0][1]}")
@@ -101,15 +102,16 @@ def recall_result(run_dir: str | os.PathLike[str], df: pd.DataFrame | None = Non
     Per-probe figures are the rows' ``evidence_recall@k``, ``mrr``, ``ndcg@k`` and
     ``recall_latency_s``; the turn ids retrieved come from the log's ``probe_detail``
     events; ``skipped`` counts the probes of the chosen conversations left out
-    (``lyra_lab.evaluate.skip_reason``); ``embedder`` is ``embedder_name`` (default: the
+    (``skip_reason``); ``embedder`` is ``embedder_name`` (default: the
     rows' embedder label) when the recaller made embedding calls, else None.  ``loaded``: the
     run's corpus, already loaded (default: loaded from ``spec.json``'s corpus).
     """
     from lyra_lab._run_records import read_spec
-    from lyra_lab.evaluate import DETAIL_EVENT, RecallEvalResult, probe_recall, skip_reason
-    from lyra_lab.experiments._results import load_results
+    from lyra_lab.runs import DETAIL_EVENT
+    from lyra_lab.experiments._recall_result import RecallEvalResult, probe_recall, skip_reason
+    from lyra_lab.runs import load_results
     from lyra_lab.experiments._select import load_corpus, select
-    from lyra_lab.replay import read_log
+    from lyra_lab.runs import read_log
 
     run_dir = Path(run_dir)
     df = load_results(run_dir) if df is None else df

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from lyra_lab.backends import Backend, BackendWrapper, Capabilities, Completion, Embedder, Message
+from lyra_lab.backends import (Backend, BackendWrapper, Capabilities, Completion, Embedder, EmbeddingCacheStats,
+                               Message)
 from lyra_lab.experiments._cells import spec_label
 
 
@@ -108,25 +110,39 @@ class SeededBackend(BackendWrapper):
         return completion
 
 
+@dataclass(frozen=True)
+class Injected:
+    """Objects a run uses for spec labels instead of building them (tests, notebooks, your own models).
+
+    Attributes:
+        backends: label → ``Backend`` (e.g. ``{"mine": MyBackend()}`` with ``[run] backends = ["mine"]``);
+            the ``fake`` preset needs no injection.
+        embedders: label → ``Embedder``.
+    """
+
+    backends: Mapping[str, Backend] = field(default_factory=dict)
+    embedders: Mapping[str, Embedder] = field(default_factory=dict)
+
+
 class Resources:
     """Builds and caches the backends and embedders a run names; closes the caches at the end.
 
     Args:
         cache: ``"run"``, ``"user"`` or ``"off"``.
         cache_dir: the run folder's ``cache/`` (used with ``"run"``).
-        backends, embedders: objects to use instead of building a spec, keyed by
-            the spec's label (``"local"``, ``"mine"``…): how tests and notebooks inject
-            their own (any ``Backend``; the ``fake`` preset needs no injection).
+        injected: objects to use instead of building a spec, keyed by the spec's label
+            (``"local"``, ``"mine"``…).
     """
 
-    def __init__(self, cache: str, cache_dir: Path, backends: Mapping[str, Backend] | None = None,
-                 embedders: Mapping[str, Embedder] | None = None):
+    def __init__(self, cache: str, cache_dir: Path, injected: Injected | None = None):
         self.cache = cache
         if cache == "user":
             from lyra_lab.backends import cache_dir as user_cache_dir
 
             cache_dir = user_cache_dir()
         self.cache_dir = cache_dir
+        injected = injected or Injected()
+        backends, embedders = injected.backends, injected.embedders
         self._given_backends = dict(backends or {})
         for label, given in self._given_backends.items():
             if not isinstance(given, Backend):
@@ -185,8 +201,9 @@ class Resources:
             embedder = CachedEmbedder(embedder, self._embedding_cache)
         return embedder
 
-    def embedding_stats(self) -> list[Any]:
-        """``EmbeddingCacheStats`` (hits, misses, embedding time) of each embedder built behind the cache."""
+    def embedding_stats(self) -> list[EmbeddingCacheStats]:
+        """``EmbeddingCacheStats`` (hits, misses, embedding time) of each embedder this process built behind
+        the cache (worker processes keep their own)."""
         from lyra_lab.backends import CachedEmbedder
 
         built = [lazy.get() for lazy in self._embedders.values() if lazy.built]

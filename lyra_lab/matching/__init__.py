@@ -8,8 +8,8 @@ The text rules that replay, probe drafting and evaluation share, below all of th
 - the retention rule: is a probe's answer still in a text (``answer_retained``;
   ``RetainedAnswer`` asks it of many texts, the answer normalized once),
   the normalized token set a memory keeps up to date entry by entry
-  (``normalized_tokens``, ``answer_token_recall``), and a probe outcome's
-  ``retention_scores``.
+  (``normalized_tokens``, ``answer_token_recall``); a probe recall's retention scores are
+  ``lyra_lab.measures.retention_scores``.
 
 >>> normalize_answer("The Eiffel Tower!")
 'eiffel tower'
@@ -23,7 +23,6 @@ from lyra_lab.matching._retention import (
     answer_retained,
     answer_token_recall,
     normalized_tokens,
-    retention_scores,
 )
 from lyra_lab.matching._squad import (
     ABSTAIN_PATTERNS,
@@ -45,6 +44,5 @@ __all__ = [
     "expects_abstention",
     "normalize_answer",
     "normalized_tokens",
-    "retention_scores",
     "token_f1",
 ]

@@ -32,9 +32,9 @@ gold answer have no retention.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Container, Sequence
+from typing import Any, Container, Sequence
 
-from lyra_lab.matching._squad import expects_abstention, normalize_answer
+from lyra_lab.matching._squad import normalize_answer
 
 DEFAULT_RETENTION_THRESHOLD = 0.8
 
@@ -168,29 +168,3 @@ def answer_token_recall(answer: Any, tokens: Container[str]) -> float | None:
     if not gold:
         return None
     return sum(1 for t in gold if t in tokens) / len(gold)
-
-
-def retention_scores(outcome: Any, threshold: float = DEFAULT_RETENTION_THRESHOLD,
-                     in_context: Callable[[RetainedAnswer, Any], bool] | None = None) -> dict[str, float]:
-    """``{"retention", "context_retention"}`` of one ``ProbeOutcome`` (empty when undefined).
-
-    ``retention`` is omitted when the outcome recorded no memory at all
-    (``memory_text == ""`` and ``memory_entries == 0``): replay did not report it.
-    ``in_context(retained, outcome)``, if given, says whether the answer survives in
-    ``outcome.context``, as ``answer_retained`` would, reading it some cheaper way.
-    """
-    probe = outcome.probe
-    if expects_abstention(probe) or not normalize_answer(probe.answer):
-        return {}
-    retained = answer_retained(probe.answer, outcome.context, threshold) if in_context is None \
-        else in_context(RetainedAnswer(probe.answer, threshold), outcome)
-    scores = {"context_retention": float(retained)}
-    if outcome.memory_text or outcome.memory_entries:
-        if not 0.0 < threshold <= 1.0:
-            raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
-        recall = getattr(outcome, "memory_answer_recall", None)
-        if recall is not None:  # replay's per-entry index: no pass over the whole memory per probe
-            scores["retention"] = float(recall >= threshold)
-        else:
-            scores["retention"] = float(answer_retained(probe.answer, outcome.memory_text, threshold))
-    return scores

@@ -9,18 +9,18 @@ packs under a token budget.
 from __future__ import annotations
 
 import functools
-import threading
-import weakref
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, NamedTuple, Sequence
+from typing import Callable, Iterable, NamedTuple, Protocol, Sequence
 
-from lyra_lab.memory._cuts import ELLIPSIS, Cuts, line_counts, longest_cut
+from lyra_lab.backends import TokenCount, as_count
 from lyra_lab.memory._store import MemoryEntry
+
+ELLIPSIS = " …"  # what ends a context line cut to fit
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
 
-def memory_order(entry: MemoryEntry) -> tuple:
+def memory_order(entry: MemoryEntry) -> tuple[int, datetime, datetime, str]:
     """Coarse before fine (higher ``level`` first), then oldest first, then id for stability."""
     start = entry.start or entry.end or _NEVER
     end = entry.end or entry.start or _NEVER
@@ -42,7 +42,7 @@ def render_memory(entries: Iterable[MemoryEntry]) -> str:
     return "\n".join(entry_line(e) for e in sorted(entries, key=memory_order))
 
 
-def memory_tokens(entries: Iterable[MemoryEntry], count: Callable[[str], int]) -> int:
+def memory_tokens(entries: Iterable[MemoryEntry], count: TokenCount | Callable[[str], int]) -> int:
     """Tokens of ``render_memory(entries)`` under ``count``."""
     return count(render_memory(entries))
 
@@ -56,8 +56,12 @@ def date_label(entry: MemoryEntry) -> str:
     return a if a == b else f"{a}..{b}"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def hit_line(entry: MemoryEntry) -> str:
-    """``[2023-05-08] text``: an entry as a line of a context block (its date range, never its period)."""
+    """``[2023-05-08] text``: an entry as a line of a context block (its date range, never its period).
+
+    Remembered per entry: recall renders the same memory lines probe after probe.
+    """
     return hit_head(entry) + entry.text
 
 
@@ -74,184 +78,189 @@ class ContextFit(NamedTuple):
     tokens: int
 
 
-def render_context(entries: Sequence[MemoryEntry], token_budget: int, count: Callable[[str], int]) -> str:
+def render_context(entries: Sequence[MemoryEntry], token_budget: int,
+                   count: TokenCount | Callable[[str], int]) -> str:
     """Render entries (recall hits' entries) as one context block of at most ``token_budget`` tokens.
 
     One line per entry, ``[date range] text``, in the given (priority) order.
     Entries are taken whole while they fit.  The first entry that does not fit is
     **truncated** to what still fits, marked with a trailing ``" …"`` — on a
-    token boundary when ``count`` can ``encode``/``decode`` (a
-    ``lyra_lab.backends.TokenCounter``), else on a word boundary — and is the
-    last entry rendered; it is skipped if not even its date label fits.  So a
-    lower-priority entry never appears while a higher one was cut.
-
-    The budget is checked on the assembled block itself, so it holds exactly
-    for any tokenizer (BPE counts of joined lines are not sums of line counts).
+    token boundary when the counter ``decodes`` (a ``lyra_lab.backends.TokenCounter``),
+    else on a word boundary — and is the last entry rendered; it is skipped if not
+    even its date label fits.  So a lower-priority entry never appears while a
+    higher one was cut.  The budget holds exactly for any tokenizer.
     """
-    if token_budget > 0 and not getattr(count, "line_additive", False):
-        return _fit_block(entries, token_budget, count)[0]
     return fit_context(entries, token_budget, count).text
 
 
-def fit_context(entries: Sequence[MemoryEntry], token_budget: int, count: Callable[[str], int]) -> ContextFit:
-    """``render_context``'s block, with the number of entries it holds whole and ``count`` of it.
-
-    A counter whose counts add up line by line (``line_additive``, e.g.
-    ``lyra_lab.backends.LineMemoCounter``) is served by a renderer that counts
-    each entry's line once and each truncation point of an entry once, for as
-    long as the counter lives: the same block, the same counts, without
-    re-counting the block for every candidate line.
-    """
-    if token_budget <= 0:
-        return ContextFit("", 0, 0)
-    if getattr(count, "line_additive", False):
-        return _renderer(count).fit(entries, token_budget)
-    block, whole = _fit_block(entries, token_budget, count)
-    return ContextFit(block, whole, count(block))
+def fit_context(entries: Sequence[MemoryEntry], token_budget: int,
+                count: TokenCount | Callable[[str], int]) -> ContextFit:
+    """``render_context``'s block, with the number of entries it holds whole and its tokens."""
+    return fit_contexts(entries, (token_budget,), count)[0]
 
 
 def fit_contexts(entries: Sequence[MemoryEntry], budgets: Iterable[int],
-                 count: Callable[[str], int]) -> list[ContextFit]:
-    """``fit_context`` at each of ``budgets``, in the order given.
+                 count: TokenCount | Callable[[str], int]) -> list[ContextFit]:
+    """``fit_context`` at each of ``budgets``, in the order given, from one pass over ``entries``.
 
-    For a ``line_additive`` counter the budgets are filled in one pass over
-    ``entries``, each line counted once per counter (see ``fit_context``).
+    A block's count is the count of its lines joined by newlines.  When the counter's
+    counts add up by line (``TokenCount.lines_add_up``: every line starts with ``[``), a
+    block's count is ``count(line + "\\n")`` of each line but the last plus ``count`` of
+    the last, so each line is counted once; otherwise the assembled block is counted
+    for every candidate line.
     """
+    counter = as_count(count)
     budgets = list(budgets)
-    if not getattr(count, "line_additive", False):
-        return [fit_context(entries, budget, count) for budget in budgets]
-    positive = sorted({budget for budget in budgets if budget > 0})
-    fits = dict(zip(positive, _renderer(count).fit_all(entries, positive)))
+    positive = sorted({b for b in budgets if b > 0})
+    fill = _fill_additive if counter.lines_add_up else _fill_block
+    fits = dict(zip(positive, fill(entries, positive, counter))) if positive else {}
     return [fits.get(budget, ContextFit("", 0, 0)) for budget in budgets]
 
 
-def hit_line_counts(entry: MemoryEntry, count: Callable[[str], int]) -> tuple[int, int]:
-    """``count(hit_line(entry))`` and ``count(hit_line(entry) + "\n")``.
-
-    For a ``line_additive`` counter these are the counts the context renderer keeps for the entry
-    (see ``fit_context``): counting a memory's lines here once serves every context they enter.
-    """
-    if getattr(count, "line_additive", False):
-        _, _, n, n_nl, _ = _renderer(count).line(entry)
-        return n, n_nl
+def hit_line_counts(entry: MemoryEntry, count: TokenCount | Callable[[str], int]) -> tuple[int, int]:
+    """``count(hit_line(entry))`` and ``count(hit_line(entry) + "\\n")``."""
     line = hit_line(entry)
     return count(line), count(line + "\n")
 
 
-def _fit_block(entries: Sequence[MemoryEntry], token_budget: int, count: Callable[[str], int]) -> tuple[str, int]:
-    """The block and its whole entries, counting the assembled block for every candidate line."""
-    block, whole = "", 0
+def _fill_additive(entries: Sequence[MemoryEntry], budgets: Sequence[int], count: TokenCount) -> list[ContextFit]:
+    """The blocks at ``budgets`` (positive, increasing) for a counter whose counts add up line by line."""
+    out: list[ContextFit] = []
+    lines: list[str] = []
+    with_nl = tokens = 0  # count(block + "\n"), count(block)
     for entry in entries:
         line = hit_line(entry)
-        candidate = block + "\n" + line if block else line
-        if count(candidate) <= token_budget:
-            block, whole = candidate, whole + 1
-            continue
-        prefix = (block + "\n" if block else "") + hit_head(entry)
-        cut = _truncate(prefix, entry.text, token_budget, count)
-        if cut is not None:
-            block = cut
-        break
-    return block, whole
+        n = count(line)
+        while len(out) < len(budgets) and with_nl + n > budgets[len(out)]:
+            cut = _truncate(hit_head(entry), entry.text, budgets[len(out)] - with_nl, count)
+            if cut is None:
+                out.append(ContextFit("\n".join(lines), len(lines), tokens))
+            else:
+                out.append(ContextFit("\n".join([*lines, cut]), len(lines), with_nl + count(cut)))
+        if len(out) == len(budgets):
+            return out
+        lines.append(line)
+        tokens, with_nl = with_nl + n, with_nl + count(line + "\n")
+    block = "\n".join(lines)
+    return out + [ContextFit(block, len(lines), tokens)] * (len(budgets) - len(out))
 
 
-def _truncate(prefix: str, text: str, budget: int, count: Callable[[str], int]) -> str | None:
-    """The longest ``prefix + text[:cut] + ELLIPSIS`` within budget (non-empty cut), or None."""
-    encode = getattr(count, "encode", None)
-    decode = getattr(count, "decode", None)
-    by_tokens = False
-    if callable(encode) and callable(decode) and getattr(count, "tokenize", None) is None:
-        by_tokens = True
-        pieces: Sequence[object] = list(encode(text))
+def _fill_block(entries: Sequence[MemoryEntry], budgets: Sequence[int], count: TokenCount) -> list[ContextFit]:
+    """The blocks at ``budgets`` (positive, increasing), counting the assembled block for every candidate line."""
+    out: list[ContextFit] = []
+    block, whole = "", 0
+    for entry in entries:
+        candidate = block + "\n" + hit_line(entry) if block else hit_line(entry)
+        while len(out) < len(budgets) and count(candidate) > budgets[len(out)]:
+            prefix = block + "\n" if block else ""
+            cut = _truncate(prefix + hit_head(entry), entry.text, budgets[len(out)], count)
+            text = block if cut is None else cut
+            out.append(ContextFit(text, whole, count(text)))
+        if len(out) == len(budgets):
+            return out
+        block, whole = candidate, whole + 1
+    return out + [ContextFit(block, whole, count(block))] * (len(budgets) - len(out))
 
-        def head(m: int) -> str:
-            return decode(pieces[:m])
-    else:
-        pieces = text.split()
 
-        def head(m: int) -> str:
-            return " ".join(pieces[:m])
+def _truncate(prefix: str, text: str, budget: int, count: TokenCount) -> str | None:
+    """The longest ``prefix + text[:cut] + ELLIPSIS`` within budget (non-empty cut), or None.
+
+    Cuts fall on token boundaries when the counter ``decodes`` (a cut inside a multi-byte
+    character is skipped), else on word boundaries.  The search starts where the budget left
+    after the prefix points (``longest_cut``).
+    """
+    heads = _heads(text, count)
 
     @functools.lru_cache(maxsize=None)
     def fits(m: int) -> str | None:
-        try:
-            body = head(m).rstrip()
-        except Exception:  # some decoders raise on a cut inside a multi-byte character
-            return None
-        if not body or (by_tokens and not text.startswith(body)):
-            return None  # by_tokens: a cut inside a multi-byte character decodes to U+FFFD
+        body = heads.head(m).rstrip()
+        if not body or not text.startswith(body):
+            return None  # a token cut inside a multi-byte character decodes to U+FFFD
         candidate = prefix + body + ELLIPSIS
         return candidate if count(candidate) <= budget else None
 
-    m = longest_cut(len(pieces), lambda m: fits(m) is not None)
+    guess = budget - count(prefix + ELLIPSIS)
+    m = longest_cut(heads.n, lambda m: fits(m) is not None, guess)
     return None if m is None else fits(m)
 
 
-# One renderer per counter, living as long as it (a counter serves one conversation's replay and scoring).
-_RENDERERS: "weakref.WeakKeyDictionary[Any, _AdditiveRenderer]" = weakref.WeakKeyDictionary()
-_RENDERERS_LOCK = threading.Lock()  # cells on threads each have their own counter, but share this map
+class _Heads(Protocol):
+    """A text's heads: ``head(m)`` is the text up to its ``m``-th cut point (tokens or words), of ``n``."""
+
+    n: int
+
+    def head(self, m: int) -> str:
+        """The text's first ``m`` pieces."""
+        ...
 
 
-def _renderer(count: Any) -> "_AdditiveRenderer":
-    with _RENDERERS_LOCK:
-        renderer = _RENDERERS.get(count)
-        if renderer is None:
-            renderer = _RENDERERS[count] = _AdditiveRenderer(count)
-    return renderer
+class _TokenHeads:
+    """Heads on token boundaries; each token's bytes are looked up only once a head reaches it."""
 
-
-class _AdditiveRenderer:
-    """``fit_context`` for a ``line_additive`` counter that can ``encode`` and give ``token_bytes``.
-
-    The block's count is ``count(block + "\n")`` of the lines so far plus the next
-    line's count (every line starts with ``[``), so each entry's line is counted
-    once (memo by entry id, checked by identity), and a truncation tries each cut
-    of an entry's text once whatever the room left (``Cuts``: ``_truncate``'s
-    search, same candidates, same result).  Several budgets are filled in one
-    pass over the ranking, in increasing order: a larger budget stops at the same
-    entry or a later one.
-    """
-
-    def __init__(self, count: Any):
+    def __init__(self, text: str, count: TokenCount):
         self.count = count
-        # id -> (entry, line, count, count + "\n", the text's tokens if counting it needed them)
-        self._lines: dict[str, tuple[MemoryEntry, str, int, int, Sequence[int] | None]] = {}
-        self._cuts: dict[tuple[str, str], Cuts] = {}  # (head, text) -> its cuts
+        self.tokens = count.encode(text)
+        self.n = len(self.tokens)
+        self._data = bytearray()
+        self._ends = [0]  # byte offset where each token read so far ends
 
-    def line(self, entry: MemoryEntry) -> tuple[MemoryEntry, str, int, int, Sequence[int] | None]:
-        got = self._lines.get(entry.id)
-        if got is None or got[0] is not entry:
-            head = hit_head(entry)
-            got = self._lines[entry.id] = (entry, head + entry.text, *line_counts(self.count, head, entry.text))
-        return got
+    def head(self, m: int) -> str:
+        """The text of the first ``m`` tokens (a cut inside a character decodes to U+FFFD)."""
+        if m >= len(self._ends):
+            for piece in self.count.token_bytes(self.tokens[len(self._ends) - 1:m]):
+                self._data += piece
+                self._ends.append(len(self._data))
+        return self._data[:self._ends[m]].decode("utf-8", errors="replace")
 
-    def fit(self, entries: Sequence[MemoryEntry], budget: int) -> ContextFit:
-        return self.fit_all(entries, (budget,))[0]
 
-    def fit_all(self, entries: Sequence[MemoryEntry], budgets: Sequence[int]) -> list[ContextFit]:
-        """``fit`` at each of ``budgets`` (positive, in increasing order)."""
-        out: list[ContextFit] = []
-        lines: list[str] = []
-        with_nl = tokens = 0  # count(block + "\n"), count(block)
-        for entry in entries:
-            _, line, n, n_nl, _ = self.line(entry)
-            while len(out) < len(budgets) and with_nl + n > budgets[len(out)]:
-                out.append(self._cut(lines, with_nl, tokens, entry, budgets[len(out)]))
-            if len(out) == len(budgets):
-                return out
-            lines.append(line)
-            tokens, with_nl = with_nl + n, with_nl + n_nl
-        block = "\n".join(lines)
-        return out + [ContextFit(block, len(lines), tokens)] * (len(budgets) - len(out))
+class _WordHeads:
+    """Heads on word boundaries (for counters that cannot decode)."""
 
-    def _cut(self, lines: list[str], with_nl: int, tokens: int, entry: MemoryEntry, budget: int) -> ContextFit:
-        """The block of ``lines`` closed by ``entry`` cut to the room left, if any cut of it fits."""
-        _, line, _, _, encoded = self.line(entry)
-        head = line[: len(line) - len(entry.text)]  # "[date range] "
-        cuts = self._cuts.get((head, entry.text))
-        if cuts is None:
-            cuts = self._cuts[(head, entry.text)] = Cuts(self.count, head, entry.text, encoded)
-        cut = cuts.longest(budget - with_nl)
-        if cut is not None:
-            return ContextFit("\n".join([*lines, cut[0]]), len(lines), with_nl + cut[1])
-        return ContextFit("\n".join(lines), len(lines), tokens)
+    def __init__(self, text: str):
+        self.words = text.split()
+        self.n = len(self.words)
+
+    def head(self, m: int) -> str:
+        """The first ``m`` words, joined by single spaces."""
+        return " ".join(self.words[:m])
+
+
+def _heads(text: str, count: TokenCount) -> _Heads:
+    return _TokenHeads(text, count) if count.decodes else _WordHeads(text)
+
+
+def longest_cut(n: int, fits: Callable[[int], bool], guess: int) -> int | None:
+    """The longest cut ``m`` in 1..n that fits, searched from ``guess``; None if none does.
+
+    A count is near-monotone in the cut point, so the answer is a cut that fits while the next
+    one does not: from the guess, step up while the next fits, or down until one fits, doubling
+    the step and then bisecting the last step, so a good guess costs two or three counts.
+    """
+    if n < 1:
+        return None
+    m = min(max(guess, 1), n)
+    if fits(m):
+        lo, hi = m, n + 1  # lo fits; look for the first cut above it that does not
+        step = 1
+        while lo + step <= n and fits(lo + step):
+            lo += step
+            step *= 2
+        hi = min(lo + step, n + 1)
+    else:
+        hi, lo = m, 0  # hi does not fit; look for a cut below it that does
+        step = 1
+        while hi - step >= 1 and not fits(hi - step):
+            hi -= step
+            step *= 2
+        lo = max(hi - step, 0)
+        if lo == 0 and not fits(1):
+            return None
+        if lo == 0:
+            lo = 1
+    while hi - lo > 1:  # lo fits, hi does not (or is past the end)
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

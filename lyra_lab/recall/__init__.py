@@ -13,13 +13,13 @@ from lyra_lab.recall._bm25 import Bm25, Bm25Index, Tokenizer, bm25_index
 from lyra_lab.recall._dense import Dense
 from lyra_lab.recall._fusion import fuse, normalize, rrf_scores
 from lyra_lab.recall._hybrid import Hybrid, rrf_fuse, weighted_fuse
-from lyra_lab.recall._index import DenseIndex, dense_index, forget_queries
+from lyra_lab.recall._index import DenseIndex, dense_index
 from lyra_lab.recall._keys import KeyedView, key_texts, keyed_view
-from lyra_lab.recall._ranking import RankedHits
+from lyra_lab.recall._ranking import Ranking
 from lyra_lab.recall._recency import Recency, decay
 from lyra_lab.recall._reference import Reference
 from lyra_lab.recall._tiered import Tiered
-from lyra_lab.recall._types import Hit, Recaller
+from lyra_lab.recall._types import Hit, Query, Recaller
 from lyra_lab.recall._when import Span, closeness, named_spans
 
 __all__ = [
@@ -34,7 +34,8 @@ __all__ = [
     "Hit",
     "Hybrid",
     "KeyedView",
-    "RankedHits",
+    "Query",
+    "Ranking",
     "Recaller",
     "Recency",
     "Reference",
@@ -47,7 +48,6 @@ __all__ = [
     "date_label",
     "decay",
     "dense_index",
-    "forget_queries",
     "fuse",
     "key_texts",
     "keyed_view",

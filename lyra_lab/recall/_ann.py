@@ -13,7 +13,6 @@ afresh, from the kept vectors, once deleted labels are more than half of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,8 @@ import numpy as np
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
-from lyra_lab.recall._index import ChangeLogIndex, embed_passages, embed_query
+from lyra_lab.recall._index import ChangeLogIndex, embed_passages, query_vector
+from lyra_lab.recall._types import Query
 from lyra_lab._params import param
 
 _MIN_CAPACITY = 1024
@@ -157,10 +157,10 @@ class DenseAnn(BaseRecaller):
     def needs_embedder(self) -> bool:
         return True
 
-    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
-                embedder: Embedder | None, now: datetime | None) -> Scored:
-        embedder = require_embedder(self.name, embedder)
-        index = ann_index(store, embedder, conversation_id, self.m, self.ef_construction, self.threads)
+    def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:
+        """About the ``k`` most similar entries, best first."""
+        embedder = require_embedder(self.name, query.embedder)
+        index = ann_index(store, embedder, query.conversation_id, self.m, self.ef_construction, self.threads)
         if len(index) == 0:
             return []
-        return index.search(embed_query(embedder, query), k, self.ef_search)
+        return index.search(query_vector(query, embedder), k, self.ef_search)

@@ -13,8 +13,8 @@ the ones ``bm25s`` gives on the same live corpus (tests check this).
 Between two changes of the index, each query term's contribution (its rows and
 their float32 ``idf * tfc``) is computed once and kept, since IDF and the
 average length only change with the index; a query then adds the kept arrays
-in its token order.  The last query's scores and top rows are kept too
-(``TopMemo``), until the index changes or ``forget_query``.
+in its token order.  A query's scores are kept in the ``Query`` that asked
+(``query_scores``), never in the index.
 """
 
 from __future__ import annotations
@@ -24,16 +24,15 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored
-from lyra_lab.recall._index import ChangeLogIndex, TopMemo, best_first, grown
+from lyra_lab.recall._index import ChangeLogIndex, best_first, grown
 from lyra_lab.recall._ranking import Ranking
+from lyra_lab.recall._types import Query
 from lyra_lab._params import Strategy, param
 
 STOPWORDS = "en"
@@ -141,19 +140,12 @@ class Bm25Index(ChangeLogIndex):
         self._entries: list[MemoryEntry | None] = []
         self._row: dict[str, int] = {}
         self._total_length = 0  # of live rows
-        self._last: tuple[str, np.ndarray] | None = None  # the last query's scores, until the index changes
-        self._top = TopMemo()
         self._terms: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # term -> (rows, float32 scores), until a change
 
     def __len__(self) -> int:
         return len(self._row)
 
-    def forget_query(self) -> None:
-        self._last = None
-        self._top.forget()
-
     def _changed(self) -> None:
-        self.forget_query()
         self._terms = {}
 
     # -- syncing -------------------------------------------------------------
@@ -225,20 +217,7 @@ class Bm25Index(ChangeLogIndex):
 
     # -- querying ------------------------------------------------------------
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score (float32) of every row for ``query``; dead rows and non-matching rows score 0.
-
-        The array is read-only: the last query's scores are kept until the index
-        changes, since replay asks the same question several times (k hits, the
-        deeper budget ranking, hybrid's candidates).
-        """
-        if self._last is not None and self._last[0] == query:
-            return self._last[1]
-        scores = self._scores(query)
-        scores.setflags(write=False)
-        self._last = (query, scores)
-        return scores
-
-    def _scores(self, query: str) -> np.ndarray:
+        """BM25 score (float32) of every row for ``query``; dead rows and non-matching rows score 0."""
         scores = np.zeros(len(self._entries), dtype=np.float32)
         if not self._row:
             return scores
@@ -267,10 +246,10 @@ class Bm25Index(ChangeLogIndex):
         tfc = tfs / (K1 * ((1 - B) + B * self._lengths[rows] / (self._total_length / n_docs)) + tfs)
         return rows, (idf * tfc).astype(np.float32)
 
-    def ranking(self, query: str, k: int) -> Ranking:
-        """The ``k`` best entries sharing a term with ``query``, with their scores, best first (ties: older row)."""
-        scores = self.scores(query)
-        order = self._top.top(query, k, lambda depth: _positive_top(scores, depth))
+    def top(self, scores: np.ndarray, k: int) -> Ranking:
+        """The ``k`` best rows by ``scores`` (this index's, for a query) sharing a term with it, best first
+        (ties: older row)."""
+        order = _positive_top(scores, k)[:k]
         return self._ranking(order, scores[order])
 
     def entry(self, row: int) -> MemoryEntry:
@@ -289,6 +268,11 @@ def _positive_top(scores: np.ndarray, k: int) -> np.ndarray:
     scores > 0)."""
     matched = np.flatnonzero(scores > 0)
     return matched[best_first(scores[matched], k)]
+
+
+def query_scores(index: Bm25Index, query: Query) -> np.ndarray:
+    """``index.scores`` of the query's text, computed once per query and index."""
+    return query.remember(("bm25", id(index), index.version), lambda: index.scores(query.text))
 
 
 def bm25_index(store: MemoryStore, conversation_id: str, tokenizer: Tokenizer | None = None) -> Bm25Index:
@@ -322,6 +306,7 @@ class Bm25(BaseRecaller):
     stemmer: str = param("none", choices=STEMMERS)
     tokens: str = param("words2", choices=TOKENS)
 
-    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
-                embedder: Embedder | None, now: datetime | None) -> Scored:
-        return bm25_index(store, conversation_id, Tokenizer(self.stemmer, self.tokens)).ranking(query, k)
+    def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:
+        """The ``k`` best entries sharing a term with the query, best first (ties: older entry first)."""
+        index = bm25_index(store, query.conversation_id, Tokenizer(self.stemmer, self.tokens))
+        return index.top(query_scores(index, query), k)

@@ -3,37 +3,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 
-from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
-from lyra_lab.recall._index import DenseIndex, dense_index, embed_query
+from lyra_lab.recall._index import DenseIndex, dense_index, query_cosines
+from lyra_lab.recall._types import Query
 
 
 class CosineRecaller(BaseRecaller):
     """A recaller scoring with the cosine of the query and the conversation's entry embeddings."""
 
     def needs_embedder(self) -> bool:
+        """Always: it embeds the query and the memory."""
         return True
 
-    def cosines(self, store: MemoryStore, query: str, conversation_id: str,
-                embedder: Embedder | None) -> tuple[DenseIndex, np.ndarray, np.ndarray]:
+    def cosines(self, store: MemoryStore, query: Query) -> tuple[DenseIndex, np.ndarray, np.ndarray]:
         """The synced dense index and ``(rows, cosine)`` of its live rows; an empty memory embeds no query."""
-        index, vector = self.query_vector(store, query, conversation_id, embedder)
-        if vector is None:
+        embedder = require_embedder(self.name, query.embedder)
+        index = dense_index(store, embedder, query.conversation_id)
+        if not len(index):
             return index, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        rows, cosine = index.scores(vector)
+        rows, cosine = query_cosines(index, query, embedder)
         return index, rows, cosine
-
-    def query_vector(self, store: MemoryStore, query: str, conversation_id: str,
-                     embedder: Embedder | None) -> tuple[DenseIndex, np.ndarray | None]:
-        """The synced dense index and the query's vector (None for an empty memory: nothing embedded)."""
-        embedder = require_embedder(self.name, embedder)
-        index = dense_index(store, embedder, conversation_id)
-        return index, embed_query(embedder, query) if len(index) else None
 
 
 @RECALLERS.register("dense")
@@ -45,7 +38,7 @@ class Dense(CosineRecaller):
     (see ``lyra_lab.recall._index``): a query embeds only the query.
     """
 
-    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
-                embedder: Embedder | None, now: datetime | None) -> Scored:
-        index, vector = self.query_vector(store, query, conversation_id, embedder)
-        return index.ranking(vector, k) if vector is not None else []
+    def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:
+        """The ``k`` most similar entries, best first (ties: older entry first)."""
+        index, rows, cosine = self.cosines(store, query)
+        return index.top(rows, cosine, k)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from datetime import datetime
 from itertools import islice
 from operator import attrgetter
 from typing import Sequence
 
-from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
 from lyra_lab.recall._bm25 import Bm25
 from lyra_lab.recall._dense import Dense
 from lyra_lab.recall._ranking import Ranking
+from lyra_lab.recall._types import Query
 from lyra_lab._params import param
 
 METHODS = ("rrf", "weighted")
@@ -80,13 +79,13 @@ class Hybrid(BaseRecaller):
     def via(self) -> str:
         return f"hybrid-{self.method}"
 
-    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
-                embedder: Embedder | None, now: datetime | None) -> Scored:
-        embedder = require_embedder(self.name, embedder)
+    def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:
+        """The fused ranking of the two lists' top ``max(k, candidates)`` (see the class docstring)."""
+        require_embedder(self.name, query.embedder)
         n = max(k, self.candidates)
         # Each index ranks distinct entries, so its top n is what ``recall`` would return, without the Hits.
-        dense = _top(_DENSE.ranking(store, query, n, conversation_id=conversation_id, embedder=embedder, now=None), n)
-        lexical = _top(_BM25.ranking(store, query, n, conversation_id=conversation_id, embedder=None, now=None), n)
+        dense = _top(_DENSE.ranking(store, query, n), n)
+        lexical = _top(_BM25.ranking(store, query, n), n)
         dense_ids = list(map(_ID, dense.entries))
         lexical_ids = list(map(_ID, lexical.entries))
         by_id: dict[str, MemoryEntry] = dict(zip(dense_ids, dense.entries))

@@ -8,9 +8,9 @@ one text and appends one row (the matrix grows by doubling, so appends are
 amortized O(1)); a removed entry marks its row dead, and dead rows are
 squeezed out (without re-embedding) once they are more than half the matrix.
 
-Replay asks each query several times (the top k, the deeper budget ranking,
-hybrid's candidates), so the index also keeps the last query's cosines and
-its top rows (``TopMemo``) until the index changes or ``forget_query``.
+An index remembers nothing of a query: a recaller keeps the query's cosines in the
+``Query`` it answers (``Query.remember``), so a deeper ranking of the same query reuses
+them and a new query computes them again.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import numpy as np
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._ranking import Ranking
+from lyra_lab.recall._types import Query
 
 _MIN_CAPACITY = 64
 
@@ -65,9 +66,6 @@ class ChangeLogIndex:
         self._maybe_compact()
         return len(fresh)
 
-    def forget_query(self) -> None:
-        """Drop what is remembered of the last query (the next one is computed as if first)."""
-
     def _ranking(self, rows: np.ndarray, scores: np.ndarray) -> Ranking:
         """The ranking of the given live rows (best first) with their scores."""
         return Ranking(list(map(self._entries.__getitem__, rows.tolist())), scores.tolist())  # type: ignore[arg-type]
@@ -91,15 +89,9 @@ class DenseIndex(ChangeLogIndex):
         self._alive = np.zeros(_MIN_CAPACITY, dtype=bool)
         self._entries: list[MemoryEntry | None] = []
         self._row: dict[str, int] = {}
-        self._last: tuple[bytes, np.ndarray, np.ndarray] | None = None  # (query vector, rows, cosines)
-        self._top = TopMemo()
 
     def __len__(self) -> int:
         return len(self._row)
-
-    def forget_query(self) -> None:
-        self._last = None
-        self._top.forget()
 
     # -- syncing -------------------------------------------------------------
     def _add(self, fresh: list[MemoryEntry], embedder: Embedder) -> None:
@@ -109,12 +101,10 @@ class DenseIndex(ChangeLogIndex):
     def _kill(self, entry_id: str) -> None:
         row = self._row.pop(entry_id, None)
         if row is not None:
-            self.forget_query()
             self._alive[row] = False
             self._entries[row] = None
 
     def _append(self, entries: Sequence[MemoryEntry], vectors: np.ndarray) -> None:
-        self.forget_query()
         start = len(self._entries)
         need = start + len(entries)
         if need > len(self._matrix):
@@ -134,7 +124,6 @@ class DenseIndex(ChangeLogIndex):
         dead = used - len(self._row)
         if dead <= _MIN_CAPACITY or dead * 2 <= used:
             return
-        self.forget_query()
         keep = np.flatnonzero(self._alive[:used])
         capacity = max(_MIN_CAPACITY, 2 * len(keep))
         matrix = np.zeros((capacity, self.dim), dtype=np.float32)
@@ -149,21 +138,8 @@ class DenseIndex(ChangeLogIndex):
 
     # -- querying ------------------------------------------------------------
     def scores(self, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Cosine (float32) of every live row with the query: ``(rows, scores)``, in row order.
-
-        Both arrays are read-only: they are kept for the next ask of the same query
-        vector until the index changes.
-        """
+        """Cosine (float32) of every live row with the query: ``(rows, scores)``, in row order."""
         vector = np.asarray(query_vector, dtype=np.float32)
-        key = vector.tobytes()
-        if self._last is None or self._last[0] != key:
-            rows, scores = self._scores(vector)
-            rows.setflags(write=False)
-            scores.setflags(write=False)
-            self._last = (key, rows, scores)
-        return self._last[1], self._last[2]
-
-    def _scores(self, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         used = len(self._entries)
         # One matrix-vector product over the contiguous used block (no copy of the matrix).
         scores = self._matrix[:used] @ vector
@@ -172,11 +148,9 @@ class DenseIndex(ChangeLogIndex):
         rows = np.flatnonzero(self._alive[:used])
         return rows, scores[rows]
 
-    def ranking(self, query_vector: np.ndarray, k: int) -> Ranking:
-        """The ``k`` most similar live entries with their cosines, best first (ties: older row first)."""
-        rows, scores = self.scores(query_vector)
-        assert self._last is not None
-        order = self._top.top(self._last[0], k, lambda depth: best_first(scores, depth))
+    def top(self, rows: np.ndarray, scores: np.ndarray, k: int) -> Ranking:
+        """The ``k`` best of the given live rows by ``scores``, best first (ties: older row first)."""
+        order = top_k(scores, k)
         return self._ranking(rows[order], scores[order])
 
     def ends(self, rows: np.ndarray) -> np.ndarray:
@@ -189,10 +163,6 @@ class DenseIndex(ChangeLogIndex):
             raise KeyError(f"row {row} of the dense index is dead")
         return entry
 
-    def top(self, rows: np.ndarray, scores: np.ndarray, k: int) -> Ranking:
-        """The ``k`` best of the given live rows by ``scores``, best first (ties: older row first)."""
-        order = top_k(scores, k)
-        return self._ranking(rows[order], scores[order])
 
 
 def changed_entries(store: MemoryStore, version: int, conversation_id: str,
@@ -264,52 +234,6 @@ def best_first(scores: np.ndarray, k: int) -> np.ndarray:
     return part[np.lexsort((part, -scores[part]))][:k]
 
 
-class TopMemo:
-    """One query's best positions, kept to the deepest ``k`` asked so far and sliced for shallower asks.
-
-    ``best_first(scores, k)`` is a prefix of one total order (score descending,
-    position ascending; NaN last), so its first ``k`` are a prefix of any deeper
-    answer: slicing gives exactly what a new call would.  An answer longer than
-    asked (a full sort), or shorter (all there is), is complete.
-
-    Every ask is answered at least ``min_depth`` deep: replay's top-k call is
-    followed by deeper asks of the same query (hybrid's 50 candidates, the
-    100-deep budget ranking), and a partition's cut at 100 costs ~1-2 us more
-    than at 10 (of ~10-12 us, 300-900 scores), a second partition ~10 us.
-    """
-
-    __slots__ = ("_asked", "_key", "_order", "min_depth")
-
-    def __init__(self, min_depth: int = 100) -> None:
-        self.min_depth = min_depth
-        self.forget()
-
-    def forget(self) -> None:
-        self._key: object = None
-        self._order = np.zeros(0, dtype=np.int64)
-        self._asked = 0
-
-    def top(self, key: object, k: int, order_of: Callable[[int], np.ndarray]) -> np.ndarray:
-        """``order_of(k)[:k]``, from the remembered answer if it is for ``key`` and deep enough (or complete);
-        a new answer is asked ``max(k, min_depth)`` deep."""
-        if self._key != key or (k > len(self._order) and len(self._order) == self._asked):
-            depth = max(k, self.min_depth)
-            self._key, self._order, self._asked = key, order_of(depth), depth
-        return self._order[:k]
-
-
-def forget_queries(store: MemoryStore) -> None:
-    """Make every index in ``store.cache`` forget its last query, in stores derived from it too
-    (``keyed_view``'s, the session store), so that the next recall pays for its query as a first one would."""
-    for value in list(store.cache.values()):
-        for item in value if isinstance(value, tuple) else (value,):
-            if isinstance(item, ChangeLogIndex):
-                item.forget_query()
-            derived = item if isinstance(item, MemoryStore) else getattr(item, "store", None)
-            if isinstance(derived, MemoryStore) and derived is not store:
-                forget_queries(derived)
-
-
 def grown(array: np.ndarray, capacity: int, fill: object) -> np.ndarray:
     """``array`` in a new array of ``capacity`` rows, the new rows set to ``fill``."""
     shape = (capacity,) + array.shape[1:]
@@ -332,3 +256,14 @@ def dense_index(store: MemoryStore, embedder: Embedder, conversation_id: str) ->
 def embed_query(embedder: Embedder, query: str) -> np.ndarray:
     """The query's unit vector (``kind="query"``, so e5-style models get their prefix)."""
     return np.asarray(embedder.embed([query], kind="query"), dtype=np.float32)[0]
+
+
+def query_vector(query: Query, embedder: Embedder) -> np.ndarray:
+    """``embed_query`` of the query's text, embedded once per query (however many recalls ask)."""
+    return query.remember(("vector", embedder.name), lambda: embed_query(embedder, query.text))
+
+
+def query_cosines(index: DenseIndex, query: Query, embedder: Embedder) -> tuple[np.ndarray, np.ndarray]:
+    """``index.scores`` of the query's vector, computed once per query and index: ``(rows, cosines)``."""
+    vector = query_vector(query, embedder)
+    return query.remember(("cosines", id(index), index.version), lambda: index.scores(vector))

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 
-from lyra_lab.backends import Embedder
 from lyra_lab.corpus import as_utc
 from lyra_lab.memory import MemoryStore
 from lyra_lab.recall._base import RECALLERS, Scored
 from lyra_lab.recall._dense import CosineRecaller
+from lyra_lab.recall._types import Query
 from lyra_lab._params import param
 
 DAY_S = 86_400.0
@@ -40,12 +39,12 @@ class Recency(CosineRecaller):
 
     half_life_days: float = param(30.0, gt=0, doc="the age in days at which a score is halved.")
 
-    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
-                embedder: Embedder | None, now: datetime | None) -> Scored:
-        index, rows, cosine = self.cosines(store, query, conversation_id, embedder)
+    def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:
+        """The ``k`` best entries by decayed similarity, best first."""
+        index, rows, cosine = self.cosines(store, query)
         ends = index.ends(rows)
-        if now is not None:
-            now_s = as_utc(now).timestamp()
+        if query.now is not None:
+            now_s = as_utc(query.now).timestamp()
         else:
             dated = ends[~np.isnan(ends)]
             now_s = float(dated.max()) if len(dated) else math.nan

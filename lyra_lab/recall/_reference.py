@@ -26,19 +26,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
-from lyra_lab.recall._bm25 import STEMMERS, TOKENS, Tokenizer, bm25_index
+from lyra_lab.recall._bm25 import STEMMERS, TOKENS, Tokenizer, bm25_index, query_scores
 from lyra_lab.recall._fusion import FUSIONS, fuse, normalize
-from lyra_lab.recall._index import dense_index, embed_query, top_k
+from lyra_lab.recall._index import dense_index, query_cosines, query_vector, top_k
 from lyra_lab.recall._keys import KEYS, KeyedView, keyed_view
 from lyra_lab.recall._ranking import Ranking
 from lyra_lab.recall._sessions import lexical_session_scores, session_means
+from lyra_lab.recall._types import Query
 from lyra_lab.recall._when import closeness, named_spans
 from lyra_lab._params import param
 
@@ -90,21 +90,30 @@ class Reference(BaseRecaller):
     def needs_embedder(self) -> bool:
         return self.weight > 0
 
-    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
-                embedder: Embedder | None, now: datetime | None) -> Scored:
-        dense_embedder = require_embedder(self.name, embedder) if self.needs_embedder() else None
+    def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:
+        """The ``k`` best entries by the staged score (see the module docstring), best first."""
+        view = keyed_view(store, query.conversation_id, self.keys, self.window)
+        if not len(view):
+            return []
+        view, scores, keep = query.remember((self, "scores"), lambda: self._scores(store, query))
+        rows = np.flatnonzero(keep)
+        order = rows[top_k(scores[rows], k)]
+        return Ranking([view.entries[i] for i in order.tolist()], scores[order].tolist())
+
+    def _scores(self, store: MemoryStore, query: Query) -> tuple[KeyedView, np.ndarray, np.ndarray]:
+        """The keyed view, every position's staged score and which positions may be returned."""
+        dense_embedder = require_embedder(self.name, query.embedder) if self.needs_embedder() else None
+        conversation_id = query.conversation_id
         view = keyed_view(store, conversation_id, self.keys, self.window)
         lexical_view = keyed_view(store, conversation_id, self.lexical_keys or self.keys,
                                   self.window if self.lexical_window is None else self.lexical_window)
-        if not len(view):
-            return []
         tokenizer = Tokenizer(self.stemmer, self.tokens)
         n = len(view)
         dense, lexical = np.zeros(n), np.zeros(n)
-        vectors = query_vector = None
+        vectors = vector = None
         if dense_embedder is not None:
-            query_vector = embed_query(dense_embedder, query)
-            dense, vectors = _dense_scores(view, dense_embedder, query_vector,
+            vector = query_vector(query, dense_embedder)
+            dense, vectors = _dense_scores(view, dense_embedder, query,
                                            with_vectors=bool(self.session_weight or self.sessions))
         if self.weight < 1:
             lexical = _lexical_scores(lexical_view, query, tokenizer)
@@ -114,10 +123,10 @@ class Reference(BaseRecaller):
         keep = np.ones(n, dtype=bool)
         if self.session_weight or self.sessions:
             n_sessions = len(view.session_names)
-            lexical_s = (lexical_session_scores(lexical_view, query, tokenizer) if self.weight < 1
+            lexical_s = (lexical_session_scores(lexical_view, query.text, tokenizer) if self.weight < 1
                          else np.zeros(n_sessions))
-            dense_s = (_session_means(view, dense_embedder.name, vectors) @ query_vector
-                       if dense_embedder is not None and vectors is not None and query_vector is not None
+            dense_s = (_session_means(view, dense_embedder.name, vectors) @ vector
+                       if dense_embedder is not None and vectors is not None and vector is not None
                        else np.zeros(n_sessions))
             session_scores = self._fuse(dense_s, lexical_s)
             scores = scores + self.session_weight * normalize(session_scores, "minmax")[view.sessions]
@@ -125,25 +134,23 @@ class Reference(BaseRecaller):
                 best = top_k(session_scores, self.sessions)
                 keep = np.isin(view.sessions, best)
         if self.time_weight:
-            spans = named_spans(query)
+            spans = named_spans(query.text)
             if spans:
                 dates = [e.start or e.end for e in view.entries]
                 scores = scores + self.time_weight * closeness(dates, spans, self.time_scale_days)
         if self.speaker_weight:
-            scores = scores + self.speaker_weight * _named_speaker(view, query)
-        rows = np.flatnonzero(keep)
-        order = rows[top_k(scores[rows], k)]
-        return Ranking([view.entries[i] for i in order.tolist()], scores[order].tolist())
+            scores = scores + self.speaker_weight * _named_speaker(view, query.text)
+        return view, scores, keep
 
     def _fuse(self, dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
         return fuse([dense, lexical], [self.weight, 1 - self.weight], self.fusion, self.rrf_k)
 
 
-def _dense_scores(view: KeyedView, embedder: Embedder, query_vector: np.ndarray,
+def _dense_scores(view: KeyedView, embedder: Embedder, query: Query,
                   with_vectors: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """Cosine of each view position, and (``with_vectors``) the key vectors by position."""
     index = dense_index(view.store, embedder, view.conversation_id)
-    rows, scores = index.scores(query_vector)
+    rows, scores = query_cosines(index, query, embedder)
     positions = _aligned(view, index, rows, f"dense:{embedder.name}")
     out = np.zeros(len(view))
     out[positions] = scores
@@ -165,11 +172,11 @@ def _session_means(view: KeyedView, embedder_name: str, vectors: np.ndarray) -> 
     return means
 
 
-def _lexical_scores(view: KeyedView, query: str, tokenizer: Tokenizer) -> np.ndarray:
+def _lexical_scores(view: KeyedView, query: Query, tokenizer: Tokenizer) -> np.ndarray:
     index = bm25_index(view.store, view.conversation_id, tokenizer)
     rows = index.live_rows()
     out = np.zeros(len(view))
-    out[_aligned(view, index, rows, f"bm25:{tokenizer}")] = index.scores(query)[rows]
+    out[_aligned(view, index, rows, f"bm25:{tokenizer}")] = query_scores(index, query)[rows]
     return out
 
 

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from itertools import islice
 
 import numpy as np
 
-from lyra_lab.backends import Embedder
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, Scored
 from lyra_lab.recall._dense import CosineRecaller
 from lyra_lab.recall._index import DenseIndex
-from lyra_lab.recall._types import Hit
+from lyra_lab.recall._types import Query
 from lyra_lab._params import param
 
 COARSE_KINDS = tuple(k.value for k in (EntryKind.GIST, EntryKind.DIGEST, EntryKind.SUMMARY, EntryKind.FACT))
@@ -43,20 +41,13 @@ class Tiered(CosineRecaller):
         allowed="a non-empty list of memory entry kinds without 'turn'",
         doc="the entry kinds tier 1 draws from (condensed memory: gists, digests, summaries, facts).")
 
-    def recall(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
-               embedder: Embedder | None = None, now: datetime | None = None,
-               session_id: str | None = None) -> list[Hit]:
-        """As every recaller's, plus ``session_id``: the current session (None: the latest entry's)."""
-        return self._recall(k, embedder, lambda emb: self.ranking(
-            store, query, k, conversation_id=conversation_id, embedder=emb, now=now, session_id=session_id))
-
-    def ranking(self, store: MemoryStore, query: str, k: int, *, conversation_id: str,
-                embedder: Embedder | None, now: datetime | None, session_id: str | None = None) -> Scored:
-        index, rows, cosine = self.cosines(store, query, conversation_id, embedder)
+    def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:
+        """The three tiers in order (the current session: ``query.session_id``, else the latest entry's)."""
+        index, rows, cosine = self.cosines(store, query)
         if not len(rows):
             return []
         entries = [index.entry(r) for r in rows]
-        current = session_id if session_id is not None else _latest_session(index, rows, entries)
+        current = query.session_id if query.session_id is not None else _latest_session(index, rows, entries)
 
         recent_pos = _recent_turns(index, rows, entries, current, self.recent)
         recent_set = set(recent_pos.tolist())

@@ -59,12 +59,13 @@ def _month_span(year: int, month: int, months: int = 1, any_year: bool = False) 
 def named_spans(question: str) -> list[Span]:
     """Absolute time spans named in ``question``, most specific first.
 
-    >>> named_spans("What did Melanie show on October 13, 2023?")
-    [Span(first=datetime.date(2023, 10, 13), last=datetime.date(2023, 10, 13), any_year=False)]
-    >>> [(s.first.isoformat(), s.last.isoformat()) for s in named_spans("camping in June 2023 or in 2022")]
-    [('2023-06-01', '2023-06-30'), ('2022-01-01', '2022-12-31')]
-    >>> named_spans("May I ask what you may do?")
-    []
+    Examples:
+        >>> named_spans("What did Melanie show on October 13, 2023?")
+        [Span(first=datetime.date(2023, 10, 13), last=datetime.date(2023, 10, 13), any_year=False)]
+        >>> [(s.first.isoformat(), s.last.isoformat()) for s in named_spans("camping in June 2023 or in 2022")]
+        [('2023-06-01', '2023-06-30'), ('2022-01-01', '2022-12-31')]
+        >>> named_spans("May I ask what you may do?")
+        []
     """
     spans: list[Span] = []
     text = question

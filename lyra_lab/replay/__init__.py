@@ -1,33 +1,47 @@
-"""The replay engine: conversations fed through a memory pipeline on a virtual clock."""
+"""The replay engine: conversations fed through a memory pipeline on a virtual clock.
 
-from lyra_lab.replay._engine import ReplayResult, replay
+``replay_iter`` yields each probe's outcomes (``ProbeOutcome``: every recaller's hits, context
+and deeper ranking) while the memory is as the probe found it; ``replay`` runs to the end.
+
+``PipelineMemory`` builds the same memory live, one turn at a time (for serving a pipeline).
+"""
+
+from lyra_lab.replay._ask import MemoryTally
+from lyra_lab.replay._engine import EventLog, ReplayResult, ReplayRun, ReplaySetup, by_name, replay, replay_iter
+from lyra_lab.replay._ranking import DeepRanking
+from lyra_lab.replay._live import PipelineMemory
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline, Registries, flatten_params, strategy_spec
 from lyra_lab.replay._plan import Step, clock_order, plan
-from lyra_lab.replay._runlog import NullLog, RunLog, read_log
 from lyra_lab.replay._triggers import TRIGGERS, EveryTurns, IdleGap, SessionEnd, Trigger
-from lyra_lab.replay._types import PhaseCost, ProbeOutcome
+from lyra_lab.replay._types import MemoryState, PhaseCost, ProbeOutcome
 
 __all__ = [
+    "DeepRanking",
+    "EventLog",
     "EveryTurns",
     "IdleGap",
+    "MemoryState",
+    "MemoryTally",
     "MeteredEmbedder",
-    "NullLog",
     "PhaseCost",
     "PhaseMeter",
     "Pipeline",
+    "PipelineMemory",
     "ProbeOutcome",
     "Registries",
     "ReplayResult",
-    "RunLog",
+    "ReplayRun",
+    "ReplaySetup",
     "SessionEnd",
     "Step",
     "TRIGGERS",
+    "by_name",
     "Trigger",
     "clock_order",
     "flatten_params",
     "plan",
-    "read_log",
     "replay",
+    "replay_iter",
     "strategy_spec",
 ]

@@ -1,7 +1,11 @@
 """What happens at a trigger flush: chunk and summarize a window (worker thread), write it back, roll up.
 
 The worker side (``summarize_window``) touches no memory; the owner side
-(``write_window``, ``run_rollup``) is the only code that writes the store.
+(``write_window``, ``run_rollup``) is the only code that writes the store, and
+counts every fallback the summarizer, the flush itself or the rollup took in
+the replay's ``PhaseMeter`` (``degradation_tally``), each also a ``degraded``
+event in the run log and a ``degraded`` list on ``summary_written`` /
+``rollup_report``.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from lyra_lab.backends import Backend
+from lyra_lab._degradation import Degradation
+from lyra_lab.backends import Backend, Completion
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore
 from lyra_lab.replay._meter import PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline
@@ -22,12 +27,13 @@ from lyra_lab.replay._plan import Step
 
 @dataclass(frozen=True)
 class Window:
-    """The memory entries one flush produced, with the calls and wall time it took."""
+    """The memory entries one flush produced, with the calls, wall time and fallbacks it took."""
 
     entries: tuple[MemoryEntry, ...]
-    calls: tuple = ()
+    calls: tuple[Completion, ...] = ()
     wall_s: float = 0.0
     detail: Mapping[str, Any] = field(default_factory=dict)
+    degraded: tuple[Degradation, ...] = ()
 
 
 def spawn(fn: Callable[..., Window], *args: Any) -> Future[Window]:
@@ -76,13 +82,16 @@ def summarize_window(conversation_id: str, pipeline: Pipeline, step: Step, backe
     text = summary.text.strip()
     if not text:
         # An empty summary would be a memory entry that recalls nothing: keep the raw turns instead.
-        return Window((), tuple(summary.calls), wall, {**detail, "empty": True})
+        empty = Degradation("flush", "raw_turns", f"flush {step.seq}", "empty",
+                            f"{pipeline.kind_names()['summarizer']} returned an empty summary of {len(chunks)} chunk(s); "
+                            "the window's raw turns stay in memory instead", turn_ids=ids)
+        return Window((), tuple(summary.calls), wall, {**detail, "empty": True}, (*summary.degraded, empty))
     entry = MemoryEntry(
         id=f"summary:{step.seq:05d}:{key}", conversation_id=conversation_id, kind=EntryKind.SUMMARY, text=text,
         turn_ids=tuple(summary.turn_ids) or ids, session_ids=tuple(dict.fromkeys(t.session_id for t in turns)),
         start=turns[0].timestamp, end=turns[-1].timestamp, level=0,
         meta={"flush": step.seq, "decision": summary.decision, "partial": summary.partial})
-    return Window((entry,), tuple(summary.calls), wall, detail)
+    return Window((entry,), tuple(summary.calls), wall, detail, tuple(summary.degraded))
 
 
 def progress_sink(emit: Callable[..., None], seq: int) -> Callable[[Any], None]:
@@ -99,6 +108,7 @@ def progress_sink(emit: Callable[..., None], seq: int) -> Callable[[Any], None]:
 def write_window(store: MemoryStore, pipeline: Pipeline, step: Step, window: Window,
                   meter: PhaseMeter, emit: Callable[..., None]) -> None:
     meter.completions("summarize", window.calls, flush=step.seq)
+    meter.degradations("summarize", window.degraded, flush=step.seq)
     meter.wall("summarize", window.wall_s)
     remove: list[str] = []
     if not pipeline.keep_raw and window.entries:
@@ -109,7 +119,8 @@ def write_window(store: MemoryStore, pipeline: Pipeline, step: Step, window: Win
     emit("summary_written", flush=step.seq, now=step.now, turns=len(step.turns),
          entries=[e.id for e in window.entries], removed_raw=len(remove), wall_s=round(window.wall_s, 6),
          # what the model wrote (a preview), so a surprising score can be traced to its summary
-         summary=[e.text[:300] for e in window.entries if e.kind == EntryKind.SUMMARY], **window.detail)
+         summary=[e.text[:300] for e in window.entries if e.kind == EntryKind.SUMMARY],
+         degraded=[d.metric for d in window.degraded], **window.detail)
 
 
 def run_rollup(store: MemoryStore, conversation_id: str, pipeline: Pipeline, step: Step, backend: Backend,
@@ -121,6 +132,7 @@ def run_rollup(store: MemoryStore, conversation_id: str, pipeline: Pipeline, ste
                                      now=step.now, count=count)
     meter.wall("rollup", time.perf_counter() - start)
     meter.completions("rollup", report.calls, flush=step.seq)
+    meter.degradations("rollup", report.degraded, flush=step.seq)
     for digest_id in report.digests:
         if digest_id in store:
             d = store.get(digest_id)
@@ -129,4 +141,4 @@ def run_rollup(store: MemoryStore, conversation_id: str, pipeline: Pipeline, ste
     emit("rollup_report", flush=step.seq, now=step.now, ran=report.ran, tokens_before=report.tokens_before,
          tokens_after=report.tokens_after, budget=report.budget, kept=len(report.kept),
          folded=len(report.folded), dropped=list(report.dropped), digests=list(report.digests),
-         error=report.error, reason=report.reason)
+         error=report.error, reason=report.reason, degraded=[d.metric for d in report.degraded])

@@ -7,6 +7,10 @@ cache keeps its original usage and latency (``cached=True``): the meter counts i
 in ``usage``/``latencies_s`` like any call, and only non-cached calls in ``paid``,
 so a re-run reports the same figures as the run that paid, plus what it paid.  Embedding calls are timed by
 wrapping the embedder (``MeteredEmbedder``).
+
+It also counts, per replay, how many attempts each LLM call needed (``attempt_tally``, from
+``Completion.attempts``; a call that failed for good counts by why it stopped) and every fallback the
+strategies reported (``degradation_tally``; one ``degraded`` event per fallback in the run log).
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from lyra_lab.backends import Completion, Embedder, EmbedderWrapper, Usage
+from lyra_lab._degradation import Degradation, DegradationTally
+from lyra_lab.backends import AttemptTally, Completion, Embedder, EmbedderWrapper, Usage
 from lyra_lab.replay._types import PhaseCost
 
 EventSink = Callable[..., None]
@@ -32,6 +37,8 @@ class PhaseMeter:
         self._wall: dict[str, float] = defaultdict(float)
         self._latencies: dict[str, list[float]] = defaultdict(list)
         self._paid: dict[str, Usage] = defaultdict(Usage)
+        self._attempts: dict[str, AttemptTally] = defaultdict(AttemptTally)
+        self._degraded = DegradationTally()
         self.cached_calls = 0
 
     def completions(self, phase: str, calls: Iterable[Completion], **context: Any) -> None:
@@ -45,6 +52,8 @@ class PhaseMeter:
             if not call.cached:
                 self._paid[phase] = self._paid[phase] + usage
             self.cached_calls += int(bool(call.cached))
+            self._attempts[phase] = self._attempts[phase] + AttemptTally.of(answered=[0 if call.cached else
+                                                                                     call.attempts])
             if self._log is not None:
                 self._log(
                     "llm_call", phase=phase, backend=call.backend, model=call.model,
@@ -52,8 +61,30 @@ class PhaseMeter:
                     ttft_s=None if call.ttft_s is None else round(float(call.ttft_s), 6),
                     prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
                     cost_usd=usage.cost_usd, cached=bool(call.cached), simulated=bool(call.simulated),
-                    estimated=bool(usage.estimated), finish_reason=call.finish_reason, **context,
+                    estimated=bool(usage.estimated), finish_reason=call.finish_reason,
+                    attempts=0 if call.cached else call.attempts, **context,
                 )
+
+    def degradations(self, phase: str, degraded: Iterable[Degradation], **context: Any) -> None:
+        """Count the fallbacks of one operation (and its calls that failed for good); log each one."""
+        degraded = tuple(degraded)
+        self._degraded = self._degraded + DegradationTally.of(degraded)
+        failed = [d.cause for d in degraded if d.failed_call]
+        if failed:
+            self._attempts[phase] = self._attempts[phase] + AttemptTally.of(failed=failed)
+        if self._log is not None:
+            for d in degraded:
+                self._log("degraded", phase=phase, **d.fields(), **context)
+
+    def degradation_tally(self) -> DegradationTally:
+        """Every fallback recorded so far, per ``(stage, kind)``."""
+        return self._degraded
+
+    def attempt_tally(self, phase: str | None = None) -> AttemptTally:
+        """How many attempts the LLM calls of ``phase`` (None: of every phase) needed, and the calls that failed."""
+        if phase is not None:
+            return self._attempts.get(phase, AttemptTally())
+        return sum(self._attempts.values(), AttemptTally())
 
     def call(self, phase: str, latency_s: float, usage: Usage | None = None) -> None:
         """Record one non-LLM call (an embedding batch) of a phase."""

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from lyra_lab._params import strategy_name
 from lyra_lab._records import Schema, fields_of
 from lyra_lab._registry import ConfigError, Registry
 from lyra_lab.replay._triggers import TRIGGERS, SessionEnd, Trigger
@@ -158,7 +159,7 @@ def _is_none(value: Any) -> bool:
 def _name(strategy: Any) -> str:
     if strategy is None:
         return "none"
-    return getattr(type(strategy), "registry_name", type(strategy).__name__)
+    return strategy_name(strategy)
 
 
 def strategy_spec(strategy: Any) -> dict[str, Any]:

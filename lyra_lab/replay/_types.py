@@ -1,13 +1,15 @@
-"""What replay hands to evaluation: per probe, what recall served and what it cost."""
+"""What replay hands on: per probe, what recall served from the memory as it stood, and what it cost."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Sequence
 
-from lyra_lab.backends import Usage
+from lyra_lab.backends import TokenCount, Usage
 from lyra_lab.corpus import Probe
 from lyra_lab.recall import Hit
+from lyra_lab.replay._ranking import DeepRanking
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,42 +29,50 @@ class PhaseCost:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryState:
+    """The conversation's memory at the moment a probe was asked (``lyra_lab.measures.MemoryFacts``).
+
+    Attributes:
+        entries: entries in memory.
+        tokens: tokens of the whole rendered memory (``memory.render_memory``).
+        answer_recall: share of the probe's normalized answer tokens anywhere in memory; None for
+            an empty memory or an empty answer.
+        relevant_entries: entries covering an evidence turn (nDCG's ideal list); None without evidence.
+        relevant_session_entries: entries covering a turn of an evidence session; None without evidence.
+    """
+
+    entries: int
+    tokens: int
+    answer_recall: float | None = None
+    relevant_entries: int | None = None
+    relevant_session_entries: int | None = None
+
+
+@dataclass(frozen=True)
 class ProbeOutcome:
-    """Recall for one probe at its ``asked_at`` on the replay clock.
+    """One recaller's recall for one probe at its ``asked_at`` on the replay clock (``measures.Recalled``).
 
     Attributes:
         probe: the probe asked.
-        hits: what the recaller returned, best first.
-        context: the rendered context block a chat model would get (within budget).
+        recaller: the recaller's label in the grid.
+        now: when it was asked on the replay clock.
+        hits: the timed top-k call's hits, best first.
+        context: the context block rendered from the hits within the pipeline's context budget.
         context_tokens: its token count.
-        recall_latency_s: wall time of the recall call.
-        memory_text: the whole rendered memory of the conversation at that moment
-            (for judge-free retention: is the answer still anywhere in memory?).
-        memory_entries, memory_tokens: size of the memory at that moment.
-        memory_answer_recall: share of the probe's normalized answer tokens found
-            anywhere in that memory (``evaluate.answer_token_recall``), from
-            replay's per-entry index; None when replay did not compute it.
-        n_relevant: memory entries at that moment covering an evidence turn
-            (nDCG's ideal list, ``evaluate.relevant_count``); None when not computed.
-        ranking: the recaller's deeper ranking of the same query (best first, at
-            least ``hits``' length when the memory has the entries), from which
-            equal-budget scores take what fits in B tokens; empty: use ``hits``.
-            A tuple, or from replay a ``recall.RankedHits`` (equal to the tuple of its
-            hits, which it builds only as they are read).
-        count: the token counter ``context`` was rendered with (the pipeline's
-            tokenizer), for rendering at other budgets; None when not recorded.
+        recall_latency_s: wall time of the timed recall call (embedding the question included).
+        memory: the memory when it was asked.
+        ranking: the recaller's ranking of the same question at any depth; it can be read only
+            while the memory is as the probe found it (a replay yields the outcome then).
+        count: the token counter the context was rendered with (the pipeline's tokenizer).
     """
 
     probe: Probe
-    hits: tuple[Hit, ...]
+    recaller: str
+    now: datetime
+    hits: Sequence[Hit]
     context: str
     context_tokens: int
     recall_latency_s: float
-    memory_text: str = ""
-    memory_entries: int = 0
-    memory_tokens: int = 0
-    meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
-    memory_answer_recall: float | None = None
-    n_relevant: int | None = None
-    ranking: Sequence[Hit] = field(default=(), repr=False)
-    count: Callable[[str], int] | None = field(default=None, compare=False, hash=False, repr=False)
+    memory: MemoryState
+    ranking: DeepRanking = field(repr=False, compare=False)
+    count: TokenCount = field(repr=False, compare=False)

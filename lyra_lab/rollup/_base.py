@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable, Sequence
 
-from lyra_lab._params import Strategy
+from lyra_lab._degradation import Cause, Degradation
+from lyra_lab._params import Strategy, strategy_name
 from lyra_lab._registry import Registry
-from lyra_lab.backends import Backend, Completion
+from lyra_lab.backends import Backend, BackendError, Completion
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore, entry_line, memory_order, render_memory
 from lyra_lab.rollup._prompts import PARAMS
 from lyra_lab.rollup._types import RollupReport, TokenCount
@@ -27,17 +28,35 @@ ROLLUPS: Registry = Registry("rollup")
 
 
 class RollupFailed(Exception):
-    """An LLM call of a rollup failed; the rollup commits nothing and reports ``error``."""
+    """An LLM call of a rollup failed; the rollup commits nothing and reports ``error``.
+
+    Attributes:
+        step: which call failed (``digest 2024-W03``, ``facts batch 2/3``…; "" when not named).
+        cause: why (``attempts``, ``deadline``, ``not_retryable``, ``error``, ``empty``).
+        attempts: requests the failed call sent, when the backend said.
+    """
+
+    def __init__(self, message: str, *, step: str = "", cause: Cause = "error", attempts: int | None = None):
+        super().__init__(message)
+        self.step = step
+        self.cause: Cause = cause
+        self.attempts = attempts
 
 
-def ask(backend: Backend, prompt: str, max_tokens: int) -> Completion:
-    """One user message, temperature 0; any exception or an empty reply becomes ``RollupFailed``."""
+def ask(backend: Backend, prompt: str, max_tokens: int, step: str = "") -> Completion:
+    """One user message, temperature 0; any exception or an empty reply becomes ``RollupFailed``.
+
+    No deadline: a rollup call is bounded by its backend's attempts and per-attempt ``timeout_s``.
+    ``step`` names the call in the report's degradation when it fails.
+    """
     try:
         completion = backend.complete([{"role": "user", "content": prompt}], max_tokens=max_tokens, **PARAMS)
-    except Exception as exc:  # BackendError, a network error, a bug in a user's backend: all fail clean
-        raise RollupFailed(f"{type(exc).__name__}: {exc}") from exc
+    except BackendError as exc:
+        raise RollupFailed(f"BackendError: {exc}", step=step, cause=exc.gave_up, attempts=exc.attempts) from exc
+    except Exception as exc:  # a network error, a bug in a user's backend: all fail clean
+        raise RollupFailed(f"{type(exc).__name__}: {exc}", step=step) from exc
     if not completion.text.strip():
-        raise RollupFailed(f"{backend.name}/{backend.model} returned an empty completion")
+        raise RollupFailed(f"{backend.name}/{backend.model} returned an empty completion", step=step, cause="empty")
     return completion
 
 
@@ -127,12 +146,21 @@ def report(
 
 
 def unchanged(entries: Sequence[MemoryEntry], tokens: int, budget: int, *, reason: str,
-              error: str | None = None, calls: Sequence[Completion] = ()) -> RollupReport:
-    """The report of a rollup that changed nothing (not needed, or failed)."""
+              error: str | None = None, calls: Sequence[Completion] = (),
+              degraded: Sequence[Degradation] = ()) -> RollupReport:
+    """The report of a rollup that changed nothing (not needed, or failed: then ``error`` and ``degraded``)."""
     return RollupReport(
         ran=False, tokens_before=tokens, tokens_after=tokens, budget=budget,
         kept=tuple(sorted(turn_ids(entries))), calls=tuple(calls), error=error, reason=reason,
+        degraded=tuple(degraded),
     )
+
+
+def failed(rollup: str, exc: RollupFailed, entries: Sequence[MemoryEntry]) -> Degradation:
+    """The degradation of a compaction that failed: ``rollup.unchanged``, naming the rollup and its step."""
+    where = f"{rollup}: {exc.step}" if exc.step else rollup
+    return Degradation("rollup", "unchanged", where, exc.cause, str(exc), exc.attempts,
+                       tuple(sorted(turn_ids(entries))))
 
 
 @dataclass
@@ -155,9 +183,12 @@ class Compaction:
     tokens_before: int
     calls: list[Completion] = field(default_factory=list)
 
-    def ask(self, prompt: str, max_tokens: int) -> Completion:
-        """``ask`` the backend and record the completion in ``calls``; a failure raises ``RollupFailed``."""
-        completion = ask(self.backend, prompt, max_tokens)
+    def ask(self, prompt: str, max_tokens: int, step: str = "") -> Completion:
+        """``ask`` the backend and record the completion in ``calls``; a failure raises ``RollupFailed``.
+
+        ``step`` names the call (``gist of session s3``) in the degradation reported if it fails.
+        """
+        completion = ask(self.backend, prompt, max_tokens, step)
         self.calls.append(completion)
         return completion
 
@@ -205,7 +236,8 @@ class BaseRollup(Strategy):
         try:
             edit = self.step(run)
         except RollupFailed as exc:
-            return unchanged(before, run.tokens_before, budget, reason="llm failed", error=str(exc), calls=run.calls)
+            return unchanged(before, run.tokens_before, budget, reason="llm failed", error=str(exc), calls=run.calls,
+                             degraded=[failed(strategy_name(self), exc, before)])
         if not edit.ran:
             return unchanged(before, run.tokens_before, budget, reason=edit.reason, calls=run.calls)
         store.apply(add=edit.add, remove=edit.remove)

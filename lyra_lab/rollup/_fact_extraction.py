@@ -64,7 +64,9 @@ class FactExtraction(BaseRollup):
     the last turn already processed) that facts carry.  A trailing partial
     batch waits for more turns.  A batch that yields no fact leaves no
     watermark, so it is offered again next time.  Raw turns stay, so the
-    budget is not enforced here.  A failed LLM call changes nothing.
+    budget is not enforced here.  A failed LLM call changes nothing: the
+    report's ``unchanged`` degradation names the batch (``facts batch 2/3``),
+    and every batch is offered again at the next compaction.
     """
 
     batch_turns: int = param(10, ge=1, doc="new raw turns per extraction call.")
@@ -82,8 +84,9 @@ class FactExtraction(BaseRollup):
         batches = [turns[i * self.batch_turns:(i + 1) * self.batch_turns] for i in range(n_batches)]
         watermark = list(_turn_key(batches[-1][-1]))
         written: dict[str, MemoryEntry] = {}
-        for batch in batches:
-            completion = compaction.ask(_prompts.FACTS.format(content=transcript(batch)), self.max_tokens)
+        for k, batch in enumerate(batches, 1):
+            completion = compaction.ask(_prompts.FACTS.format(content=transcript(batch)), self.max_tokens,
+                                        f"facts batch {k}/{len(batches)}")
             for subject, line in parse_facts(completion.text):
                 self._merge(facts, written, subject, line, batch, watermark)
         removed = [e.id for e in before if e.kind == EntryKind.FACT and e.id not in facts]

@@ -58,8 +58,9 @@ def period_grain(key: str) -> Grain:
 def period_bounds(key: str) -> tuple[datetime, datetime]:
     """``[start, end)`` of a period as aware UTC datetimes.
 
-    >>> [t.date().isoformat() for t in period_bounds("2023-W19")]
-    ['2023-05-08', '2023-05-15']
+    Examples:
+        >>> [t.date().isoformat() for t in period_bounds("2023-W19")]
+        ['2023-05-08', '2023-05-15']
     """
     grain = period_grain(key)
     if grain == "day":

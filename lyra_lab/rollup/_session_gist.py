@@ -71,7 +71,8 @@ class SessionGist(BaseRollup):
     def _gist(self, old: MemoryEntry | None, new: list[MemoryEntry], gid: str, sid: str,
               compaction: Compaction) -> MemoryEntry:
         previous = _prompts.GIST_PREVIOUS.format(gist=old.text) if old else ""
-        completion = compaction.ask(_prompts.GIST.format(previous=previous, content=transcript(new)), self.max_tokens)
+        completion = compaction.ask(_prompts.GIST.format(previous=previous, content=transcript(new)), self.max_tokens,
+                                    f"gist of session {sid}")
         return condensed(gid, EntryKind.GIST, completion.text.strip(), [*([old] if old else []), *new],
                          conversation_id=new[0].conversation_id, session_ids=(sid,),
                          meta={"rollup": "session_gist", "model": completion.model})

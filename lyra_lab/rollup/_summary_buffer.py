@@ -78,7 +78,7 @@ class SummaryBuffer(BaseRollup):
               compaction: Compaction) -> MemoryEntry:
         prompt = _prompts.SUMMARY.format(summary=summary.text if summary else "(empty)",
                                          content=transcript(pruned))
-        completion = compaction.ask(prompt, self.max_tokens)
+        completion = compaction.ask(prompt, self.max_tokens, f"summary fold of {len(pruned)} entries")
         sources = [*([summary] if summary else []), *pruned]
         return condensed(sid, EntryKind.SUMMARY, completion.text.strip(), sources,
                          conversation_id=pruned[0].conversation_id,

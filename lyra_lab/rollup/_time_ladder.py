@@ -103,8 +103,10 @@ class TimeLadder(BaseRollup):
 
     def _fold(self, group: list[MemoryEntry], level: int, grain: Grain, period: str, backend: Backend,
               count: Callable[[str], int]) -> tuple[MemoryEntry, list[Completion]]:
-        completions = [ask(backend, _prompts.DIGEST.format(period=period, content=transcript(part)),
-                           self.max_tokens) for part in self._parts(group, count)]
+        parts = self._parts(group, count)
+        completions = [ask(backend, _prompts.DIGEST.format(period=period, content=transcript(part)), self.max_tokens,
+                           f"{grain} digest {period}" + (f" part {k}/{len(parts)}" if len(parts) > 1 else ""))
+                       for k, part in enumerate(parts, 1)]
         turns = covered_turns(group)
         sessions = tuple(sorted({s for e in group for s in e.session_ids}))
         conversation_id = group[0].conversation_id

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Protocol, runtime_checkable
 
+from lyra_lab._degradation import Degradation
 from lyra_lab.backends import Backend, Completion, Usage
 from lyra_lab.memory import MemoryStore
 
@@ -18,7 +19,9 @@ class RollupReport:
 
     Every source turn id that was in the memory before is, afterwards, either
     still ``kept`` in an entry, ``folded`` into a digest that names it, or
-    reported ``dropped``.
+    reported ``dropped``.  A compaction whose LLM call failed changed nothing:
+    it carries ``error`` and one ``Degradation`` of kind ``unchanged`` in
+    ``degraded`` (which step failed, why, after how many attempts).
     """
 
     ran: bool
@@ -32,6 +35,7 @@ class RollupReport:
     calls: tuple[Completion, ...] = ()
     error: str | None = None  # set when the LLM failed and nothing was changed
     reason: str = ""
+    degraded: tuple[Degradation, ...] = ()
 
     @property
     def usage(self) -> Usage:

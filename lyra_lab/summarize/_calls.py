@@ -1,12 +1,14 @@
-"""One backend call with a hard deadline, run on a daemon thread.
+"""One backend call under a deadline that bounds the whole call, run on a daemon thread.
 
-``backend.complete(messages, timeout=..., max_tokens=..., temperature=...)``
-gets the timeout itself (a real backend aborts its HTTP request), and the
-caller also stops waiting at the deadline (``Future.result(timeout)``), so a
-backend that ignores its timeout cannot stall a summary.  Calls run on daemon
-threads rather than a ``ThreadPoolExecutor`` because the executor joins its
-workers at interpreter exit: one hung call would then hang the process.  An
-abandoned call's late answer is discarded.
+``backend.complete(messages, deadline=..., max_tokens=..., temperature=...)``
+gets the deadline itself: the backend retries within it, each attempt bounded
+by the backend's own ``timeout_s`` (a strategy never widens that), and gives up
+at the deadline with a ``BackendError`` that says so.  The caller also stops
+waiting shortly after the deadline (``GRACE_S``, for the backend's own error to
+arrive), so a backend that ignores its deadline cannot stall a summary.  Calls
+run on daemon threads rather than a ``ThreadPoolExecutor`` because the executor
+joins its workers at interpreter exit: one hung call would then hang the
+process.  An abandoned call's late answer is discarded.
 """
 
 from __future__ import annotations
@@ -17,22 +19,36 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from lyra_lab._degradation import Cause
 from lyra_lab.backends import Backend, BackendError, Completion, Message
 from lyra_lab.chunking import Chunk
+
+#: How long past a call's deadline the caller still waits for the backend's own answer or error.
+GRACE_S = 0.25
 
 
 @dataclass(frozen=True)
 class CallOutcome:
-    """A call's completion, or the error that stopped it, and how long it took."""
+    """A call's completion, or the error that stopped it (why, after how many attempts), and how long it took.
+
+    Attributes:
+        completion: the answer, or None when the call failed.
+        error: the failure's message, or None.
+        duration_s: from the start of the call to its answer or failure.
+        cause: why it failed (``attempts``, ``deadline``, ``not_retryable``), or None.
+        attempts: requests the failed call sent, when the backend said (None: it did not, or no failure).
+    """
 
     completion: Completion | None
     error: str | None
     duration_s: float
+    cause: Cause | None = None
+    attempts: int | None = None
 
 
-def start_call(backend: Backend, messages: Sequence[Message], **params: Any) -> Future:
-    """Start ``backend.complete(messages, **params)`` on a daemon thread; return its future."""
-    return run_in_thread(backend.complete, list(messages), **params)
+def start_call(backend: Backend, messages: Sequence[Message], deadline: float, **params: Any) -> Future:
+    """Start ``backend.complete(messages, deadline=deadline, **params)`` on a daemon thread; return its future."""
+    return run_in_thread(backend.complete, list(messages), deadline=deadline, **params)
 
 
 def run_in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
@@ -50,25 +66,27 @@ def run_in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
     return future
 
 
-def outcome_of(future: Future, started: float, timeout_s: float) -> CallOutcome:
-    """Wait for ``future`` until ``started + timeout_s``; failures become an error string.
+def outcome_of(future: Future, started: float, deadline: float) -> CallOutcome:
+    """Wait for ``future`` until ``deadline`` (plus ``GRACE_S``); failures become an error string and a cause.
 
     Only ``BackendError`` and timeouts are failures of the call; any other
     exception is a bug and propagates.
     """
     try:
-        completion = future.result(timeout=max(0.0, started + timeout_s - time.monotonic()))
+        completion = future.result(timeout=max(0.0, deadline + GRACE_S - time.monotonic()))
         return CallOutcome(completion, None, time.monotonic() - started)
     except BackendError as exc:
-        return CallOutcome(None, str(exc), time.monotonic() - started)
+        return CallOutcome(None, str(exc), time.monotonic() - started, exc.gave_up, exc.attempts)
     except TimeoutError:
-        return CallOutcome(None, f"no answer within {timeout_s:g}s (timed out)", time.monotonic() - started)
+        return CallOutcome(None, f"no answer within {deadline - started:g}s (timed out at the call's deadline)",
+                           time.monotonic() - started, "deadline")
 
 
-def call(backend: Backend, messages: Sequence[Message], timeout_s: float, **params: Any) -> CallOutcome:
-    """One call with a deadline (see the module docstring)."""
+def call(backend: Backend, messages: Sequence[Message], deadline_s: float, **params: Any) -> CallOutcome:
+    """One call that must be over within ``deadline_s`` seconds, retries included (module docstring)."""
     started = time.monotonic()
-    return outcome_of(start_call(backend, messages, timeout=timeout_s, **params), started, timeout_s)
+    deadline = started + deadline_s
+    return outcome_of(start_call(backend, messages, deadline, **params), started, deadline)
 
 
 def excerpt(chunk: Chunk, chars: int) -> str:

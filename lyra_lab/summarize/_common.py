@@ -13,13 +13,14 @@ from __future__ import annotations
 import time
 from typing import Any, Sequence
 
+from lyra_lab._degradation import Degradation
 from lyra_lab.backends import Backend, BackendError, Completion
 from lyra_lab.chunking import Chunk
 from lyra_lab.summarize._calls import CallOutcome
 from lyra_lab.summarize._events import emit
 from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
 from lyra_lab.summarize._types import ProgressCallback, Stage, Summary
-from lyra_lab._params import Strategy, param
+from lyra_lab._params import Strategy, param, strategy_name
 
 
 def temperature_param() -> float:
@@ -61,7 +62,7 @@ def joined_text(chunks: Sequence[Chunk]) -> str:
 
 
 class Run:
-    """The bookkeeping of one ``summarize`` call: events, calls made, errors, timing."""
+    """The bookkeeping of one ``summarize`` call: events, calls made, errors, fallbacks, timing."""
 
     def __init__(self, summarizer: str, chunks: Sequence[Chunk], decision: str,
                  on_event: ProgressCallback | None):
@@ -72,6 +73,7 @@ class Run:
         self.on_event = on_event
         self.calls: list[Completion] = []
         self.errors: list[str] = []
+        self.degraded: list[Degradation] = []
         emit(on_event, "load", n=len(chunks), detail={
             "chunks": len(chunks), "chars": len(joined_text(chunks)), "turns": len(turn_ids_of(chunks))})
         emit(on_event, "strategy", n=len(chunks), detail={
@@ -85,14 +87,25 @@ class Run:
         self.emit("chunk_done", i=i, n=n, ok=outcome.error is None, duration_s=outcome.duration_s,
                   detail={"error": outcome.error} if outcome.error else {})
 
+    def degrade(self, kind: str, where: str, outcome: CallOutcome, turn_ids: Sequence[str] = ()) -> None:
+        """Record a fallback: ``kind`` stood in for the result of the failed call ``where`` (``chunk 2/5``).
+
+        The error message goes to ``errors`` as ``"<where>: <error>"``; the typed record to ``degraded``.
+        """
+        error = outcome.error or "failed"
+        self.errors.append(f"{where}: {error}")
+        self.degraded.append(Degradation("summarize", kind, where, outcome.cause or "error", error,
+                                         outcome.attempts, tuple(turn_ids)))
+
     def finish(self, text: str, partial: bool = False) -> Summary:
         """Emit ``complete`` and build the summary."""
-        partial = partial or bool(self.errors)
+        partial = partial or bool(self.errors) or bool(self.degraded)
         emit(self.on_event, "complete", ok=not partial, duration_s=time.monotonic() - self.started, detail={
             "decision": self.decision, "calls": len(self.calls), "partial": partial,
-            "errors": len(self.errors)})
+            "errors": len(self.errors), "degraded": [d.metric for d in self.degraded]})
         return Summary(text=text.strip(), turn_ids=turn_ids_of(self.chunks), calls=tuple(self.calls),
-                       decision=self.decision, partial=partial, errors=tuple(self.errors))
+                       decision=self.decision, partial=partial, errors=tuple(self.errors),
+                       degraded=tuple(self.degraded))
 
     def fail(self, backend: Backend, what: str) -> BackendError:
         """Emit a failed ``complete`` and return the error to raise: nothing usable was produced."""
@@ -112,7 +125,7 @@ class BaseSummarizer(Strategy):
     @property
     def name(self) -> str:
         """The registered name (the class name if unregistered)."""
-        return getattr(type(self), "registry_name", type(self).__name__)
+        return strategy_name(self)
 
     def decision(self, chunks: Sequence[Chunk]) -> str:
         """The decision recorded when ``chunks`` carries none of its own (not a ``ChunkPlan``)."""

@@ -9,9 +9,10 @@ from typing import Sequence
 
 from lyra_lab.backends import Backend
 from lyra_lab.chunking import Chunk
-from lyra_lab.summarize._calls import CallOutcome, call, excerpt, outcome_of, start_call
+from lyra_lab.summarize._calls import GRACE_S, CallOutcome, call, excerpt, outcome_of, start_call
 from lyra_lab._params import param
-from lyra_lab.summarize._common import BaseSummarizer, Run, focus_param, prompts_param, temperature_param
+from lyra_lab.summarize._common import (BaseSummarizer, Run, focus_param, prompts_param, temperature_param,
+                                        turn_ids_of)
 from lyra_lab.summarize._prompts import Prompts
 from lyra_lab.summarize._registry import SUMMARIZERS
 from lyra_lab.summarize._types import Summary
@@ -22,21 +23,23 @@ from lyra_lab.summarize._types import Summary
 class MapReduceSummarizer(BaseSummarizer):
     """Summarize every chunk concurrently, then merge the partial summaries in one call.
 
-    * At most ``max_concurrency`` chunk calls are in flight.  Each gets
-      ``chunk_timeout_s``, passed to the backend as ``timeout=`` and also
+    * At most ``max_concurrency`` chunk calls are in flight.  Each must be
+      over within ``chunk_timeout_s``: a deadline for the whole call, retries
+      and backoff included, passed to the backend as ``deadline=`` (each
+      attempt stays bounded by the backend's own ``timeout_s``) and also
       enforced here: past its deadline a call is abandoned (its late answer
       discarded) and its slot goes to the next chunk, so a hung backend cannot
-      stall the summary.  (An abandoned call may still be running on the
-      backend; only a backend that ignores its timeout lets in-flight calls
-      exceed the bound.)  Set ``max_concurrency`` no higher than the
+      stall the summary.  Set ``max_concurrency`` no higher than the
       backend's own limit, or calls queue inside it against their deadline.
-    * A failed chunk call (after the backend's own retries) is recorded in
-      ``Summary.errors`` and the chunk's raw excerpt stands in for its summary
-      (``Summary.partial``): one bad chunk should not lose the other n-1.  If
-      every chunk call fails there is nothing to merge: ``BackendError``.
+    * A failed chunk call (after the backend's own retries) is recorded: the
+      chunk's raw excerpt stands in for its summary, a ``Degradation`` of kind
+      ``chunk_excerpt`` in ``Summary.degraded`` names the chunk, its turns and
+      why (and ``Summary.errors``/``partial`` say so too): one bad chunk
+      should not lose the other n-1.  If every chunk call fails there is
+      nothing to merge: ``BackendError``.
     * The merge call gets the shorter ``merge_timeout_s``; if it fails, the
-      summary is the partial summaries concatenated (``partial=True``, the
-      error recorded).
+      summary is the partial summaries concatenated (a ``merge_concatenated``
+      degradation, ``partial=True``, the error recorded).
     * ``chunk_done`` events come as calls finish (``i`` says which chunk), all
       from the calling thread.
     * One chunk needs no merge: its summary is the summary (one call), so
@@ -45,8 +48,8 @@ class MapReduceSummarizer(BaseSummarizer):
 
     Args:
         max_concurrency: the most chunk calls in flight at once.
-        chunk_timeout_s: each chunk call's deadline.
-        merge_timeout_s: the merge call's deadline.
+        chunk_timeout_s: each chunk call's deadline, retries included.
+        merge_timeout_s: the merge call's deadline, retries included.
         max_tokens: the most tokens each partial summary may take.
         merge_max_tokens: the most tokens the merged summary may take.
         excerpt_chars: how much raw text stands in for a failed chunk.
@@ -76,7 +79,7 @@ class MapReduceSummarizer(BaseSummarizer):
                 run.calls.append(outcome.completion)
                 partials.append(outcome.completion.text.strip())
             else:
-                run.errors.append(f"chunk {i}/{n}: {outcome.error}")
+                run.degrade("chunk_excerpt", f"chunk {i}/{n}", outcome, chunk.turn_ids)
                 partials.append(excerpt(chunk, self.excerpt_chars))
         if not run.calls:
             raise run.fail(backend, f"all {n} chunk calls failed")
@@ -89,24 +92,25 @@ class MapReduceSummarizer(BaseSummarizer):
         """Run the chunk calls, at most ``max_concurrency`` at a time; outcomes in chunk order."""
         n = len(chunks)
         outcomes: list[CallOutcome | None] = [None] * n
-        running: dict[Future, tuple[int, float]] = {}  # future → (chunk position, start time)
+        running: dict[Future, tuple[int, float, float]] = {}  # future → (chunk position, start, deadline)
         todo = iter(range(n))
         next_i = next(todo, None)
         while next_i is not None or running:
             while next_i is not None and len(running) < self.max_concurrency:
                 messages = self.prompts.messages("chunk", focus=focus, transcript=chunks[next_i].text,
                                                  i=next_i + 1, n=n)
-                future = start_call(backend, messages, timeout=self.chunk_timeout_s,
+                started = time.monotonic()
+                future = start_call(backend, messages, started + self.chunk_timeout_s,
                                     max_tokens=self.max_tokens, temperature=self.temperature)
-                running[future] = (next_i, time.monotonic())
+                running[future] = (next_i, started, started + self.chunk_timeout_s)
                 next_i = next(todo, None)
-            first_deadline = min(started for _, started in running.values()) + self.chunk_timeout_s
-            wait(running, timeout=max(0.0, first_deadline - time.monotonic()), return_when=FIRST_COMPLETED)
+            first_give_up = min(deadline for _, _, deadline in running.values()) + GRACE_S
+            wait(running, timeout=max(0.0, first_give_up - time.monotonic()), return_when=FIRST_COMPLETED)
             now = time.monotonic()
-            for future, (i, started) in list(running.items()):
-                if future.done() or now >= started + self.chunk_timeout_s:
+            for future, (i, started, deadline) in list(running.items()):
+                if future.done() or now >= deadline + GRACE_S:
                     del running[future]
-                    outcome = outcome_of(future, started, self.chunk_timeout_s)
+                    outcome = outcome_of(future, started, deadline)
                     outcomes[i] = outcome
                     run.chunk_done(i + 1, n, outcome)
         return outcomes  # type: ignore[return-value]
@@ -124,5 +128,5 @@ class MapReduceSummarizer(BaseSummarizer):
         if completion is not None:
             run.calls.append(completion)
             return run.finish(completion.text)
-        run.errors.append(f"merge: {outcome.error}")
+        run.degrade("merge_concatenated", "merge", outcome, turn_ids_of(run.chunks))
         return run.finish(self.prompts.partials_text(partials), partial=True)

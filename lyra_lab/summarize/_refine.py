@@ -23,12 +23,14 @@ class RefineSummarizer(BaseSummarizer):
     Serial by nature (each step needs the previous summary), so it suits
     ordered narratives and small backends that take one request at a time.
     A failed step keeps the running summary and appends the chunk's raw
-    excerpt, which the next step folds in; the summary is then ``partial``
-    and the error is in ``errors``.  If every step fails, ``BackendError``.
+    excerpt, which the next step folds in; the summary is then ``partial``,
+    the error is in ``errors`` and a ``step_excerpt`` degradation in
+    ``degraded`` names the step.  If every step fails, ``BackendError``.
 
     Args:
         max_tokens: the most tokens each step's summary may take.
-        step_timeout_s: each call's deadline.
+        step_timeout_s: each call's deadline, retries included (each attempt
+            stays bounded by the backend's own ``timeout_s``).
         excerpt_chars: how much raw text stands in for a failed step.
         prompts: templates (``chunk`` for the first step, ``refine`` after), or a dict overriding some.
         temperature, focus: as for every summarizer (``lyra_lab.summarize._common``).
@@ -56,7 +58,7 @@ class RefineSummarizer(BaseSummarizer):
                 run.calls.append(outcome.completion)
                 running = outcome.completion.text.strip()
             else:
-                run.errors.append(f"chunk {i}/{n}: {outcome.error}")
+                run.degrade("step_excerpt", f"chunk {i}/{n}", outcome, chunk.turn_ids)
                 running = (running + "\n\n" + excerpt(chunk, self.excerpt_chars)).strip()
         if not run.calls:
             raise run.fail(backend, f"all {n} calls failed")

@@ -25,7 +25,8 @@ class SinglePassSummarizer(BaseSummarizer):
 
     Args:
         max_tokens: the most tokens the summary may take.
-        timeout_s: the call's deadline.
+        timeout_s: the call's deadline, retries included (each attempt stays
+            bounded by the backend's own ``timeout_s``).
         prompts: templates (``single`` is used), or a dict overriding some.
         temperature, focus: as for every summarizer (``lyra_lab.summarize._common``).
     """

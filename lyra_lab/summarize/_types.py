@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
+from lyra_lab._degradation import Degradation
 from lyra_lab.backends import Backend, Completion, Usage
 from lyra_lab.chunking import Chunk
 
@@ -30,8 +31,11 @@ class ProgressEvent:
 class Summary:
     """What a summarizer produced and how.
 
-    ``partial`` is true when a fallback was used (the merge failed and the
-    partial summaries were concatenated, or some chunk calls failed).
+    ``degraded`` holds one ``Degradation`` per fallback the summarizer took
+    (a chunk's raw excerpt for its summary, concatenation for a failed merge,
+    a failed refine step): what stood in, for which part, and why.
+    ``partial`` is true when any fallback was used, and ``errors`` has each
+    failure's message.
     """
 
     text: str
@@ -40,6 +44,7 @@ class Summary:
     decision: str | None = None
     partial: bool = False
     errors: tuple[str, ...] = ()
+    degraded: tuple[Degradation, ...] = ()
 
     @property
     def usage(self) -> Usage:

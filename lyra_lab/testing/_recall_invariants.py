@@ -10,20 +10,19 @@ Use them on your own recaller::
     @given(memory_stores(), st.text(max_size=30), st.integers(0, 8))
     def test_my_recaller(drawn, query, k):
         store, cid = drawn
-        check_recall(MyRecaller(), store, query, k, conversation_id=cid, embedder=HashingEmbedder())
+        check_recall(MyRecaller(), store, Query(query, cid, embedder=HashingEmbedder()), k)
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
-from datetime import datetime
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from hypothesis import strategies as st
 
 from lyra_lab.memory import CONDENSED_KINDS, ELLIPSIS, MemoryEntry, MemoryStore, date_label, hit_line
-from lyra_lab.recall import Hit
+from lyra_lab.recall import Hit, Query, Recaller
 from lyra_lab.testing._chunk_invariants import InvariantViolation
 from lyra_lab.testing._conversations import conversations
 
@@ -54,14 +53,13 @@ def check_hits(hits: Sequence[Hit], *, store: MemoryStore, conversation_id: str,
             raise _violation(f"hit {hit.entry.id} is not (or no longer) in the store")
 
 
-def check_recall(recaller: Any, store: MemoryStore, query: str, k: int, *, conversation_id: str,
-                 embedder: Any = None, now: datetime | None = None) -> list[Hit]:
+def check_recall(recaller: Recaller, store: MemoryStore, query: Query, k: int) -> list[Hit]:
     """Run ``recaller`` and check its hits with ``check_hits``; also that the store is unchanged."""
     before = store.dumps()
-    hits = list(recaller.recall(store, query, k, conversation_id=conversation_id, embedder=embedder, now=now))
+    hits = list(recaller.recall(store, query, k))
     if store.dumps() != before:
         raise _violation("changed the memory store while recalling", recaller)
-    check_hits(hits, store=store, conversation_id=conversation_id, k=k)
+    check_hits(hits, store=store, conversation_id=query.conversation_id, k=k)
     return hits
 
 

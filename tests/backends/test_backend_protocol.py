@@ -23,12 +23,11 @@ from lyra_lab.backends import (Backend, BackendConfig, BackendWrapper, CachedBac
                                OpenAIEmbedder, Price, ResponseCache, StaticEmbedder, check_backend_spec,
                                make_backend)
 from lyra_lab.backends._local_backend import LocalBackend
-from lyra_lab.evaluate._recall_eval import _UsedEmbedder
 from lyra_lab.experiments._cell_run import CellLog, RetryReporting
 from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
 from lyra_lab.experiments._resources import LazyBackend, LazyEmbedder, SeededBackend
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
-from lyra_lab.replay._probe import _QueryMemo
+
 
 CONFIG = BackendConfig(name="sim", base_url="http://user:pw@127.0.0.1:1/v1?api_key=sk-x", model="m-1",
                        simulated=True, stream=False, max_concurrency=3, price_in_per_m=1.0, price_out_per_m=2.0)
@@ -147,8 +146,6 @@ def _embedders(tmp_path, monkeypatch):
         "LazyEmbedder": LazyEmbedder(lambda: hashing, "hashing"),
         "EmbedderWrapper": EmbedderWrapper(hashing),
         "MeteredEmbedder": MeteredEmbedder(hashing, PhaseMeter()),
-        "_QueryMemo": _QueryMemo(hashing),
-        "_UsedEmbedder": _UsedEmbedder(hashing),
     }
 
 
@@ -160,18 +157,15 @@ def test_every_shipped_embedder_declares_a_recordable_identity(tmp_path, monkeyp
         identity = embedder.identity()
         assert isinstance(identity, Mapping) and json.dumps(dict(identity)), name
     assert embedders["HashingEmbedder"].identity() == {"embedder": "hashing-16", "dim": 16, "class": "HashingEmbedder"}
-    for wrapper in ("CachedEmbedder", "EmbedderWrapper", "MeteredEmbedder", "_QueryMemo", "_UsedEmbedder"):
+    for wrapper in ("CachedEmbedder", "EmbedderWrapper", "MeteredEmbedder"):
         assert embedders[wrapper].identity() == embedders["HashingEmbedder"].identity(), wrapper
 
 
 def test_the_wrappers_own_identity_not_one_looked_up_on_the_inner_embedder():
-    """``_QueryMemo`` forwards unknown attributes; ``identity`` must still be a method of each wrapper
-    class (its own or ``EmbedderWrapper``'s), so the protocol is met by the class, not by the forwarding."""
-    for cls in (EmbedderWrapper, MeteredEmbedder, _QueryMemo, _UsedEmbedder):
-        assert callable(getattr(cls, "identity", None)), cls.__name__
-    used = _UsedEmbedder(HashingEmbedder(dim=16))
-    used.identity()
-    assert used.used is False  # asking who it is is not a use of the embedder
+    """``identity`` is a method of each wrapper class (its own or ``EmbedderWrapper``'s): the protocol is met
+    by the class, not by forwarding unknown attributes."""
+    for cls in (EmbedderWrapper, MeteredEmbedder):
+        assert "identity" in vars(cls) or "identity" in vars(EmbedderWrapper), cls.__name__
 
 
 def test_an_object_without_the_protocol_is_refused_with_what_it_lacks():
@@ -181,11 +175,11 @@ def test_an_object_without_the_protocol_is_refused_with_what_it_lacks():
         def complete(self, messages, **params):
             raise AssertionError("never called")
 
-    from lyra_lab.experiments._resources import Resources
+    from lyra_lab.experiments._resources import Injected, Resources
 
     assert not isinstance(Bare(), Backend)
     with pytest.raises(TypeError, match=r"backends\['bare'\] is not a Backend: it needs name, model, capabilities"):
-        Resources("off", None, backends={"bare": Bare()})  # type: ignore[arg-type]
+        Resources("off", None, Injected(backends={"bare": Bare()}))  # type: ignore[arg-type, dict-item]
 
 
 def test_no_module_probes_a_backend_or_embedder_for_what_it_declares():

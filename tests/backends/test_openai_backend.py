@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from lyra_lab import ConfigError
-from lyra_lab.backends import (BackendConfig, BackendError, Completion, OpenAIBackend, SimulatedServer, Usage,
+from lyra_lab.backends import (BackendConfig, Completion, OpenAIBackend, SimulatedServer, Usage,
                                token_counter)
 
 TEXT = ("Please summarize. Carol started a pottery class in May. Her first bowl cracked in the kiln. "
@@ -120,10 +120,11 @@ def test_params_the_backend_owns_are_refused(sim, params, problem):
     assert sim.chat_log() == []
 
 
-def test_per_call_timeout_overrides_the_config(sim):
-    sim.enqueue("hang")
-    with pytest.raises(BackendError, match="timed out"):
+def test_a_per_call_timeout_is_refused_naming_the_deadline_instead(sim):
+    """No caller widens (or replaces) the backend's per-attempt timeout_s; a call is bounded by deadline=."""
+    with pytest.raises(ValueError, match="'timeout' is not a call parameter.*timeout_s.*deadline="):
         _backend(sim, timeout_s=30, max_attempts=1).complete(MESSAGES, timeout=0.3)
+    assert sim.chat_log() == []
 
 
 def test_threads_sharing_a_backend_keep_max_concurrency_calls_in_flight():

@@ -55,7 +55,7 @@ def test_explicit_dict_form():
 @pytest.mark.parametrize("spec, problem", [
     ({"preset": "openai/gpt-4o", "temprature": 0}, "unknown key 'temprature'"),
     ({"name": "x", "base_url": "http://h/v1", "model": "m", "colour": 1}, "unknown key 'colour'"),
-    ({"preset": "ollama/x", "model_path": "/tmp/m.gguf"}, "unknown key 'model_path'"),
+    ({"preset": "ollama/x", "model_path": "models/m.gguf"}, "unknown key 'model_path'"),
     ("bedrock/claude", "unknown backend preset 'bedrock/claude'"),
     ("ollama/", "needs a model"),
     ("simulated", "needs base_url"),

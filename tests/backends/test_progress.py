@@ -30,6 +30,15 @@ def test_events_respect_the_interval_and_the_last_one_is_always_sent(monkeypatch
     assert events[0].eta_s == pytest.approx(70 / (30 / 10.5), abs=0.1)
 
 
+def test_a_task_shorter_than_the_interval_reports_nothing(monkeypatch):
+    clock = iter([0.0, 1.0, 2.0, 3.0])
+    monkeypatch.setattr("lyra_lab.backends._progress.time.monotonic", lambda: next(clock))
+    events = []
+    with report_progress(events.append, every_s=10.0), track("embed query", 1) as progress:
+        progress.advance(1)
+    assert events == [] and progress.done == 1
+
+
 def test_a_failing_task_still_sends_its_final_event():
     events = []
     with report_progress(events.append, every_s=0), pytest.raises(ValueError):

@@ -240,15 +240,65 @@ def test_the_sink_never_sees_a_secret():
     body = {"message": "key sk-abc-123 at https://lyra:pw-xyz@host/v1 is over quota"}
     failures = iter([openai.RateLimitError("over quota", response=response, body=body)])
 
-    def flaky():
+    def flaky(timeout_s):
         for failure in failures:
             raise failure
         return "ok"
 
     seen: list[RetryEvent] = []
     with report_retries(seen.append):
-        assert call_with_retries(flaky, policy, "b", secrets=("sk-abc-123",)) == ("ok", 2)
+        assert call_with_retries(flaky, policy, "b", secrets=("sk-abc-123",), timeout_s=1) == ("ok", 2)
     [event] = seen
     assert (event.attempt, event.status, event.error) == (1, 429, "RateLimitError")
     assert event.message == "key *** at https://***@host/v1 is over quota"
     assert "sk-abc-123" not in str(event.fields()) and "pw-xyz" not in str(event.fields())
+
+
+# --- attempts sized to the fault rate, configurable per backend -------------------------------------
+
+def test_the_default_attempts_are_the_fewest_that_keep_a_1000_call_run_at_20_percent_faults_lossless():
+    """With independent faults at rate p, one of N calls exhausts n attempts with chance 1 - (1 - p**n)**N."""
+    from lyra_lab.backends import DEFAULT_MAX_ATTEMPTS, make_backend
+    from lyra_lab.backends._retry import loss_chance
+
+    n = DEFAULT_MAX_ATTEMPTS
+    assert loss_chance(0.2, n) < 0.01 <= loss_chance(0.2, n - 1)
+    assert loss_chance(0.2, 4) == pytest.approx(1 - (1 - 0.2 ** 4) ** 1000)
+    assert RetryPolicy().max_attempts == n
+    assert BackendConfig(name="b", base_url="http://127.0.0.1:1/v1", model="m").max_attempts == n
+    assert make_backend({"preset": "simulated", "base_url": "http://127.0.0.1:1/v1"}).config.max_attempts == n
+
+
+def test_max_attempts_is_a_backend_key_checked_at_the_edge_and_recorded():
+    from lyra_lab import ConfigError
+    from lyra_lab.backends import make_backend
+
+    spec = {"preset": "simulated", "base_url": "http://u:pw@127.0.0.1:1/v1"}
+    backend = make_backend({**spec, "max_attempts": 3})
+    assert backend.config.retry_policy.max_attempts == 3
+    assert backend.capabilities.description["max_attempts"] == 3  # what a run folder records
+    assert backend.config.to_record()["max_attempts"] == 3 and "pw" not in str(backend.config.to_record())
+    for bad in (0, -2, 2.5, True, "many"):
+        with pytest.raises(ConfigError) as info:
+            make_backend({**spec, "max_attempts": bad})
+        assert str(info.value) == f"backend 'simulated': max_attempts must be an integer >= 1, got {bad!r}"
+    with pytest.raises(ConfigError, match=r"^backend 'simulated': retry_base_s must be a number >= 0, got 'x'$"):
+        make_backend({**spec, "retry_base_s": "x"})
+
+
+def test_completions_and_errors_say_how_many_attempts_they_took(sim):
+    sim.enqueue("529", "500", "ok")
+    assert _backend(sim).complete(MESSAGES).attempts == 3
+    sim.enqueue("500", "500", "500")
+    with pytest.raises(BackendError) as info:
+        _backend(sim).complete(MESSAGES)
+    assert (info.value.attempts, info.value.gave_up) == (3, "attempts")
+
+
+def test_a_backend_error_crosses_a_process_boundary_whole():
+    import pickle
+
+    error = BackendError("b", "overloaded", status=529, attempts=8, gave_up="deadline")
+    back = pickle.loads(pickle.dumps(error))
+    assert (back.backend, back.status, back.attempts, back.gave_up, str(back)) == (
+        "b", 529, 8, "deadline", str(error))

@@ -135,7 +135,7 @@ def secret_run(tmp_path_factory):
     import os
 
     from lyra_lab.synthetic import generate_synthetic
-    from lyra_lab.evaluate import write_report
+    from lyra_lab.reports import write_report
     from lyra_lab.experiments import ExperimentSpec, run_experiment
 
     tmp = tmp_path_factory.mktemp("secret-run")
@@ -172,7 +172,7 @@ def secret_run(tmp_path_factory):
             path.write_text("\n".join(line.strip() for line in toml.splitlines()), encoding="utf-8")
             run = tmp / "run"
             server.enqueue("503", "429")  # retries, which the run log records
-            df = run_experiment(ExperimentSpec.from_toml(path), run, progress=False)
+            df = run_experiment(ExperimentSpec.from_toml(path), run)
             chats = server.chat_log()
         write_report(run)
     finally:
@@ -181,7 +181,7 @@ def secret_run(tmp_path_factory):
         else:
             os.environ["LYRA_TEST_API_KEY"] = old
     assert not df.attrs["failed_cells"] and len(chats) > 0 and all(r.has_auth for r in chats)
-    from lyra_lab.replay import read_log
+    from lyra_lab.runs import read_log
 
     assert [e["status"] for e in read_log(run / "log.jsonl") if e["event"] == "retry"] == [503, 429]
     return run

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
@@ -25,7 +24,6 @@ from lyra_lab.corpus import Turn
 from lyra_lab.testing import check_chunker
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
-DATASETS = Path(__file__).parents[2] / "../shared/datasets"
 
 
 def turn(i: int, text: str, session: str = "s1", minutes: int | None = None,
@@ -182,10 +180,10 @@ def test_chunk_rejects_something_that_is_not_turns():
 
 
 def test_every_chunker_on_a_real_locomo_conversation():
-    path = DATASETS / "locomo10.json"
-    if not path.exists():
-        pytest.skip(f"{path} not present")
     from lyra_lab.corpus import load
+    from tests.helpers.locomo import locomo_path
+
+    path = locomo_path()
 
     turns = list(load(path).conversations[0].turns())
     for name in CHUNKERS.names():

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from lyra_lab.cli import main
+from lyra_lab.runs import CellRows
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "corpus"
@@ -38,11 +39,14 @@ def _run_folder(tmp_path: Path, files: dict[str, str | bytes] | None = None) -> 
     run = tmp_path / "runs" / "r"
     (run / "rows").mkdir(parents=True)
     (run / "spec.json").write_text(json.dumps({"name": "r"}), encoding="utf-8")
+    (run / "lyra-run.json").write_text(json.dumps({"schema_version": 3}), encoding="utf-8")
     for name, content in (files or {}).items():
         path = run / name
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
     return run
 
+
+ROWS_HEADER = '{"columns":{},"groups":1,"metrics":[["m"]],"rows":1,"schema":"cell_rows/1"}\n'
 
 # (id, argv builder, a fragment the error line must contain)
 CASES = [
@@ -58,7 +62,7 @@ CASES = [
     ("report-not-a-run", lambda t: ["report", str(t)], "not a lyra-lab run folder"),
     ("report-newer-spec", lambda t: ["report", str(_run_folder(t, {"spec.json": "[1, 2]"}))],
      "made by a newer version"),
-    ("report-corrupt-rows", lambda t: ["report", str(_run_folder(t, {"rows/a.jsonl": "{\"pipeline\": 1}\n{oops\n"}))],
+    ("report-corrupt-rows", lambda t: ["report", str(_run_folder(t, {"rows/a.jsonl": ROWS_HEADER + "{oops\n"}))],
      "line 2"),
     ("report-newer-rows", lambda t: ["report", str(_run_folder(t, {"rows/a.jsonl": "[\"v2\"]\n"}))],
      "made by a newer version"),
@@ -114,12 +118,19 @@ CASES = [
     ("show-missing", lambda t: ["show", str(t / "nope"), "q1"], "does not exist"),
     ("show-file", lambda t: ["show", str(CORPUS), "q1"], "is a file, not a folder"),
     ("show-not-a-run", lambda t: ["show", str(t), "q1"], "not a lyra-lab run folder"),
-    ("show-corrupt-rows", lambda t: ["show", str(_run_folder(t, {"rows/a.jsonl": "{}\n{oops\n"})), "q1"], "line 2"),
+    ("show-corrupt-rows", lambda t: ["show", str(_run_folder(t, {"rows/a.jsonl": ROWS_HEADER + "{oops\n"})), "q1"], "line 2"),
     ("show-unknown-probe", lambda t: ["show", str(_run_folder(t, {"rows/a.jsonl": _ROW})), "conv:q2"],
      "no probe 'conv:q2' in this run; did you mean 'conv:q1'?"),
+    ("datasets-missing-from", lambda t: ["datasets", "get", "locomo", "--from", str(t / "nope.json")],
+     "nope.json: does not exist"),
+    ("datasets-wrong-file", lambda t: ["datasets", "get", "locomo", "--from", str(CORPUS)],
+     "not the pinned locomo10.json"),  # refused before anything is written
+    ("datasets-unknown", lambda t: ["datasets", "get", "locomoo"], "did you mean 'locomo'"),
+    ("datasets-path-unknown", lambda t: ["datasets", "path", "locomo10"], "invalid choice: 'locomo10'"),
 ]
-_ROW = json.dumps({"run": "r", "cell_id": "a", "pipeline": "x|bm25", "conversation_id": "conv", "probe_id": "conv:q1",
-                   "category": "", "metric": "recall@1", "value": 1.0, "seed": 0, "simulated": False}) + "\n"
+_ROW = CellRows.from_records([{"run": "r", "cell_id": "a", "pipeline": "x|bm25", "conversation_id": "conv",
+                              "probe_id": "conv:q1", "category": "", "metric": "recall@1", "value": 1.0, "seed": 0,
+                              "simulated": False}]).to_jsonl().decode()
 
 
 def _write(path: Path, text: str) -> Path:
@@ -195,12 +206,12 @@ def test_unexpected_failure_names_it_and_writes_the_traceback(tmp_path, capsys, 
 def test_unexpected_failure_in_a_run_goes_to_its_log(tmp_path, capsys, monkeypatch):
     from lyra_lab.commands import report
 
-    run = _run_folder(tmp_path, {"rows/a.jsonl": ""})
+    run = _run_folder(tmp_path, {"rows/a.jsonl": _ROW})
 
     def boom(*a, **k):
         raise RuntimeError("plot failed")
 
-    monkeypatch.setattr("lyra_lab.evaluate.write_report", boom)
+    monkeypatch.setattr("lyra_lab.reports.write_report", boom)
     assert main(["report", str(run)]) == 2
     err = capsys.readouterr().err
     assert err.strip().endswith(f"(traceback in {run / 'log.jsonl'})")

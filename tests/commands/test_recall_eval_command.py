@@ -51,7 +51,8 @@ def test_json_keeps_its_keys_and_adds_cis_and_probe_rows(capsys):
 
 
 def test_cis_resample_conversations():
-    from lyra_lab.evaluate import ProbeRecall, RecallEvalResult, cluster_bootstrap_ci
+    from lyra_lab.experiments import ProbeRecall, RecallEvalResult
+    from lyra_lab.stats import cluster_bootstrap_ci
 
     per = tuple(ProbeRecall(f"p{i}", f"c{i % 3}", "1", float(i % 2), 0.5, 0.25) for i in range(12))
     result = RecallEvalResult("x", None, 10, 12, 0.5, 0.5, 0.25, per_probe=per)

@@ -7,9 +7,9 @@ import pytest
 
 from lyra_lab.corpus import CorpusFormatError, load
 from lyra_lab.corpus._locomo import parse_date
+from tests.helpers.locomo import locomo_path
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "corpus" / "locomo_mini.json"
-REAL = (Path(__file__).parents[2] / "../shared/datasets/locomo10.json").resolve()
 
 
 def utc(*args):
@@ -98,9 +98,7 @@ def test_wrong_schema_names_file_and_json_path(tmp_path, mutate, where, problem)
 
 @pytest.fixture(scope="module")
 def real_locomo():
-    if not REAL.is_file():
-        pytest.skip(f"LoCoMo not found at {REAL} (see ../shared/datasets/README.md)")
-    return load(REAL)
+    return load(locomo_path())
 
 
 def test_real_locomo_counts(real_locomo):

@@ -6,9 +6,9 @@ import textwrap
 import pandas as pd
 
 from lyra_lab.backends import FakeLLM
-from lyra_lab.evaluate import write_report
-from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.reports import write_report
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
+from lyra_lab.runs import read_log
 
 GRID = """
 name = "aliases"
@@ -43,8 +43,8 @@ def test_single_pass_under_two_chunkers_is_run_once_and_both_have_equal_rows(tmp
     assert len(two.pipelines) == 2 and len(two.aliases) == 1
 
     alone, both = FakeLLM(), FakeLLM()  # FakeLLM records every call it answers in .calls
-    run_experiment(one, tmp_path / "one", progress=False, backends={"fake": alone})
-    df = run_experiment(two, tmp_path / "two", progress=False, backends={"fake": both})
+    run_experiment(one, tmp_path / "one", None, Injected(backends={"fake": alone}))
+    df = run_experiment(two, tmp_path / "two", None, Injected(backends={"fake": both}))
     # tiny corpus: 2 conversations x 3 sessions, session_end trigger, one single_pass call per flush = 6 calls;
     # running the alias too made 12
     assert len(alone.calls) == 6 and len(both.calls) == 6
@@ -76,13 +76,13 @@ def test_single_pass_under_two_chunkers_is_run_once_and_both_have_equal_rows(tmp
 
 def test_alias_rows_missing_after_a_kill_are_copied_on_resume_without_calls(tmp_path, corpus_path):
     two = _spec(tmp_path, corpus_path, f"{TURN_WINDOW}, {TOKEN_BUDGET}", "two.toml")
-    first = run_experiment(two, tmp_path / "run", progress=False, backends={"fake": FakeLLM()})
+    first = run_experiment(two, tmp_path / "run", None, Injected(backends={"fake": FakeLLM()}))
     alias_ids = sorted(first.loc[first["chunker"] == "token_budget", "cell_id"].unique())
     for cid in alias_ids:  # as if killed after the source cells landed, before the copies
         (tmp_path / "run" / "rows" / f"{cid}.jsonl").unlink()
 
     counting = FakeLLM()
-    again = run_experiment(two, tmp_path / "run", progress=False, backends={"fake": counting})
+    again = run_experiment(two, tmp_path / "run", None, Injected(backends={"fake": counting}))
     assert counting.calls == []
     cols = sorted(first.columns)
     order = ["cell_id", "pipeline", "probe_id", "metric"]

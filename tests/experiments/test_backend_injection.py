@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from lyra_lab.backends import Capabilities, Completion, Usage
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 
 
 class Shouter:
@@ -32,7 +32,7 @@ def test_an_injected_backend_runs_a_grid_with_its_label_and_its_own_simulated_fl
     text = text.replace('cache = "off"', 'cache = "run"')  # through the response cache, keyed by its identity
     spec = ExperimentSpec.from_toml(write_toml(text), registries)
     shouter = Shouter()
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"mine": shouter})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"mine": shouter}))
 
     assert set(df["backend"]) == {"mine"} and shouter.calls > 0
     assert not df["simulated"].any()  # its completions say they are real; nothing second-guesses that
@@ -45,5 +45,5 @@ def test_an_injected_backend_runs_a_grid_with_its_label_and_its_own_simulated_fl
 
 def test_the_fake_preset_runs_without_injection_and_is_labelled_simulated(write_toml, registries, tmp_path):
     spec = ExperimentSpec.from_toml(write_toml(), registries)  # backends = ["fake"], nothing injected
-    df = run_experiment(spec, tmp_path / "run", progress=False)
+    df = run_experiment(spec, tmp_path / "run")
     assert set(df["backend"]) == {"fake"} and df["simulated"].all()

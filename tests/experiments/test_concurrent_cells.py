@@ -9,8 +9,8 @@ import pytest
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
+from lyra_lab.runs import read_log
 from tests.experiments.test_kill_resume import kill_after_rows  # the same stand-ins and a slow fake backend
 
 # Metrics measured in wall time: they differ between any two runs, serial or not.  Everything else must match.
@@ -55,8 +55,8 @@ def test_four_cells_in_flight_give_the_serial_rows_apart_from_timing(write_toml,
     concurrent = ExperimentSpec.from_toml(write_toml(extra="max_cells = 4\n", name="concurrent.toml"), registries)
     assert (serial.max_cells, concurrent.max_cells) == (1, 4)
 
-    a = run_experiment(serial, tmp_path / "serial", progress=False, backends={"fake": FakeLLM()})
-    b = run_experiment(concurrent, tmp_path / "concurrent", progress=False, backends={"fake": RendezvousFake()})
+    a = run_experiment(serial, tmp_path / "serial", None, Injected(backends={"fake": FakeLLM()}))
+    b = run_experiment(concurrent, tmp_path / "concurrent", None, Injected(backends={"fake": RendezvousFake()}))
 
     assert a["cell_id"].nunique() == 8  # 4 pipelines x 2 conversations
     assert set(TIMING_METRICS) & set(a["metric"]) >= {"recall_latency_s", "summarize.latency_s"}
@@ -77,8 +77,8 @@ def test_four_cells_in_flight_give_the_serial_rows_apart_from_timing(write_toml,
 def test_resume_after_concurrent_run_runs_nothing_whatever_max_cells(write_toml, registries, tmp_path):
     spec = ExperimentSpec.from_toml(write_toml(extra="max_cells = 3\n"), registries)
     serial = ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries)  # max_cells does not change rows
-    first = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": FakeLLM()})
-    again = run_experiment(serial, tmp_path / "run", progress=False, backends={"fake": FakeLLM()})
+    first = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": FakeLLM()}))
+    again = run_experiment(serial, tmp_path / "run", None, Injected(backends={"fake": FakeLLM()}))
     pd.testing.assert_frame_equal(_rows(first), _rows(again))
     starts = [e for e in read_log(tmp_path / "run" / "log.jsonl") if e["event"] == "cell_started"]
     assert len(starts) == 8  # the second run started no cell
@@ -97,7 +97,7 @@ class FailsOnConversation(FakeLLM):
 
 def test_a_failing_cell_does_not_stop_the_others(write_toml, registries, tmp_path):
     spec = ExperimentSpec.from_toml(write_toml(extra="max_cells = 4\n"), registries)
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": FailsOnConversation()})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": FailsOnConversation()}))
     failed = df.attrs["failed_cells"]
     assert len(failed) == 4 and all("fake outage" in err for _, err in failed)  # the four cells of u1
     assert set(df["conversation_id"]) == {"u0"} and df["cell_id"].nunique() == 4
@@ -113,13 +113,13 @@ def test_max_cells_must_be_a_positive_integer(write_toml, registries, value):
 def test_sigkill_with_four_cells_in_flight_then_resume_equals_an_uninterrupted_run(write_toml, registries, tmp_path):
     toml = write_toml(extra="max_cells = 4\n")
     spec = ExperimentSpec.from_toml(toml, registries)
-    reference = run_experiment(spec, tmp_path / "reference", progress=False, backends={"fake": FakeLLM()})
+    reference = run_experiment(spec, tmp_path / "reference", None, Injected(backends={"fake": FakeLLM()}))
     run = tmp_path / "run"
     finished = kill_after_rows(toml, run, tmp_path / "child.py", at_least=1)
     assert 1 <= len(finished) < 8
 
     resumed_llm = FakeLLM()
-    resumed = run_experiment(spec, run, progress=False, backends={"fake": resumed_llm})
+    resumed = run_experiment(spec, run, None, Injected(backends={"fake": resumed_llm}))
     left = reference[~reference["cell_id"].isin(finished) & (reference["metric"] == "summarize.calls")]
     assert len(resumed_llm.calls) == left.drop_duplicates("cell_id")["value"].sum()  # finished cells not redone
     pd.testing.assert_frame_equal(_rows(resumed).drop(columns="attempt"), _rows(reference).drop(columns="attempt"))
@@ -136,7 +136,7 @@ def test_cells_in_flight_share_their_backend_bound(write_toml, registries, tmp_p
         backend = f'{{ preset = "simulated", base_url = "{server.base_url}", max_concurrency = 2 }}'
         text = GRID_ON_SERVER.replace("BACKEND", backend)
         spec = ExperimentSpec.from_toml(write_toml(text, extra="max_cells = 4\n"), registries)
-        df = run_experiment(spec, tmp_path / "run", progress=False)
+        df = run_experiment(spec, tmp_path / "run")
         calls = len(server.chat_log())
         peak = server.max_serving
     assert df["cell_id"].nunique() == 8 and not df.attrs["failed_cells"]
@@ -166,12 +166,12 @@ def test_an_interrupt_with_four_cells_in_flight_keeps_finished_rows_and_resume_c
 
     spec = ExperimentSpec.from_toml(write_toml(extra="max_cells = 4\n"), registries)
     reference_llm = Fake()
-    reference = run_experiment(spec, tmp_path / "reference", progress=False, backends={"fake": reference_llm})
+    reference = run_experiment(spec, tmp_path / "reference", None, Injected(backends={"fake": reference_llm}))
     total_calls = len(reference_llm.calls)
 
     run = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):  # every cell in flight gets it at its next call after the limit
-        run_experiment(spec, run, progress=False, backends={"fake": Fake(interrupt_after=total_calls // 2)})
+        run_experiment(spec, run, None, Injected(backends={"fake": Fake(interrupt_after=total_calls // 2)}))
     landed = {p.stem for p in (run / "rows").glob("*.jsonl")}
     assert len(landed) < 8  # cells still running at the interrupt landed nothing
     events = list(read_log(run / "log.jsonl"))
@@ -179,7 +179,7 @@ def test_an_interrupt_with_four_cells_in_flight_keeps_finished_rows_and_resume_c
     assert sum(e["event"] == "run_interrupted" for e in events) == 1
 
     resumed_llm = Fake()
-    resumed = run_experiment(spec, run, progress=False, backends={"fake": resumed_llm})
+    resumed = run_experiment(spec, run, None, Injected(backends={"fake": resumed_llm}))
     done_calls = reference[(reference["metric"] == "summarize.calls") & reference["cell_id"].isin(landed)] \
         .drop_duplicates("cell_id")["value"].sum()
     assert len(resumed_llm.calls) == total_calls - done_calls  # landed cells were not run again

@@ -10,7 +10,7 @@ import pytest
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 from lyra_lab.experiments._select import load_corpus
 
 CLAUDE = Path(__file__).parents[1] / "fixtures" / "corpus" / "claude" / "conversations.json"
@@ -54,11 +54,10 @@ def test_a_run_folder_from_before_the_key_resumes(tmp_path):
     """spec.json written before the key existed held its default: the same experiment, not a different one."""
     spec = _spec(tmp_path)
     run = tmp_path / "run"
-    run_experiment(spec, run, progress=False, backends={"fake": FakeLLM()})
+    run_experiment(spec, run, None, Injected(backends={"fake": FakeLLM()}))
     saved = json.loads((run / "spec.json").read_text())
     del saved["corpus"]["include_attachments"]
     (run / "spec.json").write_text(json.dumps(saved))
-    run_experiment(spec, run, progress=False, backends={"fake": FakeLLM()})  # no "different experiment spec"
+    run_experiment(spec, run, None, Injected(backends={"fake": FakeLLM()}))  # no "different experiment spec"
     with pytest.raises(ConfigError, match="different experiment spec"):
-        run_experiment(_spec(tmp_path, "include_attachments = false"), run, progress=False,
-                       backends={"fake": FakeLLM()})
+        run_experiment(_spec(tmp_path, "include_attachments = false"), run, None, Injected(backends={"fake": FakeLLM()}))

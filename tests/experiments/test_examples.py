@@ -4,13 +4,17 @@ from pathlib import Path
 
 import pytest
 
+from lyra_lab import ConfigError
 from lyra_lab.experiments import ExperimentSpec
+from tests.helpers.locomo import locomo_path
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.name)
 def test_example_parses(path):
+    if "dataset:locomo" in path.read_text(encoding="utf-8"):
+        locomo_path()  # skips, naming `lyra-lab datasets get locomo`, when it is not installed
     spec = ExperimentSpec.from_toml(path)
     assert spec.pipelines and spec.recallers
 
@@ -22,7 +26,17 @@ def test_rollup_example_compares_every_budgeted_rollup_with_keep_everything():
     assert spec.corpus.path.exists()
 
 
-def test_locomo_example_points_at_the_shared_file():
+def test_locomo_example_points_at_the_installed_file():
+    installed = locomo_path()
     spec = ExperimentSpec.from_toml(EXAMPLES / "locomo_recall.toml")
-    assert spec.corpus.path.name == "locomo10.json"
+    assert spec.corpus.path == installed
     assert [label for label, _ in spec.recallers][:3] == ["dense", "bm25", "hybrid"]
+
+
+def test_without_locomo_the_example_names_the_command_that_installs_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("LYRA_LOCOMO", str(tmp_path / "missing.json"))
+    with pytest.raises(ConfigError) as err:
+        ExperimentSpec.from_toml(EXAMPLES / "locomo_recall.toml")
+    message = str(err.value)
+    assert message.startswith("[corpus] path 'dataset:locomo': locomo10.json (locomo) not found")
+    assert "`lyra-lab datasets get locomo`" in message and "\n" not in message

@@ -10,9 +10,9 @@ import pytest
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM, HashingEmbedder
 from lyra_lab.cli import main
-from lyra_lab.experiments import inspect_probe
+from lyra_lab.experiments import Injected, inspect_probe
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 RUN = """
 name = "inspect"
@@ -44,9 +44,7 @@ def fake(messages) -> str:
 @pytest.fixture
 def run_dir(write_toml, corpus_path, tmp_path):
     spec = ExperimentSpec.from_toml(write_toml(RUN))
-    run_experiment(spec, tmp_path / "run", progress=False,
-                   backends={"fake": FakeLLM(respond=fake), "judge": FakeLLM(respond=lambda m: "CORRECT")},
-                   embedders={"hashing": HashingEmbedder()})
+    run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": FakeLLM(respond=fake), "judge": FakeLLM(respond=lambda m: "CORRECT")}, embedders={"hashing": HashingEmbedder()}))
     return tmp_path / "run"
 
 

@@ -9,9 +9,8 @@ import pytest
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
-from lyra_lab.evaluate import judge_agreement, judge_table
-from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.experiments._judges import judges_of
+from lyra_lab.reports import judge_agreement, judge_table
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 
 RUN = """
 name = "judges"
@@ -56,13 +55,13 @@ def strict_judge(messages) -> str:
 
 def test_judges_parse_into_configs_with_labels_and_reach_spec_json(write_toml, corpus_path):
     spec = ExperimentSpec.from_toml(write_toml(RUN, JUDGES))
-    assert [j.label for j in judges_of(spec)] == ["correct_wrong_v1@strict", "lenient-lme"]
+    assert [j.label for j in spec.qa.judges] == ["correct_wrong_v1@strict", "lenient-lme"]
     saved = spec.to_dict()["qa"]["judges"]
     assert saved == [{"prompt": "correct_wrong_v1", "backend": "strict", "max_tokens": 8, "name": None},
                      {"prompt": "longmemeval_v1", "backend": "lenient", "max_tokens": 8, "name": "lenient-lme"}]
-    legacy = ExperimentSpec.from_toml(write_toml(RUN, JUDGES + '[judge]\nenabled = true\nbackend = "strict"\n'
-                                                 'prompt = "longmemeval_v1"\n'))
-    assert [j.label for j in judges_of(legacy)][0] == "longmemeval_v1@strict"  # the [judge] table comes first
+    # one way to name a judge: the old [judge] table is refused, saying where judges go now
+    with pytest.raises(ConfigError, match=r"the \[judge\] table is gone: list the judges in \[qa\] judges"):
+        ExperimentSpec.from_toml(write_toml(RUN, JUDGES + '[judge]\nenabled = true\nbackend = "strict"\n'))
 
 
 @pytest.mark.parametrize("qa, message", [
@@ -86,8 +85,7 @@ def test_one_run_is_scored_by_every_judge_and_their_agreement_is_computed(write_
     spec = ExperimentSpec.from_toml(write_toml(RUN, JUDGES))
     strict = FakeLLM(respond=strict_judge, name="strict")
     lenient = FakeLLM(respond=lambda msgs: "yes", name="lenient")
-    df = run_experiment(spec, tmp_path / "run", progress=False,
-                        backends={"fake": FakeLLM(respond=answer_some), "strict": strict, "lenient": lenient})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": FakeLLM(respond=answer_some), "strict": strict, "lenient": lenient}))
     judged = df[df["metric"] == "judge"]
     # 4 probes (3 facts + 1 abstention) x 1 pipeline, each graded by both judges
     assert sorted(judged.groupby("judge")["probe_id"].apply(sorted).to_dict().items()) == [
@@ -113,7 +111,7 @@ def test_one_run_is_scored_by_every_judge_and_their_agreement_is_computed(write_
 
 
 def test_a_judge_label_never_carries_url_credentials():
-    from lyra_lab.evaluate import JudgeConfig
+    from lyra_lab.measures import JudgeConfig
 
     assert JudgeConfig("correct_wrong_v1", "llamacpp/http://me:sk-secret@host:8080/v1").label == \
         "correct_wrong_v1@llamacpp/http://host:8080/v1"
@@ -122,12 +120,11 @@ def test_a_judge_label_never_carries_url_credentials():
 
 
 def test_the_report_shows_each_judge_apart_and_how_much_they_agree(write_toml, corpus_path, tmp_path):
-    from lyra_lab.evaluate import write_report
+    from lyra_lab.reports import write_report
 
     spec = ExperimentSpec.from_toml(write_toml(RUN, JUDGES))
-    run_experiment(spec, tmp_path / "run", progress=False,
-                   backends={"fake": FakeLLM(respond=answer_some), "strict": FakeLLM(respond=strict_judge),
-                             "lenient": FakeLLM(respond=lambda msgs: "yes")})
+    run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": FakeLLM(respond=answer_some), "strict": FakeLLM(respond=strict_judge),
+                             "lenient": FakeLLM(respond=lambda msgs: "yes")}))
     write_report(tmp_path / "run", n_resamples=50)
     md = (tmp_path / "run" / "report" / "summary.md").read_text(encoding="utf-8")
     section = md.split("\n## Judges\n")[1].split("\n## ")[0]

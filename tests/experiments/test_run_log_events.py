@@ -6,9 +6,9 @@ import textwrap
 from collections import defaultdict
 
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 from lyra_lab.experiments._cell_run import _progress_postfix
-from lyra_lab.replay import read_log
+from lyra_lab.runs import read_log
 
 MAP_REDUCE_GRID = """
 name = "progress"
@@ -33,7 +33,7 @@ def test_a_map_reduce_run_writes_its_per_part_events_to_the_log(tmp_path, corpus
     path = tmp_path / "progress.toml"
     path.write_text(textwrap.dedent(MAP_REDUCE_GRID), encoding="utf-8")
     llm = FakeLLM()
-    df = run_experiment(ExperimentSpec.from_toml(path), tmp_path / "run", progress=False, backends={"fake": llm})
+    df = run_experiment(ExperimentSpec.from_toml(path), tmp_path / "run", None, Injected(backends={"fake": llm}))
     events = list(read_log(tmp_path / "run" / "log.jsonl"))
     progress = defaultdict(list)  # (cell, flush) -> its summarizer events, in order
     for e in events:
@@ -59,7 +59,7 @@ def test_the_bar_postfix_names_the_flush_and_the_part():
 
 def test_replay_hands_the_summarizer_events_to_on_event(tmp_path):
     from lyra_lab.chunking import CHUNKERS
-    from lyra_lab.replay import Pipeline, replay
+    from lyra_lab.replay import Pipeline, ReplaySetup, replay
     from lyra_lab.summarize import SUMMARIZERS
 
     from tests.experiments.conftest import tiny_corpus
@@ -69,8 +69,7 @@ def test_replay_hands_the_summarizer_events_to_on_event(tmp_path):
     pipeline = Pipeline(chunker=CHUNKERS.build({"name": "turn_window", "max_turns": 2}),
                         summarizer=SUMMARIZERS.build({"name": "map_reduce", "max_concurrency": 1}))
     seen = []
-    replay(conv, corpus.probes_for(conv.id), pipeline, backend=FakeLLM(),
-           on_event=lambda kind, fields: seen.append((kind, fields)))
+    replay(conv, corpus.probes_for(conv.id), pipeline, ReplaySetup(FakeLLM(), on_event=lambda kind, fields: seen.append((kind, fields))))
     parts = [(f["flush"], f["stage"], f["i"]) for kind, f in seen if kind == "summarize_progress"]
     assert [p for p in parts if p[1] == "chunk_done"] == [(0, "chunk_done", 1), (0, "chunk_done", 2),
                                                           (1, "chunk_done", 1), (1, "chunk_done", 2)]

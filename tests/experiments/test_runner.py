@@ -9,8 +9,9 @@ import pytest
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, load_results, run_experiment
-from lyra_lab.replay import read_log
+from lyra_lab.experiments import ExperimentSpec, Injected, RunOptions, run_experiment
+from lyra_lab.runs import load_results
+from lyra_lab.runs import read_log
 
 SCHEMA = ["run", "cell_id", "pipeline", "chunker", "summarizer", "rollup", "recaller", "backend", "embedder", "seed",
           "corpus", "conversation_id", "probe_id", "category", "metric", "value", "simulated"]
@@ -39,7 +40,7 @@ def stable(df: pd.DataFrame) -> pd.DataFrame:
 def test_a_run_writes_the_run_folder_and_tidy_rows(write_toml, registries, tmp_path):
     spec = ExperimentSpec.from_toml(write_toml(), registries)
     llm = Fake()
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": llm})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": llm}))
     run = tmp_path / "run"
     for name in ("lyra-run.json", "spec.json", "attempts.jsonl", "log.jsonl", "results.parquet"):
         assert (run / name).exists(), name
@@ -85,19 +86,19 @@ def test_resume_after_an_interrupt_skips_finished_cells_and_matches_an_uninterru
         write_toml, registries, tmp_path):
     spec = ExperimentSpec.from_toml(write_toml(), registries)
     reference_llm = Fake()
-    reference = run_experiment(spec, tmp_path / "reference", progress=False, backends={"fake": reference_llm})
+    reference = run_experiment(spec, tmp_path / "reference", None, Injected(backends={"fake": reference_llm}))
     total_calls = len(reference_llm.calls)
 
     run = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):
-        run_experiment(spec, run, progress=False, backends={"fake": Fake(interrupt_after=total_calls // 2)})
+        run_experiment(spec, run, None, Injected(backends={"fake": Fake(interrupt_after=total_calls // 2)}))
     finished = {p.stem for p in (run / "rows").glob("*.jsonl")}
     assert 0 < len(finished) < 8
     done_calls = reference[(reference["metric"] == "summarize.calls") & reference["cell_id"].isin(finished)] \
         .drop_duplicates("cell_id")["value"].sum()
 
     resumed_llm = Fake()
-    resumed = run_experiment(spec, run, progress=False, backends={"fake": resumed_llm})
+    resumed = run_experiment(spec, run, None, Injected(backends={"fake": resumed_llm}))
     # finished cells were not recomputed: only the unfinished cells' calls were made
     assert len(resumed_llm.calls) == total_calls - done_calls
     assert not resumed.duplicated(["pipeline", "conversation_id", "probe_id", "metric"]).any()
@@ -114,32 +115,31 @@ def test_resume_after_an_interrupt_skips_finished_cells_and_matches_an_uninterru
 
     # a third run has nothing left to do
     idle = Fake()
-    again = run_experiment(spec, run, progress=False, backends={"fake": idle})
+    again = run_experiment(spec, run, None, Injected(backends={"fake": idle}))
     assert idle.calls == [] and len(again) == len(resumed)
 
 
 def test_a_failing_backend_fails_its_cells_only_and_the_next_run_retries_them(write_toml, registries, tmp_path):
     spec = ExperimentSpec.from_toml(write_toml(), registries)
     flaky = Fake(fail_for=lambda msgs: "Porto" in msgs[-1]["content"] or "pottery" in msgs[-1]["content"])
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": flaky})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": flaky}))
     failed = df.attrs["failed_cells"]
     assert failed and all("HTTP 500" in error for _, error in failed)
     assert set(df["conversation_id"]) == {"u0"}  # u1 holds the facts the fake chokes on
     events = list(read_log(tmp_path / "run" / "log.jsonl"))
     assert sum(e["event"] == "cell_failed" for e in events) == len(failed) == 4
-    healed = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": Fake()})
+    healed = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": Fake()}))
     assert healed.attrs["failed_cells"] == [] and set(healed["conversation_id"]) == {"u0", "u1"}
     assert healed["cell_id"].nunique() == 8
 
 
 def test_a_folder_refuses_a_different_spec_unless_started_fresh(write_toml, registries, tmp_path):
-    run_experiment(ExperimentSpec.from_toml(write_toml(), registries), tmp_path / "run", progress=False,
-                   backends={"fake": Fake()})
+    run_experiment(ExperimentSpec.from_toml(write_toml(), registries), tmp_path / "run", None, Injected(backends={"fake": Fake()}))
     other = ExperimentSpec.from_toml(write_toml(open(write_toml()).read().replace("ks = [1, 3]", "ks = [1, 5]")),
                                      registries)
     with pytest.raises(ConfigError, match="different experiment spec"):
-        run_experiment(other, tmp_path / "run", progress=False, backends={"fake": Fake()})
-    df = run_experiment(other, tmp_path / "run", resume=False, progress=False, backends={"fake": Fake()})
+        run_experiment(other, tmp_path / "run", None, Injected(backends={"fake": Fake()}))
+    df = run_experiment(other, tmp_path / "run", RunOptions(resume=False), Injected(backends={"fake": Fake()}))
     assert "evidence_recall@5" in set(df["metric"]) and "evidence_recall@3" not in set(df["metric"])
 
 
@@ -150,7 +150,7 @@ def test_corpus_limits_drop_unanswerable_probes_and_qa_scores_a_subset(write_tom
     spec = ExperimentSpec.from_toml(write_toml(text, extra="[qa]\nenabled = true\nmax_probes = 2\n"), registries)
     answers = Fake()
     answers.enqueue(*["Biscuit"] * 0)
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": answers})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": answers}))
     assert set(df["conversation_id"]) == {"u0"}
     # u0:q2's evidence lies in the third session, which was cut; the abstention probe stays
     assert set(df["probe_id"]) - {""} == {"u0:q0", "u0:q1", "u0:qa"}
@@ -166,12 +166,12 @@ def test_the_response_cache_makes_a_rerun_free(write_toml, registries, tmp_path)
     text = open(write_toml()).read().replace('cache = "off"', 'cache = "run"')
     spec = ExperimentSpec.from_toml(write_toml(text), registries)
     first = Fake()
-    df1 = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": first})
+    df1 = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": first}))
     assert (tmp_path / "run" / "cache" / "responses.sqlite").exists()
     for rows in (tmp_path / "run" / "rows").glob("*.jsonl"):
         rows.unlink()  # lose the results, keep the caches
     second = Fake()
-    df2 = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": second})
+    df2 = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": second}))
     assert first.calls and second.calls == []
     def per_cell(df, metric):
         return df[df["metric"] == metric].drop_duplicates("cell_id")["value"].sum()
@@ -186,10 +186,10 @@ def test_the_response_cache_makes_a_rerun_free(write_toml, registries, tmp_path)
 
 def test_a_named_judge_backend_grades_the_qa_answers(write_toml, registries, tmp_path):
     text = open(write_toml()).read().replace('summarizers = ["concat", "per_chunk"]', 'summarizers = ["concat"]')
-    extra = "[qa]\nenabled = true\nmax_probes = 2\n[judge]\nenabled = true\nbackend = \"judge\"\n"
+    extra = "[qa]\nenabled = true\nmax_probes = 2\njudges = [{ prompt = \"correct_wrong_v1\", backend = \"judge\" }]\n"
     spec = ExperimentSpec.from_toml(write_toml(text, extra=extra), registries)
     judge = FakeLLM(respond=lambda msgs: "CORRECT", name="judge")
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": Fake(), "judge": judge})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": Fake(), "judge": judge}))
     verdicts = df[df["metric"] == "judge"]
     assert len(verdicts) == 2 * 3 * 2 * 2  # 2 probes x 3 recallers x 2 chunkers x 2 conversations
     assert (verdicts["value"] == 1.0).all() and len(judge.calls) == len(verdicts)
@@ -203,13 +203,13 @@ def test_a_named_judge_backend_grades_the_qa_answers(write_toml, registries, tmp
 def test_the_qa_scorer_is_named_in_the_spec_and_recorded_in_every_row(write_toml, registries, tmp_path,
                                                                      corpus_path, scorer):
     from lyra_lab import load
-    from lyra_lab.evaluate import score_answer
+    from lyra_lab.measures import score_answer
 
     text = open(write_toml()).read().replace('summarizers = ["concat", "per_chunk"]', 'summarizers = ["concat"]')
     spec = ExperimentSpec.from_toml(write_toml(text, extra=f'[qa]\nenabled = true\nscorer = "{scorer}"\n'),
                                     registries)
     reply = "Biscuits, and a nurse"
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": FakeLLM(respond=lambda m: reply)})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": FakeLLM(respond=lambda m: reply)}))
     assert (df["qa.scorer"] == scorer).all()
     probes = {p.id: p for p in load(corpus_path).probes}
     qa = df[df["metric"] == "qa_f1"]
@@ -217,7 +217,7 @@ def test_the_qa_scorer_is_named_in_the_spec_and_recorded_in_every_row(write_toml
     for probe_id, value in zip(qa["probe_id"], qa["value"]):
         assert value == pytest.approx(score_answer(probes[probe_id], reply, scorer)["qa_f1"])
     report = (tmp_path / "run" / "report")
-    from lyra_lab.evaluate import write_report
+    from lyra_lab.reports import write_report
 
     write_report(tmp_path / "run")
     assert f"scored with: {scorer}" in (report / "summary.md").read_text()

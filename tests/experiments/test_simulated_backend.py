@@ -20,7 +20,7 @@ def test_a_simulated_backend_run_is_labelled_seeded_and_writes_no_secret(write_t
             f'api_key_env = "LYRA_TEST_API_KEY" }}]\nseeds = [7]').replace('cache = "off"', 'cache = "run"')
         text = text.replace('summarizers = ["concat", "per_chunk"]', 'summarizers = ["concat"]')
         spec = ExperimentSpec.from_toml(write_toml(text), registries)
-        df = run_experiment(spec, tmp_path / "run", progress=False)
+        df = run_experiment(spec, tmp_path / "run")
         chats = server.chat_log()
     assert df["simulated"].all() and set(df["backend"]) == {"simulated"} and set(df["seed"]) == {7}
     calls = df[df["metric"] == "summarize.calls"].drop_duplicates("cell_id")["value"].sum()

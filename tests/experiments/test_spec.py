@@ -29,7 +29,6 @@ def test_the_grid_is_the_product_of_the_memory_lists_and_recallers_are_not_multi
 @pytest.mark.parametrize("extra, key, table", [
     ("colour = 'blue'\n", "colour", "the top level"),
     ("[qa]\nenabled = true\nanswer_style = 'short'\n", "answer_style", "[qa]"),
-    ("[judge]\nmodel = 'x'\n", "model", "[judge]"),
 ])
 def test_unknown_keys_name_the_key_and_the_table(write_toml, registries, extra, key, table):
     text = extra + open(write_toml()).read() if "colour" in extra else None
@@ -73,13 +72,14 @@ def test_bad_values_are_config_errors(write_toml, registries, old, new, message)
         ExperimentSpec.from_toml(write_toml(text), registries)
 
 
-def test_judge_needs_qa_and_a_named_backend(write_toml, registries):
+def test_judges_need_qa_and_the_old_judge_table_is_one_line(write_toml, registries):
+    judges = 'judges = [{ prompt = "correct_wrong_v1", backend = "fake" }]\n'
     with pytest.raises(ConfigError, match="needs \\[qa\\] enabled"):
-        ExperimentSpec.from_toml(write_toml(extra="[judge]\nenabled = true\nbackend = 'fake'\n"), registries)
-    with pytest.raises(ConfigError, match="needs a 'backend'"):
+        ExperimentSpec.from_toml(write_toml(extra="[qa]\nenabled = false\n" + judges), registries)
+    with pytest.raises(ConfigError, match="the \\[judge\\] table is gone"):
         ExperimentSpec.from_toml(write_toml(extra="[qa]\nenabled = true\n[judge]\nenabled = true\n"), registries)
     spec = ExperimentSpec.from_toml(write_toml(extra="[qa]\nenabled = true\nmax_probes = 2\n"), registries)
-    assert spec.qa.enabled and spec.qa.max_probes == 2 and not spec.judge.enabled
+    assert spec.qa.enabled and spec.qa.max_probes == 2 and spec.qa.judges == ()
 
 
 def test_invalid_toml_is_a_config_error_naming_the_file(write_toml, registries):

@@ -22,9 +22,10 @@ import pytest
 from lyra_lab._errors import ConfigError
 from lyra_lab._params import Declared, declared
 from lyra_lab.backends import FakeLLM
-from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.experiments._runfolder import RunFolder
-from lyra_lab.replay import Pipeline, Registries, read_log
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
+from lyra_lab.runs._folder import RunFolder
+from lyra_lab.replay import Pipeline, Registries
+from lyra_lab.runs import read_log
 from lyra_lab.summarize import DEFAULT_PROMPTS
 
 # grid key of each registry, and where the built strategy sits
@@ -220,7 +221,7 @@ def test_a_grid_over_focus_runs_two_cells_whose_prompts_differ(tmp_path, corpus_
     assert [p.summarizer.focus for p in spec.pipelines] == ["pets", "travel plans"]
     # The fake summarizes every window as the focus its prompt asked for, so the log ties prompts to cells.
     llm = FakeLLM(respond=lambda msgs: msgs[-1]["content"].rpartition("Focus on: ")[2] or "no focus")
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": llm})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": llm}))
     prompts = [msgs[-1]["content"] for msgs in llm.calls]
     tails = sorted({p.rpartition("\n")[2] for p in prompts})
     assert tails == ["Summarize the conversation above in two sentences. Focus on: pets",

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timedelta, timezone
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lyra_lab.backends import LineMemoCounter, token_counter
+from lyra_lab.backends import LineMemoCounter, PlainCount, token_counter
 from lyra_lab.memory import ContextFit, MemoryEntry, fit_context, fit_contexts, render_context
-from lyra_lab.memory._cuts import Cuts, _space_cuts, line_counts
+from lyra_lab.memory import ELLIPSIS, hit_line
+from lyra_lab.memory._render import _truncate, longest_cut
 
 T0 = datetime(2023, 5, 7, tzinfo=timezone.utc)
 COUNTER = token_counter("gpt-4o-mini")
@@ -31,15 +31,19 @@ CL100K = token_counter("gpt-4")
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(texts, min_size=1, max_size=12), st.lists(st.integers(1, 160), min_size=1, max_size=4))
-def test_additive_renderer_equals_the_plain_one(bodies, budgets):
+def test_a_block_of_added_up_lines_is_counted_as_a_whole(bodies, budgets):
     entries = [entry(i, text, i) for i, text in enumerate(bodies)]
     memo = LineMemoCounter(COUNTER)
-    for budget in budgets * 2:  # the second round is served from the renderer's memos
-        fast = fit_context(entries, budget, memo)
-        plain = fit_context(entries, budget, COUNTER)  # a TokenCounter is not line-additive: the plain path
-        assert fast == plain
-        assert fast.text == render_context(entries, budget, COUNTER) == render_context(entries, budget, memo)
-        assert fast.tokens == COUNTER(fast.text) <= budget
+    for budget in budgets * 2:  # the second round is served from the counter's memo
+        fit = fit_context(entries, budget, memo)
+        assert fit == fit_context(entries, budget, COUNTER)
+        assert fit.text == render_context(entries, budget, COUNTER) == render_context(entries, budget, memo)
+        assert fit.tokens == COUNTER(fit.text) <= budget  # the lines' counts added up are the block's count
+        lines = fit.text.split("\n") if fit.text else []
+        whole = [hit_line(e) for e in entries[:fit.whole]]
+        assert "\n".join(whole) == fit.text[:len("\n".join(whole))]
+        rest = fit.text[len("\n".join(whole)):].lstrip("\n")
+        assert not rest or (rest.endswith(ELLIPSIS) and fit.whole < len(entries)) or not lines
 
 
 def test_whole_lines_and_tokens_of_a_cut_block():
@@ -80,27 +84,51 @@ def test_each_entry_line_is_counted_once_however_many_contexts_use_it():
     assert count.encoded == after_first
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.one_of(texts, wild), st.sampled_from(["[2023-05-07] ", "[undated] ", "[2023-05-07..2023-05-09] "]),
-       st.sampled_from([COUNTER, CL100K]))
-def test_each_cut_is_counted_as_the_counter_counts_its_line(text, head, counter):
-    """Cuts adds up the pieces between spaces that follow non-spaces: equal to counting the whole cut line."""
-    cuts = Cuts(LineMemoCounter(counter), head, text)
-    for m in range(1, len(cuts.offsets)):
-        got = cuts.at(m)
-        if got is not None:
-            chars, n = got
-            assert n == counter(cuts.line(chars))
-            assert cuts.line(chars) == head + counter.decode(counter.encode(text)[:m]).rstrip() + " …"
-
-
 @settings(max_examples=150, deadline=None)
 @given(st.one_of(texts, wild), st.sampled_from(["[2023-05-07] ", "[undated] ", "[2023-05-07..2023-05-09] "]),
-       st.sampled_from([COUNTER, CL100K]))
-def test_a_line_is_counted_from_its_text_as_the_counter_counts_it(text, head, counter):
-    n, n_nl, tokens = line_counts(LineMemoCounter(counter), head, text)
-    assert (n, n_nl) == (counter(head + text), counter(head + text + "\n"))
-    assert tokens is None or list(tokens) == list(counter.encode(text))
+       st.sampled_from([COUNTER, CL100K]), st.integers(1, 60))
+def test_a_cut_line_is_the_longest_head_that_fits(text, head, counter, budget):
+    """The cut is ``head + text[:m] + " …"`` within budget, on a token boundary, and the next cut does not fit."""
+    cut = _truncate(head, text, budget, LineMemoCounter(counter))
+    tokens = counter.encode(text)
+    cuts = [counter.decode(tokens[:m]).rstrip() for m in range(1, len(tokens) + 1)]
+    fitting = [m for m, body in enumerate(cuts, start=1)
+               if body and text.startswith(body) and counter(head + body + ELLIPSIS) <= budget]
+    if cut is None:
+        assert not fitting
+        return
+    assert cut.startswith(head) and cut.endswith(ELLIPSIS) and counter(cut) <= budget
+    body = cut[len(head):-len(ELLIPSIS)]
+    m = cuts.index(body) + 1
+    assert m in fitting and (m + 1 not in fitting or cuts[m] == body)  # a longest run's end
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.booleans(), min_size=0, max_size=30), st.integers(-5, 40))
+def test_longest_cut_finds_the_last_fitting_cut_of_a_monotone_count(pattern, guess):
+    n = len(pattern)
+    fits_until = sum(pattern)  # cuts 1..fits_until fit, the rest do not (a monotone count)
+    calls: list[int] = []
+
+    def fits(m):
+        calls.append(m)
+        return m <= fits_until
+
+    assert longest_cut(n, fits, guess) == (min(fits_until, n) or None)
+    assert all(1 <= m <= n for m in calls)
+
+
+def test_a_good_guess_costs_two_counts():
+    calls: list[int] = []
+    assert longest_cut(100, lambda m: calls.append(m) or m <= 40, 40) == 40 and len(calls) == 2
+    assert longest_cut(100, lambda m: m <= 40, 41) == 40
+
+
+def test_a_plain_counting_function_cuts_on_words():
+    words = PlainCount(lambda text: len(text.split()))
+    entries = [entry(0, "one two three four five six", 0)]
+    fit = fit_context(entries, 4, words)  # "[2023-05-07..2023-05-07]" is one word, "…" another
+    assert fit.text == "[2023-05-07] one two …" and fit.whole == 0 and fit.tokens == 4
 
 
 @settings(max_examples=60, deadline=None)
@@ -114,31 +142,8 @@ def test_budgets_filled_in_one_pass_equal_each_plain_fit(bodies, budgets, counte
     assert fit_contexts(entries, budgets, counter) == [fit_context(entries, b, counter) for b in budgets]
 
 
-def test_a_cut_encodes_only_its_last_words():
-    words = " ".join(f"word{i}" for i in range(60))
-    line = "[2023-05-07] word0 word1 word2 …"
-    count = CountingCounter()
-    cuts = Cuts(count, "[2023-05-07] ", words)
-    assert cuts.longest(COUNTER(line)) == (line, COUNTER(line))
-    before = len(count.texts)
-    for m in range(1, len(cuts.offsets)):
-        cuts.at(m)
-    texts = count.texts[before:]
-    assert 0 < len(texts) < len(cuts.offsets)  # at most one text per cut, none counted twice
-    whole = [text for text in texts if text.startswith("[")]
-    assert all(text.startswith("[2023-05-07] word") and " " not in text[13:-2] for text in whole)  # in word0
-    assert all(len(text) <= len(" word59 …") for text in texts if text not in whole)  # else its last word only
-
-
-def test_a_text_the_tokenizer_sanitizes_is_counted_whole():
-    cuts = Cuts(LineMemoCounter(COUNTER), "[undated] ", "bad \ud800 surrogate here")
-    for m in range(1, len(cuts.offsets)):
-        got = cuts.at(m)
-        if got is not None:
-            assert got[1] == COUNTER(cuts.line(got[0]))
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.one_of(texts, wild, st.text(alphabet=" ab.\t\n\u00a0é", max_size=20)))
-def test_space_cuts_are_the_spaces_after_non_spaces(text):
-    assert _space_cuts(text) == [match.start() for match in re.finditer(r"(?<=\S) ", text)]
+def test_a_text_the_tokenizer_sanitizes_is_cut_within_budget():
+    text = "bad \ud800 surrogate here and more words to cut"
+    for budget in range(1, 30):
+        cut = _truncate("[undated] ", text, budget, LineMemoCounter(COUNTER))
+        assert cut is None or (COUNTER(cut) <= budget and text.startswith(cut[len("[undated] "):-len(ELLIPSIS)]))

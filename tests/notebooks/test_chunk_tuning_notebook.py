@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
-import lyra_lab
+from lyra_lab import datasets
 
 CHUNKERS = ({f"turn_window[max_turns={n}]" for n in (2, 4, 8, 16)}
             | {f"token_budget[max_tokens={n}]" for n in (64, 128, 256, 512)}
             | {f"overlap_window[max_tokens={n},overlap_tokens={n // 4}]" for n in (128, 256)})
 BUDGETS = {128, 256, 512, 1000, 2048}  # the notebook's grid with TOKEN_BUDGET = 1000
-LOCOMO = Path(os.environ.get("LYRA_LOCOMO", Path(lyra_lab.__file__).resolve().parents[2] / "shared" / "datasets"
-                             / "locomo10.json"))
 
 
 def dominated(costs: np.ndarray, qualities: np.ndarray, i: int) -> bool:
@@ -41,7 +36,7 @@ def check_front(frame: pd.DataFrame, cost: str, quality: str) -> None:
 def test_chunk_tuning_notebook_sweeps_every_setting_and_compares_the_pick(tmp_path, run_notebook, monkeypatch):
     monkeypatch.delenv("LYRA_NB_FULL", raising=False)  # small mode
     run_notebook("05_chunk_budget_tuning.ipynb", "LYRA_CHUNK_TUNING_OUT", needs=(), timeout=900)
-    corpora = {"synthetic"} | ({"LoCoMo"} if LOCOMO.exists() else set())
+    corpora = {"synthetic"} | ({"LoCoMo"} if datasets.find("locomo") is not None else set())
 
     settings = pd.read_csv(tmp_path / "settings.csv")
     assert set(settings["corpus"]) == corpora

@@ -1,4 +1,8 @@
-"""Every committed notebook is output-free, matches the script that builds it, and uses only the public API."""
+"""Every committed notebook is its Jupytext source's cells, carries no progress-bar residue, uses the public API.
+
+The ``.ipynb`` files are written from ``notebooks/NN_name.py`` by ``make notebooks``
+(``notebooks/_sync.py``); these checks are fast and execute nothing.
+"""
 
 from __future__ import annotations
 
@@ -7,30 +11,77 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
-BUILT_BY = {"01_quickstart.ipynb": "build_quickstart.py", "02_backends.ipynb": "build_backends.py",
-            "03_probe_review.ipynb": "build_probe_review.py",
-            "04_property_testing.ipynb": "build_property_testing.py",
-            "05_chunk_budget_tuning.ipynb": "build_chunk_tuning.py",
-            "06_recall_locomo.ipynb": "build_recall_locomo.py",
-            "07_local_vs_cloud.ipynb": "build_local_vs_cloud.py",
-            "08_rollups_budget.ipynb": "build_rollups_budget.py"}
+REPO = NOTEBOOKS.parent
 
 
-def test_every_notebook_has_a_builder():
-    assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} == set(BUILT_BY)
+def _load_sync():
+    spec = importlib.util.spec_from_file_location("notebooks_sync", NOTEBOOKS / "_sync.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-@pytest.mark.parametrize("notebook, builder_file", sorted(BUILT_BY.items()))
-def test_committed_notebook_has_no_outputs_and_matches_its_builder(notebook, builder_file):
-    spec = importlib.util.spec_from_file_location(Path(builder_file).stem, NOTEBOOKS / builder_file)
-    builder = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(builder)
-    committed = nbformat.read(NOTEBOOKS / notebook, as_version=4)
-    assert all(not c.get("outputs") and c.get("execution_count") is None
-               for c in committed.cells if c.cell_type == "code")
-    assert [c.source for c in committed.cells] == [c.source for c in builder.build().cells]
+sync = _load_sync()
+SOURCES = sync.SOURCES
+
+
+def test_every_notebook_has_a_source_and_every_source_a_notebook():
+    assert len(SOURCES) == 8
+    assert {p.stem for p in NOTEBOOKS.glob("*.ipynb")} == {s.stem for s in SOURCES}
+    assert not list(NOTEBOOKS.glob("build_*.py"))  # the old builders (code in strings) are gone
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_committed_notebook_is_current_with_its_source(source):
+    committed = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    expected = sync.notebook_of(source)
+    cells = [(c.cell_type, c.id, c.source) for c in committed.cells]
+    assert cells == [(c.cell_type, c.id, c.source) for c in expected.cells], (
+        f"{source.with_suffix('.ipynb').name} is not current with {source.name}: run `make notebooks NB={source.stem}`")
+    assert committed.metadata["kernelspec"]["name"] == "python3"
     imports = [line for c in committed.cells if c.cell_type == "code" for line in c.source.splitlines()
                if line.startswith(("import lyra_lab", "from lyra_lab"))]
     assert imports and all("._" not in line for line in imports)  # only the public API
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_committed_outputs_hold_no_progress_bars_and_no_local_paths(source):
+    committed = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    outputs = [o for c in committed.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not any(sync.WIDGET in o.get("data", {}) for o in outputs)
+    streamed = [line for o in outputs if o.output_type == "stream" for line in o.text.splitlines()]
+    assert not [line for line in streamed if sync.is_progress(line)]
+    assert "widgets" not in committed.metadata
+    assert str(REPO) not in source.with_suffix(".ipynb").read_text(encoding="utf-8")
+
+
+def test_strip_progress_removes_bars_and_widgets_and_keeps_warnings():
+    nb = new_notebook(cells=[new_code_cell("run()")])
+    nb.metadata["widgets"] = {"state": {}}
+    nb.cells[0].outputs = [
+        new_output("display_data", data={sync.WIDGET: {"model_id": "x"}, "text/plain": "  0%|          | 0/8"}),
+        new_output("stream", name="stderr", text="cells:   0%|          | 0/8 [00:00<?, ?it/s]\r"
+                   "cells: 100%|██████████| 8/8 [00:03<00:00,  2.41it/s]\n"
+                   "warning: CIs rest on fewer than 10 probes\n"),
+        new_output("stream", name="stderr", text="chunks: 3it [00:00, 21.5it/s]\n"),
+        new_output("stream", name="stdout", text="656 tidy rows | 50% of them\n"),
+    ]
+    assert sync.strip_progress(nb) == 3
+    assert "widgets" not in nb.metadata
+    assert [(o.name, o.text) for o in nb.cells[0].outputs] == [
+        ("stderr", "warning: CIs rest on fewer than 10 probes\n"), ("stdout", "656 tidy rows | 50% of them\n")]
+
+
+def test_paths_under_the_checkout_are_shown_relative_to_it_and_under_home_from_tilde(tmp_path):
+    home, repo = tmp_path, tmp_path / "src" / "lyra-lab"
+    nb = new_notebook(cells=[new_code_cell("print(OUT)")])
+    nb.cells[0].outputs = [new_output("stream", name="stdout", text=f"results in {repo}/runs/x\n"),
+                           new_output("execute_result", data={"text/plain": f"'{repo}/a.csv'"}),
+                           new_output("stream", name="stdout", text=f"LoCoMo: {home}/.local/share/l.json\n")]
+    sync.relative_paths(nb, repo, home)
+    assert nb.cells[0].outputs[0].text == "results in runs/x\n"
+    assert nb.cells[0].outputs[1].data["text/plain"] == "'a.csv'"
+    assert nb.cells[0].outputs[2].text == "LoCoMo: ~/.local/share/l.json\n"

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
-REPO = Path(__file__).parents[2]
-LOCOMO = Path(os.environ.get("LYRA_LOCOMO", REPO.parent / "shared" / "datasets" / "locomo10.json"))
+from lyra_lab import datasets
+from tests.helpers.locomo import needs_locomo
+
+LOCOMO = datasets.find("locomo")
 NEEDS = ("nbclient", "bm25s", "hnswlib", "nltk")
 
 
@@ -29,16 +28,18 @@ def test_without_locomo_the_notebook_says_so_and_stops_without_error(tmp_path, m
     monkeypatch.setenv("LYRA_LOCOMO", str(tmp_path / "no-such-locomo10.json"))
     nb = run_notebook("06_recall_locomo.ipynb", "LYRA_RECALL_LOCOMO_OUT", needs=("nbclient",), timeout=120)
     shown = outputs(nb)
-    assert len(shown) == 1 and "LoCoMo not found at" in shown[0]["text"]  # every later cell did nothing
-    assert "no-such-locomo10.json" in shown[0]["text"]
+    # the one message, naming the command that installs it; every later cell did nothing
+    assert len(shown) == 1 and shown[0]["text"].startswith(datasets.missing_message("locomo") + "; then restart")
+    assert "no-such-locomo10.json" in shown[0]["text"] and "`lyra-lab datasets get locomo`" in shown[0]["text"]
     assert not any(tmp_path.glob("*.csv"))
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not LOCOMO.exists(), reason=f"LoCoMo not found at {LOCOMO} (set LYRA_LOCOMO)")
+@needs_locomo
 def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, run_notebook):
     from lyra_lab.backends import FakeLLM
-    from lyra_lab.experiments import ExperimentSpec, load_results, run_experiment
+    from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
+    from lyra_lab.runs import load_results
 
     # A run folder of answers from a fake backend stands in for the local model's (LYRA_NB_QA_RUN path).
     spec = ExperimentSpec.from_dict({
@@ -47,12 +48,12 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
         "grid": {"chunkers": [{"name": "turn_window", "max_turns": 1}], "recallers": ["bm25"]},
         "run": {"backends": ["fake"], "embedders": ["none"], "ks": [10]}, "qa": {"enabled": True}})
     fake_run = tmp_path / "fake-qa-run"
-    fake_rows = run_experiment(spec, fake_run, progress=False, backends={"fake": FakeLLM()})
+    fake_rows = run_experiment(spec, fake_run, None, Injected(backends={"fake": FakeLLM()}))
     monkeypatch.setenv("LYRA_NB_QA_RUN", str(fake_run))
     monkeypatch.setenv("LYRA_LOCOMO", str(LOCOMO))
     nb = run_notebook("06_recall_locomo.ipynb", "LYRA_RECALL_LOCOMO_OUT", needs=NEEDS, timeout=900)
     import lyra_lab
-    from lyra_lab.evaluate import recall_eval
+    from lyra_lab.experiments import CorpusSpec, run_recall_eval
     from lyra_lab.recall import RECALLERS
 
     assert sum("image/png" in o.get("data", {}) for o in outputs(nb)) == 3
@@ -69,10 +70,11 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
         assert ((c["ci_low"] <= c["mean"] + 1e-12) & (c["mean"] <= c["ci_high"] + 1e-12)).all()
         assert (c["n"] == 1536).all()
 
-    # recall@10 in the saved table is recall_eval's own figure at k = 10
+    # recall@10 in the saved table is recall-eval's own figure at k = 10
     corpus = lyra_lab.load(LOCOMO)
     summary = pd.read_csv(tmp_path / "summary.csv")
-    bm25 = recall_eval(corpus, RECALLERS.build("bm25"), k=10, categories=[1, 2, 3, 4], progress=False)
+    bm25 = run_recall_eval(CorpusSpec(path=LOCOMO, categories=("1", "2", "3", "4")), RECALLERS.build("bm25"),
+                           k=10, progress=False, loaded=corpus)
     saved = summary[(summary["pipeline"] == "bm25") & (summary["metric"] == "recall@10")]["mean"].item()
     assert saved == pytest.approx(bm25.recall, abs=1e-12)
     dragon = summary[summary["pipeline"].str.startswith("DRAGON")].set_index("metric")["mean"]
@@ -108,8 +110,9 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
     from lyra_lab.backends import make_embedder
 
     for name in RECALLERS.names():
-        result = recall_eval(corpus, RECALLERS.build(name), k=10, embedder=make_embedder("hashing"),
-                             categories=[1, 2, 3, 4], conversations=conversations, progress=False)
+        cut = CorpusSpec(path=LOCOMO, categories=("1", "2", "3", "4"), conversations=tuple(sorted(conversations)))
+        result = run_recall_eval(cut, RECALLERS.build(name), k=10, embedder="hashing",
+                                 embedder_object=make_embedder("hashing"), progress=False, loaded=corpus)
         missed = {p.probe_id: p.recall for p in result.per_probe if p.probe_id in ids}
         assert missed.keys() == ids and set(missed.values()) == {0.0}, name
     assert {f"{name} top 5" for name in RECALLERS.names()} <= set(failures.columns)

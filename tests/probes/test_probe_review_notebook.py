@@ -1,4 +1,4 @@
-"""The probe review notebook (built from notebooks/build_probe_review.py) runs headless and saves accepted probes."""
+"""The probe review notebook (source notebooks/03_probe_review.py) runs headless and saves accepted probes."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import lyra_lab
@@ -17,10 +18,8 @@ NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 
 
 def built_notebook():
-    spec = importlib.util.spec_from_file_location("build_probe_review", NOTEBOOKS / "build_probe_review.py")
-    builder = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(builder)
-    return builder.build()
+    # the committed notebook, which tests/notebooks/test_notebook_files.py keeps equal to its source
+    return nbformat.read(NOTEBOOKS / "03_probe_review.ipynb", as_version=4)
 
 
 def execute(nb, tmp_path, monkeypatch, **env):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from lyra_lab import ConfigError
 from lyra_lab.backends import HashingEmbedder
 from lyra_lab.memory import MemoryStore
-from lyra_lab.recall import RECALLERS, DenseAnn, ann_index
+from lyra_lab.recall import DenseAnn, Query, RECALLERS, ann_index
 
 from .test_dense_index import CountingEmbedder, entry
 
@@ -32,8 +32,8 @@ def test_incremental_ann_equals_brute_force_on_small_memories(ops, k):
         elif op == "replace" and eid in store:
             store.apply(remove=[eid], add=[entry(i, f"replaced text {i * 7}")])
         elif op == "query":
-            recaller.recall(store, "topic3", k, conversation_id="c", embedder=emb)
-    hits = recaller.recall(store, "note topic3", k, conversation_id="c", embedder=emb)
+            recaller.recall(store, Query("topic3", "c", embedder=emb), k)
+    hits = recaller.recall(store, Query("note topic3", "c", embedder=emb), k)
     entries = store.entries("c")
     if not entries:
         assert hits == []
@@ -45,14 +45,14 @@ def test_incremental_ann_equals_brute_force_on_small_memories(ops, k):
 
 def test_adds_embed_only_themselves_and_removals_are_respected():
     store, emb = MemoryStore([entry(i) for i in range(200)]), CountingEmbedder()
-    DenseAnn().recall(store, "topic3", 5, conversation_id="c", embedder=emb)
+    DenseAnn().recall(store, Query("topic3", "c", embedder=emb), 5)
     assert emb.calls == [("passage", 200), ("query", 1)]
     emb.calls.clear()
     store.add(entry(300, "a brand new fact about zebras"))
-    hits = DenseAnn().recall(store, "new fact about zebras", 1, conversation_id="c", embedder=emb)
+    hits = DenseAnn().recall(store, Query("new fact about zebras", "c", embedder=emb), 1)
     assert emb.calls == [("passage", 1), ("query", 1)] and hits[0].entry.id == "c:e300"
     store.apply(remove=["c:e300"])
-    hits = DenseAnn().recall(store, "new fact about zebras", 10, conversation_id="c", embedder=emb)
+    hits = DenseAnn().recall(store, Query("new fact about zebras", "c", embedder=emb), 10)
     assert "c:e300" not in {h.entry.id for h in hits}
     assert ann_index(store, emb, "c").builds == 1
 
@@ -63,7 +63,7 @@ def test_many_removals_rebuild_the_graph_from_kept_vectors():
     store.apply(remove=[f"c:e{i}" for i in range(2500)])
     index = ann_index(store, emb, "c")
     assert len(index) == 500 and index.embedded == 3000 and index.builds == 2
-    hits = DenseAnn().recall(store, "topic3", 500, conversation_id="c", embedder=emb)
+    hits = DenseAnn().recall(store, Query("topic3", "c", embedder=emb), 500)
     assert {h.entry.id for h in hits} <= {f"c:e{i}" for i in range(2500, 3000)}
 
 

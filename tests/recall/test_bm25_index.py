@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall import Bm25, bm25_index
+from lyra_lab.recall import Bm25, Query, bm25_index
 from lyra_lab.recall._bm25 import STOPWORDS
 from lyra_lab.recall._index import top_k
 
@@ -58,7 +58,7 @@ def test_incremental_scores_and_rankings_equal_bm25s_from_scratch(ops, query, k)
     expected = bm25s_scores(store, q)
     np.testing.assert_allclose(mine, expected, rtol=0, atol=1e-6)
     np.testing.assert_array_equal(mine, expected)  # same float32 arithmetic: bit for bit
-    hits = Bm25().recall(store, q, k, conversation_id="c")
+    hits = Bm25().recall(store, Query(q, "c"), k)
     positive = np.flatnonzero(expected > 0)
     ref = [store.entries("c")[i].id for i in positive[top_k(expected[positive], k)]]
     assert [h.entry.id for h in hits] == ref

@@ -8,7 +8,7 @@ import pytest
 
 from lyra_lab import ConfigError
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall import RECALLERS, Bm25, Tokenizer, bm25_index
+from lyra_lab.recall import Bm25, Query, RECALLERS, Tokenizer, bm25_index
 
 T0 = datetime(2023, 5, 8, tzinfo=timezone.utc)
 
@@ -23,8 +23,8 @@ STORE = [turn(1, "Caroline: I have been running every morning"), turn(2, "Mel: w
 
 def test_a_stemmed_query_matches_an_inflected_word_that_the_default_misses():
     store = MemoryStore(STORE)
-    assert Bm25().recall(store, "how often does she run", 3, conversation_id="c") == []
-    hits = Bm25(stemmer="english").recall(store, "how often does she run", 3, conversation_id="c")
+    assert Bm25().recall(store, Query("how often does she run", "c"), 3) == []
+    hits = Bm25(stemmer="english").recall(store, Query("how often does she run", "c"), 3)
     assert [h.entry.id for h in hits] == ["c:1"]
 
 
@@ -32,9 +32,9 @@ def test_words_tokens_keep_a_single_digit_number():
     store = MemoryStore(STORE)
     assert Tokenizer(tokens="words")(["we painted 5 birds"], return_ids=False) == [["we", "painted", "5", "birds"]]
     assert Tokenizer()(["we painted 5 birds"], return_ids=False) == [["we", "painted", "birds"]]
-    hits = Bm25(tokens="words").recall(store, "who mentioned 5", 3, conversation_id="c")
+    hits = Bm25(tokens="words").recall(store, Query("who mentioned 5", "c"), 3)
     assert [h.entry.id for h in hits] == ["c:2"]
-    assert Bm25().recall(store, "who mentioned 5", 3, conversation_id="c") == []
+    assert Bm25().recall(store, Query("who mentioned 5", "c"), 3) == []
 
 
 def test_the_stemmer_lowers_and_stems_both_sides():
@@ -43,8 +43,8 @@ def test_the_stemmer_lowers_and_stems_both_sides():
 
 def test_each_tokenizer_gets_its_own_index_and_the_default_keeps_its_cache_key():
     store = MemoryStore(STORE)
-    Bm25().recall(store, "beach", 3, conversation_id="c")
-    Bm25(stemmer="english").recall(store, "beach", 3, conversation_id="c")
+    Bm25().recall(store, Query("beach", "c"), 3)
+    Bm25(stemmer="english").recall(store, Query("beach", "c"), 3)
     assert set(store.cache) == {"recall.bm25:c", "recall.bm25:c:english:words2"}
     assert bm25_index(store, "c").tokenizer == Tokenizer()
 

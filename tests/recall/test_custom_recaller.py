@@ -25,10 +25,10 @@ import pytest
 from lyra_lab.backends import FakeLLM
 from lyra_lab.chunking import CHUNKERS
 from lyra_lab.corpus import Conversation, Corpus, Probe, Session, Turn
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 from lyra_lab.memory import MemoryEntry
-from lyra_lab.recall import RECALLERS, BaseRecaller
-from lyra_lab.replay import TRIGGERS, Pipeline, Registries, replay
+from lyra_lab.recall import BaseRecaller, Query, RECALLERS
+from lyra_lab.replay import TRIGGERS, Pipeline, Registries, ReplaySetup, replay, replay_iter
 from lyra_lab.rollup import ROLLUPS
 from lyra_lab.summarize import SUMMARIZERS
 from lyra_lab.testing import check_recall
@@ -65,8 +65,9 @@ def _short(entry_id: str) -> str:
 def test_a_one_method_recaller_runs_through_replay_with_hand_computed_ranks():
     pipeline = Pipeline.from_dict({"chunker": {"name": "turn_window", "max_turns": 1}}, REGISTRIES)
     recaller = REGISTRIES.recallers.build("word_overlap")
-    result = replay(CONVERSATION, PROBES, pipeline, backend=FakeLLM(), recallers={"overlap": recaller}, k=4)
-    dog, called = result.outcomes["overlap"]
+    run = replay_iter(CONVERSATION, PROBES, pipeline, ReplaySetup(FakeLLM(), recallers={"overlap": recaller}, k=4))
+    deeper = {o.probe.id: [_short(e.id) for e in o.ranking.entries(100)] for asked in run for o in asked}
+    dog, called = run.result.outcomes["overlap"]
 
     # "what is my dog called": t0 shares my/dog/is/called (4), t1 what/dog (2), t2 called (1)
     assert [(_short(h.entry.id), h.score, h.rank, h.via) for h in dog.hits] == [
@@ -74,28 +75,27 @@ def test_a_one_method_recaller_runs_through_replay_with_hand_computed_ranks():
         ("turn:s0:t1", 2.0, 2, "word_overlap"), ("chunk:00000:1", 2.0, 3, "word_overlap"),
     ]
     # the deeper ranking for equal-budget scores goes on to every entry
-    assert [_short(h.entry.id) for h in dog.ranking] == [
+    assert deeper["dog"] == [
         "turn:s0:t0", "chunk:00000:0", "turn:s0:t1", "chunk:00000:1", "turn:s0:t2", "chunk:00000:2"]
     assert dog.context.startswith("[2024-01-01] user: my dog is called Biscuit\n[2024-01-01] [2024-01-01 09:00] ")
 
     # "called": t0, t2 and their chunks score 1, t1 and its chunk 0; ties in store order
     assert [(_short(h.entry.id), h.score) for h in called.hits] == [
         ("turn:s0:t0", 1.0), ("turn:s0:t2", 1.0), ("chunk:00000:0", 1.0), ("chunk:00000:2", 1.0)]
-    assert [_short(h.entry.id) for h in called.ranking][4:] == ["turn:s0:t1", "chunk:00000:1"]
+    assert deeper["called"][4:] == ["turn:s0:t1", "chunk:00000:1"]
 
 
 def test_the_base_checks_k_and_hits_follow_the_recall_invariants():
-    store = replay(CONVERSATION, [], Pipeline.from_dict({"chunker": "turn_window"}, REGISTRIES),
-                   backend=FakeLLM()).store
-    hits = check_recall(WordOverlap(), store, "a cat called", 4, conversation_id="c")
+    store = replay(CONVERSATION, [], Pipeline.from_dict({"chunker": "turn_window"}, REGISTRIES), ReplaySetup(FakeLLM())).store
+    hits = check_recall(WordOverlap(), store, Query("a cat called", "c"), 4)
     # t2 shares a/cat/called (3), and so does the one chunk of all three turns; t0 shares "called" (1),
     # t1 "a" (1): the tie keeps store order
     assert [(_short(h.entry.id), h.score) for h in hits] == [
         ("turn:s0:t2", 3.0), ("chunk:00000:0", 3.0), ("turn:s0:t0", 1.0), ("turn:s0:t1", 1.0)]
-    assert WordOverlap().recall(store, "dog", 0, conversation_id="c") == []
+    assert WordOverlap().recall(store, Query("dog", "c"), 0) == []
     for bad in (-1, 1.5, True):
         with pytest.raises(ValueError, match="k must be a non-negative int"):
-            WordOverlap().recall(store, "dog", bad, conversation_id="c")
+            WordOverlap().recall(store, Query("dog", "c"), bad)
 
 
 GRID = """
@@ -119,7 +119,7 @@ def test_a_registered_custom_recaller_runs_in_an_experiment_grid(tmp_path):
         tmp_path / "tiny.jsonl")
     (tmp_path / "exp.toml").write_text(textwrap.dedent(GRID), encoding="utf-8")
     spec = ExperimentSpec.from_toml(tmp_path / "exp.toml", REGISTRIES)
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": FakeLLM()})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": FakeLLM()}))
     mine = df[(df["recaller"] == "word_overlap") & df["metric"].isin(["evidence_recall@1", "evidence_recall@3"])]
     got = {(r.probe_id, r.metric): r.value for r in mine.itertuples()}
     # "dog" (evidence t0): t0 is hit 1.  "called" (evidence t2): hits t0, t2, chunk 0 -> t2 only at k=3.

@@ -1,8 +1,6 @@
-"""What the indexes remember of a query (scores, top rows, BM25 term shares) never changes a ranking."""
+"""What a ``Query`` remembers (its vector, each index's scores) and the BM25 term shares never change a ranking."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import bm25s
 import numpy as np
@@ -11,13 +9,13 @@ from hypothesis import given, settings, strategies as st
 
 from lyra_lab.backends import HashingEmbedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall import (RECALLERS, Bm25, Dense, Hit, Tokenizer, bm25_index, dense_index, forget_queries,
-                             keyed_view, rrf_fuse, weighted_fuse)
+from lyra_lab.recall import (RECALLERS, Bm25, Dense, Hit, Query, Tokenizer, bm25_index, dense_index, keyed_view,
+                             rrf_fuse, weighted_fuse)
 from lyra_lab.recall._base import ranked
 from lyra_lab.recall._bm25 import STOPWORDS, _stemmer
 from lyra_lab.recall import _index
-from lyra_lab.recall._index import TopMemo, best_first, top_k
-from lyra_lab.recall._ranking import Ranking, hits_of
+from lyra_lab.recall._index import best_first, top_k
+from lyra_lab.recall._ranking import Ranking
 from lyra_lab.testing import memory_stores
 
 EMBEDDER = HashingEmbedder(dim=32)
@@ -42,43 +40,6 @@ def test_top_k_is_a_prefix_of_every_deeper_top_k_and_of_one_stable_sort(full_sor
         assert len(best_first(array, k)) >= min(k, len(array))
 
 
-def recording(scores):
-    """``(asked, order_of)``: ``order_of(k)`` is ``top_k(scores, k)``, each ``k`` asked kept in ``asked``."""
-    asked: list[int] = []
-
-    def order_of(k):
-        asked.append(k)
-        return top_k(scores, k)
-
-    return asked, order_of
-
-
-def test_top_memo_recomputes_only_for_a_new_key_or_a_deeper_cut_answer():
-    scores = np.arange(10, dtype=np.float32)
-    asked, order_of = recording(scores)
-    memo = TopMemo(min_depth=1)
-    assert memo.top("q", 3, order_of).tolist() == [9, 8, 7]
-    assert memo.top("q", 2, order_of).tolist() == [9, 8] and asked == [3]  # a prefix: not recomputed
-    assert memo.top("q", 5, order_of).tolist() == [9, 8, 7, 6, 5] and asked == [3, 5]  # deeper than kept
-    assert len(memo.top("q", 50, order_of)) == 10 and asked == [3, 5, 50]
-    assert len(memo.top("q", 80, order_of)) == 10 and asked == [3, 5, 50]  # 50 gave all ten: complete
-    memo.top("other", 2, order_of)
-    memo.forget()
-    memo.top("other", 2, order_of)
-    assert asked == [3, 5, 50, 2, 2]
-    whole = TopMemo()
-    assert whole.top("q", 1, lambda k: best_first(scores, k)).tolist() == [9]
-    assert whole.top("q", 7, lambda k: 1 / 0).tolist() == top_k(scores, 7).tolist()  # a full sort: complete
-
-
-def test_top_memo_asks_at_least_its_min_depth_and_answers_shallower_asks_from_it():
-    asked, order_of = recording(np.arange(10, dtype=np.float32))
-    memo = TopMemo(min_depth=4)
-    assert memo.top("q", 2, order_of).tolist() == [9, 8] and asked == [4]
-    assert memo.top("q", 4, order_of).tolist() == [9, 8, 7, 6] and asked == [4]  # within the first answer
-    assert memo.top("q", 6, order_of).tolist() == [9, 8, 7, 6, 5, 4] and asked == [4, 6]  # deeper: asked again
-
-
 def _fresh(store: MemoryStore) -> MemoryStore:
     """The same entries in a new store: new indexes, nothing remembered."""
     return MemoryStore(list(store))
@@ -87,20 +48,22 @@ def _fresh(store: MemoryStore) -> MemoryStore:
 @pytest.mark.parametrize("spec", SPECS, ids=str)
 @settings(max_examples=60, deadline=None)
 @given(drawn=memory_stores(), asks=st.lists(st.tuples(_queries, st.integers(0, 12)), min_size=1, max_size=6))
-def test_rankings_with_the_memo_equal_those_of_a_fresh_store(spec, drawn, asks):
+def test_rankings_from_a_remembering_query_equal_those_of_a_fresh_one(spec, drawn, asks):
     store, cid = drawn
     recaller, dense = RECALLERS.build(spec), Dense()
-    for query, k in asks:
-        dense.recall(store, query, 3, conversation_id=cid, embedder=EMBEDDER)  # another recaller, same query
-        warm = recaller.recall(store, query, k, conversation_id=cid, embedder=EMBEDDER)
-        assert warm == recaller.recall(_fresh(store), query, k, conversation_id=cid, embedder=EMBEDDER)
+    for text, k in asks:
+        query = Query(text, cid, embedder=EMBEDDER)
+        dense.recall(store, query, 3)  # another recaller asked the same query first
+        recaller.recall(store, query, 40)  # and a deeper ranking of it
+        warm = recaller.recall(store, query, k)
+        assert warm == recaller.recall(_fresh(store), Query(text, cid, embedder=EMBEDDER), k)
 
 
 def _fused_hits(store, query, k, cid, hybrid):
     """Hybrid as it was first written: fuse dense's and BM25's top-n hits by id, stable sort, cut at k."""
     n = max(k, hybrid.candidates)
-    dense = Dense().recall(store, query, n, conversation_id=cid, embedder=EMBEDDER)
-    lexical = Bm25().recall(store, query, n, conversation_id=cid)
+    dense = Dense().recall(store, Query(query, cid, embedder=EMBEDDER), n)
+    lexical = Bm25().recall(store, Query(query, cid), n)
     by_id = {h.entry.id: h.entry for h in [*dense, *lexical]}
     if hybrid.method == "rrf":
         fused = rrf_fuse([[h.entry.id for h in dense], [h.entry.id for h in lexical]], hybrid.rrf_k)
@@ -118,22 +81,35 @@ def test_hybrid_fuses_exactly_as_rrf_fuse_and_weighted_fuse_do(spec, drawn, quer
     store, cid = drawn
     hybrid = RECALLERS.build(spec)
     expected = _fused_hits(_fresh(store), query, k, cid, hybrid)
-    assert hybrid.recall(store, query, k, conversation_id=cid, embedder=EMBEDDER) == expected
+    assert hybrid.recall(store, Query(query, cid, embedder=EMBEDDER), k) == expected
 
 
-def test_forget_queries_reaches_the_indexes_of_keyed_views_too():
+def test_a_query_computes_its_vector_and_scores_once_and_a_new_query_again():
     store = MemoryStore([MemoryEntry(f"e{i}", "c", "turn", f"Caroline: note {i} about cats", (f"t{i}",), ("s1",))
                          for i in range(6)])
-    RECALLERS.build("reference").recall(store, "cats", 3, conversation_id="c", embedder=EMBEDDER)
+
+    class Counting(HashingEmbedder):
+        queries = 0
+
+        def embed(self, texts, kind="passage"):
+            if kind == "query":
+                Counting.queries += len(texts)
+            return super().embed(texts, kind=kind)
+
+    embedder = Counting(dim=32)
+    query = Query("cats", "c", embedder=embedder)
+    for k in (1, 3, 6):
+        RECALLERS.build("reference").recall(store, query, k)
+        RECALLERS.build("hybrid").recall(store, query, k)
+    assert Counting.queries == 1  # one vector for every recall of the query
+    RECALLERS.build("reference").recall(store, Query("cats", "c", embedder=embedder), 3)
+    assert Counting.queries == 2  # a new query pays for its own
     view = keyed_view(store, "c", "dated", 2)
     lexical = bm25_index(view.store, "c", Tokenizer("english", "words"))
-    dense = dense_index(store, EMBEDDER, "c")
-    vector = EMBEDDER.embed(["cats"], kind="query")[0]
-    kept_lexical, kept_dense = lexical.scores("cats"), dense.scores(vector)[1]
-    assert lexical.scores("cats") is kept_lexical and dense.scores(vector)[1] is kept_dense  # remembered
-    forget_queries(store)
-    assert lexical.scores("cats") is not kept_lexical and dense.scores(vector)[1] is not kept_dense
-    np.testing.assert_array_equal(lexical.scores("cats"), kept_lexical)
+    dense = dense_index(store, embedder, "c")
+    vector = embedder.embed(["cats"], kind="query")[0]
+    assert lexical.scores("cats") is not lexical.scores("cats")  # an index remembers no query
+    np.testing.assert_array_equal(dense.scores(vector)[1], dense.scores(vector)[1])
 
 
 def test_bm25_term_shares_are_recomputed_after_the_index_changes():
@@ -154,16 +130,6 @@ def test_ranked_takes_a_ranking_as_it_is_and_pairs_as_ever():
     assert ranked(ranking, 0, "x") == []
     with pytest.raises(ValueError, match="one score per entry"):
         Ranking(entries, [1.0])
-
-
-def test_hits_of_builds_equal_frozen_hits():
-    entries = [MemoryEntry(i, "c", "turn", i, ()) for i in "ab"]
-    hits = hits_of(entries, [0.5, 0.25], "dense")
-    built = [Hit(entries[0], 0.5, 0, "dense"), Hit(entries[1], 0.25, 1, "dense")]
-    assert hits == built and [hash(h) for h in hits] == [hash(h) for h in built] and repr(hits) == repr(built)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        hits[0].score = 1.0  # type: ignore[misc]
-    assert hits_of([], [], "dense") == []
 
 
 @pytest.mark.parametrize("stemmer", ["none", "english"])

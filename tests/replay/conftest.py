@@ -80,9 +80,9 @@ class SpyRollup:
 class SpyRecaller:
     """Returns the newest k entries; records the latest turn time it could see."""
 
-    def recall(self, store, query, k, *, conversation_id, embedder=None, now=None):
-        entries = sorted(store.entries(conversation_id), key=lambda e: (e.end, e.id), reverse=True)
-        SPY_LOG["recall"].append((query, now, entries[0].end if entries else None,
+    def recall(self, store, query, k):
+        entries = sorted(store.entries(query.conversation_id), key=lambda e: (e.end, e.id), reverse=True)
+        SPY_LOG["recall"].append((query.text, query.now, entries[0].end if entries else None,
                                   {t for e in entries for t in e.turn_ids}))
         return [Hit(entry=e, score=1.0 / (i + 1), rank=i) for i, e in enumerate(entries[:k])]
 

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lyra_lab.backends import FakeLLM, HashingEmbedder
-from lyra_lab.replay import Pipeline, RunLog, read_log, replay
+from lyra_lab.replay import Pipeline, ReplaySetup, replay
+from lyra_lab.runs import RunLog, read_log
 from lyra_lab.testing import conversations
 
 
@@ -25,7 +26,7 @@ def test_rollup_sees_the_replay_clock_not_wall_time(build, registries, spy_log):
     # three sessions spread over two months, replayed in well under a second
     conv = build.conversation([[0, 0.5], [24 * 30, 24 * 30 + 1], [24 * 60]])
     p = pipeline(registries, summarizer="concat", rollup="spy")
-    replay(conv, [], p, backend=FakeLLM(), recallers={})
+    replay(conv, [], p, ReplaySetup(FakeLLM(), recallers={}))
     calls = spy_log["rollup"]
     assert len(calls) == 3
     expected = [build.T0 + timedelta(hours=h) for h in (0.5, 24 * 30 + 1, 24 * 60)]
@@ -38,7 +39,7 @@ def test_rollup_sees_the_replay_clock_not_wall_time(build, registries, spy_log):
 def test_a_probe_sees_only_turns_before_its_asked_at(build, registries, spy_log):
     conv = build.conversation([[0, 1], [10, 11], [20]])
     probes = [build.probe("p_at_10", 10), build.probe("p_mid", 15), build.probe("p_end", None)]
-    result = replay(conv, probes, pipeline(registries), backend=FakeLLM(), recallers={"spy": registries.recallers.build("spy")}, k=50)
+    result = replay(conv, probes, pipeline(registries), ReplaySetup(FakeLLM(), recallers={"spy": registries.recallers.build("spy")}, k=50))
     seen = {query: (now, newest, ids) for query, now, newest, ids in spy_log["recall"]}
     now, newest, ids = seen["what about p_at_10?"]
     assert now == build.T0 + timedelta(hours=10)
@@ -52,12 +53,12 @@ def test_a_probe_sees_only_turns_before_its_asked_at(build, registries, spy_log)
     assert [o.probe.id for o in outcomes] == ["p_at_10", "p_mid", "p_end"]
     assert {t for h in outcomes[0].hits for t in h.entry.turn_ids} == {"c1:s0:t0", "c1:s0:t1"}
     # raw turns plus one chunk per flushed session (no summarizer, keep_raw)
-    assert outcomes[0].memory_entries == 3 and outcomes[2].memory_entries == 8
+    assert outcomes[0].memory.entries == 3 and outcomes[2].memory.entries == 8
 
 
 def test_summaries_cover_their_window_and_keep_raw_decides_whether_turns_stay(build, registries):
     conv = build.conversation([[0, 1, 2], [30, 31]])
-    kept = replay(conv, [], pipeline(registries, summarizer="concat"), backend=FakeLLM(), recallers={})
+    kept = replay(conv, [], pipeline(registries, summarizer="concat"), ReplaySetup(FakeLLM(), recallers={}))
     kinds = Counter(e.kind for e in kept.store)
     assert kinds == {"turn": 5, "summary": 2}
     summaries = kept.store.entries(kind="summary")
@@ -65,8 +66,7 @@ def test_summaries_cover_their_window_and_keep_raw_decides_whether_turns_stay(bu
     assert summaries[0].start == build.T0 and summaries[0].end == build.T0 + timedelta(hours=2)
     assert summaries[1].session_ids == ("c1:s1",)
 
-    dropped = replay(conv, [], pipeline(registries, summarizer="concat", keep_raw=False), backend=FakeLLM(),
-                     recallers={})
+    dropped = replay(conv, [], pipeline(registries, summarizer="concat", keep_raw=False), ReplaySetup(FakeLLM(), recallers={}))
     assert Counter(e.kind for e in dropped.store) == {"summary": 2}
     # either way every turn is still covered by some entry
     for result in (kept, dropped):
@@ -75,7 +75,7 @@ def test_summaries_cover_their_window_and_keep_raw_decides_whether_turns_stay(bu
 
 def test_without_a_summarizer_chunks_go_into_memory_as_they_are(build, registries):
     conv = build.conversation([[0, 1, 2]])
-    result = replay(conv, [], pipeline(registries, keep_raw=False), backend=FakeLLM(), recallers={})
+    result = replay(conv, [], pipeline(registries, keep_raw=False), ReplaySetup(FakeLLM(), recallers={}))
     chunks = result.store.entries(kind="chunk")
     assert [c.turn_ids for c in chunks] == [("c1:s0:t0", "c1:s0:t1"), ("c1:s0:t2",)]
     assert "session 0 turn 2" in chunks[1].text
@@ -85,8 +85,7 @@ def test_without_a_summarizer_chunks_go_into_memory_as_they_are(build, registrie
 
 def test_an_empty_summary_is_not_written_and_the_raw_turns_stay(build, registries):
     conv = build.conversation([[0, 1]])
-    result = replay(conv, [], pipeline(registries, summarizer="concat", keep_raw=False),
-                    backend=FakeLLM(outputs=["   "]), recallers={})
+    result = replay(conv, [], pipeline(registries, summarizer="concat", keep_raw=False), ReplaySetup(FakeLLM(outputs=["   "]), recallers={}))
     assert Counter(e.kind for e in result.store) == {"turn": 2}
 
 
@@ -95,14 +94,14 @@ def test_one_replay_serves_every_recaller_and_costs_are_counted(build, registrie
     probes = [build.probe("q1", None, evidence=("c1:s0:t1",))]
     llm = FakeLLM()
     recallers = {name: registries.recallers.build(name) for name in ("dense", "bm25", "hybrid")}
-    result = replay(conv, probes, pipeline(registries, summarizer="concat"), backend=llm,
-                    embedder=HashingEmbedder(), recallers=recallers, k=3)
+    result = replay(conv, probes, pipeline(registries, summarizer="concat"), ReplaySetup(llm, embedder=HashingEmbedder(), recallers=recallers, k=3))
     assert len(llm.calls) == 2  # one summary per session, whatever the number of recallers
     assert set(result.outcomes) == {"dense", "bm25", "hybrid"}
     for outcomes in result.outcomes.values():
         (o,) = outcomes
         assert 0 < len(o.hits) <= 3 and o.context and o.context_tokens > 0
-        assert o.memory_entries == 7 and o.memory_tokens > 0 and "session 1 turn 1" in o.memory_text
+        assert o.memory.entries == 7 and o.memory.tokens > 0
+    assert any("session 1 turn 1" in e.text for e in result.store)
     summarize = result.phases["summarize"]
     assert summarize.usage.calls == 2 and len(summarize.latencies_s) == 2
     assert summarize.usage.prompt_tokens > 0 and summarize.usage.completion_tokens > 0
@@ -114,8 +113,7 @@ def test_one_replay_serves_every_recaller_and_costs_are_counted(build, registrie
 def test_context_stays_within_the_context_budget(build, registries):
     conv = build.conversation([[i * 0.1 for i in range(30)]])
     probes = [build.probe("q", None)]
-    result = replay(conv, probes, pipeline(registries, context_budget=25), backend=FakeLLM(),
-                    embedder=HashingEmbedder(), recallers={"dense": registries.recallers.build("dense")}, k=10)
+    result = replay(conv, probes, pipeline(registries, context_budget=25), ReplaySetup(FakeLLM(), embedder=HashingEmbedder(), recallers={"dense": registries.recallers.build("dense")}, k=10))
     (o,) = result.outcomes["dense"]
     assert 0 < o.context_tokens <= 25
 
@@ -146,8 +144,8 @@ def test_workers_summarize_ahead_without_changing_the_memory(build, registries):
     conv = build.conversation([[d * 24, d * 24 + 1] for d in range(6)])
     p = pipeline(registries, summarizer="concat")
     serial, parallel = SlowFake(0.02), SlowFake(0.02)
-    one = replay(conv, [], p, backend=serial, recallers={}, workers=1)
-    three = replay(conv, [], p, backend=parallel, recallers={}, workers=3)
+    one = replay(conv, [], p, ReplaySetup(serial, recallers={}, workers=1))
+    three = replay(conv, [], p, ReplaySetup(parallel, recallers={}, workers=3))
     assert one.store.dumps() == three.store.dumps()
     assert serial.max_in_flight == 1 and parallel.max_in_flight > 1
 
@@ -160,9 +158,7 @@ def test_events_go_to_the_run_log_and_a_failing_progress_callback_is_harmless(bu
         raise RuntimeError("progress sink broke")
 
     with RunLog(tmp_path / "log.jsonl") as log:
-        result = replay(conv, probes, pipeline(registries, summarizer="concat", rollup="time_ladder", budget=60),
-                        backend=FakeLLM(), embedder=HashingEmbedder(),
-                        recallers={"dense": registries.recallers.build("dense")}, log=log, on_event=explode)
+        result = replay(conv, probes, pipeline(registries, summarizer="concat", rollup="time_ladder", budget=60), ReplaySetup(FakeLLM(), embedder=HashingEmbedder(), recallers={"dense": registries.recallers.build("dense")}, log=log, on_event=explode))
     events = list(read_log(tmp_path / "log.jsonl"))
     kinds = Counter(e["event"] for e in events)
     assert kinds["summary_written"] == 2 and kinds["rollup_report"] == 2 and kinds["recall"] == 1
@@ -179,7 +175,7 @@ def test_events_go_to_the_run_log_and_a_failing_progress_callback_is_harmless(bu
 def test_probes_of_another_conversation_are_refused(build, registries):
     conv = build.conversation([[0]])
     with pytest.raises(ValueError, match="another conversation"):
-        replay(conv, [build.probe("q", None, cid="other")], pipeline(registries), backend=FakeLLM(), recallers={})
+        replay(conv, [build.probe("q", None, cid="other")], pipeline(registries), ReplaySetup(FakeLLM(), recallers={}))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -187,7 +183,7 @@ def test_probes_of_another_conversation_are_refused(build, registries):
        trigger=st.sampled_from([{"name": "session_end"}, {"name": "every_turns", "n": 3}, {"name": "idle_gap"}]))
 def test_memory_always_covers_every_fed_turn_exactly_as_keep_raw_says(registries, conv, keep_raw, trigger):
     p = pipeline(registries, summarizer="concat", keep_raw=keep_raw, trigger=trigger)
-    result = replay(conv, [], p, backend=FakeLLM(), recallers={})
+    result = replay(conv, [], p, ReplaySetup(FakeLLM(), recallers={}))
     entries = list(result.store)
     all_ids = {t.id for t in conv.turns()}
     assert {t for e in entries for t in e.turn_ids} == all_ids

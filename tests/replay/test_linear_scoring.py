@@ -16,11 +16,11 @@ import lyra_lab.matching._retention as retention
 import lyra_lab.matching._squad as qa
 from lyra_lab.backends import FakeLLM, HashingEmbedder, token_counter
 from lyra_lab.corpus import Conversation, Probe, Session, Turn
-from lyra_lab.evaluate import answer_retained, score_outcome
+from lyra_lab.matching import answer_retained
+from lyra_lab.measures import Scoring, score_recall
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall import RECALLERS
-from lyra_lab.replay import Pipeline, replay
-from lyra_lab.replay._probe import MemoryTally, ProbeAsker
+from lyra_lab.replay import MemoryTally, Pipeline, ReplaySetup, replay_iter
 from lyra_lab.rollup import render_memory
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -53,19 +53,21 @@ def scoring_work(turns: int, probes: int, monkeypatch) -> tuple[int, int]:
     monkeypatch.setattr(retention, "normalize_answer", counting)
     conv, ps = conversation_with_probes(turns, probes)
     p = Pipeline.from_dict({"chunker": {"name": "turn_window", "max_turns": 4}}, Registries.default())
-    asked: list[ProbeAsker] = []
-    init = ProbeAsker.__init__
+    tallies: list[MemoryTally] = []
+    init = MemoryTally.__init__
 
     def spy(self, *args, **kwargs):
         init(self, *args, **kwargs)
-        asked.append(self)
+        tallies.append(self)
 
-    monkeypatch.setattr(ProbeAsker, "__init__", spy)
-    result = replay(conv, ps, p, backend=FakeLLM(), embedder=HashingEmbedder(), recallers={"bm25": RECALLERS.build("bm25")}, k=5)
-    for outcome in result.outcomes["bm25"]:
-        score_outcome(outcome, [5])
-    assert asked[0].tally.entries_indexed == len(result.store)  # every entry indexed exactly once
-    return chars[0], asked[0].tally.entries_indexed
+    monkeypatch.setattr(MemoryTally, "__init__", spy)
+    run = replay_iter(conv, ps, p, ReplaySetup(FakeLLM(), embedder=HashingEmbedder(),
+                                               recallers={"bm25": RECALLERS.build("bm25")}, k=5))
+    for asked in run:
+        for outcome in asked:
+            score_recall(outcome, Scoring(ks=(5,), budgets=(256,)))
+    assert tallies[0].entries_indexed == len(run.result.store)  # every entry indexed exactly once
+    return chars[0], tallies[0].entries_indexed
 
 
 def test_doubling_probes_and_memory_does_not_quadruple_scoring_work(monkeypatch):
@@ -85,15 +87,12 @@ def test_memory_tokens_match_counting_the_rendered_memory():
     for entry in entries:
         store.add(entry)
         tally.sync()
-        current = store.entries("c")
-        assert tally.memory_tokens(current) == count(render_memory(current))
-        assert tally.render(current) == render_memory(current)  # from the lines kept per entry
+        assert tally.memory_tokens() == count(render_memory(store.entries("c")))
     store.apply(remove=["e4", "e1"], add=[MemoryEntry("d", "c", "digest", "week one", ("t0", "t2"), level=1,
                                                      start=T0, end=T0 + timedelta(hours=2))])
     tally.sync()
-    assert tally.memory_tokens(store.entries("c")) == count(render_memory(store.entries("c")))
-    assert tally.render(store.entries("c")) == render_memory(store.entries("c"))
-    assert tally.render(store.entries("c")).startswith("[2024-01-01] week one\n")  # coarse before fine
+    assert tally.memory_tokens() == count(render_memory(store.entries("c")))
+    assert render_memory(store.entries("c")).startswith("[2024-01-01] week one\n")  # coarse before fine
 
 
 def test_a_five_megabyte_memory_is_counted_without_encoding_it_at_once():
@@ -105,9 +104,10 @@ def test_a_five_megabyte_memory_is_counted_without_encoding_it_at_once():
     entries = [MemoryEntry(f"e{i}", "c", "chunk", line * 2000, (f"t{i}",), start=T0 + timedelta(days=i),
                            end=T0 + timedelta(days=i)) for i in range(30)]
     store = MemoryStore(entries)
-    asker = ProbeAsker(store, "c", None, {}, None, 5, count, lambda *a, **k: None)
-    memory_text, n, tokens = asker.memory_snapshot()
-    assert n == 30 and len(memory_text) > 5_000_000 and tokens == count(memory_text)
+    tally = MemoryTally(store, "c", count)
+    tally.sync()
+    memory_text = render_memory(store.entries("c"))
+    assert tally.entries_indexed == 30 and len(memory_text) > 5_000_000 and tally.memory_tokens() == count(memory_text)
 
 
 ANSWER_WORDS = st.sampled_from(WORDS + ["", "!", "'s", "The", "LISBON", "7,", "2023."])
@@ -130,8 +130,10 @@ def test_replayed_retention_equals_the_rule(threshold):
     from lyra_lab.replay import Registries
 
     p = Pipeline.from_dict({"chunker": {"name": "turn_window", "max_turns": 4}}, Registries.default())
-    result = replay(conv, ps, p, backend=FakeLLM(), recallers={"bm25": RECALLERS.build("bm25")}, k=3)
-    for outcome in result.outcomes["bm25"]:
-        assert outcome.memory_answer_recall is not None
-        fast = score_outcome(outcome, [3], retention_threshold=threshold)["retention"]
-        assert fast == float(answer_retained(outcome.probe.answer, outcome.memory_text, threshold))
+    run = replay_iter(conv, ps, p, ReplaySetup(FakeLLM(), recallers={"bm25": RECALLERS.build("bm25")}, k=3))
+    for asked in run:
+        memory_text = render_memory(run.store.entries("c"))
+        for outcome in asked:
+            assert outcome.memory.answer_recall is not None
+            fast = score_recall(outcome, Scoring(ks=(3,), retention_threshold=threshold))["retention"]
+            assert fast == float(answer_retained(outcome.probe.answer, memory_text, threshold))

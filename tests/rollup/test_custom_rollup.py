@@ -12,7 +12,7 @@ from lyra_lab.chunking import CHUNKERS
 from lyra_lab.corpus import Conversation, Session, Turn
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore, render_memory
 from lyra_lab.recall import RECALLERS
-from lyra_lab.replay import TRIGGERS, Pipeline, Registries, replay
+from lyra_lab.replay import Pipeline, Registries, ReplaySetup, TRIGGERS, replay
 from lyra_lab.rollup import ROLLUPS, BaseRollup, Compaction, Edit, skip
 from lyra_lab.summarize import SUMMARIZERS
 from lyra_lab.testing import rollup_machine, word_count
@@ -93,7 +93,7 @@ def test_a_registered_custom_rollup_compacts_during_a_replay():
     registries = Registries(CHUNKERS, SUMMARIZERS, ROLLUPS.extended(fold_all=FoldAll), RECALLERS, TRIGGERS)
     pipeline = Pipeline.from_dict({"chunker": "turn_window", "rollup": "fold_all", "budget": 40}, registries)
     llm = FakeLLM(respond=lambda messages: "a short note")
-    result = replay(conv, [], pipeline, backend=llm, recallers={})
+    result = replay(conv, [], pipeline, ReplaySetup(llm, recallers={}))
     [note] = result.store.entries("c")
     assert note.id == "note:c" and note.text == "a short note"
     assert note.turn_ids == tuple(t.id for t in turns)  # every turn folded, none lost

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lyra_lab._params import strategy_name
 from lyra_lab import ConfigError
 from lyra_lab.backends import BackendError, FakeLLM
 from lyra_lab.chunking import AdaptiveChunker, Chunk, TurnWindowChunker
@@ -53,7 +54,8 @@ class SlowFake(FakeLLM):
             self.params.append(params)
         try:
             time.sleep(5.0 if self.hang_when(messages) else self.delay)
-            return super().complete(messages, **params)
+            # a fake that ignores its deadline: the summarizer must still stop waiting at it
+            return super().complete(messages, **{k: v for k, v in params.items() if k != "deadline"})
         finally:
             with self._count:
                 self.in_flight -= 1
@@ -79,15 +81,19 @@ def test_map_reduce_makes_n_chunk_calls_and_one_merge():
     assert all(f"Part {i}:" in merge_prompt for i in range(1, 5))
 
 
-def test_map_reduce_respects_the_concurrency_bound_and_passes_timeouts():
+def test_map_reduce_respects_the_concurrency_bound_and_passes_deadlines():
     llm = SlowFake(delay=0.1)
+    started = time.monotonic()
     MapReduceSummarizer(max_concurrency=2, chunk_timeout_s=7, merge_timeout_s=3).summarize(
         TurnWindowChunker(max_turns=1).chunk(TURNS), llm)
     assert llm.peak == 2  # bounded, and the bound was actually used
-    chunk_params = [p for p in llm.params if p["timeout"] == 7]
+    # each call gets a deadline for the whole call (a monotonic instant), never a per-attempt timeout
+    assert all("timeout" not in p for p in llm.params)
+    chunk_params, (merge_params,) = llm.params[:-1], llm.params[-1:]
     assert len(chunk_params) == 8
     assert all(p["max_tokens"] == 256 and p["temperature"] == 0 for p in chunk_params)
-    assert [p["timeout"] for p in llm.params].count(3) == 1
+    assert all(started + 7 <= p["deadline"] <= time.monotonic() + 7 for p in chunk_params)
+    assert started + 3 <= merge_params["deadline"] <= time.monotonic() + 3
 
 
 def test_a_hung_chunk_times_out_and_its_excerpt_stands_in():
@@ -152,7 +158,7 @@ def test_adaptive_plan_decision_is_reported():
 
 
 @pytest.mark.parametrize("summarizer", [SinglePassSummarizer(), MapReduceSummarizer(), RefineSummarizer()],
-                         ids=lambda s: s.registry_name)
+                         ids=strategy_name)
 def test_focus_reaches_every_prompt(summarizer):
     llm = FakeLLM()
     summarizer.summarize(CHUNKS, llm, focus="keep unresolved decisions")

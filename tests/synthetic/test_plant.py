@@ -12,7 +12,7 @@ import lyra_lab
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM, HashingEmbedder
 from lyra_lab.synthetic import CATEGORIES, plant_probes, planted_counts
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 
 T0 = datetime(2024, 2, 1, 9, 0, tzinfo=UTC)
 ASKS = ["How do I make my python script read a csv file and skip the header row without pandas?",
@@ -153,8 +153,7 @@ def test_a_grid_over_an_export_with_planted_probes_scores_every_recaller(export,
     corpus.save(tmp_path / "planted.jsonl")
     (tmp_path / "exp.toml").write_text(GRID, encoding="utf-8")
     spec = ExperimentSpec.from_toml(tmp_path / "exp.toml")
-    df = run_experiment(spec, tmp_path / "run", progress=False, backends={"fake": FakeLLM()},
-                        embedders={"hashing": HashingEmbedder()})
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()}))
     assert not df.attrs.get("failed_cells")
     recall = df[df["metric"] == "evidence_recall@5"]
     answerable = {p.id for p in corpus.probes if not p.abstention}
@@ -169,7 +168,7 @@ def test_reports_split_planted_probes_from_the_datasets_own(export, tmp_path):
     import pandas as pd
 
     from lyra_lab.corpus import Probe
-    from lyra_lab.evaluate import write_report
+    from lyra_lab.reports import write_report
 
     # two probes of the user's own history (as a dataset or a reviewed draft would give), about real turns
     conv = export.conversations[0]
@@ -181,8 +180,7 @@ def test_reports_split_planted_probes_from_the_datasets_own(export, tmp_path):
     (tmp_path / "exp.toml").write_text(GRID.replace('summarizers = ["none", "single_pass"]', 'summarizers = ["none"]')
                                        .replace('"dense", "bm25", "hybrid", "recency", "tiered"', '"bm25"'),
                                        encoding="utf-8")
-    df = run_experiment(ExperimentSpec.from_toml(tmp_path / "exp.toml"), tmp_path / "run", progress=False,
-                        backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()})
+    df = run_experiment(ExperimentSpec.from_toml(tmp_path / "exp.toml"), tmp_path / "run", None, Injected(backends={"fake": FakeLLM()}, embedders={"hashing": HashingEmbedder()}))
     per_probe = df[df["probe_id"] != ""]
     assert per_probe.groupby("probe_id")["probe_origin"].nunique().eq(1).all()
     origin = per_probe.drop_duplicates("probe_id").set_index("probe_id")["probe_origin"]

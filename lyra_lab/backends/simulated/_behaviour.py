@@ -33,6 +33,53 @@ _PIECE = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
+class FaultRule:
+    """A scripted fault for the chat requests that match: one named call made to fail, say on every attempt.
+
+    A request matches when its messages' text contains every string of
+    ``contains`` and none of ``excludes``. The rule lets the first ``skip``
+    matching requests through, then gives the next ``times`` of them
+    ``outcome`` (``times`` None: every matching request from then on, so a
+    call fails on every attempt).
+
+    Attributes:
+        outcome: what a struck request gets (``"503"``, ``"hang"``, ``"malformed"``…; see ``OUTCOMES``).
+        contains: strings that must all appear in the request's messages.
+        excludes: strings none of which may appear.
+        skip: matching requests let through before the rule strikes (the Nth request: ``skip = N - 1``).
+        times: how many matching requests it strikes (None: all of them).
+
+    >>> FaultRule("503", contains=("item5",), excludes=("Combine the summaries",))
+    FaultRule(outcome='503', contains=('item5',), excludes=('Combine the summaries',), skip=0, times=None)
+    """
+
+    outcome: str
+    contains: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    skip: int = 0
+    times: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES or self.outcome == "ok":
+            raise ValueError(f"fault rule: unknown outcome {self.outcome!r}; known: "
+                             f"{', '.join(sorted(OUTCOMES - {'ok'}))}")
+        for name in ("contains", "excludes"):
+            value = (getattr(self, name),) if isinstance(getattr(self, name), str) else tuple(getattr(self, name))
+            if not all(isinstance(v, str) and v for v in value):
+                raise ValueError(f"fault rule: {name} must be non-empty strings, got {value!r}")
+            object.__setattr__(self, name, value)
+        if isinstance(self.skip, bool) or not isinstance(self.skip, int) or self.skip < 0:
+            raise ValueError(f"fault rule: skip must be an integer >= 0, got {self.skip!r}")
+        if self.times is not None and (isinstance(self.times, bool) or not isinstance(self.times, int)
+                                       or self.times < 1):
+            raise ValueError(f"fault rule: times must be an integer >= 1 or None, got {self.times!r}")
+
+    def matches(self, text: str) -> bool:
+        """Whether a request whose messages hold ``text`` is one this rule is about."""
+        return all(c in text for c in self.contains) and not any(e in text for e in self.excludes)
+
+
+@dataclass(frozen=True)
 class SimulatedSpec:
     """How the simulated server behaves.
 
@@ -45,6 +92,8 @@ class SimulatedSpec:
         rate_limit_rps: token-bucket rate; a request over it gets 429 + Retry-After.
         rate_limit_burst: bucket size.
         fault_rates: outcome → probability per request (e.g. ``{"503": 0.1}``).
+        fault_rules: scripted faults for requests that match (``FaultRule``),
+            checked in order after the ``enqueue`` script and before the random draw.
         retry_after_s: ``Retry-After`` sent with injected 429s (None: no header).
         hang_s: how long a "hang" holds the request (ended early by ``stop``).
         include_usage: report usage (false: a server that omits it).
@@ -65,6 +114,7 @@ class SimulatedSpec:
     rate_limit_rps: float | None = None
     rate_limit_burst: int = 1
     fault_rates: Mapping[str, float] = field(default_factory=dict, hash=False)
+    fault_rules: tuple[FaultRule, ...] = ()
     retry_after_s: float | None = 1.0
     hang_s: float = 30.0
     include_usage: bool = True
@@ -91,15 +141,34 @@ class SimulatedSpec:
         if any(not 0 <= p <= 1 for p in self.fault_rates.values()) or sum(self.fault_rates.values()) > 1:
             raise ValueError("fault_rates must be probabilities summing to at most 1")
         object.__setattr__(self, "fault_rates", dict(self.fault_rates))  # a private copy
+        # rules given as plain dicts (a spec sent to a server in another process) become FaultRules
+        rules = tuple(r if isinstance(r, FaultRule) else FaultRule(**r) for r in self.fault_rules)
+        object.__setattr__(self, "fault_rules", rules)
+
+
+class _RuleState:
+    """A fault rule and how many matching requests it has seen."""
+
+    def __init__(self, rule: FaultRule):
+        self.rule = rule
+        self.seen = 0
+
+    def strikes(self, text: str) -> bool:
+        if not self.rule.matches(text):
+            return False
+        self.seen += 1
+        struck = self.seen - self.rule.skip
+        return struck >= 1 and (self.rule.times is None or struck <= self.rule.times)
 
 
 class Behaviour:
-    """The mutable side of a spec: the fault script, seeded draws, the rate-limit bucket."""
+    """The mutable side of a spec: the fault script and rules, seeded draws, the rate-limit bucket."""
 
     def __init__(self, spec: SimulatedSpec):
         self.spec = spec
         self._lock = threading.Lock()
         self._script: deque[str] = deque()
+        self._rules = [_RuleState(r) for r in spec.fault_rules]
         self._faults = random.Random(spec.seed)
         self._latency = random.Random(spec.seed + 1)
         self._tokens = float(spec.rate_limit_burst)
@@ -112,21 +181,41 @@ class Behaviour:
         with self._lock:
             self._script.extend(outcomes)
 
+    def add_rule(self, rule: FaultRule) -> int:
+        """Add a fault rule (after the spec's and earlier ones); return its index in ``RequestRecord.rule``."""
+        if not isinstance(rule, FaultRule):
+            raise TypeError(f"add_rule needs a FaultRule, got {type(rule).__name__}")
+        with self._lock:
+            self._rules.append(_RuleState(rule))
+            return len(self._rules) - 1
+
     def clear(self) -> None:
+        """Drop the unused script and the rules added at run time; the spec's rules start counting afresh."""
         with self._lock:
             self._script.clear()
+            self._rules = [_RuleState(r) for r in self.spec.fault_rules]
 
-    def next_outcome(self) -> str:
-        """The next scripted outcome, else a seeded draw from ``fault_rates``."""
+    def next_outcome(self, text: str = "") -> str:
+        """The next scripted outcome, else the first fault rule ``text`` triggers, else a seeded draw."""
+        return self.decide(text)[0]
+
+    def decide(self, text: str = "") -> tuple[str, int | None]:
+        """``(outcome, index of the rule that struck or None)`` for a request whose messages hold ``text``.
+
+        Every rule that matches counts the request (so ``skip`` counts matching requests, whatever decided them).
+        """
         with self._lock:
+            struck = [i for i, state in enumerate(self._rules) if state.strikes(text)]
             if self._script:
-                return self._script.popleft()
+                return self._script.popleft(), None
+            if struck:
+                return self._rules[struck[0]].rule.outcome, struck[0]
             draw, total = self._faults.random(), 0.0
             for outcome, p in sorted(self.spec.fault_rates.items()):
                 total += p
                 if draw < total:
-                    return outcome
-            return "ok"
+                    return outcome, None
+            return "ok", None
 
     def rate_limit_wait(self) -> float:
         """0 if a request may pass now (and take a token), else seconds until it could."""
@@ -185,6 +274,11 @@ def extractive_reply(messages: Sequence[Mapping[str, Any]], max_tokens: int,
     if len(pieces) > max_tokens:
         return pieces[:max_tokens], "length"
     return pieces, "stop"
+
+
+def messages_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The text of every message, one per line: what fault rules match against."""
+    return "\n".join(_text(m.get("content")) for m in messages if isinstance(m, Mapping))
 
 
 def _text(content: Any) -> str:

@@ -23,8 +23,8 @@ import time
 import uuid
 from typing import Any
 
-from lyra_lab.backends.simulated._behaviour import (hashed_vectors, ERROR_STATUSES, SIMULATED_FINGERPRINT, SimulatedSpec,
-                                                    count_pieces, error_body)
+from lyra_lab.backends.simulated._behaviour import (hashed_vectors, ERROR_STATUSES, SIMULATED_FINGERPRINT, FaultRule,
+                                                    SimulatedSpec, count_pieces, error_body, messages_text)
 from lyra_lab.backends.simulated._serving import RequestRecord, Serving
 from lyra_lab.backends.simulated._sse import stream_response
 
@@ -83,8 +83,22 @@ class SimulatedServer:
         """Script the next requests' outcomes, consumed in arrival order ("ok", "529", "hang"…)."""
         self.behaviour.enqueue(outcomes)
 
+    def fail_matching(self, outcome: str, *, contains: str | tuple[str, ...] = (),
+                      excludes: str | tuple[str, ...] = (), skip: int = 0, times: int | None = None) -> int:
+        """Give the chat requests whose messages match ``outcome`` (a ``FaultRule``); return the rule's index.
+
+        ``server.fail_matching("503", contains="item5", excludes="Combine the summaries")``
+        fails every attempt of the chunk call whose transcript holds "item5"
+        (and not the merge that quotes it); ``skip=2, times=1`` fails only the
+        third matching request. ``RequestRecord.rule`` names the rule that struck.
+        """
+        def strings(value: str | tuple[str, ...]) -> tuple[str, ...]:
+            return (value,) if isinstance(value, str) else tuple(value)
+
+        return self.behaviour.add_rule(FaultRule(outcome, strings(contains), strings(excludes), skip, times))
+
     def reset(self) -> None:
-        """Forget the log, the counters and any unused script."""
+        """Forget the log, the counters, any unused script and the rules added by ``fail_matching``."""
         self._serving.reset()
 
     @property
@@ -165,7 +179,8 @@ class SimulatedServer:
             rec.outcome, rec.retry_after = "rate_limited", round(wait + 0.0005, 3)  # rounded up to the ms
             return self._fail(rec, 429, "Rate limit reached for requests; please retry later.",
                               {"Retry-After": f"{rec.retry_after:.3f}"})
-        rec.outcome = outcome = self.behaviour.next_outcome()
+        rec.outcome, rec.rule = self.behaviour.decide(messages_text(messages))
+        outcome = rec.outcome
         if outcome in ERROR_STATUSES:
             headers = None
             if outcome == "429" and self.spec.retry_after_s is not None:

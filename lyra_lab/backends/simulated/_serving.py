@@ -37,6 +37,7 @@ class RequestRecord:
     completion_tokens: int = 0
     has_auth: bool = False
     retry_after: float | None = None  # what a 429 asked the client to wait
+    rule: int | None = None  # the index of the fault rule that decided its outcome, if one did
     params: dict[str, Any] = dataclasses.field(default_factory=dict)  # the body minus messages
 
 

@@ -1,0 +1,72 @@
+"""lyra-lab serve-memory: serve a configured pipeline (or any memory system) over MCP or HTTP.
+
+Usage: lyra-lab serve-memory [CONFIG.toml] (--mcp | --http [--port N]) [--backend B] [--embedder E] [--recaller R]
+
+``--mcp`` speaks MCP on stdin/stdout (an agent or harness starts this command as
+its MCP server; one fresh memory per process); ``--http`` serves lyra-lab's
+memory protocol on 127.0.0.1 (one memory per ``/open``) until Ctrl-C or
+SIGTERM.  The config file names the pipeline and the recaller
+(docs/memory-systems.md); without one: raw turns in windows of 8, BM25.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from typing import Any
+
+from lyra_lab.commands._checks import input_file
+from lyra_lab.systems import MemoryHttpServer, read_toml, run_mcp_stdio, serve_config
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "serve-memory", help="serve a memory pipeline over MCP (stdio) or lyra-lab's HTTP memory protocol",
+        description=__doc__.splitlines()[0])
+    parser.add_argument("config", nargs="?", metavar="CONFIG", help="a serve-memory TOML file (pipeline, recaller, "
+                        "backend, embedder; or a [system] table)")
+    how = parser.add_mutually_exclusive_group(required=True)
+    how.add_argument("--mcp", action="store_true", help="speak MCP on stdin/stdout")
+    how.add_argument("--http", action="store_true", help="serve the HTTP memory protocol on 127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, metavar="N", help="HTTP port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--backend", metavar="B", help="backend preset for summaries and rollups (overrides the file)")
+    parser.add_argument("--embedder", metavar="E", help="embedder for dense recall (overrides the file)")
+    parser.add_argument("--recaller", metavar="R", help="recaller name (overrides the file)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    data: dict[str, Any] = {}
+    if args.config:
+        input_file(args.config, "serve-memory config")
+        data = read_toml(args.config)
+    overrides = {key: getattr(args, key) for key in ("backend", "embedder", "recaller") if getattr(args, key)}
+    config = serve_config({**data, **overrides}, args.config or "serve-memory")
+    backend, embedder = config.resources()
+    if args.mcp:
+        # stdout is the MCP channel: everything else goes to stderr
+        print(f"lyra-lab serve-memory: {config.system.label()} over MCP (stdio)", file=sys.stderr, flush=True)
+        run_mcp_stdio(config.system, backend, embedder, config.conversation_id)
+        return 0
+    return _serve_http(config.system, backend, embedder, args.port)
+
+
+def _serve_http(system: Any, backend: Any, embedder: Any, port: int) -> int:
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    server = MemoryHttpServer(system, backend, embedder, port=port)
+    try:
+        server.start()
+        print(f"lyra-lab serve-memory: {system.label()} on {server.url}", flush=True)
+        print("  POST /open, /ingest, /query, /close (protocol 1); Ctrl-C to stop", flush=True)
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+    print("stopped", flush=True)
+    return 0

@@ -1,0 +1,126 @@
+"""How a run's cells are run: one protocol, four executors (serial, threads, worker processes, Ray tasks).
+
+An executor takes the cells left to run and hands each back as it finishes, as a
+``CellOutcome`` (its rows, or the error that failed it); the runner writes what comes back,
+so it stays the run folder's single writer and the rows do not depend on the executor.
+A cell is a pure function of (``CellJob``, cell) plus the response cache, so every executor
+gives the same rows.  An error other than ``BackendError`` is a bug: it stops the run (cells
+not yet started are cancelled).  Each executor is a context manager: leaving it stops
+whatever it started (threads, worker processes, a local Ray), also on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Iterator, NamedTuple, Protocol, Sequence
+
+from lyra_lab.backends import BackendError
+from lyra_lab.corpus import Corpus
+from lyra_lab.experiments._cell_run import run_cell
+from lyra_lab.experiments._cells import Cell
+from lyra_lab.experiments._plan import CellPlan
+from lyra_lab.experiments._resources import Resources
+from lyra_lab.runs import CellRows, RunLog
+
+EXECUTORS = ("serial", "threads", "processes", "ray")
+
+
+class CellOutcome(NamedTuple):
+    """One cell back from an executor: its rows, or the error that failed it (rows empty)."""
+
+    cell: Cell
+    rows: CellRows
+    error: Exception | None = None
+
+
+@dataclass(frozen=True)
+class CellJob:
+    """Everything a cell needs besides its own coordinates: the plan, the corpus and the tokenizers its
+    pipelines count with (loaded once before worker processes fork)."""
+
+    plan: CellPlan
+    corpus: Corpus
+    tokenizers: tuple[str, ...] = ("o200k_base",)
+
+
+@dataclass
+class RunContext:
+    """What the runner hands an executor once the run has started: its log and its resources.
+
+    ``started`` collects the backends that other processes started (their records, for the run log).
+    """
+
+    log: RunLog
+    res: Resources
+    cache_dir: Path
+    started: dict[str, object] = field(default_factory=dict)
+
+
+class CellExecutor(Protocol):
+    """Runs cells and hands each back as it finishes (a context manager: leaving it stops what it started)."""
+
+    def outcomes(self, todo: Sequence[Cell], run: RunContext) -> Iterator[CellOutcome]:
+        """Each cell of ``todo`` as a ``CellOutcome``, in the order they finish (their events in ``run.log``)."""
+        ...
+
+    def __enter__(self) -> "CellExecutor":
+        """Start what the executor needs (worker processes start before the run opens its log)."""
+        ...
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        """Stop everything it started."""
+        ...
+
+
+class SerialCells(contextlib.AbstractContextManager["SerialCells"]):
+    """The cells one after another, on this thread (``max_cells = 1``)."""
+
+    def __init__(self, job: CellJob):
+        self.job = job
+
+    def outcomes(self, todo: Sequence[Cell], run: RunContext) -> Iterator[CellOutcome]:
+        """Each cell run here, in order."""
+        for cell in todo:
+            try:
+                yield CellOutcome(cell, run_cell(self.job.plan, cell, self.job.corpus, run.res, run.log))
+            except BackendError as exc:
+                yield CellOutcome(cell, CellRows(), exc)
+
+    def __exit__(self, *exc: object) -> None:
+        """Nothing to stop."""
+
+
+class ThreadCells(contextlib.AbstractContextManager["ThreadCells"]):
+    """Up to ``max_cells`` cells at once on a thread pool: cells that wait on a backend overlap.
+
+    Requests in flight stay bounded by each backend's ``max_concurrency``, shared by every cell on
+    it.  Per-cell progress bars from several threads would overwrite each other, so only the bar
+    over cells is shown.
+    """
+
+    def __init__(self, job: CellJob, max_cells: int):
+        self.job, self.max_cells = job, max_cells
+        self._pool: ThreadPoolExecutor | None = None
+
+    def outcomes(self, todo: Sequence[Cell], run: RunContext) -> Iterator[CellOutcome]:
+        """Each cell as its thread finishes it."""
+        self._pool = ThreadPoolExecutor(max_workers=self.max_cells, thread_name_prefix="cell")
+        futures: dict[Future[CellRows], Cell] = {
+            self._pool.submit(run_cell, self.job.plan, cell, self.job.corpus, run.res, run.log): cell
+            for cell in todo}
+        for future in as_completed(futures):
+            cell = futures[future]
+            try:
+                yield CellOutcome(cell, future.result())
+            except BackendError as exc:
+                yield CellOutcome(cell, CellRows(), exc)
+
+    def __exit__(self, *exc: object) -> None:
+        """Cancel the cells not yet started; the ones running finish on their own (daemon summarizers aside)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,62 @@
+"""``CellPlan``: how every cell of a run is replayed, scored and answered, built once from the spec.
+
+The spec (``ExperimentSpec``) is what the experiment file says; the plan is what a cell needs
+of it, typed and resolved: the recallers asked each probe, the ``Scoring`` (cutoffs, context
+budgets, rules), the answering stage (prompt, backend, how many probes) and the judges.  It is
+a frozen value, so a cell is a function of (plan, cell, corpus) and runs the same in a thread,
+a worker process or a Ray task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lyra_lab.backends import BackendSpec
+from lyra_lab.measures import JudgeConfig, Scoring
+from lyra_lab.recall import Recaller
+
+
+@dataclass(frozen=True)
+class AnswerPlan:
+    """Answering probes from the recalled context (scored by EM/F1 under ``scorer``).
+
+    Attributes:
+        backend: the answering model; None: the cell's own backend.
+        prompt: a name in ``lyra_lab.measures.ANSWER_PROMPTS``.
+        max_probes: answer only the first this many probes of each conversation (None: all).
+        max_tokens: the answer's length cap.
+        scorer: the QA scorer (``squad``, ``locomo``, ``longmemeval``).
+    """
+
+    backend: BackendSpec | None = None
+    prompt: str = "short_v1"
+    max_probes: int | None = None
+    max_tokens: int = 32
+    scorer: str = "squad"
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """What every cell of a run needs besides its own coordinates (``Cell``).
+
+    Attributes:
+        run: the experiment's name (the ``run`` column).
+        corpus: the corpus's name (the ``corpus`` column).
+        recallers: ``(label, recaller)``, all asked every probe from the same memory.
+        scoring: the cutoffs, context budgets and rules every probe is scored with.
+        answering: the answering stage, or None when the run answers nothing.
+        judges: every judge of the answers (each grades every answer).
+        workers: windows a replay summarizes ahead of its owner thread.
+        cache: the run's cache mode (``run``, ``user``, ``off``).
+        progress: show a cell's progress bar (on a terminal); off where several cells run at once.
+    """
+
+    run: str
+    corpus: str
+    recallers: tuple[tuple[str, Recaller], ...]
+    scoring: Scoring
+    answering: AnswerPlan | None = None
+    judges: tuple[JudgeConfig, ...] = ()
+    workers: int = 1
+    cache: str = "run"
+    progress: bool = False

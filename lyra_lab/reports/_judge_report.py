@@ -1,0 +1,78 @@
+"""The report's "Judges" section: how much a conclusion depends on who grades the answers.
+
+Shown when a run graded its answers with two or more judges (``[qa] judges``): J per
+pipeline under each judge beside exact match, each judge's ranking, the pairwise
+agreement (Cohen's kappa) and one sentence, computed from those tables, saying whether
+the judges agree on the best pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from lyra_lab.reports._agreement import EXACT_MATCH, judge_agreement, judge_table
+from lyra_lab.reports._compare_report import markdown_table
+
+
+@dataclass(frozen=True)
+class JudgeSection:
+    """Notes and tables of the section; ``tables`` are ``(caption, header, rows)``."""
+
+    notes: list[str]
+    tables: list[tuple[str, list[str], list[list[str]]]] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        lines = ["\n## Judges\n"] + [n + "\n" for n in self.notes]
+        for caption, header, rows in self.tables:
+            lines += [f"{caption}\n", *markdown_table(header, rows)]
+            lines.append("")
+        return "\n".join(lines)
+
+
+def judge_names(df: pd.DataFrame) -> list[str]:
+    """The judges that graded answers in ``df`` (empty when there was no judge or no judge column)."""
+    if "judge" not in df.columns:
+        return []
+    return sorted(df.loc[df["metric"] == "judge", "judge"].dropna().astype(str).unique())
+
+
+def judge_section(df: pd.DataFrame, out: Path) -> JudgeSection | None:
+    """The section for a run graded by several judges; None with one judge or none."""
+    judges = judge_names(df)
+    if len(judges) < 2:
+        return None
+    table, agreement = judge_table(df), judge_agreement(df)
+    files = [out / "judges.csv", out / "judge_agreement.csv"]
+    table.to_csv(files[0], index=False)
+    agreement.to_csv(files[1], index=False)
+    best = {j: str(table.loc[table[j].idxmax(), "pipeline"]) for j in judges if table[j].notna().any()}
+    winners = sorted(set(best.values()))
+    if len(winners) == 1:
+        verdict = f"{'Both' if len(judges) == 2 else f'All {len(judges)}'} judges rank `{winners[0]}` first."
+    else:
+        verdict = ("The judges disagree on the best pipeline: "
+                   + "; ".join(f"{j} → `{p}`" for j, p in best.items())
+                   + ". A conclusion drawn from one judge's J does not hold under the others.")
+    spread = float(table["spread"].max()) if len(table) else float("nan")
+    notes = [
+        f"Answers graded by {len(judges)} judges ({', '.join(f'`{j}`' for j in judges)}), compared only on the "
+        "answers every judge graded. J = share judged correct; exact match beside it for reference.",
+        f"{verdict} The largest spread of one pipeline's J across judges is {spread:.3f}.",
+    ]
+    header = ["pipeline", "n", *judges, EXACT_MATCH, "spread", *(f"rank: {j}" for j in judges)]
+    rows = [[str(r["pipeline"]), str(int(r["n"])), *(f"{r[j]:.3f}" for j in judges), _fmt(r[EXACT_MATCH]),
+             f"{r['spread']:.3f}", *(str(int(r[f'rank:{j}'])) for j in judges)] for _, r in table.iterrows()]
+    agree_rows = [[str(r["rater"]), str(r["other"]), str(int(r["n"])), _fmt(r["rater_mean"]), _fmt(r["other_mean"]),
+                   _fmt(r["agreement"]), _fmt(r["kappa"])] for _, r in agreement.iterrows()]
+    tables = [("J per pipeline under each judge:", header, rows),
+              ("Agreement between raters (Cohen's kappa corrects for chance; NaN when both are constant):",
+               ["rater", "other", "n", "rater mean", "other mean", "agreement", "kappa"], agree_rows)]
+    return JudgeSection(notes, tables, files)
+
+
+def _fmt(value: float) -> str:
+    return "NaN" if pd.isna(value) else f"{value:.3f}"

@@ -1,0 +1,45 @@
+"""Run folders: what a run writes to disk and the one way to read it back.
+
+A run folder holds ``lyra-run.json`` (its schema version), ``spec.json``, ``attempts.jsonl``,
+``log.jsonl`` (the append-only event log, ``RunLog``), ``rows/<cell_id>.jsonl`` (each finished
+cell's rows, ``CellRows``, written atomically), ``results.parquet`` (derived) and ``report/``.
+``RunFolder`` is the single writer; ``load_results`` is the one reader of the rows, and
+``logged_probes`` the reader of the per-probe events the inspector and the HTML report show.
+"""
+
+from lyra_lab.runs._cell_rows import CellRows, RowGroup, read_cell_rows
+from lyra_lab.runs._folder import RunFolder, environment, file_sha256, schema_version
+from lyra_lab.runs._log import NullLog, RunLog, read_log
+from lyra_lab.runs._probe_log import (
+    DETAIL_EVENT,
+    MAX_TURN_IDS,
+    LoggedProbes,
+    logged_probes,
+    run_corpus,
+    snip,
+    turn_texts,
+)
+from lyra_lab.runs._results import ID_COLUMNS, ResultsFormatError, load_results
+
+__all__ = [
+    "DETAIL_EVENT",
+    "ID_COLUMNS",
+    "MAX_TURN_IDS",
+    "CellRows",
+    "LoggedProbes",
+    "NullLog",
+    "ResultsFormatError",
+    "RowGroup",
+    "RunFolder",
+    "RunLog",
+    "environment",
+    "file_sha256",
+    "load_results",
+    "logged_probes",
+    "snip",
+    "read_cell_rows",
+    "read_log",
+    "run_corpus",
+    "schema_version",
+    "turn_texts",
+]

@@ -1,0 +1,102 @@
+"""What every system and session shares: labels, the one error for any failure, closing once.
+
+``BaseSystem`` is the strategy base of registered systems (parameters checked on
+construction).  ``BaseSession`` gives a session its context manager, a closed
+state, and ``guard``: run one call of the system and turn whatever it raises
+(other than lyra-lab's own ``MemorySystemError`` and ``KeyboardInterrupt``) into
+one ``MemorySystemError`` naming the system and the call.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any, Callable, Sequence, TypeVar
+
+from lyra_lab._params import Strategy, strategy_name
+from lyra_lab.corpus import Turn
+from lyra_lab.systems._types import IngestReport, MemorySystemError, Needs, SystemHit
+
+T = TypeVar("T")
+
+
+class BaseSystem(Strategy):
+    """Base of registered memory systems: a label from the registered name, no needs by default."""
+
+    __slots__ = ()
+
+    def label(self) -> str:
+        return strategy_name(self)
+
+    def needs(self) -> Needs:
+        return Needs()
+
+
+class BaseSession:
+    """A session's life cycle: ``with system.open(...) as session:`` closes it whatever happens.
+
+    Subclasses write ``_ingest``, ``_query`` and ``_close``; the public methods time
+    them, check the session is open and wrap failures (``guard``).
+    """
+
+    def __init__(self, label: str):
+        self.label = label
+        self.closed = False
+
+    def __enter__(self) -> "BaseSession":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        try:  # the error in flight is the one to report; closing still stops what the session started
+            self.close()
+        except MemorySystemError:
+            pass
+
+    def guard(self, call: str, fn: Callable[[], T]) -> T:
+        """``fn()``, with any failure as one ``MemorySystemError`` naming this system and ``call``."""
+        if self.closed:
+            raise MemorySystemError(self.label, call, "the session is closed")
+        try:
+            return fn()
+        except (MemorySystemError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure of the system is its one error
+            raise MemorySystemError(self.label, call, f"{type(exc).__name__}: {exc}") from exc
+
+    def ingest(self, turns: Sequence[Turn], *, final: bool = False) -> IngestReport:
+        turns = list(turns)
+        start = time.perf_counter()
+        report = self.guard("ingest", lambda: self._ingest(turns, final))
+        return IngestReport(turns=len(turns), items=report.items, usage=report.usage,
+                            failed_calls=report.failed_calls, bad_outputs=report.bad_outputs,
+                            embed_calls=report.embed_calls, seconds=time.perf_counter() - start, notes=report.notes)
+
+    def query(self, question: str, k: int, *, now: datetime | None = None) -> list[SystemHit]:
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        hits = self.guard("query", lambda: list(self._query(question, k, now)))
+        return hits[:k]
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self._close()
+        except (MemorySystemError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise MemorySystemError(self.label, "close", f"{type(exc).__name__}: {exc}") from exc
+
+    # -- what a session writes ------------------------------------------------
+    def _ingest(self, turns: list[Turn], final: bool) -> IngestReport:
+        raise NotImplementedError
+
+    def _query(self, question: str, k: int, now: datetime | None) -> Sequence[SystemHit]:
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        return None

@@ -1,0 +1,187 @@
+"""An OpenAI-compatible endpoint on 127.0.0.1 in front of lyra-lab's own backend and embedder.
+
+A library that only speaks the OpenAI API (mem0) gets its LLM and its
+embeddings from here, so every call it makes goes through the cell's
+``Backend`` (metered, cached, retried and priced like lyra-lab's own calls) and
+``Embedder``.  ``/v1/chat/completions`` forwards the messages and the generation
+parameters to ``backend.complete``; ``/v1/embeddings`` embeds with
+``embedder.embed`` — as passages, or as queries when the request's model name
+ends in ``:query`` (the OpenAI API has no such flag; lyra-lab's mem0 adapter
+asks so for searches).  A failed backend call answers HTTP 400 with the
+backend's one line (not 5xx: the OpenAI client would retry what lyra-lab's
+backend already retried).  ``tally()`` hands over what was served since the
+last call: completions, failures, replies that were not the JSON asked for,
+embedding requests.
+
+>>> from lyra_lab.backends import FakeLLM, HashingEmbedder
+>>> with OpenAIEndpoint(FakeLLM(), HashingEmbedder()) as endpoint:
+...     endpoint.base_url.startswith("http://127.0.0.1:") and endpoint.base_url.endswith("/v1")
+True
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from lyra_lab.backends import Backend, BackendError, Completion, Embedder, Usage
+
+#: generation parameters passed on to the backend; anything else a client sends is dropped
+FORWARDED = ("max_tokens", "temperature", "top_p", "response_format", "stop", "seed")
+QUERY_SUFFIX = ":query"
+
+
+@dataclass
+class Tally:
+    """What the endpoint served."""
+
+    usage: Usage = field(default_factory=Usage)
+    failed_calls: int = 0
+    bad_outputs: int = 0
+    embed_calls: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class OpenAIEndpoint:
+    """Serve ``backend`` and ``embedder`` as ``base_url`` (…/v1) until ``stop()`` (either may be None)."""
+
+    def __init__(self, backend: Backend | None, embedder: Embedder | None, model: str = "lyra-lab"):
+        self.backend = backend
+        self.embedder = embedder
+        self.model = model
+        self.base_url = ""
+        self._tally = Tally()
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> "OpenAIEndpoint":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def start(self, timeout_s: float = 10.0) -> None:
+        import uvicorn
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                                Route("/v1/embeddings", self._embeddings, methods=["POST"])])
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name=f"lyra-openai-endpoint-{port}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                sock.close()
+                raise RuntimeError(f"the OpenAI-compatible endpoint on port {port} did not start in {timeout_s}s")
+            time.sleep(0.01)
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._server = self._thread = None
+
+    def tally(self) -> Tally:
+        """What was served since the last call (and start counting anew)."""
+        with self._lock:
+            out, self._tally = self._tally, Tally()
+        return out
+
+    # ------------------------------------------------------------------ routes
+    async def _chat(self, request: Any) -> Any:
+        import anyio.to_thread
+        from starlette.responses import JSONResponse
+
+        body = await request.json()
+        status, answer = await anyio.to_thread.run_sync(self._complete, body)
+        return JSONResponse(answer, status_code=status)
+
+    def _complete(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if self.backend is None:
+            return 400, _error("this endpoint serves no LLM (the system was opened without a backend)")
+        messages = [{"role": str(m.get("role", "user")), "content": str(m.get("content") or "")}
+                    for m in body.get("messages") or []]
+        params = {key: body[key] for key in FORWARDED if body.get(key) is not None}
+        try:
+            completion = self.backend.complete(messages, **params)
+        except BackendError as exc:
+            self._count(failed=1, note=str(exc))
+            return 400, _error(str(exc))
+        wants_json = (params.get("response_format") or {}).get("type") in ("json_object", "json_schema")
+        bad = wants_json and not _is_json_object(completion.text)
+        self._count(completion=completion, bad=int(bad))
+        return 200, _chat_body(completion, self.model)
+
+    async def _embeddings(self, request: Any) -> Any:
+        import anyio.to_thread
+        from starlette.responses import JSONResponse
+
+        body = await request.json()
+        status, answer = await anyio.to_thread.run_sync(self._embed, body)
+        return JSONResponse(answer, status_code=status)
+
+    def _embed(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if self.embedder is None:
+            return 400, _error("this endpoint serves no embedder (the system was opened without one)")
+        raw = body.get("input")
+        texts = [raw] if isinstance(raw, str) else [str(t) for t in raw or []]
+        kind = "query" if str(body.get("model", "")).endswith(QUERY_SUFFIX) else "passage"
+        vectors = self.embedder.embed(texts, kind=kind)
+        self._count(embeds=1)
+        return 200, {"object": "list", "model": body.get("model", self.model),
+                     "data": [{"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
+                              for i, v in enumerate(vectors)],
+                     "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+
+    def _count(self, completion: Completion | None = None, failed: int = 0, bad: int = 0, embeds: int = 0,
+               note: str = "") -> None:
+        with self._lock:
+            t = self._tally
+            if completion is not None:
+                usage = completion.usage
+                t.usage = t.usage + (usage + Usage(cached_calls=1) if completion.cached and not usage.cached_calls
+                                     else usage)
+            t.failed_calls += failed
+            t.bad_outputs += bad
+            t.embed_calls += embeds
+            if note and note not in t.notes:
+                t.notes.append(note[:300])
+
+
+def _is_json_object(text: str) -> bool:
+    text = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "invalid_request_error"}}
+
+
+def _chat_body(completion: Completion, model: str) -> dict[str, Any]:
+    usage = completion.usage
+    return {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
+            "model": model, "choices": [{"index": 0, "finish_reason": completion.finish_reason or "stop",
+                                         "message": {"role": "assistant", "content": completion.text}}],
+            "usage": {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
+                      "total_tokens": usage.total_tokens}}

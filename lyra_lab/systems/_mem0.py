@@ -1,0 +1,201 @@
+"""mem0 (PyPI ``mem0ai``) as a memory system, offline: lyra-lab's backend, embedder and a local store.
+
+Each session gets a temp folder, an ``OpenAIEndpoint`` on 127.0.0.1 and a
+``mem0.Memory`` configured through mem0's own config keys:
+
+- ``llm``: provider ``openai`` at the endpoint, which forwards to the cell's
+  backend (so every call is metered, cached and priced like lyra-lab's own);
+- ``embedder``: provider ``openai`` at the endpoint, which embeds with the cell's
+  embedder; searches go out as model ``…:query`` so query-aware embedders (e5)
+  embed questions as queries, as lyra-lab's dense recaller does;
+- ``vector_store``: qdrant in local mode (``path`` in the temp folder), and the
+  history database in the same folder: nothing outlives the session;
+- telemetry off (``MEM0_TELEMETRY=False`` before mem0 is imported) and its
+  config folder (``MEM0_DIR``) under lyra-lab's cache, not the home folder.
+
+``infer=False`` stores each turn as it is (one ``add`` per turn, its turn id,
+session, speaker and time as metadata): hits are turns verbatim.  ``infer=True``
+lets mem0's LLM extract facts from ``batch`` turns at a time: hits are facts
+that cover those turns.  When the model cannot produce the JSON mem0 asks for,
+mem0 stores nothing for that batch; the ingest report counts it
+(``bad_outputs``, ``failed_calls``, ``items``), the run goes on.
+
+mem0's optional extras are not used: spaCy (entity boosts, lemmas for BM25) and
+fastembed (BM25 sparse vectors) load models from a hub at run time, so search is
+mem0's semantic search alone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Sequence
+
+from lyra_lab._params import param
+from lyra_lab.backends import Backend, Embedder, cache_dir
+from lyra_lab.corpus import Turn
+from lyra_lab.systems._base import BaseSession, BaseSystem
+from lyra_lab.systems._endpoint import QUERY_SUFFIX, OpenAIEndpoint
+from lyra_lab.systems._types import SYSTEMS, IngestReport, MemorySystemError, Needs, SystemHit
+
+EMBED_MODEL = "lyra-lab-embedder"
+
+
+def import_mem0() -> Any:
+    """``mem0``, imported with its telemetry off and its config folder under lyra-lab's cache.
+
+    Raises:
+        RuntimeError: OPENROUTER_API_KEY is set (mem0 then sends its LLM calls to OpenRouter).
+    """
+    if os.environ.get("OPENROUTER_API_KEY"):
+        raise RuntimeError("OPENROUTER_API_KEY is set: mem0 would send its LLM calls to OpenRouter instead of "
+                           "lyra-lab's backend; unset it to run mem0 here")
+    os.environ["MEM0_TELEMETRY"] = "False"
+    os.environ.setdefault("MEM0_DIR", str(cache_dir() / "mem0"))
+    import mem0
+    import mem0.memory.main as main
+    import mem0.memory.telemetry as telemetry
+
+    if telemetry.MEM0_TELEMETRY or main.MEM0_TELEMETRY:  # imported earlier, with telemetry on: turn it off
+        telemetry.MEM0_TELEMETRY = main.MEM0_TELEMETRY = False
+    return mem0
+
+
+@SYSTEMS.register("mem0")
+@dataclass(frozen=True)
+class Mem0System(BaseSystem):
+    """mem0's ``Memory``: raw turns (``infer=False``) or LLM-extracted facts (``infer=True``)."""
+
+    infer: bool = param(False, doc="let mem0's LLM extract facts (true) or store each turn as it is (false).")
+    batch: int = param(2, ge=1, doc="turns per mem0 add() call when infer is true (one LLM call each).")
+    threshold: float = param(0.0, ge=0, le=1, doc="mem0's search threshold (0: always k results when there are).")
+    max_tokens: int = param(512, ge=16, doc="the most tokens of one fact-extraction reply.")
+
+    def label(self) -> str:
+        return f"mem0:{'infer' if self.infer else 'raw'}"
+
+    def needs(self) -> Needs:
+        return Needs(backend=self.infer, embedder=True)
+
+    def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "Mem0Session":
+        if embedder is None:
+            raise MemorySystemError(self.label(), "open", "mem0 needs an embedder (the cell gave none)")
+        if self.infer and backend is None:
+            raise MemorySystemError(self.label(), "open", "mem0 with infer=true needs a backend (the cell gave none)")
+        return Mem0Session(self, conversation_id, backend, embedder)
+
+
+class Mem0Session(BaseSession):
+    """One ``mem0.Memory`` with its own endpoint and folder, scoped to one conversation (``user_id``)."""
+
+    def __init__(self, system: Mem0System, conversation_id: str, backend: Backend | None, embedder: Embedder):
+        super().__init__(system.label())
+        self.system = system
+        self.conversation_id = conversation_id
+        self.workdir = tempfile.mkdtemp(prefix="lyra-mem0-")
+        self.endpoint = OpenAIEndpoint(backend if system.infer else None, embedder)
+        self.memory: Any = None
+        try:
+            self.guard("open", lambda: self._start(embedder))
+        except BaseException:
+            self._close()
+            self.closed = True
+            raise
+
+    def _start(self, embedder: Embedder) -> None:
+        import_mem0()
+        from mem0 import Memory
+
+        self.endpoint.start()
+        dim = int(embedder.dim)
+        config = {
+            "llm": {"provider": "openai", "config": {"model": "lyra-lab", "api_key": "unused-by-lyra-lab",
+                                                     "openai_base_url": self.endpoint.base_url,
+                                                     "max_tokens": self.system.max_tokens}},
+            "embedder": {"provider": "openai", "config": {"model": EMBED_MODEL, "api_key": "unused-by-lyra-lab",
+                                                          "openai_base_url": self.endpoint.base_url,
+                                                          "embedding_dims": dim}},
+            "vector_store": {"provider": "qdrant", "config": {"collection_name": "lyra", "embedding_model_dims": dim,
+                                                              "path": os.path.join(self.workdir, "qdrant")}},
+            "history_db_path": os.path.join(self.workdir, "history.db"),
+        }
+        self.memory = Memory.from_config(config)
+        self.memory.embedding_model = _query_aware(self.memory.embedding_model)
+
+    def _ingest(self, turns: list[Turn], final: bool) -> IngestReport:
+        stored, failed, notes = 0, 0, []
+        size = self.system.batch if self.system.infer else 1
+        for i in range(0, len(turns), size):
+            batch = turns[i:i + size]
+            messages = [{"role": str(t.role), "content": f"{t.speaker or t.role}: {t.text}"} for t in batch]
+            metadata = {"turn_ids": [t.id for t in batch], "session_id": batch[0].session_id,
+                        "speaker": batch[0].speaker or str(batch[0].role)}
+            if batch[0].timestamp is not None:
+                metadata["created_at"] = batch[0].timestamp.isoformat()
+            try:
+                result = self.memory.add(messages, user_id=self.conversation_id, metadata=metadata,
+                                         infer=self.system.infer)
+            except Exception as exc:  # noqa: BLE001 - mem0 raises when its LLM call fails: counted, and on we go
+                if not self.system.infer:
+                    raise
+                failed += 1
+                notes.append(f"{type(exc).__name__}: {exc}"[:300])
+                continue
+            stored += len(result.get("results") or [])
+        tally = self.endpoint.tally()
+        # a backend failure is counted by the endpoint and surfaces again as mem0's exception: once
+        return IngestReport(items=stored, usage=tally.usage, failed_calls=max(failed, tally.failed_calls),
+                            bad_outputs=tally.bad_outputs, embed_calls=tally.embed_calls,
+                            notes=tuple(dict.fromkeys([*tally.notes, *notes]))[:5])
+
+    def _query(self, question: str, k: int, now: datetime | None) -> Sequence[SystemHit]:
+        answer = self.memory.search(question, top_k=k, filters={"user_id": self.conversation_id},
+                                    threshold=self.system.threshold)
+        self.endpoint.tally()  # query embeddings are query cost, not ingest cost
+        hits = []
+        for item in answer.get("results") or []:
+            meta = item.get("metadata") or {}
+            ids = meta.get("turn_ids") or []
+            hits.append(SystemHit(text=str(item.get("memory", "")), score=float(item.get("score") or 0.0),
+                                  turn_ids=tuple(str(t) for t in ids), when=_iso(item.get("created_at")),
+                                  kind="fact" if self.system.infer else "turn", id=str(item.get("id") or "")))
+        return hits
+
+    def _close(self) -> None:
+        try:
+            if self.memory is not None:
+                self.memory.close()  # its history database
+                self.memory.vector_store.client.close()  # the local qdrant (we configured qdrant)
+        finally:
+            self.memory = None
+            self.endpoint.stop()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _query_aware(embedding_model: Any) -> Any:
+    """mem0's OpenAI embedder asking lyra-lab's endpoint for query embeddings on searches."""
+    base = type(embedding_model)
+
+    class QueryAware(base):  # type: ignore[misc, valid-type]
+        def embed(self, text: str, memory_action: str | None = None) -> Any:
+            if memory_action != "search":
+                return super().embed(text, memory_action)
+            model = self.config.model
+            self.config.model = model + QUERY_SUFFIX
+            try:
+                return super().embed(text, memory_action)
+            finally:
+                self.config.model = model
+
+    embedding_model.__class__ = QueryAware
+    return embedding_model
+
+
+def _iso(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) and value else None
+    except ValueError:
+        return None

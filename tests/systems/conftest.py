@@ -1,0 +1,43 @@
+"""Helpers of the memory-system tests: the synthetic corpus, and the processes still running in a folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import lyra_lab
+
+REPO = Path(__file__).resolve().parents[2]
+SYNTHETIC = REPO / "datasets" / "synthetic_small.jsonl"
+
+
+def processes_in(folder: str) -> list[int]:
+    """Pids of live processes whose working folder is ``folder`` (or was, before it was removed).
+
+    A session starts its servers in its own temp folder, so whatever it started, children
+    included, shows up here until it is gone (a zombie counts: its /proc entry is still there).
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if cwd == folder or cwd == f"{folder} (deleted)":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture(scope="session")
+def synthetic():
+    return lyra_lab.load(SYNTHETIC)
+
+
+@pytest.fixture(scope="session")
+def conversation_and_probes(synthetic):
+    conv = synthetic.conversations[0]
+    return conv, [p for p in synthetic.probes if p.conversation_id == conv.id]
