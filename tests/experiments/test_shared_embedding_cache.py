@@ -47,10 +47,10 @@ def counting(monkeypatch, tmp_path):
 @pytest.mark.parametrize("mode", ["run", "user"])
 def test_a_second_grid_in_a_new_run_folder_embeds_nothing(write_toml, registries, tmp_path, counting, mode):
     spec = ExperimentSpec.from_toml(write_toml(GRID.replace("MODE", mode)), registries)
-    first = run_experiment(spec, tmp_path / "first", progress=False)
+    first = run_experiment(spec, tmp_path / "first")
     embedded = counting.texts
     assert embedded > 0
-    second = run_experiment(spec, tmp_path / "second", progress=False)
+    second = run_experiment(spec, tmp_path / "second")
     assert counting.texts == embedded  # the second run's passages and queries all came from the cache
     assert (cache_dir() / "embeddings.sqlite").exists()
     assert not (tmp_path / "second" / "cache" / "embeddings.sqlite").exists()
@@ -63,9 +63,9 @@ def test_a_second_grid_in_a_new_run_folder_embeds_nothing(write_toml, registries
 
 def test_cache_off_embeds_every_time(write_toml, registries, tmp_path, counting):
     spec = ExperimentSpec.from_toml(write_toml(GRID.replace("MODE", "off")), registries)
-    run_experiment(spec, tmp_path / "first", progress=False)
+    run_experiment(spec, tmp_path / "first")
     embedded = counting.texts
-    run_experiment(spec, tmp_path / "second", progress=False)
+    run_experiment(spec, tmp_path / "second")
     assert counting.texts == 2 * embedded
 
 
