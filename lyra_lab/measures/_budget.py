@@ -47,8 +47,9 @@ from lyra_lab.measures._measure import Measure
 from lyra_lab.measures._retrieval import RankedEvidence, entry_flags, entry_groups
 from lyra_lab.memory import ContextFit, MemoryEntry, fit_contexts, hit_line
 
-#: Entries read of the ranking before the first fill; read deeper (doubling) while the fill takes them all.
-FIRST_DEPTH = 100
+#: Entries read of the ranking before the first fill (replay's first deeper fetch); read deeper (doubling)
+#: while the fill takes them all.
+FIRST_DEPTH = 40
 
 
 def budget_metric(base: str, budget: int) -> str:
