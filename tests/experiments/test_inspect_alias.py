@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lyra_lab.cli import main
-from lyra_lab.experiments import ExperimentSpec, inspect_probe, run_experiment
+from lyra_lab.experiments import ExperimentSpec, RunOptions, inspect_probe, run_experiment
 from lyra_lab.reports import write_report
 
 DATASET = Path(__file__).resolve().parents[2] / "datasets" / "synthetic_small.jsonl"
@@ -22,7 +22,7 @@ def run_dir(tmp_path_factory):
         "run": {"backends": ["fake"], "embedders": ["hashing"], "cache": "off"}})
     assert [a["pipeline"] for a in spec.aliases] == ["turn_window+single_pass+none"]  # single_pass ignores the chunker
     out = tmp_path_factory.mktemp("run") / "run"
-    run_experiment(spec, out, progress=False)
+    run_experiment(spec, out, RunOptions(progress=False))
     return out
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from lyra_lab.commands.demo import demo_spec_path
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
 from lyra_lab.reports import write_report
 from lyra_lab.reports._latency_plot import phase_measurements
 from tests.helpers.figures import checking_figures, problems_text
@@ -27,7 +27,7 @@ def demo_run(tmp_path_factory):
     data["run"].update(backends=["fake"], embedders=["hashing"], cache="off")
     spec = ExperimentSpec.from_dict(data, base_dir=path.parent, default_name="demo")
     out = tmp_path_factory.mktemp("demo") / "run"
-    run_experiment(spec, out, progress=False)
+    run_experiment(spec, out, RunOptions(progress=False))
     return out
 
 
@@ -107,7 +107,7 @@ def test_a_grid_of_a_hundred_pipelines_still_draws_legible_figures(tmp_path):
                  "recallers": ["dense", "bm25", "hybrid", "recency", "reference"]},
         "run": {"backends": ["fake"], "embedders": ["hashing"], "cache": "off"}, "qa": {"enabled": True,
                                                                                        "max_probes": 4}})
-    run_experiment(spec, tmp_path / "run", progress=False)
+    run_experiment(spec, tmp_path / "run", RunOptions(progress=False))
     with checking_figures() as figures:
         write_report(tmp_path / "run", n_resamples=100)
     assert len(figures) == 5 and problems_text(figures) == ""

@@ -11,7 +11,7 @@ import pytest
 
 from lyra_lab.backends import FakeLLM
 from lyra_lab.cli import main
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, Injected, RunOptions, run_experiment
 from lyra_lab.reports import write_index, write_report
 from lyra_lab.runs import load_results, run_status
 from lyra_lab.stats import aggregate
@@ -34,13 +34,13 @@ def runs(tmp_path_factory):
     """finished (with its report), partial (a finished cell's rows lost), failed (a cell's LLM calls fail),
     unreadable (a spec.json that is not JSON), and a folder that is not a run."""
     root = tmp_path_factory.mktemp("runs")
-    run_experiment(spec("finished"), root / "finished", progress=False)
+    run_experiment(spec("finished"), root / "finished", RunOptions(progress=False))
     write_report(root / "finished", n_resamples=50)
     shutil.copytree(root / "finished", root / "partial", ignore=shutil.ignore_patterns("report"))
     (root / "partial" / "results.parquet").unlink()
     sorted((root / "partial" / "rows").glob("*.jsonl"))[0].unlink()
     failing = FakeLLM(fail=lambda messages: "Summarize" in messages[-1]["content"])
-    df = run_experiment(spec("failed"), root / "failed", progress=False, backends={"fake": failing})
+    df = run_experiment(spec("failed"), root / "failed", RunOptions(progress=False), Injected(backends={"fake": failing}))
     assert len(df.attrs["failed_cells"]) == 1
     (root / "broken").mkdir()
     (root / "broken" / "spec.json").write_text("{", encoding="utf-8")
