@@ -293,9 +293,11 @@ def read_jsonl(path: Path, error: type[Exception] = RecordError) -> list[dict[st
 
 
 def jsonl_objects(path: Path, lines: list[bytes], error: type[Exception] = RecordError) -> Iterator[dict[str, Any]]:
-    """The JSON objects of ``lines`` (``path``'s, split at newlines), blank lines skipped; a broken line is
-    one ``error`` naming file and line.  Parsed by orjson, and by ``json`` what orjson refuses and ``json``
-    reads (``NaN``, ``Infinity``, integers past 64 bits)."""
+    """The JSON objects of ``lines`` (``path``'s, split at newlines), blank lines skipped.
+
+    A broken line is one ``error`` naming file and line.  Parsed by orjson, and by ``json`` what orjson refuses and ``json``
+    reads (``NaN``, ``Infinity``, integers past 64 bits).
+    """
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue

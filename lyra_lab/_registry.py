@@ -46,8 +46,9 @@ class Registry(Generic[T]):
         return sorted(self._classes)
 
     def extended(self, **classes: type) -> "Registry[T]":
-        """A new registry of the same kind: these names plus ``classes`` (name → class), replacing any
-        same-named entry, so re-running a notebook cell that redefines a class just works.  ``self``
+        """A new registry of the same kind: these names plus ``classes`` (name → class).
+
+        A class replaces any same-named entry, so re-running a notebook cell that redefines a class just works.  ``self``
         is left as it is (a class's name is the one the registry that named it last gave it).
 
         >>> import dataclasses

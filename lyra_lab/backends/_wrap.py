@@ -1,5 +1,8 @@
-"""``BackendWrapper`` and ``EmbedderWrapper``: the bases of backends and embedders that add something
-around another one's calls."""
+"""``BackendWrapper`` and ``EmbedderWrapper``: bases for wrappers around another backend's calls.
+
+They are the bases of backends and embedders that add something (a cache, metering, progress)
+around another one's calls.
+"""
 
 from __future__ import annotations
 

@@ -19,8 +19,9 @@ from lyra_lab.corpus import Turn
 @CHUNKERS.register("overlap_window")
 @dataclass(frozen=True)
 class OverlapWindowChunker(Strategy):
-    """Token windows of at most ``max_tokens`` (overlap included), each starting with up to
-    ``overlap_tokens`` tokens of the text just before it.
+    """Token windows of at most ``max_tokens`` (overlap included), overlapping by ``overlap_tokens``.
+
+    Each window starts with up to ``overlap_tokens`` tokens of the text just before it.
 
     ``Chunk.overlap_chars`` is the length of that repeated prefix, so
     ``"".join(c.text[c.overlap_chars:] for c in chunks)`` is the input.  The

@@ -1,10 +1,10 @@
-"""Token-budget packing that counts exactly but rarely: estimate, then verify.
+r"""Token-budget packing that counts exactly but rarely: estimate, then verify.
 
 Counting a candidate chunk's whole text for every line it might take costs
 O(lines × chunk) tokenizer work.  Instead each unit is counted once; a chunk
 grows while the *sum* of its units' counts fits, and only then is its own
-text counted exactly (BPE counts are not additive at seams, e.g. ``"!\\n"`` +
-``"\\n"`` tokenizes as one ``"!\\n\\n"`` piece), shrinking or growing one unit
+text counted exactly (BPE counts are not additive at seams, e.g. ``"!\n"`` +
+``"\n"`` tokenizes as one ``"!\n\n"`` piece), shrinking or growing one unit
 at a time until one more unit would not fit.  Every chunk is still checked
 exactly against the limit, for a few exact counts per chunk.
 """

@@ -1,4 +1,4 @@
-"""ChatGPT data export (``conversations.json``, alone or inside the export ``.zip``).
+r"""ChatGPT data export (``conversations.json``, alone or inside the export ``.zip``).
 
 The export is a JSON list of conversations.  Each holds a ``mapping`` of nodes
 (``{id, message, parent, children}``) forming a tree: every edit or

@@ -1,4 +1,4 @@
-"""Claude.ai data export (``conversations.json``, alone or inside the export ``.zip``).
+r"""Claude.ai data export (``conversations.json``, alone or inside the export ``.zip``).
 
 The export is a JSON list of chats: ``{uuid, name, created_at, chat_messages}``;
 each message has ``uuid``, ``sender`` (``human`` / ``assistant``), ISO

@@ -57,11 +57,11 @@ def json_problem(exc: json.JSONDecodeError, text: str) -> str:
 
 
 def is_truncated(exc: json.JSONDecodeError, text: str) -> bool:
-    """Whether ``text`` failed to parse because it ends early (a cut-off download or copy).
+    r"""Whether ``text`` failed to parse because it ends early (a cut-off download or copy).
 
     The parser stops either at the very end, or at the start of the one token the
     cut went through: a string with no closing quote, or a literal or number cut
-    short (``tru``, ``1.``, ``"\\u00``).
+    short (``tru``, ``1.``, ``"\u00``).
     """
     if exc.msg == "Extra data":  # a whole value and then more: not a cut
         return False
@@ -119,8 +119,10 @@ class Fields:
         return value
 
     def places(self, doc: Any, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
-        """The objects of a document that is one object (``$``) or a list of them (``$[i]``), with their
-        places; an empty list is an error ("no ``what``") at once, a non-object item when reached."""
+        """The objects of a document that is one object (``$``) or a list of them (``$[i]``), with places.
+
+        An empty list is an error ("no ``what``") at once, a non-object item when reached.
+        """
         if isinstance(doc, dict):
             raw = [("$", doc)]
         else:
@@ -130,8 +132,10 @@ class Fields:
         return ((where, self.obj(value, where)) for where, value in raw)
 
     def first_at(self, seen: dict[str, str], value: str, where: str, key: str, what: str) -> None:
-        """Record that id ``value`` (field ``key`` of the object at ``where``) is first seen there; an id
-        seen before is an error naming both places."""
+        """Record that id ``value`` (field ``key`` of the object at ``where``) is first seen there.
+
+        An id seen before is an error naming both places.
+        """
         if value in seen:
             raise self.error(jpath(where, key), f"{what} {value!r} repeats {seen[value]}")
         seen[value] = where

@@ -80,7 +80,7 @@ def parse(path: str, lines: list[str], corpus: Corpus | None) -> list[Probe]:
 
 
 def _owners(corpus: Corpus) -> dict[str, list[str]]:
-    """turn id → ids of the conversations holding a turn with that id."""
+    """Turn id → ids of the conversations holding a turn with that id."""
     owners: dict[str, list[str]] = defaultdict(list)
     for conv in corpus.conversations:
         for turn in conv.turns():

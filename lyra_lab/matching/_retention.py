@@ -84,8 +84,10 @@ class RetainedAnswer:
         return [next((i for i, held in enumerate(tokens) if token in held), len(lines)) for token in self.tokens]
 
     def in_block(self, firsts: Sequence[int], whole: int, cut: str | None = None, cut_from: str = "") -> bool:
-        """``self(block)`` for a block of the first ``whole`` of some lines (``firsts`` of them), closed by
-        ``cut``, a line cut from the line ``cut_from`` (``render_context``'s block).
+        """``self(block)`` for a ``render_context`` block, computed from its parts.
+
+        The block is the first ``whole`` of some lines (``firsts`` of them), closed by ``cut``, a line
+        cut from the line ``cut_from``.
 
         A token missing from ``cut_from`` can only be in the cut's tail after its last word whole in
         ``cut_from`` (normalization never crosses whitespace), so only that short tail is normalized.

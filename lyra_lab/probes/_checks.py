@@ -46,8 +46,10 @@ _OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
 
 
 def parse_drafts(text: str) -> tuple[list[Draft], int]:
-    """The drafts in a model reply (one JSON object per line, tolerating fences and prose) and how many objects
-    were unparseable."""
+    """The drafts in a model reply and how many objects were unparseable.
+
+    The reply holds one JSON object per line; fences and prose around them are tolerated.
+    """
     drafts: list[Draft] = []
     bad = 0
     for match in _OBJECT.finditer(text):
@@ -70,9 +72,11 @@ _INLINE_ANSWER = re.compile(r"\s(?:A|Answer)\s*:\s*", re.IGNORECASE)
 
 
 def parse_qa(text: str) -> tuple[str, str] | None:
-    """The question and answer of a reply's first ``Q: ...`` and ``A: ...`` lines, in either order
+    """The question and answer of a reply's first ``Q: ...`` and ``A: ...`` lines, in either order.
+
     (``Question:``/``Answer:``, numbering, bullets and bold tolerated, ``Q: ... A: ...`` on one line too),
-    or None when the reply lacks either or one is empty."""
+    or None when the reply lacks either or one is empty.
+    """
     found: dict[str, str] = {}
     for raw in text.splitlines():
         match = _LABEL.match(_NUMBERING.sub("", raw.strip(), count=1))
@@ -128,10 +132,13 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 def check(draft: Draft, numbered: dict[int, Any], kept_questions: list[set[str]],
           examples: tuple[str, ...] = (), supports: Callable[[Draft, str], bool] | None = None) -> str | None:
-    """The reason ``draft`` is dropped, or None to keep it. ``numbered`` maps turn numbers to turns;
+    """The reason ``draft`` is dropped, or None to keep it.
+
+    ``numbered`` maps turn numbers to turns;
     ``examples`` are the questions the prompt showed (a near-copy of one is dropped).  ``supports``
     (e.g. a judge call: ``judge_supports``) is asked only when the answer's words are not in the
-    evidence text, so a paraphrased answer ("her sister" for "my sister Ana") can still be kept."""
+    evidence text, so a paraphrased answer ("her sister" for "my sister Ana") can still be kept.
+    """
     if not draft.turns or any(n not in numbered for n in draft.turns):
         return BAD_IDS
     answer = normalize_answer(draft.answer)

@@ -93,8 +93,11 @@ _CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+")
 
 
 def fact_score(text: str) -> int:
-    """How much a user turn looks like it states a fact worth a question: digits, capitalised names not
-    starting a sentence, first-person words; 0 for short turns (greetings, thanks)."""
+    """How much a user turn looks like it states a fact worth a question.
+
+    Digits, capitalised names not starting a sentence and first-person words count; short turns
+    (greetings, thanks) score 0.
+    """
     words = text.split()
     if len(words) < 5:
         return 0
@@ -103,8 +106,11 @@ def fact_score(text: str) -> int:
 
 
 def fact_turns(session: Session, per_session: int) -> list[int]:
-    """Up to ``per_session`` numbers (as in ``numbered_turns``) of the session's user turns with the highest
-    ``fact_score`` (> 0), in turn order."""
+    """The numbers of the session's user turns most worth a question, in turn order.
+
+    Up to ``per_session`` numbers (as in ``numbered_turns``) of the user turns with the highest
+    ``fact_score`` (> 0).
+    """
     scored = [(fact_score(t.text), i) for i, t in numbered_turns(session).items() if t.role == "user"]
     best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:per_session]
     return sorted(i for _, i in best)

@@ -67,8 +67,11 @@ class Tokenizer(Strategy):
                               token_pattern=_PATTERNS[self.tokens], stemmer=_stemmer(self.stemmer))
 
     def query(self, text: str) -> list[str]:
-        """``self([text], return_ids=False)[0]``: the same steps as ``bm25s.tokenize`` (lower-case, split,
-        drop stopwords, stem each token), without its per-call vocabulary and progress bars."""
+        """``self([text], return_ids=False)[0]``: the same steps as ``bm25s.tokenize``.
+
+        Lower-case, split, drop stopwords, stem each token; without its per-call vocabulary and
+        progress bars.
+        """
         tokens = [t for t in _split(self.tokens)(text.lower()) if t not in _stopwords()]
         stemmer = _stemmer(self.stemmer)
         return stemmer.stemWords(tokens) if stemmer is not None and tokens else tokens
@@ -247,8 +250,10 @@ class Bm25Index(ChangeLogIndex):
         return rows, (idf * tfc).astype(np.float32)
 
     def top(self, scores: np.ndarray, k: int) -> Ranking:
-        """The ``k`` best rows by ``scores`` (this index's, for a query) sharing a term with it, best first
-        (ties: older row)."""
+        """The ``k`` best rows by ``scores`` that share a term with the query, best first.
+
+        ``scores`` are this index's, for a query; ties go to the older row.
+        """
         order = _positive_top(scores, k)[:k]
         return self._ranking(order, scores[order])
 
@@ -264,8 +269,10 @@ class Bm25Index(ChangeLogIndex):
 
 
 def _positive_top(scores: np.ndarray, k: int) -> np.ndarray:
-    """Rows of (at least) the ``k`` best positive scores, best first (Lucene IDF > 0: a shared term always
-    scores > 0)."""
+    """Rows of (at least) the ``k`` best positive scores, best first.
+
+    With Lucene IDF (> 0) a shared term always scores > 0.
+    """
     matched = np.flatnonzero(scores > 0)
     return matched[best_first(scores[matched], k)]
 

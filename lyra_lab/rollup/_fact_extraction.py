@@ -33,9 +33,9 @@ def normalize(text: str) -> str:
 
 
 def parse_facts(text: str) -> list[tuple[str | None, str]]:
-    """``(normalized subject or None, fact line)`` for each fact line of an LLM reply.
+    r"""``(normalized subject or None, fact line)`` for each fact line of an LLM reply.
 
-    >>> parse_facts("- Alice job: nurse\\nNONE\\n2. likes tea")
+    >>> parse_facts("- Alice job: nurse\nNONE\n2. likes tea")
     [('alice job', 'Alice job: nurse'), (None, 'likes tea')]
     """
     facts: list[tuple[str | None, str]] = []

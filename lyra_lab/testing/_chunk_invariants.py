@@ -1,7 +1,7 @@
-"""``check_chunker``: the invariants every chunker must keep, as one call for users' tests.
+r"""``check_chunker``: the invariants every chunker must keep, as one call for users' tests.
 
 >>> from lyra_lab.chunking import LineBudgetChunker
->>> len(check_chunker(LineBudgetChunker(max_chars=10), "a\\nbb\\nccc\\n"))
+>>> len(check_chunker(LineBudgetChunker(max_chars=10), "a\nbb\nccc\n"))
 1
 """
 

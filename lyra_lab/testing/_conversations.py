@@ -1,8 +1,8 @@
-"""Hypothesis generators of conversations that stress memory strategies.
+r"""Hypothesis generators of conversations that stress memory strategies.
 
 The conversations hold what real exports hold and naive code trips on: any
-unicode (emoji, combining marks, right-to-left text, NUL, ``\\u2028``, lone
-``\\r``), empty lines and empty turns, sometimes one huge line (a pasted
+unicode (emoji, combining marks, right-to-left text, NUL, ``\u2028``, lone
+``\r``), empty lines and empty turns, sometimes one huge line (a pasted
 document), one-turn sessions, speakers with and without names, and aware UTC
 timestamps that strictly increase — seconds apart within a session, hours to
 weeks apart between sessions.  Examples stay small so ~200 of them run in
@@ -40,7 +40,7 @@ def turn_texts(draw, max_lines: int = 4) -> str:
 
 @st.composite
 def huge_lines(draw, min_chars: int = 300, max_chars: int = 2000) -> str:
-    """One line (no ``"\\n"`` or ``"\\r"``) of ``min_chars``–``max_chars`` characters.
+    r"""One line (no ``"\n"`` or ``"\r"``) of ``min_chars``–``max_chars`` characters.
 
     Built by repeating a few drawn words, so it is cheap to generate however
     long it is, and has spaces to cut at (or none, when one word repeats).

@@ -294,7 +294,8 @@ _FEATURE_WORD = re.compile(r"\w+")
 class _FeatureHashes(dict[str, int]):
     """feature -> its 64-bit blake2b hash, computed on first lookup; emptied when it reaches ``MAX`` features.
 
-    A dict's own ``__getitem__`` mapped over the features (about half the cost of an ``lru_cache`` lookup)."""
+    A dict's own ``__getitem__`` mapped over the features (about half the cost of an ``lru_cache`` lookup).
+    """
 
     MAX = 1 << 18
 
