@@ -197,7 +197,9 @@ class OpenAIEmbedder:
     ``usage`` accumulates the prompt tokens servers report.
     """
 
-    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1",
+    # the keywords mirror openai.OpenAI(base_url, timeout, max_retries) and embeddings.create(model,
+    # dimensions), and are the keys of an experiment file's embedder table (make_embedder reads them)
+    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1",  # noqa: PLR0913
                  api_key_env: str | None = "OPENAI_API_KEY", *, dim: int | None = None,
                  dimensions: int | None = None, batch_size: int = 128, query_prefix: str = "",
                  passage_prefix: str = "", send_input_type: bool = False, timeout_s: float = 60.0,

@@ -59,7 +59,8 @@ class LocalServer:
         extra_args: more ``llama_cpp.server`` options, e.g. ``("--chat_format", "chatml")``.
     """
 
-    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, port: int | None = None,
+    # the keywords mirror llama_cpp.server's options (--model, --port, --n_ctx, --n_threads) plus ours
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, port: int | None = None,  # noqa: PLR0913
                  n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
                  state_dir: str | os.PathLike[str] | None = None, reuse: bool = True,
                  startup_timeout_s: float = 120.0, extra_args: tuple[str, ...] = ()):
