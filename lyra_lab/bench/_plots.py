@@ -11,7 +11,7 @@ in their label.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -65,7 +65,7 @@ def _throughput(ax: Any, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
             if n:
                 ax.annotate(f"{n} err", (x, y), textcoords="offset points", xytext=(-4, -13), ha="right",
                             fontsize=7.5, color=colors[name])  # left of the point: the last level's stays inside
-    _finish(ax, mode, "throughput (ok requests/s)", "Throughput", series, "throughput_rps")
+    _finish(ax, mode, _Panel("Throughput", "throughput (ok requests/s)", "throughput_rps"), series)
     return labels
 
 
@@ -79,7 +79,7 @@ def _latency(ax: Any, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
             series[name] = g.assign(latency=g[f"latency_{q}_s"])
             styles[name], colors[name] = style, f"C{i}"
     labels = _draw(ax, series, "latency", styles, colors)
-    _finish(ax, mode, "latency (s, end to end)", "Latency p50 (solid) and p95 (dashed)", series, "latency")
+    _finish(ax, mode, _Panel("Latency p50 (solid) and p95 (dashed)", "latency (s, end to end)", "latency"), series)
     return labels
 
 
@@ -126,9 +126,18 @@ def plot_sweep(summary: pd.DataFrame) -> Any:
     return fig
 
 
-def _finish(ax: Any, mode: str, ylabel: str, title: str, series: dict[str, pd.DataFrame], column: str) -> None:
+class _Panel(NamedTuple):
+    """What one panel shows: its title, its y axis label and the ``series`` column it plots."""
+
+    title: str
+    ylabel: str
+    column: str
+
+
+def _finish(ax: Any, mode: str, panel: _Panel, series: dict[str, pd.DataFrame]) -> None:
+    title, column = panel.title, panel.column
     ax.set_xlabel(_XLABEL.get(mode, "level"))
-    ax.set_ylabel(ylabel)
+    ax.set_ylabel(panel.ylabel)
     counts = pd.concat([g["requests"] for g in series.values()]) if series else pd.Series(dtype=float)
     ax.set_title(f"{title} vs {'concurrency' if mode == 'closed' else 'offered rate'}\n"
                  f"{n_phrase(counts, 'requests', each=False)} per level{small_note(counts)}", fontsize=9)
