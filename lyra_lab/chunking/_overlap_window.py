@@ -11,7 +11,7 @@ from lyra_lab.chunking._budget import Budget, counter, encoding_param, token_bud
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript
 from lyra_lab.chunking._spans import Span, fit_suffix_start, spans_to_chunks
-from lyra_lab.chunking._token_fit import MAX_CHARS_PER_TOKEN, grow, offsets_of, token_units
+from lyra_lab.chunking._token_fit import MAX_CHARS_PER_TOKEN, TextUnits, grow, offsets_of, token_units
 from lyra_lab.chunking._types import Chunk
 from lyra_lab.corpus import Turn
 
@@ -57,12 +57,13 @@ class OverlapWindowChunker(Strategy):
         text = transcript.text
         units = token_units(text, count, self.max_tokens - self.overlap_tokens)
         offsets, counts = offsets_of(units), [count(u) for u in units]
+        fit = TextUnits(text, offsets, counts)
         spans: list[Span] = []
         i = 0
         while i < len(units):
             pos = offsets[i]
             start = self._overlap_start(text, pos, offsets[i + 1], count) if spans else pos
-            j = grow(text, offsets, counts, start, i, self.max_tokens, count)
+            j = grow(fit, start, i, self.max_tokens, count)
             spans.append((start, pos, offsets[j]))
             i = j
         return spans_to_chunks(transcript, spans, count)

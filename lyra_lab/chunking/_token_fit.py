@@ -12,7 +12,7 @@ exactly against the limit, for a few exact counts per chunk.
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from lyra_lab.backends import TokenCounter
 from lyra_lab.chunking._render import split_lines
@@ -48,13 +48,21 @@ def offsets_of(units: Sequence[str]) -> list[int]:
     return list(accumulate((len(u) for u in units), initial=0))
 
 
-def grow(text: str, offsets: Sequence[int], counts: Sequence[int], start: int, i: int,
-         limit: int, count: TokenCounter) -> int:
+class TextUnits(NamedTuple):
+    """A text cut into units: each unit's start offset (plus the end of the last) and token count."""
+
+    text: str
+    offsets: Sequence[int]
+    counts: Sequence[int]
+
+
+def grow(units: TextUnits, start: int, i: int, limit: int, count: TokenCounter) -> int:
     """The largest ``j > i`` with ``count(text[start:offsets[j]]) <= limit`` (greedy).
 
     Unit ``i`` is always taken (an over-limit unit stands alone).  ``start``
     may lie before ``offsets[i]`` (an overlap prefix).
     """
+    text, offsets, counts = units
     n = len(counts)
     j = i + 1
     estimate = count(text[start:offsets[j]])
@@ -74,7 +82,7 @@ def token_groups(text: str, limit: int, count: TokenCounter) -> list[tuple[int, 
     offsets, counts = offsets_of(units), [count(u) for u in units]
     groups, i = [], 0
     while i < len(units):
-        j = grow(text, offsets, counts, offsets[i], i, limit, count)
+        j = grow(TextUnits(text, offsets, counts), offsets[i], i, limit, count)
         groups.append((offsets[i], offsets[j]))
         i = j
     return groups
