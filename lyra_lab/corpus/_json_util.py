@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from datetime import datetime, timezone
-from typing import Any, Iterator, Literal, overload
+from typing import Any, Iterator, Literal, NamedTuple, overload
 
 from lyra_lab.corpus._model import CorpusFormatError
 
@@ -19,6 +19,22 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _CUT_TOKEN = re.compile(r'[A-Za-z0-9.+\\-]*\Z|"[^"]*\Z')
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true/false",
                list: "a list", dict: "an object", type(None): "null"}
+
+
+class TurnKey(NamedTuple):
+    """The ids of a turn being read: its own, its conversation's and its session's."""
+
+    id: str
+    conversation_id: str
+    session_id: str
+
+
+class Slot(NamedTuple):
+    """Where the turns being read go: their conversation and session, and the time of the first."""
+
+    conversation_id: str
+    session_id: str
+    start: datetime
 
 
 def sha256_hex(data: bytes) -> str:

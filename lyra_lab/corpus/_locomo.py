@@ -32,7 +32,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from lyra_lab.corpus._json_util import Fields, jpath
+from lyra_lab.corpus._json_util import Fields, Slot, jpath
 from lyra_lab.corpus._model import Conversation, Probe, Role, Session, Turn
 
 _SESSION_KEY = re.compile(r"session_(\d+)\Z")
@@ -104,7 +104,7 @@ def _conversation(f: Fields, sample: dict[str, Any], where: str) -> Conversation
         turns = []
         for k, raw in enumerate(raw_turns):
             twhere = jpath(jpath(cwhere, f"session_{n}"), k)
-            turn = _turn(f, f.obj(raw, twhere), twhere, cid, sid, speakers, start + timedelta(seconds=k))
+            turn = _turn(f, f.obj(raw, twhere), twhere, speakers, Slot(cid, sid, start + timedelta(seconds=k)))
             if turn.id in seen:
                 raise f.error(jpath(twhere, "dia_id"), f"dia_id {turn.id.split(':', 1)[1]!r} repeats")
             seen.add(turn.id)
@@ -119,8 +119,8 @@ def _conversation(f: Fields, sample: dict[str, Any], where: str) -> Conversation
     return Conversation(id=cid, sessions=tuple(sessions), meta=meta)
 
 
-def _turn(f: Fields, raw: dict[str, Any], where: str, cid: str, sid: str, speakers: dict[str, Role],
-          stamp: datetime) -> Turn:
+def _turn(f: Fields, raw: dict[str, Any], where: str, speakers: dict[str, Role], slot: Slot) -> Turn:
+    cid, sid, stamp = slot
     speaker = f.text(raw, "speaker", where)
     if speaker not in speakers:
         raise f.error(jpath(where, "speaker"), f"speaker {speaker!r} is neither speaker_a nor speaker_b")

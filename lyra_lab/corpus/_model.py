@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator, Literal, Mapping, TypeGuard, overloa
 from lyra_lab._records import SCHEMA_KEY, record
 
 Role = Literal["user", "assistant"]
-ROLES: tuple[str, ...] = ("user", "assistant")
+ROLES: tuple[Role, ...] = ("user", "assistant")
 
 
 def is_role(value: object) -> TypeGuard[Role]:
