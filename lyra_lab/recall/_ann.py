@@ -13,7 +13,7 @@ afresh, from the kept vectors, once deleted labels are more than half of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -118,9 +118,18 @@ class AnnIndex(ChangeLogIndex):
                 for label, d in zip(labels[0], distances[0], strict=True)]
 
 
-def ann_index(store: MemoryStore, embedder: Embedder, conversation_id: str, m: int = 16,
-              ef_construction: int = 100, threads: int = 1) -> AnnIndex:
+class GraphParams(NamedTuple):
+    """How an HNSW graph is built: degree ``m``, ``ef_construction`` and insert ``threads`` (``DenseAnn``)."""
+
+    m: int = 16
+    ef_construction: int = 100
+    threads: int = 1
+
+
+def ann_index(store: MemoryStore, embedder: Embedder, conversation_id: str,
+              graph: GraphParams = GraphParams()) -> AnnIndex:
     """The conversation's HNSW index for ``embedder`` and graph parameters, from ``store.cache``, synced."""
+    m, ef_construction, threads = graph
     key = f"recall.ann:{embedder.name}:{conversation_id}:{m}:{ef_construction}"
     index = store.cache.get(key)
     if index is None or index.dim != embedder.dim:
@@ -160,7 +169,7 @@ class DenseAnn(BaseRecaller):
     def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:
         """About the ``k`` most similar entries, best first."""
         embedder = require_embedder(self.name, query.embedder)
-        index = ann_index(store, embedder, query.conversation_id, self.m, self.ef_construction, self.threads)
+        index = ann_index(store, embedder, query.conversation_id, GraphParams(self.m, self.ef_construction, self.threads))
         if len(index) == 0:
             return []
         return index.search(query_vector(query, embedder), k, self.ef_search)
