@@ -10,11 +10,14 @@ own instead of patching a global.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Generic, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, TypeVar
 
 from lyra_lab._errors import ConfigError
 from lyra_lab._params import name_class, param_values, strategy_name
 from lyra_lab._records import build_fields
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = ["ConfigError", "Registry"]
 
@@ -87,6 +90,6 @@ class Registry(Generic[T]):
         return build_fields(cls, params, f"{self.kind} {spec['name']!r}", error=ConfigError)
 
     @staticmethod
-    def spec(strategy: Any) -> dict[str, Any]:
+    def spec(strategy: DataclassInstance) -> dict[str, Any]:
         """The plain-dict spec of a strategy: its registered name and its parameters."""
         return {"name": strategy_name(strategy), **param_values(strategy)}
