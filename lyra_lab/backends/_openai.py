@@ -108,7 +108,7 @@ class OpenAIBackend:
 
     # ---------------------------------------------------------------- sync
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
-                 **params: Any) -> Completion:
+                 **params: object) -> Completion:
         """Complete ``messages``; call ``params`` override the config's defaults.
 
         Each attempt is bounded by the config's ``timeout_s``; ``deadline`` (a

@@ -37,7 +37,7 @@ class BackendWrapper:
         return self.inner.capabilities
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
-                 **params: Any) -> Completion:
+                 **params: object) -> Completion:
         return self.inner.complete(messages, deadline=deadline, **params)
 
 

@@ -281,7 +281,7 @@ def messages_text(messages: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(_text(m.get("content")) for m in messages if isinstance(m, Mapping))
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     # Content may be a list of parts ({"type": "text", "text": ...}).
     if isinstance(content, list):
         return " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
