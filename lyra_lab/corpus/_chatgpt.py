@@ -58,13 +58,13 @@ SKIPPED_ROLES = {"system": "system", "tool": "tool"}
 TEXT_CONTENT = ("text", "multimodal_text")
 
 
-def looks_like(doc: Any) -> bool:
+def looks_like(doc: object) -> bool:
     if isinstance(doc, dict):  # one conversation saved on its own
         return "mapping" in doc and "current_node" in doc
     return isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict) and "mapping" in doc[0]
 
 
-def parse(path: str, doc: Any, name: str, *, include_attachments: bool = True
+def parse(path: str, doc: object, name: str, *, include_attachments: bool = True
           ) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
     """Parse a ChatGPT export document (or one conversation object) into one Conversation named ``name``."""
     f = Fields(path)
@@ -162,7 +162,7 @@ def _check_acyclic(f: Fields, mapping: dict[str, Any], where: str) -> None:
     acyclic: set[str] = set()
     for start in mapping:
         path: list[str] = []
-        node: Any = start
+        node: object = start
         while isinstance(node, str) and node in mapping and node not in acyclic:
             if node in path:
                 loop = path[path.index(node):] + [node]

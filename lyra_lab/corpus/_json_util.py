@@ -96,7 +96,7 @@ def jpath(where: str, key: str | int) -> str:
     return f"{where}[{json.dumps(key, ensure_ascii=False)}]"
 
 
-def type_name(value: Any) -> str:
+def type_name(value: object) -> str:
     return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
@@ -124,17 +124,17 @@ class Fields:
             raise self.error(where, f"expected a JSON object, got {type_name(rec)}")
         return rec
 
-    def obj(self, value: Any, where: str) -> dict[str, Any]:
+    def obj(self, value: object, where: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise self.error(where, f"expected an object, got {type_name(value)}")
         return value
 
-    def items(self, value: Any, where: str) -> list[Any]:
+    def items(self, value: object, where: str) -> list[Any]:
         if not isinstance(value, list):
             raise self.error(where, f"expected a list, got {type_name(value)}")
         return value
 
-    def places(self, doc: Any, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    def places(self, doc: object, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """The objects of a document that is one object (``$``) or a list of them (``$[i]``), with places.
 
         An empty list is an error ("no ``what``") at once, a non-object item when reached.
@@ -189,7 +189,7 @@ class Fields:
         value = self.get(obj, key, where, (str, int, float), required=required)
         return None if value is None else str(value)
 
-    def time(self, value: Any, where: str) -> datetime | None:
+    def time(self, value: object, where: str) -> datetime | None:
         """An ISO 8601 string or a Unix epoch (seconds) as an aware UTC datetime; None stays None."""
         if value is None:
             return None
@@ -199,7 +199,7 @@ class Fields:
             raise self.error(where, str(exc)) from None
 
 
-def parse_time(value: Any) -> datetime:
+def parse_time(value: object) -> datetime:
     """Parse an ISO 8601 string (``Z`` allowed; no offset means UTC) or epoch seconds to UTC."""
     if isinstance(value, bool):
         raise TypeError(f"expected a timestamp, got {type_name(value)}")
@@ -216,6 +216,6 @@ def parse_time(value: Any) -> datetime:
     raise TypeError(f"expected an ISO 8601 string or epoch seconds, got {type_name(value)}")
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def _short(value: object, limit: int = 60) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"

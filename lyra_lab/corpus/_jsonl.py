@@ -28,7 +28,7 @@ ROLE_ALIASES: dict[str, Role] = {"user": "user", "human": "user", "assistant": "
 KNOWN_KEYS = {"conversation_id", "session_id", "role", "content", "timestamp", "id", "speaker"}
 
 
-def looks_like(record: Any) -> bool:
+def looks_like(record: object) -> bool:
     return isinstance(record, dict) and "role" in record and "content" in record
 
 

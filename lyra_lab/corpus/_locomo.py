@@ -43,12 +43,12 @@ _MONTHS = {m: i for i, m in enumerate(
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)\Z")
 
 
-def looks_like(doc: Any) -> bool:
+def looks_like(doc: object) -> bool:
     return (isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict)
             and "sample_id" in doc[0] and "conversation" in doc[0])
 
 
-def parse(path: str, doc: Any, name: str) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
+def parse(path: str, doc: object, name: str) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
     """Parse LoCoMo samples: one Conversation each, probes from their ``qa``."""
     f = Fields(path)
     samples = f.items(doc, "$")

@@ -34,7 +34,7 @@ from lyra_lab.corpus._model import Conversation, Probe, Session, Turn, is_role
 _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(\d{1,2}):(\d{2})\s*\Z")
 
 
-def looks_like(doc: Any) -> bool:
+def looks_like(doc: object) -> bool:
     first = doc[0] if isinstance(doc, list) and doc else doc  # a list of instances, or one on its own
     return isinstance(first, dict) and "haystack_sessions" in first and "question_id" in first
 
@@ -48,7 +48,7 @@ def parse_date(value: str) -> datetime:
     return datetime(year, month, day, hour, minute, tzinfo=timezone.utc)
 
 
-def parse(path: str, doc: Any, name: str) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
+def parse(path: str, doc: object, name: str) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
     """Parse LongMemEval instances: one Conversation and one Probe each."""
     f = Fields(path)
     conversations: list[Conversation] = []
@@ -62,7 +62,7 @@ def parse(path: str, doc: Any, name: str) -> tuple[tuple[Conversation, ...], tup
     return tuple(conversations), tuple(probes)
 
 
-def _date(f: Fields, value: Any, where: str) -> datetime:
+def _date(f: Fields, value: object, where: str) -> datetime:
     if not isinstance(value, str):
         raise f.error(where, f"expected a date string, got {value!r}")
     try:
@@ -102,7 +102,7 @@ def _instance(f: Fields, inst: dict[str, Any], where: str) -> tuple[Conversation
     return conv, _probe(f, inst, where, _Haystack(conv, by_source), asked)
 
 
-def _session(f: Fields, body: Any, where: str, slot: Slot) -> Session:
+def _session(f: Fields, body: object, where: str, slot: Slot) -> Session:
     qid, sid, start = slot
     turns = []
     for k, raw in enumerate(f.items(body, where)):

@@ -33,7 +33,7 @@ UNRESOLVED = ""  # conversation_id of a probe read without a corpus and not nami
 KNOWN_KEYS = {SCHEMA_KEY, *PROBE_LINE_KEYS}
 
 
-def looks_like(record: Any) -> bool:
+def looks_like(record: object) -> bool:
     return isinstance(record, dict) and "question" in record and "answer" in record and "role" not in record
 
 
