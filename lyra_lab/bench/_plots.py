@@ -11,16 +11,20 @@ in their label.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import pandas as pd
 
 from lyra_lab.reports import LineLabel, group_identical, label_lines, n_phrase, small_marker, small_note
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
+
 _XLABEL = {"closed": "concurrency (closed-loop workers)", "open": "offered rate (requests/s)"}
 
 
-def _new_axes(ax: Any) -> tuple[Any, Any]:
+def _new_axes(ax: Axes | None) -> tuple[Figure | SubFigure, Axes]:
     if ax is not None:
         return ax.figure, ax
     from matplotlib.figure import Figure
@@ -35,7 +39,7 @@ def _lines(summary: pd.DataFrame, mode: str):
         yield str(label), group.sort_values("level")
 
 
-def _draw(ax: Any, series: dict[str, pd.DataFrame], column: str, styles: dict[str, tuple[str, str]],
+def _draw(ax: Axes, series: dict[str, pd.DataFrame], column: str, styles: dict[str, tuple[str, str]],
           colors: dict[str, Any]) -> list[LineLabel]:
     """One line per group of ``series`` with identical values of ``column``; returns their end labels."""
     values = {name: [*g["level"], *g[column]] for name, g in series.items()}
@@ -56,7 +60,7 @@ def _draw(ax: Any, series: dict[str, pd.DataFrame], column: str, styles: dict[st
     return labels
 
 
-def _throughput(ax: Any, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
+def _throughput(ax: Axes, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
     series = dict(_lines(summary, mode))
     colors = {name: f"C{i}" for i, name in enumerate(series)}
     labels = _draw(ax, series, "throughput_rps", {n: ("-", "o") for n in series}, colors)
@@ -69,7 +73,7 @@ def _throughput(ax: Any, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
     return labels
 
 
-def _latency(ax: Any, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
+def _latency(ax: Axes, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
     series: dict[str, pd.DataFrame] = {}
     styles: dict[str, tuple[str, str]] = {}
     colors: dict[str, Any] = {}
@@ -83,29 +87,33 @@ def _latency(ax: Any, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
     return labels
 
 
-def plot_throughput(summary: pd.DataFrame, ax: Any = None, *, mode: str = "closed") -> Any:
+def plot_throughput(summary: pd.DataFrame, ax: Axes | None = None, *, mode: str = "closed") -> Figure | SubFigure:
     """Successful requests/s against load; levels with failed requests are marked with their count.
 
     Returns:
         The ``Figure`` drawn on.
     """
-    fig, ax = _new_axes(ax)
-    label_lines(ax, _throughput(ax, summary, mode))
-    return fig
+    return _plot(summary, ax, mode, _throughput)
 
 
-def plot_latency(summary: pd.DataFrame, ax: Any = None, *, mode: str = "closed") -> Any:
+def plot_latency(summary: pd.DataFrame, ax: Axes | None = None, *, mode: str = "closed") -> Figure | SubFigure:
     """End-to-end latency p50 (solid) and p95 (dashed) against load.
 
     Returns:
         The ``Figure`` drawn on.
     """
+    return _plot(summary, ax, mode, _latency)
+
+
+def _plot(summary: pd.DataFrame, ax: Axes | None, mode: str,
+          draw: Callable[[Axes, pd.DataFrame, str], list[LineLabel]]) -> Figure | SubFigure:
+    """``draw`` one panel on ``ax`` (or a new figure) and label its lines at their ends."""
     fig, ax = _new_axes(ax)
-    label_lines(ax, _latency(ax, summary, mode))
+    label_lines(ax, draw(ax, summary, mode))
     return fig
 
 
-def plot_sweep(summary: pd.DataFrame) -> Any:
+def plot_sweep(summary: pd.DataFrame) -> Figure:
     """Throughput and latency side by side, one row per load mode present in ``summary``.
 
     Raises:
@@ -134,7 +142,7 @@ class _Panel(NamedTuple):
     column: str
 
 
-def _finish(ax: Any, mode: str, panel: _Panel, series: dict[str, pd.DataFrame]) -> None:
+def _finish(ax: Axes, mode: str, panel: _Panel, series: dict[str, pd.DataFrame]) -> None:
     title, column = panel.title, panel.column
     ax.set_xlabel(_XLABEL.get(mode, "level"))
     ax.set_ylabel(panel.ylabel)
