@@ -13,7 +13,7 @@ afresh, from the kept vectors, once deleted labels are more than half of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embed
 from lyra_lab.recall._index import ChangeLogIndex, embed_passages, query_vector
 from lyra_lab.recall._types import Query
 from lyra_lab._params import param
+
+if TYPE_CHECKING:
+    import hnswlib
 
 _MIN_CAPACITY = 1024
 
@@ -41,14 +44,14 @@ class AnnIndex(ChangeLogIndex):
         self.version = 0
         self.embedded = 0
         self.builds = 0
-        self._graph: Any = None
+        self._graph: Any = None  # an hnswlib.Index once the first entries come (hnswlib has no type stubs)
         self._entries: list[MemoryEntry | None] = []  # by label
         self._label: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._label)
 
-    def _new_graph(self, capacity: int) -> Any:
+    def _new_graph(self, capacity: int) -> hnswlib.Index:
         try:
             import hnswlib
         except ImportError as exc:

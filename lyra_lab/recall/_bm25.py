@@ -24,7 +24,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -32,6 +32,10 @@ from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored
 from lyra_lab.recall._index import ChangeLogIndex, best_first, grown
 from lyra_lab.recall._ranking import Ranking
+
+if TYPE_CHECKING:
+    import bm25s.tokenization
+    import Stemmer
 from lyra_lab.recall._types import Query
 from lyra_lab._params import Strategy, param
 
@@ -60,7 +64,8 @@ class Tokenizer(Strategy):
     def is_default(self) -> bool:
         return self == Tokenizer()
 
-    def __call__(self, texts: list[str], return_ids: bool) -> Any:
+    def __call__(self, texts: list[str], return_ids: bool) -> bm25s.tokenization.Tokenized:
+        """``bm25s.tokenize`` with this tokenizer's pattern, stopwords and stemmer (``return_ids``: as bm25s)."""
         import bm25s
 
         return bm25s.tokenize(texts, stopwords=STOPWORDS, return_ids=return_ids, show_progress=False,
@@ -78,7 +83,7 @@ class Tokenizer(Strategy):
 
 
 @functools.lru_cache(maxsize=None)
-def _split(tokens: str) -> Any:
+def _split(tokens: str) -> Callable[[str], list[str]]:
     return re.compile(_PATTERNS[tokens]).findall
 
 
@@ -90,7 +95,7 @@ def _stopwords() -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=None)
-def _stemmer(name: str) -> Any:
+def _stemmer(name: str) -> Stemmer.Stemmer | None:
     if name == "none":
         return None
     try:

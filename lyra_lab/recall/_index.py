@@ -45,7 +45,7 @@ class ChangeLogIndex:
     version: int
     _entries: list[MemoryEntry | None]
 
-    def _add(self, fresh: list[MemoryEntry], embedder: Any) -> None:
+    def _add(self, fresh: list[MemoryEntry], embedder: Any) -> None:  # each index says what it needs (BM25: nothing)
         raise NotImplementedError
 
     def _kill(self, entry_id: str) -> None:
