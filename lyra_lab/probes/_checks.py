@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from lyra_lab.matching import answer_retained, normalize_answer
+
+if TYPE_CHECKING:
+    from lyra_lab.backends import Backend
 
 DUPLICATE_JACCARD = 0.7
 
@@ -101,7 +104,7 @@ def _clean(text: str) -> str:
     return text.strip().strip("*").strip().strip('"').strip()
 
 
-def _draft(record: Any) -> Draft | None:
+def _draft(record: object) -> Draft | None:
     if not isinstance(record, dict):
         return None
     question, answer, turns = record.get("question"), record.get("answer"), record.get("turns")
@@ -168,7 +171,7 @@ Answer: {answer}
 Reply with YES if the excerpt states this answer (in any wording), NO otherwise."""
 
 
-def judge_supports(backend: Any, max_tokens: int = 4) -> Callable[[Draft, str], bool]:
+def judge_supports(backend: Backend, max_tokens: int = 4) -> Callable[[Draft, str], bool]:
     """A ``supports`` check asking ``backend`` whether the evidence states the draft's answer (YES/NO).
 
     Anything but a reply starting with "yes" counts as unsupported, so a confused judge keeps nothing it

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, NamedTuple
 
 from lyra_lab._registry import ConfigError
@@ -52,7 +52,7 @@ class ProbeDraft:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-def natural_date(day: Any) -> str:
+def natural_date(day: date) -> str:
     """``2024-03-14`` → ``"14 March 2024"`` (no locale: strftime's %B would depend on it)."""
     return f"{day.day} {MONTH_NAMES[day.month - 1]} {day.year}"
 
