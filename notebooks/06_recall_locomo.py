@@ -368,7 +368,6 @@ display(failures.style.set_properties(**{"white-space": "pre-wrap", "text-align"
 
 # %%
 def scorer_table(answers, who):
-    """Per category: F1 under the SQuAD and LoCoMo scorers with CIs, and their paired difference."""
     """F1 per category under both scorers, and the paired locomo − squad difference.
 
     `answers`: one row per question with `probe_id`, `conversation_id`, `answer`.
