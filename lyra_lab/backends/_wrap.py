@@ -1,7 +1,7 @@
-"""``BackendWrapper`` and ``EmbedderWrapper``: bases for wrappers around another backend's calls.
+"""``BackendWrapper`` and ``EmbedderWrapper``: bases of what adds something around another one's calls.
 
-They are the bases of backends and embedders that add something (a cache, metering, progress)
-around another one's calls.
+Backends and embedders built on them add something (a cache, metering, progress) around the calls
+of the one they wrap.
 """
 
 from __future__ import annotations

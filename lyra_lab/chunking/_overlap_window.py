@@ -19,9 +19,9 @@ from lyra_lab.corpus import Turn
 @CHUNKERS.register("overlap_window")
 @dataclass(frozen=True)
 class OverlapWindowChunker(Strategy):
-    """Token windows of at most ``max_tokens`` (overlap included), overlapping by ``overlap_tokens``.
+    """Token windows of at most ``max_tokens``, each starting with up to ``overlap_tokens`` tokens before it.
 
-    Each window starts with up to ``overlap_tokens`` tokens of the text just before it.
+    ``max_tokens`` includes the overlap: the tokens of the text just before the window.
 
     ``Chunk.overlap_chars`` is the length of that repeated prefix, so
     ``"".join(c.text[c.overlap_chars:] for c in chunks)`` is the input.  The
