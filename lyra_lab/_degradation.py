@@ -122,9 +122,11 @@ class DegradationTally:
             return NotImplemented
         return DegradationTally(Counter(self.counts) + Counter(other.counts))
 
-    def __radd__(self, other: Any) -> "DegradationTally":
+    def __radd__(self, other: object) -> "DegradationTally":
         # so that sum(tallies) works from its start value 0
-        return self if other == 0 else self.__add__(other)
+        if other == 0:
+            return self
+        return self.__add__(other) if isinstance(other, DegradationTally) else NotImplemented
 
     def by_stage(self) -> dict[str, int]:
         """Fallbacks per stage."""

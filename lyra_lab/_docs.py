@@ -15,9 +15,12 @@ import inspect
 import json
 import re
 import sys
-from typing import Any, Sequence
+from typing import Sequence, TypeVar
 
+from lyra_lab._registry import Registry
 from lyra_lab._params import declared, is_registered, strategy_name
+
+T = TypeVar("T")
 
 # What each key of the experiment file means (the code holds names and defaults; this holds the prose).
 # A key in TABLES without an entry here fails the generator, and so the docs test.
@@ -151,7 +154,7 @@ def _mention(doc: str | None, name: str) -> str:
     return ""
 
 
-def _value(value: Any) -> str:
+def _value(value: object) -> str:
     if value is None or isinstance(value, (str, int, float, bool)):
         return "`" + json.dumps(value) + "`"
     if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (str, int, float, bool)) for v in value):
@@ -192,7 +195,7 @@ def param_doc(cls: type, name: str) -> str:
     return arg_docs(cls.__doc__).get(name) or _mention(cls.__doc__, name)
 
 
-def strategy_section(title: str, module: str, registry: Any) -> list[str]:
+def strategy_section(title: str, module: str, registry: Registry[T]) -> list[str]:
     """One subsection per registered strategy: its summary line and a table of its parameters."""
     lines = [f"### {title} (`{module}`)", ""]
     for name in registry.names():

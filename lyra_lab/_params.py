@@ -37,9 +37,12 @@ import functools
 import types
 import typing
 import weakref
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypedDict, TypeVar, Unpack
 
 from lyra_lab._errors import ConfigError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 T = TypeVar("T")
 
@@ -50,10 +53,13 @@ _NOUNS = {bool: ("true or false", "booleans"), int: ("an integer", "integers"), 
 
 @dataclasses.dataclass(frozen=True)
 class Param:
-    """What a parameter allows, beyond its type.  Bounds are inclusive (``ge``, ``le``) or strict
-    (``gt``, ``lt``); ``check`` is a predicate for what bounds and choices cannot say, described by
-    ``allowed`` (which then replaces the generated description); ``convert`` turns what a spec file
-    gives (a dict) into the field's type before the checks."""
+    """What a parameter allows, beyond its type.
+
+    Bounds are inclusive (``ge``, ``le``) or strict (``gt``, ``lt``); ``check`` is a predicate for what
+    bounds and choices cannot say, described by ``allowed`` (which then replaces the generated
+    description); ``convert`` turns what a spec file gives (a dict) into the field's type before the
+    checks.
+    """
 
     ge: float | None = None
     gt: float | None = None
@@ -66,14 +72,33 @@ class Param:
     doc: str = ""
 
 
-def param(default: T, *, ge: float | None = None, gt: float | None = None, le: float | None = None,
-          lt: float | None = None, choices: tuple[Any, ...] | None = None,
-          check: Callable[[Any], bool] | None = None, convert: Callable[[Any], Any] | None = None,
-          allowed: str = "", doc: str = "") -> T:
-    """A dataclass field with ``default`` that declares what values the parameter allows."""
-    if check is not None and not allowed:
+class ParamOptions(TypedDict, total=False):
+    """The keywords of ``param``: the fields of ``Param``, each optional."""
+
+    ge: float | None
+    gt: float | None
+    le: float | None
+    lt: float | None
+    choices: tuple[Any, ...] | None
+    check: Callable[[Any], bool] | None
+    convert: Callable[[Any], Any] | None
+    allowed: str
+    doc: str
+
+
+def param(default: T, **options: Unpack[ParamOptions]) -> T:
+    """A dataclass field with ``default`` that declares what values the parameter allows.
+
+    Args:
+        default: the field's default value.
+        **options: the ``Param`` fields (bounds, choices, check with its ``allowed`` words, convert, doc).
+    """
+    if options.get("check") is not None and not options.get("allowed"):
         raise TypeError("param(check=...) needs allowed=: the words for what the check accepts")
-    declaration = Param(ge, gt, le, lt, None if choices is None else tuple(choices), check, convert, allowed, doc)
+    choices = options.get("choices")
+    if choices is not None:
+        options["choices"] = tuple(choices)  # a list would make the declaration unhashable
+    declaration = Param(**options)
     return dataclasses.field(default=default, metadata={_KEY: declaration})
 
 
@@ -82,9 +107,9 @@ class Declared:
     """One declared parameter of a class: its name, resolved type and declaration."""
 
     name: str
-    base: Any  # bool, int, float, str, tuple or a class
+    base: type  # bool, int, float, str, tuple or a class
     optional: bool  # ``| None``
-    item: Any  # the element type of ``tuple[X, ...]``, else None
+    item: type | None  # the element type of ``tuple[X, ...]``, else None
     param: Param
 
     def allowed(self) -> str:
@@ -95,12 +120,12 @@ class Declared:
         if p.choices is not None:
             text = "one of " + ", ".join(repr(c) for c in p.choices)
         elif self.base is tuple:
-            text = "a list of " + _NOUNS.get(self.item, ("", f"{_name(self.item)} values"))[1]
+            text = "a list of " + _NOUNS.get(self.item or type(None), ("", f"{_name(self.item)} values"))[1]
         else:
             text = _NOUNS.get(self.base, (f"a {_name(self.base)}",))[0] + _bounds(p)
         return text + (" or None" if self.optional else "")
 
-    def check(self, value: Any) -> tuple[Any, str]:
+    def check(self, value: object) -> tuple[object, str]:
         """``(value, "")`` converted when it is allowed, else ``(value, why)`` with the words for what is."""
         if value is None and self.optional:
             return value, ""
@@ -111,7 +136,7 @@ class Declared:
             except (TypeError, ValueError) as exc:
                 return value, f"{self.allowed()} ({exc})"
         ok = _is_type(value, self.base, self.item)
-        if ok and self.base in (int, float):
+        if ok and isinstance(value, (int, float)) and self.base in (int, float):
             ok = ((p.ge is None or value >= p.ge) and (p.gt is None or value > p.gt)
                   and (p.le is None or value <= p.le) and (p.lt is None or value < p.lt))
         if ok and p.choices is not None:
@@ -177,12 +202,12 @@ def label(owner: object) -> str:
     return f"{kind} {name!r}"
 
 
-def param_error(owner: Any, name: str, value: Any, allowed: str) -> ConfigError:
+def param_error(owner: object, name: str, value: object, allowed: str) -> ConfigError:
     """The one message for a bad parameter value, also for checks that relate two parameters."""
     return ConfigError(f"{label(owner)}: parameter {name!r} = {value!r}; allowed: {allowed}")
 
 
-def check_value(cls: type, name: str, value: Any) -> Any:
+def check_value(cls: type, name: str, value: object) -> object:
     """``value`` (converted) if parameter ``name`` of ``cls`` allows it, else ``ConfigError``."""
     decl = _declared(cls).get(name)
     if decl is None:
@@ -202,7 +227,7 @@ class Strategy:
         check_params(self)
 
 
-def check_params(self: Any) -> None:
+def check_params(self: object) -> None:
     """Check every declared parameter of a strategy, converting where declared (``Strategy.__post_init__``)."""
     cls: type = type(self)
     for name in _declared(cls):
@@ -212,14 +237,14 @@ def check_params(self: Any) -> None:
             object.__setattr__(self, name, checked)
 
 
-def param_values(strategy: Any) -> dict[str, Any]:
+def param_values(strategy: DataclassInstance) -> dict[str, Any]:
     """The parameters of a strategy as plain data (nested dataclasses as dicts), in field order."""
     names = [f.name for f in dataclasses.fields(strategy) if f.init]
     values = dataclasses.asdict(strategy)
     return {name: values[name] for name in names}
 
 
-def from_spec(cls: type, name: str, value: Any) -> Any:
+def from_spec(cls: type, name: str, value: object) -> object:
     """A value from a TOML/JSON spec as the field holds it: lists become tuples (to stay hashable)."""
     decl = _declared(cls).get(name)
     if isinstance(value, list) and (decl is None or decl.base is tuple):
@@ -227,7 +252,7 @@ def from_spec(cls: type, name: str, value: Any) -> Any:
     return value
 
 
-def _parse(hint: Any, cls: type, name: str) -> tuple[Any, bool, Any]:
+def _parse(hint: object, cls: type, name: str) -> tuple[type, bool, type | None]:
     """``(base, optional, item)`` of an annotation: ``int | None`` → ``(int, True, None)``."""
     optional = False
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
@@ -246,9 +271,9 @@ def _parse(hint: Any, cls: type, name: str) -> tuple[Any, bool, Any]:
     return hint, optional, None
 
 
-def _is_type(value: Any, base: Any, item: Any) -> bool:
+def _is_type(value: object, base: type, item: type | None) -> bool:
     if base is tuple:
-        return isinstance(value, tuple) and all(_is_type(v, item, None) for v in value)
+        return isinstance(value, tuple) and all(_is_type(v, item or object, None) for v in value)
     if base is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if base is int:
@@ -268,5 +293,5 @@ def _bounds(p: Param) -> str:
     return ""
 
 
-def _name(t: Any) -> str:
+def _name(t: object) -> str:
     return getattr(t, "__name__", str(t))

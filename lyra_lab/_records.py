@@ -9,7 +9,7 @@ checks the envelope, then the keys, and turns anything wrong into ONE
 :class:`RecordError` line naming the file (or place), the kind and the problem.
 
 >>> from dataclasses import dataclass
->>> @record("point", version=1, legacy=1)
+>>> @record(Schema("point", version=1, legacy=1))
 ... @dataclass(frozen=True)
 ... class Point:
 ...     x: int
@@ -46,15 +46,20 @@ import typing
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path, PurePath
-from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, TypeVar, Union
 
 import orjson
 
 from lyra_lab._errors import ConfigError
 from lyra_lab._params import check_value, declared, from_spec
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 SCHEMA_KEY = "schema"
 T = TypeVar("T")
+# What ``plain`` returns and a JSON file holds.
+JSONValue = Union[None, bool, int, float, str, list["JSONValue"], dict[str, "JSONValue"]]
 
 
 class RecordError(ConfigError):
@@ -105,17 +110,23 @@ class Schema:
             return {self.version_key: self.version, **body}
         return {SCHEMA_KEY: self.tag, **body}
 
-    def version_of(self, data: Any, source: str | os.PathLike[str] | None = None) -> int:
+    def _mapping(self, data: object, source: str | os.PathLike[str] | None) -> Mapping[str, object]:
+        """``data`` if it is a JSON object, else the :class:`RecordError` saying what it is."""
+        if not isinstance(data, Mapping):
+            raise RecordError(f"{_where(source, self.label)}: expected a JSON object ({self.label} record), "
+                              f"got {type(data).__name__}")
+        return data
+
+    def version_of(self, data: object, source: str | os.PathLike[str] | None = None) -> int:
         """The version ``data`` was written in; a :class:`RecordError` unless this lyra-lab reads it."""
         where = _where(source, self.label)
-        if not isinstance(data, Mapping):
-            raise RecordError(f"{where}: expected a JSON object ({self.label} record), got {type(data).__name__}")
+        data = self._mapping(data, source)
         key = self.version_key or SCHEMA_KEY
         if key not in data:
             if self.legacy is None:
                 raise RecordError(f"{where}: no {key!r} key; expected a {self.label} record ({self.tag})")
             return self.legacy
-        version: Any = data[key]
+        version: object = data[key]
         if not self.version_key:
             kind, _, number = str(version).partition("/")
             if kind != self.kind:
@@ -125,9 +136,9 @@ class Schema:
             return version
         raise RecordError(f"{where}: {self._unsupported(version)}")
 
-    def _unsupported(self, version: Any) -> str:
+    def _unsupported(self, version: object) -> str:
         number = isinstance(version, int) and not isinstance(version, bool)
-        if number and version > self.version:
+        if isinstance(version, int) and number and version > self.version:
             age, advice = "newer than this lyra-lab", "upgrade lyra-lab to read it"
         elif number:
             age, advice = "older than this lyra-lab reads", self.older
@@ -137,20 +148,21 @@ class Schema:
         return (f"{self.label} schema version {version!r} is {age}; this lyra-lab supports version "
                 f"{self.version}{reads}; {advice}{self.hint}")
 
-    def unwrap(self, data: Any, source: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    def unwrap(self, data: object, source: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         """The fields of ``data`` (decoded) without its envelope, after checking kind and version."""
         self.version_of(data, source)
+        data = self._mapping(data, source)
         body = {k: v for k, v in data.items() if k != (self.version_key or SCHEMA_KEY)}
         return self.decode(body) if self.decode else body
 
 
-def record(kind: str, version: int = 1, **options: Any) -> Callable[[type[T]], type[T]]:
-    """Class decorator: declare a dataclass a record of ``kind`` at ``version`` (see :class:`Schema`)."""
+def record(schema: Schema) -> Callable[[type[T]], type[T]]:
+    """Class decorator: declare a dataclass a record written and read as ``schema`` says."""
 
     def declare(cls: type[T]) -> type[T]:
         if not dataclasses.is_dataclass(cls):
-            raise TypeError(f"record {kind!r}: {cls.__name__} must be a dataclass")
-        cls.__record_schema__ = Schema(kind, version, **options)  # type: ignore[attr-defined]
+            raise TypeError(f"record {schema.kind!r}: {cls.__name__} must be a dataclass")
+        cls.__record_schema__ = schema  # type: ignore[attr-defined]
         return cls
 
     return declare
@@ -163,7 +175,7 @@ def schema_of(cls: type) -> Schema:
         raise TypeError(f"{cls.__name__} is not a record type (declare it with @record)") from None
 
 
-def plain(value: Any) -> Any:
+def plain(value: object) -> JSONValue:
     """``value`` as JSON values: dataclasses → dicts, tuples → lists, enums → their values, dates → ISO text.
 
     Anything else that JSON cannot hold becomes ``str(value)``.
@@ -183,7 +195,7 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def fields_of(obj: Any) -> dict[str, Any]:
+def fields_of(obj: DataclassInstance | type[DataclassInstance]) -> dict[str, Any]:
     """The constructor fields of a dataclass instance as plain values (the body of its record).
 
     This is also the hook for strategy specs: ``{"name": registered_name, **fields_of(strategy)}``.
@@ -191,14 +203,14 @@ def fields_of(obj: Any) -> dict[str, Any]:
     return {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init}
 
 
-def to_record(obj: Any, *, envelope: bool = True) -> dict[str, Any]:
+def to_record(obj: DataclassInstance, *, envelope: bool = True) -> dict[str, Any]:
     """The record of a ``@record`` dataclass: its envelope, then its fields (encoded) as plain values."""
     schema = schema_of(type(obj))
     body = fields_of(obj)
     return schema.wrap(body) if envelope else (schema.encode(body) if schema.encode else body)
 
 
-def from_record(cls: type[T], data: Any, source: str | os.PathLike[str] | None = None) -> T:
+def from_record(cls: type[T], data: object, source: str | os.PathLike[str] | None = None) -> T:
     """Build a ``@record`` dataclass from its record (with an envelope, or the old shape without one).
 
     Raises:
@@ -246,7 +258,7 @@ def _required(f: dataclasses.Field) -> bool:
     return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 
 
-def _structure(tp: Any, value: Any, where: str) -> Any:
+def _structure(tp: object, value: object, where: str) -> object:
     """``value`` (plain JSON) as type ``tp``; values that do not fit pass through for the class's own checks."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
@@ -293,9 +305,11 @@ def read_jsonl(path: Path, error: type[Exception] = RecordError) -> list[dict[st
 
 
 def jsonl_objects(path: Path, lines: list[bytes], error: type[Exception] = RecordError) -> Iterator[dict[str, Any]]:
-    """The JSON objects of ``lines`` (``path``'s, split at newlines), blank lines skipped; a broken line is
-    one ``error`` naming file and line.  Parsed by orjson, and by ``json`` what orjson refuses and ``json``
-    reads (``NaN``, ``Infinity``, integers past 64 bits)."""
+    """The JSON objects of ``lines`` (``path``'s, split at newlines), blank lines skipped.
+
+    A broken line is one ``error`` naming file and line.  Parsed by orjson, and by ``json`` what orjson refuses and ``json``
+    reads (``NaN``, ``Infinity``, integers past 64 bits).
+    """
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -10,11 +10,14 @@ own instead of patching a global.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Generic, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, TypeVar
 
 from lyra_lab._errors import ConfigError
 from lyra_lab._params import name_class, param_values, strategy_name
 from lyra_lab._records import build_fields
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = ["ConfigError", "Registry"]
 
@@ -46,8 +49,9 @@ class Registry(Generic[T]):
         return sorted(self._classes)
 
     def extended(self, **classes: type) -> "Registry[T]":
-        """A new registry of the same kind: these names plus ``classes`` (name → class), replacing any
-        same-named entry, so re-running a notebook cell that redefines a class just works.  ``self``
+        """A new registry of the same kind: these names plus ``classes`` (name → class).
+
+        A class replaces any same-named entry, so re-running a notebook cell that redefines a class just works.  ``self``
         is left as it is (a class's name is the one the registry that named it last gave it).
 
         >>> import dataclasses
@@ -86,6 +90,6 @@ class Registry(Generic[T]):
         return build_fields(cls, params, f"{self.kind} {spec['name']!r}", error=ConfigError)
 
     @staticmethod
-    def spec(strategy: Any) -> dict[str, Any]:
+    def spec(strategy: DataclassInstance) -> dict[str, Any]:
         """The plain-dict spec of a strategy: its registered name and its parameters."""
         return {"name": strategy_name(strategy), **param_values(strategy)}

@@ -29,6 +29,7 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line errors and "did you mean" suggestions for mistyped flags and commands."""
 
     def error(self, message: str):
+        """Raise a ``UsageError`` (one line, exit 2 in ``main``) instead of printing usage and exiting."""
         raise UsageError(f"{self.prog}: {_with_suggestion(self, message)}")
 
 
@@ -44,6 +45,7 @@ def _with_suggestion(parser: argparse.ArgumentParser, message: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``lyra-lab`` parser: one subcommand per module of ``lyra_lab.commands`` named in ``COMMANDS``."""
     from lyra_lab import __version__
 
     parser = Parser(prog="lyra-lab", description=__doc__.splitlines()[0].replace("``", ""))
@@ -57,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse ``argv`` (default: ``sys.argv[1:]``); a mistyped flag or command is a ``UsageError`` with a suggestion."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     _check_flags(parser, argv)
@@ -99,6 +102,7 @@ def _flag_hint(parser: argparse.ArgumentParser, token: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``lyra-lab`` command; returns the exit code (errors are one line on stderr, no traceback)."""
     args = None
     try:
         args = parse_args(argv)

@@ -136,7 +136,8 @@ plt.show()
 
 
 # %%
-def short(name):  # "turn_window+single_pass+none+raw=yes|dense" -> "single_pass, raw=yes"
+def short(name):
+    """A pipeline's short name: ``"turn_window+single_pass+none+raw=yes|dense"`` -> ``"single_pass, raw=yes"``."""
     parts = name.partition("|")[0].split("+")
     return f"{parts[1]}, {parts[-1]}"
 

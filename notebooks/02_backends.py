@@ -108,6 +108,7 @@ fig
 
 # %%
 def gain(result, low, high):
+    """Throughput at concurrency ``high`` over throughput at ``low``: how much more load buys."""
     t = result.summary().set_index("level")["throughput_rps"]
     return t[float(high)] / t[float(low)]
 

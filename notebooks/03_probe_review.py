@@ -47,6 +47,7 @@ print(f"{len(drafts)} probes to review from {CORPUS.name}")
 
 # %%
 def evidence_text(probe):
+    """The probe's evidence turns, one ``[role] text`` line each, for the reviewer."""
     return "\n".join(f"[{t.role}] {t.text}" for t in (turns[e] for e in probe.evidence))
 
 

@@ -125,9 +125,11 @@ class SentencePackBuggy:
     max_chars: int = 120
 
     def budget(self) -> Budget:
+        """Chunks are measured in characters; one over-long sentence may stand alone."""
         return Budget("chars", self.max_chars, measure=lambda c: len(c.text), atomic=one_sentence)
 
     def chunk(self, turns) -> list[Chunk]:
+        """Pack whole sentences into chunks, closing a chunk once it is full (the bug: after, not before)."""
         transcript = Transcript.of(turns)
         texts, current = [], ""
         for sentence in sentences(transcript.text):
@@ -210,6 +212,7 @@ print("\n".join(failure.__notes__))  # hypothesis's own report of the falsifying
 
 # %%
 def describe(turns) -> pd.DataFrame:
+    """One row per turn: its text and its rendered line, as the shrunk counterexample shows them."""
     return pd.DataFrame([{"turn": t.id, "speaker": t.speaker or t.role, "text": repr(t.text),
                           "rendered": repr(render_turn(t)), "rendered chars": len(render_turn(t))} for t in turns])
 
@@ -241,13 +244,16 @@ class SentencePack:
     max_chars: int = 120
 
     def __post_init__(self):
+        """Refuse a non-positive or non-integer ``max_chars``."""
         if isinstance(self.max_chars, bool) or not isinstance(self.max_chars, int) or self.max_chars < 1:
             raise ValueError(f"sentence_pack: max_chars must be a positive integer, got {self.max_chars!r}")
 
     def budget(self) -> Budget:
+        """Chunks are measured in characters; one over-long sentence may stand alone."""
         return Budget("chars", self.max_chars, measure=lambda c: len(c.text), atomic=one_sentence)
 
     def chunk(self, turns) -> list[Chunk]:
+        """Pack whole sentences into chunks, closing a chunk before a sentence that would not fit."""
         transcript = Transcript.of(turns)
         texts, current = [], ""
         for sentence in sentences(transcript.text):
@@ -311,14 +317,18 @@ def drop_oldest(store, conversation_id, budget, count, size) -> RollupReport:
 
 @dataclass(frozen=True)
 class DropOldestBuggy:
+    """A drop-oldest rollup measuring the entries' texts alone (the bug: the budget is on rendered lines)."""
     def compact(self, store, conversation_id, *, budget, backend, now, count):
+        """Drop the oldest entries until their texts fit ``budget``."""
         size = lambda es: sum(count(e.text) for e in es)  # noqa: E731 -- the texts alone: no date labels
         return drop_oldest(store, conversation_id, budget, count, size)
 
 
 @dataclass(frozen=True)
 class DropOldest:
+    """A drop-oldest rollup that measures what the budget is on: the rendered memory."""
     def compact(self, store, conversation_id, *, budget, backend, now, count):
+        """Drop the oldest entries until the rendered memory fits ``budget``."""
         size = lambda es: count(render_memory(es))  # noqa: E731 -- what the budget is really on
         return drop_oldest(store, conversation_id, budget, count, size)
 
@@ -503,6 +513,7 @@ plt.show()
 
 # %%
 def verdict(row) -> str:
+    """The comparison's verdict in words: which chunker does better, with its CI and p, or no difference."""
     ci = f"{row['difference']:+.2f}, 95% CI [{row['ci_low']:.2f}, {row['ci_high']:.2f}], p = {row['p']:.2f}"
     if row["probes_differing"] == 0:
         return "the same result on every probe"

@@ -108,6 +108,7 @@ else:
 
 
 def run(corpus: str, grid: dict, tag: str, conversations: int | None = None) -> pd.DataFrame:
+    """Run ``grid`` on one corpus (``tag`` names the run folder) and return its result rows."""
     limits = {**LIMITS, "conversations": conversations} if conversations else LIMITS
     spec = ExperimentSpec.from_dict({
         "name": f"chunk-tuning-{corpus}-{tag}",
@@ -170,12 +171,14 @@ CLUSTER = "conversation_id" if FULL else None
 
 
 def pareto(frame: pd.DataFrame, cost: str, quality: str) -> np.ndarray:
+    """Which rows are on the Pareto front: no other row is as cheap and as good, and better in one."""
     c, q = frame[cost].to_numpy(float), frame[quality].to_numpy(float)
     dominated = [((c <= ci) & (q >= qi) & ((c < ci) | (q > qi))).any() for ci, qi in zip(c, q)]
     return ~np.array(dominated, dtype=bool)
 
 
-def describe(frame: pd.DataFrame) -> pd.DataFrame:  # "chunker+summarizer+rollup|recaller" split into columns
+def describe(frame: pd.DataFrame) -> pd.DataFrame:
+    """The pipeline label "chunker+summarizer+rollup|recaller" split into columns."""
     memory = frame["pipeline"].str.partition("|")
     parts = memory[0].str.split("+")
     return pd.DataFrame({"chunker": parts.str[0], "summarizer": parts.str[1], "recaller": memory[2]})
@@ -231,25 +234,30 @@ RECALLER_COLORS = {"bm25": "C0", "dense": "C3"}
 
 
 def family(chunker: str) -> str:
+    """A chunker spec's family: ``turn_window[max_turns=8]`` -> ``turn_window``."""
     return chunker.partition("[")[0]
 
 
-def short(chunker: str) -> str:  # "turn_window[max_turns=8]" -> "8 turns"; "overlap_window[...]" -> "256/64 ovl"
+def short(chunker: str) -> str:
+    """A chunker's short label: ``turn_window[max_turns=8]`` -> "8 turns"; ``overlap_window[...]`` -> "256/64 ovl"."""
     numbers = re.findall(r"=(\d+)", chunker)
     unit = {"turn_window": "turns", "token_budget": "tok", "overlap_window": "ovl"}.get(family(chunker), family(chunker))
     return f"{'/'.join(numbers)} {unit}" if numbers else chunker
 
 
 def order(chunker: str) -> tuple:
+    """Sort key of a chunker: its family's place in the legend, then its numbers."""
     numbers = [int(n) for n in re.findall(r"=(\d+)", chunker)]
     return (list(FAMILY_COLORS).index(family(chunker)) if family(chunker) in FAMILY_COLORS else 9, numbers)
 
 
 def label(row) -> str:
+    """A setting's label: chunker, summarizer if any, recaller."""
     return f"{short(row['chunker'])}{'+' + row['summarizer'] if row['summarizer'] != 'none' else ''}, {row['recaller']}"
 
 
 def draw_front(ax, frame: pd.DataFrame, cost: str, quality: str) -> None:
+    """Draw the Pareto front of ``frame`` on ``ax``, one label per point (ties named once)."""
     front = frame[frame["pareto"]].sort_values([cost, quality])
     ax.plot(front[cost], front[quality], "-", color="black", lw=1, zorder=1, label="Pareto front")
     # settings tied on both axes share one point: one label naming the first and how many tie with it
@@ -261,6 +269,7 @@ def draw_front(ax, frame: pd.DataFrame, cost: str, quality: str) -> None:
 
 
 def recaller_handles():
+    """Legend entries for the recallers' colours and markers."""
     return [Line2D([], [], color=RECALLER_COLORS[r], marker=m, ls="", label=f"recaller: {r}") for r, m in MARKERS.items()]
 
 
@@ -357,6 +366,7 @@ plt.show()
 
 # %%
 def pick(frame: pd.DataFrame) -> pd.Series:
+    """The best setting within the token budget: most answers in context, then fewest tokens."""
     allowed = frame[frame["budget_tokens"] <= TOKEN_BUDGET]
     return allowed.sort_values(["answer_in_context", "budget_tokens", "memory_tokens"],
                                ascending=[False, True, True]).iloc[0]
@@ -477,6 +487,7 @@ else:
 
 # %%
 def at(df: pd.DataFrame, pipeline: str, budget: int, name: str) -> pd.DataFrame:
+    """The rows of ``pipeline`` at ``budget`` tokens, renamed ``name``, under one metric name for any budget."""
     rows = df[(df["pipeline"] == pipeline) & (df["metric"] == f"answer_in_context@{budget}tok")]
     return rows.assign(pipeline=name, metric="answer_in_context@budget")
 
@@ -551,6 +562,7 @@ rng = np.random.default_rng(0)
 
 
 def draw() -> dict:
+    """A random chunker setting of the search (family, size and overlap drawn from ``rng``)."""
     kind = str(rng.choice(["turn_window", "token_budget", "overlap_window"]))
     if kind == "turn_window":
         return {"name": kind, "max_turns": int(rng.integers(1, 25))}

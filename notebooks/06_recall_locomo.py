@@ -126,6 +126,7 @@ print(f"skipped (same for every recaller): {r.skipped}")
 
 # %%
 def tidy_rows(result, name):
+    """Tidy rows (recall@k, mrr per probe) of a recall-eval ``result`` under pipeline ``name``."""
     rows = []
     for p in result.per_probe:
         evidence, groups = probes[p.probe_id].evidence, p.retrieved
@@ -226,6 +227,7 @@ summary.to_csv(OUT / "summary.csv", index=False)
 
 
 def cell(r):
+    """A table cell: the mean and, when there is one, its CI."""
     return f"{r['mean']:.3f}" if pd.isna(r["ci_low"]) else f"{r['mean']:.3f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
 
 
@@ -306,12 +308,14 @@ comparisons[["metric", "pipeline", "mean", "difference", "ci_low", "ci_high", "p
 
 # %%
 def snippet(turn_id, width=90):
+    """A turn as one short line: its dia id, speaker and text cut to ``width``."""
     t = turns[turn_id]
     text = " ".join(t.text.split())
     return f"[{turn_id.split(':', 1)[-1]}] {t.speaker or t.role}: {text[:width]}{'…' if len(text) > width else ''}"
 
 
 def first_hit(evidence, groups):
+    """The rank of the first retrieved group holding an evidence turn, or None."""
     return next((rank for rank, g in enumerate(groups, start=1) if set(g) & set(evidence)), None)
 
 
@@ -327,6 +331,7 @@ worst = ranked.sort_values(["rank", "turn", "conv"], ascending=[False, True, Tru
 
 
 def both_labels(category: int | str | None) -> str:
+    """LoCoMo category ``category`` under both published labellings (the paper's and mem0's)."""
     # LoCoMo's categories are the integers 1-5, under two published labellings
     cat = int(str(category))
     return f"{cat}: {LOCOMO_LABELS['locomo_paper'][cat]} (paper) / {LOCOMO_LABELS['mem0'][cat]} (mem0)"
@@ -391,6 +396,7 @@ def scorer_table(answers, who):
 
 
 def show_scorers(table):
+    """``scorer_table``'s table with each figure and its interval as text."""
     view = table[["answers", "category", "locomo_paper", "mem0", "n"]].copy()
     for s in ("squad", "locomo"):
         view[f"F1 ({s})"] = [f"{m:.3f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in
@@ -419,6 +425,7 @@ show_scorers(qa_tables[0])
 
 # %%
 def model_answers(run_dir):
+    """The last answer the model gave to each scored probe of a run (from its ``log.jsonl``)."""
     log = pd.read_json(Path(run_dir) / "log.jsonl", lines=True)
     answers = log[log["event"] == "answer"].drop_duplicates("probe_id", keep="last")
     answers = answers[answers["probe_id"].map(lambda pid: pid in probes and probes[pid].category in CATEGORIES)]

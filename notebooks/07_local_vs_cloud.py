@@ -171,6 +171,7 @@ SIDES = {"local": "local", "cloud": CLOUD}
 
 
 def run(tag: str, grid: dict, side: str):
+    """Run ``grid`` on the backend of ``side``; returns the spec, folder and result rows."""
     spec = ExperimentSpec.from_dict({
         "name": f"local-vs-cloud-{tag}-{side}", "corpus": CORPUS, "grid": grid,
         "run": {"backends": [SIDES[side]], "embedders": ["hashing"], "ks": [5], "score_at_tokens": BUDGETS},
@@ -184,6 +185,7 @@ def run(tag: str, grid: dict, side: str):
 
 
 def run_side(side: str) -> dict:
+    """Every grid on one side, keyed by (grid tag, side)."""
     return {(tag, side): run(tag, grid, side) for tag, grid in GRIDS.items()}
 
 
@@ -209,6 +211,7 @@ BACKENDS = ["local", CLOUD_BACKEND]
 
 
 def label(backend: str) -> str:
+    """A backend's display name, marked when the backend is simulated."""
     name = "local SmolLM2-135M" if backend == "local" else backend
     return f"{name} (simulated)" if SIMULATED[backend] else name
 
@@ -216,7 +219,8 @@ def label(backend: str) -> str:
 QUALITY_BACKENDS = [b for b in BACKENDS if not SIMULATED[b]]
 
 
-def short(row) -> str:  # a readable name for a memory pipeline
+def short(row) -> str:
+    """A readable name for a memory pipeline."""
     if row["rollup"] != "none":
         return f"{row['rollup']} ({int(row['pipeline.budget'])}-token memory)"
     return f"{row['summarizer']} summaries" + (" + raw turns" if row["pipeline.keep_raw"] else " only")
@@ -267,12 +271,15 @@ quality.round(3)[["name", "label", "metric", "mean", "ci_low", "ci_high", "n"]]
 
 # %%
 def errorbar_args(frame: pd.DataFrame, mean: str = "mean") -> np.ndarray:
-    # an interval of no width (or none) gets no bar: its two caps would be drawn on top of each other
+    """Error bar lengths for ``frame``'s CIs; an interval of no width (or none) gets no bar.
+
+    Its two caps would be drawn on top of each other.
+    """
     return error_bars(frame[mean], frame["ci_low"], frame["ci_high"])
 
 
 def ticks(ax, names, width: int = 15) -> None:
-    # wrapped between words, and after "_" inside a long name ("summary_" / "buffer"), never mid-word
+    """Label the x axis with ``names``, wrapped between words and after ``_`` ("summary_" / "buffer"), never mid-word."""
     def wrap(name: str) -> str:
         words = [w if len(w) <= width else w.replace("_", "_ ") for w in name.split(" ")]
         return textwrap.fill(" ".join(words), width, break_long_words=False).replace("_ ", "_")
@@ -282,7 +289,7 @@ def ticks(ax, names, width: int = 15) -> None:
 
 
 def values_at_foot(ax, x, heights, fmt: str = "{:.2f}", rotation: int = 0) -> None:
-    # each bar's value written at its foot, so a bar of height 0 still says 0 (upright where bars are narrow)
+    """Write each bar's value at its foot, so a bar of height 0 still says 0 (upright where bars are narrow)."""
     top = ax.get_ylim()[1]
     for xi, h in zip(x, heights):
         if pd.notna(h):
@@ -291,6 +298,7 @@ def values_at_foot(ax, x, heights, fmt: str = "{:.2f}", rotation: int = 0) -> No
 
 
 def save(fig, name: str, title: str, legend_from=None) -> None:
+    """Title ``fig``, add the legend below the panels, save it as ``FIGURES / name`` and show it."""
     if legend_from is not None:  # below the panels, where it covers no data
         handles, labels = legend_from.get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=9, frameon=False)
@@ -339,6 +347,7 @@ save(fig, "quality.png", title, legend_from=axes[0, 0])
 
 # %%
 def percentile_ci(values, q: float, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """The ``q``-th percentile of ``values`` with a bootstrap CI: ``(point, low, high)``."""
     v = np.asarray(values, dtype=float)
     v = v[~np.isnan(v)]
     if len(v) == 0:
@@ -422,6 +431,7 @@ conv = results[results["probe_id"] == ""].pivot_table(
 
 
 def col(name: str) -> pd.Series:
+    """Column ``name`` of the per-conversation costs, 0 where the column is absent or empty."""
     return conv[name].fillna(0) if name in conv else pd.Series(0.0, index=conv.index)
 
 
@@ -590,6 +600,7 @@ paired_rows: list[dict[str, object]] = []
 
 
 def pair(df, a, b, metric, comparison):
+    """Compare pipelines ``a`` and ``b`` on ``metric`` and record the row (or say why not)."""
     try:
         c = compare(df, a, b, metric, cluster=cluster)
     except lyra_lab.ConfigError as exc:  # no shared probe with this metric: say so, go on
@@ -637,11 +648,13 @@ lines = [f"{MODE.capitalize()} mode: {n_conv} conversation{'s' if n_conv > 1 els
 
 
 def fmt(name, backend, m):
+    """Metric ``m`` of pipeline ``name`` on ``backend`` as text: mean, CI and n."""
     r = q.loc[(name, backend, m)]
     return f"{r['mean']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}] (n = {int(r['n'])})"
 
 
 def good_enough(r) -> bool:
+    """Whether a paired difference is within the margin on both ends and not significant."""
     return r["p_value"] >= 0.05 and abs(r["ci_low"]) <= MARGIN and abs(r["ci_high"]) <= MARGIN
 
 
@@ -671,6 +684,7 @@ for _, r in main.iterrows():
 best_f1 = quality[(quality["backend"] == "local") & (quality["metric"] == "qa_f1")].sort_values("mean").iloc[-1]
 if CLOUD_BACKEND in QUALITY_BACKENDS:
     def pipe(r):
+        """The pipeline part of a comparison's name."""
         return r["comparison"].partition(":")[0]
     bottom = (f"Answer: local is good enough (no worse than {label(CLOUD_BACKEND)} by more than {MARGIN:.2f} on {metric}) "
               f"for {', '.join(pipe(r) for r in good) or 'no pipeline'}; the cloud is significantly better for "

@@ -85,7 +85,7 @@ TITLES: dict[str, str] = {}  # figure file -> its title (written to figures.json
 
 
 def publish(fig, name: str, title: str, labels=()) -> None:
-    # title fig (wrapped to its width), label its lines at their ends, save it as FIGURES / name, record, show it
+    """Title ``fig`` (wrapped to its width), label its lines at their ends, save, record and show it."""
     fig.suptitle(textwrap.fill(title, int(fig.get_figwidth() * 13)), fontsize=10.5)
     for ax, line_labels in labels:  # last: the panels have their final size once the title is in
         label_lines(ax, line_labels, fontsize=7.5)
@@ -194,7 +194,8 @@ COLORS = {"time_ladder": "tab:blue", "summary_buffer": "tab:orange", "session_gi
 NOTE = {"none": " (keeps all)", "session_gist": " (no budget)", "fact_extraction": " (no budget)"}
 
 
-def named(members) -> str:  # "session_gist = fact_extraction (budget not enforced)": one line for rollups that coincide
+def named(members) -> str:
+    """One label for rollups whose results coincide: "session_gist = fact_extraction (budget not enforced)"."""
     notes = {NOTE.get(r, "") for r in members}
     text = " = ".join(members)
     return text + (notes.pop() if len(notes) == 1 else "")

@@ -37,7 +37,7 @@ class Inner:
     tags: tuple[str, ...] = ()
 
 
-@record("sample", version=3, readable=(2,), legacy=2)
+@record(Schema("sample", version=3, readable=(2,), legacy=2))
 @dataclass(frozen=True)
 class Sample:
     name: str

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 
 @dataclass(frozen=True)
@@ -65,9 +65,11 @@ class AttemptTally:
             return NotImplemented
         return AttemptTally(Counter(self.answered) + Counter(other.answered), Counter(self.failed) + Counter(other.failed))
 
-    def __radd__(self, other: Any) -> "AttemptTally":
+    def __radd__(self, other: object) -> "AttemptTally":
         # so that sum(tallies) works from its start value 0
-        return self if other == 0 else self.__add__(other)
+        if other == 0:
+            return self
+        return self.__add__(other) if isinstance(other, AttemptTally) else NotImplemented
 
     def metrics(self) -> dict[str, int]:
         """``calls.cached``, ``calls.attempts_<n>`` and ``calls.failed.<why>`` for the counts that are not zero."""

@@ -11,10 +11,10 @@ import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, overload
 from urllib.parse import urlsplit, urlunsplit
 
-from lyra_lab._records import from_record, plain, record, to_record
+from lyra_lab._records import Schema, from_record, plain, record, to_record
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._prices import Price, price_for
 from lyra_lab.backends._retry import DEFAULT_MAX_ATTEMPTS, RetryPolicy
@@ -30,7 +30,7 @@ def _scrub(fields: dict[str, Any]) -> dict[str, Any]:
     return redact({**fields, "base_url": safe_url(fields["base_url"])})
 
 
-@record("backend_config", 1, legacy=1, encode=_scrub)
+@record(Schema("backend_config", 1, legacy=1, encode=_scrub))
 @dataclass(frozen=True)
 class BackendConfig:
     """One OpenAI-compatible backend: where it is, what it costs, how patient to be.
@@ -212,7 +212,13 @@ _SECRET_NAME = re.compile(r"(api[_-]?key|secret|token|password|passwd|authorizat
 MASK = "***"
 
 
-def redact(value: Any) -> Any:
+@overload
+def redact(value: str) -> str: ...
+@overload
+def redact(value: Mapping[str, object]) -> dict[str, Any]: ...
+@overload
+def redact(value: object) -> object: ...
+def redact(value: object) -> object:
     """A copy of a backend spec (or any plain JSON-like value) safe to record.
 
     URLs lose user:password, fragments and credential-like query params

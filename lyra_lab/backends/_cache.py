@@ -48,7 +48,7 @@ class ResponseCache:
     def __enter__(self) -> "ResponseCache":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -123,7 +123,7 @@ class CachedBackend:
         return self._caps[1]
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
-                 **params: Any) -> Completion:
+                 **params: object) -> Completion:
         key = cache_key(self.backend.capabilities.identity, messages, params)
         # Single flight: threads asking the same question at once wait for the
         # first one's answer instead of each paying for it.

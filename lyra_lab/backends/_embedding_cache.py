@@ -101,7 +101,7 @@ class EmbeddingCache:
     def __enter__(self) -> "EmbeddingCache":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:

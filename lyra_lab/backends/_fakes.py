@@ -60,7 +60,7 @@ class FakeLLM:
             self._queue.extend(outputs)
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
-                 **params: Any) -> Completion:
+                 **params: object) -> Completion:
         """The next queued output (else ``respond``); a ``deadline`` already past fails the call unanswered."""
         msgs = [dict(m) for m in messages]
         if deadline is not None and time.monotonic() >= deadline:

@@ -54,7 +54,7 @@ class LocalBackend(OpenAIBackend):
         return identity
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
-                 **params: Any) -> Completion:
+                 **params: object) -> Completion:
         try:
             return super().complete(messages, deadline=deadline, **params)
         except BackendError as exc:

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -29,6 +29,9 @@ from lyra_lab._registry import ConfigError
 import lyra_lab.backends._local_process as proc_util
 from lyra_lab.backends._paths import cache_dir
 from lyra_lab.backends._types import BackendError
+
+if TYPE_CHECKING:
+    from lyra_lab.backends._tokens import TokenCounter
 
 HOST = "127.0.0.1"  # never 0.0.0.0: the server has no API key
 DEFAULT_N_CTX = 8192  # SmolLM2's trained context
@@ -59,7 +62,8 @@ class LocalServer:
         extra_args: more ``llama_cpp.server`` options, e.g. ``("--chat_format", "chatml")``.
     """
 
-    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, port: int | None = None,
+    # the keywords mirror llama_cpp.server's options (--model, --port, --n_ctx, --n_threads) plus ours
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, port: int | None = None,  # noqa: PLR0913
                  n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
                  state_dir: str | os.PathLike[str] | None = None, reuse: bool = True,
                  startup_timeout_s: float = 120.0, extra_args: tuple[str, ...] = ()):
@@ -149,7 +153,7 @@ class LocalServer:
     def __enter__(self) -> "LocalServer":
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def describe(self) -> dict[str, Any]:
@@ -171,7 +175,7 @@ class LocalServer:
             raise BackendError("local-server", response.text, status=response.status_code)
         return list(response.json()["tokens"])
 
-    def token_counter(self):
+    def token_counter(self) -> TokenCounter:
         """An exact ``TokenCounter`` for this model (see ``lyra_lab.backends.token_counter``)."""
         from lyra_lab.backends._tokens import token_counter
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from lyra_lab.backends._backend_config import BackendConfig, safe_url
 from lyra_lab.backends._openai_stream import (Answer, StreamAccumulator, answer_from_response, build_request,
                                               read_events)
-from lyra_lab.backends._retry import call_with_retries
+from lyra_lab.backends._retry import CallTimes, call_with_retries
 from lyra_lab.backends._tokens import token_counter
 from lyra_lab.backends._types import BackendError, Capabilities, Completion, Message, Usage
 from lyra_lab.backends.simulated import SIMULATED_FINGERPRINT
@@ -108,7 +108,7 @@ class OpenAIBackend:
 
     # ---------------------------------------------------------------- sync
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
-                 **params: Any) -> Completion:
+                 **params: object) -> Completion:
         """Complete ``messages``; call ``params`` override the config's defaults.
 
         Each attempt is bounded by the config's ``timeout_s``; ``deadline`` (a
@@ -136,7 +136,7 @@ class OpenAIBackend:
             began = time.perf_counter()
             answer, attempts = call_with_retries(
                 lambda timeout: self._attempt(kwargs, timeout, deadline), self._policy, self.name, (self._key,),
-                timeout_s=self.config.timeout_s, deadline=deadline)
+                times=CallTimes(self.config.timeout_s, deadline))
         finally:
             self._slots.release()
         return self._completion(kwargs["messages"], answer, attempts, began - queued,

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from lyra_lab.backends._retry import DeadlineExceeded, StreamError
+
+if TYPE_CHECKING:
+    import httpx2  # the HTTP client the openai package is built on
+    from openai.types.chat import ChatCompletion
 
 # Parameters of the chat completions API; any other generation parameter
 # (repeat_penalty, top_k, min_p…) is a server extension sent in ``extra_body``.
@@ -69,7 +73,7 @@ class StreamAccumulator:
         self.parts: list[str] = []
         self.ttft_s: float | None = None
         self.finish_reason: str | None = None
-        self.usage: Any = None
+        self.usage: Mapping[str, Any] | None = None  # the last chunk's usage, as decoded
         self.model: str | None = None
         self.fingerprint: str | None = None
 
@@ -97,7 +101,7 @@ class StreamAccumulator:
                       time.perf_counter() - self.started, self.ttft_s, self.model, self.fingerprint)
 
 
-def read_events(lines: Iterable[str], acc: StreamAccumulator, request: Any, deadline: float | None = None) -> None:
+def read_events(lines: Iterable[str], acc: StreamAccumulator, request: httpx2.Request, deadline: float | None = None) -> None:
     """Feed the server-sent events of a chat stream into ``acc``, reading the body to its end.
 
     One ``orjson.loads`` per event instead of the openai client's per-event
@@ -152,8 +156,8 @@ def read_events(lines: Iterable[str], acc: StreamAccumulator, request: Any, dead
             acc.add(chunk)
 
 
-def answer_from_response(response: Any, started: float) -> Answer:
-    """An ``Answer`` from a non-streamed ``ChatCompletion``."""
+def answer_from_response(response: ChatCompletion | str | bytes, started: float) -> Answer:
+    """An ``Answer`` from a non-streamed ``ChatCompletion`` (a str or bytes: a malformed body the client passed on)."""
     if isinstance(response, (str, bytes)) or not getattr(response, "choices", None):
         raise StreamError(f"malformed response: no choices in {str(response)[:200]!r}")
     choice = response.choices[0]
@@ -163,7 +167,7 @@ def answer_from_response(response: Any, started: float) -> Answer:
                   getattr(response, "model", None), getattr(response, "system_fingerprint", None))
 
 
-def _usage_pair(usage: Any) -> tuple[int | None, int | None]:
+def _usage_pair(usage: object) -> tuple[int | None, int | None]:
     if usage is None:
         return None, None
     if isinstance(usage, Mapping):  # a streamed chunk's, decoded JSON

@@ -21,12 +21,16 @@ and ``model``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+import os
+from typing import TYPE_CHECKING, Any, Mapping
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._openai import OpenAIBackend
 from lyra_lab.backends._types import Backend
+
+if TYPE_CHECKING:
+    from lyra_lab.backends._tokens import TokenCounter
 
 PRESETS = ("local", "openai", "ollama", "vllm", "llamacpp", "simulated", "fake")
 _FIELDS = frozenset(f.name for f in dataclasses.fields(BackendConfig))
@@ -149,7 +153,7 @@ def _fake(preset: str, overrides: dict[str, Any]) -> Backend:
     return FakeLLM(name=str(overrides.get("name", "fake")), model=str(overrides.get("model", "fake-llm")))
 
 
-def _local(model_path: Any) -> tuple[dict[str, Any], Any]:
+def _local(model_path: str | os.PathLike[str] | None) -> tuple[dict[str, Any], TokenCounter]:
     from lyra_lab.backends._local_server import ensure_local_server
 
     server = ensure_local_server(model_path)

@@ -140,8 +140,10 @@ class Tracker:
 
 @contextlib.contextmanager
 def track(task: str, total: int, unit: str = "text") -> Iterator[Tracker]:
-    """A ``Tracker`` for ``total`` units of ``task``; its final event is sent on leaving, also on failure
-    (when it reported before: see the module docstring).
+    """A ``Tracker`` for ``total`` units of ``task``.
+
+    Its final event is sent on leaving, also on failure (when it reported before: see the module
+    docstring).
 
     Inside another active tracker of this context the tracker counts but reports nothing.
     """

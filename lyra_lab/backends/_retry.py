@@ -60,7 +60,7 @@ import random
 import re
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, TypeVar
 
 import tenacity
 
@@ -323,21 +323,36 @@ class _Stop:
         return False
 
 
+class CallTimes(NamedTuple):
+    """The time one call may take: each attempt at most ``timeout_s``, every attempt before ``deadline``."""
+
+    timeout_s: float
+    deadline: float | None = None  # a ``time.monotonic()`` instant; None: no deadline
+
+
 def call_with_retries(
     fn: Callable[[float], T], policy: RetryPolicy, backend: str, secrets: Iterable[str] = (), *,
-    timeout_s: float, deadline: float | None = None,
+    times: CallTimes,
 ) -> tuple[T, int]:
     """Run ``fn(attempt_timeout_s)`` under ``policy`` until it succeeds; return its result and the attempts it took.
 
-    Each attempt gets ``timeout_s``, or the time left before ``deadline`` if
+    Each attempt gets ``times.timeout_s``, or the time left before ``times.deadline`` if
     that is less; no attempt starts that would get less than
     ``min(timeout_s, MIN_ATTEMPT_S)`` (module docstring).
+
+    Args:
+        fn: one attempt, given the seconds it may take.
+        policy: how often and how patiently to retry.
+        backend: the backend's name, for errors.
+        secrets: strings (API keys) removed from every error message.
+        times: the per-attempt timeout and the call's deadline.
 
     Raises:
         BackendError: the call failed for good (status, provider message,
             attempts, ``gave_up``), or the deadline passed before the first attempt.
     """
     attempts = 0
+    timeout_s, deadline = times
     stop = _Stop(policy, timeout_s, deadline)
 
     def once() -> T:

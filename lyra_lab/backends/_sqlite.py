@@ -58,8 +58,11 @@ def connect(path: str, schema: str) -> sqlite3.Connection:
 
 
 def check_version(conn: sqlite3.Connection, schema: Schema, path: str) -> None:
-    """Refuse a file of a version ``schema`` does not read (``PRAGMA user_version``; 0, a file written
-    before the version was set, is the schema's legacy version); stamp an unstamped file."""
+    """Refuse a file of a version ``schema`` does not read; stamp an unstamped file.
+
+    The version is ``PRAGMA user_version``; 0, a file written before the version was set, is the
+    schema's legacy version.
+    """
     version = retry_busy(lambda: conn.execute("PRAGMA user_version").fetchone()[0])
     schema.version_of({} if version == 0 else {schema.version_key or "user_version": version}, path)
     if version == 0:

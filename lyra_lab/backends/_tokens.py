@@ -28,7 +28,10 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence, runtime_checkable
+
+if TYPE_CHECKING:
+    import bpe_openai
 
 
 DEFAULT_ENCODING = "o200k_base"
@@ -75,7 +78,7 @@ def encoding_name_for(model: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=8)
-def _encoding(name: str) -> Any:
+def _encoding(name: str) -> bpe_openai.Encoding:
     import bpe_openai
 
     return bpe_openai.get_encoding(name)
@@ -83,10 +86,10 @@ def _encoding(name: str) -> Any:
 
 @runtime_checkable
 class TokenCount(Protocol):
-    """Counts a text's tokens, and says what else it can do (declared here, never probed).
+    r"""Counts a text's tokens, and says what else it can do (declared here, never probed).
 
     Attributes:
-        lines_add_up: ``count(a + "\\n" + b) == count(a + "\\n") + count(b)`` whenever ``b`` starts with a
+        lines_add_up: ``count(a + "\n" + b) == count(a + "\n") + count(b)`` whenever ``b`` starts with a
             character other than whitespace and ``/`` (such as every ``[label] text`` memory line), so a
             renderer may add up line counts.  True for the OpenAI encodings, whose pre-tokenizers always
             split there; False for a server's tokenizer or a plain function.

@@ -59,11 +59,11 @@ class Usage:
             self.estimated or other.estimated,
         )
 
-    def __radd__(self, other: Any) -> "Usage":
+    def __radd__(self, other: object) -> "Usage":
         # so that sum(usages) works from its start value 0
         if other == 0:
             return self
-        return self.__add__(other)
+        return self.__add__(other) if isinstance(other, Usage) else NotImplemented
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +187,7 @@ class Backend(Protocol):
     def capabilities(self) -> Capabilities: ...
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
-                 **params: Any) -> Completion: ...
+                 **params: object) -> Completion: ...
 
 
 @runtime_checkable

@@ -1,5 +1,8 @@
-"""``BackendWrapper`` and ``EmbedderWrapper``: the bases of backends and embedders that add something
-around another one's calls."""
+"""``BackendWrapper`` and ``EmbedderWrapper``: bases of what adds something around another one's calls.
+
+Backends and embedders built on them add something (a cache, metering, progress) around the calls
+of the one they wrap.
+"""
 
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ class BackendWrapper:
         return self.inner.capabilities
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
-                 **params: Any) -> Completion:
+                 **params: object) -> Completion:
         return self.inner.complete(messages, deadline=deadline, **params)
 
 

@@ -1,5 +1,7 @@
-"""Backends built for benchmarking: a client that never caps the load below the sweep's levels,
-and a simulated cloud endpoint with realistic defaults.
+"""Backends built for benchmarking: a client that never caps the load, and a simulated cloud endpoint.
+
+The client never caps the load below the sweep's levels; the simulated endpoint has realistic
+defaults.
 
 ``CLOUD_LIKE`` is a made-up hosted model, not a measurement of any provider:
 time to first token lognormal around 0.4 s, 60 tokens/s per stream, 8 requests

@@ -11,16 +11,20 @@ in their label.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import pandas as pd
 
 from lyra_lab.reports import LineLabel, group_identical, label_lines, n_phrase, small_marker, small_note
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
+
 _XLABEL = {"closed": "concurrency (closed-loop workers)", "open": "offered rate (requests/s)"}
 
 
-def _new_axes(ax: Any) -> tuple[Any, Any]:
+def _new_axes(ax: Axes | None) -> tuple[Figure | SubFigure, Axes]:
     if ax is not None:
         return ax.figure, ax
     from matplotlib.figure import Figure
@@ -35,7 +39,7 @@ def _lines(summary: pd.DataFrame, mode: str):
         yield str(label), group.sort_values("level")
 
 
-def _draw(ax: Any, series: dict[str, pd.DataFrame], column: str, styles: dict[str, tuple[str, str]],
+def _draw(ax: Axes, series: dict[str, pd.DataFrame], column: str, styles: dict[str, tuple[str, str]],
           colors: dict[str, Any]) -> list[LineLabel]:
     """One line per group of ``series`` with identical values of ``column``; returns their end labels."""
     values = {name: [*g["level"], *g[column]] for name, g in series.items()}
@@ -56,7 +60,7 @@ def _draw(ax: Any, series: dict[str, pd.DataFrame], column: str, styles: dict[st
     return labels
 
 
-def _throughput(ax: Any, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
+def _throughput(ax: Axes, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
     series = dict(_lines(summary, mode))
     colors = {name: f"C{i}" for i, name in enumerate(series)}
     labels = _draw(ax, series, "throughput_rps", {n: ("-", "o") for n in series}, colors)
@@ -65,11 +69,11 @@ def _throughput(ax: Any, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
             if n:
                 ax.annotate(f"{n} err", (x, y), textcoords="offset points", xytext=(-4, -13), ha="right",
                             fontsize=7.5, color=colors[name])  # left of the point: the last level's stays inside
-    _finish(ax, mode, "throughput (ok requests/s)", "Throughput", series, "throughput_rps")
+    _finish(ax, mode, _Panel("Throughput", "throughput (ok requests/s)", "throughput_rps"), series)
     return labels
 
 
-def _latency(ax: Any, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
+def _latency(ax: Axes, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
     series: dict[str, pd.DataFrame] = {}
     styles: dict[str, tuple[str, str]] = {}
     colors: dict[str, Any] = {}
@@ -79,33 +83,37 @@ def _latency(ax: Any, summary: pd.DataFrame, mode: str) -> list[LineLabel]:
             series[name] = g.assign(latency=g[f"latency_{q}_s"])
             styles[name], colors[name] = style, f"C{i}"
     labels = _draw(ax, series, "latency", styles, colors)
-    _finish(ax, mode, "latency (s, end to end)", "Latency p50 (solid) and p95 (dashed)", series, "latency")
+    _finish(ax, mode, _Panel("Latency p50 (solid) and p95 (dashed)", "latency (s, end to end)", "latency"), series)
     return labels
 
 
-def plot_throughput(summary: pd.DataFrame, ax: Any = None, *, mode: str = "closed") -> Any:
+def plot_throughput(summary: pd.DataFrame, ax: Axes | None = None, *, mode: str = "closed") -> Figure | SubFigure:
     """Successful requests/s against load; levels with failed requests are marked with their count.
 
     Returns:
         The ``Figure`` drawn on.
     """
-    fig, ax = _new_axes(ax)
-    label_lines(ax, _throughput(ax, summary, mode))
-    return fig
+    return _plot(summary, ax, mode, _throughput)
 
 
-def plot_latency(summary: pd.DataFrame, ax: Any = None, *, mode: str = "closed") -> Any:
+def plot_latency(summary: pd.DataFrame, ax: Axes | None = None, *, mode: str = "closed") -> Figure | SubFigure:
     """End-to-end latency p50 (solid) and p95 (dashed) against load.
 
     Returns:
         The ``Figure`` drawn on.
     """
+    return _plot(summary, ax, mode, _latency)
+
+
+def _plot(summary: pd.DataFrame, ax: Axes | None, mode: str,
+          draw: Callable[[Axes, pd.DataFrame, str], list[LineLabel]]) -> Figure | SubFigure:
+    """``draw`` one panel on ``ax`` (or a new figure) and label its lines at their ends."""
     fig, ax = _new_axes(ax)
-    label_lines(ax, _latency(ax, summary, mode))
+    label_lines(ax, draw(ax, summary, mode))
     return fig
 
 
-def plot_sweep(summary: pd.DataFrame) -> Any:
+def plot_sweep(summary: pd.DataFrame) -> Figure:
     """Throughput and latency side by side, one row per load mode present in ``summary``.
 
     Raises:
@@ -126,9 +134,18 @@ def plot_sweep(summary: pd.DataFrame) -> Any:
     return fig
 
 
-def _finish(ax: Any, mode: str, ylabel: str, title: str, series: dict[str, pd.DataFrame], column: str) -> None:
+class _Panel(NamedTuple):
+    """What one panel shows: its title, its y axis label and the ``series`` column it plots."""
+
+    title: str
+    ylabel: str
+    column: str
+
+
+def _finish(ax: Axes, mode: str, panel: _Panel, series: dict[str, pd.DataFrame]) -> None:
+    title, column = panel.title, panel.column
     ax.set_xlabel(_XLABEL.get(mode, "level"))
-    ax.set_ylabel(ylabel)
+    ax.set_ylabel(panel.ylabel)
     counts = pd.concat([g["requests"] for g in series.values()]) if series else pd.Series(dtype=float)
     ax.set_title(f"{title} vs {'concurrency' if mode == 'closed' else 'offered rate'}\n"
                  f"{n_phrase(counts, 'requests', each=False)} per level{small_note(counts)}", fontsize=9)

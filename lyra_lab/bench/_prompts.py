@@ -12,9 +12,12 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from lyra_lab._registry import ConfigError
+
+if TYPE_CHECKING:
+    from lyra_lab.corpus import Corpus
 
 _WORDS = ("the", "garden", "meeting", "Tuesday", "sister", "recipe", "trip", "Lisbon", "budget", "doctor",
           "weekend", "project", "deadline", "bike", "coffee", "friend", "concert", "rain", "train", "book",
@@ -65,7 +68,7 @@ def _fit(text: str, budget: int, count: Callable[[str], int]) -> str:
     return text[:lo]
 
 
-def corpus_prompts(corpus: Any, n: int, *, prompt_tokens: int = 300, seed: int = 0) -> list[BenchPrompt]:
+def corpus_prompts(corpus: Corpus, n: int, *, prompt_tokens: int = 300, seed: int = 0) -> list[BenchPrompt]:
     """``n`` summarization prompts, one per session of ``corpus`` (cycled if it has fewer).
 
     Each is lyra-lab's default single-pass summarization prompt over the
@@ -81,7 +84,7 @@ def corpus_prompts(corpus: Any, n: int, *, prompt_tokens: int = 300, seed: int =
     _check(n, prompt_tokens)
     sessions = [s for conv in corpus.conversations for s in conv.sessions if s.turns]
     if not sessions:
-        raise ConfigError(f"corpus {getattr(corpus, 'name', '?')!r} has no session with turns to prompt with")
+        raise ConfigError(f"corpus {corpus.name!r} has no session with turns to prompt with")
     random.Random(seed).shuffle(sessions)
     count = _counter()
     instruction = DEFAULT_PROMPTS.messages("single", transcript="")[-1]["content"]

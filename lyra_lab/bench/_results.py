@@ -15,12 +15,15 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from lyra_lab._run_records import BENCH_RESULT
+
+if TYPE_CHECKING:
+    from lyra_lab.backends import Backend
 
 COLUMNS = ("label", "backend", "model", "simulated", "mode", "level", "seq", "prompt_id", "start_s",
            "sent_s", "end_s", "latency_s", "service_s", "ttft_s", "queue_s", "retry_s", "prompt_tokens",
@@ -33,7 +36,7 @@ _STRS = ("label", "backend", "model", "mode", "prompt_id", "status", "error", "f
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 
 
-def records_frame(rows: Sequence[Mapping[str, Any]], backend: Any, label: str) -> pd.DataFrame:
+def records_frame(rows: Sequence[Mapping[str, Any]], backend: Backend, label: str) -> pd.DataFrame:
     """The records frame in ``COLUMNS`` order, fixed dtypes (failed calls: 0 tokens, NaN times)."""
     simulated = backend.capabilities.simulated or any(r.get("simulated") for r in rows)
     if simulated and "(simulated)" not in label:

@@ -22,7 +22,7 @@ import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import Backend, BackendError
@@ -148,7 +148,7 @@ def run_sweep(backend: Backend, prompts: Sequence[BenchPrompt], spec: SweepSpec 
         with tqdm(total=spec.requests, desc=f"{label} {name}", unit="req",
                   disable=None if progress is None else not progress) as bar:
             run = _closed if mode == "closed" else _open
-            for row in run(backend, prompts, params, spec, level, bar.update):
+            for row in run(_Load(backend, prompts, params), spec, level, bar.update):
                 rows.append({"mode": mode, "level": level, **row})
     frame = records_frame(rows, backend, label)
     label = str(frame["label"].iloc[0]) if len(frame) else label  # "(simulated)" may have been added
@@ -182,8 +182,20 @@ def _call(backend: Backend, prompt: BenchPrompt, params: Mapping[str, Any]) -> d
             "simulated": c.simulated, "cached": c.cached}
 
 
-def _closed(backend: Backend, prompts: Sequence[BenchPrompt], params: Mapping[str, Any], spec: SweepSpec,
-            level: float, tick: Callable[[int], Any]) -> list[dict[str, Any]]:
+class _Load(NamedTuple):
+    """What every request of a level sends: one of ``prompts`` (in turn) to ``backend`` with ``params``."""
+
+    backend: Backend
+    prompts: Sequence[BenchPrompt]
+    params: Mapping[str, Any]
+
+    def call(self, i: int) -> dict[str, Any]:
+        """Request ``i``'s outcome record (prompts are reused round-robin)."""
+        return _call(self.backend, self.prompts[i % len(self.prompts)], self.params)
+
+
+def _closed(load: _Load, spec: SweepSpec, level: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
+    """``level`` workers, each sending its next request when the last one answered."""
     lock, stop = threading.Lock(), threading.Event()
     issued, rows = [0], []
     t0 = time.perf_counter()
@@ -197,7 +209,7 @@ def _closed(backend: Backend, prompts: Sequence[BenchPrompt], params: Mapping[st
                 issued[0] += 1
             start = time.perf_counter() - t0
             try:
-                row = _call(backend, prompts[i % len(prompts)], params)
+                row = load.call(i)
             except BaseException:
                 stop.set()  # a bug, not a backend failure: the other workers stop too
                 raise
@@ -213,8 +225,8 @@ def _closed(backend: Backend, prompts: Sequence[BenchPrompt], params: Mapping[st
     return sorted(rows, key=lambda r: r["seq"])
 
 
-def _open(backend: Backend, prompts: Sequence[BenchPrompt], params: Mapping[str, Any], spec: SweepSpec,
-          level: float, tick: Callable[[int], Any]) -> list[dict[str, Any]]:
+def _open(load: _Load, spec: SweepSpec, level: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
+    """Requests arriving at ``level`` per second (Poisson or evenly spaced), whether or not earlier ones answered."""
     rng = random.Random(spec.seed)
     arrivals, t = [], 0.0
     for _ in range(spec.requests):
@@ -224,7 +236,7 @@ def _open(backend: Backend, prompts: Sequence[BenchPrompt], params: Mapping[str,
 
     def one(i: int, scheduled: float) -> dict[str, Any]:
         sent = time.perf_counter() - t0
-        row = _call(backend, prompts[i % len(prompts)], params)
+        row = load.call(i)
         end = time.perf_counter() - t0
         tick(1)
         return {"seq": i, "start_s": scheduled, "sent_s": sent, "end_s": end, "latency_s": end - scheduled,

@@ -22,6 +22,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
+from lyra_lab.backends import TokenCounter
 from lyra_lab._params import Strategy, param
 from lyra_lab.chunking._budget import Budget, counter, encoding_param, token_budget
 from lyra_lab.chunking._registry import CHUNKERS
@@ -100,7 +101,7 @@ class AdaptiveChunker(Strategy):
             per_chunk = min(target, math.ceil(1.1 * tokens / n))
             groups = token_groups(text, per_chunk, count)
             reason = f"{tokens:,} tokens > target {target:,}: must chunk ({len(groups)} chunks)"
-            return self._plan("oversize", transcript, groups, reason, tokens, count)
+            return ChunkPlan("oversize", _chunks(transcript, groups, count), reason, tokens)
         big_tokens = tokens >= self.ratio * target
         big_chars = len(text) >= self.target_chunks * self.min_chunk_chars
         if big_tokens and big_chars and self.target_chunks > 1:
@@ -108,16 +109,16 @@ class AdaptiveChunker(Strategy):
             reason = (f"{tokens:,} tokens fit one call (≤ {target:,}) but ≥ {self.ratio:g}×target and "
                       f"{len(text):,} chars ≥ {self.target_chunks}×{self.min_chunk_chars:,}: "
                       f"{len(groups)} parallel chunks")
-            return self._plan("preemptive", transcript, groups, reason, tokens, count)
+            return ChunkPlan("preemptive", _chunks(transcript, groups, count), reason, tokens)
         groups = [(0, len(text))] if text else []
         why = "below the ratio" if not big_tokens else "too few characters to split"
         reason = f"{tokens:,} tokens fit one call (≤ {target:,}), {why}: single pass"
-        return self._plan("single_pass", transcript, groups, reason, tokens, count)
+        return ChunkPlan("single_pass", _chunks(transcript, groups, count), reason, tokens)
 
-    @staticmethod
-    def _plan(decision, transcript, groups, reason, tokens, count) -> ChunkPlan:
-        chunks = tuple(spans_to_chunks(transcript, plain_spans(groups), count))
-        return ChunkPlan(decision, chunks, reason, tokens)
+
+def _chunks(transcript: Transcript, groups: list[tuple[int, int]], count: TokenCounter) -> tuple[Chunk, ...]:
+    """The chunks of ``transcript`` cut at ``groups`` (``(start, end)`` offsets, no overlap)."""
+    return tuple(spans_to_chunks(transcript, plain_spans(groups), count))
 
 
 def balanced_groups(transcript: Transcript, n: int) -> list[tuple[int, int]]:

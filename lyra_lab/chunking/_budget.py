@@ -47,7 +47,7 @@ class Budget:
 
 
 def single_line(chunk: Chunk) -> bool:
-    """The chunk's new text is one line (at most one ``"\\n"``, at its end)."""
+    r"""The chunk's new text is one line (at most one ``"\n"``, at its end)."""
     body = chunk.text[chunk.overlap_chars:]
     return "\n" not in body[:-1]
 

@@ -17,15 +17,15 @@ from lyra_lab.corpus import Turn
 @CHUNKERS.register("line_budget")
 @dataclass(frozen=True)
 class LineBudgetChunker(Strategy):
-    """Split the transcript on line boundaries into chunks of at most ``max_chars`` characters.
+    r"""Split the transcript on line boundaries into chunks of at most ``max_chars`` characters.
 
     A line is indivisible: a line longer than ``max_chars`` becomes a chunk of
     its own (over budget, alone).  A turn whose text spans several lines may
     be split between chunks; ``Chunk.turn_ids`` then lists it in each.
 
     Examples:
-        >>> [c.text for c in LineBudgetChunker(max_chars=6).chunk("ab\\ncd\\nefghijk\\n")]
-        ['ab\\ncd\\n', 'efghijk\\n']
+        >>> [c.text for c in LineBudgetChunker(max_chars=6).chunk("ab\ncd\nefghijk\n")]
+        ['ab\ncd\n', 'efghijk\n']
     """
 
     max_chars: int = param(4000, ge=1, doc="the most characters in a chunk (a longer line stands alone).")

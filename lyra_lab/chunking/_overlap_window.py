@@ -11,7 +11,7 @@ from lyra_lab.chunking._budget import Budget, counter, encoding_param, token_bud
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript
 from lyra_lab.chunking._spans import Span, fit_suffix_start, spans_to_chunks
-from lyra_lab.chunking._token_fit import MAX_CHARS_PER_TOKEN, grow, offsets_of, token_units
+from lyra_lab.chunking._token_fit import MAX_CHARS_PER_TOKEN, TextUnits, grow, offsets_of, token_units
 from lyra_lab.chunking._types import Chunk
 from lyra_lab.corpus import Turn
 
@@ -19,8 +19,9 @@ from lyra_lab.corpus import Turn
 @CHUNKERS.register("overlap_window")
 @dataclass(frozen=True)
 class OverlapWindowChunker(Strategy):
-    """Token windows of at most ``max_tokens`` (overlap included), each starting with up to
-    ``overlap_tokens`` tokens of the text just before it.
+    """Token windows of at most ``max_tokens``, each starting with up to ``overlap_tokens`` tokens before it.
+
+    ``max_tokens`` includes the overlap: the tokens of the text just before the window.
 
     ``Chunk.overlap_chars`` is the length of that repeated prefix, so
     ``"".join(c.text[c.overlap_chars:] for c in chunks)`` is the input.  The
@@ -56,12 +57,13 @@ class OverlapWindowChunker(Strategy):
         text = transcript.text
         units = token_units(text, count, self.max_tokens - self.overlap_tokens)
         offsets, counts = offsets_of(units), [count(u) for u in units]
+        fit = TextUnits(text, offsets, counts)
         spans: list[Span] = []
         i = 0
         while i < len(units):
             pos = offsets[i]
             start = self._overlap_start(text, pos, offsets[i + 1], count) if spans else pos
-            j = grow(text, offsets, counts, start, i, self.max_tokens, count)
+            j = grow(fit, start, i, self.max_tokens, count)
             spans.append((start, pos, offsets[j]))
             i = j
         return spans_to_chunks(transcript, spans, count)

@@ -1,18 +1,18 @@
-"""The canonical transcript text that every chunker splits.
+r"""The canonical transcript text that every chunker splits.
 
-One turn renders as ``"[2023-05-08 13:56] Caroline: text\\n"``: an optional
+One turn renders as ``"[2023-05-08 13:56] Caroline: text\n"``: an optional
 timestamp (minute precision, UTC), the speaker (or the role when the source
-names none), and the text with line breaks normalised to ``"\\n"`` and
-trailing ones dropped, so that every turn ends with exactly one ``"\\n"``.
+names none), and the text with line breaks normalised to ``"\n"`` and
+trailing ones dropped, so that every turn ends with exactly one ``"\n"``.
 Every character of the transcript therefore belongs to exactly one turn, and
 ``turn_spans`` maps a character offset back to its turn exactly.
 
 >>> from datetime import datetime, timezone
 >>> from lyra_lab.corpus import Conversation, Session, Turn
 >>> when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
->>> t = Turn("1", "c", "s", "user", "hi\\r\\nthere\\n", when, "Caroline")
+>>> t = Turn("1", "c", "s", "user", "hi\r\nthere\n", when, "Caroline")
 >>> render_turn(t)
-'[2023-05-08 13:56] Caroline: hi\\nthere\\n'
+'[2023-05-08 13:56] Caroline: hi\nthere\n'
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from lyra_lab.corpus import Conversation, Session, Turn
 
 
 def render_turn(turn: Turn) -> str:
-    """One turn as transcript text, ending with exactly one ``"\\n"``."""
+    r"""One turn as transcript text, ending with exactly one ``"\n"``."""
     # Normalise CR/CRLF so that "\n" is the only line break a chunker needs to know.
     body = turn.text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
     speaker = turn.speaker or turn.role
@@ -40,10 +40,10 @@ def render_turns(turns: Sequence[Turn]) -> str:
 
 
 def split_lines(text: str) -> list[str]:
-    """``text`` cut after every ``"\\n"``; ``"".join`` of the result is ``text``.
+    r"""``text`` cut after every ``"\n"``; ``"".join`` of the result is ``text``.
 
-    Only ``"\\n"`` counts as a line break (unlike ``str.splitlines``, which also
-    breaks on form feeds, ``\\u2028`` and friends, and would make lines that do
+    Only ``"\n"`` counts as a line break (unlike ``str.splitlines``, which also
+    breaks on form feeds, ``\u2028`` and friends, and would make lines that do
     not end where the transcript says).
     """
     lines = text.split("\n")

@@ -1,10 +1,10 @@
-"""Token-budget packing that counts exactly but rarely: estimate, then verify.
+r"""Token-budget packing that counts exactly but rarely: estimate, then verify.
 
 Counting a candidate chunk's whole text for every line it might take costs
 O(lines × chunk) tokenizer work.  Instead each unit is counted once; a chunk
 grows while the *sum* of its units' counts fits, and only then is its own
-text counted exactly (BPE counts are not additive at seams, e.g. ``"!\\n"`` +
-``"\\n"`` tokenizes as one ``"!\\n\\n"`` piece), shrinking or growing one unit
+text counted exactly (BPE counts are not additive at seams, e.g. ``"!\n"`` +
+``"\n"`` tokenizes as one ``"!\n\n"`` piece), shrinking or growing one unit
 at a time until one more unit would not fit.  Every chunk is still checked
 exactly against the limit, for a few exact counts per chunk.
 """
@@ -12,7 +12,7 @@ exactly against the limit, for a few exact counts per chunk.
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from lyra_lab.backends import TokenCounter
 from lyra_lab.chunking._render import split_lines
@@ -48,13 +48,21 @@ def offsets_of(units: Sequence[str]) -> list[int]:
     return list(accumulate((len(u) for u in units), initial=0))
 
 
-def grow(text: str, offsets: Sequence[int], counts: Sequence[int], start: int, i: int,
-         limit: int, count: TokenCounter) -> int:
+class TextUnits(NamedTuple):
+    """A text cut into units: each unit's start offset (plus the end of the last) and token count."""
+
+    text: str
+    offsets: Sequence[int]
+    counts: Sequence[int]
+
+
+def grow(units: TextUnits, start: int, i: int, limit: int, count: TokenCounter) -> int:
     """The largest ``j > i`` with ``count(text[start:offsets[j]]) <= limit`` (greedy).
 
     Unit ``i`` is always taken (an over-limit unit stands alone).  ``start``
     may lie before ``offsets[i]`` (an overlap prefix).
     """
+    text, offsets, counts = units
     n = len(counts)
     j = i + 1
     estimate = count(text[start:offsets[j]])
@@ -74,7 +82,7 @@ def token_groups(text: str, limit: int, count: TokenCounter) -> list[tuple[int, 
     offsets, counts = offsets_of(units), [count(u) for u in units]
     groups, i = [], 0
     while i < len(units):
-        j = grow(text, offsets, counts, offsets[i], i, limit, count)
+        j = grow(TextUnits(text, offsets, counts), offsets[i], i, limit, count)
         groups.append((offsets[i], offsets[j]))
         i = j
     return groups

@@ -1,4 +1,4 @@
-"""ChatGPT data export (``conversations.json``, alone or inside the export ``.zip``).
+r"""ChatGPT data export (``conversations.json``, alone or inside the export ``.zip``).
 
 The export is a JSON list of conversations.  Each holds a ``mapping`` of nodes
 (``{id, message, parent, children}``) forming a tree: every edit or
@@ -46,9 +46,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from lyra_lab.corpus._json_util import Fields, jpath
+from lyra_lab.corpus._json_util import Fields, TurnKey, jpath
 from lyra_lab.corpus._chatgpt_canvas import CANVAS_PREFIX, canvas_turn_text, name_canvas_updates
 from lyra_lab.corpus._markup import plain_text
 from lyra_lab.corpus._model import Conversation, Probe, Role, Session, Turn
@@ -58,13 +58,13 @@ SKIPPED_ROLES = {"system": "system", "tool": "tool"}
 TEXT_CONTENT = ("text", "multimodal_text")
 
 
-def looks_like(doc: Any) -> bool:
+def looks_like(doc: object) -> bool:
     if isinstance(doc, dict):  # one conversation saved on its own
         return "mapping" in doc and "current_node" in doc
     return isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict) and "mapping" in doc[0]
 
 
-def parse(path: str, doc: Any, name: str, *, include_attachments: bool = True
+def parse(path: str, doc: object, name: str, *, include_attachments: bool = True
           ) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
     """Parse a ChatGPT export document (or one conversation object) into one Conversation named ``name``."""
     f = Fields(path)
@@ -134,8 +134,8 @@ def _session(f: Fields, conv: dict[str, Any], where: str, name: str, include_att
     skipped: Counter[str] = Counter()
     turns = []
     for node_id in chain:
-        turn = _turn(f, mapping[node_id], jpath(jpath(where, "mapping"), node_id), node_id, name, sid, skipped,
-                     include_attachments)
+        turn = _turn(f, mapping[node_id], jpath(jpath(where, "mapping"), node_id), TurnKey(node_id, name, sid),
+                     _Keep(include_attachments, skipped))
         if turn is not None:
             turns.append(turn)
     turns = name_canvas_updates(turns)
@@ -162,7 +162,7 @@ def _check_acyclic(f: Fields, mapping: dict[str, Any], where: str) -> None:
     acyclic: set[str] = set()
     for start in mapping:
         path: list[str] = []
-        node: Any = start
+        node: object = start
         while isinstance(node, str) and node in mapping and node not in acyclic:
             if node in path:
                 loop = path[path.index(node):] + [node]
@@ -192,8 +192,16 @@ def _visible_chain(f: Fields, mapping: dict[str, Any], current: str, where: str)
     return chain
 
 
-def _turn(f: Fields, node: dict[str, Any], where: str, node_id: str, conv_id: str, session_id: str,
-          skipped: Counter[str], include_attachments: bool) -> Turn | None:
+class _Keep(NamedTuple):
+    """What reading a session keeps: attachments (canvas documents) or not; a count of what it skipped."""
+
+    attachments: bool
+    skipped: Counter[str]
+
+
+def _turn(f: Fields, node: dict[str, Any], where: str, key: TurnKey, keep: _Keep) -> Turn | None:
+    node_id, conv_id, session_id = key
+    include_attachments, skipped = keep
     message = node.get("message")
     if message is None:  # the synthetic root node carries no message
         return None

@@ -1,4 +1,4 @@
-"""Claude.ai data export (``conversations.json``, alone or inside the export ``.zip``).
+r"""Claude.ai data export (``conversations.json``, alone or inside the export ``.zip``).
 
 The export is a JSON list of chats: ``{uuid, name, created_at, chat_messages}``;
 each message has ``uuid``, ``sender`` (``human`` / ``assistant``), ISO
@@ -43,11 +43,11 @@ SENDERS: dict[str, Role] = {"human": "user", "assistant": "assistant"}
 REGENERATION_WINDOW_S = 60  # two human messages in a row this close are one edited question
 
 
-def looks_like(doc: Any) -> bool:
+def looks_like(doc: object) -> bool:
     return isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict) and "chat_messages" in doc[0]
 
 
-def parse(path: str, doc: Any, name: str, *, include_attachments: bool = True
+def parse(path: str, doc: object, name: str, *, include_attachments: bool = True
           ) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
     """Parse a Claude.ai export document into one Conversation named ``name``."""
     f = Fields(path)

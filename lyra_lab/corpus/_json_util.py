@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from datetime import datetime, timezone
-from typing import Any, Iterator, Literal, overload
+from typing import Any, Iterator, Literal, NamedTuple, overload
 
 from lyra_lab.corpus._model import CorpusFormatError
 
@@ -19,6 +19,22 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _CUT_TOKEN = re.compile(r'[A-Za-z0-9.+\\-]*\Z|"[^"]*\Z')
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true/false",
                list: "a list", dict: "an object", type(None): "null"}
+
+
+class TurnKey(NamedTuple):
+    """The ids of a turn being read: its own, its conversation's and its session's."""
+
+    id: str
+    conversation_id: str
+    session_id: str
+
+
+class Slot(NamedTuple):
+    """Where the turns being read go: their conversation and session, and the time of the first."""
+
+    conversation_id: str
+    session_id: str
+    start: datetime
 
 
 def sha256_hex(data: bytes) -> str:
@@ -57,11 +73,11 @@ def json_problem(exc: json.JSONDecodeError, text: str) -> str:
 
 
 def is_truncated(exc: json.JSONDecodeError, text: str) -> bool:
-    """Whether ``text`` failed to parse because it ends early (a cut-off download or copy).
+    r"""Whether ``text`` failed to parse because it ends early (a cut-off download or copy).
 
     The parser stops either at the very end, or at the start of the one token the
     cut went through: a string with no closing quote, or a literal or number cut
-    short (``tru``, ``1.``, ``"\\u00``).
+    short (``tru``, ``1.``, ``"\u00``).
     """
     if exc.msg == "Extra data":  # a whole value and then more: not a cut
         return False
@@ -80,7 +96,7 @@ def jpath(where: str, key: str | int) -> str:
     return f"{where}[{json.dumps(key, ensure_ascii=False)}]"
 
 
-def type_name(value: Any) -> str:
+def type_name(value: object) -> str:
     return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
@@ -108,19 +124,21 @@ class Fields:
             raise self.error(where, f"expected a JSON object, got {type_name(rec)}")
         return rec
 
-    def obj(self, value: Any, where: str) -> dict[str, Any]:
+    def obj(self, value: object, where: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise self.error(where, f"expected an object, got {type_name(value)}")
         return value
 
-    def items(self, value: Any, where: str) -> list[Any]:
+    def items(self, value: object, where: str) -> list[Any]:
         if not isinstance(value, list):
             raise self.error(where, f"expected a list, got {type_name(value)}")
         return value
 
-    def places(self, doc: Any, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
-        """The objects of a document that is one object (``$``) or a list of them (``$[i]``), with their
-        places; an empty list is an error ("no ``what``") at once, a non-object item when reached."""
+    def places(self, doc: object, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The objects of a document that is one object (``$``) or a list of them (``$[i]``), with places.
+
+        An empty list is an error ("no ``what``") at once, a non-object item when reached.
+        """
         if isinstance(doc, dict):
             raw = [("$", doc)]
         else:
@@ -130,8 +148,10 @@ class Fields:
         return ((where, self.obj(value, where)) for where, value in raw)
 
     def first_at(self, seen: dict[str, str], value: str, where: str, key: str, what: str) -> None:
-        """Record that id ``value`` (field ``key`` of the object at ``where``) is first seen there; an id
-        seen before is an error naming both places."""
+        """Record that id ``value`` (field ``key`` of the object at ``where``) is first seen there.
+
+        An id seen before is an error naming both places.
+        """
         if value in seen:
             raise self.error(jpath(where, key), f"{what} {value!r} repeats {seen[value]}")
         seen[value] = where
@@ -169,7 +189,7 @@ class Fields:
         value = self.get(obj, key, where, (str, int, float), required=required)
         return None if value is None else str(value)
 
-    def time(self, value: Any, where: str) -> datetime | None:
+    def time(self, value: object, where: str) -> datetime | None:
         """An ISO 8601 string or a Unix epoch (seconds) as an aware UTC datetime; None stays None."""
         if value is None:
             return None
@@ -179,7 +199,7 @@ class Fields:
             raise self.error(where, str(exc)) from None
 
 
-def parse_time(value: Any) -> datetime:
+def parse_time(value: object) -> datetime:
     """Parse an ISO 8601 string (``Z`` allowed; no offset means UTC) or epoch seconds to UTC."""
     if isinstance(value, bool):
         raise TypeError(f"expected a timestamp, got {type_name(value)}")
@@ -196,6 +216,6 @@ def parse_time(value: Any) -> datetime:
     raise TypeError(f"expected an ISO 8601 string or epoch seconds, got {type_name(value)}")
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def _short(value: object, limit: int = 60) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"

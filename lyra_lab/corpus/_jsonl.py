@@ -21,14 +21,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Iterable
 
-from lyra_lab.corpus._json_util import Fields, parse_time, type_name
+from lyra_lab.corpus._json_util import Fields, TurnKey, parse_time, type_name
 from lyra_lab.corpus._model import Conversation, Probe, Role, Session, Turn
 
 ROLE_ALIASES: dict[str, Role] = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "bot": "assistant"}
 KNOWN_KEYS = {"conversation_id", "session_id", "role", "content", "timestamp", "id", "speaker"}
 
 
-def looks_like(record: Any) -> bool:
+def looks_like(record: object) -> bool:
     return isinstance(record, dict) and "role" in record and "content" in record
 
 
@@ -51,7 +51,7 @@ def parse(path: str, lines: Iterable[str], name: str) -> tuple[tuple[Conversatio
         if (cid, tid) in id_lines:
             raise f.error(where, f"id {tid!r} repeats line {id_lines[(cid, tid)]} in conversation {cid!r}")
         id_lines[(cid, tid)] = n
-        turns.append(_turn(f, rec, where, tid, cid, sid))
+        turns.append(_turn(f, rec, where, TurnKey(tid, cid, sid)))
     if not convs:
         raise f.error("", "no messages (the file is empty)")
     conversations = tuple(
@@ -73,7 +73,8 @@ def _ident(f: Fields, rec: dict[str, Any], key: str, where: str, default: str | 
     return str(value)
 
 
-def _turn(f: Fields, rec: dict[str, Any], where: str, tid: str, cid: str, sid: str) -> Turn:
+def _turn(f: Fields, rec: dict[str, Any], where: str, key: TurnKey) -> Turn:
+    tid, cid, sid = key
     role = rec.get("role")
     if role is None:
         raise f.error(where, "missing required field 'role'")

@@ -18,7 +18,7 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import (
@@ -102,7 +102,7 @@ def load(path: str | os.PathLike[str], format: str = "auto", *,
 
 def _add_probes(corpus: Corpus, probes: str | os.PathLike[str] | Iterable[Probe]) -> Corpus:
     if isinstance(probes, (str, os.PathLike)):
-        where: Any = probes
+        where: object = probes
         extra = _probes.load_probes(probes, corpus)
     else:
         where = "probes"
@@ -145,7 +145,7 @@ def _parse(file: Path, data: bytes, format: str, name: str, include_attachments:
     return _sniff(where, text, lines, name, include_attachments)
 
 
-def _parse_json_format(fmt: str, where: str, doc: Any, name: str, include_attachments: bool) -> Parsed:
+def _parse_json_format(fmt: str, where: str, doc: object, name: str, include_attachments: bool) -> Parsed:
     if fmt in _WITH_ATTACHMENTS:
         return _JSON_FORMATS[fmt].parse(where, doc, name, include_attachments=include_attachments)
     return _JSON_FORMATS[fmt].parse(where, doc, name)
@@ -181,7 +181,7 @@ def _sniff(where: str, text: str, lines: list[str], name: str, include_attachmen
                             f"{', '.join(FORMATS)} (pass format= to force one)")
 
 
-def _describe(doc: Any) -> str:
+def _describe(doc: object) -> str:
     if isinstance(doc, list) and doc and isinstance(doc[0], dict):
         return f"a JSON list whose first item has keys {sorted(doc[0])[:8]}"
     if isinstance(doc, dict):

@@ -32,7 +32,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from lyra_lab.corpus._json_util import Fields, jpath
+from lyra_lab.corpus._json_util import Fields, Slot, jpath
 from lyra_lab.corpus._model import Conversation, Probe, Role, Session, Turn
 
 _SESSION_KEY = re.compile(r"session_(\d+)\Z")
@@ -43,12 +43,12 @@ _MONTHS = {m: i for i, m in enumerate(
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)\Z")
 
 
-def looks_like(doc: Any) -> bool:
+def looks_like(doc: object) -> bool:
     return (isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict)
             and "sample_id" in doc[0] and "conversation" in doc[0])
 
 
-def parse(path: str, doc: Any, name: str) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
+def parse(path: str, doc: object, name: str) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
     """Parse LoCoMo samples: one Conversation each, probes from their ``qa``."""
     f = Fields(path)
     samples = f.items(doc, "$")
@@ -104,7 +104,7 @@ def _conversation(f: Fields, sample: dict[str, Any], where: str) -> Conversation
         turns = []
         for k, raw in enumerate(raw_turns):
             twhere = jpath(jpath(cwhere, f"session_{n}"), k)
-            turn = _turn(f, f.obj(raw, twhere), twhere, cid, sid, speakers, start + timedelta(seconds=k))
+            turn = _turn(f, f.obj(raw, twhere), twhere, speakers, Slot(cid, sid, start + timedelta(seconds=k)))
             if turn.id in seen:
                 raise f.error(jpath(twhere, "dia_id"), f"dia_id {turn.id.split(':', 1)[1]!r} repeats")
             seen.add(turn.id)
@@ -119,8 +119,8 @@ def _conversation(f: Fields, sample: dict[str, Any], where: str) -> Conversation
     return Conversation(id=cid, sessions=tuple(sessions), meta=meta)
 
 
-def _turn(f: Fields, raw: dict[str, Any], where: str, cid: str, sid: str, speakers: dict[str, Role],
-          stamp: datetime) -> Turn:
+def _turn(f: Fields, raw: dict[str, Any], where: str, speakers: dict[str, Role], slot: Slot) -> Turn:
+    cid, sid, stamp = slot
     speaker = f.text(raw, "speaker", where)
     if speaker not in speakers:
         raise f.error(jpath(where, "speaker"), f"speaker {speaker!r} is neither speaker_a nor speaker_b")

@@ -26,15 +26,15 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
-from lyra_lab.corpus._json_util import Fields, jpath
+from lyra_lab.corpus._json_util import Fields, Slot, jpath
 from lyra_lab.corpus._model import Conversation, Probe, Session, Turn, is_role
 
 _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(\d{1,2}):(\d{2})\s*\Z")
 
 
-def looks_like(doc: Any) -> bool:
+def looks_like(doc: object) -> bool:
     first = doc[0] if isinstance(doc, list) and doc else doc  # a list of instances, or one on its own
     return isinstance(first, dict) and "haystack_sessions" in first and "question_id" in first
 
@@ -48,7 +48,7 @@ def parse_date(value: str) -> datetime:
     return datetime(year, month, day, hour, minute, tzinfo=timezone.utc)
 
 
-def parse(path: str, doc: Any, name: str) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
+def parse(path: str, doc: object, name: str) -> tuple[tuple[Conversation, ...], tuple[Probe, ...]]:
     """Parse LongMemEval instances: one Conversation and one Probe each."""
     f = Fields(path)
     conversations: list[Conversation] = []
@@ -62,7 +62,7 @@ def parse(path: str, doc: Any, name: str) -> tuple[tuple[Conversation, ...], tup
     return tuple(conversations), tuple(probes)
 
 
-def _date(f: Fields, value: Any, where: str) -> datetime:
+def _date(f: Fields, value: object, where: str) -> datetime:
     if not isinstance(value, str):
         raise f.error(where, f"expected a date string, got {value!r}")
     try:
@@ -87,7 +87,7 @@ def _instance(f: Fields, inst: dict[str, Any], where: str) -> tuple[Conversation
         start = _date(f, date, jpath(jpath(where, "haystack_dates"), n))
         repeats = len(by_source.get(sid, []))
         unique = sid if repeats == 0 else f"{sid}#{repeats + 1}"
-        session = _session(f, body, jpath(jpath(where, "haystack_sessions"), n), qid, unique, start)
+        session = _session(f, body, jpath(jpath(where, "haystack_sessions"), n), Slot(qid, unique, start))
         if repeats:
             session = Session(session.id, qid, session.turns, started_at=start, meta={"source_session_id": sid})
         by_source.setdefault(sid, []).append(session)
@@ -99,10 +99,11 @@ def _instance(f: Fields, inst: dict[str, Any], where: str) -> tuple[Conversation
     sessions = [s if start <= asked else replace(s, meta={**s.meta, "after_question": True})
                 for start, s in dated]
     conv = Conversation(id=qid, sessions=tuple(sessions), meta={"source_format": "longmemeval"})
-    return conv, _probe(f, inst, where, conv, by_source, asked)
+    return conv, _probe(f, inst, where, _Haystack(conv, by_source), asked)
 
 
-def _session(f: Fields, body: Any, where: str, qid: str, sid: str, start: datetime) -> Session:
+def _session(f: Fields, body: object, where: str, slot: Slot) -> Session:
+    qid, sid, start = slot
     turns = []
     for k, raw in enumerate(f.items(body, where)):
         twhere = jpath(where, k)
@@ -117,8 +118,15 @@ def _session(f: Fields, body: Any, where: str, qid: str, sid: str, start: dateti
     return Session(id=sid, conversation_id=qid, turns=tuple(turns), started_at=start)
 
 
-def _probe(f: Fields, inst: dict[str, Any], where: str, conv: Conversation,
-           by_source: dict[str, list[Session]], asked: datetime) -> Probe:
+class _Haystack(NamedTuple):
+    """An instance's haystack as read: the conversation, and its sessions by source session id."""
+
+    conversation: Conversation
+    by_source: dict[str, list[Session]]  # a repeated source id holds each of its copies
+
+
+def _probe(f: Fields, inst: dict[str, Any], where: str, haystack: _Haystack, asked: datetime) -> Probe:
+    conv, by_source = haystack
     answer_ids = f.get(inst, "answer_session_ids", where, list, required=False) or []
     for k, sid in enumerate(answer_ids):
         if not isinstance(sid, str):

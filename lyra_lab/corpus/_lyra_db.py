@@ -112,7 +112,7 @@ def _gists(db: sqlite3.Connection, tables: dict[str, set[str]]) -> dict[str, tup
     return latest
 
 
-def _time(path: str, value: Any, where: str) -> datetime | None:
+def _time(path: str, value: object, where: str) -> datetime | None:
     if value is None or value == "":
         return None
     if isinstance(value, str) and _EPOCH.match(value):

@@ -1,4 +1,4 @@
-"""ChatGPT's rich markup in message text, turned into plain text.
+r"""ChatGPT's rich markup in message text, turned into plain text.
 
 ChatGPT wraps citations and rich widgets in private-use characters:
 ``U+E200`` opens, ``U+E202`` separates fields, ``U+E201`` closes, the first
@@ -15,13 +15,13 @@ field naming the kind (``cite``, ``filecite``, ``image_group``, ``entity``,
 
 A space left in front of punctuation by a dropped citation goes too.
 
->>> plain_text("Rome was founded in 753 BC \\ue200cite\\ue202turn0search1\\ue202turn0news3\\ue201.")
+>>> plain_text("Rome was founded in 753 BC \ue200cite\ue202turn0search1\ue202turn0news3\ue201.")
 'Rome was founded in 753 BC.'
->>> plain_text('Ask \\ue200entity\\ue202["people","Ada Lovelace",{"x":1}]\\ue201 about it')
+>>> plain_text('Ask \ue200entity\ue202["people","Ada Lovelace",{"x":1}]\ue201 about it')
 'Ask Ada Lovelace about it'
 >>> plain_text("See the guide【4:0†guide.pdf】 and this【12†source】.")
 'See the guide and this.'
->>> plain_text("\\ue200image_group\\ue202{\\"query\\":[\\"trams\\"]}\\ue201Trams!")
+>>> plain_text("\ue200image_group\ue202{\"query\":[\"trams\"]}\ue201Trams!")
 'Trams!'
 >>> plain_text("no markup")
 'no markup'

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Literal, Mapping, TypeGuard, overload
 
-from lyra_lab._records import SCHEMA_KEY, record
+from lyra_lab._records import SCHEMA_KEY, Schema, record
 
 Role = Literal["user", "assistant"]
-ROLES: tuple[str, ...] = ("user", "assistant")
+ROLES: tuple[Role, ...] = ("user", "assistant")
 
 
 def is_role(value: object) -> TypeGuard[Role]:
@@ -130,7 +130,7 @@ def _probe_fields(line: dict[str, Any]) -> dict[str, Any]:
 
 # A probe's record is one line of a probes file (lyra_lab.probes.save_probes writes them; load_probes reads them
 # with line-numbered checks against the corpus).
-@record("probe", 1, legacy=1, encode=_probe_line, decode=_probe_fields)
+@record(Schema("probe", 1, legacy=1, encode=_probe_line, decode=_probe_fields))
 @dataclass(frozen=True, slots=True)
 class Probe:
     """A question asked of the memory, with its gold answer and evidence turn ids."""

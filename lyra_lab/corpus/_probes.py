@@ -23,7 +23,7 @@ import os
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lyra_lab._records import SCHEMA_KEY, RecordError, schema_of
 from lyra_lab.corpus._json_util import Fields, decode_utf8
@@ -33,7 +33,7 @@ UNRESOLVED = ""  # conversation_id of a probe read without a corpus and not nami
 KNOWN_KEYS = {SCHEMA_KEY, *PROBE_LINE_KEYS}
 
 
-def looks_like(record: Any) -> bool:
+def looks_like(record: object) -> bool:
     return isinstance(record, dict) and "question" in record and "answer" in record and "role" not in record
 
 
@@ -61,7 +61,7 @@ def load_probes(path: str | os.PathLike[str], corpus: Corpus | None = None) -> l
 
 def parse(path: str, lines: list[str], corpus: Corpus | None) -> list[Probe]:
     f = Fields(path)
-    owners = _owners(corpus) if corpus is not None else {}
+    owners = _owners(corpus) if corpus is not None else None
     probes: list[Probe] = []
     first_line: dict[str, int] = {}
     for n, raw in enumerate(lines, start=1):
@@ -69,7 +69,7 @@ def parse(path: str, lines: list[str], corpus: Corpus | None) -> list[Probe]:
             continue
         where = f"line {n}"
         rec = f.json_line(raw, where)
-        probe = _probe(f, rec, where, corpus, owners)
+        probe = _probe(f, rec, where, owners)
         if probe.id in first_line:
             raise f.error(where, f"probe id {probe.id!r} repeats line {first_line[probe.id]}")
         first_line[probe.id] = n
@@ -79,18 +79,24 @@ def parse(path: str, lines: list[str], corpus: Corpus | None) -> list[Probe]:
     return probes
 
 
-def _owners(corpus: Corpus) -> dict[str, list[str]]:
-    """turn id → ids of the conversations holding a turn with that id."""
+class _Owners(NamedTuple):
+    """A corpus's conversation ids, and for each turn id the ids of the conversations holding it."""
+
+    conversations: set[str]
+    of_turn: dict[str, list[str]]
+
+
+def _owners(corpus: Corpus) -> _Owners:
+    """The conversation ids of ``corpus``, and turn id → ids of the conversations holding a turn with that id."""
     owners: dict[str, list[str]] = defaultdict(list)
     for conv in corpus.conversations:
         for turn in conv.turns():
             if not owners[turn.id] or owners[turn.id][-1] != conv.id:
                 owners[turn.id].append(conv.id)
-    return owners
+    return _Owners({c.id for c in corpus.conversations}, owners)
 
 
-def _probe(f: Fields, rec: dict[str, Any], where: str, corpus: Corpus | None,
-           owners: dict[str, list[str]]) -> Probe:
+def _probe(f: Fields, rec: dict[str, Any], where: str, owners: _Owners | None) -> Probe:
     # line-based: "line 12: 'question' ..." reads better than a JSON path per field
     def field(key: str, types: type | tuple[type, ...], required: bool = True) -> Any:
         try:
@@ -108,8 +114,8 @@ def _probe(f: Fields, rec: dict[str, Any], where: str, corpus: Corpus | None,
     if bad:
         raise f.error(where, f"'evidence' must list turn ids as strings, got {bad[0]!r}")
     conv_id = field("conversation_id", str, required=False)
-    if corpus is not None:
-        conv_id = _check_evidence(f, where, pid, evidence, conv_id, corpus, owners)
+    if owners is not None:
+        conv_id = _check_evidence(f, where, _Claim(pid, evidence, conv_id), owners)
     elif conv_id is None:
         conv_id = UNRESOLVED
     try:
@@ -124,9 +130,18 @@ def _probe(f: Fields, rec: dict[str, Any], where: str, corpus: Corpus | None,
                  meta={k: v for k, v in rec.items() if k not in KNOWN_KEYS})
 
 
-def _check_evidence(f: Fields, where: str, pid: str, evidence: list[str], conv_id: str | None, corpus: Corpus,
-                    owners: dict[str, list[str]]) -> str:
-    known = {c.id for c in corpus.conversations}
+class _Claim(NamedTuple):
+    """What a probe says it asks about: its evidence turn ids and, optionally, the conversation."""
+
+    probe_id: str
+    evidence: list[str]
+    conversation_id: str | None
+
+
+def _check_evidence(f: Fields, where: str, claim: _Claim, corpus: _Owners) -> str:
+    """The probe's conversation id: the one it names, checked, or the one its evidence turns share."""
+    pid, evidence, conv_id = claim
+    known, owners = corpus
     if conv_id is not None and conv_id not in known:
         raise f.error(where, f"probe {pid!r}: conversation_id {conv_id!r} is not in the corpus")
     for tid in evidence:
@@ -167,6 +182,6 @@ def resolve_probes(probes: list[Probe], corpus: Corpus, source: str = "probes") 
     resolved = []
     for probe in probes:
         conv_id = probe.conversation_id if probe.conversation_id != UNRESOLVED else None
-        conv_id = _check_evidence(f, "", probe.id, list(probe.evidence), conv_id, corpus, owners)
+        conv_id = _check_evidence(f, "", _Claim(probe.id, list(probe.evidence), conv_id), owners)
         resolved.append(replace(probe, conversation_id=conv_id))
     return resolved

@@ -32,14 +32,14 @@ gold answer have no retention.
 from __future__ import annotations
 
 import functools
-from typing import Any, Container, Sequence
+from typing import Container, Sequence
 
 from lyra_lab.matching._squad import normalize_answer
 
 DEFAULT_RETENTION_THRESHOLD = 0.8
 
 
-def answer_retained(answer: Any, text: str, threshold: float = DEFAULT_RETENTION_THRESHOLD) -> bool:
+def answer_retained(answer: object, text: str, threshold: float = DEFAULT_RETENTION_THRESHOLD) -> bool:
     """Whether ``answer`` survives in ``text`` by the rule in the module docstring, as written."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
@@ -64,7 +64,7 @@ class RetainedAnswer:
     share it (a bounded memo).
     """
 
-    def __init__(self, answer: Any, threshold: float = DEFAULT_RETENTION_THRESHOLD):
+    def __init__(self, answer: object, threshold: float = DEFAULT_RETENTION_THRESHOLD):
         if not 0.0 < threshold <= 1.0:
             raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
         gold = normalize_answer(answer)
@@ -84,8 +84,10 @@ class RetainedAnswer:
         return [next((i for i, held in enumerate(tokens) if token in held), len(lines)) for token in self.tokens]
 
     def in_block(self, firsts: Sequence[int], whole: int, cut: str | None = None, cut_from: str = "") -> bool:
-        """``self(block)`` for a block of the first ``whole`` of some lines (``firsts`` of them), closed by
-        ``cut``, a line cut from the line ``cut_from`` (``render_context``'s block).
+        """``self(block)`` for a ``render_context`` block, computed from its parts.
+
+        The block is the first ``whole`` of some lines (``firsts`` of them), closed by ``cut``, a line
+        cut from the line ``cut_from``.
 
         A token missing from ``cut_from`` can only be in the cut's tail after its last word whole in
         ``cut_from`` (normalization never crosses whitespace), so only that short tail is normalized.
@@ -150,7 +152,7 @@ def _line_tokens(line: str) -> frozenset[str]:
     return frozenset(_normalized_line(line).split())
 
 
-def normalized_tokens(text: Any) -> frozenset[str]:
+def normalized_tokens(text: object) -> frozenset[str]:
     """The distinct tokens of ``normalize_answer(text)``.
 
     Normalization never crosses whitespace, so the tokens of texts joined by
@@ -162,7 +164,7 @@ def normalized_tokens(text: Any) -> frozenset[str]:
     return _line_tokens(text) if isinstance(text, str) else frozenset(normalize_answer(text).split())
 
 
-def answer_token_recall(answer: Any, tokens: Container[str]) -> float | None:
+def answer_token_recall(answer: object, tokens: Container[str]) -> float | None:
     """Share of the answer's distinct normalized tokens in ``tokens`` (None for an empty answer)."""
     gold = set(normalize_answer(answer).split())
     if not gold:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from typing import Any
 
 from lyra_lab.corpus import Probe
 
@@ -37,19 +36,19 @@ ABSTAIN_PATTERNS: tuple[str, ...] = (
 _ABSTAIN = re.compile("|".join(ABSTAIN_PATTERNS))
 
 
-def normalize_answer(text: Any) -> str:
+def normalize_answer(text: object) -> str:
     """SQuAD normalization: lowercase, no punctuation, no articles, single spaces."""
     text = str(text).lower().translate(_PUNCT)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 
 
-def exact_match(prediction: Any, gold: Any) -> float:
+def exact_match(prediction: object, gold: object) -> float:
     """1.0 when the normalized strings are equal, else 0.0."""
     return float(normalize_answer(prediction) == normalize_answer(gold))
 
 
-def token_f1(prediction: Any, gold: Any) -> float:
+def token_f1(prediction: object, gold: object) -> float:
     """Token-overlap F1 of the normalized strings (multiset overlap, as in SQuAD).
 
     When either side has no tokens, F1 is 1.0 if both are empty and 0.0 otherwise.
@@ -66,7 +65,7 @@ def token_f1(prediction: Any, gold: Any) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def abstains(prediction: Any) -> bool:
+def abstains(prediction: object) -> bool:
     """True when the answer says the memory holds no answer (see ``ABSTAIN_PATTERNS``)."""
     return bool(_ABSTAIN.search(normalize_answer(prediction)))
 

@@ -120,9 +120,11 @@ def budget_scores(outcome: Recalled, budgets: Iterable[int], *, retrieval: bool 
 
 def _in_contexts(retained: RetainedAnswer, entries: Sequence[MemoryEntry],
                  contexts: Sequence[ContextFit]) -> list[bool]:
-    """``retained(fit.text)`` for each of ``contexts`` (fits of ``entries``, budgets increasing), each entry's
-    line read once: every block is the first ``fit.whole`` entries' lines joined by newlines, then at most
-    one more line, the next entry's cut (an entry's line may hold newlines of its own)."""
+    """``retained(fit.text)`` for each of ``contexts`` (fits of ``entries``, budgets increasing).
+
+    Each entry's line is read once: every block is the first ``fit.whole`` entries' lines joined by newlines, then at most
+    one more line, the next entry's cut (an entry's line may hold newlines of its own).
+    """
     lines = [hit_line(entry) for entry in entries[:contexts[-1].whole]]
     firsts = retained.firsts(lines)
     ends = list(accumulate((len(line) + 1 for line in lines), initial=0))  # where each line's successor starts

@@ -121,7 +121,7 @@ class JudgeConfig:
     """
 
     prompt: str = DEFAULT_JUDGE_PROMPT
-    backend: Any = None
+    backend: str | Mapping[str, Any] = ""  # a preset name or a backend table; required (checked below)
     max_tokens: int = 8
     name: str | None = None
 
@@ -143,7 +143,7 @@ class JudgeConfig:
         return self.name or f"{self.prompt}@{backend_label(self.backend)}"
 
 
-def backend_label(spec: Any) -> str:
+def backend_label(spec: object) -> str:
     """A short name for a backend spec, as in the ``backend`` column: a string as it is, a table by its name/preset and model."""
     if isinstance(spec, str):
         from lyra_lab.backends import redact
@@ -154,7 +154,7 @@ def backend_label(spec: Any) -> str:
     if isinstance(spec, Mapping):
         name = str(spec.get("name") or spec.get("preset") or "custom")
         return f"{name}/{spec['model']}" if spec.get("model") and "/" not in name else name
-    return str(getattr(spec, "name", type(spec).__name__))
+    return spec.name if isinstance(spec, Backend) else type(spec).__name__
 
 
 @dataclass(frozen=True)

@@ -113,8 +113,11 @@ PHASE_FIGURES: dict[str, str] = {
 
 @dataclass(frozen=True, order=True)
 class Measure:
-    """One measure: a family (``base``), optionally a cutoff in hits (``@10``) or tokens (``@512tok``),
-    and a qualifier (``judge[gpt-4o]``: which judge)."""
+    """One measure: a family (``base``), an optional cutoff and an optional qualifier.
+
+    The cutoff is in hits (``@10``) or tokens (``@512tok``); the qualifier says which judge
+    (``judge[gpt-4o]``).
+    """
 
     base: str
     cutoff: int | None = None

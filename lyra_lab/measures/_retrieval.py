@@ -94,7 +94,7 @@ def _check_k(k: int) -> None:
 
 @functools.lru_cache(maxsize=None)
 def ndcg_discount(i: int) -> float:
-    """nDCG's discount at rank ``i``: ``1 / log2(i + 1)``."""
+    """NDCG's discount at rank ``i``: ``1 / log2(i + 1)``."""
     return 1.0 / math.log2(i + 1)
 
 
@@ -292,8 +292,9 @@ def session_recall_at(
 
 
 def session_ranking(ranked_turn_id_groups: TurnGroups, session_of: SessionOf) -> list[tuple[str, ...]]:
-    """The hits as a ranking of sessions: each hit's sessions, a session kept at its first appearance
-    (LongMemEval's session-level view of a turn-level retrieval).
+    """The hits as a ranking of sessions: each hit's sessions, a session kept at its first appearance.
+
+    This is LongMemEval's session-level view of a turn-level retrieval.
 
     >>> session_ranking([("a1",), ("a2",), ("b1",), ("a3", "c1")], lambda t: t[0])
     [('a',), ('b',), ('c',)]
@@ -302,8 +303,10 @@ def session_ranking(ranked_turn_id_groups: TurnGroups, session_of: SessionOf) ->
 
 
 def first_appearances(session_groups: Iterable[frozenset[str]]) -> list[tuple[str, ...]]:
-    """``session_ranking`` of hits given as their session sets: each set less the sessions seen above it,
-    sorted, empty ones dropped."""
+    """``session_ranking`` of hits given as their session sets.
+
+    Each set less the sessions seen above it, sorted; empty ones dropped.
+    """
     seen: set[str] = set()
     out = []
     for sessions in session_groups:

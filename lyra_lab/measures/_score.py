@@ -134,8 +134,10 @@ def session_scores(outcome: Recalled, ks: Iterable[int], session_of: SessionOf) 
 
 
 def _complete_sessions(outcome: Recalled, k: int) -> list[frozenset[str]]:
-    """The sessions of the complete ranking (``RankedEntries.entries(complete=True)``), read until its
-    prefix holds ``k`` distinct sessions (or the memory ends)."""
+    """The sessions of the complete ranking, read until its prefix holds ``k`` distinct sessions.
+
+    The ranking is ``RankedEntries.entries(complete=True)``; reading also stops where the memory ends.
+    """
     depth = max(4 * k, 16)
     while True:
         entries = outcome.ranking.entries(depth, complete=True)

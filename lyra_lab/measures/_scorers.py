@@ -40,10 +40,13 @@ import functools
 import re
 import string
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lyra_lab.corpus import Probe
 from lyra_lab.matching import abstains, exact_match, expects_abstention, token_f1
+
+if TYPE_CHECKING:
+    from nltk.stem import PorterStemmer
 
 SCORERS: tuple[str, ...] = ("squad", "locomo", "longmemeval")
 DEFAULT_SCORER = "squad"
@@ -63,7 +66,7 @@ def check_scorer(scorer: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _stemmer() -> Any:
+def _stemmer() -> PorterStemmer:
     from nltk.stem import PorterStemmer  # imported on first use: only the locomo scorer needs it
 
     return PorterStemmer()
@@ -74,14 +77,14 @@ def _stem(word: str) -> str:
     return _stemmer().stem(word)
 
 
-def locomo_normalize(text: Any) -> str:
+def locomo_normalize(text: object) -> str:
     """LoCoMo's answer normalization (see the module docstring)."""
     text = str(text).replace(",", "").lower()
     text = "".join(ch for ch in text if ch not in _PUNCT)
     return " ".join(_LOCOMO_DROP.sub(" ", text).split())
 
 
-def locomo_f1(prediction: Any, gold: Any) -> float:
+def locomo_f1(prediction: object, gold: object) -> float:
     """Token F1 of the normalized, Porter-stemmed strings (0 when either side is empty)."""
     pred = [_stem(w) for w in locomo_normalize(prediction).split()]
     ref = [_stem(w) for w in locomo_normalize(gold).split()]
@@ -92,19 +95,19 @@ def locomo_f1(prediction: Any, gold: Any) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def locomo_multi_f1(prediction: Any, gold: Any) -> float:
+def locomo_multi_f1(prediction: object, gold: object) -> float:
     """Category 1: mean over comma-separated gold parts of the best F1 against any predicted part."""
     preds = [p.strip() for p in str(prediction).split(",")]
     golds = [g.strip() for g in str(gold).split(",")]
     return sum(max(locomo_f1(p, g) for p in preds) for g in golds) / len(golds)
 
 
-def locomo_em(prediction: Any, gold: Any) -> float:
+def locomo_em(prediction: object, gold: object) -> float:
     """1.0 when the sets of normalized tokens are equal."""
     return float(set(locomo_normalize(prediction).split()) == set(locomo_normalize(gold).split()))
 
 
-def locomo_abstains(prediction: Any) -> bool:
+def locomo_abstains(prediction: object) -> bool:
     """The release's adversarial rule: the answer says "no information available" or "not mentioned"."""
     text = str(prediction).lower()
     return any(phrase in text for phrase in _LOCOMO_ABSTAIN)

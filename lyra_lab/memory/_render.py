@@ -102,11 +102,11 @@ def fit_context(entries: Sequence[MemoryEntry], token_budget: int,
 
 def fit_contexts(entries: Sequence[MemoryEntry], budgets: Iterable[int],
                  count: TokenCount | Callable[[str], int]) -> list[ContextFit]:
-    """``fit_context`` at each of ``budgets``, in the order given, from one pass over ``entries``.
+    r"""``fit_context`` at each of ``budgets``, in the order given, from one pass over ``entries``.
 
     A block's count is the count of its lines joined by newlines.  When the counter's
     counts add up by line (``TokenCount.lines_add_up``: every line starts with ``[``), a
-    block's count is ``count(line + "\\n")`` of each line but the last plus ``count`` of
+    block's count is ``count(line + "\n")`` of each line but the last plus ``count`` of
     the last, so each line is counted once; otherwise the assembled block is counted
     for every candidate line.
     """
@@ -119,7 +119,7 @@ def fit_contexts(entries: Sequence[MemoryEntry], budgets: Iterable[int],
 
 
 def hit_line_counts(entry: MemoryEntry, count: TokenCount | Callable[[str], int]) -> tuple[int, int]:
-    """``count(hit_line(entry))`` and ``count(hit_line(entry) + "\\n")``."""
+    r"""``count(hit_line(entry))`` and ``count(hit_line(entry) + "\n")``."""
     line = hit_line(entry)
     return count(line), count(line + "\n")
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from lyra_lab.matching import answer_retained, normalize_answer
+
+if TYPE_CHECKING:
+    from lyra_lab.backends import Backend
 
 DUPLICATE_JACCARD = 0.7
 
@@ -46,8 +49,10 @@ _OBJECT = re.compile(r"\{.*?\}", re.DOTALL)
 
 
 def parse_drafts(text: str) -> tuple[list[Draft], int]:
-    """The drafts in a model reply (one JSON object per line, tolerating fences and prose) and how many objects
-    were unparseable."""
+    """The drafts in a model reply and how many objects were unparseable.
+
+    The reply holds one JSON object per line; fences and prose around them are tolerated.
+    """
     drafts: list[Draft] = []
     bad = 0
     for match in _OBJECT.finditer(text):
@@ -70,9 +75,11 @@ _INLINE_ANSWER = re.compile(r"\s(?:A|Answer)\s*:\s*", re.IGNORECASE)
 
 
 def parse_qa(text: str) -> tuple[str, str] | None:
-    """The question and answer of a reply's first ``Q: ...`` and ``A: ...`` lines, in either order
+    """The question and answer of a reply's first ``Q: ...`` and ``A: ...`` lines, in either order.
+
     (``Question:``/``Answer:``, numbering, bullets and bold tolerated, ``Q: ... A: ...`` on one line too),
-    or None when the reply lacks either or one is empty."""
+    or None when the reply lacks either or one is empty.
+    """
     found: dict[str, str] = {}
     for raw in text.splitlines():
         match = _LABEL.match(_NUMBERING.sub("", raw.strip(), count=1))
@@ -97,7 +104,7 @@ def _clean(text: str) -> str:
     return text.strip().strip("*").strip().strip('"').strip()
 
 
-def _draft(record: Any) -> Draft | None:
+def _draft(record: object) -> Draft | None:
     if not isinstance(record, dict):
         return None
     question, answer, turns = record.get("question"), record.get("answer"), record.get("turns")
@@ -128,10 +135,13 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 def check(draft: Draft, numbered: dict[int, Any], kept_questions: list[set[str]],
           examples: tuple[str, ...] = (), supports: Callable[[Draft, str], bool] | None = None) -> str | None:
-    """The reason ``draft`` is dropped, or None to keep it. ``numbered`` maps turn numbers to turns;
+    """The reason ``draft`` is dropped, or None to keep it.
+
+    ``numbered`` maps turn numbers to turns;
     ``examples`` are the questions the prompt showed (a near-copy of one is dropped).  ``supports``
     (e.g. a judge call: ``judge_supports``) is asked only when the answer's words are not in the
-    evidence text, so a paraphrased answer ("her sister" for "my sister Ana") can still be kept."""
+    evidence text, so a paraphrased answer ("her sister" for "my sister Ana") can still be kept.
+    """
     if not draft.turns or any(n not in numbered for n in draft.turns):
         return BAD_IDS
     answer = normalize_answer(draft.answer)
@@ -161,7 +171,7 @@ Answer: {answer}
 Reply with YES if the excerpt states this answer (in any wording), NO otherwise."""
 
 
-def judge_supports(backend: Any, max_tokens: int = 4) -> Callable[[Draft, str], bool]:
+def judge_supports(backend: Backend, max_tokens: int = 4) -> Callable[[Draft, str], bool]:
     """A ``supports`` check asking ``backend`` whether the evidence states the draft's answer (YES/NO).
 
     Anything but a reply starting with "yes" counts as unsupported, so a confused judge keeps nothing it

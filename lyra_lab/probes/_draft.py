@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
-from typing import Callable
+from typing import Callable, TypedDict, Unpack
 
 from lyra_lab.backends import Backend, Usage
 from lyra_lab.corpus import Corpus, Probe, Session, Turn
@@ -93,8 +93,11 @@ _CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+")
 
 
 def fact_score(text: str) -> int:
-    """How much a user turn looks like it states a fact worth a question: digits, capitalised names not
-    starting a sentence, first-person words; 0 for short turns (greetings, thanks)."""
+    """How much a user turn looks like it states a fact worth a question.
+
+    Digits, capitalised names not starting a sentence and first-person words count; short turns
+    (greetings, thanks) score 0.
+    """
     words = text.split()
     if len(words) < 5:
         return 0
@@ -103,8 +106,11 @@ def fact_score(text: str) -> int:
 
 
 def fact_turns(session: Session, per_session: int) -> list[int]:
-    """Up to ``per_session`` numbers (as in ``numbered_turns``) of the session's user turns with the highest
-    ``fact_score`` (> 0), in turn order."""
+    """The numbers of the session's user turns most worth a question, in turn order.
+
+    Up to ``per_session`` numbers (as in ``numbered_turns``) of the user turns with the highest
+    ``fact_score`` (> 0).
+    """
     scored = [(fact_score(t.text), i) for i, t in numbered_turns(session).items() if t.role == "user"]
     best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:per_session]
     return sorted(i for _, i in best)
@@ -122,23 +128,75 @@ def render_qa_prompt(text: str) -> str:
                             text=" ".join(text.split())[:MAX_TURN_CHARS])
 
 
-def draft_probes(corpus: Corpus, backend: Backend, *, n: int = 100, sessions: int = 20, per_session: int = 3,
-                 seed: int = 0, max_tokens: int | None = None, style: str = "json",
-                 judge: Backend | None = None) -> DraftResult:
+class DraftOptions(TypedDict, total=False):
+    """The keywords of ``draft_probes``, each optional (the fields of ``DraftSettings``)."""
+
+    n: int
+    sessions: int
+    per_session: int
+    seed: int
+    max_tokens: int | None
+    style: str
+
+
+@dataclass(frozen=True)
+class DraftSettings:
+    """How ``draft_probes`` drafts.
+
+    Attributes:
+        n: the most probes kept.
+        sessions: how many sessions are sampled (``random.Random(seed)``) among those with a user turn.
+        per_session: drafts asked per session (``json``) or user turns asked about per session (``qa``).
+        seed: of the session sample.
+        max_tokens: per call; None: 300 (``json``) or ``QA_MAX_TOKENS`` (``qa``).
+        style: ``"json"`` or ``"qa"`` (module docstring).
+    """
+
+    n: int = 100
+    sessions: int = 20
+    per_session: int = 3
+    seed: int = 0
+    max_tokens: int | None = None
+    style: str = "json"
+
+    def __post_init__(self) -> None:
+        if self.style not in STYLES:
+            raise ValueError(f"style must be one of {', '.join(STYLES)}, got {self.style!r}")
+
+
+@dataclass
+class _Drafting:
+    """One drafting run: what it asks, what it kept so far, and how it checks a paraphrased answer."""
+
+    corpus: Corpus
+    backend: Backend
+    result: DraftResult
+    kept_questions: list[set[str]]
+    supports: Callable[[Draft, str], bool] | None
+
+
+def draft_probes(corpus: Corpus, backend: Backend, *, judge: Backend | None = None,
+                 **options: Unpack[DraftOptions]) -> DraftResult:
     """Ask ``backend`` for questions about ``sessions`` sampled sessions; keep the checked ones, up to ``n``.
 
     Sessions are sampled with ``random.Random(seed)`` among those with a user turn, and
     visited in time order.  Each kept probe is asked the day after its conversation's last turn.
     ``style`` is ``"json"`` (one call per session, up to ``per_session`` drafts; ``max_tokens`` 300 by default)
     or ``"qa"`` (one call per chosen user turn, up to ``per_session`` turns; ``max_tokens`` 48 by default).
-    ``judge``: a backend asked whether the evidence states an answer whose words it does not contain
-    (a paraphrase); without one such drafts are dropped as unsupported.  Kept probes record how their
-    answer was supported (``meta["support"]``: ``text`` or ``judge``).
+
+    Args:
+        corpus: the conversations to draft about.
+        backend: the drafting model.
+        judge: a backend asked whether the evidence states an answer whose words it does not contain
+            (a paraphrase); without one such drafts are dropped as unsupported.  Kept probes record
+            how their answer was supported (``meta["support"]``: ``text`` or ``judge``).
+        **options: ``DraftSettings`` fields (``n``, ``sessions``, ``per_session``, ``seed``,
+            ``max_tokens``, ``style``).
     """
-    if style not in STYLES:
-        raise ValueError(f"style must be one of {', '.join(STYLES)}, got {style!r}")
+    settings = DraftSettings(**options)
+    n, per_session = settings.n, settings.per_session
     pool = [s for c in corpus.conversations for s in c.sessions if any(t.role == "user" for t in s.turns)]
-    chosen = random.Random(seed).sample(range(len(pool)), min(sessions, len(pool)))
+    chosen = random.Random(settings.seed).sample(range(len(pool)), min(settings.sessions, len(pool)))
     result = DraftResult(probes=[])
     kept_questions: list[set[str]] = []
     supports = None
@@ -149,13 +207,14 @@ def draft_probes(corpus: Corpus, backend: Backend, *, n: int = 100, sessions: in
             result.judge_calls += 1
             return ask(draft, evidence)
 
+    run = _Drafting(corpus, backend, result, kept_questions, supports)
+    max_tokens = settings.max_tokens
     for index in sorted(chosen):
         if len(result.probes) >= n:
             break
         session = pool[index]
-        if style == "qa":
-            _draft_qa(corpus, session, backend, result, kept_questions, n=n, per_session=per_session,
-                      max_tokens=max_tokens or QA_MAX_TOKENS, supports=supports)
+        if settings.style == "qa":
+            _draft_qa(run, session, settings)
             continue
         max_tokens = max_tokens or 300
         completion = backend.complete([{"role": "user", "content": render_prompt(session, per_session)}],
@@ -175,22 +234,23 @@ def draft_probes(corpus: Corpus, backend: Backend, *, n: int = 100, sessions: in
                 result.dropped[reason] += 1
                 continue
             kept_questions.append(tokens(draft.question))
-            result.probes.append(_probe(corpus, session, draft, numbered, backend, len(result.probes) + 1))
+            result.probes.append(_probe(run, session, draft, numbered))
             result.judge_kept += result.probes[-1].meta["support"] == "judge"
     result.dropped = Counter({k: v for k, v in result.dropped.items() if v})
     return result
 
 
-def _draft_qa(corpus: Corpus, session: Session, backend: Backend, result: DraftResult,
-              kept_questions: list[set[str]], *, n: int, per_session: int, max_tokens: int,
-              supports: Callable[[Draft, str], bool] | None = None) -> None:
+def _draft_qa(run: _Drafting, session: Session, settings: DraftSettings) -> None:
+    """Draft ``qa``-style probes about the session's most fact-like user turns, one call per turn."""
+    result, kept_questions = run.result, run.kept_questions
     numbered = numbered_turns(session)
     examples = tuple(question for _, question, _ in QA_EXAMPLES)
-    for number in fact_turns(session, per_session):
-        if len(result.probes) >= n:
+    for number in fact_turns(session, settings.per_session):
+        if len(result.probes) >= settings.n:
             return
-        completion = backend.complete([{"role": "user", "content": render_qa_prompt(numbered[number].text)}],
-                                      max_tokens=max_tokens, temperature=0)
+        completion = run.backend.complete(
+            [{"role": "user", "content": render_qa_prompt(numbered[number].text)}],
+            max_tokens=settings.max_tokens or QA_MAX_TOKENS, temperature=0)
         result.calls += 1
         result.usage = result.usage + completion.usage
         pair = parse_qa(completion.text)
@@ -199,18 +259,19 @@ def _draft_qa(corpus: Corpus, session: Session, backend: Backend, result: DraftR
             continue
         result.drafted += 1
         draft = Draft(pair[0], pair[1], (number,))
-        reason = check(draft, numbered, kept_questions, examples, supports)
+        reason = check(draft, numbered, kept_questions, examples, run.supports)
         if reason is not None:
             result.dropped[reason] += 1
             continue
         kept_questions.append(tokens(draft.question))
-        result.probes.append(_probe(corpus, session, draft, numbered, backend, len(result.probes) + 1,
-                                    prompt=QA_PROMPT_NAME))
+        result.probes.append(_probe(run, session, draft, numbered, prompt=QA_PROMPT_NAME))
         result.judge_kept += result.probes[-1].meta["support"] == "judge"
 
 
-def _probe(corpus: Corpus, session: Session, draft, numbered, backend: Backend, k: int,
+def _probe(run: _Drafting, session: Session, draft: Draft, numbered: dict[int, Turn],
            prompt: str = PROMPT_NAME) -> Probe:
+    """The probe a kept draft becomes, numbered after the probes kept so far."""
+    corpus, backend, k = run.corpus, run.backend, len(run.result.probes) + 1
     conv = corpus.conversation(session.conversation_id)
     stamps = [t.timestamp for t in conv.turns() if t.timestamp is not None]
     asked_at = (datetime.combine(max(stamps).date() + timedelta(days=1), time(12, 0), tzinfo=max(stamps).tzinfo)

@@ -16,8 +16,11 @@ LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def probe_record(probe: Probe) -> dict[str, Any]:
-    """One line of a probes file, a ``probe/1`` record (``lyra_lab.load_probes`` reads it back, and lines
-    without the envelope too; meta keys become extra keys)."""
+    """One line of a probes file, a ``probe/1`` record.
+
+    ``lyra_lab.load_probes`` reads it back (and lines without the envelope too); meta keys become
+    extra keys.
+    """
     return to_record(probe)
 
 

@@ -13,7 +13,7 @@ afresh, from the kept vectors, once deleted labels are more than half of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embed
 from lyra_lab.recall._index import ChangeLogIndex, embed_passages, query_vector
 from lyra_lab.recall._types import Query
 from lyra_lab._params import param
+
+if TYPE_CHECKING:
+    import hnswlib
 
 _MIN_CAPACITY = 1024
 
@@ -41,14 +44,14 @@ class AnnIndex(ChangeLogIndex):
         self.version = 0
         self.embedded = 0
         self.builds = 0
-        self._graph: Any = None
+        self._graph: Any = None  # an hnswlib.Index once the first entries come (hnswlib has no type stubs)
         self._entries: list[MemoryEntry | None] = []  # by label
         self._label: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._label)
 
-    def _new_graph(self, capacity: int) -> Any:
+    def _new_graph(self, capacity: int) -> hnswlib.Index:
         try:
             import hnswlib
         except ImportError as exc:
@@ -118,9 +121,18 @@ class AnnIndex(ChangeLogIndex):
                 for label, d in zip(labels[0], distances[0], strict=True)]
 
 
-def ann_index(store: MemoryStore, embedder: Embedder, conversation_id: str, m: int = 16,
-              ef_construction: int = 100, threads: int = 1) -> AnnIndex:
+class GraphParams(NamedTuple):
+    """How an HNSW graph is built: degree ``m``, ``ef_construction`` and insert ``threads`` (``DenseAnn``)."""
+
+    m: int = 16
+    ef_construction: int = 100
+    threads: int = 1
+
+
+def ann_index(store: MemoryStore, embedder: Embedder, conversation_id: str,
+              graph: GraphParams = GraphParams()) -> AnnIndex:
     """The conversation's HNSW index for ``embedder`` and graph parameters, from ``store.cache``, synced."""
+    m, ef_construction, threads = graph
     key = f"recall.ann:{embedder.name}:{conversation_id}:{m}:{ef_construction}"
     index = store.cache.get(key)
     if index is None or index.dim != embedder.dim:
@@ -160,7 +172,7 @@ class DenseAnn(BaseRecaller):
     def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:
         """About the ``k`` most similar entries, best first."""
         embedder = require_embedder(self.name, query.embedder)
-        index = ann_index(store, embedder, query.conversation_id, self.m, self.ef_construction, self.threads)
+        index = ann_index(store, embedder, query.conversation_id, GraphParams(self.m, self.ef_construction, self.threads))
         if len(index) == 0:
             return []
         return index.search(query_vector(query, embedder), k, self.ef_search)

@@ -24,7 +24,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -32,6 +32,10 @@ from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored
 from lyra_lab.recall._index import ChangeLogIndex, best_first, grown
 from lyra_lab.recall._ranking import Ranking
+
+if TYPE_CHECKING:
+    import bm25s.tokenization
+    import Stemmer
 from lyra_lab.recall._types import Query
 from lyra_lab._params import Strategy, param
 
@@ -60,22 +64,26 @@ class Tokenizer(Strategy):
     def is_default(self) -> bool:
         return self == Tokenizer()
 
-    def __call__(self, texts: list[str], return_ids: bool) -> Any:
+    def __call__(self, texts: list[str], return_ids: bool) -> bm25s.tokenization.Tokenized:
+        """``bm25s.tokenize`` with this tokenizer's pattern, stopwords and stemmer (``return_ids``: as bm25s)."""
         import bm25s
 
         return bm25s.tokenize(texts, stopwords=STOPWORDS, return_ids=return_ids, show_progress=False,
                               token_pattern=_PATTERNS[self.tokens], stemmer=_stemmer(self.stemmer))
 
     def query(self, text: str) -> list[str]:
-        """``self([text], return_ids=False)[0]``: the same steps as ``bm25s.tokenize`` (lower-case, split,
-        drop stopwords, stem each token), without its per-call vocabulary and progress bars."""
+        """``self([text], return_ids=False)[0]``: the same steps as ``bm25s.tokenize``.
+
+        Lower-case, split, drop stopwords, stem each token; without its per-call vocabulary and
+        progress bars.
+        """
         tokens = [t for t in _split(self.tokens)(text.lower()) if t not in _stopwords()]
         stemmer = _stemmer(self.stemmer)
         return stemmer.stemWords(tokens) if stemmer is not None and tokens else tokens
 
 
 @functools.lru_cache(maxsize=None)
-def _split(tokens: str) -> Any:
+def _split(tokens: str) -> Callable[[str], list[str]]:
     return re.compile(_PATTERNS[tokens]).findall
 
 
@@ -87,7 +95,7 @@ def _stopwords() -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=None)
-def _stemmer(name: str) -> Any:
+def _stemmer(name: str) -> Stemmer.Stemmer | None:
     if name == "none":
         return None
     try:
@@ -247,8 +255,10 @@ class Bm25Index(ChangeLogIndex):
         return rows, (idf * tfc).astype(np.float32)
 
     def top(self, scores: np.ndarray, k: int) -> Ranking:
-        """The ``k`` best rows by ``scores`` (this index's, for a query) sharing a term with it, best first
-        (ties: older row)."""
+        """The ``k`` best rows by ``scores`` that share a term with the query, best first.
+
+        ``scores`` are this index's, for a query; ties go to the older row.
+        """
         order = _positive_top(scores, k)[:k]
         return self._ranking(order, scores[order])
 
@@ -264,8 +274,10 @@ class Bm25Index(ChangeLogIndex):
 
 
 def _positive_top(scores: np.ndarray, k: int) -> np.ndarray:
-    """Rows of (at least) the ``k`` best positive scores, best first (Lucene IDF > 0: a shared term always
-    scores > 0)."""
+    """Rows of (at least) the ``k`` best positive scores, best first.
+
+    With Lucene IDF (> 0) a shared term always scores > 0.
+    """
     matched = np.flatnonzero(scores > 0)
     return matched[best_first(scores[matched], k)]
 

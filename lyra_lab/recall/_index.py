@@ -45,7 +45,7 @@ class ChangeLogIndex:
     version: int
     _entries: list[MemoryEntry | None]
 
-    def _add(self, fresh: list[MemoryEntry], embedder: Any) -> None:
+    def _add(self, fresh: list[MemoryEntry], embedder: Any) -> None:  # each index says what it needs (BM25: nothing)
         raise NotImplementedError
 
     def _kill(self, entry_id: str) -> None:
@@ -55,8 +55,10 @@ class ChangeLogIndex:
         raise NotImplementedError
 
     def sync(self, store: MemoryStore, embedder: Embedder | None = None) -> int:
-        """Apply the store's changes since the last sync: kill removed and changed entries,
-        index the ones to (re-)index, compact; returns how many texts were indexed."""
+        """Apply the store's changes since the last sync; returns how many texts were indexed.
+
+        Kills removed and changed entries, indexes the ones to (re-)index, compacts.
+        """
         if store.version == self.version:
             return 0
         fresh = changed_entries(store, self.version, self.conversation_id, self._kill)
@@ -211,8 +213,10 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 
 
 def best_first(scores: np.ndarray, k: int) -> np.ndarray:
-    """At least the ``k`` best positions of ``scores`` (all of them when fewer, or when sorting all is cheaper),
-    best first in one total order: score descending, then position ascending; NaN last.
+    """At least the ``k`` best positions of ``scores``, best first.
+
+    All of them when fewer, or when sorting all is cheaper; one total order: score descending, then
+    position ascending; NaN last.
 
     Up to ``FULL_SORT_MAX`` scores this is one stable sort of them all.  Above it,
     ``np.argpartition`` finds the k-th best value in one pass, without negating

@@ -41,13 +41,13 @@ def session_of(entry: MemoryEntry) -> str:
 
 
 def key_texts(entries: list[MemoryEntry], keys: str = "text", window: int = 0) -> list[str]:
-    """The index key of each entry (in order), windows taken among same-session neighbours.
+    r"""The index key of each entry (in order), windows taken among same-session neighbours.
 
     >>> from lyra_lab.memory import MemoryEntry
     >>> es = [MemoryEntry(id=i, conversation_id="c", kind="turn", text=t, turn_ids=(), session_ids=(s,))
     ...       for i, t, s in [("a", "A: hi", "s1"), ("b", "B: yo", "s1"), ("c", "A: bye", "s2")]]
     >>> key_texts(es, window=1)
-    ['A: hi\\nB: yo', 'A: hi\\nB: yo', 'A: bye']
+    ['A: hi\nB: yo', 'A: hi\nB: yo', 'A: bye']
     """
     if keys not in KEYS:
         raise ValueError(f"keys must be one of {KEYS}, got {keys!r}")

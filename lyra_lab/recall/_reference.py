@@ -195,9 +195,9 @@ _SPEAKER = re.compile(r"^(?:\[[^\]\n]*\]\s*)?([^:\n\[\]]{1,40}):\s", re.M)
 
 
 def speakers(text: str) -> frozenset[str]:
-    """Lower-cased speaker names of an entry: the ``"Name: "`` opening a line, after an optional ``[date]``.
+    r"""Lower-cased speaker names of an entry: the ``"Name: "`` opening a line, after an optional ``[date]``.
 
-    >>> sorted(speakers("Caroline: hi\\n[2023-05-08 13:56] Melanie: yo: ok"))
+    >>> sorted(speakers("Caroline: hi\n[2023-05-08 13:56] Melanie: yo: ok"))
     ['caroline', 'melanie']
     """
     return frozenset(m.group(1).strip().lower() for m in _SPEAKER.finditer(text))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from lyra_lab._degradation import Cause, Degradation
 from lyra_lab._params import Strategy, strategy_name
@@ -94,8 +94,18 @@ def covered_turns(entries: Iterable[MemoryEntry]) -> tuple[str, ...]:
     return tuple(sorted(turn_ids(entries)))
 
 
-def condensed(entry_id: str, kind: EntryKind, text: str, sources: Sequence[MemoryEntry], *, conversation_id: str,
-              session_ids: tuple[str, ...], meta: dict, either_end: bool = False) -> MemoryEntry:
+class Written(NamedTuple):
+    """A condensed entry's own part: its id, conversation, kind, text (the model's reply) and meta."""
+
+    id: str
+    conversation_id: str
+    kind: EntryKind
+    text: str
+    meta: dict[str, object]
+
+
+def condensed(written: Written, sources: Sequence[MemoryEntry], *, session_ids: tuple[str, ...],
+              either_end: bool = False) -> MemoryEntry:
     """A level-1 entry condensing ``sources``: their turns (``covered_turns``) and their time span.
 
     The span runs from the earliest ``start`` to the latest ``end`` of the sources (None when
@@ -107,53 +117,12 @@ def condensed(entry_id: str, kind: EntryKind, text: str, sources: Sequence[Memor
     else:
         starts = [e.start for e in sources if e.start is not None]
         ends = [e.end for e in sources if e.end is not None]
-    return MemoryEntry(id=entry_id, conversation_id=conversation_id, kind=kind, text=text,
-                       turn_ids=covered_turns(sources), session_ids=session_ids,
-                       start=min(starts) if starts else None, end=max(ends) if ends else None, level=1, meta=meta)
+    return MemoryEntry(id=written.id, conversation_id=written.conversation_id, kind=written.kind,
+                       text=written.text, turn_ids=covered_turns(sources), session_ids=session_ids,
+                       start=min(starts) if starts else None, end=max(ends) if ends else None, level=1,
+                       meta=written.meta)
 
 
-def report(
-    *,
-    before: Sequence[MemoryEntry],
-    after: Sequence[MemoryEntry],
-    written: Sequence[MemoryEntry],
-    tokens_before: int,
-    tokens_after: int,
-    budget: int,
-    calls: Sequence[Completion],
-    reason: str,
-) -> RollupReport:
-    """A report that accounts for every source turn of ``before``: kept, folded or dropped.
-
-    ``folded`` are turns now covered by an entry this run wrote; ``kept`` the
-    others still in memory; ``dropped`` those no longer anywhere.
-    """
-    in_new = turn_ids(written)
-    remaining = turn_ids(after)
-    source = turn_ids(before) | in_new
-    return RollupReport(
-        ran=True,
-        tokens_before=tokens_before,
-        tokens_after=tokens_after,
-        budget=budget,
-        kept=tuple(sorted(remaining - in_new)),
-        folded=tuple(sorted(in_new & remaining)),
-        dropped=tuple(sorted(source - remaining)),
-        digests=tuple(e.id for e in written),
-        calls=tuple(calls),
-        reason=reason,
-    )
-
-
-def unchanged(entries: Sequence[MemoryEntry], tokens: int, budget: int, *, reason: str,
-              error: str | None = None, calls: Sequence[Completion] = (),
-              degraded: Sequence[Degradation] = ()) -> RollupReport:
-    """The report of a rollup that changed nothing (not needed, or failed: then ``error`` and ``degraded``)."""
-    return RollupReport(
-        ran=False, tokens_before=tokens, tokens_after=tokens, budget=budget,
-        kept=tuple(sorted(turn_ids(entries))), calls=tuple(calls), error=error, reason=reason,
-        degraded=tuple(degraded),
-    )
 
 
 def failed(rollup: str, exc: RollupFailed, entries: Sequence[MemoryEntry]) -> Degradation:
@@ -191,6 +160,37 @@ class Compaction:
         completion = ask(self.backend, prompt, max_tokens, step)
         self.calls.append(completion)
         return completion
+
+    def report(self, after: Sequence[MemoryEntry], written: Sequence[MemoryEntry], reason: str) -> RollupReport:
+        """A report that accounts for every source turn of ``before``: kept, folded or dropped.
+
+        ``folded`` are turns now covered by an entry this run wrote (``written``); ``kept`` the
+        others still in memory (``after``); ``dropped`` those no longer anywhere.
+        """
+        in_new = turn_ids(written)
+        remaining = turn_ids(after)
+        source = turn_ids(self.before) | in_new
+        return RollupReport(
+            ran=True,
+            tokens_before=self.tokens_before,
+            tokens_after=self.tokens(after),
+            budget=self.budget,
+            kept=tuple(sorted(remaining - in_new)),
+            folded=tuple(sorted(in_new & remaining)),
+            dropped=tuple(sorted(source - remaining)),
+            digests=tuple(e.id for e in written),
+            calls=tuple(self.calls),
+            reason=reason,
+        )
+
+    def unchanged(self, reason: str, error: str | None = None,
+                  degraded: Sequence[Degradation] = ()) -> RollupReport:
+        """The report of a compaction that changed nothing (not needed, or failed: then ``error`` and ``degraded``)."""
+        return RollupReport(
+            ran=False, tokens_before=self.tokens_before, tokens_after=self.tokens_before, budget=self.budget,
+            kept=tuple(sorted(turn_ids(self.before))), calls=tuple(self.calls), error=error, reason=reason,
+            degraded=tuple(degraded),
+        )
 
     def tokens(self, entries: Iterable[MemoryEntry]) -> int:
         """Tokens of ``render_memory(entries)``: what budgets are measured on."""
@@ -236,14 +236,11 @@ class BaseRollup(Strategy):
         try:
             edit = self.step(run)
         except RollupFailed as exc:
-            return unchanged(before, run.tokens_before, budget, reason="llm failed", error=str(exc), calls=run.calls,
-                             degraded=[failed(strategy_name(self), exc, before)])
+            return run.unchanged("llm failed", str(exc), [failed(strategy_name(self), exc, before)])
         if not edit.ran:
-            return unchanged(before, run.tokens_before, budget, reason=edit.reason, calls=run.calls)
+            return run.unchanged(edit.reason)
         store.apply(add=edit.add, remove=edit.remove)
-        after = store.entries(conversation_id)
-        return report(before=before, after=after, written=edit.add, tokens_before=run.tokens_before,
-                      tokens_after=count(render_memory(after)), budget=budget, calls=run.calls, reason=edit.reason)
+        return run.report(store.entries(conversation_id), edit.add, edit.reason)
 
     def step(self, compaction: Compaction) -> Edit:
         """Decide the edit (calling the LLM through ``compaction.ask``); must not touch the store."""

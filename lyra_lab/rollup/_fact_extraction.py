@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from lyra_lab.memory import EntryKind, MemoryEntry
 from lyra_lab.rollup import _prompts
@@ -32,22 +32,29 @@ def normalize(text: str) -> str:
     return " ".join(_NON_WORD.sub(" ", text.lower()).split())
 
 
-def parse_facts(text: str) -> list[tuple[str | None, str]]:
-    """``(normalized subject or None, fact line)`` for each fact line of an LLM reply.
+class FactLine(NamedTuple):
+    """One fact line of an LLM reply, and its normalized subject (the part before ``:``) if it has one."""
 
-    >>> parse_facts("- Alice job: nurse\\nNONE\\n2. likes tea")
-    [('alice job', 'Alice job: nurse'), (None, 'likes tea')]
+    subject: str | None
+    line: str
+
+
+def parse_facts(text: str) -> list[FactLine]:
+    r"""``(normalized subject or None, fact line)`` for each fact line of an LLM reply.
+
+    >>> parse_facts("- Alice job: nurse\nNONE\n2. likes tea")
+    [FactLine(subject='alice job', line='Alice job: nurse'), FactLine(subject=None, line='likes tea')]
     """
-    facts: list[tuple[str | None, str]] = []
+    facts: list[FactLine] = []
     for raw in text.splitlines():
         line = _BULLET.sub("", raw).strip()
         if not line or normalize(line) in ("none", "no facts"):
             continue
         subject, sep, rest = line.partition(":")
         if sep and normalize(subject) and rest.strip():
-            facts.append((normalize(subject), f"{subject.strip()}: {rest.strip()}"))
+            facts.append(FactLine(normalize(subject), f"{subject.strip()}: {rest.strip()}"))
         elif normalize(line):
-            facts.append((None, line))
+            facts.append(FactLine(None, line))
     return facts
 
 
@@ -87,15 +94,17 @@ class FactExtraction(BaseRollup):
         for k, batch in enumerate(batches, 1):
             completion = compaction.ask(_prompts.FACTS.format(content=transcript(batch)), self.max_tokens,
                                         f"facts batch {k}/{len(batches)}")
-            for subject, line in parse_facts(completion.text):
-                self._merge(facts, written, subject, line, batch, watermark)
+            for fact in parse_facts(completion.text):
+                self._merge(facts, written, fact, batch, watermark)
         removed = [e.id for e in before if e.kind == EntryKind.FACT and e.id not in facts]
         new = [f for f in written.values() if f.id in facts]
         return Edit(f"{len(new)} new fact(s), {len(removed)} superseded", add=new, remove=removed)
 
     @staticmethod
-    def _merge(facts: dict[str, MemoryEntry], written: dict[str, MemoryEntry], subject: str | None,
-               line: str, batch: Sequence[MemoryEntry], watermark: list[str]) -> None:
+    def _merge(facts: dict[str, MemoryEntry], written: dict[str, MemoryEntry], fact_line: FactLine,
+               batch: Sequence[MemoryEntry], watermark: list[str]) -> None:
+        """Add a fact from ``batch`` unless known; it supersedes the facts of the same subject."""
+        subject, line = fact_line
         norm = normalize(line)
         if any(f.meta.get("norm") == norm for f in facts.values()):
             return  # already known

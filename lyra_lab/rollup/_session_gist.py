@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from lyra_lab.memory import EntryKind, MemoryEntry
 from lyra_lab.rollup import _prompts
-from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, condensed, skip, transcript
+from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, Written, condensed, skip, transcript
 from lyra_lab._params import param
 
 
@@ -73,6 +73,6 @@ class SessionGist(BaseRollup):
         previous = _prompts.GIST_PREVIOUS.format(gist=old.text) if old else ""
         completion = compaction.ask(_prompts.GIST.format(previous=previous, content=transcript(new)), self.max_tokens,
                                     f"gist of session {sid}")
-        return condensed(gid, EntryKind.GIST, completion.text.strip(), [*([old] if old else []), *new],
-                         conversation_id=new[0].conversation_id, session_ids=(sid,),
-                         meta={"rollup": "session_gist", "model": completion.model})
+        written = Written(gid, new[0].conversation_id, EntryKind.GIST, completion.text.strip(),
+                          {"rollup": "session_gist", "model": completion.model})
+        return condensed(written, [*([old] if old else []), *new], session_ids=(sid,))

@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 
 from lyra_lab.memory import EntryKind, MemoryEntry, render_memory
 from lyra_lab.rollup import _prompts
-from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, condensed, skip, transcript
+from lyra_lab.rollup._base import ROLLUPS, BaseRollup, Compaction, Edit, Written, condensed, skip, transcript
 from lyra_lab._params import param
 
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
@@ -80,12 +80,10 @@ class SummaryBuffer(BaseRollup):
                                          content=transcript(pruned))
         completion = compaction.ask(prompt, self.max_tokens, f"summary fold of {len(pruned)} entries")
         sources = [*([summary] if summary else []), *pruned]
-        return condensed(sid, EntryKind.SUMMARY, completion.text.strip(), sources,
-                         conversation_id=pruned[0].conversation_id,
-                         session_ids=tuple(sorted({s for e in sources for s in e.session_ids})),
-                         meta={"rollup": "summary_buffer",
-                               "folds": int(summary.meta.get("folds", 0)) + 1 if summary else 1,
-                               "model": completion.model},
+        meta = {"rollup": "summary_buffer", "folds": int(summary.meta.get("folds", 0)) + 1 if summary else 1,
+                "model": completion.model}
+        written = Written(sid, pruned[0].conversation_id, EntryKind.SUMMARY, completion.text.strip(), meta)
+        return condensed(written, sources, session_ids=tuple(sorted({s for e in sources for s in e.session_ids})),
                          either_end=True)  # a summary spans what it folded, dated by either end
 
 

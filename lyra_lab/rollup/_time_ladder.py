@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from lyra_lab.backends import Backend, Completion
+from lyra_lab.backends import Completion
 from lyra_lab.memory import EntryKind, MemoryEntry, entry_line, memory_order, render_memory
 from lyra_lab.rollup import _prompts
 from lyra_lab.rollup._base import (
@@ -88,7 +88,7 @@ class TimeLadder(BaseRollup):
                 if not over():
                     break
                 group = groups[(period, part)]
-                digest, completions = self._fold(group, level, grain, period, compaction.backend, count)
+                digest, completions = self._fold(group, level, grain, period, compaction)
                 compaction.calls.extend(completions)  # after all parts: a failed part records none of them
                 for entry in group:
                     del work[entry.id]
@@ -101,8 +101,10 @@ class TimeLadder(BaseRollup):
         kept_new = [e for e in written.values() if e.id in work]
         return Edit(reason, add=kept_new, remove=[e.id for e in before if e.id not in work])
 
-    def _fold(self, group: list[MemoryEntry], level: int, grain: Grain, period: str, backend: Backend,
-              count: Callable[[str], int]) -> tuple[MemoryEntry, list[Completion]]:
+    def _fold(self, group: list[MemoryEntry], level: int, grain: Grain, period: str,
+              compaction: Compaction) -> tuple[MemoryEntry, list[Completion]]:
+        """The digest of ``group`` for ``period`` and the calls it took (recorded by the caller, all or none)."""
+        backend, count = compaction.backend, compaction.count
         parts = self._parts(group, count)
         completions = [ask(backend, _prompts.DIGEST.format(period=period, content=transcript(part)), self.max_tokens,
                            f"{grain} digest {period}" + (f" part {k}/{len(parts)}" if len(parts) > 1 else ""))

@@ -8,6 +8,7 @@ difference and a sign-flip permutation p over clusters, Holm-corrected across pi
 from lyra_lab.stats._bootstrap import (
     GROUP_COLUMNS,
     BootstrapCI,
+    Resampling,
     aggregate,
     bootstrap_ci,
     cluster_bootstrap_ci,
@@ -15,6 +16,7 @@ from lyra_lab.stats._bootstrap import (
 )
 from lyra_lab.stats._compare import (
     PairedComparison,
+    PairedTest,
     compare,
     compare_all,
     holm,
@@ -27,6 +29,8 @@ __all__ = [
     "GROUP_COLUMNS",
     "BootstrapCI",
     "PairedComparison",
+    "PairedTest",
+    "Resampling",
     "aggregate",
     "bootstrap_ci",
     "cluster_bootstrap_ci",

@@ -19,7 +19,8 @@ ran under, so a run with 3 seeds has the same ``n`` as one with a single seed.
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple, Sequence
+from dataclasses import astuple, dataclass
+from typing import Iterable, NamedTuple, Sequence, TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
@@ -115,21 +116,44 @@ def average_seeds(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return df.groupby(list(dict.fromkeys([*keys, *unit])), sort=False, dropna=False)["value"].mean().reset_index()
 
 
+@dataclass(frozen=True)
+class Resampling:
+    """How a bootstrap interval is drawn.
+
+    Attributes:
+        n_resamples: bootstrap resamples.
+        confidence: the interval's coverage, e.g. 0.95.
+        seed: of the resampling.
+    """
+
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+
+
+class ResamplingOptions(TypedDict, total=False):
+    """The fields of ``Resampling`` as keywords, each optional."""
+
+    n_resamples: int
+    confidence: float
+    seed: int
+
+
 def aggregate(
     df: pd.DataFrame,
     by: Sequence[str] = ("pipeline",),
     *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
     cluster: str | None = None,
+    **resampling: Unpack[ResamplingOptions],
 ) -> pd.DataFrame:
     """Mean and CI of ``value`` for every group of ``by`` + ``metric``.
 
     Returns one row per group with the ``by`` columns, ``metric``, ``mean``,
     ``ci_low``, ``ci_high`` and ``n``.  ``cluster`` names a column whose
-    values are resampled as units (e.g. ``"conversation_id"``).
+    values are resampled as units (e.g. ``"conversation_id"``); ``resampling``
+    are ``Resampling``'s fields (``n_resamples``, ``confidence``, ``seed``).
     """
+    n_resamples, confidence, seed = astuple(Resampling(**resampling))
     keys = list(by) + ([] if "metric" in by else ["metric"])
     missing = [c for c in keys + ["value"] + ([cluster] if cluster else []) if c not in df.columns]
     if missing:

@@ -32,6 +32,7 @@ corrects the p-values for the number of comparisons (Holm–Bonferroni).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
@@ -188,30 +189,58 @@ def _paired(values: pd.DataFrame, a: str, b: str) -> tuple[pd.DataFrame, int]:
     return pairs, n_all - len(pairs)
 
 
-def compare(df: pd.DataFrame, a: str, b: str, metric: str, *, cluster: str | None = "conversation",
-            n_boot: int = 1000, n_perm: int = 10_000, confidence: float = 0.95, seed: int = 0) -> PairedComparison:
+@dataclass(frozen=True)
+class PairedTest:
+    """How a paired comparison is tested.
+
+    Attributes:
+        cluster: column whose values are resampled and sign-flipped as units
+            (``"conversation"`` = ``conversation_id``); None: every probe alone.
+        n_boot: bootstrap resamples for the CI of the difference.
+        n_perm: Monte Carlo sign-flip draws when there are more than ``EXACT_MAX_CLUSTERS`` clusters.
+        confidence: the interval's coverage.
+        seed: of the bootstrap and of the Monte Carlo draws.
+    """
+
+    cluster: str | None = "conversation"
+    n_boot: int = 1000
+    n_perm: int = 10_000
+    confidence: float = 0.95
+    seed: int = 0
+
+
+class PairedTestOptions(TypedDict, total=False):
+    """The fields of ``PairedTest`` as keywords, each optional."""
+
+    cluster: str | None
+    n_boot: int
+    n_perm: int
+    confidence: float
+    seed: int
+
+
+def compare(df: pd.DataFrame, a: str, b: str, metric: str, **test: Unpack[PairedTestOptions]) -> PairedComparison:
     """Pipeline ``a`` minus pipeline ``b`` on ``metric``, paired on the same probes (see the module docstring).
 
     Args:
         df: tidy result rows of a run (``load_results`` / ``read_results``).
-        a, b: pipeline labels (``row_pipeline_labels``); a bare ``pipeline`` is
+        a: a pipeline label (``row_pipeline_labels``); a bare ``pipeline`` is
             accepted when it ran under one backend and embedder.
+        b: the pipeline ``a`` is compared with, labelled the same way.
         metric: a per-probe metric, e.g. ``"recall@10"``.
-        cluster: column whose values are resampled and sign-flipped as units
-            (``"conversation"`` = ``conversation_id``); None: every probe alone.
-        n_boot: bootstrap resamples for the CI; n_perm: Monte Carlo sign-flip
-            draws when there are more than ``EXACT_MAX_CLUSTERS`` clusters.
-        seed: of the bootstrap and of the Monte Carlo draws.
+        **test: ``PairedTest``'s fields (``cluster``, ``n_boot``, ``n_perm``, ``confidence``, ``seed``).
     """
-    values = probe_values(df, metric, cluster)
+    paired = PairedTest(**test)
+    values = probe_values(df, metric, paired.cluster)
     a, b = _resolve(a, values, metric), _resolve(b, values, metric)
     if a == b:
         raise ConfigError(f"compare needs two different pipelines; got {a!r} twice")
-    return _compare_values(values, a, b, metric, cluster, n_boot, n_perm, confidence, seed)
+    return _compare_values(values, a, b, metric, paired)
 
 
-def _compare_values(values: pd.DataFrame, a: str, b: str, metric: str, cluster: str | None, n_boot: int,
-                    n_perm: int, confidence: float, seed: int) -> PairedComparison:
+def _compare_values(values: pd.DataFrame, a: str, b: str, metric: str, how: PairedTest) -> PairedComparison:
+    """``compare`` on the per-probe ``values`` of ``probe_values``, the labels resolved."""
+    cluster, n_boot, n_perm, confidence, seed = how.cluster, how.n_boot, how.n_perm, how.confidence, how.seed
     pairs, dropped = _paired(values, a, b)
     if pairs.empty:
         raise ConfigError(f"pipelines {a!r} and {b!r} share no probe (and seed) scored on {metric!r}")
@@ -239,9 +268,8 @@ def holm(p_values) -> np.ndarray:
     return out
 
 
-def compare_all(df: pd.DataFrame, metric: str, *, cluster: str | None = "conversation", n_boot: int = 1000,
-                n_perm: int = 10_000, confidence: float = 0.95, seed: int = 0, alpha: float = 0.05,
-                higher_is_better: bool = True) -> pd.DataFrame:
+def compare_all(df: pd.DataFrame, metric: str, *, alpha: float = 0.05, higher_is_better: bool = True,
+                **test: Unpack[PairedTestOptions]) -> pd.DataFrame:
     """Every pipeline against the best one on ``metric``, Holm-corrected over the comparisons.
 
     The best pipeline has the highest mean over its probes (lowest when
@@ -251,9 +279,10 @@ def compare_all(df: pd.DataFrame, metric: str, *, cluster: str | None = "convers
     ``ci_low``, ``ci_high``, ``p_value``, ``p_holm``, ``not_worse_than_best``
     (not significantly worse at ``alpha`` after the correction), ``n_probes``,
     ``n_clusters``, ``n_dropped`` and ``method``.  The best's own row has
-    difference 0 and no test.
+    difference 0 and no test.  ``test`` are ``PairedTest``'s fields (``cluster``, ``n_boot``…).
     """
-    values = probe_values(df, metric, cluster)
+    paired = PairedTest(**test)
+    values = probe_values(df, metric, paired.cluster)
     per_probe = values.groupby(["label", "probe"])["value"].mean()
     means = per_probe.groupby(level="label").mean().sort_index()
     if means.empty:
@@ -267,8 +296,7 @@ def compare_all(df: pd.DataFrame, metric: str, *, cluster: str | None = "convers
              "n_dropped": 0, "method": "best by mean"}]
     for label, mean in means.iloc[1:].items():
         try:
-            row = _compare_values(values, str(label), best, metric, cluster, n_boot, n_perm, confidence,
-                                  seed).to_row()
+            row = _compare_values(values, str(label), best, metric, paired).to_row()
         except ConfigError as exc:  # no probe in common with the best: nothing to test, say so in the row
             row = {"a": str(label), "b": best, "difference": np.nan, "ci_low": np.nan, "ci_high": np.nan,
                    "p_value": np.nan, "n_probes": 0, "n_clusters": 0, "n_dropped": 0, "method": str(exc)}

@@ -17,11 +17,14 @@ import threading
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Callable, ParamSpec, Sequence, TypeVar
 
 from lyra_lab._degradation import Cause
 from lyra_lab.backends import Backend, BackendError, Completion, Message
 from lyra_lab.chunking import Chunk
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: How long past a call's deadline the caller still waits for the backend's own answer or error.
 GRACE_S = 0.25
@@ -46,13 +49,14 @@ class CallOutcome:
     attempts: int | None = None
 
 
-def start_call(backend: Backend, messages: Sequence[Message], deadline: float, **params: Any) -> Future:
+def start_call(backend: Backend, messages: Sequence[Message], deadline: float, **params: object) -> Future:
     """Start ``backend.complete(messages, deadline=deadline, **params)`` on a daemon thread; return its future."""
     return run_in_thread(backend.complete, list(messages), deadline=deadline, **params)
 
 
-def run_in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
-    future: Future = Future()
+def run_in_thread(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> Future[R]:
+    """Run ``fn(*args, **kwargs)`` on a daemon thread; its result or exception goes to the returned future."""
+    future: Future[R] = Future()
 
     def target() -> None:
         if not future.set_running_or_notify_cancel():
@@ -82,7 +86,7 @@ def outcome_of(future: Future, started: float, deadline: float) -> CallOutcome:
                            time.monotonic() - started, "deadline")
 
 
-def call(backend: Backend, messages: Sequence[Message], deadline_s: float, **params: Any) -> CallOutcome:
+def call(backend: Backend, messages: Sequence[Message], deadline_s: float, **params: object) -> CallOutcome:
     """One call that must be over within ``deadline_s`` seconds, retries included (module docstring)."""
     started = time.monotonic()
     deadline = started + deadline_s

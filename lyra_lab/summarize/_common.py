@@ -11,11 +11,11 @@ chunks with an empty summary.
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from lyra_lab._degradation import Degradation
 from lyra_lab.backends import Backend, BackendError, Completion
-from lyra_lab.chunking import Chunk
+from lyra_lab.chunking import Chunk, ChunkPlan
 from lyra_lab.summarize._calls import CallOutcome
 from lyra_lab.summarize._events import emit
 from lyra_lab.summarize._prompts import DEFAULT_PROMPTS, Prompts
@@ -41,14 +41,21 @@ def focus_param() -> str | None:
         "it for that call."))
 
 
-def focus_of(owner: Any, focus: str | None) -> str | None:
+class Focused(Protocol):
+    """A summarizer with a ``focus`` field (what its prompts ask to keep)."""
+
+    @property
+    def focus(self) -> str | None: ...
+
+
+def focus_of(owner: Focused, focus: str | None) -> str | None:
     """The focus a call uses: the caller's ``focus`` argument, else the strategy's own ``focus`` field."""
     return owner.focus if focus is None else focus
 
 
 def decision_of(chunks: Sequence[Chunk], default: str) -> str:
     """The chunker's decision when ``chunks`` is a ``ChunkPlan``, else the summarizer's own."""
-    return getattr(chunks, "decision", None) or default
+    return (chunks.decision if isinstance(chunks, ChunkPlan) else None) or default
 
 
 def turn_ids_of(chunks: Sequence[Chunk]) -> tuple[str, ...]:
@@ -77,7 +84,7 @@ class Run:
         emit(on_event, "load", n=len(chunks), detail={
             "chunks": len(chunks), "chars": len(joined_text(chunks)), "turns": len(turn_ids_of(chunks))})
         emit(on_event, "strategy", n=len(chunks), detail={
-            "summarizer": summarizer, "decision": decision, "reason": getattr(chunks, "reason", None)})
+            "summarizer": summarizer, "decision": decision, "reason": chunks.reason if isinstance(chunks, ChunkPlan) else None})
 
     def emit(self, stage: Stage, **fields: Any) -> None:
         emit(self.on_event, stage, **fields)
@@ -119,8 +126,11 @@ class BaseSummarizer(Strategy):
     """The ``summarize`` skeleton; a subclass (a frozen dataclass) supplies ``fold``.
 
     No fields of its own, so each summarizer keeps its own field order; ``Strategy``
-    checks the subclass's declared parameters on construction.
+    checks the subclass's declared parameters on construction.  Every summarizer declares
+    ``focus`` (``focus_param()``), the focus its prompts use when a call gives none.
     """
+
+    focus: str | None  # declared here for the type checker; each subclass's dataclass field holds it
 
     @property
     def name(self) -> str:

@@ -87,14 +87,14 @@ class Prompts:
         n = len(partials)
         return "\n\n".join(self.partial.format(text=t, i=i, n=n) for i, t in enumerate(partials, 1))
 
-    def messages(self, template: str, *, focus: str | None = None, **values: Any) -> list[dict[str, str]]:
+    def messages(self, template: str, *, focus: str | None = None, **values: object) -> list[dict[str, str]]:
         """The chat messages for ``template`` filled with ``values`` (and the focus)."""
         content = getattr(self, template).format(focus=self.focus_text(focus), **values)
         out = [{"role": "system", "content": self.system}] if self.system else []
         return out + [{"role": "user", "content": content}]
 
 
-def _check_template(name: str, template: Any, required: frozenset[str], allowed: frozenset[str]) -> None:
+def _check_template(name: str, template: object, required: frozenset[str], allowed: frozenset[str]) -> None:
     if not isinstance(template, str):
         raise ValueError(f"prompts.{name} must be a string, got {type(template).__name__}")
     try:

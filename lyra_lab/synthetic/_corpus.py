@@ -14,12 +14,13 @@ from __future__ import annotations
 import random
 from collections import Counter
 from datetime import date, datetime, time, timedelta, timezone
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Sequence, TypedDict, Unpack
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import Conversation, Corpus, Probe, Role, Session, Turn
 from lyra_lab.synthetic import _facts as F
-from lyra_lab.synthetic._plan import Plant, ProbeDraft, plan_conversation
+from lyra_lab.synthetic._plan import Plant, PlantCounts, ProbeDraft, plan_conversation
 from lyra_lab.synthetic._templates import (
     CLOSERS_ASSISTANT, CLOSERS_USER, OPENERS_ASSISTANT, OPENERS_USER, SLOTS, TOPICS, Topic)
 
@@ -30,22 +31,99 @@ ABSTENTION_ANSWER = "not mentioned"
 SOURCE = "lyra_lab.corpus._synthetic"
 
 
-def generate_synthetic(seed: int = 0, *, conversations: int = 2, months: int = 4, sessions: int = 16,
-                       exchanges: tuple[int, int] = (2, 5), start: date | str = date(2024, 1, 8),
-                       single_facts: int = 10, updated_facts: int = 4, temporal: int = 5,
-                       multi_hop: int = 3, abstention: int = 6) -> Corpus:
-    """Generate a multi-month user/assistant chat corpus with planted facts and probes.
+class SyntheticOptions(TypedDict, total=False):
+    """The keywords of ``generate_synthetic``: ``SyntheticShape``'s fields, each optional."""
 
-    Args:
-        seed: the only source of randomness; the same arguments give an identical corpus.
+    conversations: int
+    months: int
+    sessions: int
+    exchanges: tuple[int, int]
+    start: date | str
+    single_facts: int
+    updated_facts: int
+    temporal: int
+    multi_hop: int
+    abstention: int
+
+
+@dataclass(frozen=True)
+class SyntheticShape:
+    """The shape of a synthetic corpus; checked on construction.
+
+    Attributes:
         conversations: independent users (``syn-0``, ``syn-1``…), each with its own facts.
         months: the span the sessions are spread over (30.44 days a month).
         sessions: sessions per conversation, one per distinct day.
         exchanges: (min, max) ordinary user/assistant exchanges per session, besides the
             greeting, planted facts and an occasional sign-off.
         start: the first possible session day (UTC), a date or ``"YYYY-MM-DD"``.
-        single_facts, updated_facts, temporal, multi_hop, abstention: probes per
-            conversation in each category (see ``CATEGORIES``).
+        single_facts: single-fact probes per conversation (see ``CATEGORIES``).
+        updated_facts: probes per conversation about a fact that changes weeks later.
+        temporal: probes per conversation about the date of an event.
+        multi_hop: probes per conversation joining two sessions' facts.
+        abstention: probes per conversation about things never mentioned.
+
+    Raises:
+        ConfigError: a parameter out of range, or more sessions than days in ``months``.
+    """
+
+    conversations: int = 2
+    months: int = 4
+    sessions: int = 16
+    exchanges: tuple[int, int] = (2, 5)
+    start: date | str = date(2024, 1, 8)
+    single_facts: int = 10
+    updated_facts: int = 4
+    temporal: int = 5
+    multi_hop: int = 3
+    abstention: int = 6
+
+    def __post_init__(self) -> None:
+        _check(self)
+        if isinstance(self.start, str):
+            object.__setattr__(self, "start", self.first_day)  # parsed once: a bad date fails here
+        if self.sessions > self.span_days:
+            raise ConfigError(f"sessions={self.sessions} do not fit on distinct days in {self.months} month(s)")
+
+    @property
+    def first_day(self) -> date:
+        """``start`` as a date."""
+        if not isinstance(self.start, str):
+            return self.start
+        try:
+            return date.fromisoformat(self.start)
+        except ValueError:
+            raise ConfigError(f"start must be a date like 2024-01-08, got {self.start!r}") from None
+
+    @property
+    def span_days(self) -> int:
+        """The days the sessions are spread over."""
+        return round(self.months * 30.44)
+
+    @property
+    def plant_counts(self) -> PlantCounts:
+        """The planted categories' counts per conversation."""
+        return PlantCounts(self.single_facts, self.updated_facts, self.temporal, self.multi_hop)
+
+
+@dataclass
+class _Chat:
+    """One conversation being written: its random stream, id, user and exchange range, and the user lines used."""
+
+    rng: random.Random
+    cid: str
+    user_name: str
+    exchanges: tuple[int, int]
+    seen: set[str]
+
+
+def generate_synthetic(seed: int = 0, **options: Unpack[SyntheticOptions]) -> Corpus:
+    """Generate a multi-month user/assistant chat corpus with planted facts and probes.
+
+    Args:
+        seed: the only source of randomness; the same arguments give an identical corpus.
+        **options: ``SyntheticShape``'s fields (``conversations``, ``months``, ``sessions``,
+            ``exchanges``, ``start`` and the probes per category).
 
     Returns:
         A Corpus named ``synthetic-seed<seed>`` whose probes are asked the day after
@@ -54,37 +132,25 @@ def generate_synthetic(seed: int = 0, *, conversations: int = 2, months: int = 4
     Raises:
         ConfigError: a parameter out of range, or more planted facts than the sessions hold.
     """
-    _check(conversations=conversations, months=months, sessions=sessions, exchanges=exchanges,
-           single_facts=single_facts, updated_facts=updated_facts, temporal=temporal,
-           multi_hop=multi_hop, abstention=abstention)
-    if isinstance(start, str):
-        try:
-            start = date.fromisoformat(start)
-        except ValueError:
-            raise ConfigError(f"start must be a date like 2024-01-08, got {start!r}") from None
-    span_days = round(months * 30.44)
-    if sessions > span_days:
-        raise ConfigError(f"sessions={sessions} do not fit on distinct days in {months} month(s)")
+    shape = SyntheticShape(**options)
+    start, span_days, sessions = shape.first_day, shape.span_days, shape.sessions
     names = list(F.USER_NAMES)
     random.Random(seed).shuffle(names)  # then take a prefix: the first users never depend on the count
     convs: list[Conversation] = []
     probes: list[Probe] = []
-    for index, user_name in enumerate(names[:conversations]):
+    for index, user_name in enumerate(names[:shape.conversations]):
         # one stream per conversation: conversation i does not depend on how many follow it
         rng = random.Random(f"lyra-lab-synthetic:{seed}:{index}")
         cid = f"syn-{index}"
         days = sorted(rng.sample(range(span_days), sessions))
         starts = [datetime.combine(start + timedelta(days=d), time(rng.randint(8, 20), rng.randint(0, 59)),
                                    tzinfo=timezone.utc) for d in days]
-        plants, drafts = plan_conversation(
-            rng, starts, single_facts=single_facts, updated_facts=updated_facts, temporal=temporal,
-            multi_hop=multi_hop)
-        seen: set[str] = set()
-        conv_sessions = tuple(_session(rng, cid, i + 1, starts[i], plants[i], exchanges, user_name, seen)
-                              for i in range(sessions))
+        plants, drafts = plan_conversation(rng, starts, shape.plant_counts)
+        chat = _Chat(rng, cid, user_name, shape.exchanges, set())
+        conv_sessions = tuple(_session(chat, i + 1, starts[i], plants[i]) for i in range(sessions))
         conv = Conversation(id=cid, sessions=conv_sessions, title=f"{user_name} and {F.ASSISTANT_NAME}",
                             meta={"generator": SOURCE, "seed": seed, "user": user_name})
-        drafts += _abstention_drafts(rng, conv, drafts, abstention)
+        drafts += _abstention_drafts(rng, conv, drafts, shape.abstention)
         asked_at = datetime.combine(starts[-1].date() + timedelta(days=1), time(12, 0), tzinfo=timezone.utc)
         probes += _probes(cid, drafts, asked_at)
         convs.append(conv)
@@ -92,7 +158,9 @@ def generate_synthetic(seed: int = 0, *, conversations: int = 2, months: int = 4
                   source=SOURCE, format="synthetic")
 
 
-def _check(*, conversations: int, months: int, sessions: int, exchanges: tuple[int, int], **counts: int) -> None:
+def _check(shape: SyntheticShape) -> None:
+    """Refuse a shape out of range (one ``ConfigError`` naming the first bad field)."""
+    conversations, months, sessions, exchanges = shape.conversations, shape.months, shape.sessions, shape.exchanges
     if not 1 <= conversations <= len(F.USER_NAMES):
         raise ConfigError(f"conversations must be 1..{len(F.USER_NAMES)}, got {conversations}")
     if months < 1:
@@ -103,9 +171,10 @@ def _check(*, conversations: int, months: int, sessions: int, exchanges: tuple[i
         raise ConfigError(f"exchanges must be (min, max) with 0 <= min <= max, got {exchanges!r}")
     limits = {"single_facts": len(F.FACTS), "updated_facts": len(F.UPDATES), "temporal": len(F.EVENTS),
               "multi_hop": min(len(F.LINKS), len(F.RELATIONS)), "abstention": len(F.NEVER) + len(F.FACTS)}
-    for name, value in counts.items():
-        if not 0 <= value <= limits[name]:
-            raise ConfigError(f"{name} must be 0..{limits[name]}, got {value}")
+    for name, limit in limits.items():
+        value = getattr(shape, name)
+        if not 0 <= value <= limit:
+            raise ConfigError(f"{name} must be 0..{limit}, got {value}")
 
 
 def _cap(text: str) -> str:
@@ -125,9 +194,9 @@ def _filler(rng: random.Random, topics: Sequence[Topic], seen: set[str]) -> tupl
     return line, _cap(reply.format(**fill)), topic
 
 
-def _session(rng: random.Random, cid: str, number: int, started: datetime, plants: list[Plant],
-             exchanges: tuple[int, int], user_name: str, seen: set[str]) -> Session:
+def _session(chat: _Chat, number: int, started: datetime, plants: list[Plant]) -> Session:
     """Greeting, ordinary exchanges with the planted ones at random places, maybe a sign-off."""
+    rng, cid, user_name, exchanges, seen = chat.rng, chat.cid, chat.user_name, chat.exchanges, chat.seen
     topics = rng.sample(TOPICS, 2)  # a session drifts between two subjects at most
     fillers = [_filler(rng, topics, seen) for _ in range(rng.randint(*exchanges))]
     body: list[tuple[str, str, Plant | None]] = [(user, reply, None) for user, reply, _ in fillers]

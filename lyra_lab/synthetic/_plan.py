@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import date, datetime, timedelta
+from typing import Any, NamedTuple
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.synthetic import _facts as F
@@ -52,7 +52,7 @@ class ProbeDraft:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-def natural_date(day: Any) -> str:
+def natural_date(day: date) -> str:
     """``2024-03-14`` → ``"14 March 2024"`` (no locale: strftime's %B would depend on it)."""
     return f"{day.day} {MONTH_NAMES[day.month - 1]} {day.year}"
 
@@ -77,8 +77,17 @@ class _Sessions:
         return plant
 
 
-def plan_conversation(rng: random.Random, starts: list[datetime], *, single_facts: int, updated_facts: int,
-                      temporal: int, multi_hop: int) -> tuple[list[list[Plant]], list[ProbeDraft]]:
+class PlantCounts(NamedTuple):
+    """How many facts of each planted category one conversation gets (abstention needs no planting)."""
+
+    single_facts: int
+    updated_facts: int
+    temporal: int
+    multi_hop: int
+
+
+def plan_conversation(rng: random.Random, starts: list[datetime],
+                      counts: PlantCounts) -> tuple[list[list[Plant]], list[ProbeDraft]]:
     """Choose the facts of one conversation and the sessions that state them.
 
     Returns:
@@ -86,6 +95,7 @@ def plan_conversation(rng: random.Random, starts: list[datetime], *, single_fact
         them into the chat) and the probe drafts, abstention excluded (it needs the
         rendered text to know what was never said).
     """
+    single_facts, updated_facts, temporal, multi_hop = counts
     plan = _Sessions(starts)
     everywhere = range(len(starts))
     drafts: list[ProbeDraft] = []

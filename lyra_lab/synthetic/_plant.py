@@ -133,8 +133,8 @@ def _plant_conversation(rng: random.Random, conv: Conversation, counts: dict[str
                         taken: set[str]) -> tuple[Conversation, list[ProbeDraft]]:
     placed, drafts = plan_facts(rng, Moments(free_moments(rng, conv)), counts, real_text)
     style = _style(conv)
-    seen: set[str] = set()
-    planted = [_session(rng, conv.id, p, style, seen, taken) for p in sorted(placed, key=lambda p: p.at)]
+    chat = _PlantedChat(rng, conv.id, style, set(), taken)
+    planted = [_session(chat, p) for p in sorted(placed, key=lambda p: p.at)]
     sessions: list[Session] = []
     pending = list(planted)
     for session in conv.sessions:
@@ -167,8 +167,20 @@ def _user_line(rng: random.Random, text: str, style: Style, seen: set[str]) -> s
     return text
 
 
-def _session(rng: random.Random, cid: str, placed: Placed, style: Style, seen: set[str],
-             taken: set[str]) -> Session:
+@dataclass
+class _PlantedChat:
+    """A conversation being planted into: the random stream, its id and style, the user lines and ids used."""
+
+    rng: random.Random
+    cid: str
+    style: Style
+    seen: set[str]  # ordinary user lines used so far (none repeats)
+    taken: set[str]  # session and turn ids of the corpus and of what was planted
+
+
+def _session(chat: _PlantedChat, placed: Placed) -> Session:
+    """A new session stating ``placed``'s fact among ordinary exchanges in the conversation's style."""
+    rng, cid, style, seen, taken = chat.rng, chat.cid, chat.style, chat.seen, chat.taken
     topics = rng.sample(TOPICS, 2)
     script: list[tuple[str, str, bool]] = [(*_filler(rng, topics, seen)[:2], False)
                                            for _ in range(style.exchanges - 1)]

@@ -1,17 +1,24 @@
-"""``check_chunker``: the invariants every chunker must keep, as one call for users' tests.
+r"""``check_chunker``: the invariants every chunker must keep, as one call for users' tests.
 
 >>> from lyra_lab.chunking import LineBudgetChunker
->>> len(check_chunker(LineBudgetChunker(max_chars=10), "a\\nbb\\nccc\\n"))
+>>> len(check_chunker(LineBudgetChunker(max_chars=10), "a\nbb\nccc\n"))
 1
 """
 
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from lyra_lab.chunking import Budget, Chunk, Chunker, Transcript, render_turn
 from lyra_lab.corpus import Turn
+
+
+@runtime_checkable
+class BudgetedChunker(Protocol):
+    """A chunker that states its size promise (every built-in chunker does)."""
+
+    def budget(self) -> Budget: ...
 
 
 class InvariantViolation(AssertionError):
@@ -56,9 +63,8 @@ def check_chunker(
     Raises:
         InvariantViolation: naming the invariant and the first place it fails.
     """
-    budget_of = getattr(chunker, "budget", None)
-    if budget is None and callable(budget_of):
-        budget = budget_of()
+    if budget is None and isinstance(chunker, BudgetedChunker):
+        budget = chunker.budget()
     transcript = _transcript(turns, render)
     chunks = _check_one(chunker, turns, transcript, budget)
     if check_text_input and not isinstance(turns, str):

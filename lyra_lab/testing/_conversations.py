@@ -1,8 +1,8 @@
-"""Hypothesis generators of conversations that stress memory strategies.
+r"""Hypothesis generators of conversations that stress memory strategies.
 
 The conversations hold what real exports hold and naive code trips on: any
-unicode (emoji, combining marks, right-to-left text, NUL, ``\\u2028``, lone
-``\\r``), empty lines and empty turns, sometimes one huge line (a pasted
+unicode (emoji, combining marks, right-to-left text, NUL, ``\u2028``, lone
+``\r``), empty lines and empty turns, sometimes one huge line (a pasted
 document), one-turn sessions, speakers with and without names, and aware UTC
 timestamps that strictly increase — seconds apart within a session, hours to
 weeks apart between sessions.  Examples stay small so ~200 of them run in
@@ -18,7 +18,9 @@ seconds.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import TypedDict, Unpack
 
 from hypothesis import strategies as st
 
@@ -40,7 +42,7 @@ def turn_texts(draw, max_lines: int = 4) -> str:
 
 @st.composite
 def huge_lines(draw, min_chars: int = 300, max_chars: int = 2000) -> str:
-    """One line (no ``"\\n"`` or ``"\\r"``) of ``min_chars``–``max_chars`` characters.
+    r"""One line (no ``"\n"`` or ``"\r"``) of ``min_chars``–``max_chars`` characters.
 
     Built by repeating a few drawn words, so it is cheap to generate however
     long it is, and has spaces to cut at (or none, when one word repeats).
@@ -53,27 +55,52 @@ def huge_lines(draw, min_chars: int = 300, max_chars: int = 2000) -> str:
     return line.replace("\r", " ")
 
 
-@st.composite
-def conversations(
-    draw,
-    conversation_id: str | None = None,
-    min_sessions: int = 1,
-    max_sessions: int = 4,
-    max_turns_per_session: int = 6,
-    huge_line: bool | None = None,
-    huge_line_chars: tuple[int, int] = (300, 2000),
-    timestamps: bool = True,
-) -> Conversation:
-    """A ``Conversation`` of non-empty sessions of turns with unique LoCoMo-style ids (``D2:5``).
+@dataclass(frozen=True)
+class ConversationShape:
+    """What ``conversations`` draws.
 
-    Args:
-        conversation_id: fixed id, or None to draw one.
-        min_sessions, max_sessions: how many sessions.
+    Attributes:
+        min_sessions: the fewest sessions.
+        max_sessions: the most sessions.
         max_turns_per_session: the most turns in one session (one-turn sessions are common).
         huge_line: put one huge line in one turn: True, False, or None to let hypothesis choose.
         huge_line_chars: the huge line's length range.
         timestamps: give every turn an aware UTC timestamp (strictly increasing).
     """
+
+    min_sessions: int = 1
+    max_sessions: int = 4
+    max_turns_per_session: int = 6
+    huge_line: bool | None = None
+    huge_line_chars: tuple[int, int] = (300, 2000)
+    timestamps: bool = True
+
+
+class ConversationShapeOptions(TypedDict, total=False):
+    """``ConversationShape``'s fields as keywords, each optional."""
+
+    min_sessions: int
+    max_sessions: int
+    max_turns_per_session: int
+    huge_line: bool | None
+    huge_line_chars: tuple[int, int]
+    timestamps: bool
+
+
+@st.composite
+def conversations(draw: st.DrawFn, conversation_id: str | None = None,
+                  **options: Unpack[ConversationShapeOptions]) -> Conversation:
+    """A ``Conversation`` of non-empty sessions of turns with unique LoCoMo-style ids (``D2:5``).
+
+    Args:
+        draw: hypothesis's draw function (``st.composite`` passes it).
+        conversation_id: fixed id, or None to draw one.
+        **options: ``ConversationShape``'s fields (how many sessions and turns, a huge line, timestamps).
+    """
+    shape = ConversationShape(**options)
+    min_sessions, max_sessions, max_turns_per_session = shape.min_sessions, shape.max_sessions, \
+        shape.max_turns_per_session
+    huge_line, huge_line_chars, timestamps = shape.huge_line, shape.huge_line_chars, shape.timestamps
     cid = conversation_id or f"conv-{draw(st.integers(0, 999))}"
     n_sessions = draw(st.integers(min_sessions, max_sessions))
     sizes = [draw(st.integers(1, max_turns_per_session)) for _ in range(n_sessions)]

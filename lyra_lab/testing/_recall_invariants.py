@@ -33,8 +33,10 @@ def _violation(detail: str, subject: object = "recall") -> InvariantViolation:
 
 
 def check_hits(hits: Sequence[Hit], *, store: MemoryStore, conversation_id: str, k: int) -> None:
-    """At most ``k`` hits, ranks 0..n-1, scores finite and non-increasing, no duplicate
-    entries, every entry current in ``store`` and inside ``conversation_id``."""
+    """Check a recall's hits: at most ``k``, ranks 0..n-1, scores finite and non-increasing.
+
+    Also no duplicate entries, and every entry current in ``store`` and inside ``conversation_id``.
+    """
     if len(hits) > k:
         raise _violation(f"{len(hits)} hits for k={k}")
     ids = [h.entry.id for h in hits]
@@ -68,8 +70,10 @@ def _squash(text: str) -> str:
 
 
 def check_render(text: str, hits: Sequence[Hit], budget: int, count: Callable[[str], int]) -> int:
-    """The block is within budget and is a priority-order prefix of the hits' lines
-    (whole lines, then at most one truncated line marked ``" …"``). Returns whole hits shown."""
+    """Check the block is within budget and a priority-order prefix of the hits' lines.
+
+    Whole lines, then at most one truncated line marked ``" …"``. Returns whole hits shown.
+    """
     if count(text) > max(budget, 0):
         raise _violation(f"rendered block has {count(text)} tokens > budget {budget}", "render")
     shown, pos = 0, 0
@@ -100,9 +104,11 @@ def check_render(text: str, hits: Sequence[Hit], budget: int, count: Callable[[s
 
 @st.composite
 def memory_stores(draw, n_conversations: int = 3, condensed: bool = True) -> tuple[MemoryStore, str]:
-    """``(store, conversation_id)``: raw turns of a few drawn conversations, plus some
-    condensed entries (digests, gists, summaries, facts) covering random turns, and a
-    random removal or two so indexes meet a store with history."""
+    """``(store, conversation_id)``: raw turns of a few drawn conversations and some condensed entries.
+
+    The condensed entries (digests, gists, summaries, facts) cover random turns; a random removal or
+    two lets indexes meet a store with history.
+    """
     convs = [draw(conversations(conversation_id=f"c{i}", max_sessions=3, max_turns_per_session=4,
                                 huge_line=False)) for i in range(draw(st.integers(1, n_conversations)))]
     # Source turn ids (LoCoMo's "D1:3") repeat across conversations; store ids must not.

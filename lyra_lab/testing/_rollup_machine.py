@@ -24,7 +24,7 @@ Use it for your own rollup::
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import Callable, Protocol, runtime_checkable
 
 from hypothesis import event, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -32,7 +32,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from lyra_lab.backends import FakeLLM
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore, render_memory
-from lyra_lab.rollup import in_period, period_grain, period_key
+from lyra_lab.rollup import Rollup, in_period, period_grain, period_key
 from lyra_lab.testing._chunk_invariants import InvariantViolation
 from lyra_lab.testing._conversations import turn_texts
 
@@ -50,10 +50,18 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
-def rollup_machine(rollup: Any, *, budget: int = 60,
+@runtime_checkable
+class WithHeadroom(Protocol):
+    """A rollup that only compacts above ``budget * headroom`` (``time_ladder``): the machine allows that slack."""
+
+    @property
+    def headroom(self) -> float: ...
+
+
+def rollup_machine(rollup: Rollup, *, budget: int = 60,
                    count: Callable[[str], int] = word_count) -> type[RuleBasedStateMachine]:
     """A ``RuleBasedStateMachine`` class checking ``rollup`` (run it via its ``.TestCase``)."""
-    headroom = float(getattr(rollup, "headroom", 1.0))
+    headroom = float(rollup.headroom) if isinstance(rollup, WithHeadroom) else 1.0
 
     def fail(invariant: str, detail: str) -> InvariantViolation:
         return InvariantViolation(rollup, f"rollup: {invariant}", detail)

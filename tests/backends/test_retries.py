@@ -12,7 +12,7 @@ import tenacity
 
 from lyra_lab.backends import BackendConfig, BackendError, OpenAIBackend, RetryPolicy, SimulatedServer
 from lyra_lab.backends import RetryEvent, report_retries
-from lyra_lab.backends._retry import (_WaitRetryAfterOrBackoff, call_with_retries, provider_message,
+from lyra_lab.backends._retry import (CallTimes, _WaitRetryAfterOrBackoff, call_with_retries, provider_message,
                                       retry_after_s, to_backend_error)
 
 MESSAGES = [{"role": "user", "content": "Bob sold his bike. He bought a kayak. He paddles on Sundays."}]
@@ -247,7 +247,7 @@ def test_the_sink_never_sees_a_secret():
 
     seen: list[RetryEvent] = []
     with report_retries(seen.append):
-        assert call_with_retries(flaky, policy, "b", secrets=("sk-abc-123",), timeout_s=1) == ("ok", 2)
+        assert call_with_retries(flaky, policy, "b", secrets=("sk-abc-123",), times=CallTimes(1)) == ("ok", 2)
     [event] = seen
     assert (event.attempt, event.status, event.error) == (1, 429, "RateLimitError")
     assert event.message == "key *** at https://***@host/v1 is over quota"

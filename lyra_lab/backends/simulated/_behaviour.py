@@ -281,7 +281,7 @@ def messages_text(messages: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(_text(m.get("content")) for m in messages if isinstance(m, Mapping))
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     # Content may be a list of parts ({"type": "text", "text": ...}).
     if isinstance(content, list):
         return " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
@@ -294,7 +294,8 @@ _FEATURE_WORD = re.compile(r"\w+")
 class _FeatureHashes(dict[str, int]):
     """feature -> its 64-bit blake2b hash, computed on first lookup; emptied when it reaches ``MAX`` features.
 
-    A dict's own ``__getitem__`` mapped over the features (about half the cost of an ``lru_cache`` lookup)."""
+    A dict's own ``__getitem__`` mapped over the features (about half the cost of an ``lru_cache`` lookup).
+    """
 
     MAX = 1 << 18
 

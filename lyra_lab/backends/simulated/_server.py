@@ -21,22 +21,28 @@ import socket
 import threading
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lyra_lab.backends.simulated._behaviour import (hashed_vectors, ERROR_STATUSES, SIMULATED_FINGERPRINT, FaultRule,
                                                     SimulatedSpec, count_pieces, error_body, messages_text)
 from lyra_lab.backends.simulated._serving import RequestRecord, Serving
 from lyra_lab.backends.simulated._sse import stream_response
 
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+
 
 class SimulatedServer:
     """Start with ``with SimulatedServer(spec_or_fields) as server:``; ``server.base_url`` ends in ``/v1``."""
 
-    def __init__(self, spec: SimulatedSpec | None = None, **fields: Any):
+    def __init__(self, spec: SimulatedSpec | None = None, **fields: Any):  # SimulatedSpec fields
         self.spec = dataclasses.replace(spec or SimulatedSpec(), **fields)
         self._serving = Serving(self.spec)
         self.behaviour = self._serving.behaviour  # the fault script and seeded draws (tests script it)
-        self._server: Any = None
+        self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.base_url = ""
 
@@ -45,7 +51,7 @@ class SimulatedServer:
         self.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def start(self, timeout_s: float = 10.0) -> None:
@@ -118,7 +124,7 @@ class SimulatedServer:
         return [r for r in self.log if r.path.endswith("/chat/completions")]
 
     # ------------------------------------------------------------ the app
-    def _app(self) -> Any:
+    def _app(self) -> Starlette:
         from starlette.applications import Starlette
         from starlette.routing import Route
 
@@ -128,17 +134,17 @@ class SimulatedServer:
             Route("/v1/embeddings", self._embeddings, methods=["POST"]),
         ])
 
-    def _record(self, request: Any) -> RequestRecord:
+    def _record(self, request: Request) -> RequestRecord:
         return self._serving.record(request.url.path, "authorization" in request.headers)
 
-    async def _models(self, request: Any) -> Any:
+    async def _models(self, request: Request) -> Response:
         from starlette.responses import JSONResponse
 
         self._record(request).finished = time.monotonic()
         return JSONResponse({"object": "list", "data": [{"id": self.spec.model, "object": "model",
                                                          "owned_by": "lyra-lab-simulated"}]})
 
-    async def _embeddings(self, request: Any) -> Any:
+    async def _embeddings(self, request: Request) -> Response:
         from starlette.responses import JSONResponse
 
         rec = self._record(request)
@@ -154,7 +160,7 @@ class SimulatedServer:
             "usage": {"prompt_tokens": rec.prompt_tokens, "total_tokens": rec.prompt_tokens},
         })
 
-    async def _chat(self, request: Any) -> Any:
+    async def _chat(self, request: Request) -> Response:
         from starlette.responses import JSONResponse
 
         rec = self._record(request)
@@ -209,7 +215,7 @@ class SimulatedServer:
             serving.leave(rec)
 
     # ------------------------------------------------------------ helpers
-    def _fail(self, rec: RequestRecord, status: int, message: str, headers: dict | None = None) -> Any:
+    def _fail(self, rec: RequestRecord, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
         from starlette.responses import JSONResponse
 
         rec.status, rec.finished = status, time.monotonic()

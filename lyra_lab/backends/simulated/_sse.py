@@ -11,14 +11,17 @@ import asyncio
 import json
 import time
 import uuid
-from typing import Any, AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, AsyncIterator, Mapping
 
 from lyra_lab.backends.simulated._behaviour import SIMULATED_FINGERPRINT
 from lyra_lab.backends.simulated._serving import RequestRecord, Serving
 
+if TYPE_CHECKING:
+    from starlette.responses import StreamingResponse
+
 
 def stream_response(serving: Serving, rec: RequestRecord, messages: list[dict[str, Any]],
-                    body: Mapping[str, Any]) -> Any:
+                    body: Mapping[str, Any]) -> StreamingResponse:
     """A starlette ``StreamingResponse`` that takes a serving slot and releases it when it ends."""
     from starlette.responses import StreamingResponse
 
