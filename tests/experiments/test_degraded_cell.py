@@ -1,0 +1,97 @@
+"""The acceptance test of "degradation is data" (issue 26): a fault script makes one chunk call fail every
+attempt, and the degraded cell is flagged in ``results.parquet``, ``summary.md``, ``report.html`` and in
+``lyra-lab compare``'s warning; a resume re-runs that cell, paying only the calls that failed, and its rows
+then equal a fault-free run's.
+
+The grid runs on the simulated server; its fault rule strikes the map_reduce chunk call whose transcript
+holds one turn of conversation 0 (and not the merge that quotes its summary), on every attempt.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pandas as pd
+import pytest
+
+from lyra_lab.backends import SimulatedServer
+from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.runs import load_results, read_log
+from lyra_lab.synthetic import generate_synthetic
+
+MERGE = "Combine the summaries above"
+BACKEND = "max_attempts = 3, retry_base_s = 0.01, retry_max_s = 0.02, timeout_s = 2"
+
+
+def grid_toml(folder, base_url: str) -> tuple[str, object]:
+    """A synthetic corpus (2 conversations) and a map_reduce × single_pass grid on ``base_url``; the TOML path
+    and the turn text the fault rule will strike."""
+    corpus = generate_synthetic(0, conversations=2, months=1, sessions=4, single_facts=2, updated_facts=1,
+                                temporal=1, multi_hop=1, abstention=1)
+    turn = list(corpus.conversations[0].turns())[6]
+    everywhere = [t.text for c in corpus.conversations for t in c.turns()]
+    assert everywhere.count(turn.text) == 1, turn.text  # the rule strikes one chunk of one cell
+    path = corpus.save(folder / "corpus.jsonl")
+    toml = folder / "grid.toml"
+    toml.write_text(textwrap.dedent(f"""
+        name = "degraded"
+        [corpus]
+        path = "{path}"
+        [grid]
+        chunkers = [{{ name = "turn_window", max_turns = 4 }}]
+        summarizers = [{{ name = "map_reduce", max_tokens = 16, merge_max_tokens = 24 }}, {{ name = "none" }}]
+        recallers = ["bm25"]
+        [run]
+        backends = [{{ preset = "simulated", base_url = "{base_url}", {BACKEND} }}]
+        embedders = ["hashing"]
+        ks = [1, 5]
+        cache = "run"
+        """), encoding="utf-8")
+    return str(toml), turn.text
+
+
+def stable(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows without what a run paid (timing, cache hits) or which attempt of the folder wrote them."""
+    paid = df["metric"].str.contains("latency|cached_calls|paid_", regex=True)
+    keep = df[~paid].drop(columns=["cell_id", "attempt"])
+    return keep.sort_values(["pipeline", "conversation_id", "probe_id", "metric"]).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The fault-free run and the faulty one (same server, so the same cell ids), before any resume."""
+    folder = tmp_path_factory.mktemp("degraded")
+    with SimulatedServer(latency_s=0.001) as server:
+        toml, text = grid_toml(folder, server.base_url)
+        reference = run_experiment(ExperimentSpec.from_toml(toml), folder / "reference")
+        rule = server.fail_matching("500", contains=text, excludes=MERGE)
+        server.log.clear()
+        df = run_experiment(ExperimentSpec.from_toml(toml), folder / "run")
+        struck = [r for r in server.chat_log() if r.rule == rule]
+        yield folder, reference, df, struck, server, toml
+
+
+def test_one_chunk_failing_every_attempt_flags_its_cell_in_the_rows(runs):
+    folder, reference, df, struck, _, _ = runs
+    assert df.attrs["failed_cells"] == [] and len(struck) == 3  # every attempt of the one call
+    flagged = df[df["degraded"] > 0]
+    assert flagged["cell_id"].nunique() == 1 and set(flagged["summarizer"]) == {"map_reduce"}
+    assert (flagged["degraded"] == 1).all()
+    metric = flagged[flagged["metric"] == "degraded.summarize.chunk_excerpt"]
+    assert len(metric) == 1 and metric["value"].iloc[0] == 1.0 and metric["probe_id"].iloc[0] == ""
+    assert not df["metric"].str.startswith("degraded.").any() or set(
+        df.loc[df["metric"].str.startswith("degraded."), "cell_id"]) == set(flagged["cell_id"])
+    # the flag survives the parquet round trip (a fresh read of the file, not the returned frame)
+    parquet = pd.read_parquet(folder / "run" / "results.parquet")
+    assert parquet["degraded"].dtype == "int64"
+    assert set(parquet.loc[parquet["degraded"] > 0, "cell_id"]) == set(flagged["cell_id"])
+    assert (reference["degraded"] == 0).all()
+    # the cells not degraded have the fault-free rows
+    clean = stable(df[df["degraded"] == 0])
+    want = stable(reference[reference["cell_id"].isin(set(df["cell_id"]) - set(flagged["cell_id"]))])
+    pd.testing.assert_frame_equal(clean, want)
+    # the attempts tally of the degraded cell is in the log
+    (attempts,) = [e for e in read_log(folder / "run" / "log.jsonl")
+                   if e["event"] == "call_attempts" and e["cell_id"] in set(flagged["cell_id"])]
+    assert attempts["phases"]["summarize"]["calls.failed.attempts"] == 1
+    assert attempts["degraded"] == {"degraded.summarize.chunk_excerpt": 1}
