@@ -95,3 +95,26 @@ def test_one_chunk_failing_every_attempt_flags_its_cell_in_the_rows(runs):
                    if e["event"] == "call_attempts" and e["cell_id"] in set(flagged["cell_id"])]
     assert attempts["phases"]["summarize"]["calls.failed.attempts"] == 1
     assert attempts["degraded"] == {"degraded.summarize.chunk_excerpt": 1}
+
+
+def test_the_report_marks_the_degraded_pipeline_and_says_what_degraded_where(runs):
+    from lyra_lab.reports import write_report
+
+    folder, _, df, _, _, _ = runs
+    pipeline = df.loc[df["degraded"] > 0, "pipeline"].iloc[0]
+    write_report(folder / "run", n_resamples=50)
+    md = (folder / "run" / "report" / "summary.md").read_text(encoding="utf-8")
+    table = [line for line in md.splitlines() if line.startswith(f"| {pipeline.replace('|', chr(92) + '|')}")]
+    assert table and all("⚠ degraded (1)" in line for line in table), table
+    clean = df.loc[df["degraded"] == 0, "pipeline"].iloc[0].replace("|", "\\|")
+    assert not any("degraded" in line for line in md.splitlines() if line.startswith(f"| {clean} "))
+    assert "> **Warning:** ⚠ degraded: 1 pipeline(s) fell back or lost calls" in md
+    section = md.split("\n## Degradation and retries\n")[1]
+    assert f"- `{pipeline}`: 1 of 2 cell(s) degraded: 1 degraded.summarize.chunk_excerpt" in section
+    assert "degraded.summarize.chunk_excerpt at chunk" in section and "(attempts after 3 attempt(s))" in section
+    assert "1 failed (attempts 1)" in section  # the attempts tally of the run's calls
+    page = (folder / "run" / "report" / "report.html").read_text(encoding="utf-8")
+    assert "⚠ degraded (1)" in page and "degraded.summarize.chunk_excerpt" in page
+    summary = pd.read_csv(folder / "run" / "report" / "summary.csv")
+    assert summary.set_index("pipeline")["degraded"].to_dict() == {
+        p: (1 if p == pipeline else 0) for p in summary["pipeline"]}
