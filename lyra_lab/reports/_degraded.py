@@ -90,6 +90,18 @@ def warning(degraded: Mapping[str, DegradedPipeline], run: str = "") -> str | No
             f"another memory than they meant to build — {listed}. Resume the run to re-run those cells.")
 
 
+def compare_warning(runs: Mapping[str, Mapping[str, DegradedPipeline]]) -> str | None:
+    """One line for ``compare``: which side (run name → its degraded pipelines) is degraded (None: neither)."""
+    sides = {run: d for run, d in runs.items() if d}
+    if not sides:
+        return None
+    listed = "; ".join(f"{run}: " + ", ".join(f"{p.pipeline} ({p.cells} of {p.of} cell(s), {p.total} fallback(s) "
+                                              "or failed call(s))" for p in d.values())
+                       for run, d in sides.items())
+    return (f"{MARK}: {listed} — these figures describe another memory (or fewer answers) than the pipeline "
+            "meant to build; resume the run to re-run its degraded cells before trusting the difference.")
+
+
 def _events(run_dir: Path, kinds: Iterable[str]) -> list[dict]:
     path = run_dir / "log.jsonl"
     wanted = set(kinds)

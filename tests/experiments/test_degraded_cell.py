@@ -118,3 +118,19 @@ def test_the_report_marks_the_degraded_pipeline_and_says_what_degraded_where(run
     summary = pd.read_csv(folder / "run" / "report" / "summary.csv")
     assert summary.set_index("pipeline")["degraded"].to_dict() == {
         p: (1 if p == pipeline else 0) for p in summary["pipeline"]}
+
+
+def test_compare_warns_in_one_line_when_either_side_is_degraded(runs, capsys):
+    from lyra_lab.cli import main
+
+    folder, _, df, _, _, _ = runs
+    pipeline = df.loc[df["degraded"] > 0, "pipeline"].iloc[0]
+    assert main(["compare", str(folder / "reference"), str(folder / "run"), "--resamples", "50",
+                 "--out", str(folder / "cmp")]) == 0
+    out = capsys.readouterr().out
+    warnings = [line for line in out.splitlines() if "⚠ degraded" in line and line.startswith("> **Warning:**")]
+    assert len(warnings) == 1 and f"run: {pipeline} (1 of 2 cell(s)" in warnings[0]
+    assert "reference:" not in warnings[0]  # the fault-free side is not named
+    assert f"| run/{pipeline.partition('|')[0]} ⚠ degraded (1)" in out.replace("\\|", "|")
+    assert main(["compare", str(folder / "reference"), "--resamples", "50", "--out", str(folder / "cmp1")]) == 0
+    assert "⚠ degraded" not in capsys.readouterr().out  # a fault-free run alone: no warning
