@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from lyra_lab.backends import SimulatedServer
-from lyra_lab.experiments import ExperimentSpec, run_experiment
+from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
 from lyra_lab.runs import load_results, read_log
 from lyra_lab.synthetic import generate_synthetic
 
@@ -64,8 +64,8 @@ def runs(tmp_path_factory):
     with SimulatedServer(latency_s=0.001) as server:
         toml, text = grid_toml(folder, server.base_url)
         reference = run_experiment(ExperimentSpec.from_toml(toml), folder / "reference")
+        server.reset()  # a fresh request log
         rule = server.fail_matching("500", contains=text, excludes=MERGE)
-        server.log.clear()
         df = run_experiment(ExperimentSpec.from_toml(toml), folder / "run")
         struck = [r for r in server.chat_log() if r.rule == rule]
         yield folder, reference, df, struck, server, toml
@@ -134,3 +134,35 @@ def test_compare_warns_in_one_line_when_either_side_is_degraded(runs, capsys):
     assert f"| run/{pipeline.partition('|')[0]} ⚠ degraded (1)" in out.replace("\\|", "|")
     assert main(["compare", str(folder / "reference"), "--resamples", "50", "--out", str(folder / "cmp1")]) == 0
     assert "⚠ degraded" not in capsys.readouterr().out  # a fault-free run alone: no warning
+
+
+def test_a_resume_reruns_the_degraded_cell_paying_only_the_calls_that_failed(runs):
+    """Runs last in this module: it heals the faulty run (the fault rule lifted) for good."""
+    folder, reference, df, _, server, toml = runs
+    degraded = set(df.loc[df["degraded"] > 0, "cell_id"])
+    spec = ExperimentSpec.from_toml(toml)
+    from lyra_lab.cli import main
+
+    # opting out (the CLI's flag): nothing runs, the degraded cell stays as it was
+    assert main(["run", toml, "--run-dir", str(folder / "run"), "--keep-degraded", "--no-report", "--quiet"]) == 0
+    kept = load_results(folder / "run")
+    assert set(kept.loc[kept["degraded"] > 0, "cell_id"]) == degraded
+    started = [e for e in read_log(folder / "run" / "log.jsonl") if e["event"] == "cell_started"]
+    assert len(started) == 4  # each cell started once: in the faulty run
+    kept = run_experiment(spec, folder / "run", RunOptions(keep_degraded=True))
+    assert set(kept.loc[kept["degraded"] > 0, "cell_id"]) == degraded
+    server.reset()  # the provider recovered: the rule is lifted (and the request log starts afresh)
+    healed = run_experiment(spec, folder / "run")
+    # paid: the chunk call that failed, and the merge of its window (its prompt had quoted the fallback);
+    # the response cache served every other call of the cell
+    assert [r.outcome for r in server.chat_log()] == ["ok", "ok"]
+    (cell,) = degraded
+    calls = healed[(healed["cell_id"] == cell) & (healed["metric"].isin(["summarize.calls", "summarize.cached_calls"]))]
+    per = calls.drop_duplicates("metric").set_index("metric")["value"]
+    assert per["summarize.cached_calls"] == per["summarize.calls"] - 2
+    assert (healed["degraded"] == 0).all()
+    pd.testing.assert_frame_equal(stable(healed), stable(reference))
+    events = [e for e in read_log(folder / "run" / "log.jsonl") if e["event"] == "cell_resumed"]
+    reruns = [e for e in events if e.get("rerun") == "degraded"]
+    assert [e["cell_id"] for e in reruns] == [cell] and reruns[0]["degraded"] == 1
+    assert load_results(folder / "run")["degraded"].eq(0).all()
