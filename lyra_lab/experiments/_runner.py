@@ -35,7 +35,7 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._cells import Cell, cell_id
 from lyra_lab.experiments._combos import alias_rows, alias_sources
-from lyra_lab.experiments._executors import CellExecutor, CellJob, RunContext, SerialCells, ThreadCells
+from lyra_lab.experiments._executors import CellExecutor, CellJob, CellOutcome, RunContext, SerialCells, ThreadCells
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.experiments._plan import AnswerPlan, CellPlan
 from lyra_lab.experiments._resources import Injected, Resources, spec_key
@@ -223,32 +223,50 @@ class _Run:
 
     def _execute(self, executor: CellExecutor, todo: list[Cell], run: RunContext, attempt: int,
                  sources: Mapping[str, Cell], waiting: dict[str, list[Cell]]) -> None:
-        """Write each cell the executor hands back: its rows (and its aliases'), or its failure."""
+        """Write each cell the executor hands back: its rows (and its aliases'), or its failure.
+
+        On Ctrl-C, the cell being written and every cell that finished but was not handed back yet
+        (``CellExecutor.drain``) are written before the interrupt goes on: ``run_interrupted`` names them.
+        """
         bar = tqdm(total=len(todo), desc=f"{self.spec.name}: cells", unit="cell",
                    disable=None if self.options.progress else True)
+        written: set[str] = set()
+        current: CellOutcome | None = None
         try:
-            for outcome in executor.outcomes(todo, run):
-                cell = outcome.cell
-                if outcome.error is not None:
-                    run.log.event("cell_failed", cell_id=cell.cell_id, pipeline=cell.label, error=str(outcome.error))
-                    run.log.sync()
-                    self.failed.append((cell.cell_id, str(outcome.error)))
-                    self.failed += [(a.cell_id, f"alias of {cell.cell_id}: {outcome.error}")
-                                    for a in waiting.pop(cell.cell_id, [])]
-                else:
-                    outcome.rows.set_column("attempt", attempt)
-                    self.folder.write_rows(cell.cell_id, outcome.rows)
-                    run.log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(outcome.rows),
-                                  attempt=attempt)
-                    run.log.sync()
-                    if cell.cell_id in waiting:
-                        self._copy_aliases(run.log, outcome.rows, sources, waiting.pop(cell.cell_id))
+            for current in executor.outcomes(todo, run):
+                self._write(current, run, attempt, sources, waiting)
+                written.add(current.cell.cell_id)
                 bar.update(1)
         except KeyboardInterrupt:
-            run.log.event("run_interrupted", run=self.spec.name)
+            kept = [o for o in [current] if o is not None and o.cell.cell_id not in written]
+            kept += executor.drain(run)
+            for outcome in kept:
+                self._write(outcome, run, attempt, sources, waiting)
+            run.log.event("run_interrupted", run=self.spec.name,
+                          kept=[o.cell.cell_id for o in kept if o.error is None])
+            run.log.sync()
             raise
         finally:
             bar.close()
+
+    def _write(self, outcome: CellOutcome, run: RunContext, attempt: int, sources: Mapping[str, Cell],
+               waiting: dict[str, list[Cell]]) -> None:
+        """Write one cell the executor handed back: its rows (and its aliases'), or its failure."""
+        cell = outcome.cell
+        if outcome.error is not None:
+            run.log.event("cell_failed", cell_id=cell.cell_id, pipeline=cell.label, error=str(outcome.error))
+            run.log.sync()
+            self.failed.append((cell.cell_id, str(outcome.error)))
+            self.failed += [(a.cell_id, f"alias of {cell.cell_id}: {outcome.error}")
+                            for a in waiting.pop(cell.cell_id, [])]
+            return
+        outcome.rows.set_column("attempt", attempt)
+        self.folder.write_rows(cell.cell_id, outcome.rows)
+        run.log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(outcome.rows),
+                      attempt=attempt)
+        run.log.sync()
+        if cell.cell_id in waiting:
+            self._copy_aliases(run.log, outcome.rows, sources, waiting.pop(cell.cell_id))
 
     def _copy_aliases(self, log: RunLog, rows: CellRows, sources: Mapping[str, Cell], aliases: list[Cell]) -> None:
         """Write each alias cell's rows, copied from its source cell's ``rows``, and log ``alias`` + ``cell_done``."""
