@@ -64,6 +64,8 @@ class AnswerStage:
         except BackendError as exc:
             self.meter.wall("answer", time.perf_counter() - start)
             self._failed("answer", f"probe {probe.id}", exc, probe_id=probe.id, recaller=recaller)
+            self.log.event("answer", probe_id=probe.id, recaller=recaller, text=None, failed=True,
+                           error=str(exc)[:300])
             return Answered(None)
         self.meter.wall("answer", time.perf_counter() - start)
         self.meter.completions("answer", [answer], probe_id=probe.id, recaller=recaller)

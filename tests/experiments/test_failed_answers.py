@@ -60,3 +60,10 @@ def test_failed_answer_and_judge_calls_are_counted_and_leave_no_score(write_toml
     assert attempts["phases"]["judge"]["calls.failed.attempts"] == 1
     detail = {e["probe_id"]: e for e in events if e["event"] == "probe_detail"}
     assert detail["u0:q1"]["answer"] is None and detail["u0:q2"]["judges"] == []
+    (failed,) = [e for e in events if e["event"] == "answer" and e["text"] is None]
+    assert failed["probe_id"] == "u0:q1" and failed["failed"] and "HTTP 500" in failed["error"]
+    from lyra_lab.reports import write_report
+
+    write_report(tmp_path / "run", n_resamples=20)
+    page = (tmp_path / "run" / "report" / "report.html").read_text(encoding="utf-8")
+    assert "⚠ no answer: the call failed (fake: HTTP 500" in page and "⚠ degraded (2)" in page
