@@ -158,7 +158,9 @@ def markdown(run_dir: Path, df: pd.DataFrame, degraded: Mapping[str, DegradedPip
     if attempts:
         lines.append(attempts + "\n")
     if not degraded:
-        lines.append("No pipeline degraded: every fallback count is 0, every answer and verdict was returned.\n")
+        lines.append("No pipeline degraded: every fallback count is 0, every answer and verdict was returned.\n"
+                     if attempts else "Not recorded: this run's cells were written before lyra-lab counted "
+                     "fallbacks and attempts.\n")
         return lines
     lines.append(f"Pipelines marked {MARK} (n) took n fallbacks or lost n calls for good; their figures "
                  "describe another memory (or fewer answers) than they meant to. Resuming the run re-runs "

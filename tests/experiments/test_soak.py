@@ -1,9 +1,9 @@
 """Soak: many sessions through a summarizing grid on a simulated server that fails 20% of requests.
 
-Injected: 429 with Retry-After, 500/503/529, hangs (5 s, past the backend's 0.5 s timeout_s, which
-bounds every attempt whatever the summarizers' own per-call deadlines, so the client gives each
-hung attempt up after 0.5 s and retries), malformed JSON and cut streams, over small latencies, with the run's response
-cache on; and a fault rule that fails one map_reduce chunk call on every attempt (its excerpt stands in:
+Injected: 429 with Retry-After, 500/503/529, hangs (5 s, 30 s in the long soak; past the backend's
+0.5 s timeout_s, which bounds every attempt whatever the summarizers' own per-call deadlines, so the
+client gives each hung attempt up after 0.5 s and retries), malformed JSON and cut streams, over small
+latencies, with the run's response cache on; and a fault rule that fails one map_reduce chunk call on every attempt (its excerpt stands in:
 one degraded cell). The run must lose no cell; flag the degraded cell (and only it) in the rows and the
 report; give the other cells rows identical (timing metrics aside) to a fault-free run; and log every
 retry: each fault the server injected has exactly one ``retry`` event in the run log (``log.jsonl``), of
@@ -12,7 +12,9 @@ logger's warnings are counted too), but the last attempt of the call that failed
 the rule lifted (the random faults go on), one resume re-runs the degraded cell, paying only the
 failed chunk call and the merge that had quoted its excerpt, and every row equals the fault-free
 run's (what a run paid aside: timing, cache hits, the attempt that wrote it).  Both wall times are
-printed; the long soak asserts the faulty run (hangs included) within 3× the fault-free one.
+printed; the long soak (50 ms a request) asserts the faulty run, hangs included, within 3× the
+fault-free one; the short one (2 ms a request: the hangs' 0.5 s each outweigh the grid's own work)
+only prints them.
 
 The short variant (~20 sessions) runs in the normal suite; the long one
 (>= 200 sessions) only with ``pytest -m soak``.
@@ -122,13 +124,18 @@ def retry_kind(event: dict) -> str:
             "StreamError": "broken body"}.get(event["error"], event["error"])
 
 
-def _soak(tmp_path, caplog, conversations: int, sessions: int) -> tuple[float, float]:
-    """Run the soak; return the wall times (s) of the fault-free run and of the faulty one."""
+def _soak(tmp_path, caplog, conversations: int, sessions: int, latency_s: float = 0.002,
+          hang_s: float = 5.0) -> tuple[float, float]:
+    """Run the soak; return the wall times (s) of the fault-free run and of the faulty one.
+
+    ``latency_s``: the server's time per request; ``hang_s``: how long a hung request is held (the client
+    gives each hung attempt up after the backend's ``timeout_s``, 0.5 s, whatever ``hang_s`` is).
+    """
     caplog.set_level(logging.WARNING, logger="lyra_lab.backends")
     _, struck_text = soak_corpus(tmp_path, conversations, sessions)
     # the faulty run first, so the process's cold start (imports, tokenizer) counts against it, not for it
-    with SimulatedServer(latency_s=0.002, latency_sigma=0.5, fault_rates=FAULTS, retry_after_s=0.02,
-                         hang_s=5.0) as faulty:
+    with SimulatedServer(latency_s=latency_s, latency_sigma=0.5, fault_rates=FAULTS, retry_after_s=0.02,
+                         hang_s=hang_s) as faulty:
         rule = faulty.fail_matching("500", contains=(struck_text, CHUNK_MARK), excludes=MERGE)
         spec = ExperimentSpec.from_toml(soak_toml(tmp_path, faulty.base_url, conversations, sessions))
         start = time.perf_counter()
@@ -136,7 +143,7 @@ def _soak(tmp_path, caplog, conversations: int, sessions: int) -> tuple[float, f
         faulty_s = time.perf_counter() - start
         log = faulty.chat_log()
         warnings = [r for r in caplog.records if r.name == "lyra_lab.backends" and "retrying in" in r.getMessage()]
-        with SimulatedServer(latency_s=0.002) as clean:
+        with SimulatedServer(latency_s=latency_s) as clean:
             start = time.perf_counter()
             reference = run_experiment(ExperimentSpec.from_toml(soak_toml(tmp_path, clean.base_url, conversations,
                                                                           sessions)), tmp_path / "reference")
@@ -152,7 +159,7 @@ def _soak(tmp_path, caplog, conversations: int, sessions: int) -> tuple[float, f
     # had quoted its excerpt (the cache served the rest), and every row is the fault-free run's
     assert len(paid) == 2 and (healed["degraded"] == 0).all()
     _assert_same_rows(unpaid(healed), unpaid(reference))
-    print(f"\nsoak of {conversations * sessions} sessions: fault-free {clean_s:.1f} s, with 20% faults (hangs "
+    print(f"\nsoak of {conversations * sessions} sessions at {latency_s} s a request: fault-free {clean_s:.1f} s, with 20% faults (hangs "
           f"included) {faulty_s:.1f} s = {faulty_s / clean_s:.2f}x")
     return clean_s, faulty_s
 
@@ -207,5 +214,9 @@ def test_short_soak_20_sessions_with_20_percent_faults(tmp_path, caplog):
 
 @pytest.mark.soak
 def test_long_soak_200_sessions_with_20_percent_faults(tmp_path, caplog):
-    clean_s, faulty_s = _soak(tmp_path, caplog, conversations=4, sessions=50)
-    assert faulty_s <= 3 * clean_s, (clean_s, faulty_s)  # hangs cost an attempt's timeout_s, not minutes
+    # A request takes 50 ms, as a fast cloud model's short answer does: at the short soak's 2 ms the grid's
+    # own work is so short that its ratio measures the simulation, not the deadlines (benchmarks/deadlines.py).
+    # Hangs are held 30 s: were a hung attempt waited out rather than cut at timeout_s (0.5 s), the ~25 hangs
+    # would cost 12 minutes, far past 3x.
+    clean_s, faulty_s = _soak(tmp_path, caplog, conversations=4, sessions=50, latency_s=0.05, hang_s=30.0)
+    assert faulty_s <= 3 * clean_s, (clean_s, faulty_s)  # a hang costs an attempt's timeout_s, not its length
