@@ -70,8 +70,12 @@ COMPACT = ("pipeline", "n_probes", "answer_in_context@512tok", "evidence_recall@
 
 
 def compact_table(summary) -> str:
-    """The ``COMPACT`` columns of a summary.csv frame as text, each mean followed by its own n (``0.857 n=7``)."""
+    """The ``COMPACT`` columns of a summary.csv frame as text, each mean followed by its own n (``0.857 n=7``),
+    a degraded pipeline marked ``⚠ degraded (n)``."""
     shown = summary[[c for c in COMPACT if c in summary.columns]].copy()
+    if "degraded" in summary.columns:  # a pipeline that fell back or lost calls is marked here too
+        shown["pipeline"] = [p + (f" ⚠ degraded ({int(n)})" if n > 0 else "")
+                             for p, n in zip(shown["pipeline"], summary["degraded"].fillna(0))]
     for column in shown.columns:
         if f"{column}_n" not in summary.columns:
             continue

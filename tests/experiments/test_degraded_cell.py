@@ -118,6 +118,10 @@ def test_the_report_marks_the_degraded_pipeline_and_says_what_degraded_where(run
     summary = pd.read_csv(folder / "run" / "report" / "summary.csv")
     assert summary.set_index("pipeline")["degraded"].to_dict() == {
         p: (1 if p == pipeline else 0) for p in summary["pipeline"]}
+    from lyra_lab.commands.run import compact_table
+
+    compact = compact_table(summary)  # what `lyra-lab demo` prints
+    assert f"{pipeline} ⚠ degraded (1)" in compact and compact.count("⚠") == 1
 
 
 def test_compare_warns_in_one_line_when_either_side_is_degraded(runs, capsys):
