@@ -2,7 +2,8 @@
 
 With one folder: its pipelines among themselves, on the metric asked for. Writes
 paired_comparisons.csv and paired_differences.png (the report's "Paired comparisons" table and
-figure) and prints the table.
+figure) and prints the table; when either run has a degraded pipeline (cells that fell back or lost
+calls), one warning line first, and the pipeline marked ⚠ degraded (n).
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--run-dir", default=None, help="the run folder (default: runs/<experiment name>)")
     p.add_argument("--fresh", action="store_true",
                    help="start the run folder over (default: resume, skipping finished cells)")
+    p.add_argument("--keep-degraded", action="store_true",
+                   help="on resume, keep finished cells whose rows are degraded (a fallback taken or a call lost "
+                        "for good) instead of running them again (default: run them again; the response cache "
+                        "serves the calls that succeeded)")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--executor", choices=("serial", "threads", "processes", "ray"), default=None,
@@ -50,7 +54,8 @@ def run_in_folder(spec, run_dir: Path, args: argparse.Namespace):
     new = not run_dir.exists()
     args.log_path = run_dir / "log.jsonl"
     try:
-        options = RunOptions(resume=not args.fresh, progress=not args.quiet, ray_address=getattr(args, "address", None))
+        options = RunOptions(resume=not args.fresh, progress=not args.quiet, ray_address=getattr(args, "address", None),
+                             keep_degraded=bool(getattr(args, "keep_degraded", False)))
         return run_experiment(spec, run_dir, options)
     except Exception:
         if new and run_dir.is_dir() and not any((run_dir / "rows").glob("*.jsonl")):
@@ -65,8 +70,12 @@ COMPACT = ("pipeline", "n_probes", "answer_in_context@512tok", "evidence_recall@
 
 
 def compact_table(summary) -> str:
-    """The ``COMPACT`` columns of a summary.csv frame as text, each mean followed by its own n (``0.857 n=7``)."""
+    """The ``COMPACT`` columns of a summary.csv frame as text, each mean followed by its own n (``0.857 n=7``),
+    a degraded pipeline marked ``⚠ degraded (n)``."""
     shown = summary[[c for c in COMPACT if c in summary.columns]].copy()
+    if "degraded" in summary.columns:  # a pipeline that fell back or lost calls is marked here too
+        shown["pipeline"] = [p + (f" ⚠ degraded ({int(n)})" if n > 0 else "")
+                             for p, n in zip(shown["pipeline"], summary["degraded"].fillna(0))]
     for column in shown.columns:
         if f"{column}_n" not in summary.columns:
             continue

@@ -2,7 +2,11 @@
 
 It runs after the replay, on the contexts the replay rendered: answering needs no memory.
 Every call is metered in the cell's ``answer`` and ``judge`` phases and logged (an ``answer``
-event with the text); a judge that never answered (a failed call) leaves no ``judge`` row.
+event with the text).  A call that fails for good (``BackendError``: its retries exhausted, its
+deadline passed, a failure retrying cannot fix) is degradation, counted, never a silent 0: a failed
+answer is ``degraded.answer.failed`` and its probe gets no QA score (nor verdicts); a failed judge call
+is ``degraded.judge.failed`` and leaves no ``judge`` row.  Both are in ``degradation_tally()`` and,
+like every fallback, a ``degraded`` event in the run log.
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from lyra_lab.backends import Backend, Completion
+from lyra_lab._degradation import Degradation, DegradationTally
+from lyra_lab.backends import AttemptTally, Backend, BackendError, Completion
 from lyra_lab.corpus import Probe
 from lyra_lab.experiments._plan import AnswerPlan
 from lyra_lab.measures import JudgeConfig, JudgeResult, answer_probe, judge_answer
@@ -20,9 +25,12 @@ from lyra_lab.replay import EventLog, PhaseMeter
 
 @dataclass(frozen=True)
 class Answered:
-    """One probe's answer and every judge's verdict on it (``(judge label, verdict)``)."""
+    """One probe's answer and every judge's verdict on it (``(judge label, verdict)``).
 
-    answer: Completion
+    ``answer`` is None when the answering call failed for good (``degraded.answer.failed``).
+    """
+
+    answer: Completion | None
     verdicts: tuple[tuple[str, JudgeResult], ...] = ()
 
 
@@ -51,20 +59,46 @@ class AnswerStage:
     def answer(self, probe: Probe, context: str, recaller: str) -> Answered:
         """``probe`` answered from ``context``, then graded by every judge."""
         start = time.perf_counter()
-        answer = answer_probe(probe, context, self.backend, self.plan.prompt, max_tokens=self.plan.max_tokens)
+        try:
+            answer = answer_probe(probe, context, self.backend, self.plan.prompt, max_tokens=self.plan.max_tokens)
+        except BackendError as exc:
+            self.meter.wall("answer", time.perf_counter() - start)
+            self._failed("answer", f"probe {probe.id}", exc, probe_id=probe.id, recaller=recaller)
+            self.log.event("answer", probe_id=probe.id, recaller=recaller, text=None, failed=True,
+                           error=str(exc)[:300])
+            return Answered(None)
         self.meter.wall("answer", time.perf_counter() - start)
         self.meter.completions("answer", [answer], probe_id=probe.id, recaller=recaller)
         self.log.event("answer", probe_id=probe.id, recaller=recaller, text=answer.text[:500])
         verdicts = []
         for judge in self.judges:
             start = time.perf_counter()
-            verdict = judge_answer(probe, answer.text, judge.backend, judge.config.prompt,
-                                   max_tokens=judge.config.max_tokens)
+            try:
+                verdict = judge_answer(probe, answer.text, judge.backend, judge.config.prompt,
+                                       max_tokens=judge.config.max_tokens)
+            except BackendError as exc:
+                self.meter.wall("judge", time.perf_counter() - start)
+                self._failed("judge", f"probe {probe.id}: judge {judge.config.label}", exc, probe_id=probe.id,
+                             recaller=recaller, judge=judge.config.label)
+                continue
             self.meter.wall("judge", time.perf_counter() - start)
             paid = [verdict.completion] if verdict.completion is not None else []
             self.meter.completions("judge", paid, probe_id=probe.id, recaller=recaller, judge=judge.config.label)
             verdicts.append((judge.config.label, verdict))
         return Answered(answer, tuple(verdicts))
+
+    def _failed(self, stage: str, where: str, exc: BackendError, **context: object) -> None:
+        """Count a call of ``stage`` that failed for good (``degraded.<stage>.failed``) and log it."""
+        self.meter.degradations(stage, [Degradation(stage, "failed", where, exc.gave_up, str(exc), exc.attempts)],
+                                **context)
+
+    def degradation_tally(self) -> DegradationTally:
+        """The answering and judging calls that failed for good so far, per ``(stage, "failed")``."""
+        return self.meter.degradation_tally()
+
+    def attempt_tally(self) -> dict[str, AttemptTally]:
+        """Phase (``answer``, ``judge``) → how many attempts its calls needed, and the calls that failed."""
+        return {phase: self.meter.attempt_tally(phase) for phase in self.phases()}
 
     def phases(self) -> tuple[str, ...]:
         """The phases this stage reports: ``answer``, and ``judge`` when there are judges."""

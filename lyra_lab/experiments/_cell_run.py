@@ -10,6 +10,13 @@ Three stages, in order:
    from their rendered context and graded by every judge (``AnswerStage``).
 3. **Rows.** One group of rows per probe × recaller (its measures, then a ``judge`` row per
    verdict) and one of conversation-level figures (phase costs, memory size) per recaller.
+
+Degradation is data: the conversation-level rows carry a ``degraded.<stage>.<kind>`` count for
+every fallback the replay took and every answering or judging call that failed for good
+(``degraded.answer.failed``, ``degraded.judge.failed``), and every row of a cell × recaller has
+the column ``degraded``: how many there were (0: its figures describe the memory the pipeline
+meant to build, every probe answered and judged).  How many attempts the cell's calls needed goes
+to the run log (a ``call_attempts`` event), for the run's summary.
 """
 
 from __future__ import annotations
@@ -17,10 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+from lyra_lab._degradation import DegradationTally
+
 from tqdm.auto import tqdm
 
-from lyra_lab.backends import (BackendSpec, BackendWrapper, Completion, Message, ProgressEvent, RetryEvent,
-                               report_progress, report_retries)
+from lyra_lab.backends import (AttemptTally, BackendSpec, BackendWrapper, Completion, Message, ProgressEvent,
+                               RetryEvent, report_progress, report_retries)
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._answer import Answered, AnswerStage, Judge
 from lyra_lab.experiments._detail import probe_record
@@ -105,17 +114,28 @@ def run_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: E
         bar.close()
     backends = _answer_backends(plan_, cell, res, backend, clog)
     rows = CellRows()
+    attempts = dict(run.result.attempts)
     for label, recaller in plan_.recallers:
         base = base_columns(plan_.run, cell, label, recaller, plan_.corpus)
         stage = None if backends is None or plan_.answering is None else \
             AnswerStage(plan_.answering, backends.answerer, backends.judges, clog)
         limit = 0 if plan_.answering is None else min(len(scored[label]), plan_.answering.max_probes or len(scored[label]))
+        first = len(rows.groups)
         for i, item in enumerate(scored[label]):
             answered = stage.answer(item.outcome.probe, item.outcome.context, label) \
                 if stage is not None and i < limit else None
             _add_probe(rows, base, item, answered, plan_)
             clog.event(DETAIL_EVENT, **probe_record(item.outcome, label, answered))
-        add_conversation_rows(rows, base, _conversation_metrics(run.result, label, stage))
+        degraded = run.result.degraded + (stage.degradation_tally() if stage is not None else DegradationTally())
+        add_conversation_rows(rows, base, {**_conversation_metrics(run.result, label, stage), **degraded.metrics()})
+        for group in rows.groups[first:]:
+            group.columns["degraded"] = degraded.total
+        if stage is not None:
+            for phase, tally in stage.attempt_tally().items():
+                attempts[phase] = attempts.get(phase, AttemptTally()) + tally
+    clog.event("call_attempts", phases={phase: tally.metrics() for phase, tally in attempts.items() if tally},
+               summary=str(sum(attempts.values(), AttemptTally())),
+               degraded=run.result.degraded.metrics())
     rows.set_column("simulated", backend.simulated or (backends is not None and backends.simulated()))
     if plan_.answering is not None:  # QA figures scored under different rules must never mix silently
         rows.set_column("qa.scorer", plan_.answering.scorer)
@@ -179,7 +199,7 @@ def _add_probe(rows: CellRows, base: Mapping[str, object], item: Scored, answere
                plan_: CellPlan) -> None:
     metrics = dict(item.metrics)
     verdicts: tuple[tuple[str, JudgeResult], ...] = ()
-    if answered is not None and plan_.answering is not None:
+    if answered is not None and answered.answer is not None and plan_.answering is not None:
         metrics.update(answer_scores(item.outcome.probe, answered.answer, plan_.answering.scorer))
         verdicts = answered.verdicts
     add_probe_rows(rows, base, item.outcome.probe, metrics, verdicts)

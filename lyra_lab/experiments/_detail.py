@@ -29,7 +29,7 @@ def probe_record(outcome: ProbeOutcome, recaller: str, answered: Answered | None
         "probe_id": probe.id, "recaller": recaller, "question": probe.question, "gold": str(probe.answer),
         "evidence": list(probe.evidence), "hits": hits, "context": outcome.context,
         "context_tokens": int(outcome.context_tokens),
-        "answer": None if answered is None else answered.answer.text,
+        "answer": None if answered is None or answered.answer is None else answered.answer.text,
         "judges": [{"judge": label, "score": int(v.score), "parsed": bool(v.parsed), "raw": str(v.raw)[:200]}
                    for label, v in verdicts],
     }

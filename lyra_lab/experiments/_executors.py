@@ -6,7 +6,9 @@ so it stays the run folder's single writer and the rows do not depend on the exe
 A cell is a pure function of (``CellJob``, cell) plus the response cache, so every executor
 gives the same rows.  An error other than ``BackendError`` is a bug: it stops the run (cells
 not yet started are cancelled).  Each executor is a context manager: leaving it stops
-whatever it started (threads, worker processes, a local Ray), also on Ctrl-C.
+whatever it started (threads, worker processes, a local Ray), also on Ctrl-C.  After a Ctrl-C,
+before leaving it, the runner asks ``drain`` for the cells that finished but were not handed
+back yet, and writes them: an interrupted concurrent run keeps every cell that finished its calls.
 """
 
 from __future__ import annotations
@@ -67,6 +69,10 @@ class CellExecutor(Protocol):
         """Each cell of ``todo`` as a ``CellOutcome``, in the order they finish (their events in ``run.log``)."""
         ...
 
+    def drain(self, run: RunContext) -> list[CellOutcome]:
+        """After an interrupt: the cells that finished but were not handed back yet (none still running)."""
+        ...
+
     def __enter__(self) -> "CellExecutor":
         """Start what the executor needs (worker processes start before the run opens its log)."""
         ...
@@ -91,8 +97,20 @@ class SerialCells(contextlib.AbstractContextManager["SerialCells"]):
             except BackendError as exc:
                 yield CellOutcome(cell, CellRows(), exc)
 
+    def drain(self, run: RunContext) -> list[CellOutcome]:
+        """None: a serial run hands each cell back as it finishes."""
+        return []
+
     def __exit__(self, *exc: object) -> None:
         """Nothing to stop."""
+
+
+def _outcome(cell: Cell, future: "Future[CellRows]") -> CellOutcome:
+    """A finished thread's cell: its rows, or its ``BackendError`` (anything else is raised)."""
+    try:
+        return CellOutcome(cell, future.result())
+    except BackendError as exc:
+        return CellOutcome(cell, CellRows(), exc)
 
 
 class ThreadCells(contextlib.AbstractContextManager["ThreadCells"]):
@@ -106,6 +124,7 @@ class ThreadCells(contextlib.AbstractContextManager["ThreadCells"]):
     def __init__(self, job: CellJob, max_cells: int):
         self.job, self.max_cells = job, max_cells
         self._pool: ThreadPoolExecutor | None = None
+        self._unclaimed: dict[Future[CellRows], Cell] = {}  # submitted, not handed back yet
 
     def outcomes(self, todo: Sequence[Cell], run: RunContext) -> Iterator[CellOutcome]:
         """Each cell as its thread finishes it."""
@@ -113,12 +132,18 @@ class ThreadCells(contextlib.AbstractContextManager["ThreadCells"]):
         futures: dict[Future[CellRows], Cell] = {
             self._pool.submit(run_cell, self.job.plan, cell, self.job.corpus, run.res, run.log): cell
             for cell in todo}
+        self._unclaimed = dict(futures)
         for future in as_completed(futures):
-            cell = futures[future]
-            try:
-                yield CellOutcome(cell, future.result())
-            except BackendError as exc:
-                yield CellOutcome(cell, CellRows(), exc)
+            cell = self._unclaimed.pop(future)
+            yield _outcome(cell, future)
+
+    def drain(self, run: RunContext) -> list[CellOutcome]:
+        """The cells whose threads finished (rows or a ``BackendError``) but were not handed back yet."""
+        done = [(f, c) for f, c in self._unclaimed.items() if f.done() and not f.cancelled()
+                and (f.exception() is None or isinstance(f.exception(), BackendError))]
+        for f, _ in done:
+            del self._unclaimed[f]
+        return [_outcome(c, f) for f, c in done]
 
     def __exit__(self, *exc: object) -> None:
         """Cancel the cells not yet started; the ones running finish on their own (daemon summarizers aside)."""

@@ -99,6 +99,7 @@ class CellProcesses:
         self._args = (job, str(cache_dir), injected)
         self._count = workers
         self._workers: list[_Worker] = []
+        self._back: list[tuple[Cell, _Worker, str | None]] = []  # received, not handed back yet
         self._tmp = ""
 
     def __enter__(self) -> "CellProcesses":
@@ -152,7 +153,7 @@ class CellProcesses:
                         yield CellOutcome(cell, CellRows(), WorkerDied("no worker process is left to run this cell"))
                     return
                 ready = set(wait([w.conn for w, _ in busy] + [w.process.sentinel for w, _ in busy]))
-                back: list[tuple[Cell, _Worker, str | None]] = []  # a cell back, its worker, its result file
+                back = self._back  # a cell back, its worker, its result file (None: the worker died)
                 for worker, cell in busy:
                     if worker.conn not in ready and worker.process.sentinel not in ready:
                         continue
@@ -168,7 +169,8 @@ class CellProcesses:
                         back.append((cell, worker, message[1]))
                         idle.append(worker)
                 self._dispatch(queue, idle)  # the next cells go out before the driver writes these
-                for cell, worker, path in back:
+                while back:
+                    cell, worker, path = back.pop(0)
                     if path is None:
                         yield CellOutcome(cell, CellRows(), WorkerDied(_death(worker)))
                         continue
@@ -179,6 +181,24 @@ class CellProcesses:
             for worker in self._workers:
                 if worker.cell is not None:  # stopped early (an error, Ctrl-C): its cell is abandoned
                     worker.process.terminate()
+
+    def drain(self, run: RunContext) -> list[CellOutcome]:
+        """The cells whose workers sent them back but that were not handed back yet (their events written
+        first): those received before an interrupt, and those a busy worker has finished since."""
+        for worker in self._workers:
+            if worker.cell is not None and worker.conn.poll():
+                message = _receive(worker)
+                if message is not None and message[0] == "result":
+                    self._back.append((worker.cell, worker, message[1]))
+                worker.cell = None
+        out = []
+        while self._back:
+            cell, _, path = self._back.pop(0)
+            if path is not None:
+                result = _load(Path(path))
+                out.append(delivered(result, cell, run, task_event="process_task",
+                                     where=f"in worker process {result.pid}"))
+        return out
 
     def _work(self, cell: Cell) -> int:
         """A cell's expected work, for the order of dispatch only: its turns × (its probes + 1), since

@@ -93,6 +93,21 @@ class RayCells(contextlib.AbstractContextManager["RayCells"]):
             result: CellResult = ray.get(done[0])  # a bug in the cell raises here and stops the run
             yield delivered(result, cell, run, task_event="ray_task", where=f"on Ray node {result.node}")
 
+    def drain(self, run: RunContext) -> list[CellOutcome]:
+        """The tasks that finished but were not handed back yet (their events written first)."""
+        if self._ray is None or not self._pending:
+            return []
+        done, _ = self._ray.wait(list(self._pending), num_returns=len(self._pending), timeout=0)
+        out = []
+        for ref in done:
+            cell = self._pending.pop(ref)
+            try:
+                result: CellResult = self._ray.get(ref)
+            except Exception:  # noqa: BLE001 - a task that raised (a bug, or cancelled): nothing to keep
+                continue
+            out.append(delivered(result, cell, run, task_event="ray_task", where=f"on Ray node {result.node}"))
+        return out
+
     def __exit__(self, *exc: object) -> None:
         """Cancel the tasks still pending and shut down a Ray this run started."""
         if self._ray is None:

@@ -10,7 +10,11 @@ folder: each finished cell's rows land atomically in ``rows/<cell_id>.jsonl`` an
 fsynced, so killing the process at any moment loses no finished cell and duplicates none.
 
 Running again skips finished cells (a ``cell_resumed`` event each) and runs the rest,
-whichever executor ran them.  A cell whose backend fails for good (``BackendError``) is
+whichever executor ran them.  A finished cell whose rows are degraded (a fallback taken or a
+call lost for good, ``degraded`` > 0) is run again by default, the response cache serving every
+call that succeeded, so a resume pays only the calls that failed (and those whose prompts quoted
+a fallback); its ``cell_resumed`` event says ``rerun: "degraded"``.  ``RunOptions(keep_degraded=True)``
+(``lyra-lab run --keep-degraded``) keeps such cells as they are.  A cell whose backend fails for good (``BackendError``) is
 logged as ``cell_failed`` and skipped; the run goes on, and the next run retries it.  A
 pipeline that builds the same memory as an earlier one (``spec.aliases``) is not run: each
 of its cells gets its source cell's rows, copied with its own identifiers, as soon as the
@@ -31,7 +35,7 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._cells import Cell, cell_id
 from lyra_lab.experiments._combos import alias_rows, alias_sources
-from lyra_lab.experiments._executors import CellExecutor, CellJob, RunContext, SerialCells, ThreadCells
+from lyra_lab.experiments._executors import CellExecutor, CellJob, CellOutcome, RunContext, SerialCells, ThreadCells
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.experiments._plan import AnswerPlan, CellPlan
 from lyra_lab.experiments._resources import Injected, Resources, spec_key
@@ -51,11 +55,13 @@ class RunOptions:
         resume: keep finished cells (default); False starts the folder over.
         progress: progress bars (shown only on a terminal).
         ray_address: with ``executor = "ray"``, the Ray cluster to join (default: start a local one).
+        keep_degraded: on resume, keep finished cells whose rows are degraded instead of running them again.
     """
 
     resume: bool = True
     progress: bool = True
     ray_address: str | None = None
+    keep_degraded: bool = False
 
 
 def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list[Cell]:
@@ -144,7 +150,9 @@ class _Run:
         sha = corpus.sha256 or file_sha256(spec.corpus.path)
         folder.write_spec({**spec.to_dict(), "corpus_sha256": sha})
         cells = plan_cells(spec, selection.corpus, sha)
-        finished = folder.finished()
+        # degraded cells are run again (the cache pays for what succeeded), unless the user keeps them
+        degraded = {} if self.options.keep_degraded else folder.degraded()
+        finished = folder.finished() - set(degraded)
         sources = alias_sources(spec.aliases, cells)  # alias cells are not run: their source's rows are copied
         todo = [c for c in cells if c.cell_id not in finished and c.cell_id not in sources]
         waiting: dict[str, list[Cell]] = {}  # source cell id -> its alias cells still without rows
@@ -158,9 +166,12 @@ class _Run:
                 Resources(spec.cache, folder.cache_dir, self.injected) as res:
             run = RunContext(log, res, folder.cache_dir.resolve())
             attempt = self._start(run, cells, todo, waiting, selection, sha)
-            for c in cells:
+            for c in cells:  # what this resume picked up: each finished cell, kept or run again
                 if c.cell_id in finished:
-                    log.event("cell_resumed", cell_id=c.cell_id, pipeline=c.label)
+                    log.event("cell_resumed", cell_id=c.cell_id, pipeline=c.label, rerun=None)
+                elif c.cell_id in degraded:
+                    log.event("cell_resumed", cell_id=c.cell_id, pipeline=c.label, rerun="degraded",
+                              degraded=degraded[c.cell_id])
             if todo:  # check every backend spec now (starting nothing), so a missing API key fails before any work
                 self._check_backends(todo, res)
             for source_id in [s for s in waiting if s in finished]:  # sources finished by an earlier run
@@ -212,32 +223,50 @@ class _Run:
 
     def _execute(self, executor: CellExecutor, todo: list[Cell], run: RunContext, attempt: int,
                  sources: Mapping[str, Cell], waiting: dict[str, list[Cell]]) -> None:
-        """Write each cell the executor hands back: its rows (and its aliases'), or its failure."""
+        """Write each cell the executor hands back: its rows (and its aliases'), or its failure.
+
+        On Ctrl-C, the cell being written and every cell that finished but was not handed back yet
+        (``CellExecutor.drain``) are written before the interrupt goes on: ``run_interrupted`` names them.
+        """
         bar = tqdm(total=len(todo), desc=f"{self.spec.name}: cells", unit="cell",
                    disable=None if self.options.progress else True)
+        written: set[str] = set()
+        current: CellOutcome | None = None
         try:
-            for outcome in executor.outcomes(todo, run):
-                cell = outcome.cell
-                if outcome.error is not None:
-                    run.log.event("cell_failed", cell_id=cell.cell_id, pipeline=cell.label, error=str(outcome.error))
-                    run.log.sync()
-                    self.failed.append((cell.cell_id, str(outcome.error)))
-                    self.failed += [(a.cell_id, f"alias of {cell.cell_id}: {outcome.error}")
-                                    for a in waiting.pop(cell.cell_id, [])]
-                else:
-                    outcome.rows.set_column("attempt", attempt)
-                    self.folder.write_rows(cell.cell_id, outcome.rows)
-                    run.log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(outcome.rows),
-                                  attempt=attempt)
-                    run.log.sync()
-                    if cell.cell_id in waiting:
-                        self._copy_aliases(run.log, outcome.rows, sources, waiting.pop(cell.cell_id))
+            for current in executor.outcomes(todo, run):
+                self._write(current, run, attempt, sources, waiting)
+                written.add(current.cell.cell_id)
                 bar.update(1)
         except KeyboardInterrupt:
-            run.log.event("run_interrupted", run=self.spec.name)
+            kept = [o for o in [current] if o is not None and o.cell.cell_id not in written]
+            kept += executor.drain(run)
+            for outcome in kept:
+                self._write(outcome, run, attempt, sources, waiting)
+            run.log.event("run_interrupted", run=self.spec.name,
+                          kept=[o.cell.cell_id for o in kept if o.error is None])
+            run.log.sync()
             raise
         finally:
             bar.close()
+
+    def _write(self, outcome: CellOutcome, run: RunContext, attempt: int, sources: Mapping[str, Cell],
+               waiting: dict[str, list[Cell]]) -> None:
+        """Write one cell the executor handed back: its rows (and its aliases'), or its failure."""
+        cell = outcome.cell
+        if outcome.error is not None:
+            run.log.event("cell_failed", cell_id=cell.cell_id, pipeline=cell.label, error=str(outcome.error))
+            run.log.sync()
+            self.failed.append((cell.cell_id, str(outcome.error)))
+            self.failed += [(a.cell_id, f"alias of {cell.cell_id}: {outcome.error}")
+                            for a in waiting.pop(cell.cell_id, [])]
+            return
+        outcome.rows.set_column("attempt", attempt)
+        self.folder.write_rows(cell.cell_id, outcome.rows)
+        run.log.event("cell_done", cell_id=cell.cell_id, pipeline=cell.label, rows=len(outcome.rows),
+                      attempt=attempt)
+        run.log.sync()
+        if cell.cell_id in waiting:
+            self._copy_aliases(run.log, outcome.rows, sources, waiting.pop(cell.cell_id))
 
     def _copy_aliases(self, log: RunLog, rows: CellRows, sources: Mapping[str, Cell], aliases: list[Cell]) -> None:
         """Write each alias cell's rows, copied from its source cell's ``rows``, and log ``alias`` + ``cell_done``."""

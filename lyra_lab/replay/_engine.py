@@ -23,8 +23,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping, Protocol, Sequence
 
+from lyra_lab._degradation import DegradationTally
 from lyra_lab._params import strategy_name
-from lyra_lab.backends import Backend, Embedder, token_counter
+from lyra_lab.backends import AttemptTally, Backend, Embedder, token_counter
 from lyra_lab.corpus import Conversation, Probe
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall import Recaller
@@ -93,6 +94,9 @@ class ReplayResult:
         flushes: how many times the trigger fired (including the final flush).
         memory_entries, memory_tokens: size of the memory at the end.
         cached_calls: LLM calls served from a response cache.
+        degraded: every fallback the summarizer, the flush and the rollup took, per ``(stage, kind)``
+            (empty: the memory is the one the strategies meant to build).
+        attempts: phase → how many attempts its LLM calls needed, and the calls that failed for good.
         store: the final memory (for inspection in notebooks).
     """
 
@@ -104,6 +108,8 @@ class ReplayResult:
     memory_entries: int
     memory_tokens: int
     cached_calls: int
+    degraded: DegradationTally = field(default_factory=DegradationTally)
+    attempts: Mapping[str, AttemptTally] = field(default_factory=dict)
     store: MemoryStore = field(repr=False, compare=False, hash=False, default_factory=MemoryStore)
 
 
@@ -190,7 +196,9 @@ class ReplayRun:
             phases=self.meter.phases(PHASES),
             recall_phases={label: m.phases(("embed",)) for label, m in asker.meters.items()},
             flushes=len(flushes), memory_entries=len(self.store.entries(conv.id)),
-            memory_tokens=tally.memory_tokens(), cached_calls=self.meter.cached_calls, store=self.store)
+            memory_tokens=tally.memory_tokens(), cached_calls=self.meter.cached_calls,
+            degraded=self.meter.degradation_tally(),
+            attempts={phase: self.meter.attempt_tally(phase) for phase in PHASES}, store=self.store)
 
 
 def by_name(recallers: Sequence[Recaller]) -> dict[str, Recaller]:

@@ -5,7 +5,8 @@ side as one frame: each pipeline is named ``<run>/<pipeline>``, only the probes 
 (the same conversation and probe id) are kept, and the frame goes through the report's own
 "Paired comparisons" section (``_compare_report.paired_section``): every pipeline against the
 best on one metric, a cluster-bootstrap CI over conversations, a sign-flip p, Holm-corrected,
-the same table, CSV and figure.  Runs of different corpora cannot be paired and are refused in
+the same table, CSV and figure.  When either run has a degraded pipeline (a cell that fell back or lost
+calls, see ``_degraded``), the comparison warns in one line and marks it ``⚠ degraded (n)``.  Runs of different corpora cannot be paired and are refused in
 one line.  When the runs used different seeds, each probe's seeds are averaged within its run
 first (the pairing is then by probe alone), and the section says so.  Given one folder, it is
 the in-run comparison on the metric asked for.
@@ -21,6 +22,7 @@ import pandas as pd
 
 from lyra_lab._errors import ConfigError
 from lyra_lab._run_records import read_spec
+from lyra_lab.reports import _degraded
 from lyra_lab.reports._compare_report import PairedSection, paired_section
 from lyra_lab.reports._summary import main_quality_metric
 from lyra_lab.runs import load_results
@@ -37,9 +39,10 @@ class RunComparison:
     section: PairedSection
     shared_probes: int
     only_in: dict[str, int]  # run name -> probes the other run did not ask
+    warning: str | None = None  # one line when either run has a degraded pipeline
 
     def markdown(self) -> str:
-        return self.section.markdown()
+        return (f"> **Warning:** {self.warning}\n" if self.warning else "") + self.section.markdown()
 
 
 def _corpus_sha(run_dir: Path) -> str | None:
@@ -96,6 +99,9 @@ def compare_runs(run_a: str | os.PathLike[str], run_b: str | os.PathLike[str] | 
     dirs = [Path(run_a)] + ([Path(run_b)] if run_b is not None else [])
     frames = [load_results(d, write=False) for d in dirs]
     names = _names(dirs)
+    degraded = [_degraded.degraded_pipelines(f) for f in frames]
+    warning = _degraded.compare_warning(dict(zip(names, degraded)))
+    frames = [_degraded.relabel(f, d) for f, d in zip(frames, degraded)]
     notes: list[str] = []
     shared: set[tuple[str, str]] = _keys(frames[0])
     only_in: dict[str, int] = {}
@@ -137,4 +143,4 @@ def compare_runs(run_a: str | os.PathLike[str], run_b: str | os.PathLike[str] | 
     section = paired_section(df, metric, target, cluster="conversation_id", n_resamples=n_resamples, seed=seed,
                              alpha=alpha)
     section.notes[:0] = notes
-    return RunComparison(tuple(names), section, len(shared), only_in)
+    return RunComparison(tuple(names), section, len(shared), only_in, warning)

@@ -6,7 +6,10 @@ Reads the tidy rows (``lyra_lab.runs.load_results``) and writes into ``report/``
   tokens, build cost and latency (see ``_summary``);
 * ``metrics.csv`` — every metric aggregated per pipeline (long form: mean,
   ci_low, ci_high, n), and ``by_category.csv`` — the same per probe category;
-* ``summary.md`` — the summary as Markdown, with a per-category table;
+* ``summary.md`` — the summary as Markdown, with a per-category table; a pipeline whose cells fell back
+  or lost calls (``degraded`` > 0 in the rows) is marked ``⚠ degraded (n)`` in every table and figure
+  label, with a warning and a "Degradation and retries" section (what degraded where, and how many
+  attempts the run's calls needed; see ``_degraded``);
 * "Paired comparisons" in ``summary.md``: each pipeline against the best on the
   lead metric (the summary's first quality metric), paired on the same probes,
   clustered by conversation, Holm-corrected (see ``_compare``), with
@@ -29,6 +32,7 @@ from lyra_lab._run_records import read_spec
 from lyra_lab.runs import ResultsFormatError, load_results
 from lyra_lab.stats import aggregate
 from lyra_lab.stats import row_pipeline_labels
+from lyra_lab.reports import _degraded
 from lyra_lab.reports._compare_report import lead_metric, paired_section
 from lyra_lab.reports._html import probe_views, render_html
 from lyra_lab.reports._judge_report import judge_section
@@ -119,7 +123,11 @@ def write_report(
         md.append(f"QA answers (`qa_em`, `qa_f1`) scored with: {', '.join(scorers)}"
                   + (" — DIFFERENT scorers: do not compare their QA figures directly" if len(scorers) > 1 else "")
                   + ".\n")
+    degraded = _degraded.degraded_pipelines(df)
     warnings = ci_warnings(df, cluster)
+    degraded_warning = _degraded.warning(degraded)
+    if degraded_warning:
+        warnings.insert(0, degraded_warning)
     for text in warnings:
         print(f"warning: {text}", file=sys.stderr)
     md += [f"> **Warning:** {text}\n" for text in warnings]
@@ -138,28 +146,32 @@ def write_report(
     md.append(format_markdown(summary, shown, expand_metrics(list(summary.columns), MARKDOWN_METRICS)))
     md.append("All metrics, with CIs: summary.csv and metrics.csv.\n")
     paired_cluster = cluster or ("conversation_id" if "conversation_id" in df.columns else None)
-    paired = paired_section(df, lead_metric(summary, df, metric), out, cluster=paired_cluster,
+    marked = _degraded.relabel(df, degraded)  # a degraded pipeline is marked wherever its figures appear
+    paired = paired_section(marked, lead_metric(summary, df, metric), out, cluster=paired_cluster,
                             n_resamples=n_resamples, seed=seed)
     md.append(paired.markdown())
     written += [f for f in paired.files if f.suffix == ".csv"]
-    judges = judge_section(df, out)
+    judges = judge_section(marked, out)
     if judges is not None:
         md.append(judges.markdown())
         written += judges.files
     if by_cat is not None and metric is not None:
         md += [f"\n## {metric} by probe category\n", _category_caption(df, category_scheme) + "\n",
-               format_markdown(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])]
+               format_markdown(_degraded.relabel(_ci_wide(by_cat, metric), degraded).drop(columns=constant),
+                               shown + [category_col])]
     if by_origin is not None and metric is not None:
         md += [f"\n## {metric} by probe origin\n",
                "Planted probes (`plant_probes`: facts inserted into your history, exact evidence), drafted "
                "probes (model-written from your history, reviewed) and the dataset's own (`source`) are "
                "scored apart: a planted fact sits in a session of its own, so it may be easier or harder "
                "to find than a fact in real conversation.\n",
-               format_markdown(_ci_wide(by_origin, metric).drop(columns=constant), shown + ["probe_origin"])]
+               format_markdown(_degraded.relabel(_ci_wide(by_origin, metric), degraded).drop(columns=constant),
+                               shown + ["probe_origin"])]
+    md += _degraded.markdown(run_dir, df, degraded)
     written.append(out / "summary.md")
     written[-1].write_text("\n".join(md), encoding="utf-8")
 
-    plot_df = _plot_labels(df, keys)
+    plot_df = _plot_labels(marked, keys)
     simulated = _simulated(plot_df)
     drawn: list[Path | None] = []
     if metric is not None:
@@ -174,7 +186,8 @@ def write_report(
     columns = expand_metrics(list(summary.columns), MARKDOWN_METRICS)
     category_table = None
     if by_cat is not None and metric is not None:
-        category_table = format_cells(_ci_wide(by_cat, metric).drop(columns=constant), shown + [category_col])
+        category_table = format_cells(_degraded.relabel(_ci_wide(by_cat, metric), degraded).drop(columns=constant),
+                                      shown + [category_col])
     notes = [line.strip().replace("`", "") for line in md[1:]
              if line.strip() and not line.strip().startswith(("|", ">", "#")) and "summary.csv" not in line]
     n_probes = df.loc[df["probe_id"].astype(str) != "", ["conversation_id", "probe_id"]].drop_duplicates().shape[0] \

@@ -111,6 +111,9 @@ def summarize_results(
     metrics, replays for conversation metrics): metrics are not all computed on
     every probe (QA may be capped by ``max_probes``), so each has its own n.
 
+    ``degraded`` (when the rows have it): the fallbacks and failed calls over the group's cells (0: none;
+    ``format_cells`` marks a degraded pipeline ``⚠ degraded (n)``).
+
     ``cluster`` (e.g. ``"conversation_id"``) makes the CIs resample whole clusters.
     """
     keys = group_columns(df)
@@ -127,6 +130,11 @@ def summarize_results(
     if "simulated" in df.columns:
         sim = df.groupby(keys, dropna=False)["simulated"].agg(lambda s: bool(pd.Series(s).astype(bool).any()))
         summary = summary.merge(sim.rename("simulated").reset_index(), on=keys, how="left")
+    if "degraded" in df.columns and "cell_id" in df.columns:  # fallbacks and failed calls over the group's cells
+        per_cell = df.groupby(keys + ["cell_id"], dropna=False)["degraded"].max().fillna(0)
+        degraded = per_cell.groupby(level=list(range(len(keys))), dropna=False).sum().astype(int)
+        summary = summary.merge(degraded.rename("degraded").reset_index(), on=keys, how="left")
+        summary["degraded"] = summary["degraded"].fillna(0).astype(int)
     probe_rows = df[df["probe_id"].astype(str) != ""] if "probe_id" in df.columns else df
     n_probes = probe_rows.groupby(keys, dropna=False)["probe_id"].nunique() if "probe_id" in df.columns else None
     if n_probes is not None:
@@ -237,15 +245,17 @@ def format_cells(summary: pd.DataFrame, keys: Sequence[str],
     ``columns`` picks the value columns shown (default: all but the CI bounds and n).
     """
     present = list(columns) if columns is not None else [
-        c for c in summary.columns if c not in keys and not c.endswith(("_ci_low", "_ci_high", "_n"))]
+        c for c in summary.columns if c not in keys and c != "degraded" and not c.endswith(("_ci_low", "_ci_high", "_n"))]
     header = list(keys) + present
     body = []
     for _, row in summary.iterrows():
         cells = []
         for col in header:
             value = row[col]
-            if col == "pipeline" and bool(row.get("simulated", False)):
-                cells.append(f"{value} (simulated)")
+            if col == "pipeline":
+                degraded = int(row.get("degraded", 0) or 0)
+                cells.append(str(value) + (" (simulated)" if bool(row.get("simulated", False)) else "")
+                             + (f" ⚠ degraded ({degraded})" if degraded > 0 else ""))
             elif f"{col}_ci_low" in summary.columns and pd.notna(value):
                 cells.append(f"{value:.3f} [{row[f'{col}_ci_low']:.3f}, {row[f'{col}_ci_high']:.3f}]"
                              + _n(row, col))

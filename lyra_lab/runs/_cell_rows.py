@@ -149,6 +149,20 @@ def read_cell_rows(path: Path, error: type[Exception] = ValueError) -> CellRows:
     return CellRows(groups)
 
 
+def degraded_count(path: Path, error: type[Exception] = ValueError) -> int:
+    """The largest ``degraded`` column of a rows file's rows (0: none degraded, or rows that never counted).
+
+    Reads the header alone when every group shares the column (the common case), else the whole file.
+    """
+    with path.open("rb") as f:
+        first = f.readline()
+    header = next(iter(jsonl_objects(path, [first], error)), None)
+    shared = header.get("columns") if isinstance(header, dict) else None
+    if isinstance(shared, dict) and "degraded" in shared:
+        return int(shared["degraded"] or 0)
+    return max((int(g.columns.get("degraded") or 0) for g in read_cell_rows(path, error).groups), default=0)
+
+
 def _group(path: Path, n: int, record: dict[str, Any], sets: list[list[str]], error: type[Exception]) -> RowGroup:
     columns, k, value = record.get("columns"), record.get("metrics"), record.get("value")
     if (set(record) != {"columns", "metrics", "value"} or type(columns) is not dict or type(k) is not int

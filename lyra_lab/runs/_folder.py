@@ -29,7 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping
 
-from lyra_lab.runs._cell_rows import CellRows, read_cell_rows
+from lyra_lab.runs._cell_rows import CellRows, degraded_count, read_cell_rows
 from lyra_lab._records import RecordError, iter_jsonl
 from lyra_lab._run_records import RUN_FOLDER, RUN_FOLDER_VERSION, SPEC, read_spec
 from lyra_lab._registry import ConfigError
@@ -150,6 +150,12 @@ class RunFolder:
 
     def finished(self) -> set[str]:
         return {p.stem for p in self.rows_dir.glob("*.jsonl")}
+
+    def degraded(self) -> dict[str, int]:
+        """Finished cells whose rows are degraded (fell back or lost calls): cell id → the largest
+        ``degraded`` count of its rows."""
+        counts = {p.stem: degraded_count(p, RecordError) for p in self.rows_dir.glob("*.jsonl")}
+        return {cell: n for cell, n in sorted(counts.items()) if n > 0}
 
     def read_rows(self, cell_id: str) -> CellRows:
         """The rows a finished cell wrote."""

@@ -88,8 +88,9 @@ def logged_probes(events: Iterable[dict[str, Any]], cells: set[str] | None = Non
             out.details[key] = e
         elif kind == "recall":
             out.recalls[key] = e.get("hits") or []
-        elif kind == "answer":
-            out.answers[key] = str(e.get("text", ""))
+        elif kind == "answer":  # a failed call's event says so (degraded.answer.failed), never an empty answer
+            out.answers[key] = f"⚠ no answer: the call failed ({e.get('error', '')})" if e.get("failed") \
+                else str(e.get("text", ""))
     return out
 
 

@@ -5,7 +5,9 @@ The per-cell files ``rows/<cell_id>.jsonl`` are the truth (a cell's rows as grou
 cells it was built from differs from the files in ``rows/`` (recorded in the parquet's
 metadata) or a rows file is newer.  The frame has one row per run × pipeline ×
 conversation × probe × metric: the identifying columns (``ID_COLUMNS``), then every
-strategy parameter as a column of its own.
+strategy parameter as a column of its own.  ``degraded`` counts the fallbacks and failed calls
+behind a row's cell × recaller (0: none; rows written before it was counted read as 0); the
+counts per kind are the conversation-level ``degraded.<stage>.<kind>`` metrics.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from lyra_lab.runs._cell_rows import RowGroup, read_cell_rows
 from lyra_lab.runs._folder import schema_version
 
 ID_COLUMNS = ("run", "cell_id", "pipeline", "chunker", "summarizer", "rollup", "recaller", "backend", "embedder",
-              "seed", "corpus", "conversation_id", "probe_id", "category", "metric", "value", "simulated", "attempt")
+              "seed", "corpus", "conversation_id", "probe_id", "category", "metric", "value", "simulated", "attempt",
+              "degraded")
 _META_KEY = b"lyra_lab_cells"
 _SORT = ["cell_id", "pipeline", "conversation_id", "probe_id", "metric"]
 
@@ -111,7 +114,7 @@ def _column(name: str, values: list[object]) -> pa.Array:
         return pa.array(["" if v is None else str(v) for v in values], type=pa.string())
     if name == "simulated":
         return pa.array([bool(v) for v in values], type=pa.bool_())
-    if name in ("seed", "attempt"):
+    if name in ("seed", "attempt", "degraded"):
         return pa.array([0 if v is None else int(v) for v in values], type=pa.int64())  # type: ignore[call-overload]
     kinds = {type(v) for v in values if v is not None}
     if len(kinds) > 1 and not kinds <= {int, float}:
