@@ -52,6 +52,7 @@ LEAD_SWEEP: set[tuple[str, str]] = {
     ("commands/_errors.py", "command"),
     ("commands/_errors.py", "log_path"),
     ("commands/run.py", "address"),
+    ("commands/run.py", "keep_degraded"),
     ("experiments/_processes.py", "sched_getaffinity"),
     ("experiments/_ray.py", "ENABLE_RAY_CLUSTER"),
     ("experiments/_recall_eval.py", "name"),
