@@ -20,9 +20,20 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
+    from matplotlib.backend_bases import RendererBase
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.legend import Legend
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Text
+    from matplotlib.transforms import Bbox
 
 _OVERLAP_PX = 1.0  # intersections thinner than this (either way) are anti-aliasing, not overlap
 _MIN_LINE_PX = 3.0  # a line shorter than this either way is a dot
@@ -42,26 +53,26 @@ class FigureProblem:
 @dataclass(frozen=True)
 class _Box:
     name: str
-    bbox: Any  # matplotlib Bbox in display pixels
-    owner: Any  # the artist it belongs to
+    bbox: Bbox  # in display pixels
+    owner: Artist  # the artist it belongs to
 
 
-def _describe(text: Any) -> str:
+def _describe(text: Text) -> str:
     words = " ".join(str(text.get_text()).split())
     return repr(words if len(words) <= 60 else words[:57] + "...")
 
 
 @contextlib.contextmanager
-def _recording_texts() -> Iterator[list[Any]]:
+def _recording_texts() -> Iterator[list[Text]]:
     """Every ``Text`` drawn inside the block, with a non-empty visible string, in draw order."""
     from matplotlib.text import Text
 
-    drawn: list[Any] = []
+    drawn: list[Text] = []
     original = Text.draw
 
-    def draw(self: Any, renderer: Any) -> None:
+    def draw(self: Artist, renderer: RendererBase) -> None:
         original(self, renderer)
-        if self.get_visible() and str(self.get_text()).strip():
+        if isinstance(self, Text) and self.get_visible() and str(self.get_text()).strip():
             drawn.append(self)
 
     Text.draw = draw  # type: ignore[method-assign]
@@ -72,12 +83,12 @@ def _recording_texts() -> Iterator[list[Any]]:
 
 
 @contextlib.contextmanager
-def _agg_canvas(fig: Any) -> Iterator[Any]:
-    """The figure's renderer: its own canvas's when it has one, else a temporary Agg canvas's."""
+def _agg_canvas(fig: Figure) -> Iterator[FigureCanvasAgg]:
+    """The figure's Agg canvas: its own when it draws with Agg (the inline backend's, savefig's), else a temporary one."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas = fig.canvas
-    if hasattr(canvas, "get_renderer"):
+    if isinstance(canvas, FigureCanvasAgg):
         yield canvas
         return
     temporary = FigureCanvasAgg(fig)
@@ -87,7 +98,7 @@ def _agg_canvas(fig: Any) -> Iterator[Any]:
         fig.set_canvas(canvas)
 
 
-def figure_problems(fig: Any) -> list[FigureProblem]:
+def figure_problems(fig: Figure) -> list[FigureProblem]:
     """Everything ``fig`` draws that a reader cannot read or see (see the module docstring)."""
     from matplotlib.legend import Legend
     from matplotlib.text import Text
@@ -121,7 +132,7 @@ def _overlaps(boxes: list[_Box]) -> list[FigureProblem]:
     return out
 
 
-def _points(artist: Any) -> np.ndarray:
+def _points(artist: Artist) -> np.ndarray:
     """An artist's data as display points (N×2), finite ones only."""
     from matplotlib.collections import Collection
     from matplotlib.lines import Line2D
@@ -143,13 +154,13 @@ def _points(artist: Any) -> np.ndarray:
     return pts[np.isfinite(pts).all(axis=1)]
 
 
-def _is_area(collection: Any) -> bool:
+def _is_area(collection: Artist) -> bool:
     from matplotlib.collections import LineCollection, PolyCollection
 
     return isinstance(collection, (PolyCollection, LineCollection))
 
 
-def _legend_over_data(fig: Any, legend: Any, box: Any) -> list[FigureProblem]:
+def _legend_over_data(fig: Figure, legend: Legend, box: Bbox) -> list[FigureProblem]:
     inner = box.padded(-2)
     out = []
     for ax in fig.axes:
@@ -172,7 +183,7 @@ def _legend_over_data(fig: Any, legend: Any, box: Any) -> list[FigureProblem]:
     return out
 
 
-def _crosses(artist: Any, box: Any) -> bool:
+def _crosses(artist: Artist, box: Bbox) -> bool:
     """A line drawn through ``box`` between two of its points (no point inside)."""
     from matplotlib.lines import Line2D
 
@@ -182,30 +193,31 @@ def _crosses(artist: Any, box: Any) -> bool:
     return bool(path.intersects_bbox(box, filled=False))
 
 
-def _inside(pts: np.ndarray, box: Any) -> np.ndarray:
+def _inside(pts: np.ndarray, box: Bbox) -> np.ndarray:
     return (pts[:, 0] >= box.x0) & (pts[:, 0] <= box.x1) & (pts[:, 1] >= box.y0) & (pts[:, 1] <= box.y1)
 
 
-def _series(ax: Any) -> list[Any]:
+def _series(ax: Axes) -> list[Artist]:
     """The axes' data series that carry data, in draw order (z-order, then the order they were added)."""
     items = [a for a in [*ax.lines, *ax.collections] if a.get_visible() and len(_points(a))]
     return sorted(items, key=lambda a: a.get_zorder())  # sorted() is stable: insertion order within a z-order
 
 
-def _series_problems(ax: Any, renderer: Any) -> list[FigureProblem]:
+def _series_problems(ax: Axes, renderer: RendererBase) -> list[FigureProblem]:
     out = []
     title = ax.get_title() or ax.get_ylabel() or "untitled axes"
     series = _series(ax)
-    px_per_pt = renderer.points_to_pixels(1.0)
+    px_per_pt = float(np.asarray(renderer.points_to_pixels(1.0)))
     for artist in series:
         why = _invisible(artist, ax)
         if why:
             out.append(FigureProblem("invisible series", f"{_name(artist)} in {title!r}: {why}"))
+    from matplotlib.container import ErrorbarContainer
     from matplotlib.lines import Line2D
 
     lines = [a for a in series if isinstance(a, Line2D)]
     # the parts of one error bar (its two caps on a narrow interval) are one series, not two
-    bar_of = {id(part): i for i, c in enumerate(ax.containers) if type(c).__name__ == "ErrorbarContainer"
+    bar_of = {id(part): i for i, c in enumerate(ax.containers) if isinstance(c, ErrorbarContainer)
               for part in (c.lines[1] or ())}
     for i, low in enumerate(lines):
         for high in lines[i + 1:]:
@@ -218,7 +230,7 @@ def _series_problems(ax: Any, renderer: Any) -> list[FigureProblem]:
     return out
 
 
-def _name(artist: Any) -> str:
+def _name(artist: Artist) -> str:
     """The series' label, else what it is and where its data starts (data coordinates)."""
     label = str(artist.get_label() or "")
     if label and not label.startswith("_"):
@@ -233,15 +245,15 @@ def _name(artist: Any) -> str:
     return f"an unlabelled {type(artist).__name__}"
 
 
-def _has_line(line: Any) -> bool:
+def _has_line(line: Line2D) -> bool:
     return line.get_linestyle() not in ("None", "", " ", "none") and line.get_linewidth() > 0
 
 
-def _has_marker(line: Any) -> bool:
+def _has_marker(line: Line2D) -> bool:
     return line.get_marker() not in (None, "None", "", " ", "none") and line.get_markersize() > 0
 
 
-def _invisible(artist: Any, ax: Any) -> str | None:
+def _invisible(artist: Artist, ax: Axes) -> str | None:
     from matplotlib.lines import Line2D
 
     alpha = artist.get_alpha()
@@ -262,7 +274,7 @@ def _invisible(artist: Any, ax: Any) -> str | None:
     return None
 
 
-def _covers(high: Any, low: Any, px_per_pt: float) -> bool:
+def _covers(high: Line2D, low: Line2D, px_per_pt: float) -> bool:
     """``high`` is drawn over ``low`` at the same points (within half ``high``'s line or marker width).
 
     A line is covered only by a line, markers only by markers of the same shape: a line's own

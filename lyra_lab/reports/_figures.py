@@ -11,13 +11,20 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
+    from matplotlib.figure import Figure
 
 FIGURE_WIDTH = 10.0  # inches: a page with margins, at the report's dpi
 DPI = 110
 
 
-def new_figure(**kwargs: Any) -> Any:
+def new_figure(**kwargs: Any) -> Figure:
     """A standalone figure (no pyplot, no global backend switch); ``save`` writes it."""
     from matplotlib.figure import Figure
 
@@ -25,7 +32,7 @@ def new_figure(**kwargs: Any) -> Any:
 
 
 def panel_grid(n: int, panel_h: float, *, width: float = FIGURE_WIDTH, ncols: int | None = None,
-               sharex: bool = True, sharey: bool = True) -> tuple[Any, Any]:
+               sharex: bool = True, sharey: bool = True) -> tuple[Figure, np.ndarray]:
     """A constrained-layout figure of ``n`` panels, ``width`` inches wide: one column up to 3 panels, else two.
 
     Returns ``(fig, axes)`` with ``axes`` a 2-d array; panels past ``n`` are hidden, and the
@@ -43,7 +50,7 @@ def panel_grid(n: int, panel_h: float, *, width: float = FIGURE_WIDTH, ncols: in
     return fig, axes
 
 
-def bottom_axes(axes: Any) -> list[Any]:
+def bottom_axes(axes: np.ndarray) -> list[Axes]:
     """The lowest visible panel of each column: where the x label goes."""
     return [next(ax for ax in column[::-1] if ax.get_visible()) for column in axes.T]
 
@@ -72,7 +79,7 @@ def without_recaller(label: str) -> str:
     return "|".join(parts[:1] + parts[2:])
 
 
-def simulated_note(simulated: dict[str, bool], pipelines: Any, how: str) -> str:
+def simulated_note(simulated: dict[str, bool], pipelines: Iterable[object], how: str) -> str:
     """``" — all simulated"`` when every pipeline shown is, ``"; <how>: simulated"`` when some are, else ``""``."""
     flags = [bool(simulated.get(str(p))) for p in pipelines]
     if flags and all(flags):
@@ -88,13 +95,13 @@ def fit_text(text: str, width_in: float, fontsize: float = 10.0) -> str:
     return "\n".join(textwrap.fill(line, chars, break_on_hyphens=False) for line in text.split("\n"))
 
 
-def save(fig: Any, path: Path) -> Path:
+def save(fig: Figure, path: Path) -> Path:
     """Write ``fig`` as a PNG at ``path`` ("tight": labels outside the axes stay in the file)."""
     fig.savefig(path, dpi=DPI, bbox_inches="tight")
     return path
 
 
-def error_bars(mean: Sequence[float], low: Sequence[float], high: Sequence[float]) -> Any:
+def error_bars(mean: Sequence[float], low: Sequence[float], high: Sequence[float]) -> np.ndarray:
     """``yerr``/``xerr`` for ``bar``/``errorbar``: a 2×n array, NaN where an interval has no width (or is missing).
 
     A bar of zero width draws its two caps on top of each other; NaN draws none.
@@ -102,15 +109,13 @@ def error_bars(mean: Sequence[float], low: Sequence[float], high: Sequence[float
     >>> error_bars([0.5, 0.0], [0.25, 0.0], [0.75, 0.0]).tolist()
     [[0.25, nan], [0.25, nan]]
     """
-    import numpy as np
-
     m, lo, hi = (np.asarray(v, dtype=float) for v in (mean, low, high))
     below, above = np.clip(m - lo, 0, None), np.clip(hi - m, 0, None)
     none = ~(np.nan_to_num(below + above) > 1e-12)
     return np.vstack([np.where(none, np.nan, below), np.where(none, np.nan, above)])
 
 
-def log_axis(axis: Any) -> None:
+def log_axis(axis: Axis) -> None:
     """Put ``axis`` (``ax.xaxis`` or ``ax.yaxis``) on a log scale with ticks written as plain numbers.
 
     Call it once the data is drawn: the ticks suit the span — every decade past three decades,

@@ -56,7 +56,7 @@ class ProbeView:
     pipelines: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _esc(value: Any) -> str:
+def _esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,9 @@ from lyra_lab.reports._figures import (
     wrap_label,
 )
 from lyra_lab.reports._legible import n_phrase, short_labels
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 PHASES = (  # (metric, name, unit of one value)
     ("recall_latency_s", "recall", "probe"),
@@ -130,7 +133,7 @@ def latency_boxes(df: pd.DataFrame, simulated: dict[str, bool], path: Path) -> P
     return save(fig, path)
 
 
-def _decades(ax: Any, values: pd.Series) -> None:
+def _decades(ax: Axes, values: pd.Series) -> None:
     """A log x axis from the decade below the smallest value to the decade above the largest, decades labelled."""
     from matplotlib.ticker import LogLocator, NullFormatter
 

@@ -22,7 +22,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.patches import Rectangle
+    from matplotlib.text import Annotation
+    from matplotlib.typing import ColorType
 
 SMALL_N = 10  # fewer observations than this behind a value: drawn hollow / hatched, its n written beside it
 _SEPARATORS = re.compile(r"([+|])")
@@ -47,7 +53,7 @@ class LineLabel:
     x: float
     y: float
     text: str
-    color: Any = "black"
+    color: ColorType = "black"
 
 
 def _key(values: Iterable[Any], digits: int) -> tuple:
@@ -209,8 +215,8 @@ def spread(targets: Sequence[float], sizes: Sequence[float], low: float, high: f
     return centres
 
 
-def label_lines(ax: Any, labels: Sequence[LineLabel], *, fontsize: float = 7.5, x: float = 1.02,
-                pad_pt: float = 2.0) -> list[Any]:
+def label_lines(ax: Axes, labels: Sequence[LineLabel], *, fontsize: float = 7.5, x: float = 1.02,
+                pad_pt: float = 2.0) -> list[Annotation]:
     """Write each label beside ``ax`` (at axes fraction ``x``) at its point's height, none overlapping.
 
     Labels are spread vertically (``spread``) in points, from the axes' current size and
@@ -219,7 +225,8 @@ def label_lines(ax: Any, labels: Sequence[LineLabel], *, fontsize: float = 7.5, 
     """
     if not labels:
         return []
-    fig = ax.figure
+    fig = ax.get_figure(root=True)
+    assert fig is not None, "label_lines needs an axes on a figure"
     if fig.get_layout_engine() is not None:
         fig.draw_without_rendering()  # the final axes size, from the layout
     height_pt = ax.get_position().height * fig.get_figheight() * 72
@@ -239,7 +246,7 @@ def label_lines(ax: Any, labels: Sequence[LineLabel], *, fontsize: float = 7.5, 
     return out
 
 
-def ink(color: Any, darken: float = 0.3) -> tuple[float, float, float]:
+def ink(color: ColorType, darken: float = 0.3) -> tuple[float, float, float]:
     """``color`` darkened for text: a label in a line's pale colour (tab20's light half) is hard to read.
 
     >>> ink((1.0, 0.5, 0.0))
@@ -250,20 +257,22 @@ def ink(color: Any, darken: float = 0.3) -> tuple[float, float, float]:
     return tuple(round(c * (1 - darken), 6) for c in to_rgb(color))  # type: ignore[return-value]
 
 
-def is_small(n: Any) -> bool:
+def is_small(n: float | None) -> bool:
     """True when ``n`` observations are too few for an interval to mean much (``n < SMALL_N``)."""
+    if n is None:
+        return False
     try:
         return float(n) < SMALL_N
     except (TypeError, ValueError):
         return False
 
 
-def small_marker(n: Any, color: Any) -> dict[str, Any]:
+def small_marker(n: float | None, color: ColorType) -> dict[str, Any]:
     """Marker keywords for a point resting on ``n`` values: hollow when ``n`` is small, filled otherwise."""
     return {"mfc": "white" if is_small(n) else color, "mec": color, "color": color}
 
 
-def ci_point(ax: Any, x: float, y: float, low: float, high: float, n: Any, color: Any, *,
+def ci_point(ax: Axes, x: float, y: float, low: float, high: float, n: float | None, color: ColorType, *,
              horizontal: bool = False, ms: float = 5.5, marker: str = "o", **kwargs: Any) -> None:
     """A point with its 95% CI, hollow when ``n`` is small; no bar when the interval has no width.
 
@@ -273,12 +282,12 @@ def ci_point(ax: Any, x: float, y: float, low: float, high: float, n: Any, color
     value = x if horizontal else y
     if low == low and high == high and high - low > 1e-12:  # NaN != NaN: no interval
         err = [[value - low], [high - value]]
-        ax.errorbar([x], [y], **({"xerr": err} if horizontal else {"yerr": err}), fmt="none", ecolor=color,
-                    elinewidth=1.1, capsize=2.5, zorder=2)
+        xerr, yerr = (err, None) if horizontal else (None, err)
+        ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt="none", ecolor=color, elinewidth=1.1, capsize=2.5, zorder=2)
     ax.plot([x], [y], marker, ms=ms, zorder=3, **small_marker(n, color), **kwargs)
 
 
-def shade_small(ax: Any, x: float, y: float, width: float = 1.0, height: float = 1.0) -> Any:
+def shade_small(ax: Axes, x: float, y: float, width: float = 1.0, height: float = 1.0) -> Rectangle:
     """Grey out and hatch the cell centred on (x, y) of a heatmap or bar, to mark a small n."""
     from matplotlib.patches import Rectangle
 

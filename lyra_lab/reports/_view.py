@@ -115,7 +115,7 @@ def runs_overview(runs_dir: str | os.PathLike[str]) -> list[RunEntry]:
     return sorted((run_entry(f) for f in folders), key=lambda e: -e.modified)
 
 
-def _esc(value: Any) -> str:
+def _esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 

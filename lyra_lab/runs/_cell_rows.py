@@ -69,7 +69,7 @@ class CellRows:
     def __repr__(self) -> str:
         return f"CellRows({len(self.groups)} groups, {len(self)} rows)"
 
-    def set_column(self, name: str, value: Any) -> None:
+    def set_column(self, name: str, value: object) -> None:
         """Give every row ``name = value``."""
         for g in self.groups:
             g.columns[name] = value

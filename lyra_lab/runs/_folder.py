@@ -27,7 +27,7 @@ import sys
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Mapping
+from typing import IO, Any, Mapping
 
 from lyra_lab.runs._cell_rows import CellRows, degraded_count, read_cell_rows
 from lyra_lab._records import RecordError, iter_jsonl
@@ -176,7 +176,7 @@ class _FolderLock:
 
     def __init__(self, path: Path):
         self.path = path
-        self._fh: Any = None
+        self._fh: IO[str] | None = None
 
     def __enter__(self) -> "_FolderLock":
         import fcntl
@@ -189,11 +189,12 @@ class _FolderLock:
             raise ConfigError(f"{self.path.parent} is in use by another run; wait for it or use --run-dir") from None
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         import fcntl
 
-        fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
-        self._fh.close()
+        if self._fh is not None:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+            self._fh.close()
 
 
 def _fingerprint(spec: Mapping[str, Any]) -> dict[str, Any]:

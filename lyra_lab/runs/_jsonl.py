@@ -46,7 +46,7 @@ _LINE_OPTIONS = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACL
 _NATIVE = (str, int, float, dict, list, tuple)
 
 
-def _refuse(value: Any) -> Any:
+def _refuse(value: object) -> object:
     raise TypeError(f"{type(value).__name__}: left to json")
 
 
@@ -90,7 +90,7 @@ def json_line(record: Mapping[str, Any], encode: Callable[[Any], str], default: 
 def _only_not_native(default: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``default`` for what ``json`` also hands to it; a subclass of a type ``json`` writes itself is refused
     (the line is then ``json``'s)."""
-    def convert(value: Any) -> Any:
+    def convert(value: object) -> object:
         if isinstance(value, _NATIVE):
             raise TypeError(f"{type(value).__name__}: left to json")
         out = default(value)
@@ -113,7 +113,7 @@ def _orjson_lines(rows: list[Any]) -> bytes:
     return b"".join([orjson.dumps(r, default=_refuse, option=option) for r in rows])
 
 
-def _nonfinite(value: Any) -> bool:
+def _nonfinite(value: object) -> bool:
     """Whether ``value`` holds a NaN or an infinity at any depth (orjson refused subclasses: types are exact).
 
     A loop over a stack, not a call per value: a probe's log record holds ~60 values, and its ``null``
@@ -122,12 +122,11 @@ def _nonfinite(value: Any) -> bool:
     stack = [value]
     while stack:
         item = stack.pop()
-        kind = type(item)
-        if kind is float:
+        if type(item) is float:
             if item - item != 0.0:  # inf - inf and nan - nan are nan; a finite value gives 0.0
                 return True
-        elif kind is dict:
+        elif type(item) is dict:
             stack.extend(item.values())
-        elif kind is list or kind is tuple:
+        elif type(item) is list or type(item) is tuple:
             stack.extend(item)
     return False

@@ -22,16 +22,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
+
 from lyra_lab.runs._jsonl import json_line
 from lyra_lab._records import iter_jsonl
 
 
-def _default(value: Any) -> Any:
+def _default(value: object) -> object:
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)
-    if hasattr(value, "item"):  # numpy scalars
+    if isinstance(value, np.generic):  # numpy scalars
         return value.item()
     return str(value)
 
@@ -99,7 +101,7 @@ class RunLog:
     def __enter__(self) -> "RunLog":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple
 
 from lyra_lab._run_records import read_spec
+
+if TYPE_CHECKING:
+    from lyra_lab.corpus import Corpus
 
 DETAIL_EVENT = "probe_detail"
 TEXT_CHARS = 300  # per-hit text snippet stored in the log
@@ -94,7 +97,7 @@ def logged_probes(events: Iterable[dict[str, Any]], cells: set[str] | None = Non
     return out
 
 
-def run_corpus(run_dir: Path) -> Any:
+def run_corpus(run_dir: Path) -> Corpus | None:
     """The run's corpus (from ``spec.json``), or None when it cannot be read (moved or changed since)."""
     try:
         spec = read_spec(run_dir / "spec.json")["corpus"]
@@ -105,7 +108,7 @@ def run_corpus(run_dir: Path) -> Any:
         return None
 
 
-def turn_texts(corpus: Any) -> dict[str, str]:
+def turn_texts(corpus: Corpus | None) -> dict[str, str]:
     """``turn id -> "speaker: text"`` of a corpus (empty without one)."""
     if corpus is None:
         return {}
