@@ -17,7 +17,7 @@ import pandas as pd
 
 import lyra_lab
 from lyra_lab.corpus import load
-from lyra_lab.reports import LineLabel, ci_point, label_lines, small_note, write_report
+from lyra_lab.reports import Estimate, LineLabel, ci_point, label_lines, small_note, write_report
 from lyra_lab.stats import aggregate
 from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
 
@@ -127,7 +127,7 @@ cost.round(2)
 r5 = quality[quality["metric"] == "answer_in_context@512tok"].sort_values("mean").reset_index(drop=True)
 fig, ax = plt.subplots(figsize=(8, 0.45 * len(r5) + 1.4), layout="constrained")
 for i, row in r5.iterrows():  # hollow: fewer than 10 probes; no bar where the interval has no width
-    ci_point(ax, row["mean"], i, row["ci_low"], row["ci_high"], row["n"], "C0", horizontal=True)
+    ci_point(ax, Estimate.of(row), i, "C0", horizontal=True)
 ax.set_yticks(range(len(r5)), [f"{p}  (n={n})" for p, n in zip(r5["pipeline"], r5["n"])], fontsize=8)
 ax.set_xlim(-0.03, 1.03)
 ax.set_xlabel("answer in the first 512 context tokens (mean, 95% bootstrap CI over probes)")
@@ -150,7 +150,7 @@ for ax, (which, part) in zip(axes, points.groupby("recaller")):
     # pipelines with the same cost and result share one point, labelled (beside the panel) for all of them
     labels = []
     for (x, mean, low, high), same in part.groupby(["x", "mean", "ci_low", "ci_high"]):
-        ci_point(ax, x, mean, low, high, same["n"].iloc[0], "C0")
+        ci_point(ax, Estimate(mean, low, high, same["n"].iloc[0]), x, "C0")
         labels.append(LineLabel(x, mean, "\n= ".join(short(p) for p in same["pipeline"]) + f" (n={same['n'].iloc[0]})"))
     pending.append((ax, labels))
     ax.set_title(f"recaller: {which}")

@@ -70,7 +70,7 @@ import lyra_lab
 from lyra_lab.backends import PRICES_AS_OF, price_for
 from lyra_lab.bench import CLOUD_LIKE, SweepSpec, bench_backend, cloud_like_server, combine, corpus_prompts, run_sweep
 from lyra_lab.bench import summarize as summarize_sweep
-from lyra_lab.reports import ci_point, error_bars, is_small, log_axis, small_note
+from lyra_lab.reports import Estimate, ci_point, error_bars, is_small, log_axis, small_note
 from lyra_lab.stats import aggregate, bootstrap_ci, compare
 from lyra_lab.experiments import ExperimentSpec, load_corpus, run_experiment, select
 from lyra_lab.runs import RunFolder
@@ -392,8 +392,8 @@ for ax, q in zip(axes, ("p50", "p95")):
         sub = latency[latency["backend"] == backend].set_index("phase").reindex(phases)
         for j, (phase, r) in enumerate(sub.iterrows()):
             if pd.notna(r[f"{q}_s"]) and r[f"{q}_s"] > 0:  # a log axis: a call of 0 s cannot be drawn
-                ci_point(ax, j + (i - 0.5) * 0.3, r[f"{q}_s"], r[f"{q}_ci_low"], r[f"{q}_ci_high"], r["n_calls"],
-                         f"C{i}", ms=7)
+                estimate = Estimate(r[f"{q}_s"], r[f"{q}_ci_low"], r[f"{q}_ci_high"], r["n_calls"])
+                ci_point(ax, estimate, j + (i - 0.5) * 0.3, f"C{i}", ms=7)
     log_axis(ax.yaxis)
     ax.set_xticks(np.arange(len(phases)), phases)
     ax.set_xlim(-0.6, len(phases) - 0.4)

@@ -16,6 +16,7 @@ from lyra_lab.reports._figure_check import FigureProblem, figure_problems
 from lyra_lab.reports._labels import LOCOMO_LABELS, category_label, label_categories
 from lyra_lab.reports._legible import (
     SMALL_N,
+    Estimate,
     LineLabel,
     SeriesGroup,
     ci_point,
@@ -38,6 +39,7 @@ from lyra_lab.reports._summary import summarize_results
 from lyra_lab.reports._view import RunEntry, RunsPage, runs_overview, write_index
 
 __all__ = [
+    "Estimate",
     "FigureProblem",
     "LOCOMO_LABELS",
     "SMALL_N",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict, Unpack
 import pandas as pd
 
 from lyra_lab._registry import ConfigError
@@ -47,8 +48,11 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def lead_metric(summary: pd.DataFrame, df: pd.DataFrame, preferred: str | None = None) -> str | None:
-    """``preferred`` (the report's headline metric) if it is scored per probe, else the first
-    summary column that is a quality metric (it has a CI) scored per probe."""
+    """The metric a comparison leads with.
+
+    ``preferred`` (the report's headline metric) if it is scored per probe, else the first
+    summary column that is a quality metric (it has a CI) scored per probe.
+    """
     per_probe = set(df.loc[df["probe_id"].astype(str) != "", "metric"]) if "probe_id" in df.columns else set()
     if preferred in per_probe and f"{preferred}_ci_low" in summary.columns:
         return preferred
@@ -85,9 +89,18 @@ def _single_cluster(df: pd.DataFrame, metric: str, cluster: str | None) -> tuple
     return cluster.removesuffix("_id"), values[0]
 
 
+class PairedSettings(TypedDict, total=False):
+    """How the paired comparisons are computed: bootstrap resamples, their seed, the test level (0.05)."""
+
+    n_resamples: int
+    seed: int
+    alpha: float
+
+
 def paired_section(df: pd.DataFrame, metric: str | None, out: Path, *, cluster: str | None,
-                   n_resamples: int = 1000, seed: int = 0, alpha: float = 0.05) -> PairedSection:
+                   **settings: Unpack[PairedSettings]) -> PairedSection:
     """Compare every pipeline of ``df`` with the best on ``metric``; write the CSV and figure into ``out``."""
+    n_resamples, seed, alpha = settings.get("n_resamples", 1000), settings.get("seed", 0), settings.get("alpha", 0.05)
     if metric is None:
         return PairedSection(None, ["No per-probe quality metric in this run: nothing to compare."])
     single = _single_cluster(df, metric, cluster)

@@ -17,13 +17,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Unpack
 
 import pandas as pd
 
 from lyra_lab._errors import ConfigError
 from lyra_lab._run_records import read_spec
 from lyra_lab.reports import _degraded
-from lyra_lab.reports._compare_report import PairedSection, paired_section
+from lyra_lab.reports._compare_report import PairedSection, PairedSettings, paired_section
 from lyra_lab.reports._summary import main_quality_metric
 from lyra_lab.runs import load_results
 from lyra_lab.stats import group_columns
@@ -80,16 +81,17 @@ def _without_seeds(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def compare_runs(run_a: str | os.PathLike[str], run_b: str | os.PathLike[str] | None = None, *,
-                 metric: str | None = None, out: str | os.PathLike[str] | None = None, n_resamples: int = 1000,
-                 seed: int = 0, alpha: float = 0.05) -> RunComparison:
+                 metric: str | None = None, out: str | os.PathLike[str] | None = None,
+                 **settings: Unpack[PairedSettings]) -> RunComparison:
     """Compare the pipelines of ``run_a`` and ``run_b`` (or of ``run_a`` alone) on ``metric``, paired.
 
     Args:
-        run_a, run_b: run folders; with ``run_b`` None, the pipelines of ``run_a`` among themselves.
+        run_a: a run folder.
+        run_b: another run folder; None compares the pipelines of ``run_a`` among themselves.
         metric: a per-probe metric both runs scored (default: the report's headline metric).
         out: where ``paired_comparisons.csv`` and ``paired_differences.png`` go (default:
             ``<run_a>/compare`` for one run, ``<parent of run_a>/compare-<a>-vs-<b>`` for two).
-        n_resamples, seed, alpha: of the bootstrap, its seed and the test level.
+        **settings: ``n_resamples`` (1000) and ``seed`` (0) of the bootstrap, ``alpha`` (0.05) the test level.
 
     Raises:
         ConfigError: the runs replay different corpora, share no probe, or ``metric`` is missing
@@ -140,7 +142,6 @@ def compare_runs(run_a: str | os.PathLike[str], run_b: str | os.PathLike[str] | 
             raise ConfigError(f"{d}: no per-probe {metric!r} rows to compare; it has: {known}")
     target = Path(out) if out is not None else (
         dirs[0] / "compare" if len(dirs) == 1 else dirs[0].parent / f"compare-{dirs[0].name}-vs-{dirs[1].name}")
-    section = paired_section(df, metric, target, cluster="conversation_id", n_resamples=n_resamples, seed=seed,
-                             alpha=alpha)
+    section = paired_section(df, metric, target, cluster="conversation_id", **settings)
     section.notes[:0] = notes
     return RunComparison(tuple(names), section, len(shared), only_in, warning)

@@ -45,8 +45,10 @@ class DegradedPipeline:
     kinds: Mapping[str, int] = field(default_factory=dict)
 
     def label(self) -> str:
-        """``<memory> ⚠ degraded (<total>)|<recaller>``: the mark on the memory part of the label (figures
-        split ``<memory>|<recaller>`` into a row and a panel)."""
+        """``<memory> ⚠ degraded (<total>)|<recaller>``: the mark on the memory part of the label.
+
+        Figures split ``<memory>|<recaller>`` into a row and a panel, so the mark stays with the row.
+        """
         memory, bar, recaller = self.pipeline.partition("|")
         return f"{memory} {MARK} ({self.total}){bar}{recaller}"
 
@@ -150,8 +152,10 @@ def _latest_places(events: Iterable[dict]) -> dict[str, list[dict]]:
 
 
 def markdown(run_dir: Path, df: pd.DataFrame, degraded: Mapping[str, DegradedPipeline]) -> list[str]:
-    """The ``## Degradation and retries`` section: the attempts tally and, per degraded pipeline, what fell back
-    where (from the run log's ``degraded`` events of the cells whose rows are in ``df``)."""
+    """The ``## Degradation and retries`` section: the attempts tally and what fell back where.
+
+    Per degraded pipeline, from the run log's ``degraded`` events of the cells whose rows are in ``df``.
+    """
     events = _events(run_dir, ("call_attempts", "degraded", "cell_started"))
     lines = ["\n## Degradation and retries\n"]
     attempts = attempts_line(events)

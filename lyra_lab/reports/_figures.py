@@ -32,16 +32,16 @@ def new_figure(**kwargs: Any) -> Figure:
 
 
 def panel_grid(n: int, panel_h: float, *, width: float = FIGURE_WIDTH, ncols: int | None = None,
-               sharex: bool = True, sharey: bool = True) -> tuple[Figure, np.ndarray]:
+               ) -> tuple[Figure, np.ndarray]:
     """A constrained-layout figure of ``n`` panels, ``width`` inches wide: one column up to 3 panels, else two.
 
-    Returns ``(fig, axes)`` with ``axes`` a 2-d array; panels past ``n`` are hidden, and the
-    panel above a hidden one keeps its x tick labels.
+    Returns ``(fig, axes)`` with ``axes`` a 2-d array sharing both axes; panels past ``n`` are
+    hidden, and the panel above a hidden one keeps its x tick labels.
     """
     ncols = ncols or (1 if n <= 3 else 2)
     nrows = -(-n // ncols)
     fig = new_figure(figsize=(width, panel_h * nrows + 1.0), layout="constrained")
-    axes = fig.subplots(nrows=nrows, ncols=ncols, sharex=sharex, sharey=sharey, squeeze=False)
+    axes = fig.subplots(nrows=nrows, ncols=ncols, sharex=True, sharey=True, squeeze=False)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
         above = axes[-2, list(axes[-1]).index(ax)] if nrows > 1 else None

@@ -175,15 +175,41 @@ def _probe(view: ProbeView) -> str:
     return "\n".join(parts)
 
 
-def render_html(title: str, notes: list[str], warnings: list[str], table: tuple[list[str], list[list[str]]],
-                category_table: tuple[list[str], list[list[str]]] | None, plots: list[Path],
-                views: list[ProbeView], n_probes: int, paired: PairedSection | None = None,
-                judges: JudgeSection | None = None) -> str:
+Table = tuple[list[str], list[list[str]]]  # header, rows of formatted cells
+
+
+@dataclass(frozen=True)
+class ReportPage:
+    """What ``report.html`` shows, section by section.
+
+    Attributes:
+        title: the page's heading.
+        notes, warnings: paragraphs under the heading (warnings first, marked).
+        table: the summary table; ``category_table`` the per-category one (None: no categories).
+        plots: the figures, in order.
+        views: the probes' drill-down; ``n_probes`` how many the run asked (views may be fewer).
+        paired, judges: the paired-comparison and judge sections, when the run has them.
+    """
+
+    title: str
+    notes: list[str]
+    warnings: list[str]
+    table: Table
+    category_table: Table | None
+    plots: list[Path]
+    views: list[ProbeView]
+    n_probes: int
+    paired: PairedSection | None = None
+    judges: JudgeSection | None = None
+
+
+def render_html(page: ReportPage) -> str:
     """The whole page as one string."""
+    title, paired, judges, views = page.title, page.paired, page.judges, page.views
     body = [f"<h1>{_esc(title)}</h1>"]
-    body += [f'<p class="warn"><b>Warning:</b> {_esc(w)}</p>' for w in warnings]
-    body += [f"<p>{_esc(n)}</p>" for n in notes]
-    body += ["<h2>Summary</h2>", _table(*table)]
+    body += [f'<p class="warn"><b>Warning:</b> {_esc(w)}</p>' for w in page.warnings]
+    body += [f"<p>{_esc(n)}</p>" for n in page.notes]
+    body += ["<h2>Summary</h2>", _table(*page.table)]
     if paired is not None:
         body.append(f"<h2 id=paired>Paired comparisons{': ' + _esc(paired.metric) if paired.metric else ''}</h2>")
         body += [f"<p>{_esc(n)}</p>" for n in paired.notes]
@@ -194,11 +220,11 @@ def render_html(title: str, notes: list[str], warnings: list[str], table: tuple[
         body += [f"<p>{_esc(n)}</p>" for n in judges.notes]
         for caption, header, rows in judges.tables:
             body += [f"<p>{_esc(caption)}</p>", _table(header, rows)]
-    if category_table is not None:
-        body += ["<h2>By probe category</h2>", _table(*category_table)]
-    body += ["<h2 id=figures>Figures</h2>"] + [_figure(p) for p in plots]
+    if page.category_table is not None:
+        body += ["<h2>By probe category</h2>", _table(*page.category_table)]
+    body += ["<h2 id=figures>Figures</h2>"] + [_figure(p) for p in page.plots]
     body.append("<h2 id=probes>Probes</h2>")
-    shown = f"{len(views)} of {n_probes}" if n_probes > len(views) else f"{len(views)}"
+    shown = f"{len(views)} of {page.n_probes}" if page.n_probes > len(views) else f"{len(views)}"
     body.append(f"<p>{shown} probes. Open a probe, then a pipeline, for its retrieved entries "
                 "(green: a gold evidence turn), answer and judge verdict.</p>")
     body += [_probe(v) for v in views]

@@ -272,19 +272,38 @@ def small_marker(n: float | None, color: ColorType) -> dict[str, Any]:
     return {"mfc": "white" if is_small(n) else color, "mec": color, "color": color}
 
 
-def ci_point(ax: Axes, x: float, y: float, low: float, high: float, n: float | None, color: ColorType, *,
-             horizontal: bool = False, ms: float = 5.5, marker: str = "o", **kwargs: Any) -> None:
-    """A point with its 95% CI, hollow when ``n`` is small; no bar when the interval has no width.
+@dataclass(frozen=True)
+class Estimate:
+    """A value with its 95% interval and the number of observations ``n`` it rests on (None: unknown)."""
 
-    A bar of zero width would draw its two caps on top of each other (a series drawn but unseen);
-    the point alone says the same.  ``horizontal``: the interval runs along x (``x`` is the value).
+    value: float
+    low: float
+    high: float
+    n: float | None = None
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any], value: str = "mean") -> "Estimate":
+        """The estimate in a summary row: ``row[value]``, ``ci_low``, ``ci_high`` and ``n``."""
+        return cls(float(row[value]), float(row["ci_low"]), float(row["ci_high"]), row.get("n"))
+
+
+def ci_point(ax: Axes, estimate: Estimate, at: float, color: ColorType, *, horizontal: bool = False,
+             **style: Any) -> None:
+    """``estimate`` as a point with its interval at position ``at``, hollow when its ``n`` is small.
+
+    No bar is drawn when the interval has no width: its two caps would sit on top of each other
+    (a series drawn but unseen); the point alone says the same.  The value runs along y, or
+    along x when ``horizontal``; ``style`` goes to the point's ``plot`` (``ms`` 5.5 and
+    ``marker`` "o" unless given).
     """
-    value = x if horizontal else y
-    if low == low and high == high and high - low > 1e-12:  # NaN != NaN: no interval
-        err = [[value - low], [high - value]]
+    e = estimate
+    x, y = (e.value, at) if horizontal else (at, e.value)
+    if e.low == e.low and e.high == e.high and e.high - e.low > 1e-12:  # NaN != NaN: no interval
+        err = [[e.value - e.low], [e.high - e.value]]
         xerr, yerr = (err, None) if horizontal else (None, err)
         ax.errorbar([x], [y], xerr=xerr, yerr=yerr, fmt="none", ecolor=color, elinewidth=1.1, capsize=2.5, zorder=2)
-    ax.plot([x], [y], marker, ms=ms, zorder=3, **small_marker(n, color), **kwargs)
+    style = {"ms": 5.5, "marker": "o", "linestyle": "none", "zorder": 3, **small_marker(e.n, color), **style}
+    ax.plot([x], [y], **style)
 
 
 def shade_small(ax: Axes, x: float, y: float, width: float = 1.0, height: float = 1.0) -> Rectangle:

@@ -9,6 +9,7 @@ One panel per recaller, two panels a row.  Points sit at their true x (never jit
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,7 @@ from lyra_lab.reports._figures import (
 )
 from lyra_lab.reports._legible import (
     LineLabel,
+    Estimate,
     ci_point,
     is_small,
     group_identical,
@@ -36,7 +38,7 @@ from lyra_lab.reports._legible import (
     short_labels,
     small_note,
 )
-from lyra_lab.stats import aggregate
+from lyra_lab.stats import ResamplingOptions, aggregate
 
 MAX_LINES = 8  # lines a panel can hold legibly; past this, the best ones (every figure is in metrics.csv)
 DODGE_PT = 4.0  # points between the lines of a panel at one budget: about a marker's width
@@ -59,7 +61,7 @@ def _cost_axis(df: pd.DataFrame) -> tuple[pd.Series, str]:
 
 
 def _limits(low: pd.Series, high: pd.Series) -> tuple[float, float]:
-    """y limits: [0, 1] with a margin for shares, else the data's range with one."""
+    """Y limits: [0, 1] with a margin for shares, else the data's range with one."""
     lo, hi = float(np.nanmin(low)), float(np.nanmax(high))
     if lo >= 0 and hi <= 1:
         return -0.04, 1.04
@@ -106,7 +108,7 @@ def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], p
         for yi, group in zip(y, groups):
             if group.first in part.index:
                 row = part.loc[group.first]
-                ci_point(ax, row["mean"], yi, row["ci_low"], row["ci_high"], row["n"], "C0", horizontal=True, ms=6)
+                ci_point(ax, Estimate.of(row), yi, "C0", horizontal=True, ms=6)
         ax.set_title(f"recaller: {facet}" if facet else "all pipelines", fontsize=10)
         ax.set_xlim(*xlim)
         ax.grid(axis="x", alpha=0.3)
@@ -130,7 +132,7 @@ def _cost_text(value: float, unit: str) -> str:
 
 
 def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str, bool], path: Path,
-                              n_resamples: int = 1000, seed: int = 0) -> Path | None:
+                              **resampling: Unpack[ResamplingOptions]) -> Path | None:
     """``metric@<B>tok`` (mean, 95% CI) against the context budget B: one line per memory pipeline.
 
     The equal-budget view (``lyra_lab.measures``, ``_budget``): every pipeline gets the same
@@ -147,7 +149,7 @@ def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str
     rows = rows[rows["metric_base"] == metric]
     if rows.empty:
         return None
-    agg = aggregate(rows, by=["pipeline", "budget_tokens"], n_resamples=n_resamples, seed=seed)
+    agg = aggregate(rows, by=["pipeline", "budget_tokens"], **resampling)
     agg["memory"], agg["facet"] = zip(*(split_pipeline(p) for p in agg["pipeline"]))
     short, shared = short_labels(sorted(agg["memory"].unique()))
     agg["short"] = agg["memory"].map(short)

@@ -34,7 +34,7 @@ from lyra_lab.stats import aggregate
 from lyra_lab.stats import row_pipeline_labels
 from lyra_lab.reports import _degraded
 from lyra_lab.reports._compare_report import lead_metric, paired_section
-from lyra_lab.reports._html import probe_views, render_html
+from lyra_lab.reports._html import ReportPage, probe_views, render_html
 from lyra_lab.reports._judge_report import judge_section
 from lyra_lab.reports._labels import label_categories
 from lyra_lab.reports._category_plot import by_category
@@ -66,7 +66,8 @@ def write_report(
         run_dir: the run folder.
         category_scheme: a ``LOCOMO_LABELS`` scheme name to label categories with
             (``"locomo_paper"`` or ``"mem0"``); None shows the raw category.
-        n_resamples, seed: of the bootstrap CIs.
+        n_resamples: bootstrap resamples of the CIs.
+        seed: of the bootstrap.
         cluster: resample whole clusters for the CIs, e.g. ``"conversation_id"``:
             probes of one conversation are correlated, so with few conversations
             (LoCoMo has 10) the per-probe intervals are too narrow.  The paired
@@ -192,9 +193,9 @@ def write_report(
              if line.strip() and not line.strip().startswith(("|", ">", "#")) and "summary.csv" not in line]
     n_probes = df.loc[df["probe_id"].astype(str) != "", ["conversation_id", "probe_id"]].drop_duplicates().shape[0] \
         if {"probe_id", "conversation_id"} <= set(df.columns) else 0
-    page = render_html(f"Report: {run_dir.name}", notes, warnings, format_cells(summary, shown, columns),
-                       category_table, plots, probe_views(run_dir, df), n_probes, paired, judges)
-    (out / "report.html").write_text(page, encoding="utf-8")
+    page = ReportPage(f"Report: {run_dir.name}", notes, warnings, format_cells(summary, shown, columns),
+                      category_table, plots, probe_views(run_dir, df), n_probes, paired, judges)
+    (out / "report.html").write_text(render_html(page), encoding="utf-8")
     return written + plots + [out / "report.html"]
 
 

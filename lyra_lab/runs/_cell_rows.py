@@ -109,8 +109,10 @@ class CellRows:
         return jsonl_bytes([header, *lines])
 
     def _shared_columns(self) -> dict[str, Any]:
-        """The columns every group holds with the same value (of the same type: ``1``, ``1.0`` and ``True``
-        differ)."""
+        """The columns every group holds with the same value.
+
+        Of the same type too: ``1``, ``1.0`` and ``True`` differ.
+        """
         if not self.groups:
             return {}
         shared = dict(self.groups[0].columns)

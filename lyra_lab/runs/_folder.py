@@ -152,8 +152,11 @@ class RunFolder:
         return {p.stem for p in self.rows_dir.glob("*.jsonl")}
 
     def degraded(self) -> dict[str, int]:
-        """Finished cells whose rows are degraded (fell back or lost calls): cell id → the largest
-        ``degraded`` count of its rows."""
+        """Finished cells whose rows are degraded (fell back or lost calls).
+
+        Returns:
+            cell id → the largest ``degraded`` count of its rows.
+        """
         counts = {p.stem: degraded_count(p, RecordError) for p in self.rows_dir.glob("*.jsonl")}
         return {cell: n for cell, n in sorted(counts.items()) if n > 0}
 

@@ -88,8 +88,10 @@ def json_line(record: Mapping[str, Any], encode: Callable[[Any], str], default: 
 
 
 def _only_not_native(default: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``default`` for what ``json`` also hands to it; a subclass of a type ``json`` writes itself is refused
-    (the line is then ``json``'s)."""
+    """``default`` for what ``json`` also hands to it.
+
+    A subclass of a type ``json`` writes itself is refused (the line is then ``json``'s).
+    """
     def convert(value: object) -> object:
         if isinstance(value, _NATIVE):
             raise TypeError(f"{type(value).__name__}: left to json")
@@ -102,7 +104,7 @@ def _only_not_native(default: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 
 def _orjson_lines(rows: list[Any]) -> bytes:
-    """orjson's JSONL of ``rows``: one call for the list, cut into lines (NaN and ±Infinity written as null)."""
+    """Orjson's JSONL of ``rows``: one call for the list, cut into lines (NaN and ±Infinity written as null)."""
     whole = orjson.dumps(rows, default=_refuse, option=_ORJSON_OPTIONS)
     # "[{...},{...}]": when every row is a dict and "},{" occurs only between rows (no value holds it),
     # the lines are the list's items, cut there.

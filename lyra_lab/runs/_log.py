@@ -46,8 +46,11 @@ class RunLog:
     """
 
     def __init__(self, path: str | os.PathLike[str], durable: bool = True):
-        """``durable=False``: no flush after each event and no fsync, the file's buffer written on
-        ``close`` (a private log read once it is closed, such as a cell's in a worker process)."""
+        """Open ``path`` for appending events.
+
+        ``durable=False``: no flush after each event and no fsync, the file's buffer written on
+        ``close`` (a private log read once it is closed, such as a cell's in a worker process).
+        """
         self.path = Path(path)
         self._durable = durable
         self.path.parent.mkdir(parents=True, exist_ok=True)

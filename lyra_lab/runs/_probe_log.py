@@ -42,8 +42,11 @@ def logged_aliases(events: Iterable[dict[str, Any]]) -> dict[str, AliasOf]:
 
 @dataclass
 class LoggedProbes:
-    """A run log's per-probe events, by ``(cell, recaller, probe)``; summary previews by ``(cell, entry id)``
-    (one summary id names different texts in different pipelines); ``aliases``: alias cell -> its source."""
+    """A run log's per-probe events, by ``(cell, recaller, probe)``.
+
+    Summary previews are kept by ``(cell, entry id)`` (one summary id names different texts in
+    different pipelines); ``aliases``: alias cell -> its source.
+    """
 
     details: dict[tuple[str, str, str], dict] = field(default_factory=dict)
     recalls: dict[tuple[str, str, str], list] = field(default_factory=dict)
@@ -59,8 +62,11 @@ class LoggedProbes:
         return (alias.cell_id, key[1], key[2]), alias
 
     def text(self, cell: str, entry_id: str, turns: Mapping[str, str], limit: int | None = TEXT_CHARS) -> str:
-        """What the log and corpus know of an entry's text: a raw turn's from the corpus (cut at
-        ``limit`` characters; None keeps it whole), a summary's from its ``summary_written`` preview."""
+        """What the log and corpus know of an entry's text.
+
+        A raw turn's from the corpus (cut at ``limit`` characters; None keeps it whole), a
+        summary's from its ``summary_written`` preview.
+        """
         if entry_id.startswith("turn:"):
             text = turns.get(entry_id[5:], "")
             return text if limit is None else snip(text, limit)
@@ -69,8 +75,10 @@ class LoggedProbes:
 
 def logged_probes(events: Iterable[dict[str, Any]], cells: set[str] | None = None,
                   probe_id: str | None = None) -> LoggedProbes:
-    """Collect ``probe_detail``, ``recall``, ``answer`` and ``summary_written`` events, of ``cells`` and
-    ``probe_id`` only when given."""
+    """Collect ``probe_detail``, ``recall``, ``answer`` and ``summary_written`` events.
+
+    Only those of ``cells`` and ``probe_id`` when given.
+    """
     out = LoggedProbes()
     for e in events:
         kind, cell = e.get("event"), str(e.get("cell_id", ""))

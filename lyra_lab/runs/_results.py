@@ -74,8 +74,10 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
 
 
 def tidy_table(groups: list[RowGroup]) -> pa.Table:
-    """The tidy rows of ``groups`` as an Arrow table, each group's columns repeated for each of its metrics,
-    sorted by ``_SORT`` (stable: a cell's rows keep their order within a probe).
+    """The tidy rows of ``groups`` as an Arrow table, sorted by ``_SORT``.
+
+    Each group's columns are repeated for each of its metrics; the sort is stable (a cell's rows
+    keep their order within a probe).
 
     The order is worked out first (groups by their keys, then each row by its group's place and its
     metric), so each column is gathered once, straight into sorted order.
@@ -108,8 +110,11 @@ _STRINGS = ("run", "cell_id", "pipeline", "chunker", "summarizer", "rollup", "re
 
 
 def _column(name: str, values: list[object]) -> pa.Array:
-    """One column of the table, typed: identifiers as text (missing: ""), flags and counters as such, a
-    parameter as what its values are (text when they mix kinds, so nothing is lost)."""
+    """One column of the table, typed.
+
+    Identifiers as text (missing: ""), flags and counters as such, a parameter as what its
+    values are (text when they mix kinds, so nothing is lost).
+    """
     if name in _STRINGS:
         return pa.array(["" if v is None else str(v) for v in values], type=pa.string())
     if name == "simulated":
