@@ -98,6 +98,7 @@ class Mem0Session(BaseSession):
         self.workdir = tempfile.mkdtemp(prefix="lyra-mem0-")
         self.endpoint = OpenAIEndpoint(backend if system.infer else None, embedder)
         self.memory: Any = None
+        self.stored = 0  # items mem0 said it stored (the most get_all may have to list)
         try:
             self.guard("open", lambda: self._start(embedder))
         except BaseException:
@@ -135,6 +136,8 @@ class Mem0Session(BaseSession):
                         "speaker": batch[0].speaker or str(batch[0].role)}
             if batch[0].timestamp is not None:
                 metadata["created_at"] = batch[0].timestamp.isoformat()
+            if batch[-1].timestamp not in (None, batch[0].timestamp):
+                metadata["until"] = batch[-1].timestamp.isoformat()
             try:
                 result = self.memory.add(messages, user_id=self.conversation_id, metadata=metadata,
                                          infer=self.system.infer)
@@ -145,6 +148,7 @@ class Mem0Session(BaseSession):
                 notes.append(f"{type(exc).__name__}: {exc}"[:300])
                 continue
             stored += len(result.get("results") or [])
+        self.stored += stored
         tally = self.endpoint.tally()
         # a backend failure is counted by the endpoint and surfaces again as mem0's exception: once
         return IngestReport(items=stored, usage=tally.usage, failed_calls=max(failed, tally.failed_calls),
@@ -155,14 +159,23 @@ class Mem0Session(BaseSession):
         answer = self.memory.search(question, top_k=k, filters={"user_id": self.conversation_id},
                                     threshold=self.system.threshold)
         self.endpoint.tally()  # query embeddings are query cost, not ingest cost
-        hits = []
-        for item in answer.get("results") or []:
-            meta = item.get("metadata") or {}
-            ids = meta.get("turn_ids") or []
-            hits.append(SystemHit(text=str(item.get("memory", "")), score=float(item.get("score") or 0.0),
-                                  turn_ids=tuple(str(t) for t in ids), when=_iso(item.get("created_at")),
-                                  kind="fact" if self.system.infer else "turn", id=str(item.get("id") or "")))
-        return hits
+        return [self._hit(item) for item in answer.get("results") or []]
+
+    def _contents(self) -> Sequence[SystemHit]:
+        limit = self.stored + 100
+        while True:  # get_all lists at most top_k: ask for more than mem0 said it stored, and more again if full
+            items = self.memory.get_all(filters={"user_id": self.conversation_id}, top_k=limit).get("results") or []
+            if len(items) < limit:
+                return [self._hit(item) for item in items]
+            limit *= 2
+
+    def _hit(self, item: Any) -> SystemHit:
+        meta = item.get("metadata") or {}
+        ids = meta.get("turn_ids") or []
+        return SystemHit(text=str(item.get("memory", "")), score=float(item.get("score") or 0.0),
+                         turn_ids=tuple(str(t) for t in ids), when=_iso(item.get("created_at")),
+                         kind="fact" if self.system.infer else "turn", id=str(item.get("id") or ""),
+                         until=_iso(meta.get("until")))
 
     def _close(self) -> None:
         try:
