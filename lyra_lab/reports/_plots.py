@@ -23,6 +23,7 @@ from lyra_lab.stats import aggregate
 
 _PHASES = (  # (metric, axis label)
     ("recall_latency_s", "recall, per probe (s)"),
+    ("ingest.latency_s", "ingest of a memory system, per conversation (s)"),
     ("answer_latency_s", "answer, per probe (s)"),
     ("summarize.latency_s", "summarize, per conversation (s)"),
     ("rollup.latency_s", "rollup, per conversation (s)"),
@@ -132,7 +133,7 @@ def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], p
             text = "\n".join(wrap_label(name, 34) for name in names) + f"\nn={n}"
             ax.annotate(text, (xv, mean), xytext=(7, 10 if j % 2 else -10), textcoords="offset points",
                         fontsize=6.5, va="center", ha="left")
-        ax.set_title(f"recaller: {facet}" if facet else "all pipelines", fontsize=10)
+        ax.set_title(f"recaller: {facet}" if facet else "memory systems (no recaller)", fontsize=10)
         ax.grid(alpha=0.3)
         ax.margins(x=0.25, y=0.12)
     for ax in axes[-1]:
@@ -177,7 +178,7 @@ def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str
         ax.set_xscale("log", base=2)
         budgets = sorted(agg["budget_tokens"].unique())
         ax.set_xticks(budgets, [str(b) for b in budgets])
-        ax.set_title(f"recaller: {facet}" if facet else "all pipelines", fontsize=10)
+        ax.set_title(f"recaller: {facet}" if facet else "memory systems (no recaller)", fontsize=10)
         ax.grid(alpha=0.3)
     from matplotlib.lines import Line2D
 
