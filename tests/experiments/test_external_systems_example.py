@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from lyra_lab.runs import load_results
+from tests.systems.conftest import processes_under
 
 pytestmark = pytest.mark.slow
 
@@ -26,23 +27,6 @@ EXAMPLE = REPO / "examples" / "external_systems.toml"
 IN_PROCESS = "turn_window+none+none|bm25"
 SERVED = ("served-http:turn_window+bm25", "served-mcp:turn_window+bm25")
 TIMING = ("recall_latency_s", "answer_latency_s")
-
-
-def leftovers(folder: Path) -> list[str]:
-    """Live processes working in, or started on a file in, ``folder`` (where every session's temp folder was)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cwd = os.readlink(entry / "cwd")
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state != "Z" and (cwd.startswith(str(folder)) or str(folder) in cmdline):
-            found.append(f"{entry.name}: {cmdline[:200]}")
-    return found
 
 
 def test_the_external_systems_example_runs_offline_with_the_same_rows(tmp_path):
@@ -55,7 +39,7 @@ def test_the_external_systems_example_runs_offline_with_the_same_rows(tmp_path):
                            "--quiet", "--no-report"], env=env, cwd=REPO, capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
-    assert not leftovers(temp), leftovers(temp)
+    assert not processes_under(temp), processes_under(temp)
 
     df = load_results(run_dir)
     pipelines = sorted(df["pipeline"].unique())

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import pytest
 from lyra_lab._registry import ConfigError
 from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
 from lyra_lab.runs import read_log
-from tests.systems.conftest import REPO, SYNTHETIC, processes_running
+from tests.systems.conftest import REPO, SYNTHETIC, processes_running, processes_under
 
 FAKE_MCP = REPO / "tests" / "systems" / "fake_mcp_server.py"
 PIPE = {"chunker": {"name": "turn_window", "max_turns": 1}, "keep_raw": False}
@@ -40,6 +41,14 @@ def fake_mcp(mode: str, tag: Path, **fields: object) -> dict[str, object]:
 def running_servers(mode: str, tag: Path) -> list[int]:
     """This test's fake servers in ``mode`` still running (their command line, not one that mentions them)."""
     return processes_running(f"{FAKE_MCP} {mode} {tag}")
+
+
+def sessions_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Make this process's temp folders (every session's, where its servers run) under ``tmp_path/tmp``."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp
 
 
 def experiment(systems: list[object], *, chunkers: bool = True, **run: object) -> dict[str, object]:
@@ -114,7 +123,8 @@ def test_systems_land_in_the_rows_of_the_grid_with_the_same_metrics(tmp_path):
 
 
 @pytest.mark.parametrize("mode, call", [("hang", "query"), ("garbage", "query"), ("crash", "query")])
-def test_a_failing_system_fails_its_cell_only_and_leaves_no_process(tmp_path, mode, call):
+def test_a_failing_system_fails_its_cell_only_and_leaves_no_process(tmp_path, monkeypatch, mode, call):
+    temp = sessions_in(tmp_path, monkeypatch)
     spec = ExperimentSpec.from_dict(experiment([fake_mcp(mode, tmp_path)], chunkers=True))
     started = time.monotonic()
     df = run_experiment(spec, tmp_path / "run", RunOptions(progress=False))
@@ -139,7 +149,8 @@ def test_a_finished_system_cell_is_resumed_not_run_again(tmp_path):
     assert len(again) == len(first) and set(again["pipeline"]) == {"pipeline:turn_window+bm25"}
 
 
-def test_system_cells_run_in_worker_processes_as_in_the_driver(tmp_path):
+def test_system_cells_run_in_worker_processes_as_in_the_driver(tmp_path, monkeypatch):
+    temp = sessions_in(tmp_path, monkeypatch)
     systems = [{"name": "pipeline", "pipeline": PIPE}, fake_mcp("ok", tmp_path)]
     serial = run_experiment(ExperimentSpec.from_dict(experiment(systems, chunkers=False)), tmp_path / "a",
                             RunOptions(progress=False))
@@ -152,7 +163,7 @@ def test_system_cells_run_in_worker_processes_as_in_the_driver(tmp_path):
         return part.sort_values(keys)[keys + ["value"]].reset_index(drop=True)
 
     assert values(serial).equals(values(spread))
-    assert not running_servers("ok", tmp_path)
+    assert not processes_under(temp), processes_under(temp)
 
 
 CTRL_C = """
@@ -167,9 +178,14 @@ except KeyboardInterrupt:
 """
 
 
-def test_ctrl_c_during_a_system_cell_stops_every_process_it_started(tmp_path):
-    spec = experiment([fake_mcp("hang", tmp_path, timeout_s=600.0)], chunkers=False)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+@pytest.mark.parametrize("executor", ["serial", "processes"])
+def test_ctrl_c_during_a_system_cell_stops_every_process_it_started(tmp_path, executor):
+    # processes: the driver stops the worker running the cell with SIGTERM, which the cell turns into a way out
+    spec = experiment([fake_mcp("hang", tmp_path, timeout_s=600.0)], chunkers=False, executor=executor)
+    temp = tmp_path / "tmp"  # every session's temp folder (the server's working folder) is made here
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     child = subprocess.Popen([sys.executable, "-c", CTRL_C, json.dumps(spec), str(tmp_path / "run")],
                              stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
     try:
@@ -185,5 +201,5 @@ def test_ctrl_c_during_a_system_cell_stops_every_process_it_started(tmp_path):
             child.kill()
     assert child.returncode == 130 and "interrupted" in out
     time.sleep(0.5)
-    assert not running_servers("hang", tmp_path)
+    assert not running_servers("hang", tmp_path) and not processes_under(temp), processes_under(temp)
     assert not list(Path(tmp_path / "run" / "rows").glob("*.jsonl"))  # nothing half-written
