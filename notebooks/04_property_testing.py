@@ -410,7 +410,7 @@ recallers = ["bm25"]
 backends = ["fake"]
 embedders = ["hashing"]
 ks = [1, 5, 10]
-context_budgets = [{CONTEXT}]
+score_at_tokens = [{CONTEXT}]
 """
 (OUT / "grid.toml").write_text(GRID_TOML)
 print(GRID_TOML)
@@ -475,7 +475,7 @@ paired.round(3)
 
 # %%
 n_probes = {m: int(quality.loc[quality["metric"] == m, "n"].max()) for m in (HEADLINE, RECALL)}
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), sharex=True, sharey=True, layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharex=True, sharey=True, layout="constrained")
 for ax, metric, what in zip(axes, (HEADLINE, RECALL),
                             (f"answer in the {CONTEXT}-token context", "evidence turn in the top 5 chunks")):
     points = quality[quality["metric"] == metric]

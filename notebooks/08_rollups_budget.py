@@ -67,6 +67,7 @@ import numpy as np
 import pandas as pd
 
 import lyra_lab
+from lyra_lab.reports import LineLabel, group_identical, label_lines, small_marker
 from lyra_lab.stats import aggregate, compare
 from lyra_lab.experiments import ExperimentSpec, inspect_probe, load_corpus, run_experiment, select
 from lyra_lab.runs import read_log
@@ -83,10 +84,11 @@ FIGURES.mkdir(parents=True, exist_ok=True)
 TITLES: dict[str, str] = {}  # figure file -> its title (written to figures.json)
 
 
-def publish(fig, name: str, title: str, rect=(0, 0, 1, 1)) -> None:
-    # title fig, lay it out inside rect, save it as FIGURES / name, record its title, show it
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout(rect=rect)
+def publish(fig, name: str, title: str, labels=()) -> None:
+    # title fig (wrapped to its width), label its lines at their ends, save it as FIGURES / name, record, show it
+    fig.suptitle(textwrap.fill(title, int(fig.get_figwidth() * 13)), fontsize=10.5)
+    for ax, line_labels in labels:  # last: the panels have their final size once the title is in
+        label_lines(ax, line_labels, fontsize=7.5)
     fig.savefig(FIGURES / name, dpi=110)
     TITLES[name] = title
     plt.show()
@@ -127,7 +129,7 @@ spec = ExperimentSpec.from_dict({
                  {"name": "fact_extraction", "max_tokens": DIGEST_TOKENS, "batch_turns": 20},
                  "none"],
              "budgets": BUDGETS, "keep_raw": [True], "recallers": ["bm25"]},
-    "run": {"backends": [BACKEND], "embedders": ["none"], "ks": [K], "context_budgets": CONTEXT_BUDGETS},
+    "run": {"backends": [BACKEND], "embedders": ["none"], "ks": [K], "score_at_tokens": CONTEXT_BUDGETS},
 })
 RUN_DIR = OUT / f"run-{MODE}-{BACKEND}"
 t0 = time.perf_counter()
@@ -189,35 +191,54 @@ quality.pivot_table(index=["rollup", "budget"], columns="metric", values="mean")
 # %%
 COLORS = {"time_ladder": "tab:blue", "summary_buffer": "tab:orange", "session_gist": "tab:green",
           "fact_extraction": "tab:purple", "none": "0.4"}
-NOTE = {"none": " (keeps all; ignores budget)", "session_gist": " (budget not enforced)",
-        "fact_extraction": " (budget not enforced)"}
-fig, axes = plt.subplots(2, 2, figsize=(12, 8.5), sharex=True)
+NOTE = {"none": " (keeps all)", "session_gist": " (no budget)", "fact_extraction": " (no budget)"}
+
+
+def named(members) -> str:  # "session_gist = fact_extraction (budget not enforced)": one line for rollups that coincide
+    notes = {NOTE.get(r, "") for r in members}
+    text = " = ".join(members)
+    return text + (notes.pop() if len(notes) == 1 else "")
+
+
+fig, axes = plt.subplots(2, 2, figsize=(10, 7.6), sharex=True, sharey=True, layout="constrained")
+pending = []
 for ax, metric in zip(axes.flat, METRICS):
-    for i, rollup in enumerate(ROLLUPS):
-        part = quality[(quality["rollup"] == rollup) & (quality["metric"] == metric)].sort_values("budget")
-        if rollup == "none":
-            r = part.iloc[0]
-            ax.axhspan(r["ci_low"], r["ci_high"], color=COLORS[rollup], alpha=0.15, lw=0)
-            ax.axhline(r["mean"], color=COLORS[rollup], ls="--", label=f"none{NOTE['none']}, n = {int(r['n'])}")
-            continue
-        x = part["budget"].to_numpy() * (1 + 0.025 * (i - 1.5))  # a small offset so the bars do not overlap
-        yerr = [part["mean"] - part["ci_low"], part["ci_high"] - part["mean"]]
-        ax.errorbar(x, part["mean"], yerr=yerr, marker="o", capsize=3, color=COLORS[rollup],
-                    label=f"{rollup}{NOTE.get(rollup, '')}, n = {int(part['n'].min())}")
+    part = quality[quality["metric"] == metric]
+    series = {r: part[part["rollup"] == r].set_index("budget").reindex(BUDGETS) for r in ROLLUPS if r != "none"}
+    labels = []
+    # rollups with the same means and CIs at every budget are one line, named for all of them
+    groups = group_identical({r: [*s["mean"], *s["ci_low"], *s["ci_high"]] for r, s in series.items()})
+    for i, group in enumerate(groups):
+        s, color = series[group.first], COLORS[group.first]
+        xs = np.array(BUDGETS, dtype=float) * (1 + 0.03 * (i - (len(groups) - 1) / 2))  # CIs side by side, not on top
+        ax.plot(xs, s["mean"], color=color, lw=1.6, zorder=2)
+        for xv, (_, r) in zip(xs, s.iterrows()):
+            if r["ci_high"] > r["ci_low"]:
+                ax.errorbar(xv, r["mean"], yerr=[[r["mean"] - r["ci_low"]], [r["ci_high"] - r["mean"]]], fmt="none",
+                            ecolor=color, capsize=3, zorder=2)
+            ax.plot(xv, r["mean"], "o", ms=5, zorder=3, **small_marker(r["n"], color))
+        labels.append(LineLabel(xs[-1], s["mean"].iloc[-1], f"{named(group.members)}, n = {int(s['n'].min())}", color))
+    keep = part[part["rollup"] == "none"].iloc[0]
+    ax.axhspan(keep["ci_low"], keep["ci_high"], color=COLORS["none"], alpha=0.15, lw=0)
+    ax.axhline(keep["mean"], color=COLORS["none"], ls="--", lw=1.2)
+    labels.append(LineLabel(BUDGETS[-1], keep["mean"], f"none{NOTE['none']}, n = {int(keep['n'])}", COLORS["none"]))
+    pending.append((ax, labels))
     ax.set_xscale("log")
     ax.set_xticks(BUDGETS, [str(b) for b in BUDGETS])
     ax.minorticks_off()
+    ax.set_xlim(BUDGETS[0] / 1.25, BUDGETS[-1] * 1.25)
     ax.set_ylim(-0.05, 1.05)
     ax.set_title(metric + (" — flatters digests" if metric.startswith("coverage") else ""), fontsize=10)
-    ax.set_ylabel("share of probes")
+for ax in axes[:, 0]:
+    ax.set_ylabel("share of probes (mean, 95% CI)")
 for ax in axes[1]:
     ax.set_xlabel("memory budget (tokens, o200k)")
-handles, labels = axes[0, 0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
 N_ANSWERABLE = int(quality.loc[quality["metric"] == "retention", "n"].max())
+small = " hollow: n < 10;" if N_ANSWERABLE < 10 else ""
 title = (f"Retention and recall against memory budget, per rollup ({MODE} mode, {BACKEND} model; n = {N_ANSWERABLE} "
-         f"probes with an answer, of {N_PROBES}, {len(DAYS)} conversation(s); 95% CI)")
-publish(fig, "quality_vs_budget.png", title, rect=(0, 0.08, 1, 0.96))
+         f"probes with an answer, of {N_PROBES}, {len(DAYS)} conversation(s); 95% CI;{small} grey band: keeping everything; "
+         "no budget: the rollup does not enforce it)")
+publish(fig, "quality_vs_budget.png", title, labels=pending)
 
 # %% [markdown]
 # ## 4. Memory size over replayed time
@@ -267,23 +288,30 @@ budget_check
 
 # %%
 CONV0 = next(iter(DAYS))
-fig, axes = plt.subplots(1, len(BUDGETS), figsize=(5.2 * len(BUDGETS), 4.6), sharey=True)
-for ax, budget in zip(np.atleast_1d(axes), BUDGETS):
-    for rollup in ROLLUPS:
-        part = memory[(memory["rollup"] == rollup) & (memory["budget"] == budget) & (memory["conversation_id"] == CONV0)]
-        ax.plot(part["day"], part["tokens_after"], marker="o", ms=4, color=COLORS[rollup],
-                ls="--" if rollup == "none" else "-", label=f"{rollup}{NOTE.get(rollup, '')}")
-    ax.axhline(budget, color="k", ls=":", lw=1, label="the memory budget")
+fig, axes = plt.subplots(1, len(BUDGETS), figsize=(10, 4.6), sharey=True, squeeze=False, layout="constrained")
+pending = []
+for ax, budget in zip(axes[0], BUDGETS):
+    by_rollup = {r: memory[(memory["rollup"] == r) & (memory["budget"] == budget) & (memory["conversation_id"] == CONV0)]
+             for r in ROLLUPS}
+    labels = []
+    # on a log axis, sizes within 5% of each other draw one line: it is named for every rollup it stands for
+    for group in group_identical({r: list(np.log10(p["tokens_after"].clip(lower=1))) for r, p in by_rollup.items()},
+                                 tolerance=np.log10(1.05)):
+        part, color = by_rollup[group.first], COLORS[group.first]
+        ax.plot(part["day"], part["tokens_after"], marker="o", ms=4, color=color, ls="--" if group.first == "none" else "-")
+        name = " ≈ ".join(group.members)
+        labels.append(LineLabel(part["day"].iloc[-1], part["tokens_after"].iloc[-1], name, color))
+    ax.axhline(budget, color="k", ls=":", lw=1)
+    ax.annotate(f"the budget, {budget} tokens", (0, budget), xytext=(2, 3), textcoords="offset points", fontsize=8)
+    pending.append((ax, labels))
     ax.set_title(f"budget {budget} tokens", fontsize=10)
-    ax.set_xlabel(f"replayed time (days since the first turn of {CONV0})")
+    ax.set_xlabel(f"replayed days since the first turn of {CONV0}")
     ax.set_yscale("log")
-np.atleast_1d(axes)[0].set_ylabel("memory after each compaction (tokens, o200k, log scale)")
-handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
+axes[0, 0].set_ylabel("memory after each compaction\n(tokens, o200k, log scale)")
 n_sessions = memory.loc[(memory["rollup"] == "none") & (memory["conversation_id"] == CONV0), "flush"].nunique()
 title = (f"Memory size over replayed time, one line per rollup (conversation {CONV0}, n = {n_sessions} sessions, "
-         f"{MODE} mode, {BACKEND} model)")
-publish(fig, "memory_over_time.png", title, rect=(0, 0.12, 1, 0.95))
+         f"{MODE} mode, {BACKEND} model; ≈: within 5% at every compaction, drawn as one line)")
+publish(fig, "memory_over_time.png", title, labels=pending)
 
 # %% [markdown]
 # ## 5. LLM tokens and time per replayed day
@@ -313,7 +341,7 @@ cost.to_csv(OUT / "cost.csv", index=False)
 cost.round(2)
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
 width = 0.8 / len(BUDGETS)
 names = [r for r in ROLLUPS if r != "none"]
 for j, budget in enumerate(BUDGETS):
@@ -325,14 +353,15 @@ for j, budget in enumerate(BUDGETS):
             ax.annotate(f"n={int(n)}", (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center",
                         va="bottom", fontsize=7)
 for ax, unit in zip(axes, ["LLM tokens per replayed day (prompt + completion)", "LLM seconds per replayed day"]):
-    ax.set_xticks(np.arange(len(names)), names, fontsize=9)
+    ax.set_xticks(np.arange(len(names)), names, fontsize=8)
     ax.set_ylabel(unit)
     ax.margins(y=0.15)
+    ax.set_ylim(bottom=0)
 handles, labels = axes[0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="lower center", ncol=len(BUDGETS), fontsize=9, frameon=False)  # below: no bar hidden
+fig.legend(handles, labels, loc="outside lower center", ncols=len(BUDGETS), fontsize=9, frameon=False)  # no bar hidden
 title = (f"Rollup LLM cost per replayed day by memory budget ({BACKEND} model, {sum(DAYS.values()):.0f} replayed days; "
          f"n = LLM calls on each bar; none makes no calls)")
-publish(fig, "cost_per_day.png", title, rect=(0, 0.06, 1, 0.95))
+publish(fig, "cost_per_day.png", title)
 
 # %% [markdown]
 # ## 6. What each rollup kept and lost, for a probe it failed

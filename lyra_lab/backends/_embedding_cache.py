@@ -16,12 +16,15 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from lyra_lab.backends._embedders import check_texts
+from lyra_lab.backends._progress import track
 from lyra_lab._run_records import EMBEDDING_CACHE
 from lyra_lab.backends._sqlite import check_version, connect, retry_busy, write
 from lyra_lab.backends._types import Embedder
@@ -105,28 +108,71 @@ class EmbeddingCache:
         return f"EmbeddingCache({self.path!r})"
 
 
+@dataclass(frozen=True)
+class EmbeddingCacheStats:
+    """What a ``CachedEmbedder`` served so far.
+
+    Attributes:
+        embedder: the wrapped embedder's name.
+        hits: texts served from the cache (repeats of a text within one call included).
+        misses: texts sent to the wrapped embedder (each distinct text once per call).
+        embedded_chars: characters of those texts.
+        embed_s: seconds spent in the wrapped embedder.
+    """
+
+    embedder: str
+    hits: int = 0
+    misses: int = 0
+    embedded_chars: int = 0
+    embed_s: float = 0.0
+
+    def fields(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 class CachedEmbedder:
     """An Embedder that asks ``embedder`` only for texts the cache has not seen.
 
-    ``misses`` counts texts sent to the wrapped embedder (each distinct text once
-    per call); ``hits`` counts texts served from the cache, including repeats of
-    a text within one call.
+    Misses are embedded in batches of at most ``write_every`` texts (and about
+    ``write_chars`` characters), and each batch's vectors are written to the
+    cache as soon as it finishes: a crash or Ctrl-C in the middle of a long
+    corpus loses at most the batch under way. Progress (texts done, rate, ETA)
+    goes to the sink of ``report_progress``, if one is set.
+
+    ``stats()`` says how many texts were hits and misses (``hits`` and
+    ``misses`` are the same counts as attributes).
     """
 
-    def __init__(self, embedder: Embedder, cache: EmbeddingCache):
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache, *, write_every: int = 64,
+                 write_chars: int = 64_000):
         if not isinstance(embedder, Embedder):
             raise TypeError(f"{embedder!r} is not an Embedder: it needs name, dim, identity() and embed()")
+        if write_every < 1 or write_chars < 1:
+            raise ValueError(f"write_every and write_chars must be >= 1, got {write_every}, {write_chars}")
         self.embedder = embedder
         self.cache = cache
         self.name = embedder.name
         self.identity_key = embedder_identity(embedder)
-        self.hits = 0
-        self.misses = 0
+        self.write_every, self.write_chars = write_every, write_chars
+        self._stats = EmbeddingCacheStats(embedder.name)
         self._lock = threading.Lock()
 
     @property
     def dim(self) -> int:
         return self.embedder.dim
+
+    @property
+    def hits(self) -> int:
+        return self._stats.hits
+
+    @property
+    def misses(self) -> int:
+        return self._stats.misses
+
+    def stats(self) -> EmbeddingCacheStats:
+        """Hits, misses and embedding time so far (a snapshot)."""
+        with self._lock:
+            return self._stats
 
     def identity(self) -> dict[str, Any]:
         return dict(json.loads(self.identity_key))
@@ -136,21 +182,48 @@ class CachedEmbedder:
         shas = [text_sha256(t) for t in texts]
         known = self.cache.get_many(self.identity_key, kind, shas)
         todo = {sha: text for sha, text in zip(shas, texts) if sha not in known}
+        self._count(hits=len(texts) - len(todo))
         if todo:
-            fresh = np.asarray(self.embedder.embed(list(todo.values()), kind=kind), dtype=np.float32)
-            if fresh.shape != (len(todo), self.dim):
-                raise ValueError(f"embedder {self.name} returned shape {fresh.shape} for {len(todo)} texts; "
-                                 f"expected ({len(todo)}, {self.dim})")
-            new = dict(zip(todo, fresh))
-            self.cache.put_many(self.identity_key, kind, new.items())
-            known.update(new)
-        with self._lock:
-            self.misses += len(todo)
-            self.hits += len(texts) - len(todo)
+            with track(f"embed {kind}s: {self.name}", len(todo)) as progress:
+                for batch in _batches(list(todo.items()), self.write_every, self.write_chars):
+                    known.update(self._embed_batch(batch, kind))
+                    progress.advance(len(batch))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, sha in enumerate(shas):
             out[row] = known[sha]
         return out
 
+    def _embed_batch(self, batch: list[tuple[str, str]], kind: str) -> dict[str, np.ndarray]:
+        started = time.perf_counter()
+        fresh = np.asarray(self.embedder.embed([text for _, text in batch], kind=kind), dtype=np.float32)
+        seconds = time.perf_counter() - started
+        if fresh.shape != (len(batch), self.dim):
+            raise ValueError(f"embedder {self.name} returned shape {fresh.shape} for {len(batch)} texts; "
+                             f"expected ({len(batch)}, {self.dim})")
+        new = {sha: vector for (sha, _), vector in zip(batch, fresh)}
+        self.cache.put_many(self.identity_key, kind, new.items())
+        self._count(misses=len(batch), chars=sum(len(text) for _, text in batch), seconds=seconds)
+        return new
+
+    def _count(self, hits: int = 0, misses: int = 0, chars: int = 0, seconds: float = 0.0) -> None:
+        with self._lock:
+            s = self._stats
+            self._stats = replace(s, hits=s.hits + hits, misses=s.misses + misses,
+                                  embedded_chars=s.embedded_chars + chars, embed_s=s.embed_s + seconds)
+
     def __repr__(self) -> str:
         return f"CachedEmbedder({self.embedder!r}, {self.cache!r})"
+
+
+def _batches(items: list[tuple[str, str]], max_texts: int, max_chars: int) -> Iterator[list[tuple[str, str]]]:
+    """``items`` in order, cut into runs of at most ``max_texts`` and about ``max_chars`` (a longer text goes alone)."""
+    batch: list[tuple[str, str]] = []
+    chars = 0
+    for item in items:
+        if batch and (len(batch) >= max_texts or chars + len(item[1]) > max_chars):
+            yield batch
+            batch, chars = [], 0
+        batch.append(item)
+        chars += len(item[1])
+    if batch:
+        yield batch

@@ -22,8 +22,9 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from lyra_lab.backends._backend_config import BackendConfig, safe_url
-from lyra_lab.backends._openai_stream import Answer, StreamAccumulator, answer_from_response, build_request
-from lyra_lab.backends._retry import DeadlineExceeded, call_with_retries
+from lyra_lab.backends._openai_stream import (Answer, StreamAccumulator, answer_from_response, build_request,
+                                              read_events)
+from lyra_lab.backends._retry import call_with_retries
 from lyra_lab.backends._tokens import token_counter
 from lyra_lab.backends._types import BackendError, Capabilities, Completion, Message, Usage
 from lyra_lab.backends.simulated import SIMULATED_FINGERPRINT
@@ -160,14 +161,13 @@ class OpenAIBackend:
 
     def _stream_once(self, client: openai.OpenAI, kwargs: dict[str, Any], timeout: float, deadline: float | None,
                      with_options: bool) -> Answer:
+        # The openai client sends the request (auth, extra_* params, timeouts, status errors with the
+        # provider's body); the events are parsed here, one JSON decode each (see ``read_events``).
         acc = StreamAccumulator()
         extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if with_options else {}
-        with client.chat.completions.create(**kwargs, **extra, stream=True, timeout=timeout) as stream:
-            for chunk in stream:
-                acc.add(chunk)
-                # ``timeout`` bounds each wait for a chunk; a stream trickling in must still end by the deadline.
-                if deadline is not None and time.monotonic() > deadline:
-                    raise DeadlineExceeded(f"the call's deadline passed mid-stream after {len(acc.parts)} chunk(s)")
+        create = client.chat.completions.with_streaming_response.create
+        with create(**kwargs, **extra, stream=True, timeout=timeout) as response:
+            read_events(response.iter_lines(), acc, response.http_request, deadline)
         return acc.answer()
 
     # ------------------------------------------------------------- helpers

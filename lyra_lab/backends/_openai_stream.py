@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from lyra_lab.backends._retry import StreamError
+from lyra_lab.backends._retry import DeadlineExceeded, StreamError
 
 # Parameters of the chat completions API; any other generation parameter
 # (repeat_penalty, top_k, min_p…) is a server extension sent in ``extra_body``.
@@ -62,7 +62,7 @@ class Answer:
 
 
 class StreamAccumulator:
-    """Collects streamed chunks: text, time to first token, finish reason, usage."""
+    """Collects a stream's chunks (decoded JSON objects): text, time to first token, finish reason, usage."""
 
     def __init__(self) -> None:
         self.started = time.perf_counter()
@@ -73,20 +73,20 @@ class StreamAccumulator:
         self.model: str | None = None
         self.fingerprint: str | None = None
 
-    def add(self, chunk: Any) -> None:
-        if getattr(chunk, "usage", None) is not None:
-            self.usage = chunk.usage
-        self.model = getattr(chunk, "model", None) or self.model
-        self.fingerprint = getattr(chunk, "system_fingerprint", None) or self.fingerprint
-        for choice in getattr(chunk, "choices", None) or ():
-            delta = getattr(choice, "delta", None)
-            content = getattr(delta, "content", None) if delta is not None else None
+    def add(self, chunk: Mapping[str, Any]) -> None:
+        if chunk.get("usage") is not None:
+            self.usage = chunk["usage"]
+        self.model = chunk.get("model") or self.model
+        self.fingerprint = chunk.get("system_fingerprint") or self.fingerprint
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta")
+            content = delta.get("content") if isinstance(delta, Mapping) else None
             if content:
                 if self.ttft_s is None:
                     self.ttft_s = time.perf_counter() - self.started
                 self.parts.append(content)
-            if getattr(choice, "finish_reason", None):
-                self.finish_reason = choice.finish_reason
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
 
     def answer(self) -> Answer:
         if self.finish_reason is None:
@@ -95,6 +95,61 @@ class StreamAccumulator:
         prompt, completion = _usage_pair(self.usage)
         return Answer("".join(self.parts), self.finish_reason, prompt, completion,
                       time.perf_counter() - self.started, self.ttft_s, self.model, self.fingerprint)
+
+
+def read_events(lines: Iterable[str], acc: StreamAccumulator, request: Any, deadline: float | None = None) -> None:
+    """Feed the server-sent events of a chat stream into ``acc``, reading the body to its end.
+
+    One ``orjson.loads`` per event instead of the openai client's per-event
+    model objects: measured on this machine, ~1.7 ms of client CPU per 48-token
+    streamed reply against ~6.5 ms (``python benchmarks/concurrent_cells.py``
+    shows what that does at 16 requests in flight). Reading to the end (past
+    ``[DONE]``) lets the connection go back to the pool.  ``deadline`` (a
+    ``time.monotonic()`` instant): the client's timeout bounds each wait for an
+    event, so a stream trickling in is stopped here once the call's deadline passed.
+
+    Raises:
+        openai.APIError: an ``error`` object inside the stream (a provider failing mid-answer),
+            with the provider's message, as the openai client raises it.
+        json.JSONDecodeError: an event that is not JSON (orjson's error is one).
+        StreamError: the connection broke while the body was read.
+        DeadlineExceeded: ``deadline`` passed before the stream ended.
+    """
+    import openai
+    import orjson
+
+    data: list[str] = []
+    done = False
+    try:
+        for line in lines:
+            if line:
+                if line.startswith("data:"):
+                    data.append(line[6:] if line.startswith("data: ") else line[5:])
+                continue  # comments (":"), event names, ids and retry fields carry nothing for chat
+            if not data:
+                continue
+            payload, data = "\n".join(data), []
+            if done or payload.startswith("[DONE]"):
+                done = True
+                continue
+            chunk = orjson.loads(payload)
+            if isinstance(chunk, Mapping) and chunk.get("error"):
+                error = chunk["error"]
+                message = error.get("message") if isinstance(error, Mapping) else None
+                raise openai.APIError(message if isinstance(message, str) and message
+                                      else "An error occurred during streaming", request=request, body=error)
+            if isinstance(chunk, Mapping):
+                acc.add(chunk)
+            if deadline is not None and time.monotonic() > deadline:
+                raise DeadlineExceeded(f"the call's deadline passed mid-stream after {len(acc.parts)} chunk(s)")
+    except Exception as exc:
+        if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2"):
+            raise StreamError(f"stream broken while reading: {type(exc).__name__}: {exc}") from exc
+        raise
+    if data and not done and not "\n".join(data).startswith("[DONE]"):
+        chunk = orjson.loads("\n".join(data))  # a last event without its blank line
+        if isinstance(chunk, Mapping):
+            acc.add(chunk)
 
 
 def answer_from_response(response: Any, started: float) -> Answer:
@@ -111,8 +166,11 @@ def answer_from_response(response: Any, started: float) -> Answer:
 def _usage_pair(usage: Any) -> tuple[int | None, int | None]:
     if usage is None:
         return None, None
-    prompt = getattr(usage, "prompt_tokens", None)
-    completion = getattr(usage, "completion_tokens", None)
+    if isinstance(usage, Mapping):  # a streamed chunk's, decoded JSON
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    else:  # a ChatCompletion's model object
+        prompt = getattr(usage, "prompt_tokens", None)
+        completion = getattr(usage, "completion_tokens", None)
     if not isinstance(prompt, int) or not isinstance(completion, int):
         return None, None
     return prompt, completion

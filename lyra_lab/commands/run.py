@@ -64,6 +64,17 @@ COMPACT = ("pipeline", "n_probes", "answer_in_context@512tok", "evidence_recall@
            "qa_f1", "retention", "context_tokens", "summarize.latency_p50_s", "memory_tokens")
 
 
+def compact_table(summary) -> str:
+    """The ``COMPACT`` columns of a summary.csv frame as text, each mean followed by its own n (``0.857 n=7``)."""
+    shown = summary[[c for c in COMPACT if c in summary.columns]].copy()
+    for column in shown.columns:
+        if f"{column}_n" not in summary.columns:
+            continue
+        shown[column] = [("" if value != value else f"{value:.3f}") + ("" if n != n or value != value else f" n={int(n)}")
+                         for value, n in zip(summary[column], summary[f"{column}_n"])]
+    return shown.to_string(index=False, float_format="%.3f")
+
+
 def finish(run_dir: Path, df, report: bool = True, compact: bool = False) -> int:
     """Write the report, print the summary and where the files are; 1 if some cell failed.
 
@@ -80,9 +91,9 @@ def finish(run_dir: Path, df, report: bool = True, compact: bool = False) -> int
         if compact and table is not None:
             import pandas as pd
 
-            frame = pd.read_csv(table)
-            print(frame[[c for c in COMPACT if c in frame.columns]].to_string(index=False, float_format="%.3f"))
-            print(f"(quality: mean over probes; latency: seconds per call; full table with 95% CIs: {summary})")
+            print(compact_table(pd.read_csv(table)))
+            print("(each mean with n, the values it was computed over: probes for quality, conversations for "
+                  f"latency and memory; n_probes: the probes a pipeline asked; full table with 95% CIs: {summary})")
         elif summary is not None:
             print(summary.read_text(encoding="utf-8"))
         print("wrote:")

@@ -19,7 +19,8 @@ from typing import Callable, Mapping, Sequence
 
 from tqdm.auto import tqdm
 
-from lyra_lab.backends import BackendSpec, BackendWrapper, Completion, Message, RetryEvent, report_retries
+from lyra_lab.backends import (BackendSpec, BackendWrapper, Completion, Message, ProgressEvent, RetryEvent,
+                               report_progress, report_retries)
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._answer import Answered, AnswerStage, Judge
 from lyra_lab.experiments._detail import probe_record
@@ -101,9 +102,10 @@ def run_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: E
     scored: dict[str, list[Scored]] = {label: [] for label in recallers}
     run = replay_iter(conv, probes, cell.pipeline, setup)
     try:
-        for asked in run:
-            for outcome in asked:
-                scored[outcome.recaller].append(Scored(outcome, score_recall(outcome, plan_.scoring, session_of)))
+        with report_progress(_log_progress(clog)):  # long embedding calls of this thread report to the log
+            for asked in run:
+                for outcome in asked:
+                    scored[outcome.recaller].append(Scored(outcome, score_recall(outcome, plan_.scoring, session_of)))
     finally:
         bar.close()
     backends = _answer_backends(plan_, cell, res, backend, clog)
@@ -123,6 +125,15 @@ def run_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: E
     if plan_.answering is not None:  # QA figures scored under different rules must never mix silently
         rows.set_column("qa.scorer", plan_.answering.scorer)
     return rows
+
+
+def _log_progress(log: CellLog) -> Callable[[ProgressEvent], None]:
+    """A progress sink writing a ``progress`` event (done, total, rate, ETA) to the cell's run log."""
+
+    def sink(event: ProgressEvent) -> None:
+        log.event("progress", **event.fields())
+
+    return sink
 
 
 def _progress(bar: "tqdm[object]") -> Callable[[str, Mapping[str, object]], None]:

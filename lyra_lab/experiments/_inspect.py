@@ -26,7 +26,7 @@ import pandas as pd
 
 from lyra_lab._records import iter_jsonl
 from lyra_lab._registry import ConfigError
-from lyra_lab.runs import LoggedProbes, logged_probes, run_corpus, turn_texts
+from lyra_lab.runs import AliasOf, LoggedProbes, logged_aliases, logged_probes, run_corpus, turn_texts
 from lyra_lab.runs import load_results
 
 
@@ -57,6 +57,7 @@ class PipelineView:
     verdicts: tuple[tuple[str, int, str], ...]  # (judge, 1/0, raw reply)
     scores: Mapping[str, float] = field(default_factory=dict)
     where: Mapping[str, Any] = field(default_factory=dict)  # backend, embedder, seed of the cell
+    same_as: str | None = None  # an alias (the same memory, run once): the pipeline whose rows and events it copies
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,9 @@ class ProbeView:
             shown = {k: v for k, v in p.scores.items() if "latency" not in k and "cost" not in k}
             if shown:
                 out.append("  scores: " + " ".join(f"{k}={v:.3g}" for k, v in sorted(shown.items())))
+            if p.same_as:
+                out.append(f"  same memory as {p.same_as} (an alias: run once, its rows copied); what that "
+                           "pipeline recorded:")
             out.append(f"  retrieved ({len(p.hits)}):" if p.hits else "  retrieved: nothing recorded")
             for h in p.hits:
                 mark = " *evidence*" if h.evidence else ""
@@ -145,7 +149,8 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
         hint = f"; did you mean {close[0]!r}?" if close else f" ({len(known)} probes in the run)"
         raise ConfigError(f"{run_dir}: no probe {probe_id!r} in this run{hint}")
     cells = set(mine["cell_id"].astype(str))
-    logged = _log(run_dir, probe_id, cells)
+    aliases = _aliases(run_dir)  # an alias cell's events are its source's
+    logged = _log(run_dir, probe_id, cells | {aliases[c].cell_id for c in cells if c in aliases})
     corpus = run_corpus(run_dir)
     probe = _probe(corpus, probe_id)
     turns = turn_texts(corpus)
@@ -155,26 +160,27 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
     pipelines = []
     for (pipeline, cell), part in mine.groupby(["pipeline", "cell_id"], sort=True):
         recaller = str(pipeline).partition("|")[2]
-        key = (str(cell), recaller, probe_id)
+        key, source = logged.source((str(cell), recaller, probe_id))
         detail = logged.details.get(key)
         judge_col = part["judge"] if "judge" in part.columns else pd.Series([None] * len(part), index=part.index)
         is_judge = part["metric"] == "judge"
         scores = {str(m): float(v) for m, v in zip(part.loc[~is_judge, "metric"], part.loc[~is_judge, "value"])}
         if detail is not None:
             hits = tuple(_hit(i, h["id"], h.get("kind"), h["score"],
-                              h.get("text") or logged.text(str(cell), str(h["id"]), turns),
+                              h.get("text") or logged.text(key[0], str(h["id"]), turns),
                               h.get("turn_ids") or (), gold_turns) for i, h in enumerate(detail.get("hits") or [], 1))
             raw = {j["judge"]: str(j.get("raw", "")) for j in detail.get("judges") or []}
             context, tokens, answer = detail.get("context"), detail.get("context_tokens"), detail.get("answer")
         else:
-            hits = tuple(_hit(i, entry_id, None, score, logged.text(str(cell), str(entry_id), turns),
+            hits = tuple(_hit(i, entry_id, None, score, logged.text(key[0], str(entry_id), turns),
                               (), gold_turns) for i, (entry_id, score) in enumerate(logged.recalls.get(key, []), 1))
             raw, context, tokens, answer = {}, None, scores.get("context_tokens"), logged.answers.get(key)
         verdicts = tuple((str(name) if isinstance(name, str) and name else "judge", int(v), raw.get(name, ""))
                          for name, v in zip(judge_col[is_judge], part.loc[is_judge, "value"]))
         where = {c: part[c].iloc[0] for c in ("backend", "embedder", "seed") if c in part.columns}
         pipelines.append(PipelineView(str(pipeline), str(cell), recaller, hits, context, tokens, answer, verdicts,
-                                      scores, {k: (int(v) if k == "seed" else str(v)) for k, v in where.items()}))
+                                      scores, {k: (int(v) if k == "seed" else str(v)) for k, v in where.items()},
+                                      same_as=f"{source.pipeline}|{recaller}" if source else None))
     first = mine.iloc[0]
     return ProbeView(
         run_dir=run_dir, probe_id=probe_id, conversation_id=str(first["conversation_id"]),
@@ -200,8 +206,14 @@ def _log(run_dir: Path, probe_id: str, cells: set[str]) -> LoggedProbes:
     path = run_dir / "log.jsonl"
     if not path.exists():
         return LoggedProbes()
-    needles = [json.dumps(probe_id, ensure_ascii=False).encode("utf-8"), b'"summary_written"']
+    needles = [json.dumps(probe_id, ensure_ascii=False).encode("utf-8"), b'"summary_written"', b'"alias"']
     return logged_probes(_events(path, needles), cells, probe_id)
+
+
+def _aliases(run_dir: Path) -> dict[str, AliasOf]:
+    """The run's alias cells and their sources (only ``alias`` lines are parsed)."""
+    path = run_dir / "log.jsonl"
+    return logged_aliases(_events(path, [b'"alias"'])) if path.exists() else {}
 
 
 def _events(path: Path, needles: Sequence[bytes]) -> Iterable[dict[str, Any]]:

@@ -8,9 +8,11 @@ nothing.  ``check_backend`` validates a spec up front without starting
 anything (``lyra_lab.backends.check_backend_spec``), so a typo or a missing
 API-key variable still fails before any work.
 
-With ``cache = "run"`` (default) the response and embedding caches live in the
-run folder (``cache/``); ``"user"`` shares them across runs in
-``~/.cache/lyra-lab/``; ``"off"`` disables them.
+With ``cache = "run"`` (default) the response cache lives in the run folder
+(``cache/``) and the embedding cache is shared by every run in the user cache
+(``lyra_lab.backends.cache_dir()``: ``$LYRA_LAB_CACHE_DIR`` or ``~/.cache/lyra-lab/``),
+since a vector depends only on the embedder's identity and the text; ``"user"``
+shares both there; ``"off"`` disables both.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from lyra_lab.backends import Backend, BackendWrapper, Capabilities, Completion, Embedder, Message
+from lyra_lab.backends import (Backend, BackendWrapper, Capabilities, Completion, Embedder, EmbeddingCacheStats,
+                               Message)
 from lyra_lab.experiments._cells import spec_label
 
 
@@ -191,11 +194,20 @@ class Resources:
         embedder = self._given_embedders.get(spec_label(spec)) or make_embedder(spec)
         if self.cache != "off":
             with self._cache_lock:
-                if self._embedding_cache is None:
-                    self.cache_dir.mkdir(parents=True, exist_ok=True)
-                    self._embedding_cache = EmbeddingCache(self.cache_dir / "embeddings.sqlite")
+                if self._embedding_cache is None:  # shared across runs whatever the mode (see the docstring)
+                    from lyra_lab.backends import cache_dir as user_cache_dir
+
+                    self._embedding_cache = EmbeddingCache(user_cache_dir() / "embeddings.sqlite")
             embedder = CachedEmbedder(embedder, self._embedding_cache)
         return embedder
+
+    def embedding_stats(self) -> list[EmbeddingCacheStats]:
+        """``EmbeddingCacheStats`` (hits, misses, embedding time) of each embedder this process built behind
+        the cache (worker processes keep their own)."""
+        from lyra_lab.backends import CachedEmbedder
+
+        built = [lazy.get() for lazy in self._embedders.values() if lazy.built]
+        return [e.stats() for e in built if isinstance(e, CachedEmbedder)]
 
     def describe(self) -> dict[str, Any]:
         """Safe-to-record identities of the backends started (never keys); ``{"started": False}`` for the rest."""

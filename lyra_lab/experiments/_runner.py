@@ -169,7 +169,8 @@ class _Run:
                 self._copy_aliases(log, folder.read_rows(source_id), sources, waiting.pop(source_id))
             _share_resources(job.plan, todo, res)
             self._execute(executor, todo, run, attempt, sources, waiting)
-            log.event("run_done", run=spec.name, failed=len(self.failed), backends={**res.describe(), **run.started})
+            log.event("run_done", run=spec.name, failed=len(self.failed), backends={**res.describe(), **run.started},
+                      embeddings=[stats.fields() for stats in res.embedding_stats()])
         df = load_results(folder.path)
         df.attrs["failed_cells"] = self.failed
         return df

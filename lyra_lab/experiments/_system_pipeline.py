@@ -9,7 +9,7 @@ own pipelines::
     systems = [{ name = "mem0", infer = false }, "mcp"]     # each a pipeline of its own
 
 Each system spec (a registered name of ``lyra_lab.systems.SYSTEMS`` or a table
-of its parameters) becomes one ``SystemPipeline`` per ``[grid] context_budgets``
+of its parameters) becomes one ``SystemPipeline`` per ``[grid] context_tokens``
 value: the system, and how a context is rendered from its hits (the context
 budget, ``[run] tokenizer``), as a lyra-lab pipeline renders its recall.  Its cells
 are crossed with backends, embedders, seeds and conversations like every
@@ -54,7 +54,7 @@ class SystemPipeline:
                 "traces_turns": bool(self.system.traces()), "pipeline.context_budget": self.context_budget}
 
 
-def system_pipelines(specs: Sequence[Any], context_budgets: Sequence[Any], tokenizer: str) -> tuple[SystemPipeline, ...]:
+def system_pipelines(specs: Sequence[Any], context_tokens: Sequence[Any], tokenizer: str) -> tuple[SystemPipeline, ...]:
     """The ``SystemPipeline`` of every system spec × context budget (``ConfigError`` naming a bad one)."""
     systems = []
     for i, spec in enumerate(specs):
@@ -64,10 +64,10 @@ def system_pipelines(specs: Sequence[Any], context_budgets: Sequence[Any], token
             systems.append(SYSTEMS.build(spec))
         except ConfigError as exc:
             raise ConfigError(f"in table [grid] systems: {exc}") from None
-    for budget in context_budgets:
+    for budget in context_tokens:
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-            raise ConfigError(f"[grid] context_budgets must be positive integers (tokens), got {budget!r}")
-    out = tuple(SystemPipeline(s, b, tokenizer) for s in systems for b in context_budgets)
+            raise ConfigError(f"[grid] context_tokens must be positive integers (tokens), got {budget!r}")
+    out = tuple(SystemPipeline(s, b, tokenizer) for s in systems for b in context_tokens)
     if len(set(out)) != len(out):
         raise ConfigError("[grid] lists the same system twice")
     return out

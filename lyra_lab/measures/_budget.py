@@ -3,7 +3,7 @@
 Scoring at the same k favours long entries: a digest is 5–20× a raw turn, so
 ten digests carry far more text than ten turns.  At a budget of ``B`` rendered
 tokens every pipeline gets the same room.  For a probe and a budget ``B``
-(``[run] context_budgets``), from the recaller's ranking (``Recalled.ranking``,
+(``[run] score_at_tokens``), from the recaller's ranking (``Recalled.ranking``,
 read as deep as the budgets need) and the pipeline's token counter:
 
 * **fits(B)**: the longest prefix of the ranking whose rendered block — one
@@ -47,8 +47,9 @@ from lyra_lab.measures._measure import Measure
 from lyra_lab.measures._retrieval import RankedEvidence, entry_flags, entry_groups
 from lyra_lab.memory import ContextFit, MemoryEntry, fit_contexts, hit_line
 
-#: Entries read of the ranking before the first fill; read deeper (doubling) while the fill takes them all.
-FIRST_DEPTH = 100
+#: Entries read of the ranking before the first fill (replay's first deeper fetch); read deeper (doubling)
+#: while the fill takes them all.
+FIRST_DEPTH = 40
 
 
 def budget_metric(base: str, budget: int) -> str:

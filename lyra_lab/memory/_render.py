@@ -9,6 +9,7 @@ packs under a token budget.
 from __future__ import annotations
 
 import functools
+from itertools import accumulate
 from datetime import datetime, timezone
 from typing import Callable, Iterable, NamedTuple, Protocol, Sequence
 
@@ -165,21 +166,30 @@ def _fill_block(entries: Sequence[MemoryEntry], budgets: Sequence[int], count: T
 def _truncate(prefix: str, text: str, budget: int, count: TokenCount) -> str | None:
     """The longest ``prefix + text[:cut] + ELLIPSIS`` within budget (non-empty cut), or None.
 
-    Cuts fall on token boundaries when the counter ``decodes`` (a cut inside a multi-byte
-    character is skipped), else on word boundaries.  The search starts where the budget left
-    after the prefix points (``longest_cut``).
+    Cuts fall on token boundaries when the counter ``decodes``, else on word boundaries.  A
+    token cut inside a multi-byte character is no cut: ``fits(m)`` tries the longest clean
+    head of at most ``m`` tokens, so the search sees a count that grows with ``m``.  The
+    search starts where the budget left after the prefix points (``longest_cut``).
     """
     heads = _heads(text, count)
 
     @functools.lru_cache(maxsize=None)
+    def body(m: int) -> str | None:
+        head = heads.head(m).rstrip()
+        return head if head and text.startswith(head) else None  # a split character decodes to U+FFFD
+
+    @functools.lru_cache(maxsize=None)
     def fits(m: int) -> str | None:
-        body = heads.head(m).rstrip()
-        if not body or not text.startswith(body):
-            return None  # a token cut inside a multi-byte character decodes to U+FFFD
-        candidate = prefix + body + ELLIPSIS
+        while m >= 1 and body(m) is None:
+            m -= 1
+        if m < 1:
+            return None
+        candidate = prefix + str(body(m)) + ELLIPSIS
         return candidate if count(candidate) <= budget else None
 
-    guess = budget - count(prefix + ELLIPSIS)
+    # The tokens left after the prefix and the ellipsis, plus one: the prefix's trailing space
+    # usually joins the cut's first word into one token.  Only where the search starts.
+    guess = budget - count(prefix + ELLIPSIS) + 1
     m = longest_cut(heads.n, lambda m: fits(m) is not None, guess)
     return None if m is None else fits(m)
 
@@ -195,21 +205,16 @@ class _Heads(Protocol):
 
 
 class _TokenHeads:
-    """Heads on token boundaries; each token's bytes are looked up only once a head reaches it."""
+    """Heads on token boundaries (read-only once built, so threads may share it)."""
 
     def __init__(self, text: str, count: TokenCount):
-        self.count = count
-        self.tokens = count.encode(text)
-        self.n = len(self.tokens)
-        self._data = bytearray()
-        self._ends = [0]  # byte offset where each token read so far ends
+        pieces = count.token_bytes(count.encode(text))
+        self.n = len(pieces)
+        self._data = b"".join(pieces)
+        self._ends = [0, *accumulate(map(len, pieces))]  # where each token's bytes end
 
     def head(self, m: int) -> str:
         """The text of the first ``m`` tokens (a cut inside a character decodes to U+FFFD)."""
-        if m >= len(self._ends):
-            for piece in self.count.token_bytes(self.tokens[len(self._ends) - 1:m]):
-                self._data += piece
-                self._ends.append(len(self._data))
         return self._data[:self._ends[m]].decode("utf-8", errors="replace")
 
 
@@ -225,8 +230,20 @@ class _WordHeads:
         return " ".join(self.words[:m])
 
 
+_HEADS: dict[tuple[int, str], tuple[TokenCount, _Heads]] = {}  # (id(count), text) -> (count, heads)
+_MAX_HEADS = 4096
+
+
 def _heads(text: str, count: TokenCount) -> _Heads:
-    return _TokenHeads(text, count) if count.decodes else _WordHeads(text)
+    """``text``'s heads by ``count``, kept for the texts cut lately: the same entries are cut again and again."""
+    kept = _HEADS.get((id(count), text))
+    if kept is not None and kept[0] is count:
+        return kept[1]
+    heads: _Heads = _TokenHeads(text, count) if count.decodes else _WordHeads(text)
+    if len(_HEADS) >= _MAX_HEADS:
+        _HEADS.clear()  # a bound on memory; only costs encoding again
+    _HEADS[(id(count), text)] = (count, heads)
+    return heads
 
 
 def longest_cut(n: int, fits: Callable[[int], bool], guess: int) -> int | None:

@@ -59,12 +59,16 @@ def weighted_fuse(dense: dict[str, float], lexical: dict[str, float], weight: fl
 class Hybrid(BaseRecaller):
     """Fuse the top ``candidates`` of dense and of BM25.
 
+    The fused candidates come first; a ranking read deeper than they reach goes on with the
+    other entries fused over the complete lists.  So the ranking does not depend on how deep
+    it is read: the timed top-k and a measure reading 100 deep see the same first k.
+
     Args:
         method: ``"rrf"`` (reciprocal rank fusion) or ``"weighted"`` (min-max
             normalized scores, ``weight`` on dense and ``1 - weight`` on BM25).
         rrf_k: the RRF damping constant (60 in Cormack et al. 2009).
         weight: the dense share in the weighted method, in [0, 1].
-        candidates: how many hits each list contributes (at least ``k`` are taken).
+        candidates: how many hits each list contributes to the fusion.
     """
 
     method: str = param("rrf", choices=METHODS)
@@ -80,9 +84,18 @@ class Hybrid(BaseRecaller):
         return f"hybrid-{self.method}"
 
     def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:
-        """The fused ranking of the two lists' top ``max(k, candidates)`` (see the class docstring)."""
+        """The fused ranking of the two lists' top ``candidates``, then the rest (see the class docstring)."""
         require_embedder(self.name, query.embedder)
-        n = max(k, self.candidates)
+        first = self._fused(store, query, self.candidates)
+        if k <= len(first.entries):
+            return first
+        everything = len(store.entries(query.conversation_id))
+        placed = set(map(_ID, first.entries))
+        rest = [(e, score) for e, score in self._fused(store, query, everything) if e.id not in placed]
+        return Ranking(first.entries + [e for e, _ in rest], first.scores + [score for _, score in rest])
+
+    def _fused(self, store: MemoryStore, query: Query, n: int) -> Ranking:
+        """The fusion of each list's top ``n``."""
         # Each index ranks distinct entries, so its top n is what ``recall`` would return, without the Hits.
         dense = _top(_DENSE.ranking(store, query, n), n)
         lexical = _top(_BM25.ranking(store, query, n), n)

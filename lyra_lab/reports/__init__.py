@@ -3,28 +3,76 @@
 Everything here reads tidy result frames (``lyra_lab.runs.load_results``): per-pipeline
 summaries with bootstrap CIs (``summarize_results``), the paired comparisons of
 ``lyra_lab.stats`` as report sections and figures, judge agreement, category labels, and
-``write_report`` for a run folder's ``report/``.
+``write_report`` for a run folder's ``report/``, ``compare_runs`` for the pipelines of two run
+folders paired on the probes both asked, and ``write_index`` for a page over a folder of runs.  Figures follow ``_legible``'s rules (identical
+series drawn once, direct labels, small n marked), and ``figure_problems`` finds what a drawn
+figure hides (overlapping text, a legend over data, series drawn but unseen).
 """
 
 from lyra_lab.reports._agreement import cohen_kappa, judge_agreement, judge_table, split_judges
 from lyra_lab.reports._compare_plots import comparison_plot
+from lyra_lab.reports._compare_runs import RunComparison, compare_runs
+from lyra_lab.reports._figure_check import FigureProblem, figure_problems
 from lyra_lab.reports._labels import LOCOMO_LABELS, category_label, label_categories
+from lyra_lab.reports._legible import (
+    SMALL_N,
+    LineLabel,
+    SeriesGroup,
+    ci_point,
+    group_identical,
+    group_label,
+    is_small,
+    label_lines,
+    n_phrase,
+    shade_small,
+    short_labels,
+    small_marker,
+    small_note,
+    spread,
+)
+from lyra_lab.reports._figures import error_bars, log_axis, stable_colors
 from lyra_lab.reports._frames import budget_frame
 from lyra_lab.reports._plots import quality_vs_context_tokens
 from lyra_lab.reports._report import write_report
 from lyra_lab.reports._summary import summarize_results
+from lyra_lab.reports._view import RunEntry, RunsPage, runs_overview, write_index
 
 __all__ = [
+    "FigureProblem",
     "LOCOMO_LABELS",
+    "SMALL_N",
+    "LineLabel",
+    "RunComparison",
+    "RunEntry",
+    "RunsPage",
+    "SeriesGroup",
     "budget_frame",
     "category_label",
+    "ci_point",
     "cohen_kappa",
+    "compare_runs",
     "comparison_plot",
+    "error_bars",
+    "figure_problems",
+    "group_identical",
+    "group_label",
+    "is_small",
     "judge_agreement",
     "judge_table",
     "label_categories",
+    "label_lines",
+    "log_axis",
+    "n_phrase",
     "quality_vs_context_tokens",
+    "runs_overview",
+    "shade_small",
+    "short_labels",
+    "small_marker",
+    "small_note",
     "split_judges",
+    "spread",
+    "stable_colors",
     "summarize_results",
+    "write_index",
     "write_report",
 ]

@@ -93,26 +93,27 @@ def probe_views(run_dir: Path, df: pd.DataFrame, max_probes: int = MAX_PROBES) -
         mine = rows[(rows["probe_id"].astype(str) == probe_id) & (rows["conversation_id"].astype(str) == conv_id)]
         for (pipeline, cell), part in mine.groupby(["pipeline", "cell_id"], sort=True):
             recaller = str(pipeline).partition("|")[2]
-            key = (str(cell), recaller, probe_id)
+            key, source = logged.source((str(cell), recaller, probe_id))  # an alias shows its source's events
             entries = []
             detail = logged.details.get(key)
             if detail is not None:  # kind, digest text and covered turns of every hit, and the context
                 for h in detail.get("hits") or []:
                     entry_id, covered = str(h.get("id")), {f"turn:{t}" for t in h.get("turn_ids") or ()}
-                    text = str(h.get("text") or logged.text(str(cell), entry_id, turns, limit=None))
+                    text = str(h.get("text") or logged.text(key[0], entry_id, turns, limit=None))
                     found = entry_id in gold or bool(covered & gold)
                     entries.append({"id": entry_id, "score": float(h.get("score") or 0.0), "text": text,
                                     "kind": str(h.get("kind") or ""), "evidence": found,
                                     "covers": len(covered) if covered else None})
             for entry_id, score in ([] if detail is not None else logged.recalls.get(key, [])):
                 entry_id = str(entry_id)
-                text = logged.text(str(cell), entry_id, turns, limit=None)
+                text = logged.text(key[0], entry_id, turns, limit=None)
                 entries.append({"id": entry_id, "score": float(score), "text": text, "evidence": entry_id in gold,
                                 "kind": "", "covers": None})
             scores = {str(m): float(v) for m, v in zip(part["metric"], part["value"])}
             view.pipelines.append({"pipeline": str(pipeline), "cell_id": str(cell), "hits": entries,
                                    "answer": logged.answers.get(key), "scores": scores,
-                                   "context": None if detail is None else detail.get("context")})
+                                   "context": None if detail is None else detail.get("context"),
+                                   "same_as": f"{source.pipeline}|{recaller}" if source else None})
         views.append(view)
     return views
 
@@ -151,6 +152,9 @@ def _probe(view: ProbeView) -> str:
         scores = ", ".join(f"{k}={v:.3g}" for k, v in sorted(p["scores"].items()) if "latency" not in k)
         parts.append(f'<details class="pipe"><summary>{_esc(p["pipeline"])} <span class=muted>'
                      f'{_esc(scores)}</span></summary>')
+        if p.get("same_as"):
+            parts.append(f'<p class=muted>same memory as {_esc(p["same_as"])} (an alias: run once, its rows '
+                         "copied); what that pipeline recorded:</p>")
         if p["hits"]:
             rows = "".join(
                 f'<tr class="{"ev" if h["evidence"] else ""}"><td>{i}</td><td><code>{_esc(h["id"])}</code>'
@@ -192,8 +196,8 @@ def render_html(title: str, notes: list[str], warnings: list[str], table: tuple[
             body += [f"<p>{_esc(caption)}</p>", _table(header, rows)]
     if category_table is not None:
         body += ["<h2>By probe category</h2>", _table(*category_table)]
-    body += ["<h2>Figures</h2>"] + [_figure(p) for p in plots]
-    body.append("<h2>Probes</h2>")
+    body += ["<h2 id=figures>Figures</h2>"] + [_figure(p) for p in plots]
+    body.append("<h2 id=probes>Probes</h2>")
     shown = f"{len(views)} of {n_probes}" if n_probes > len(views) else f"{len(views)}"
     body.append(f"<p>{shown} probes. Open a probe, then a pipeline, for its retrieved entries "
                 "(green: a gold evidence turn), answer and judge verdict.</p>")

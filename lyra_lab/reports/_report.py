@@ -33,7 +33,9 @@ from lyra_lab.reports._compare_report import lead_metric, paired_section
 from lyra_lab.reports._html import probe_views, render_html
 from lyra_lab.reports._judge_report import judge_section
 from lyra_lab.reports._labels import label_categories
-from lyra_lab.reports._plots import category_bars, latency_boxes, quality_vs_context_tokens, quality_vs_cost
+from lyra_lab.reports._category_plot import by_category
+from lyra_lab.reports._latency_plot import latency_boxes
+from lyra_lab.reports._plots import quality_vs_context_tokens, quality_vs_cost
 from lyra_lab.reports._summary import (
     FAIR_NOTE,
     MARKDOWN_METRICS,
@@ -164,7 +166,7 @@ def write_report(
     drawn: list[Path | None] = []
     if metric is not None:
         drawn.append(quality_vs_cost(plot_df, metric, simulated, out / "quality_vs_cost.png"))
-        drawn.append(category_bars(plot_df, metric, category_col, simulated, out / "by_category.png"))
+        drawn.append(by_category(plot_df, metric, category_col, simulated, out / "by_category.png"))
     drawn.append(quality_vs_context_tokens(plot_df, "answer_in_context", simulated,
                                            out / "quality_vs_context_tokens.png", n_resamples=n_resamples, seed=seed))
     drawn.append(latency_boxes(plot_df, simulated, out / "latency.png"))

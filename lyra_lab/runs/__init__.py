@@ -4,7 +4,8 @@ A run folder holds ``lyra-run.json`` (its schema version), ``spec.json``, ``atte
 ``log.jsonl`` (the append-only event log, ``RunLog``), ``rows/<cell_id>.jsonl`` (each finished
 cell's rows, ``CellRows``, written atomically), ``results.parquet`` (derived) and ``report/``.
 ``RunFolder`` is the single writer; ``load_results`` is the one reader of the rows, and
-``logged_probes`` the reader of the per-probe events the inspector and the HTML report show.
+``logged_probes`` the reader of the per-probe events the inspector and the HTML report show;
+``run_status`` says how far a run got (finished, partial or failed cells).
 """
 
 from lyra_lab.runs._cell_rows import CellRows, RowGroup, read_cell_rows
@@ -13,16 +14,20 @@ from lyra_lab.runs._log import NullLog, RunLog, read_log
 from lyra_lab.runs._probe_log import (
     DETAIL_EVENT,
     MAX_TURN_IDS,
+    AliasOf,
     LoggedProbes,
+    logged_aliases,
     logged_probes,
     run_corpus,
     snip,
     turn_texts,
 )
 from lyra_lab.runs._results import ID_COLUMNS, ResultsFormatError, load_results
+from lyra_lab.runs._status import RunStatus, run_status
 
 __all__ = [
     "DETAIL_EVENT",
+    "AliasOf",
     "ID_COLUMNS",
     "MAX_TURN_IDS",
     "CellRows",
@@ -32,6 +37,8 @@ __all__ = [
     "RowGroup",
     "RunFolder",
     "RunLog",
+    "RunStatus",
+    "logged_aliases",
     "environment",
     "file_sha256",
     "load_results",
@@ -40,6 +47,7 @@ __all__ = [
     "read_cell_rows",
     "read_log",
     "run_corpus",
+    "run_status",
     "schema_version",
     "turn_texts",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from lyra_lab._run_records import read_spec
 
@@ -24,15 +24,36 @@ def snip(text: str, n: int = TEXT_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+class AliasOf(NamedTuple):
+    """The cell an alias cell's rows were copied from (the same memory, run once) and its memory pipeline."""
+
+    cell_id: str
+    pipeline: str
+
+
+def logged_aliases(events: Iterable[dict[str, Any]]) -> dict[str, AliasOf]:
+    """``alias cell id -> AliasOf`` from a run log's ``alias`` events."""
+    return {str(e["cell_id"]): AliasOf(str(e["same_as"]), str(e.get("same_as_pipeline") or ""))
+            for e in events if e.get("event") == "alias" and e.get("cell_id") and e.get("same_as")}
+
+
 @dataclass
 class LoggedProbes:
     """A run log's per-probe events, by ``(cell, recaller, probe)``; summary previews by ``(cell, entry id)``
-    (one summary id names different texts in different pipelines)."""
+    (one summary id names different texts in different pipelines); ``aliases``: alias cell -> its source."""
 
     details: dict[tuple[str, str, str], dict] = field(default_factory=dict)
     recalls: dict[tuple[str, str, str], list] = field(default_factory=dict)
     answers: dict[tuple[str, str, str], str] = field(default_factory=dict)
     previews: dict[tuple[str, str], str] = field(default_factory=dict)
+    aliases: dict[str, AliasOf] = field(default_factory=dict)
+
+    def source(self, key: tuple[str, str, str]) -> tuple[tuple[str, str, str], AliasOf | None]:
+        """The key whose events describe ``key``: its own, or its alias source's (with the source)."""
+        alias = self.aliases.get(key[0])
+        if alias is None or key in self.details or key in self.recalls:
+            return key, None
+        return (alias.cell_id, key[1], key[2]), alias
 
     def text(self, cell: str, entry_id: str, turns: Mapping[str, str], limit: int | None = TEXT_CHARS) -> str:
         """What the log and corpus know of an entry's text: a raw turn's from the corpus (cut at
@@ -50,6 +71,9 @@ def logged_probes(events: Iterable[dict[str, Any]], cells: set[str] | None = Non
     out = LoggedProbes()
     for e in events:
         kind, cell = e.get("event"), str(e.get("cell_id", ""))
+        if kind == "alias":
+            out.aliases.update(logged_aliases([e]))
+            continue
         if cells is not None and cell not in cells:
             continue
         if kind == "summary_written":

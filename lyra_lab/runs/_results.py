@@ -72,23 +72,32 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
 
 def tidy_table(groups: list[RowGroup]) -> pa.Table:
     """The tidy rows of ``groups`` as an Arrow table, each group's columns repeated for each of its metrics,
-    sorted by ``_SORT`` (stable: a cell's rows keep their order within a probe)."""
+    sorted by ``_SORT`` (stable: a cell's rows keep their order within a probe).
+
+    The order is worked out first (groups by their keys, then each row by its group's place and its
+    metric), so each column is gathered once, straight into sorted order.
+    """
     import pyarrow.compute as pc
 
     counts = [len(g.metric) for g in groups]
-    owner = pa.array(np.repeat(np.arange(len(groups)), counts))  # each row's group
-    names = list(dict.fromkeys(chain(ID_COLUMNS, *(g.columns for g in groups))))
+    owner = np.repeat(np.arange(len(groups)), counts)  # each row's group
+    group_keys = pa.table({key: _column(key, [g.columns.get(key) for g in groups]) for key in _SORT[:-1]})
+    place = np.empty(len(groups), dtype=np.int64)  # each group's place in key order
+    place[pc.sort_indices(group_keys, sort_keys=[(key, "ascending") for key in _SORT[:-1]]).to_numpy()] = \
+        np.arange(len(groups))
+    metric = pa.array(list(chain.from_iterable(g.metric for g in groups)), type=pa.string())
+    order = pc.sort_indices(pa.table({"place": place[owner], "metric": metric}),
+                            sort_keys=[("place", "ascending"), ("metric", "ascending")])
+    rows = pa.array(owner[order.to_numpy()])  # the group of each row, in sorted order
     columns: dict[str, pa.Array] = {}
-    for name in names:
+    for name in dict.fromkeys(chain(ID_COLUMNS, *(g.columns for g in groups))):
         if name not in ("metric", "value"):  # a group's value, repeated for each of its rows
-            columns[name] = _column(name, [g.columns.get(name) for g in groups]).take(owner)
-    columns["metric"] = pa.array(list(chain.from_iterable(g.metric for g in groups)), type=pa.string())
-    columns["value"] = pa.array(np.fromiter(chain.from_iterable(g.value for g in groups), dtype=float,
-                                            count=sum(counts)), type=pa.float64())
+            columns[name] = _column(name, [g.columns.get(name) for g in groups]).take(rows)
+    columns["metric"] = metric.take(order)
+    value = np.fromiter(chain.from_iterable(g.value for g in groups), dtype=float, count=sum(counts))
+    columns["value"] = pa.array(value[order.to_numpy()], type=pa.float64())
     params = sorted(n for n in columns if n not in ID_COLUMNS)
-    table = pa.table({name: columns[name] for name in [*ID_COLUMNS, *params]})
-    order = pc.sort_indices(table, sort_keys=[(key, "ascending") for key in _SORT])
-    return table.take(order)
+    return pa.table({name: columns[name] for name in [*ID_COLUMNS, *params]})
 
 
 _STRINGS = ("run", "cell_id", "pipeline", "chunker", "summarizer", "rollup", "recaller", "backend", "embedder",

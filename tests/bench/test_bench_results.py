@@ -69,16 +69,33 @@ def test_load_names_the_missing_file(tmp_path):
 
 def test_plots_have_one_line_per_backend_and_say_simulated(keyed_result, tmp_path):
     result, _ = keyed_result
-    other = result.records.assign(label="local/SmolLM2")
+    records = result.records
+    # a second backend twice as slow: every request takes twice as long, so the level lasts twice as long
+    other = records.assign(label="local/SmolLM2", start_s=records["start_s"] * 2, end_s=records["end_s"] * 2,
+                           latency_s=records["latency_s"] * 2)
     both = combine([result, BenchResult(other)])
     fig = plot_sweep(BenchResult(both).summary())
     assert len(fig.axes) == 4  # closed and open rows, throughput and latency
     throughput = fig.axes[0]
-    assert sorted(line.get_label() for line in throughput.get_lines()) == [
-        "local/SmolLM2", "simulated/simulated-llm (simulated)"]
+    named = sorted(line.get_label() for line in throughput.get_lines() if not line.get_label().startswith("_"))
+    assert named == ["local/SmolLM2", "simulated/simulated-llm (simulated)"]
+    # each line is labelled at its end, not in a legend
+    assert throughput.get_legend() is None and sorted(t.get_text() for t in throughput.texts
+                                                      if "err" not in t.get_text()) == named
     assert throughput.get_xlabel().startswith("concurrency")
     assert fig.axes[2].get_xlabel().startswith("offered rate")
     latency_labels = {line.get_label() for line in fig.axes[1].get_lines()}
-    assert "simulated/simulated-llm (simulated) p95" in latency_labels
+    assert any("simulated/simulated-llm (simulated) p95" in label for label in latency_labels)
+    from lyra_lab.reports import figure_problems
+
+    assert figure_problems(fig) == []
     fig.savefig(tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 1000
+
+
+def test_a_backend_that_measured_the_same_is_drawn_once_and_named_with_the_other(keyed_result):
+    result, _ = keyed_result
+    twin = result.records.assign(label="twin")
+    fig = plot_sweep(BenchResult(combine([result, BenchResult(twin)])).summary())
+    named = [line.get_label() for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
+    assert named == ["simulated/simulated-llm (simulated) = twin"]

@@ -127,6 +127,16 @@ CASES = [
      "not the pinned locomo10.json"),  # refused before anything is written
     ("datasets-unknown", lambda t: ["datasets", "get", "locomoo"], "did you mean 'locomo'"),
     ("datasets-path-unknown", lambda t: ["datasets", "path", "locomo10"], "invalid choice: 'locomo10'"),
+    ("compare-missing", lambda t: ["compare", str(t / "nope")], "run folder"),
+    ("compare-file", lambda t: ["compare", str(CORPUS)], "is a file, not a folder"),
+    ("compare-not-a-run", lambda t: ["compare", str(t), str(t / "nope")], "not a lyra-lab run folder"),
+    ("compare-bad-resamples", lambda t: ["compare", str(t), "--resamples", "0"], "--resamples must be >= 1"),
+    ("compare-unknown-metric", lambda t: ["compare", str(_run_folder(t, {"rows/a.jsonl": _ROW})), "--metric", "mrr"],
+     "no per-probe 'mrr' rows to compare; it has: recall@1"),
+    ("view-missing", lambda t: ["view", str(t / "nope")], "folder of runs"),
+    ("view-file", lambda t: ["view", str(CORPUS)], "is a file, not a folder"),
+    ("view-no-runs", lambda t: ["view", str(t)], "no run folder in it"),
+    ("view-typo-flag", lambda t: ["view", str(t), "--opne"], "did you mean '--open'"),
 ]
 _ROW = CellRows.from_records([{"run": "r", "cell_id": "a", "pipeline": "x|bm25", "conversation_id": "conv",
                               "probe_id": "conv:q1", "category": "", "metric": "recall@1", "value": 1.0, "seed": 0,

@@ -82,7 +82,7 @@ def derived_values(kind: str, name: str, cls: type) -> dict[str, object]:
 # (registry, strategy name, field) -> why an experiment file cannot set it.  Empty today: every field can.
 NOT_SETTABLE: dict[tuple[str, str, str], str] = {}
 # The memory pipeline's own settings: TOML table, key, value, Pipeline field
-PIPELINE_VALUES = (("grid", "budgets", 900, "budget"), ("grid", "context_budgets", 300, "context_budget"),
+PIPELINE_VALUES = (("grid", "budgets", 900, "budget"), ("grid", "context_tokens", 300, "context_budget"),
                    ("grid", "keep_raw", False, "keep_raw"), ("run", "tokenizer", "cl100k_base", "tokenizer"))
 
 

@@ -57,7 +57,7 @@ def experiment(systems: list[object], *, chunkers: bool = True, **run: object) -
         grid.update(chunkers=[PIPE["chunker"]], keep_raw=[False])
     return {"name": "systems", "corpus": {"path": str(SYNTHETIC), "max_probes": 8},
             "grid": grid, "run": {"backends": ["fake"], "embedders": ["hashing"], "ks": [1, 5, 10],
-                                  "context_budgets": [128, 512], "cache": "off", **run},
+                                  "score_at_tokens": [128, 512], "cache": "off", **run},
             "qa": {"enabled": True, "max_probes": 2, "judges": [{"prompt": "correct_wrong_v1", "backend": "fake"}]}}
 
 
@@ -68,7 +68,7 @@ def probe_metrics(df, pipeline: str) -> set[str]:
 def test_the_spec_names_systems_labels_them_and_checks_them():
     spec = ExperimentSpec.from_dict({"corpus": {"path": str(SYNTHETIC)},
                                      "grid": {"systems": ["mcp", {"name": "mem0", "threshold": 0.5}, "mem0"],
-                                              "context_budgets": [500, 1000]}})
+                                              "context_tokens": [500, 1000]}})
     assert spec.pipelines == () and len(spec.systems) == 6  # no chunkers needed; systems × context budgets
     from lyra_lab.experiments._system_pipeline import system_labels
 
@@ -134,7 +134,7 @@ def test_a_failing_system_fails_its_cell_only_and_leaves_no_process(tmp_path, mo
         assert error.startswith(f"memory system 'mcp:fake-{mode}': {call} failed: ") and "\n" not in error, error
     assert sorted(df["pipeline"].unique()) == ["turn_window+none+none|bm25"]  # the run went on
     assert time.monotonic() - started < 120
-    assert not processes_running(str(tmp_path))
+    assert not processes_running(str(tmp_path)) and not processes_under(temp), processes_under(temp)
     events = list(read_log(tmp_path / "run" / "log.jsonl"))
     assert sum(e["event"] == "cell_failed" for e in events) == 2
 

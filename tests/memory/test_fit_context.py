@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from lyra_lab.backends import LineMemoCounter, PlainCount, token_counter
@@ -87,6 +87,8 @@ def test_each_entry_line_is_counted_once_however_many_contexts_use_it():
 @settings(max_examples=150, deadline=None)
 @given(st.one_of(texts, wild), st.sampled_from(["[2023-05-07] ", "[undated] ", "[2023-05-07..2023-05-09] "]),
        st.sampled_from([COUNTER, CL100K]), st.integers(1, 60))
+@example("ΣΟΦΙΑΣ", "[2023-05-07] ", CL100K, 11)  # characters split over tokens: some cuts fall inside one
+@example("\U00010000:0:0\U00010000\U00010000", "[2023-05-07..2023-05-09] ", COUNTER, 32)
 def test_a_cut_line_is_the_longest_head_that_fits(text, head, counter, budget):
     """The cut is ``head + text[:m] + " …"`` within budget, on a token boundary, and the next cut does not fit."""
     cut = _truncate(head, text, budget, LineMemoCounter(counter))

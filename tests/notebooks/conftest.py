@@ -1,4 +1,9 @@
-"""Running the committed notebooks headless, the way `make test` checks them."""
+"""Running the committed notebooks headless, the way `make test` checks them.
+
+Every figure a notebook prints (inline or saved) is checked for overlapping text and for series
+drawn but unseen (``tests/helpers/figures.py``, installed by the kernel's IPython startup file);
+a notebook with such a figure fails its test, naming the figure and the fault.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ from typing import Callable
 import nbformat
 import pytest
 
+from tests.helpers.figures import kernel_startup, problems_text, read_log
+
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 
 
@@ -16,7 +23,9 @@ NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 def run_notebook(tmp_path, monkeypatch) -> Callable[..., nbformat.NotebookNode]:
     """Execute ``notebooks/<name>`` with its output folder (env var ``out_env``) set to tmp_path.
 
-    Skips when the local extras are missing; fails on the first cell that raises.
+    Skips when the local extras are missing; fails on the first cell that raises, and on any
+    figure ``lyra_lab.reports.figure_problems`` finds fault with. The figures checked are in
+    ``nb.metadata["lyra_figures"]`` (title and file of each).
     """
 
     def run(name: str, out_env: str, *, needs: tuple[str, ...], timeout: int) -> nbformat.NotebookNode:
@@ -27,6 +36,8 @@ def run_notebook(tmp_path, monkeypatch) -> Callable[..., nbformat.NotebookNode]:
 
         monkeypatch.setenv(out_env, str(tmp_path))
         monkeypatch.setenv("LYRA_LAB_CACHE_DIR", str(tmp_path / "user-cache"))  # the server state file, isolated
+        ipython_dir, log = kernel_startup(tmp_path)
+        monkeypatch.setenv("IPYTHONDIR", str(ipython_dir))  # its startup file checks every printed figure
         nb = nbformat.read(NOTEBOOKS / name, as_version=4)
         client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                 resources={"metadata": {"path": str(NOTEBOOKS)}})
@@ -35,6 +46,9 @@ def run_notebook(tmp_path, monkeypatch) -> Callable[..., nbformat.NotebookNode]:
         errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
                   if o.output_type == "error"]
         assert errors == []
+        checked = read_log(log)
+        assert problems_text(checked) == "", f"{name}: figures a reader cannot read"
+        nb.metadata["lyra_figures"] = [{"title": c.title, "file": c.file} for c in checked]
         return nb
 
     return run

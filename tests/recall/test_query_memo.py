@@ -59,9 +59,8 @@ def test_rankings_from_a_remembering_query_equal_those_of_a_fresh_one(spec, draw
         assert warm == recaller.recall(_fresh(store), Query(text, cid, embedder=EMBEDDER), k)
 
 
-def _fused_hits(store, query, k, cid, hybrid):
-    """Hybrid as it was first written: fuse dense's and BM25's top-n hits by id, stable sort, cut at k."""
-    n = max(k, hybrid.candidates)
+def _fusion(store, query, n, cid, hybrid):
+    """Dense's and BM25's top-n hits fused by id, stable sort: ``[(doc id, score)]`` and the entries by id."""
     dense = Dense().recall(store, Query(query, cid, embedder=EMBEDDER), n)
     lexical = Bm25().recall(store, Query(query, cid), n)
     by_id = {h.entry.id: h.entry for h in [*dense, *lexical]}
@@ -70,8 +69,17 @@ def _fused_hits(store, query, k, cid, hybrid):
     else:
         fused = weighted_fuse({h.entry.id: h.score for h in dense}, {h.entry.id: h.score for h in lexical},
                               hybrid.weight)
-    order = sorted(by_id, key=lambda doc: -fused[doc])[:k]
-    return [Hit(by_id[d], fused[d], rank, hybrid.via) for rank, d in enumerate(order)]
+    return [(doc, fused[doc]) for doc in sorted(by_id, key=lambda doc: -fused[doc])], by_id
+
+
+def _fused_hits(store, query, k, cid, hybrid):
+    """Hybrid by its definition: the fusion of each list's top ``candidates``, then the other entries as the
+    complete lists fuse them, cut at k."""
+    first, by_id = _fusion(store, query, hybrid.candidates, cid, hybrid)
+    everything, all_by_id = _fusion(store, query, len(store.entries(cid)), cid, hybrid)
+    placed = {doc for doc, _ in first}
+    order = (first + [(doc, score) for doc, score in everything if doc not in placed])[:k]
+    return [Hit({**all_by_id, **by_id}[d], score, rank, hybrid.via) for rank, (d, score) in enumerate(order)]
 
 
 @pytest.mark.parametrize("spec", [spec for spec in SPECS if spec["name"] == "hybrid"], ids=str)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -101,3 +102,19 @@ def test_a_ranking_read_after_the_memory_changed_is_an_error(build, registries):
     list(run)  # the replay goes on: memory changes
     with pytest.raises(RuntimeError, match="after the memory changed"):
         outcome.ranking.entries(50)
+
+
+@pytest.mark.parametrize("name", ["dense", "bm25", "hybrid"])
+def test_the_timed_hits_are_the_deep_rankings_first_entries(build, registries, name):
+    # Equal-budget and session measures read the ranking deeper than the timed top-k; it must be the
+    # same ranking: hybrid fuses each list's top max(depth, candidates), so its deep reads stay within
+    # its 50 candidates (the first fetch is 40 deep) to rank as its timed call did.
+    conv = build.conversation([[i * 0.1 for i in range(40)], [30 + i * 0.1 for i in range(40)]])
+    probes = [dataclasses.replace(build.probe(f"q{i}", None, evidence=(f"c1:s{i % 2}:t{i}",)),
+                                  question=f"session {i % 2} turn {i} about topic{i % 2}x{i}") for i in range(6)]
+    recaller = {name: registries.recallers.build(name)}
+    _, out = scored(conv, probes, pipeline(registries, chunker={"name": "turn_window", "max_turns": 2}),
+                    ReplaySetup(FakeLLM(), embedder=HashingEmbedder(), recallers=recaller, k=20),
+                    Scoring(ks=(20,), budgets=(64, 1024)))
+    for outcome, _, deep in out:
+        assert [h.entry.id for h in outcome.hits] == deep[:20]

@@ -8,7 +8,7 @@ import pytest
 
 from lyra_lab.runs import CellRows, RunFolder, load_results
 from lyra_lab.reports import write_report
-from lyra_lab.reports._plots import wrap_label
+from lyra_lab.reports._figures import wrap_label
 
 P1 = "token_budget+single_pass+none|dense"
 P2 = "turn_window+map_reduce+time_ladder|bm25"
@@ -158,7 +158,7 @@ def test_report_cluster_bootstrap(tmp_path):
 
 def test_category_matrix_holds_the_per_category_means():
     from lyra_lab.stats import aggregate
-    from lyra_lab.reports._plots import category_matrix
+    from lyra_lab.reports._category_plot import category_matrix
 
     part = pd.DataFrame(rows())
     agg = aggregate(part[part["metric"] == "evidence_recall@5"], by=["pipeline", "category"])
@@ -169,30 +169,39 @@ def test_category_matrix_holds_the_per_category_means():
     assert table.loc[P1].tolist() == [0.5, 0.75] and table.loc[P2].tolist() == [0.5, 0.0]
 
 
-def test_many_pipelines_get_a_heatmap_not_a_wall_of_bars(tmp_path, monkeypatch):
-    from lyra_lab.reports import _plots
+def _drawn(monkeypatch, module):
+    """Figures ``module`` saves, kept instead of written."""
+    seen = []
+    monkeypatch.setattr(module, "save", lambda fig, path: seen.append(fig) or path)
+    return seen
 
-    drawn = []
-    monkeypatch.setattr(_plots, "category_heatmap",
-                        lambda agg, *a, **k: drawn.append(agg["pipeline"].nunique()) or _plots._save(
-                            _plots.new_figure(), tmp_path / "h.png"))
+
+def test_by_category_gives_identical_pipelines_one_row_and_hatches_small_cells(tmp_path, monkeypatch):
+    from matplotlib.patches import Rectangle
+
+    from lyra_lab.reports import _category_plot
+
+    seen = _drawn(monkeypatch, _category_plot)
     base = pd.DataFrame(rows())
-    base = base[base["pipeline"] == P1]
-    many = pd.concat([base.assign(pipeline=f"{P1}#{i}") for i in range(_plots.MAX_BAR_PIPELINES + 1)])
-    few = pd.concat([base.assign(pipeline=f"{P1}#{i}") for i in range(_plots.MAX_BAR_PIPELINES)])
-    _plots.category_bars(few, "evidence_recall@5", "category", {}, tmp_path / "bars.png")
-    assert drawn == [] and (tmp_path / "bars.png").stat().st_size > 0
-    _plots.category_bars(many, "evidence_recall@5", "category", {}, tmp_path / "many.png")
-    assert drawn == [_plots.MAX_BAR_PIPELINES + 1]
+    twins = pd.concat([base[base["pipeline"] == P1].assign(pipeline=P1.replace("token_budget", name))
+                       for name in ("token_budget", "turn_window")])
+    _category_plot.by_category(pd.concat([twins, base[base["pipeline"] == P2]]), "evidence_recall@5", "category",
+                               {}, tmp_path / "c.png")
+    ax = seen[0].axes[0]
+    labels = [t.get_text().replace("\n", "") for t in ax.get_yticklabels()]
+    # the two identical pipelines share one row, named as a group; P2 has its own
+    assert len(labels) == 2 and any("×2" in label for label in labels)
+    # every cell rests on 2 probes (< 10): each of the 2 × 2 cells is hatched, and says n=2 without a CI
+    hatched = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch()]
+    assert len(hatched) == 4
+    cells = [t.get_text() for t in ax.texts]
+    assert len(cells) == 4 and all(c.endswith("n=2") and "[" not in c for c in cells)
 
 
-def test_heatmap_writes_a_png(tmp_path):
-    from lyra_lab.stats import aggregate
-    from lyra_lab.reports._plots import category_heatmap
+def test_by_category_writes_a_png(tmp_path):
+    from lyra_lab.reports._category_plot import by_category
 
-    part = pd.DataFrame(rows())
-    agg = aggregate(part[part["metric"] == "evidence_recall@5"], by=["pipeline", "category"])
-    out = category_heatmap(agg, "evidence_recall@5", "category", {P2: True}, tmp_path / "heat.png")
+    out = by_category(pd.DataFrame(rows()), "evidence_recall@5", "category", {P2: True}, tmp_path / "heat.png")
     assert out.stat().st_size > 1000
 
 
@@ -253,23 +262,23 @@ def test_aliases_from_spec_json_are_noted(tmp_path):
     assert "`a+single_pass+none` = `b+single_pass+none` (chunker unused)" in md
 
 
-def test_quality_vs_cost_keeps_points_on_their_data_values(tmp_path, monkeypatch):
+def test_quality_vs_cost_draws_identical_memories_once_on_their_data_values(tmp_path, monkeypatch):
     from matplotlib.figure import Figure
 
     from lyra_lab.reports import _plots
 
-    seen = []
-    monkeypatch.setattr(_plots, "_save", lambda fig, path: seen.append(fig) or path)
+    seen = _drawn(monkeypatch, _plots)
     df = pd.DataFrame(rows())
     twin = df[df["pipeline"] == P1].assign(pipeline=P1.replace("token_budget", "turn_window"))
     _plots.quality_vs_cost(pd.concat([df, twin]), "evidence_recall@5", {}, tmp_path / "q.png")
     fig = seen[0]
     assert isinstance(fig, Figure)
-    xs = sorted({float(x) for ax in fig.axes for line in ax.lines for x in line.get_xdata()})
-    assert xs == [0.0, 0.02]  # exact data values, never jittered
     dense = next(ax for ax in fig.axes if ax.get_title() == "recaller: dense")
-    labels = [t.get_text() for t in dense.texts]
-    assert len(labels) == 1 and "token_budget" in labels[0] and "turn_window" in labels[0]  # one shared point
+    rows_shown = [t.get_text() for t in fig.axes[0].get_yticklabels()]  # the panels share their rows
+    # P1 and its twin build memories with the same cost and results: one row, named as a group (×2)
+    assert len(rows_shown) == 2 and sum("×2" in r for r in rows_shown) == 1
+    points = [float(x) for line in dense.lines if line.get_marker() == "o" for x in line.get_xdata()]
+    assert points == [pytest.approx(0.625)]  # the dense panel: P1's exact mean, drawn once, never jittered
 
 
 def test_report_paired_comparisons_section(tmp_path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from lyra_lab.corpus import load
 from lyra_lab.reports import write_report
 from lyra_lab.experiments import ExperimentSpec, run_experiment
+from tests.helpers.browser import chromium_driver
 
 DATASET = Path(__file__).resolve().parents[2] / "datasets" / "synthetic_small.jsonl"
 
@@ -78,26 +78,8 @@ def test_report_html_paired_comparisons_of_the_lead_metric(run_dir):
     assert row.group(2).startswith("[") and row.group(4) in ("✓", "✗ worse")
     assert f"<tr><td>{best}</td><td>best (mean {means[best]:.3f})</td>" in page
 
-def _driver(user_data_dir: Path):
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    chromedriver = shutil.which("chromedriver")
-    if not chromium or not chromedriver:
-        pytest.skip("no chromium/chromedriver installed (.ci/run installs them)")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 f"--user-data-dir={user_data_dir}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
-
-
 def test_report_html_opens_in_headless_chromium(run_dir, tmp_path):
-    driver = _driver(tmp_path / "chromium-profile")
+    driver = chromium_driver(tmp_path / "chromium-profile")
     try:
         from selenium.webdriver.common.by import By
 

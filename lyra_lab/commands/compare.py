@@ -1,0 +1,53 @@
+"""lyra-lab compare RUN_A [RUN_B]: the pipelines of two run folders, paired on the probes both asked (Holm-corrected).
+
+With one folder: its pipelines among themselves, on the metric asked for. Writes
+paired_comparisons.csv and paired_differences.png (the report's "Paired comparisons" table and
+figure) and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("compare", help="pipelines of two run folders (or one) compared paired on the "
+                                              "probes both asked, Holm-corrected", description=__doc__)
+    p.add_argument("run_a", metavar="RUN_A", help="a run folder written by `lyra-lab run`")
+    p.add_argument("run_b", metavar="RUN_B", nargs="?", default=None,
+                   help="a second run folder of the same corpus (omit: compare RUN_A's pipelines among themselves)")
+    p.add_argument("--metric", metavar="M", default=None,
+                   help="a per-probe metric both runs scored (default: the report's headline metric)")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="where the CSV and figure go (default: RUN_A/compare, or compare-A-vs-B beside RUN_A)")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from lyra_lab._registry import ConfigError
+    from lyra_lab.commands._checks import check_parquet, run_folder
+    from lyra_lab.reports import compare_runs
+    from lyra_lab.runs import ResultsFormatError
+
+    if args.resamples < 1:
+        raise ConfigError(f"--resamples must be >= 1, got {args.resamples}")
+    folders = [run_folder(f, must_exist=True) for f in (args.run_a, args.run_b) if f is not None]
+    if len(folders) == 2 and folders[0].resolve() == folders[1].resolve():
+        raise ConfigError(f"{folders[0]} is given twice; give one folder to compare its pipelines among themselves")
+    for folder in folders:
+        check_parquet(folder)
+    args.log_path = folders[0] / "log.jsonl"
+    try:
+        result = compare_runs(*folders, metric=args.metric, out=args.out, n_resamples=args.resamples,
+                              seed=args.seed)
+    except ResultsFormatError as exc:  # unreadable rows or missing columns: the user's input, not a bug
+        raise ConfigError(str(exc)) from None
+    print(result.markdown())
+    if result.section.files:
+        print("wrote:")
+        for path in result.section.files:
+            print(f"  {Path(path)}")
+    return 0

@@ -1,0 +1,216 @@
+"""``write_index(runs_dir)``: one page over a folder of runs — what each ran, how far it got, what it found.
+
+For every run folder directly inside ``runs_dir`` (a folder with a ``spec.json``, ``rows/`` or
+``results.parquet``), newest first: its spec in a line (corpus and selection, pipelines ×
+recallers, backends, embedders, seeds), its status (``lyra_lab.runs.run_status``: finished,
+partial or failed cells), the headline metric's best three pipelines with their 95% CI and n,
+and links to its ``report.html``, the report's per-probe drill-down and its figures.  The page
+is static (``index.html``, no script, relative links), so it opens offline from disk; a run
+without a report is summarized from its rows and says how to write one.  A folder that cannot
+be read is listed with the reason, never left out.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from lyra_lab.runs import RunStatus, load_results, run_status
+from lyra_lab.stats import aggregate, group_columns
+
+TOP = 3  # pipelines shown per run
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1300px;padding:0 1em;color:#222}
+table{border-collapse:collapse;font-size:13px;width:100%}th,td{border:1px solid #ccc;padding:4px 6px;
+text-align:left;vertical-align:top}th{background:#f3f3f3}.state{font-weight:600;padding:1px 6px;border-radius:3px}
+.finished{background:#e6f4ea}.partial{background:#fff4d6}.failed{background:#fde2e1}.empty,.unreadable{background:#eee}
+.muted{color:#777}code{font-size:12px}img{width:260px;border:1px solid #eee;margin:2px}ol{margin:0;padding-left:1.2em}
+"""
+
+
+@dataclass
+class RunEntry:
+    """What the page shows of one run folder."""
+
+    name: str
+    path: Path
+    status: RunStatus | None = None
+    spec: dict[str, Any] = field(default_factory=dict)
+    metric: str | None = None
+    top: list[dict[str, Any]] = field(default_factory=list)  # label, mean, ci_low, ci_high, n
+    tied: int = 0  # pipelines whose mean equals the best's (more than TOP: the page says so)
+    figures: list[Path] = field(default_factory=list)
+    report: Path | None = None
+    error: str | None = None
+    modified: float = 0.0
+
+
+def is_run(folder: Path) -> bool:
+    """A folder a run wrote into (it has a spec.json, rows/ or results.parquet)."""
+    return folder.is_dir() and any((folder / n).exists() for n in ("spec.json", "rows", "results.parquet"))
+
+
+def _spec(folder: Path) -> dict[str, Any]:
+    from lyra_lab._run_records import read_spec
+
+    path = folder / "spec.json"
+    return read_spec(path) if path.exists() else {}
+
+
+def _headline(folder: Path) -> tuple[str | None, list[dict[str, Any]], int]:
+    """The headline metric and its best ``TOP`` pipelines: from report/summary.csv when it is current, else the rows."""
+    from lyra_lab.reports._summary import main_quality_metric
+
+    summary = folder / "report" / "summary.csv"
+    rows = list((folder / "rows").glob("*.jsonl"))
+    newest = max((p.stat().st_mtime for p in rows), default=0.0)
+    if summary.exists() and summary.stat().st_mtime >= newest:
+        frame = pd.read_csv(summary)
+        metric = main_quality_metric([str(c) for c in frame.columns])
+        if metric is None or f"{metric}_ci_low" not in frame.columns:
+            return metric, [], 0
+        keys = [c for c in group_columns(frame) if c == "pipeline" or frame[c].nunique(dropna=False) > 1]
+        agg = frame.rename(columns={metric: "mean", f"{metric}_ci_low": "ci_low", f"{metric}_ci_high": "ci_high",
+                                    f"{metric}_n": "n"})
+    else:
+        df = load_results(folder, write=False)
+        metric = main_quality_metric(sorted(df["metric"].unique()))
+        if metric is None:
+            return None, [], 0
+        keys = [c for c in group_columns(df) if c == "pipeline" or df[c].nunique(dropna=False) > 1]
+        agg = aggregate(df[df["metric"] == metric], by=keys, n_resamples=500)
+    agg = agg.dropna(subset=["mean"]).sort_values("mean", ascending=False, kind="stable")
+    tied = int((agg["mean"] == agg["mean"].max()).sum()) if len(agg) else 0
+    return metric, [{"label": " | ".join(str(r[k]) for k in keys), "mean": r["mean"], "ci_low": r["ci_low"],
+                     "ci_high": r["ci_high"], "n": r["n"]} for _, r in agg.head(TOP).iterrows()], tied
+
+
+def run_entry(folder: Path) -> RunEntry:
+    """Everything the page shows of ``folder``; an unreadable folder gets its reason in ``error``."""
+    entry = RunEntry(folder.name, folder)
+    try:
+        entry.modified = max(p.stat().st_mtime for p in [folder, *folder.iterdir()])
+        entry.spec = _spec(folder)
+        entry.status = run_status(folder)
+        if entry.status.finished:
+            entry.metric, entry.top, entry.tied = _headline(folder)
+    except Exception as exc:  # noqa: BLE001 - one bad folder must not hide the others: it is listed with why
+        entry.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    report = folder / "report" / "report.html"
+    entry.report = report if report.exists() else None
+    entry.figures = sorted((folder / "report").glob("*.png")) if (folder / "report").is_dir() else []
+    return entry
+
+
+def runs_overview(runs_dir: str | os.PathLike[str]) -> list[RunEntry]:
+    """One ``RunEntry`` per run folder inside ``runs_dir`` (``runs_dir`` itself when it is a run), newest first."""
+    root = Path(runs_dir)
+    folders = [root] if (root / "spec.json").is_file() else sorted(p for p in root.iterdir() if is_run(p))
+    return sorted((run_entry(f) for f in folders), key=lambda e: -e.modified)
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _spec_line(spec: dict[str, Any]) -> str:
+    if not spec:
+        return '<span class="muted">no spec.json</span>'
+    corpus = spec.get("corpus") or {}
+    where = Path(str(corpus.get("path") or "?")).name
+    limits = ", ".join(f"{k} {corpus[k]}" for k in ("conversations", "max_sessions", "max_probes") if corpus.get(k))
+    pipelines, recallers = len(spec.get("pipelines") or []), len(spec.get("recallers") or [])
+    parts = [f"<b>{_esc(where)}</b>" + (f" ({_esc(limits)})" if limits else ""),
+             f"{pipelines} memory pipeline{'s' * (pipelines != 1)} × {recallers} recaller{'s' * (recallers != 1)}",
+             "backends " + _esc(", ".join(map(str, spec.get("backends") or []))),
+             "embedders " + _esc(", ".join(map(str, spec.get("embedders") or []))),
+             "seeds " + _esc(", ".join(map(str, spec.get("seeds") or [])))]
+    text = " · ".join(parts)
+    if spec.get("description"):
+        text = f"{_esc(spec['description'])}<br>{text}"
+    return text
+
+
+def _status_cell(entry: RunEntry) -> str:
+    status = entry.status
+    if entry.error is not None or status is None:
+        return f'<span class="state unreadable">unreadable</span><br><span class="muted">{_esc(entry.error)}</span>'
+    out = f'<span class="state {status.state}">{status.state}</span><br>{_esc(status.describe())}'
+    if status.failed:
+        shown = ", ".join(status.failed[:3]) + (" …" if len(status.failed) > 3 else "")
+        out += f'<br><span class="muted">failed: {_esc(shown)}; run the same command again to retry them</span>'
+    if status.started_at:
+        out += f'<br><span class="muted">attempt {status.attempts}, started {_esc(status.started_at[:19])}</span>'
+    return out
+
+
+def _headline_cell(entry: RunEntry) -> str:
+    if not entry.top:
+        return '<span class="muted">no quality metric yet</span>'
+    items = "".join(f"<li><code>{_esc(t['label'])}</code> {t['mean']:.3f}"
+                    + ("" if pd.isna(t["ci_low"]) else f" [{t['ci_low']:.3f}, {t['ci_high']:.3f}]")
+                    + f" <span class=muted>n={int(t['n'])}</span></li>" for t in entry.top)
+    best = (f"{entry.tied} pipelines tie at the best, {entry.top[0]['mean']:.3f}; {len(entry.top)} of them"
+            if entry.tied > len(entry.top) else f"best {len(entry.top)}")
+    return f"<b>{_esc(entry.metric)}</b>, {best}:<ol>{items}</ol>"
+
+
+def _links_cell(entry: RunEntry, base: Path) -> str:
+    def rel(path: Path) -> str:
+        return _esc(Path(os.path.relpath(path, base)).as_posix())
+
+    if entry.report is None:
+        return f'<span class="muted">no report yet: <code>lyra-lab report {_esc(entry.path)}</code></span>'
+    out = (f'<a href="{rel(entry.report)}">report</a> · <a href="{rel(entry.report)}#paired">paired comparisons</a>'
+           f' · <a href="{rel(entry.report)}#probes">per-probe drill-down</a>')
+    if entry.figures:
+        thumbs = "".join(f'<a href="{rel(f)}"><img alt="{_esc(f.stem)}" title="{_esc(f.stem)}" loading="lazy" '
+                         f'src="{rel(f)}"></a>' for f in entry.figures)
+        out += f"<details><summary>figures ({len(entry.figures)})</summary>{thumbs}</details>"
+    return out
+
+
+def render_index(entries: list[RunEntry], base: Path, title: str) -> str:
+    """The page as one string; links are relative to ``base`` (the folder the page is written to)."""
+    rows = "".join(f'<tr id="run-{_esc(e.name)}"><td><b>{_esc(e.name)}</b><br><span class=muted>{_esc(e.path)}</span>'
+                   f"</td><td>{_spec_line(e.spec)}</td><td>{_status_cell(e)}</td><td>{_headline_cell(e)}</td>"
+                   f"<td>{_links_cell(e, base)}</td></tr>\n" for e in entries)
+    counts = pd.Series([e.status.state if e.status else "unreadable" for e in entries]).value_counts()
+    tally = ", ".join(f"{n} {state}" for state, n in counts.items())
+    return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+            f"<meta name=viewport content='width=device-width'><title>{_esc(title)}</title><style>{_CSS}</style>"
+            f"</head><body>\n<h1>{_esc(title)}</h1>\n<p>{len(entries)} runs ({_esc(tally)}), newest first. Quality: "
+            "the mean over probes [95% bootstrap CI] and n, the probes behind it.</p>\n<table><thead><tr><th>run</th>"
+            "<th>what it ran</th><th>status</th><th>headline</th><th>report</th></tr></thead><tbody>\n"
+            f"{rows}</tbody></table>\n</body></html>\n")
+
+
+@dataclass(frozen=True)
+class RunsPage:
+    """A written page (``path``) and the runs it shows."""
+
+    path: Path
+    runs: tuple[RunEntry, ...]
+
+
+def write_index(runs_dir: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> RunsPage:
+    """Write the page over the runs in ``runs_dir`` to ``out`` (default ``<runs_dir>/index.html``).
+
+    Raises:
+        FileNotFoundError: ``runs_dir`` does not exist, or holds no run folder.
+    """
+    root = Path(runs_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such folder of runs")
+    entries = runs_overview(root)
+    if not entries:
+        raise FileNotFoundError(f"{root}: no run folder in it (a folder with spec.json, rows/ or results.parquet)")
+    target = Path(out) if out is not None else root / "index.html"
+    target.write_text(render_index(entries, target.parent, f"Runs in {root.resolve().name}"), encoding="utf-8")
+    return RunsPage(target, tuple(entries))

@@ -1,0 +1,139 @@
+"""`lyra-lab view`: a page over a folder of real runs (finished, partial, failed, unreadable), opened in Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lyra_lab.backends import FakeLLM
+from lyra_lab.cli import main
+from lyra_lab.experiments import ExperimentSpec, Injected, RunOptions, run_experiment
+from lyra_lab.reports import write_index, write_report
+from lyra_lab.runs import load_results, run_status
+from lyra_lab.stats import aggregate
+from tests.helpers.browser import chromium_driver
+
+DATASET = Path(__file__).resolve().parents[2] / "datasets" / "synthetic_small.jsonl"
+METRIC = "answer_in_context@512tok"
+
+
+def spec(name: str) -> ExperimentSpec:
+    return ExperimentSpec.from_dict({
+        "name": name, "description": f"the {name} run",
+        "corpus": {"path": str(DATASET), "conversations": 1, "max_sessions": 2},
+        "grid": {"chunkers": ["turn_window"], "summarizers": ["none", "single_pass"], "recallers": ["bm25", "dense"]},
+        "run": {"backends": ["fake"], "embedders": ["hashing"], "cache": "off"}})
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """finished (with its report), partial (a finished cell's rows lost), failed (a cell's LLM calls fail),
+    unreadable (a spec.json that is not JSON), and a folder that is not a run."""
+    root = tmp_path_factory.mktemp("runs")
+    run_experiment(spec("finished"), root / "finished", RunOptions(progress=False))
+    write_report(root / "finished", n_resamples=50)
+    shutil.copytree(root / "finished", root / "partial", ignore=shutil.ignore_patterns("report"))
+    (root / "partial" / "results.parquet").unlink()
+    sorted((root / "partial" / "rows").glob("*.jsonl"))[0].unlink()
+    failing = FakeLLM(fail=lambda messages: "Summarize" in messages[-1]["content"])
+    df = run_experiment(spec("failed"), root / "failed", RunOptions(progress=False), Injected(backends={"fake": failing}))
+    assert len(df.attrs["failed_cells"]) == 1
+    (root / "broken").mkdir()
+    (root / "broken" / "spec.json").write_text("{", encoding="utf-8")
+    (root / "notes").mkdir()
+    (root / "notes" / "todo.txt").write_text("not a run", encoding="utf-8")
+    return root
+
+
+def test_status_of_each_run(runs):
+    finished, partial, failed = (run_status(runs / n) for n in ("finished", "partial", "failed"))
+    assert (finished.state, finished.cells, finished.finished, finished.failed) == ("finished", 2, 2, ())
+    assert (partial.state, partial.cells, partial.finished) == ("partial", 2, 1)
+    assert (failed.state, failed.cells, failed.finished, len(failed.failed)) == ("failed", 2, 1, 1)
+    assert failed.describe() == "1 of 2 cells finished, 1 failed"
+
+
+def test_status_from_a_hand_made_log(tmp_path):
+    """A cell that failed in attempt 1 and finished in attempt 2 is not failed; one interrupted is partial."""
+    (tmp_path / "rows").mkdir()
+    (tmp_path / "rows" / "a.jsonl").write_text("", encoding="utf-8")
+    events = [{"event": "run_started", "cells": 3, "started_at": "2026-01-01T00:00:00"},
+              {"event": "cell_done", "cell_id": "a"}, {"event": "cell_failed", "cell_id": "b"},
+              {"event": "run_done"},
+              {"event": "run_started", "cells": 3, "started_at": "2026-01-02T00:00:00"},
+              {"event": "cell_done", "cell_id": "b"}, {"event": "run_interrupted"}]
+    (tmp_path / "log.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events) + '{"event": "cell_do',
+                                        encoding="utf-8")  # the last line cut short by a kill
+    (tmp_path / "rows" / "b.jsonl").write_text("", encoding="utf-8")
+    status = run_status(tmp_path)
+    assert (status.state, status.cells, status.finished, status.failed) == ("partial", 3, 2, ())
+    assert status.attempts == 2 and status.stopped and status.started_at == "2026-01-02T00:00:00"
+    assert status.describe() == "2 of 3 cells finished (stopped, or still running)"
+
+
+def test_the_page_lists_every_run_with_its_status_headline_and_links(runs):
+    page = write_index(runs)
+    assert page.path == runs / "index.html" and {e.name for e in page.runs} == {"finished", "partial", "failed",
+                                                                                  "broken"}
+    text = page.path.read_text(encoding="utf-8")
+    for name, state in (("finished", "finished"), ("partial", "partial"), ("failed", "failed"),
+                        ("broken", "unreadable")):
+        row = re.search(rf'<tr id="run-{name}">.*?</tr>', text, re.S).group(0)
+        assert f'class="state {state}"' in row
+    # the headline: the best pipeline's mean, CI and n, as aggregate computes them from the rows
+    df = load_results(runs / "finished", write=False)
+    best = aggregate(df[df["metric"] == METRIC], by=["pipeline"]).sort_values("mean", ascending=False).iloc[0]
+    row = re.search(r'<tr id="run-finished">.*?</tr>', text, re.S).group(0)
+    assert f"<code>{best['pipeline']}</code> {best['mean']:.3f} [" in row and f"n={int(best['n'])}" in row
+    assert 'href="finished/report/report.html#probes"' in row and row.count("<img") == 5
+    assert "no report yet: <code>lyra-lab report" in re.search(r'<tr id="run-partial">.*?</tr>', text, re.S).group(0)
+    assert "failed: syn-0-" in text and "run the same command again" in text
+    assert "the finished run" in text and "4 memory pipelines" not in text and "2 memory pipelines × 2 recallers" in text
+    assert "<script" not in text and "notes" not in re.findall(r'<tr id="run-([^"]+)"', text)
+
+
+def test_view_command_prints_a_line_per_run(runs, capsys):
+    assert main(["view", str(runs)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("failed: failed, 1 of 2 cells finished, 1 failed") for line in out)
+    assert any(line.startswith("broken: unreadable") for line in out)
+    assert out[-1] == f"wrote: {runs / 'index.html'}"
+
+
+def test_view_of_a_folder_without_runs_is_one_line(tmp_path, capsys):
+    assert main(["view", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no run folder in it" in err
+
+
+def test_the_page_opens_in_headless_chromium_and_its_links_work(runs, tmp_path):
+    page = write_index(runs).path
+    driver = chromium_driver(tmp_path / "chromium-profile")
+    try:
+        from selenium.webdriver.common.by import By
+
+        driver.get(page.as_uri())
+        assert driver.title == f"Runs in {runs.name}"
+        assert [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")] == []
+        rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
+        assert len(rows) == 4
+        states = {r.get_attribute("id"): r.find_element(By.CSS_SELECTOR, ".state").text for r in rows}
+        assert states == {"run-finished": "finished", "run-partial": "partial", "run-failed": "failed",
+                          "run-broken": "unreadable"}
+        finished = driver.find_element(By.ID, "run-finished")
+        finished.find_element(By.TAG_NAME, "summary").click()  # the figures
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        images = finished.find_elements(By.TAG_NAME, "img")
+        loaded = "return arguments[0].complete && arguments[0].naturalWidth > 0"  # lazy: they load once shown
+        assert len(images) == 5
+        WebDriverWait(driver, 20).until(lambda d: all(d.execute_script(loaded, i) for i in images))
+        finished.find_element(By.LINK_TEXT, "per-probe drill-down").click()
+        assert driver.title == "Report: finished" and driver.current_url.endswith("report.html#probes")
+        assert driver.find_element(By.ID, "probes").is_displayed()
+    finally:
+        driver.quit()
