@@ -102,12 +102,12 @@ class ServedSession(BaseSession):
     def _start(self, command: list[str], conversation_id: str) -> MemorySession:
         system = self.system
         if system.via == "mcp":
-            env = tuple(f"{k}={v}" for k, v in os.environ.items() if _passed_on(k))
+            env = tuple(f"{k}={v}" for k, v in _child_env().items() if _passed_on(k))
             return served_pipeline_mcp(command, env=env, timeout_s=system.timeout_s,
                                        start_timeout_s=system.start_timeout_s).open(conversation_id, None, None)
         with open(os.path.join(self.workdir, SERVER_LOG), "w", encoding="utf-8") as errlog:
             self._process = subprocess.Popen([*command, "--port", "0"], cwd=self.workdir, stdout=subprocess.PIPE,
-                                             stderr=errlog, text=True, start_new_session=True)
+                                             stderr=errlog, text=True, start_new_session=True, env=_child_env())
         url = self._served_url(self._process)
         return HttpSystem(url=url, timeout_s=system.timeout_s).open(conversation_id, None, None)
 
@@ -175,6 +175,15 @@ class ServedSession(BaseSession):
                 _terminate(process)
             reap(self.workdir)
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _child_env() -> dict[str, str]:
+    """This process's environment with ``PYTHONPATH`` made absolute: the served process runs in its own folder,
+    where a relative entry (``PYTHONPATH=.``) would name another ``lyra_lab`` than the one running here."""
+    env = dict(os.environ)
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in env["PYTHONPATH"].split(os.pathsep))
+    return env
 
 
 def _passed_on(name: str) -> bool:
