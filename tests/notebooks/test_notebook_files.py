@@ -58,6 +58,23 @@ def test_committed_outputs_hold_no_progress_bars_and_no_local_paths(source):
     assert str(REPO) not in source.with_suffix(".ipynb").read_text(encoding="utf-8")
 
 
+DRAWS = ("matplotlib", "plt.", "plot")  # a source that draws figures
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_committed_notebook_holds_its_small_mode_outputs(source):
+    """Browsing the repository shows what the notebook computes: every cell ran, none failed, its figures are inline."""
+    committed = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    code = [c for c in committed.cells if c.cell_type == "code"]
+    unrun = [c.id for c in code if c.execution_count is None]
+    assert not unrun, f"{source.with_suffix('.ipynb').name}: cells {unrun} hold no outputs: run `make notebooks NB={source.stem}`"
+    assert [c.execution_count for c in code] == list(range(1, len(code) + 1))  # one run, top to bottom
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"]
+    images = [o for c in code for o in c.outputs if "image/png" in o.get("data", {})]
+    if any(word in source.read_text(encoding="utf-8") for word in DRAWS):
+        assert images, f"{source.with_suffix('.ipynb').name} draws figures but holds none: run `make notebooks NB={source.stem}`"
+
+
 def test_strip_progress_removes_bars_and_widgets_and_keeps_warnings():
     nb = new_notebook(cells=[new_code_cell("run()")])
     nb.metadata["widgets"] = {"state": {}}
