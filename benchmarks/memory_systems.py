@@ -7,8 +7,9 @@ replay clock (``systems.run_system``, k = 10, each probe at its ``asked_at``) an
 one row per system: open seconds (starting processes, loading), ingest seconds per
 turn, query latency p50 / p95 over the probes, and how many probes had an evidence turn
 among the hits (``hit@10``, for systems that trace hits to turns).  No LLM: mem0 runs
-raw (its fact extraction does not fit the bundled model's context, see
-tests/systems/test_mem0_local.py); the pipelines keep raw turns (turn_window of 1).
+raw (its fact extraction does not fit the ``local`` preset's context: benchmarks/mem0_infer_local.py
+runs it on a wider one); the pipelines keep raw turns (turn_window of 1).  The same systems in an
+experiment grid, with every metric: ``lyra-lab run examples/external_systems.toml``.
 The figures are wall time on whatever else the machine is doing: run it on quiet cores.
 """
 

@@ -36,8 +36,10 @@ def handle(call, body):
         scored = sorted(memory, key=lambda t: -len(query & words(t["text"])))[: body["k"]]
         return {"hits": [{"text": f"{t['speaker']}: {t['text']}", "score": len(query & words(t["text"])),
                           "turn_ids": [t["id"]], "when": t["timestamp"], "kind": "turn"} for t in scored]}
-    MEMORIES.pop(body["session"])  # close
-    return {}
+    if call == "close":
+        MEMORIES.pop(body["session"])
+        return {}
+    raise KeyError(call)  # e.g. /contents, which this service does not offer: a 404 tells lyra-lab so
 
 
 class Handler(BaseHTTPRequestHandler):

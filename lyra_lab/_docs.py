@@ -46,7 +46,8 @@ KEY_DOCS: dict[str, dict[str, str]] = {
                                "(like `lyra-lab import --no-attachments`)",
     },
     "grid": {
-        "chunkers": "chunker specs (required): a name or a table `{ name = ..., param = ... }`",
+        "chunkers": "chunker specs (required unless `systems` is given): a name or a table "
+                    "`{ name = ..., param = ... }`",
         "summarizers": "summarizer specs; none puts the chunks themselves into memory",
         "rollups": "rollup specs; none lets memory grow",
         "triggers": "trigger specs: when pending turns are chunked and summarized",
@@ -56,6 +57,12 @@ KEY_DOCS: dict[str, dict[str, str]] = {
                           "[run] score_at_tokens, which scores every pipeline at several sizes",
         "keep_raw": "true: raw turns stay in memory beside summaries; false: summaries replace them",
         "recallers": "recaller specs, all evaluated on the same memory",
+        "systems": ("memory systems lyra-lab does not build (mem0, an MCP server, an HTTP service, a pipeline served "
+                    "by `lyra-lab serve-memory`), each a pipeline of its own labelled by the system "
+                    "(`mem0:raw`, `mcp:server-memory`, `served-http:...`): a name or a table (see Memory systems "
+                    "below), crossed with `context_tokens`; per probe the same metrics as a pipeline's (turn-level "
+                    "retrieval only where its hits name their turns), plus `ingest.*` cost per conversation "
+                    "(docs/memory-systems.md)"),
     },
     "run": {
         "backends": "LLM backends: a preset name or a table (see Backends below)",
@@ -229,7 +236,7 @@ def _key_defaults() -> dict[str, dict[str, str]]:
         "": {"name": "file stem", "description": _value(spec.description), "corpus": "required",
              "grid": "required", "run": "", "qa": ""},
         "corpus": sub,
-        "grid": {"chunkers": "required", "summarizers": _value([name(pipeline.summarizer)]),
+        "grid": {"chunkers": "required unless systems", "systems": "`[]`", "summarizers": _value([name(pipeline.summarizer)]),
                  "rollups": _value([name(pipeline.rollup)]), "triggers": _value([name(pipeline.trigger)]),
                  "budgets": _value([pipeline.budget]), "context_tokens": _value([pipeline.context_budget]),
                  "keep_raw": _value([pipeline.keep_raw]), "recallers": _value([label for label, _ in spec.recallers])},
@@ -306,6 +313,7 @@ def render() -> str:
     from lyra_lab.replay import TRIGGERS
     from lyra_lab.rollup import ROLLUPS
     from lyra_lab.summarize import SUMMARIZERS
+    from lyra_lab.systems import SYSTEMS
 
     doc = inspect.cleandoc(sys.modules[ExperimentSpec.__module__].__doc__ or "")  # the experiment file, documented
     intro, _, rest = doc.partition("::")
@@ -334,6 +342,7 @@ def render() -> str:
         *strategy_section("Rollups", "lyra_lab.rollup", ROLLUPS),
         *strategy_section("Recallers", "lyra_lab.recall", RECALLERS),
         *strategy_section("Triggers", "lyra_lab.replay", TRIGGERS),
+        *strategy_section("Memory systems", "lyra_lab.systems", SYSTEMS),
         *backends_section(),
         *datasets_section(),
     ]

@@ -51,6 +51,7 @@ LONG_FILES = (
     "experiments/test_ray_address.py",  # 69 s: starts a Ray head and joins it
     "notebooks/test_notebooks.py",  # 60 s
     "notebooks/test_chunk_tuning_notebook.py",  # 59 s
+    "experiments/test_external_systems_example.py",  # 110 s: lyra-lab run with mem0, npx, serve-memory
     "chunking/test_chunker_properties.py",  # 100 s over its cases
     "rollup/test_rollup_machines.py",  # 87 s
     "notebooks/test_property_testing_notebook.py",  # 35 s

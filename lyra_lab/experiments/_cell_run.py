@@ -36,6 +36,8 @@ from lyra_lab.experiments._detail import probe_record
 from lyra_lab.experiments._cells import Cell, add_conversation_rows, add_probe_rows, base_columns, phase_metrics
 from lyra_lab.experiments._plan import CellPlan
 from lyra_lab.experiments._resources import Resources, SeededBackend
+from lyra_lab.experiments._system_cell import SystemCellJob, run_system_cell
+from lyra_lab.experiments._system_pipeline import SystemPipeline
 from lyra_lab.measures import JudgeResult, answer_scores, score_recall, session_map
 from lyra_lab.replay import EventLog, ProbeOutcome, ReplayResult, ReplaySetup, plan, replay_iter
 from lyra_lab.runs import DETAIL_EVENT, CellRows
@@ -94,6 +96,9 @@ def run_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: E
     probes = list(corpus.probes_for(conv.id))
     clog = CellLog(log, cell.cell_id)
     backend = RetryReporting(SeededBackend(res.backend(cell.backend), cell.seed), clog)
+    if isinstance(cell.pipeline, SystemPipeline):  # a memory system lyra-lab does not build: same rows, its own run
+        return run_system_cell(SystemCellJob(plan_, cell, cell.pipeline, corpus, clog, backend, res.embedder(cell.embedder),
+                                             _answer_backends(plan_, cell, res, backend, clog)))
     clog.event("cell_started", pipeline=cell.label, backend=cell.backend_label, embedder=cell.embedder_label,
                seed=cell.seed, conversation_id=conv.id, probes=len(probes), spec=cell.pipeline.to_dict())
     recallers = dict(plan_.recallers)

@@ -2,7 +2,7 @@
 
 The executors that run cells outside the driver's process (``_ray``, ``_processes``) share this:
 the task body (``run_cell`` with its log events captured, each with its own time, and errors
-mapped as the serial runner maps them: ``BackendError`` fails the cell, ``ConfigError`` stops the
+mapped as the serial runner maps them: ``CELL_FAILURES`` fail the cell, ``ConfigError`` stops the
 run), what it sends back (``CellResult``), the worker's ``Resources`` (built from specs, bounded
 and deduplicated per machine), the check that injected objects can travel, and the driver's side
 (``delivered``: the events written to the run log, then the outcome handed to the runner, which
@@ -19,9 +19,8 @@ from typing import Any, Callable
 
 from lyra_lab.runs import CellRows
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends import BackendError
 from lyra_lab.experiments._cell_run import run_cell
-from lyra_lab.experiments._executors import CellJob, CellOutcome, RunContext
+from lyra_lab.experiments._executors import CELL_FAILURES, CellJob, CellOutcome, RunContext
 from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
 from lyra_lab.experiments._resources import Injected, Resources
@@ -48,7 +47,7 @@ class CellResult:
 def run_cell_task(job: CellJob, cell: Cell, res: Resources, *, node: str = "", log_dir: str | None = None) -> CellResult:
     """Run one cell on ``res``; its events go to a private log file (in ``log_dir``) and come back with the rows.
 
-    Errors other than ``BackendError`` and ``ConfigError`` are bugs and propagate.
+    Errors other than ``CELL_FAILURES`` and ``ConfigError`` are bugs and propagate.
     """
     with tempfile.TemporaryDirectory(prefix="lyra-cell-", dir=log_dir) as tmp:
         path = Path(tmp) / "log.jsonl"
@@ -57,7 +56,7 @@ def run_cell_task(job: CellJob, cell: Cell, res: Resources, *, node: str = "", l
         with RunLog(path, durable=False) as log:  # the run log's own lines, appended by the driver as they are
             try:
                 rows = run_cell(job.plan, cell, job.corpus, res, log)
-            except BackendError as exc:
+            except CELL_FAILURES as exc:
                 error = str(exc)
             except ConfigError as exc:
                 config_error = str(exc)

@@ -1,7 +1,8 @@
 """Cells of an experiment and their tidy rows.
 
 A cell is one memory pipeline × backend × embedder × seed × conversation: one
-replay, whose memory serves every recaller.  Its id hashes everything that
+replay, whose memory serves every recaller (or one memory system's run over the
+conversation, ``_system_cell``).  Its id hashes everything that
 determines its rows (corpus hash, conversation, selected probes, the resolved
 pipeline and recallers, backend, embedder, seed, ks, QA and judge settings),
 so a changed spec never reuses a stale cell.
@@ -21,6 +22,7 @@ from lyra_lab.backends import BackendSpec, EmbedderSpec
 from lyra_lab.corpus import Probe
 from lyra_lab.measures import JudgeResult
 from lyra_lab.recall import Recaller
+from lyra_lab.experiments._system_pipeline import SystemPipeline
 from lyra_lab.replay import PhaseCost, Pipeline, flatten_params, strategy_spec
 from lyra_lab.runs import CellRows
 
@@ -35,8 +37,8 @@ class Cell:
 
     Attributes:
         cell_id: ``<conversation slug>-<12 hex>`` (``cell_id``): the hash of everything its rows depend on.
-        pipeline: the memory pipeline.
-        label: the pipeline's label in rows (``token_budget+map_reduce+none``).
+        pipeline: the memory pipeline, or a memory system as a pipeline of the grid (``SystemPipeline``).
+        label: the pipeline's label in rows (``token_budget+map_reduce+none``, ``mem0:raw``).
         backend: the LLM backend's spec.
         embedder: the embedder's spec (``"none"``: no embedder).
         seed: passed to every LLM call.
@@ -44,7 +46,7 @@ class Cell:
     """
 
     cell_id: str
-    pipeline: Pipeline
+    pipeline: Pipeline | SystemPipeline
     label: str
     backend: BackendSpec
     embedder: EmbedderSpec
@@ -79,6 +81,8 @@ def cell_id(payload: Mapping[str, object], conversation_id: str) -> str:
 
 def base_columns(run: str, cell: Cell, recaller_label: str, recaller: Recaller, corpus: str) -> dict[str, object]:
     """The identifying columns of every row of one cell × recaller."""
+    if not isinstance(cell.pipeline, Pipeline):
+        raise TypeError(f"cell {cell.cell_id} runs a memory system: its columns are _system_cell.system_columns")
     names = cell.pipeline.kind_names()
     row = {
         "run": run, "cell_id": cell.cell_id, "pipeline": f"{cell.label}|{recaller_label}",

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from lyra_lab.experiments._answer import Answered
 from lyra_lab.memory import EntryKind
-from lyra_lab.replay import ProbeOutcome
+from lyra_lab.measures import Recalled
 from lyra_lab.runs import MAX_TURN_IDS, snip
 
 
-def probe_record(outcome: ProbeOutcome, recaller: str, answered: Answered | None = None) -> dict[str, object]:
+def probe_record(outcome: Recalled, recaller: str, answered: Answered | None = None) -> dict[str, object]:
     """The ``probe_detail`` event of one probe × recaller (what ``inspect_probe`` and report.html read back).
 
     Args:
-        outcome: the probe's recall (hits, rendered context).
+        outcome: the probe's recall (hits, rendered context): a replay's, or a memory system's.
         recaller: the recaller's label in the grid.
         answered: the answer and the judges' verdicts, if the probe was answered.
     """
@@ -21,7 +21,8 @@ def probe_record(outcome: ProbeOutcome, recaller: str, answered: Answered | None
     for h in outcome.hits:
         e = h.entry
         hit: dict[str, object] = {"id": e.id, "kind": e.kind, "score": round(float(h.score), 6)}
-        if e.kind != EntryKind.TURN:  # a raw turn is its id's turn, its text in the corpus and the context
+        if e.kind != EntryKind.TURN or e.id != f"turn:{e.turn_ids[0] if e.turn_ids else ''}":
+            # a raw turn is its id's turn, its text in the corpus and the context (a system's turn is not)
             hit.update(turn_ids=list(e.turn_ids[:MAX_TURN_IDS]), n_turns=len(e.turn_ids), text=snip(e.text))
         hits.append(hit)
     verdicts = answered.verdicts if answered is not None else ()

@@ -4,8 +4,9 @@ An executor takes the cells left to run and hands each back as it finishes, as a
 ``CellOutcome`` (its rows, or the error that failed it); the runner writes what comes back,
 so it stays the run folder's single writer and the rows do not depend on the executor.
 A cell is a pure function of (``CellJob``, cell) plus the response cache, so every executor
-gives the same rows.  An error other than ``BackendError`` is a bug: it stops the run (cells
-not yet started are cancelled).  Each executor is a context manager: leaving it stops
+gives the same rows.  A ``BackendError`` or a ``MemorySystemError`` (a memory system of the grid that
+crashed, hung or answered garbage) fails its cell (``CELL_FAILURES``); any other error is a bug: it
+stops the run (cells not yet started are cancelled).  Each executor is a context manager: leaving it stops
 whatever it started (threads, worker processes, a local Ray), also on Ctrl-C.  After a Ctrl-C,
 before leaving it, the runner asks ``drain`` for the cells that finished but were not handed
 back yet, and writes them: an interrupted concurrent run keeps every cell that finished its calls.
@@ -27,8 +28,11 @@ from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._plan import CellPlan
 from lyra_lab.experiments._resources import Resources
 from lyra_lab.runs import CellRows, RunLog
+from lyra_lab.systems import MemorySystemError
 
 EXECUTORS = ("serial", "threads", "processes", "ray")
+#: What fails one cell, not the run: a backend that failed for good, a memory system that failed.
+CELL_FAILURES: tuple[type[Exception], ...] = (BackendError, MemorySystemError)
 
 
 class CellOutcome(NamedTuple):
@@ -94,7 +98,7 @@ class SerialCells(contextlib.AbstractContextManager["SerialCells"]):
         for cell in todo:
             try:
                 yield CellOutcome(cell, run_cell(self.job.plan, cell, self.job.corpus, run.res, run.log))
-            except BackendError as exc:
+            except CELL_FAILURES as exc:
                 yield CellOutcome(cell, CellRows(), exc)
 
     def drain(self, run: RunContext) -> list[CellOutcome]:
@@ -106,10 +110,10 @@ class SerialCells(contextlib.AbstractContextManager["SerialCells"]):
 
 
 def _outcome(cell: Cell, future: "Future[CellRows]") -> CellOutcome:
-    """A finished thread's cell: its rows, or its ``BackendError`` (anything else is raised)."""
+    """A finished thread's cell: its rows, or its cell failure (``CELL_FAILURES``; anything else is raised)."""
     try:
         return CellOutcome(cell, future.result())
-    except BackendError as exc:
+    except CELL_FAILURES as exc:
         return CellOutcome(cell, CellRows(), exc)
 
 
@@ -138,9 +142,9 @@ class ThreadCells(contextlib.AbstractContextManager["ThreadCells"]):
             yield _outcome(cell, future)
 
     def drain(self, run: RunContext) -> list[CellOutcome]:
-        """The cells whose threads finished (rows or a ``BackendError``) but were not handed back yet."""
+        """The cells whose threads finished (rows or a cell failure) but were not handed back yet."""
         done = [(f, c) for f, c in self._unclaimed.items() if f.done() and not f.cancelled()
-                and (f.exception() is None or isinstance(f.exception(), BackendError))]
+                and (f.exception() is None or isinstance(f.exception(), CELL_FAILURES))]
         for f, _ in done:
             del self._unclaimed[f]
         return [_outcome(c, f) for f, c in done]

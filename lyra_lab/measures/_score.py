@@ -128,7 +128,8 @@ def session_scores(outcome: Recalled, ks: Iterable[int], session_of: SessionOf) 
         scores[str(Measure.at("session_recall", k))] = by_hit.coverage(k)
         scores[str(Measure.at("session_recall_any", k))] = rule.recall_any
         scores[str(Measure.at("session_recall_all", k))] = rule.recall_all
-        scores[str(Measure.at("session_ndcg_any", k))] = rule.ndcg_any
+        if n_relevant is not None:  # its ideal list is the memory's entries of evidence sessions: unknown without
+            scores[str(Measure.at("session_ndcg_any", k))] = rule.ndcg_any
         scores[str(Measure.at("distinct_session_ndcg_any", k))] = distinct.ndcg(k, len(evidence), ndcg_any_discount)
     return scores
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 PHASES = (  # (metric, name, unit of one value)
     ("recall_latency_s", "recall", "probe"),
+    ("ingest.latency_s", "ingest", "conversation"),  # a memory system's ingest ([grid] systems)
     ("answer_latency_s", "answer", "probe"),
     ("summarize.latency_s", "summarize", "conversation"),
     ("rollup.latency_s", "rollup", "conversation"),
@@ -42,7 +43,8 @@ PHASES = (  # (metric, name, unit of one value)
 )
 MIN_BOX = 5  # fewer values than this are drawn as dots: a box of one or two values suggests a spread
 MAX_ROWS = 30  # more pipelines than this: per-probe phases are pooled per recaller (rows would be too thin to read)
-_PHASE_COLORS = {"recall": "C0", "answer": "C1", "summarize": "C2", "rollup": "C3", "embed": "C4", "judge": "C5"}
+_PHASE_COLORS = {"recall": "C0", "answer": "C1", "summarize": "C2", "rollup": "C3", "embed": "C4", "judge": "C5",
+                 "ingest": "C6"}
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,7 @@ def quality_vs_cost(df: pd.DataFrame, metric: str, simulated: dict[str, bool], p
             if group.first in part.index:
                 row = part.loc[group.first]
                 ci_point(ax, Estimate.of(row), yi, "C0", horizontal=True, ms=6)
-        ax.set_title(f"recaller: {facet}" if facet else "all pipelines", fontsize=10)
+        ax.set_title(f"recaller: {facet}" if facet else "memory systems (no recaller)", fontsize=10)
         ax.set_xlim(*xlim)
         ax.grid(axis="x", alpha=0.3)
         ax.set_yticks(y, labels, fontsize=7.5)
@@ -201,7 +201,7 @@ def quality_vs_context_tokens(df: pd.DataFrame, metric: str, simulated: dict[str
         ax.minorticks_off()
         ax.set_xlim(budgets[0] / 1.3, budgets[-1] * 1.3)
         ax.set_ylim(*ylim)
-        ax.set_title(f"recaller: {facet}" if facet else "all pipelines", fontsize=10)
+        ax.set_title(f"recaller: {facet}" if facet else "memory systems (no recaller)", fontsize=10)
         ax.grid(alpha=0.3)
         pending.append((ax, labels))
     for ax in bottom_axes(axes):

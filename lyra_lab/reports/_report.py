@@ -115,7 +115,9 @@ def write_report(
     md = [f"# Report: {run_dir.name}\n", FAIR_NOTE + "\n", (
           f"Quality metrics: mean over probes [95% bootstrap CI, {unit}]; n = the values behind each figure "
           "(a probe run under several seeds counts once, its seeds averaged). "
-          "Context tokens and recall latency: mean per probe. "
+          "Context tokens and recall latency: mean per probe (`recall_latency_p50_s`/`_p95_s`: percentiles "
+          "over a pipeline's probes). A memory system's ingest (`ingest.*`): mean per conversation; "
+          "\"cannot trace\": a system whose hits name no source turns has no turn-level retrieval figure. "
           "Cost and latency of summarize/rollup: mean per conversation, as measured when the calls were paid "
           "(`latency_s` = sum of per-call latencies; a response-cache hit keeps its original latency and cost). "
           "What this run paid: `paid_latency_s` (wall time), `paid_cost_usd`, `cached_calls`.\n")]

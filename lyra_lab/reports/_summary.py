@@ -13,6 +13,12 @@ Columns lead with the metric that is fair across memory kinds (``FAIR_NOTE``):
 ``flattery_warnings`` says when it is much higher than answer_in_context for
 memories of summaries alone.  Runs written before these names (``recall@K``)
 still summarize.
+
+Query latency is also shown as percentiles over every probe of a pipeline
+(``recall_latency_p50_s``, ``recall_latency_p95_s``).  A memory system of the grid
+(``[grid] systems``) has its ingest figures (``ingest.*``, per conversation) and,
+when it cannot trace its hits to turns (rows with ``traces_turns`` false), no
+turn-level retrieval figure: the Markdown table says "cannot trace" there.
 """
 
 from __future__ import annotations
@@ -50,7 +56,17 @@ MEAN_METRICS: tuple[str, ...] = (
     "rollup.cost_usd", "rollup.latency_s", "rollup.latency_p50_s", "rollup.latency_p95_s",
     "rollup.paid_cost_usd", "rollup.paid_latency_s", "rollup.cached_calls",
     "answer_cost_usd", "memory_tokens", "context_tokens@Btok",
+    "ingest.s_per_turn", "ingest.latency_s", "ingest.calls", "ingest.prompt_tokens", "ingest.completion_tokens",
+    "ingest.cost_usd", "ingest.items", "ingest.failed_calls", "ingest.bad_outputs", "open_s",
 )
+#: Per-probe latency percentiles over all of a pipeline's probes: (column, metric, percentile).
+LATENCY_PERCENTILES: tuple[tuple[str, str, float], ...] = (
+    ("recall_latency_p50_s", "recall_latency_s", 50.0), ("recall_latency_p95_s", "recall_latency_s", 95.0))
+#: Measures that need hits traced to turns (by base name): "cannot trace" for a system that cannot.
+TURN_LEVEL = frozenset({"evidence_recall", "coverage_recall", "recall_all", "recall_any", "mrr", "ndcg", "ndcg_any",
+                        "session_recall", "session_recall_all", "session_recall_any", "session_ndcg_any",
+                        "distinct_session_ndcg_any", "recall"})
+CANNOT_TRACE = "cannot trace"
 _K_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<k>\d+)$")
 _B_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<k>\d+)tok$")
 
@@ -135,6 +151,9 @@ def summarize_results(
         degraded = per_cell.groupby(level=list(range(len(keys))), dropna=False).sum().astype(int)
         summary = summary.merge(degraded.rename("degraded").reset_index(), on=keys, how="left")
         summary["degraded"] = summary["degraded"].fillna(0).astype(int)
+    if "traces_turns" in df.columns:  # a memory system's rows: False when its hits name no turns
+        traces = df.groupby(keys, dropna=False)["traces_turns"].agg(lambda s: not (s == False).any())  # noqa: E712
+        summary = summary.merge(traces.rename("traces_turns").reset_index(), on=keys, how="left")
     probe_rows = df[df["probe_id"].astype(str) != ""] if "probe_id" in df.columns else df
     n_probes = probe_rows.groupby(keys, dropna=False)["probe_id"].nunique() if "probe_id" in df.columns else None
     if n_probes is not None:
@@ -145,7 +164,19 @@ def summarize_results(
         cols = {"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high", "n": f"{metric}_n"}
         keep = keys + (["mean", "ci_low", "ci_high", "n"] if metric in quality else ["mean", "n"])
         summary = summary.merge(part[keep].rename(columns=cols), on=keys, how="left")
+    for column, metric, q in LATENCY_PERCENTILES:
+        values = df[df["metric"] == metric].dropna(subset=["value"])
+        if len(values):
+            pct = values.groupby(keys, dropna=False)["value"].quantile(q / 100.0)
+            count = values.groupby(keys, dropna=False)["value"].size()
+            summary = summary.merge(pct.rename(column).reset_index(), on=keys, how="left")
+            summary = summary.merge(count.rename(f"{column}_n").reset_index(), on=keys, how="left")
     return summary
+
+
+def turn_level(metric: str) -> bool:
+    """Whether ``metric`` needs hits traced to turns (``evidence_recall@10``, ``mrr``, ``ndcg@5`` ...)."""
+    return metric.split("@", 1)[0].split("[", 1)[0] in TURN_LEVEL
 
 
 MIN_CI_VALUES = 10  # fewer values than this behind a CI: warn that it is unreliable
@@ -232,7 +263,8 @@ def _label(index: object) -> str:
 # The Markdown summary shows the headline columns, fair ones first; summary.csv and metrics.csv hold everything.
 MARKDOWN_METRICS: tuple[str, ...] = (
     "answer_in_context@Btok", "evidence_recall@K", "coverage_recall@Kmax", "mrr", "ndcg@Kmax", "recall@K",
-    "qa_f1", "judge", "retention", "context_tokens",
+    "qa_f1", "judge", "retention", "context_tokens", "recall_latency_p50_s", "recall_latency_p95_s",
+    "ingest.s_per_turn", "ingest.cost_usd", "ingest.items", "ingest.failed_calls",
     "summarize.cost_usd", "summarize.latency_s", "summarize.latency_p95_s", "summarize.paid_latency_s",
     "summarize.cached_calls", "rollup.cost_usd", "rollup.latency_s", "rollup.paid_latency_s",
 )
@@ -245,7 +277,8 @@ def format_cells(summary: pd.DataFrame, keys: Sequence[str],
     ``columns`` picks the value columns shown (default: all but the CI bounds and n).
     """
     present = list(columns) if columns is not None else [
-        c for c in summary.columns if c not in keys and c != "degraded" and not c.endswith(("_ci_low", "_ci_high", "_n"))]
+        c for c in summary.columns if c not in keys and c not in ("degraded", "traces_turns")
+        and not c.endswith(("_ci_low", "_ci_high", "_n"))]
     header = list(keys) + present
     body = []
     for _, row in summary.iterrows():
@@ -256,6 +289,8 @@ def format_cells(summary: pd.DataFrame, keys: Sequence[str],
                 degraded = int(row.get("degraded", 0) or 0)
                 cells.append(str(value) + (" (simulated)" if bool(row.get("simulated", False)) else "")
                              + (f" ⚠ degraded ({degraded})" if degraded > 0 else ""))
+            elif pd.isna(value) and turn_level(col) and _untraced(row):
+                cells.append(CANNOT_TRACE)
             elif f"{col}_ci_low" in summary.columns and pd.notna(value):
                 cells.append(f"{value:.3f} [{row[f'{col}_ci_low']:.3f}, {row[f'{col}_ci_high']:.3f}]"
                              + _n(row, col))
@@ -273,6 +308,12 @@ def format_markdown(summary: pd.DataFrame, keys: Sequence[str], columns: Sequenc
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in body]
     return "\n".join(lines) + "\n"
+
+
+def _untraced(row: pd.Series) -> bool:
+    """Whether the summary row is a memory system that cannot trace its hits to turns."""
+    value = row.get("traces_turns")
+    return value is not None and not pd.isna(value) and not bool(value)
 
 
 def _n(row: pd.Series, col: str) -> str:

@@ -11,22 +11,26 @@ ingests turns in replay order and answers a question with ``k`` results
   ``@modelcontextprotocol/server-memory`` through ``npx``.
 - ``http``: any service speaking lyra-lab's memory protocol (docs/memory-systems.md).
 - ``pipeline``: one of lyra-lab's own pipelines, built live (``replay.PipelineMemory``).
+- ``served``: one of lyra-lab's pipelines served by ``lyra-lab serve-memory`` in a process of its
+  own, reached over MCP or HTTP (what another harness would see of it).
 
-``run_system`` runs one system over one conversation on the replay clock;
-``as_recall_hits`` turns its results into ``recall.Hit``s so lyra-lab's metrics
-apply unchanged.  ``MemoryHttpServer`` and ``memory_mcp_server`` serve any system
+``run_system`` runs one system over one conversation on the replay clock
+(``SystemReplay`` yields each probe while the session is open, for scoring then);
+``as_recall_hits`` / ``as_memory_entries`` turn its results into lyra-lab's
+``recall.Hit``s and memory entries so lyra-lab's metrics apply unchanged.  ``MemoryHttpServer`` and ``memory_mcp_server`` serve any system
 (``lyra-lab serve-memory``).
 """
 
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._http import HttpSession, HttpSystem
 from lyra_lab.systems._endpoint import OpenAIEndpoint
-from lyra_lab.systems._hits import as_memory_entry, as_recall_hits
+from lyra_lab.systems._hits import as_memory_entries, as_memory_entry, as_recall_hits
 from lyra_lab.systems._mem0 import Mem0Session, Mem0System
 from lyra_lab.systems._mcp import McpSession, McpSystem, served_pipeline_mcp
 from lyra_lab.systems._pipeline import PipelineSession, PipelineSystem
 from lyra_lab.systems._protocol import PROTOCOL, ProtocolError
-from lyra_lab.systems._run import SystemProbe, SystemRun, run_system
+from lyra_lab.systems._run import SystemProbe, SystemReplay, SystemRun, run_system
+from lyra_lab.systems._served import ServedSession, ServedSystem
 from lyra_lab.systems._serve_config import ServeConfig, load_serve_config, read_toml, serve_config
 from lyra_lab.systems._serve_http import MemoryHttpServer
 from lyra_lab.systems._serve_mcp import ServedMemory, memory_mcp_server, run_mcp_stdio
@@ -57,9 +61,13 @@ __all__ = [
     "ProtocolError",
     "ServeConfig",
     "ServedMemory",
+    "ServedSession",
+    "ServedSystem",
     "SystemHit",
     "SystemProbe",
+    "SystemReplay",
     "SystemRun",
+    "as_memory_entries",
     "as_memory_entry",
     "as_recall_hits",
     "load_serve_config",

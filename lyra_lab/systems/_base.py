@@ -31,12 +31,16 @@ class BaseSystem(Strategy):
     def needs(self) -> Needs:
         return Needs()
 
+    def traces(self) -> bool:
+        return True
+
 
 class BaseSession:
     """A session's life cycle: ``with system.open(...) as session:`` closes it whatever happens.
 
-    Subclasses write ``_ingest``, ``_query`` and ``_close``; the public methods time
-    them, check the session is open and wrap failures (``guard``).
+    Subclasses write ``_ingest``, ``_query``, ``_close`` and, when the system can list what it
+    holds, ``_contents`` (None by default); the public methods time them, check the session is
+    open and wrap failures (``guard``).
     """
 
     def __init__(self, label: str):
@@ -80,6 +84,10 @@ class BaseSession:
         hits = self.guard("query", lambda: list(self._query(question, k, now)))
         return hits[:k]
 
+    def contents(self) -> list[SystemHit] | None:
+        items = self.guard("contents", self._contents)
+        return None if items is None else list(items)
+
     def close(self) -> None:
         if self.closed:
             return
@@ -97,6 +105,9 @@ class BaseSession:
 
     def _query(self, question: str, k: int, now: datetime | None) -> Sequence[SystemHit]:
         raise NotImplementedError
+
+    def _contents(self) -> Sequence[SystemHit] | None:
+        return None
 
     def _close(self) -> None:
         return None

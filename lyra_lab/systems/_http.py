@@ -1,7 +1,7 @@
 """Any HTTP memory service that speaks lyra-lab's memory protocol (``_protocol``): the ``http`` system.
 
 A team benchmarks its in-house memory by writing three endpoints (``/open``,
-``/ingest``, ``/query``; ``/close`` is optional).  Each call has its own timeout;
+``/ingest``, ``/query``; ``/contents`` and ``/close`` are optional).  Each call has its own timeout;
 a refused connection, an HTTP error, a timeout or an answer that does not follow
 the protocol is one ``MemorySystemError`` naming the service and the call.  A
 key for the service, if it needs one, comes from the environment variable
@@ -41,10 +41,15 @@ class HttpSystem(BaseSystem):
 
     url: str = param("http://127.0.0.1:8400", check=_is_http_url,
                      allowed="an http(s) URL without credentials (a key goes in api_key_env)",
-                     doc="the service's base URL; the calls go to <url>/open, /ingest, /query, /close.")
+                     doc="the service's base URL; the calls go to <url>/open, /ingest, /query, /contents, /close.")
     timeout_s: float = param(60.0, gt=0, doc="seconds each call may take before the session fails.")
     batch: int = param(64, ge=1, doc="the most turns sent in one /ingest call.")
     api_key_env: str | None = param(None, doc="environment variable holding a bearer token for the service.")
+    turn_ids: bool = param(True, doc="the service returns its hits' source turn ids (false: turn-level "
+                                     "retrieval metrics are not computed for it: it cannot trace).")
+
+    def traces(self) -> bool:
+        return self.turn_ids
 
     def label(self) -> str:
         parts = urlsplit(self.url)
@@ -127,6 +132,15 @@ class HttpSession(BaseSession):
             return hits_from_json(answer)
         except ProtocolError as exc:
             raise MemorySystemError(self.label, "query", str(exc)) from None
+
+    def _contents(self) -> Sequence[SystemHit] | None:
+        answer = self._post("contents", {"session": self.session}, missing_ok=True)
+        if not answer:  # 404/405: the service cannot list its memory
+            return None
+        try:
+            return hits_from_json(answer)
+        except ProtocolError as exc:
+            raise MemorySystemError(self.label, "contents", str(exc)) from None
 
     def _close(self) -> None:
         try:

@@ -10,12 +10,14 @@ the session's own temp folder through ``MEMORY_FILE_PATH``):
   matches its query as one substring, so a whole question would match nothing),
   and the entities found are ranked by how many of the words found them;
 - a hit's text is the entity's observations, its source turn the entity's name,
-  its time the entity's type: every hit traces to its turn, verbatim.
+  its time the entity's type: every hit traces to its turn, verbatim;
+- the memory's contents are ``read_graph``'s entities, read with the same mapping.
 
 Any other server is a different mapping: ``store_tool``/``store_arguments`` (a
 template over ``{turn_id} {session_id} {conversation_id} {speaker} {role} {text}
 {timestamp} {date}``), ``search_tool``/``search_arguments`` (over ``{query} {k}
-{now}``), ``finish_tool`` (called when the conversation ends), and where the
+{now}``), ``list_tool`` (lists everything the memory holds, without arguments),
+``finish_tool`` (called when the conversation ends), and where the
 answer's items and their fields are (``results``, ``*_field``).  ``{dir}`` in
 ``env`` is the session's temp folder.  docs/memory-systems.md has the mapping of
 lyra-lab's own served pipeline.
@@ -69,6 +71,8 @@ class McpSystem(BaseSystem):
     search_arguments: str = param('{"query": "{query}"}', convert=canonical, check=_template_check(QUERY_FIELDS),
                                   allowed=f"a table over {sorted(QUERY_FIELDS)}", doc="its arguments (a template).")
     split_query: bool = param(True, doc="search once per content word of the question, ranking by words found.")
+    list_tool: str = param("read_graph", doc="a tool listing everything the memory holds, its answer read like a "
+                                             "search's ('': none; the measures that need it are not computed).")
     finish_tool: str = param("", doc="a tool called once the conversation ends (none: '').")
     reports: bool = param(False, doc="the store and finish tools answer with the memory protocol's ingest report "
                                      "(stored, usage, ...), as lyra-lab's served memory does.")
@@ -79,6 +83,7 @@ class McpSystem(BaseSystem):
     id_field: str = param("name", doc="an item's own id ('': none; items are then told apart by text).")
     score_field: str = param("", doc="an item's score ('': ranked by the order and the words found).")
     when_field: str = param("entityType", doc="an item's ISO time ('': undated).")
+    until_field: str = param("", doc="the ISO end time of an item spanning several turns ('': none).")
     kind_field: str = param("", doc="an item's kind (''): every item is of kind `kind`).")
     kind: str = param("turn", choices=HIT_KINDS, doc="the kind of every item when kind_field is ''.")
     timeout_s: float = param(30.0, gt=0, doc="seconds a tool call may take before the session fails.")
@@ -87,6 +92,9 @@ class McpSystem(BaseSystem):
     def label(self) -> str:
         name = self.server_name or self.command[-1].rsplit("/", 1)[-1].removesuffix(".py")
         return f"mcp:{name}"
+
+    def traces(self) -> bool:
+        return bool(self.turn_ids_field)
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "McpSession":
         return McpSession(self)
@@ -162,37 +170,46 @@ class McpSession(BaseSession):
         ranked = sorted(found.values(), key=lambda e: -e[1])  # stable: the server's order among equals
         return [_scored(e[0], e[1] / len(terms)) for e in ranked[:k]]
 
-    def _items(self, data: Any) -> list[SystemHit]:
+    def _contents(self) -> Sequence[SystemHit] | None:
+        if not self.system.list_tool:
+            return None
+        answer = self._call("contents", self.system.list_tool, {})
+        if answer.is_error:
+            raise MemorySystemError(self.label, "contents", f"{self.system.list_tool}: {answer.text[:300]}")
+        return self._items(answer.data, "contents")
+
+    def _items(self, data: Any, call: str = "query") -> list[SystemHit]:
         system = self.system
         try:
             items = at_path(data, system.results)
         except (KeyError, IndexError, TypeError, ValueError):
-            raise MemorySystemError(self.label, "query", f"the answer has no list at {system.results!r}: "
+            raise MemorySystemError(self.label, call, f"the answer has no list at {system.results!r}: "
                                     f"{json.dumps(data)[:200] if data is not None else 'not JSON'}") from None
         if not isinstance(items, list):
-            raise MemorySystemError(self.label, "query", f"{system.results!r} is not a list: {str(items)[:200]}")
-        return [self._hit(item, i) for i, item in enumerate(items)]
+            raise MemorySystemError(self.label, call, f"{system.results!r} is not a list: {str(items)[:200]}")
+        return [self._hit(item, i, call) for i, item in enumerate(items)]
 
-    def _hit(self, item: Any, i: int) -> SystemHit:
+    def _hit(self, item: Any, i: int, call: str) -> SystemHit:
         system = self.system
         if not isinstance(item, dict):
-            raise MemorySystemError(self.label, "query", f"item {i} is not an object: {str(item)[:200]}")
+            raise MemorySystemError(self.label, call, f"item {i} is not an object: {str(item)[:200]}")
         text = item.get(system.text_field)
         if isinstance(text, list):
             text = " ".join(str(t) for t in text)
         if not isinstance(text, str):
-            raise MemorySystemError(self.label, "query", f"item {i} has no text at {system.text_field!r}")
+            raise MemorySystemError(self.label, call, f"item {i} has no text at {system.text_field!r}")
         ids = item.get(system.turn_ids_field) if system.turn_ids_field else ()
         ids = (ids,) if isinstance(ids, str) else tuple(str(t) for t in ids or ())
         kind = str(item.get(system.kind_field) or system.kind) if system.kind_field else system.kind
         if kind not in HIT_KINDS:
-            raise MemorySystemError(self.label, "query", f"item {i} has kind {kind!r}; allowed: {', '.join(HIT_KINDS)}")
+            raise MemorySystemError(self.label, call, f"item {i} has kind {kind!r}; allowed: {', '.join(HIT_KINDS)}")
         score = item.get(system.score_field, 0.0) if system.score_field else 0.0
         if isinstance(score, bool) or not isinstance(score, (int, float)):
-            raise MemorySystemError(self.label, "query", f"item {i} has score {score!r}, not a number")
+            raise MemorySystemError(self.label, call, f"item {i} has score {score!r}, not a number")
         return SystemHit(text=text, score=float(score), turn_ids=ids, when=_iso(item.get(system.when_field))
                          if system.when_field else None, kind=kind,
-                         id=str(item.get(system.id_field) or "") if system.id_field else "")
+                         id=str(item.get(system.id_field) or "") if system.id_field else "",
+                         until=_iso(item.get(system.until_field)) if system.until_field else None)
 
     def _close(self) -> None:
         try:
@@ -202,7 +219,7 @@ class McpSession(BaseSession):
 
 
 def _scored(hit: SystemHit, score: float) -> SystemHit:
-    return SystemHit(hit.text, score, hit.turn_ids, hit.when, hit.kind, hit.id)
+    return dataclasses.replace(hit, score=score)
 
 
 def _iso(value: Any) -> datetime | None:
@@ -213,14 +230,16 @@ def _iso(value: Any) -> datetime | None:
 
 
 def served_pipeline_mcp(command: Sequence[str], **overrides: Any) -> McpSystem:
-    """The ``mcp`` system mapped to ``lyra-lab serve-memory --mcp``'s tools (``remember``, ``recall``, ``finish``)."""
+    """The ``mcp`` system mapped to ``lyra-lab serve-memory --mcp``'s tools (``remember``, ``recall``,
+    ``contents``, ``finish``)."""
     fields: dict[str, Any] = dict(
         command=tuple(command), env=(), server_name="lyra-lab", store_tool="remember",
         store_arguments={"turn_id": "{turn_id}", "session_id": "{session_id}", "speaker": "{speaker}",
                          "role": "{role}", "text": "{text}", "timestamp": "{timestamp}"},
         search_tool="recall", search_arguments={"query": "{query}", "k": "{k}", "now": "{now}"}, split_query=False,
-        finish_tool="finish", reports=True, results="hits", text_field="text", turn_ids_field="turn_ids", id_field="id",
-        score_field="score", when_field="when", kind_field="kind")
+        list_tool="contents", finish_tool="finish", reports=True, results="hits", text_field="text",
+        turn_ids_field="turn_ids", id_field="id", score_field="score", when_field="when", until_field="until",
+        kind_field="kind")
     fields.update(overrides)
     return McpSystem(**fields)
 

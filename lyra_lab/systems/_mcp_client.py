@@ -2,7 +2,8 @@
 
 The ``mcp`` SDK is asynchronous; a session here runs it on an event loop in a
 thread of its own (an anyio blocking portal) and waits for each call with a
-timeout.  The SDK starts the server in a new process group and, on close,
+timeout (waking up often, so Ctrl-C is seen however the signal is delivered).  The SDK starts the
+server in a new process group and, on close,
 closes its stdin, waits 2 s, then terminates and kills the whole group, so a
 server that spawned children (``npx`` → ``node``) leaves none behind.  Close
 runs on success, on any failure and on Ctrl-C (``KeyboardInterrupt`` in the
@@ -11,18 +12,23 @@ waiting thread closes the connection on its way out).
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import os
 import signal
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from concurrent.futures import Future
+from typing import Any, Mapping, TypeVar
 
 from lyra_lab.systems._node import resolve_command
 
 
 SERVER_LOG = "server-stderr.log"
+WAKE_S = 0.2  # how often a waiting call wakes up, so Ctrl-C is seen (``wait_for``)
+CLOSE_WAIT_S = 10.0  # a closing connection gets this long before its task is cancelled
+T = TypeVar("T")
 
 
 def log_tail(cwd: str, lines: int = 3) -> str:
@@ -64,13 +70,19 @@ class McpConnection:
         exe, full_env = resolve_command(command, env)
         self.cwd = cwd
         self._stack = contextlib.ExitStack()
+        ready: Future[tuple[Any, Any]] = Future()
+        self._held: Future[None] | None = None
         try:
             portal = self._stack.enter_context(start_blocking_portal())
             self._portal = portal
-            self.session: Any = self._stack.enter_context(
-                portal.wrap_async_context_manager(_connect(exe, command[1:], full_env, cwd, start_timeout_s)))
+            # the connection lives in one task of the portal's loop (entered and left there), until told to stop
+            self._held = portal.start_task_soon(_hold, _connect(exe, command[1:], full_env, cwd, start_timeout_s),
+                                                ready)
+            self.session, self._stop = wait_for(ready, also=self._held)
         except BaseException as exc:
             try:
+                if self._held is not None:
+                    self._held.cancel()
                 self._stack.close()
             finally:
                 reap(cwd)
@@ -78,8 +90,9 @@ class McpConnection:
 
     def call(self, tool: str, arguments: Mapping[str, Any], timeout_s: float) -> ToolAnswer:
         """Call ``tool``; ``TimeoutError`` when it does not answer in ``timeout_s``."""
+        future = self._portal.start_task_soon(_call_tool, self.session, tool, dict(arguments), timeout_s)
         try:
-            result = self._portal.call(_call_tool, self.session, tool, dict(arguments), timeout_s)
+            result = wait_for(future)
         except BaseExceptionGroup as group:
             raise innermost(group) from None
         texts = [getattr(block, "text", "") for block in result.content if getattr(block, "type", "") == "text"]
@@ -96,9 +109,35 @@ class McpConnection:
         """Close the session and stop the server process group (bounded: a few seconds at most), then stop
         whatever the server left running in its folder (a child of a server that exited on its own)."""
         try:
+            held, self._held = self._held, None
+            if held is not None and not held.done():
+                self._portal.call(self._stop.set)
+                concurrent.futures.wait([held], timeout=CLOSE_WAIT_S)
+                held.cancel()  # still closing after that: cancelled (the SDK kills the process group)
             self._stack.close()
         finally:
             reap(self.cwd)
+
+
+def wait_for(future: "Future[T]", also: "Future[Any] | None" = None) -> T:
+    """``future.result()``, waited for in short slices, the call cancelled if the wait is interrupted.
+
+    One blocking wait on a lock may never see Ctrl-C: the signal can be delivered to another thread
+    (the event loop's), and Python runs its handler only when the main thread runs again.  Waking up
+    every few tenths of a second runs it; the cancelled call then no longer holds up the close.
+    ``also``: a task whose end (a failure) ends the wait too, its error raised.
+    """
+    try:
+        while not future.done():
+            if also is not None and also.done():
+                also.result()  # it failed (or ended) before ``future`` was set: its error
+                raise RuntimeError("the MCP connection ended before it was ready")
+            concurrent.futures.wait([future] if also is None else [future, also], timeout=WAKE_S,
+                                    return_when=concurrent.futures.FIRST_COMPLETED)
+    except BaseException:
+        future.cancel()
+        raise
+    return future.result()
 
 
 def innermost(exc: BaseException) -> BaseException:
@@ -167,6 +206,16 @@ async def _connect(exe: str, args: list[str], env: dict[str, str], cwd: str, sta
                 with anyio.fail_after(start_timeout_s):
                     await session.initialize()
                 yield session
+
+
+async def _hold(connection: Any, ready: "Future[tuple[Any, Any]]") -> None:
+    """Enter ``connection``, hand its session and a stop event to ``ready``, and leave it when stopped."""
+    import anyio
+
+    async with connection as session:
+        stop = anyio.Event()
+        ready.set_result((session, stop))
+        await stop.wait()
 
 
 async def _call_tool(session: Any, tool: str, arguments: dict[str, Any], timeout_s: float) -> Any:

@@ -17,8 +17,9 @@ Each session gets a temp folder, an ``OpenAIEndpoint`` on 127.0.0.1 and a
 session, speaker and time as metadata): hits are turns verbatim.  ``infer=True``
 lets mem0's LLM extract facts from ``batch`` turns at a time: hits are facts
 that cover those turns.  When the model cannot produce the JSON mem0 asks for,
-mem0 stores nothing for that batch; the ingest report counts it
-(``bad_outputs``, ``failed_calls``, ``items``), the run goes on.
+mem0 stores nothing for that batch; the ingest report counts it (``bad_outputs``: a
+reply that was not JSON, or JSON mem0 could not use; ``failed_calls``: the call
+itself failed), the run goes on.
 
 mem0's optional extras are not used: spaCy (entity boosts, lemmas for BM25) and
 fastembed (BM25 sparse vectors) load models from a hub at run time, so search is
@@ -98,6 +99,7 @@ class Mem0Session(BaseSession):
         self.workdir = tempfile.mkdtemp(prefix="lyra-mem0-")
         self.endpoint = OpenAIEndpoint(backend if system.infer else None, embedder)
         self.memory: Any = None
+        self.stored = 0  # items mem0 said it stored (the most get_all may have to list)
         try:
             self.guard("open", lambda: self._start(embedder))
         except BaseException:
@@ -126,43 +128,66 @@ class Mem0Session(BaseSession):
         self.memory.embedding_model = _query_aware(self.memory.embedding_model)
 
     def _ingest(self, turns: list[Turn], final: bool) -> IngestReport:
-        stored, failed, notes = 0, 0, []
+        report = IngestReport()
         size = self.system.batch if self.system.infer else 1
         for i in range(0, len(turns), size):
-            batch = turns[i:i + size]
-            messages = [{"role": str(t.role), "content": f"{t.speaker or t.role}: {t.text}"} for t in batch]
-            metadata = {"turn_ids": [t.id for t in batch], "session_id": batch[0].session_id,
-                        "speaker": batch[0].speaker or str(batch[0].role)}
-            if batch[0].timestamp is not None:
-                metadata["created_at"] = batch[0].timestamp.isoformat()
-            try:
-                result = self.memory.add(messages, user_id=self.conversation_id, metadata=metadata,
-                                         infer=self.system.infer)
-            except Exception as exc:  # noqa: BLE001 - mem0 raises when its LLM call fails: counted, and on we go
-                if not self.system.infer:
-                    raise
-                failed += 1
-                notes.append(f"{type(exc).__name__}: {exc}"[:300])
-                continue
-            stored += len(result.get("results") or [])
+            report = report + self._add(turns[i:i + size])
+        self.stored += report.items
+        return report
+
+    def _add(self, batch: list[Turn]) -> IngestReport:
+        """One ``mem0.Memory.add`` of ``batch``, and what it cost and produced.
+
+        With ``infer``, an ``add`` that raises is counted, not raised: a failed call when the backend
+        failed (or mem0 failed before asking it), a bad output when the LLM answered and mem0 could not
+        use the reply (JSON of another shape: mem0 raises on it).  Either way the exception is a note.
+        """
+        messages = [{"role": str(t.role), "content": f"{t.speaker or t.role}: {t.text}"} for t in batch]
+        metadata = {"turn_ids": [t.id for t in batch], "session_id": batch[0].session_id,
+                    "speaker": batch[0].speaker or str(batch[0].role)}
+        if batch[0].timestamp is not None:
+            metadata["created_at"] = batch[0].timestamp.isoformat()
+        if batch[-1].timestamp not in (None, batch[0].timestamp):
+            metadata["until"] = batch[-1].timestamp.isoformat()
+        stored, failed, bad, note = 0, 0, 0, ""
+        try:
+            result = self.memory.add(messages, user_id=self.conversation_id, metadata=metadata,
+                                     infer=self.system.infer)
+            stored = len(result.get("results") or [])
+        except Exception as exc:  # noqa: BLE001 - mem0 raises when its LLM call fails or its reply is unusable
+            if not self.system.infer:
+                raise
+            note = f"{type(exc).__name__}: {exc}"[:300]
         tally = self.endpoint.tally()
-        # a backend failure is counted by the endpoint and surfaces again as mem0's exception: once
-        return IngestReport(items=stored, usage=tally.usage, failed_calls=max(failed, tally.failed_calls),
-                            bad_outputs=tally.bad_outputs, embed_calls=tally.embed_calls,
-                            notes=tuple(dict.fromkeys([*tally.notes, *notes]))[:5])
+        if note:  # a backend failure is counted by the endpoint (and raised again by mem0): once
+            answered = tally.usage.calls > 0 and not tally.failed_calls
+            bad = int(answered and not tally.bad_outputs)  # a reply that was not JSON is counted already
+            failed = int(not answered and not tally.failed_calls)
+        return IngestReport(items=stored, usage=tally.usage, failed_calls=tally.failed_calls + failed,
+                            bad_outputs=tally.bad_outputs + bad, embed_calls=tally.embed_calls,
+                            notes=tuple(dict.fromkeys([*tally.notes, *([note] if note else [])]))[:5])
 
     def _query(self, question: str, k: int, now: datetime | None) -> Sequence[SystemHit]:
         answer = self.memory.search(question, top_k=k, filters={"user_id": self.conversation_id},
                                     threshold=self.system.threshold)
         self.endpoint.tally()  # query embeddings are query cost, not ingest cost
-        hits = []
-        for item in answer.get("results") or []:
-            meta = item.get("metadata") or {}
-            ids = meta.get("turn_ids") or []
-            hits.append(SystemHit(text=str(item.get("memory", "")), score=float(item.get("score") or 0.0),
-                                  turn_ids=tuple(str(t) for t in ids), when=_iso(item.get("created_at")),
-                                  kind="fact" if self.system.infer else "turn", id=str(item.get("id") or "")))
-        return hits
+        return [self._hit(item) for item in answer.get("results") or []]
+
+    def _contents(self) -> Sequence[SystemHit]:
+        limit = self.stored + 100
+        while True:  # get_all lists at most top_k: ask for more than mem0 said it stored, and more again if full
+            items = self.memory.get_all(filters={"user_id": self.conversation_id}, top_k=limit).get("results") or []
+            if len(items) < limit:
+                return [self._hit(item) for item in items]
+            limit *= 2
+
+    def _hit(self, item: Any) -> SystemHit:
+        meta = item.get("metadata") or {}
+        ids = meta.get("turn_ids") or []
+        return SystemHit(text=str(item.get("memory", "")), score=float(item.get("score") or 0.0),
+                         turn_ids=tuple(str(t) for t in ids), when=_iso(item.get("created_at")),
+                         kind="fact" if self.system.infer else "turn", id=str(item.get("id") or ""),
+                         until=_iso(meta.get("until")))
 
     def _close(self) -> None:
         try:

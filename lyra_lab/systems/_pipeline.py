@@ -22,6 +22,7 @@ from lyra_lab._registry import ConfigError, Registry
 from lyra_lab._params import param
 from lyra_lab.backends import Backend, Embedder, FakeLLM
 from lyra_lab.corpus import Turn
+from lyra_lab.memory import MemoryEntry
 from lyra_lab.replay import Pipeline, PipelineMemory, Registries, strategy_spec
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._types import SYSTEMS, IngestReport, Needs, SystemHit
@@ -116,6 +117,12 @@ class PipelineSession(BaseSession):
         return IngestReport(items=written, usage=delta)
 
     def _query(self, question: str, k: int, now: datetime | None) -> Sequence[SystemHit]:
-        return [SystemHit(text=h.entry.text, score=float(h.score), turn_ids=h.entry.turn_ids, when=h.entry.start,
-                          kind=str(h.entry.kind), id=h.entry.id)
-                for h in self.memory.recall(question, k, now)]
+        return [_hit(h.entry, float(h.score)) for h in self.memory.recall(question, k, now)]
+
+    def _contents(self) -> Sequence[SystemHit]:
+        return [_hit(entry, 0.0) for entry in self.memory.store.entries(self.memory.conversation_id)]
+
+
+def _hit(entry: MemoryEntry, score: float) -> SystemHit:
+    return SystemHit(text=entry.text, score=score, turn_ids=entry.turn_ids, when=entry.start, kind=str(entry.kind),
+                     id=entry.id, until=entry.end if entry.end != entry.start else None)

@@ -1,4 +1,4 @@
-"""lyra-lab's memory protocol, version 1: JSON bodies for open, ingest, query and close.
+"""lyra-lab's memory protocol, version 1: JSON bodies for open, ingest, query, contents and close.
 
 Every request is a ``POST`` of a JSON object carrying ``"protocol": 1``; every
 answer is a JSON object (``docs/memory-systems.md`` is the reference):
@@ -6,7 +6,9 @@ answer is a JSON object (``docs/memory-systems.md`` is the reference):
 - ``/open``   ``{conversation_id}`` → ``{protocol, session}``: a fresh, empty memory.
 - ``/ingest`` ``{session, turns: [{id, session_id, role, speaker, text, timestamp}], final}``
   → ``{stored?, usage?, failed_calls?, bad_outputs?, embed_calls?, notes?}``.
-- ``/query``  ``{session, query, k, now}`` → ``{hits: [{text, score?, turn_ids?, when?, kind?, id?}]}``.
+- ``/query``  ``{session, query, k, now}`` → ``{hits: [{text, score?, turn_ids?, when?, until?, kind?, id?}]}``.
+- ``/contents`` ``{session}`` → ``{hits: [...]}``: everything the memory holds (optional: a 404 or
+  405 means the service cannot list it; the measures that need it are then not computed).
 - ``/close``  ``{session}`` → ``{}`` (optional: a 404 means the service has nothing to close).
 
 This module turns records into JSON and back, and says in one line what is
@@ -25,7 +27,7 @@ from lyra_lab.memory import EntryKind
 from lyra_lab.systems._types import HIT_KINDS, MAX_NOTES, IngestReport, SystemHit
 
 PROTOCOL = 1
-CALLS = ("open", "ingest", "query", "close")
+CALLS = ("open", "ingest", "query", "contents", "close")
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cost_usd", "calls", "cached_calls")
 
 
@@ -50,7 +52,8 @@ def turn_from_json(data: Any, conversation_id: str, where: str) -> Turn:
 
 def hit_json(hit: SystemHit) -> dict[str, Any]:
     return {"text": hit.text, "score": hit.score, "turn_ids": list(hit.turn_ids),
-            "when": hit.when.isoformat() if hit.when else None, "kind": hit.kind, "id": hit.id}
+            "when": hit.when.isoformat() if hit.when else None, "kind": hit.kind, "id": hit.id,
+            "until": hit.until.isoformat() if hit.until else None}
 
 
 def hit_from_json(data: Any, where: str) -> SystemHit:
@@ -66,7 +69,7 @@ def hit_from_json(data: Any, where: str) -> SystemHit:
     if kind not in HIT_KINDS:
         raise ProtocolError(f"{where}.kind: {kind!r}; allowed: {', '.join(HIT_KINDS)}")
     return SystemHit(text=text, score=float(score), turn_ids=tuple(ids), when=parse_when(obj.get("when"), f"{where}.when"),
-                     kind=kind, id=str(obj.get("id") or ""))
+                     kind=kind, id=str(obj.get("id") or ""), until=parse_when(obj.get("until"), f"{where}.until"))
 
 
 def hits_from_json(data: Any) -> list[SystemHit]:

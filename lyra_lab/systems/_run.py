@@ -9,8 +9,9 @@ the ``query`` call alone).  The turns after the last probe are ingested too
 (``rest=True``, the default), so the ingest cost covers the whole conversation,
 as a pipeline's replay does.
 
-This is independent of the experiment grid: the grid's cell calls it and turns
-``SystemRun`` into rows.
+``SystemReplay`` yields each probe as it is asked, while the session is open (the
+experiment grid's system cell scores it then, reading deeper and the memory's
+contents); ``run_system`` runs it to the end.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Sequence
+from typing import Callable, Iterator, Sequence
 
 from lyra_lab.backends import Backend, Embedder
 from lyra_lab.corpus import Conversation, Probe, Turn
 from lyra_lab.replay import SessionEnd, plan
-from lyra_lab.systems._types import IngestReport, MemorySystem, SystemHit
+from lyra_lab.systems._types import IngestReport, MemorySession, MemorySystem, SystemHit
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,83 @@ class SystemRun:
         return tuple(p.latency_s for p in self.probes)
 
 
+class SystemReplay:
+    """One system over one conversation in progress: iterate it for each probe as asked, then read ``result``.
+
+    Iterating yields each probe's ``SystemProbe`` while the session is open and its memory is as
+    the probe found it: until the next item is asked for, ``session`` may be asked again (deeper,
+    or for its ``contents``) and ``version`` (ingest calls so far) stays the same.  The session is
+    closed when the iteration ends, fails or is abandoned (every process it started is gone).
+    ``at_end``, when set, is called once the last turns are ingested, the session still open (a
+    last look at the memory).
+
+    Args: as ``run_system``'s.
+    """
+
+    def __init__(self, system: MemorySystem, conversation: Conversation, probes: Sequence[Probe], *, k: int = 10,
+                 backend: Backend | None = None, embedder: Embedder | None = None, rest: bool = True):
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        foreign = [p.id for p in probes if p.conversation_id != conversation.id]
+        if foreign:
+            raise ValueError(f"probes {foreign[:3]} belong to another conversation than {conversation.id!r}")
+        self.system, self.conversation, self.probes = system, conversation, list(probes)
+        self.k, self.backend, self.embedder, self.rest = k, backend, embedder, rest
+        self.session: MemorySession | None = None
+        self.version = 0
+        self.at_end: Callable[[], object] | None = None
+        self._result: SystemRun | None = None
+        self._steps: Iterator[SystemProbe] | None = None
+
+    @property
+    def result(self) -> SystemRun:
+        """The run (after iterating to the end)."""
+        if self._result is None:
+            raise RuntimeError("the system's run has not finished: iterate it to the end first")
+        return self._result
+
+    def __iter__(self) -> Iterator[SystemProbe]:
+        if self._steps is None:
+            self._steps = self._run()
+        return self._steps
+
+    def _run(self) -> Iterator[SystemProbe]:
+        conversation, probes = self.conversation, self.probes
+        steps = plan(conversation, probes, SessionEnd())
+        total = sum(1 for s in steps if s.kind == "turn")
+        start = time.perf_counter()
+        session = self.system.open(conversation.id, self.backend, self.embedder)
+        open_s = time.perf_counter() - start
+        asked: dict[str, SystemProbe] = {}
+        ingest = IngestReport()
+        seen = 0
+        with session:
+            self.session = session
+            pending: list[Turn] = []
+            for step in steps:
+                if step.turn is not None:
+                    pending.append(step.turn)
+                elif step.probe is not None:
+                    if pending:
+                        seen += len(pending)
+                        ingest = ingest + session.ingest(pending, final=seen == total)
+                        self.version += 1
+                        pending = []
+                    began = time.perf_counter()
+                    hits = tuple(session.query(step.probe.question, self.k, now=step.now))
+                    asked[step.probe.id] = SystemProbe(step.probe, step.now, hits, time.perf_counter() - began, seen)
+                    yield asked[step.probe.id]
+            if pending and self.rest:
+                ingest = ingest + session.ingest(pending, final=True)
+                self.version += 1
+            if self.at_end is not None:
+                self.at_end()
+            closing = time.perf_counter()
+        self.session = None
+        self._result = SystemRun(self.system.label(), conversation.id, tuple(asked[p.id] for p in probes), ingest,
+                                 open_s, time.perf_counter() - closing)
+
+
 def run_system(system: MemorySystem, conversation: Conversation, probes: Sequence[Probe], *, k: int = 10,
                backend: Backend | None = None, embedder: Embedder | None = None, rest: bool = True) -> SystemRun:
     """Open a fresh session of ``system``, feed ``conversation`` on its clock, ask ``probes``, close.
@@ -84,36 +162,7 @@ def run_system(system: MemorySystem, conversation: Conversation, probes: Sequenc
         MemorySystemError: the system failed (the session is closed and its processes are gone).
         ValueError: a probe of another conversation, or ``k < 1``.
     """
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-    foreign = [p.id for p in probes if p.conversation_id != conversation.id]
-    if foreign:
-        raise ValueError(f"probes {foreign[:3]} belong to another conversation than {conversation.id!r}")
-    steps = plan(conversation, probes, SessionEnd())
-    total = sum(1 for s in steps if s.kind == "turn")
-    label = system.label()
-    start = time.perf_counter()
-    session = system.open(conversation.id, backend, embedder)
-    open_s = time.perf_counter() - start
-    asked: dict[str, SystemProbe] = {}
-    ingest = IngestReport()
-    seen = 0
-    with session:
-        pending: list[Turn] = []
-        for step in steps:
-            if step.kind == "turn":
-                pending.append(step.turn)  # type: ignore[arg-type]
-            elif step.kind == "probe":
-                probe: Probe = step.probe  # type: ignore[assignment]
-                if pending:
-                    seen += len(pending)
-                    ingest = ingest + session.ingest(pending, final=seen == total)
-                    pending = []
-                began = time.perf_counter()
-                hits = tuple(session.query(probe.question, k, now=step.now))
-                asked[probe.id] = SystemProbe(probe, step.now, hits, time.perf_counter() - began, seen)
-        if pending and rest:
-            ingest = ingest + session.ingest(pending, final=True)
-        closing = time.perf_counter()
-    close_s = time.perf_counter() - closing
-    return SystemRun(label, conversation.id, tuple(asked[p.id] for p in probes), ingest, open_s, close_s)
+    run = SystemReplay(system, conversation, probes, k=k, backend=backend, embedder=embedder, rest=rest)
+    for _ in run:
+        pass
+    return run.result

@@ -10,7 +10,8 @@
     summarizer = "single_pass"
 
 Instead of ``[pipeline]``/``recaller``, a ``[system]`` table serves any registered
-system (``{name = "mem0", infer = false}``).
+system (``{name = "mem0", infer = false}``).  A ``.json`` file with the same keys
+is read as JSON (what the ``served`` system writes for the process it starts).
 """
 
 from __future__ import annotations
@@ -66,7 +67,17 @@ def serve_config(data: Mapping[str, Any], where: str = "serve config") -> ServeC
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
-    """A TOML file's table; one ``ConfigError`` line naming the file when it is not TOML."""
+    """A TOML file's table (a ``.json`` file's object); one ``ConfigError`` line naming the file when it is not."""
+    if Path(path).suffix == ".json":
+        import json
+
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ConfigError(f"{path}: not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a JSON object, got {type(data).__name__}")
+        return data
     with Path(path).open("rb") as f:
         try:
             return tomllib.load(f)

@@ -1,7 +1,7 @@
 """Any memory system served over lyra-lab's memory protocol (HTTP, 127.0.0.1), for other harnesses.
 
 ``MemoryHttpServer(system, backend, embedder)`` opens one session of ``system``
-per ``/open`` and answers ``/ingest``, ``/query`` and ``/close`` from it
+per ``/open`` and answers ``/ingest``, ``/query``, ``/contents`` and ``/close`` from it
 (``_protocol``).  Starlette on uvicorn in a background thread, bound to
 127.0.0.1 on a free port unless one is given; the sessions run one call at a
 time (a memory is owner-thread state).  A bad request is a 400 with one line,
@@ -56,7 +56,7 @@ class MemoryHttpServer:
         from starlette.routing import Route
 
         app = Starlette(routes=[Route(f"/{call}", self._endpoint(call), methods=["POST"])
-                                for call in ("open", "ingest", "query", "close")])
+                                for call in ("open", "ingest", "query", "contents", "close")])
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
@@ -117,6 +117,8 @@ class MemoryHttpServer:
             return 400, {"error": str(exc)}
         except KeyError as exc:
             return 404, {"error": f"unknown session {exc.args[0]!r}"}
+        except LookupError as exc:  # /contents of a system that cannot list its memory
+            return 404, {"error": str(exc)}
         except MemorySystemError as exc:
             return 502, {"error": str(exc)}
 
@@ -151,6 +153,13 @@ class MemoryHttpServer:
             raise ProtocolError(f"request.k: expected an integer >= 1, got {k!r}")
         hits = session.query(query, k, now=parse_when(body.get("now"), "request.now"))
         return {"hits": [hit_json(h) for h in hits]}
+
+    def _contents(self, body: dict[str, Any]) -> dict[str, Any]:
+        _, session = self._session(body)
+        items = session.contents()
+        if items is None:
+            raise LookupError("the served system cannot list its memory")
+        return {"hits": [hit_json(h) for h in items]}
 
     def _close(self, body: dict[str, Any]) -> dict[str, Any]:
         session_id = body.get("session")

@@ -4,7 +4,9 @@ Tools (their answers are JSON objects, also as structured content):
 
 - ``remember(turn_id, text, speaker, role, session_id, timestamp)`` stores one turn
   → the protocol's ingest report (``stored``, ``usage``, …);
-- ``recall(query, k, now)`` → ``{"hits": [{text, score, turn_ids, when, kind, id}]}``;
+- ``recall(query, k, now)`` → ``{"hits": [{text, score, turn_ids, when, until, kind, id}]}``;
+- ``contents()`` → ``{"hits": [...]}``: everything the memory holds (a tool error when the served
+  system cannot list it);
 - ``finish()``: the conversation ended (a lyra-lab pipeline flushes what is pending).
 
 An agent uses ``remember`` and ``recall``; lyra-lab's ``mcp`` system maps them with
@@ -56,6 +58,13 @@ class ServedMemory:
         with self.lock:
             return {"hits": [hit_json(h) for h in self.session().query(query, k, now=when)]}
 
+    def contents(self) -> dict[str, Any]:
+        with self.lock:
+            items = self.session().contents()
+        if items is None:
+            raise ValueError(f"{self.system.label()} cannot list its memory")
+        return {"hits": [hit_json(h) for h in items]}
+
     def finish(self) -> dict[str, Any]:
         with self.lock:
             return report_json(self.session().ingest([], final=True))
@@ -89,6 +98,10 @@ def memory_mcp_server(memory: ServedMemory) -> Any:
     @server.tool(description="The k memories best matching the query, best first (now: ISO 8601, optional).")
     def recall(query: str, k: int = 10, now: str = "") -> dict[str, Any]:
         return answer(lambda: memory.recall(query, k, now))
+
+    @server.tool(description="Everything the memory holds now, in no particular order.")
+    def contents() -> dict[str, Any]:
+        return answer(memory.contents)
 
     @server.tool(description="The conversation is over: write what is still pending.")
     def finish() -> dict[str, Any]:

@@ -4,7 +4,8 @@ A memory *system* (mem0, an MCP memory server, a team's HTTP service, or one of
 lyra-lab's own pipelines served) is a frozen dataclass of its parameters,
 registered by name in ``SYSTEMS``.  ``open`` gives a fresh *session*: one
 conversation's memory, fed turns in replay order and asked questions on the
-replay clock.  What a session hands back is typed: ``SystemHit`` per result and
+replay clock, and asked for everything it holds (``contents``) where the system
+can list it.  What a session hands back is typed: ``SystemHit`` per result and
 ``IngestReport`` per ingest (calls, tokens, dollars, failures, seconds), which
 add up with ``+``.  Every failure of the system itself is one ``MemorySystemError``
 naming the system and the call.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
 
 from lyra_lab._registry import Registry
 from lyra_lab.backends import Backend, Embedder, Usage
@@ -37,7 +38,7 @@ class MemorySystemError(RuntimeError):
 
     Attributes:
         system: the system's label.
-        call: what lyra-lab asked of it (``open``, ``ingest``, ``query``, ``close``).
+        call: what lyra-lab asked of it (``open``, ``ingest``, ``query``, ``contents``, ``close``).
         reason: what went wrong, in one line.
     """
 
@@ -58,6 +59,7 @@ class SystemHit:
         turn_ids: the source turns it came from, when the system keeps that metadata; empty when
             it cannot be traced (then evidence recall does not apply, answer-in-context still does).
         when: the time of what it remembers (the turn's timestamp), for the dated context line.
+        until: the end of that time when the item spans several turns (None: ``when`` alone).
         kind: a memory entry kind (``HIT_KINDS``): ``turn`` when ``text`` is one turn verbatim
             (counts as verbatim evidence), ``fact`` for an extracted or condensed item (it never does).
         id: the system's own id of the item, when it has one.
@@ -69,6 +71,7 @@ class SystemHit:
     when: datetime | None = None
     kind: str = EntryKind.FACT.value
     id: str = ""
+    until: datetime | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in HIT_KINDS:
@@ -140,6 +143,14 @@ class MemorySession(Protocol):
         """At most ``k`` results for ``question``, best first, as of ``now`` on the replay clock."""
         ...
 
+    def contents(self) -> Sequence[SystemHit] | None:
+        """Everything the memory holds now (in no particular order), or None when the system cannot list it.
+
+        What the measures read the memory's facts from (is the answer anywhere in memory; how many
+        entries cover the evidence): a fourth method, because nothing else can tell them.
+        """
+        ...
+
     def close(self) -> None:
         """Release everything the session holds; every process it started is gone after it."""
         ...
@@ -151,7 +162,9 @@ class MemorySession(Protocol):
 
 @runtime_checkable
 class MemorySystem(Protocol):
-    """A registered, frozen spec of a memory system that opens sessions."""
+    """A registered, frozen spec of a memory system that opens sessions (a dataclass, as every strategy is)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def label(self) -> str:
         """A short name for result rows (``mem0:raw``, ``mcp:server-memory``)."""
@@ -159,6 +172,10 @@ class MemorySystem(Protocol):
 
     def needs(self) -> Needs:
         """Whether sessions use the cell's backend and embedder."""
+        ...
+
+    def traces(self) -> bool:
+        """Whether its hits name their source turns (``SystemHit.turn_ids``): turn-level retrieval applies."""
         ...
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> MemorySession:

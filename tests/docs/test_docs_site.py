@@ -38,7 +38,7 @@ def test_every_promised_page_is_built(site):
                  "architecture/index.html", "api/lyra_lab.datasets/index.html", "api/lyra_lab.corpus/index.html"):
         assert (site / page).is_file(), page
     notebooks = sorted(p.stem for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    assert len(notebooks) == 8
+    assert len(notebooks) == 9
     for stem in notebooks:  # one use-case page per notebook, its source cells on it
         html = (site / "notebooks" / stem / "index.html").read_text(encoding="utf-8")
         assert "lyra_lab" in html, stem

@@ -29,7 +29,7 @@ SOURCES = sync.SOURCES
 
 
 def test_every_notebook_has_a_source_and_every_source_a_notebook():
-    assert len(SOURCES) == 8
+    assert len(SOURCES) == 9
     assert {p.stem for p in NOTEBOOKS.glob("*.ipynb")} == {s.stem for s in SOURCES}
     assert not list(NOTEBOOKS.glob("build_*.py"))  # the old builders (code in strings) are gone
 

@@ -32,6 +32,40 @@ def processes_in(folder: str) -> list[int]:
     return found
 
 
+def processes_running(text: str) -> list[int]:
+    """Pids of live processes (zombies aside) whose command line contains ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if text in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def processes_under(folder: str | Path) -> list[str]:
+    """Live processes (zombies aside) working in ``folder`` or below, or started on a file there: whatever a
+    session started whose temp folders were made in ``folder`` (``TMPDIR``), children included."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and (cwd.startswith(str(folder)) or str(folder) in cmdline):
+            found.append(f"{entry.name}: {cmdline[:200]}")
+    return found
+
+
 @pytest.fixture(scope="session")
 def synthetic():
     return lyra_lab.load(SYNTHETIC)

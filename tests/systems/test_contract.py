@@ -16,7 +16,7 @@ T = datetime(2024, 3, 1, tzinfo=timezone.utc)
 
 
 def test_the_registered_systems_are_memory_systems():
-    assert SYSTEMS.names() == ["http", "mcp", "mem0", "pipeline"]
+    assert SYSTEMS.names() == ["http", "mcp", "mem0", "pipeline", "served"]
     for name in SYSTEMS.names():
         system = SYSTEMS.build(name)
         assert isinstance(system, MemorySystem) and system.label().startswith(name.replace("pipeline", "pipeline:"))

@@ -94,7 +94,8 @@ def test_a_pipeline_served_over_mcp_gives_the_in_process_hits(conversation_and_p
 def test_a_faulty_server_fails_its_session_with_one_line_and_leaves_no_process(conversation_and_probes, mode,
                                                                                 call, words, tmp_path):
     conv, _ = conversation_and_probes
-    system = fake_system(mode, timeout_s=1.0, start_timeout_s=2.0)
+    # a server that starts is given time to (a loaded 2-core box can take seconds); one that never answers, 2 s
+    system = fake_system(mode, timeout_s=1.0, start_timeout_s=2.0 if mode == "no_start" else 60.0)
     seen: list[str] = []
     original = McpSystem.open
 

@@ -95,7 +95,8 @@ def test_fact_extraction_through_the_cells_backend(conversation_and_probes):
     assert as_recall_hits(hits, conv.id, "mem0:infer")[0].entry.kind == "fact"
 
 
-@pytest.mark.parametrize("reply, failing", [("I am a tiny model and this is not JSON", False), ("", True)])
+@pytest.mark.parametrize("reply, failing", [("I am a tiny model and this is not JSON", False), ("", True),
+                                            ('{"memory": ["Mel paints"]}', False)])  # JSON mem0 raises on
 def test_a_model_that_cannot_extract_is_counted_not_a_crash(conversation_and_probes, reply, failing):
     conv, _ = conversation_and_probes
     backend = FakeLLM(respond=lambda messages: reply, fail=(lambda messages: True) if failing else None)
@@ -106,8 +107,10 @@ def test_a_model_that_cannot_extract_is_counted_not_a_crash(conversation_and_pro
     if failing:
         assert report.failed_calls == 3 and report.usage.calls == 0
         assert "injected failure (FakeLLM)" in report.notes[0]
-    else:
+    else:  # answered, but nothing mem0 could store: bad outputs, not failed calls
         assert report.bad_outputs == 3 and report.failed_calls == 0 and report.usage.calls == 3
+        if reply.startswith("{"):
+            assert any(note.startswith("AttributeError") for note in report.notes), report.notes
 
 
 def test_what_mem0_needs_is_said_at_open(monkeypatch):

@@ -1,0 +1,199 @@
+"""A cell whose pipeline is a memory system lyra-lab does not build (``[grid] systems``): the same rows.
+
+``run_cell`` hands a system cell here.  The system runs over the conversation on the replay
+clock (``systems.SystemReplay``: before each probe it ingests what was said since the last
+one), and each probe is scored as it is asked, from a ``SystemOutcome`` (``_system_recall``),
+by ``measures.score_recall``: the metric names of every lyra-lab pipeline, per probe —
+turn-level retrieval where the system traces hits to turns (``MemorySystem.traces()``; for one
+that cannot, those measures are absent, never 0, and the row column ``traces_turns`` is false),
+``answer_in_context@Btok`` at the run's budgets, ``retention`` where it can list its memory,
+``recall_latency_s`` (one query, timed) — then answered and judged by the same ``AnswerStage``.
+
+Conversation rows say what the memory cost to build (``ingest.*``: turns, items stored, LLM
+calls, tokens, dollars, cached calls, failed calls, replies that were not the JSON asked for,
+embedding requests, seconds and seconds per turn), ``open_s``/``close_s`` (starting and stopping
+the system), the memory's size at the end where it can be listed, and the answer/judge phases.
+
+A system that crashes, hangs or answers garbage raises ``MemorySystemError`` (one line naming the
+system and the call): the cell fails, the run goes on (``CELL_FAILURES``).  The session is closed
+on every way out, Ctrl-C included, and so is every process it started; in a worker process that
+the runner stops with SIGTERM too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from dataclasses import dataclass
+from typing import Iterator, Mapping, Protocol
+
+from lyra_lab._degradation import DegradationTally
+from lyra_lab.backends import Backend, Embedder
+from lyra_lab.corpus import Corpus
+from lyra_lab.experiments._answer import AnswerStage, Judge
+from lyra_lab.experiments._cells import Cell, add_conversation_rows, add_probe_rows, phase_metrics
+from lyra_lab.experiments._detail import probe_record
+from lyra_lab.experiments._plan import CellPlan
+from lyra_lab.experiments._system_pipeline import SystemPipeline
+from lyra_lab.experiments._system_recall import SystemMemory, SystemOutcome, context_counter, system_outcome
+from lyra_lab.measures import answer_scores, score_recall, session_map
+from lyra_lab.replay import EventLog
+from lyra_lab.runs import DETAIL_EVENT, CellRows
+from lyra_lab.systems import IngestReport, SystemReplay
+
+
+class CellBackend(Backend, Protocol):
+    """The cell's backend as ``run_cell`` wraps it: it also says whether an answer it passed on was simulated."""
+
+    @property
+    def simulated(self) -> bool: ...
+
+
+class AnswerModels(Protocol):
+    """The answering model and the judges of a cell (``_cell_run``'s, built once per cell)."""
+
+    @property
+    def answerer(self) -> CellBackend: ...
+
+    @property
+    def judges(self) -> tuple[Judge, ...]: ...
+
+    def simulated(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SystemCellJob:
+    """What a system cell runs with: the run's plan, the cell, its system pipeline, and what the cell built."""
+
+    plan: CellPlan
+    cell: Cell
+    pipeline: SystemPipeline
+    corpus: Corpus
+    log: EventLog
+    backend: CellBackend
+    embedder: Embedder | None
+    answers: AnswerModels | None
+
+
+@dataclass(frozen=True)
+class _Scored:
+    outcome: SystemOutcome
+    metrics: Mapping[str, float]
+
+
+def run_system_cell(job: SystemCellJob) -> CellRows:
+    """The tidy rows of a system cell (see the module docstring); ``MemorySystemError`` fails the cell."""
+    plan_, cell, pipeline, log = job.plan, job.cell, job.pipeline, job.log
+    conv = job.corpus.conversation(cell.conversation_id)
+    probes = list(job.corpus.probes_for(conv.id))
+    system = pipeline.system
+    needs = system.needs()
+    log.event("cell_started", pipeline=cell.label, system=system.label(), backend=cell.backend_label,
+              embedder=cell.embedder_label, seed=cell.seed, conversation_id=conv.id, probes=len(probes),
+              spec=pipeline.to_dict())
+    count = context_counter(pipeline.tokenizer)
+    session_of = session_map(conv.turns())
+    replay = SystemReplay(system, conv, probes, k=plan_.scoring.k, backend=job.backend if needs.backend else None,
+                          embedder=job.embedder if needs.embedder else None)
+    memory = SystemMemory(replay, cell.label, session_of, count)
+    replay.at_end = memory.sync  # the memory's size once every turn is in
+    scored: list[_Scored] = []
+    with _stopped_by_sigterm():
+        for asked in replay:
+            outcome = system_outcome(asked, memory, plan_.scoring.k, pipeline.context_budget, count)
+            read = outcome if system.traces() else outcome.untraced()
+            scored.append(_Scored(outcome, score_recall(read, plan_.scoring, session_of)))
+            log.event("recall", conversation_id=conv.id, probe_id=asked.probe.id, recaller="", now=asked.now,
+                      latency_s=round(asked.latency_s, 6), context_tokens=outcome.context_tokens,
+                      hits=[[h.entry.id, round(float(h.score), 6)] for h in outcome.hits])
+    run = replay.result
+    log.event("ingest_report", conversation_id=conv.id, system=system.label(), **_report_fields(run.ingest))
+    stage = None if job.answers is None or plan_.answering is None else \
+        AnswerStage(plan_.answering, job.answers.answerer, job.answers.judges, log)
+    limit = 0 if plan_.answering is None else min(len(scored), plan_.answering.max_probes or len(scored))
+    rows = CellRows()
+    base = system_columns(plan_.run, cell, pipeline, plan_.corpus)
+    for i, item in enumerate(scored):
+        probe = item.outcome.probe
+        answered = stage.answer(probe, item.outcome.context, "") if stage is not None and i < limit else None
+        metrics = dict(item.metrics)
+        if answered is not None and answered.answer is not None and plan_.answering is not None:
+            metrics.update(answer_scores(probe, answered.answer, plan_.answering.scorer))
+        add_probe_rows(rows, base, probe, metrics, answered.verdicts if answered is not None else ())
+        log.event(DETAIL_EVENT, **probe_record(item.outcome, "", answered))
+    degraded = _degraded(run.ingest, stage)
+    add_conversation_rows(rows, base, {**_conversation_metrics(run.ingest, run.open_s, run.close_s, memory, stage),
+                                       **degraded.metrics()})
+    rows.set_column("degraded", degraded.total)
+    rows.set_column("simulated", job.backend.simulated or (job.answers is not None and job.answers.simulated()))
+    if plan_.answering is not None:  # QA figures scored under different rules must never mix silently
+        rows.set_column("qa.scorer", plan_.answering.scorer)
+    return rows
+
+
+def system_columns(run: str, cell: Cell, pipeline: SystemPipeline, corpus: str) -> dict[str, object]:
+    """The identifying columns of every row of a system cell (the strategy columns of a pipeline are empty)."""
+    return {"run": run, "cell_id": cell.cell_id, "pipeline": cell.label, "chunker": "", "summarizer": "",
+            "rollup": "", "trigger": "", "recaller": "", "backend": cell.backend_label,
+            "embedder": cell.embedder_label, "seed": cell.seed, "corpus": corpus,
+            "conversation_id": cell.conversation_id, "simulated": False, **pipeline.params()}
+
+
+def ingest_metrics(report: IngestReport) -> dict[str, float]:
+    """``ingest.<name>`` figures of a conversation's ingest (see the module docstring)."""
+    usage = report.usage
+    return {"ingest.turns": float(report.turns), "ingest.items": float(report.items),
+            "ingest.calls": float(usage.calls), "ingest.prompt_tokens": float(usage.prompt_tokens),
+            "ingest.completion_tokens": float(usage.completion_tokens), "ingest.cost_usd": float(usage.cost_usd),
+            "ingest.cached_calls": float(usage.cached_calls), "ingest.failed_calls": float(report.failed_calls),
+            "ingest.bad_outputs": float(report.bad_outputs), "ingest.embed_calls": float(report.embed_calls),
+            "ingest.latency_s": float(report.seconds),
+            "ingest.s_per_turn": float(report.seconds / report.turns) if report.turns else 0.0}
+
+
+def _conversation_metrics(ingest: IngestReport, open_s: float, close_s: float, memory: SystemMemory,
+                          stage: AnswerStage | None) -> dict[str, float]:
+    metrics = {**ingest_metrics(ingest), "open_s": float(open_s), "close_s": float(close_s)}
+    if memory.listed:
+        metrics.update(memory_entries=float(len(memory.store)), memory_tokens=float(memory.tally.memory_tokens()))
+    if stage is not None:
+        metrics.update(phase_metrics(stage.meter.phases(stage.phases())))
+        metrics["cached_calls"] = float(stage.meter.cached_calls)
+    return metrics
+
+
+def _degraded(ingest: IngestReport, stage: AnswerStage | None) -> DegradationTally:
+    """What a system cell lost: ingest calls that failed for good, and failed answering and judging calls."""
+    lost = DegradationTally({("ingest", "failed"): ingest.failed_calls})
+    return lost + stage.degradation_tally() if stage is not None else lost
+
+
+def _report_fields(report: IngestReport) -> dict[str, object]:
+    usage = report.usage
+    return {"turns": report.turns, "items": report.items, "calls": usage.calls, "failed_calls": report.failed_calls,
+            "bad_outputs": report.bad_outputs, "embed_calls": report.embed_calls,
+            "seconds": round(report.seconds, 6), "notes": list(report.notes)}
+
+
+class _Terminated(SystemExit):
+    """SIGTERM while a system cell runs: leave through every ``with`` (the session closes its processes)."""
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm() -> Iterator[None]:
+    """In the main thread with SIGTERM's default action (a worker process the runner may terminate), turn
+    SIGTERM into an exception for the time of the cell, so the session is closed before the process ends."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Terminated(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
