@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -51,11 +51,13 @@ class RunOptions:
         resume: keep finished cells (default); False starts the folder over.
         progress: progress bars (shown only on a terminal).
         ray_address: with ``executor = "ray"``, the Ray cluster to join (default: start a local one).
+        forecast: the run's plan (``Forecast.to_dict()``), logged as a ``plan`` event when the run starts.
     """
 
     resume: bool = True
     progress: bool = True
     ray_address: str | None = None
+    forecast: Mapping[str, Any] | None = None
 
 
 def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list[Cell]:
@@ -200,6 +202,8 @@ class _Run:
                       aliases=n_waiting, executor=executor_of(spec), started_at=env["started_at"], git=env["git"],
                       corpus=str(spec.corpus.path), corpus_sha256=sha, probes=len(selection.corpus.probes),
                       dropped_probes=selection.dropped_probes, dropped_sessions=selection.dropped_sessions)
+        if self.options.forecast is not None:  # what plan said, beside what the run measures
+            run.log.event("plan", **self.options.forecast)
         _recover_done_events(self.folder, run.log)
         return int(env["attempt"])
 
