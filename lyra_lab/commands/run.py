@@ -83,7 +83,7 @@ def plan_and_ask(spec, run_dir: Path, args: argparse.Namespace) -> dict | None:
         forecast = None
     else:
         forecast = plan(spec, None if args.fresh else run_dir)
-        print(forecast_text(forecast), file=sys.stderr)
+        print(forecast_text(forecast), flush=True)
         sha, remote = forecast.corpus_sha256, forecast.remote
     for endpoint in remote:
         if not remote_agreed(endpoint, sha):

@@ -150,11 +150,15 @@ def measure_backend(key: str, complete: Callable[[str, int], tuple[int, int]]) -
     return _rates(key, fits, load)
 
 
+#: The work two fits are compared on: one call of 500 prompt and 100 completion tokens, or one 200-token text.
+_REFERENCE = (1.0, 500.0, 100.0)
+
+
 def _rates(key: str, fits: Sequence[tuple[float, ...]], load: float) -> Rates:
-    """The mean of two fits; ``spread``: the largest relative difference between them of a rate that is not 0."""
-    pairs = [(x, y) for x, y in zip(*fits)]
-    mean = [(x + y) / 2 for x, y in pairs]
-    spread = max([abs(x - y) / ((x + y) / 2) for x, y in pairs if x + y > 0], default=0.0)
+    """The mean of two fits; ``spread``: their relative difference in the seconds of a reference piece of work."""
+    mean = [(x + y) / 2 for x, y in zip(*fits)]
+    first, second = (sum(r * w for r, w in zip(fit, _REFERENCE if len(fit) == 3 else (1.0, 200.0))) for fit in fits)
+    spread = abs(first - second) / ((first + second) / 2) if first + second > 0 else 0.0
     return Rates(key, mean[0], mean[1], mean[2] if len(mean) > 2 else 0.0, round(load, 3), round(min(spread, 1.0), 3),
                  datetime.now(timezone.utc).isoformat(timespec="seconds"))
 

@@ -85,10 +85,10 @@ def run_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: E
     probes = list(corpus.probes_for(conv.id))
     clog = CellLog(log, cell.cell_id)
     backend = RetryReporting(SeededBackend(res.backend(cell.backend), cell.seed), clog)
-    clog.event("cell_started", pipeline=cell.label, backend=cell.backend_label, embedder=cell.embedder_label,
-               seed=cell.seed, conversation_id=conv.id, probes=len(probes), spec=cell.pipeline.to_dict())
-    recallers = dict(plan_.recallers)
     flushes = sum(1 for s in plan(conv, probes, cell.pipeline.trigger) if s.kind == "flush")
+    clog.event("cell_started", pipeline=cell.label, backend=cell.backend_label, embedder=cell.embedder_label,
+               seed=cell.seed, conversation_id=conv.id, probes=len(probes), flushes=flushes, spec=cell.pipeline.to_dict())
+    recallers = dict(plan_.recallers)
     bar = tqdm(total=flushes + len(probes) * len(recallers), desc=f"{cell.label} · {conv.id}", unit="step",
                leave=False, disable=None if plan_.progress else True)
     setup = ReplaySetup(backend, embedder=res.embedder(cell.embedder), recallers=recallers,

@@ -65,6 +65,7 @@ class BackendFacts:
         max_concurrency: calls the client allows at once (None: no bound).
         in_process: answers in this process (asked for real by the dry run).
         spec: the spec itself.
+        pieces: it counts tokens as whitespace-separated pieces (the simulated server), not with a tokenizer.
     """
 
     label: str
@@ -75,6 +76,7 @@ class BackendFacts:
     max_concurrency: int | None
     in_process: bool
     spec: BackendSpec = ""
+    pieces: bool = False
 
 
 def backend_facts(spec: BackendSpec, injected: Injected) -> BackendFacts:
@@ -84,15 +86,17 @@ def backend_facts(spec: BackendSpec, injected: Injected) -> BackendFacts:
 
     label = spec_label(spec)
     backend = injected.backends.get(label)
+    preset = ""
     if backend is None:
         data = {"preset": spec} if isinstance(spec, str) else dict(spec)
-        if str(data.get("preset", "")).partition("/")[0] == "local":
+        preset = str(data.get("preset", "")).partition("/")[0]
+        if preset == "local":
             return BackendFacts(label, "local (bundled GGUF on llama-cpp, 127.0.0.1)", "http://127.0.0.1 (local server)",
                                 True, Price("local", 0.0, 0.0), 1, False, spec)
         backend = make_backend({k: v for k, v in data.items() if k != "cache"})  # a client: opens no connection
     caps = backend.capabilities
     return BackendFacts(label, backend.model, caps.endpoint, is_local_endpoint(caps.endpoint), caps.price,
-                        caps.max_concurrency, caps.endpoint is None, spec)
+                        caps.max_concurrency, caps.endpoint is None, spec, pieces=preset == "simulated")
 
 
 @dataclass
@@ -124,7 +128,7 @@ class StandIn:
         self.name, self.model = facts.label, facts.model
         self.capabilities = Capabilities.in_process(facts.label, facts.model, simulated=True,
                                                     price=Price(facts.model, 0.0, 0.0))
-        self._count = token_counter(facts.model)
+        self._count = _count_pieces if facts.pieces else token_counter(facts.model)
         self._reply, self._tally = reply, tally
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: Any) -> Completion:
@@ -139,6 +143,12 @@ class StandIn:
         self._tally.add(prompt, completion)
         return Completion(text=text, usage=Usage(prompt_tokens=prompt, completion_tokens=completion, calls=1),
                           latency_s=0.0, backend=self.name, model=self.model, simulated=True, finish_reason="stop")
+
+
+def _count_pieces(text: str) -> int:
+    from lyra_lab.backends.simulated import count_pieces
+
+    return count_pieces([{"content": text}])
 
 
 def _first_tokens(text: str, n: int, count: Any) -> str:

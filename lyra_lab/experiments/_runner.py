@@ -20,6 +20,7 @@ source finishes (an ``alias`` event in the log).
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -32,6 +33,7 @@ from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._cells import Cell, cell_id
 from lyra_lab.experiments._combos import alias_rows, alias_sources
 from lyra_lab.experiments._executors import CellExecutor, CellJob, RunContext, SerialCells, ThreadCells
+from lyra_lab.experiments._heartbeat import Heartbeat
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.experiments._plan import AnswerPlan, CellPlan
 from lyra_lab.experiments._resources import Injected, Resources, spec_key
@@ -170,7 +172,7 @@ class _Run:
             _share_resources(job.plan, todo, res)
             self._execute(executor, todo, run, attempt, sources, waiting)
             log.event("run_done", run=spec.name, failed=len(self.failed), backends={**res.describe(), **run.started},
-                      embeddings=[stats.fields() for stats in res.embedding_stats()])
+                      embeddings=_all_embeddings(res, run))
         df = load_results(folder.path)
         df.attrs["failed_cells"] = self.failed
         return df
@@ -219,7 +221,9 @@ class _Run:
         """Write each cell the executor hands back: its rows (and its aliases'), or its failure."""
         bar = tqdm(total=len(todo), desc=f"{self.spec.name}: cells", unit="cell",
                    disable=None if self.options.progress else True)
+        beat = Heartbeat(run.log, self.spec.name, len(todo), status_line=self.options.progress and not sys.stderr.isatty())
         try:
+            beat.start()
             for outcome in executor.outcomes(todo, run):
                 cell = outcome.cell
                 if outcome.error is not None:
@@ -241,6 +245,7 @@ class _Run:
             run.log.event("run_interrupted", run=self.spec.name)
             raise
         finally:
+            beat.stop()
             bar.close()
 
     def _copy_aliases(self, log: RunLog, rows: CellRows, sources: Mapping[str, Cell], aliases: list[Cell]) -> None:
@@ -272,6 +277,16 @@ def _share_resources(plan: CellPlan, todo: list[Cell], res: Resources) -> None:
     answerer = [plan.answering.backend] if plan.answering.backend else []
     for backend in (*answerer, *(j.backend for j in plan.judges)):
         res.backend(backend)
+
+
+def _all_embeddings(res: Resources, run: RunContext) -> list[dict[str, Any]]:
+    """Every embedder's cache hits and misses: this process's and the worker processes' (or Ray tasks')."""
+    from lyra_lab.experiments._cell_task import add_embeddings
+
+    total: dict[str, dict[str, Any]] = {}
+    add_embeddings(total, [stats.fields() for stats in res.embedding_stats()])
+    add_embeddings(total, list(run.embeddings.values()))
+    return list(total.values())
 
 
 def _recover_done_events(folder: RunFolder, log: RunLog) -> None:

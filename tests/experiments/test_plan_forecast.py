@@ -139,5 +139,5 @@ def test_run_off_a_terminal_stops_with_one_line_above_the_threshold_and_goes_on_
     assert code != 0 and "not starting a run above the confirm threshold: pass --yes" in err
     assert "Traceback" not in err and not (tmp_path / "r").exists()
     code = main(["run", str(path), "--run-dir", str(tmp_path / "r"), "--no-report", "--quiet", "--yes"])
-    assert code == 0 and "plan of planned:" in capsys.readouterr().err
+    assert code == 0 and "plan of planned:" in capsys.readouterr().out
     assert any(e["event"] == "plan" and e["todo"] > 0 for e in _events(tmp_path / "r"))
