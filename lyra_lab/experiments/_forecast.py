@@ -27,7 +27,7 @@ from lyra_lab.experiments._select import load_corpus, select
 from lyra_lab.experiments._spec import ExperimentSpec
 from lyra_lab.runs import RunFolder, file_sha256
 
-#: The least relative uncertainty of a wall-time figure (a calibration on a quiet machine is not the run).
+#: The least uncertainty of a wall-time figure, as a factor 1 + MIN_SPREAD either way (a calibration is not the run).
 MIN_SPREAD = 0.25
 
 
@@ -347,6 +347,7 @@ def _cached(embedder: Embedder, by_kind: Mapping[str, Sequence[str]]) -> dict[st
 
 
 def _spread(rates: Rates, low: float, high: float, load_s: float) -> Span:
-    s = max(MIN_SPREAD, rates.spread)
-    return Span(round((low + load_s) * (1 - s), 3), round((high + load_s) * (1 + s), 3))
+    """``low``–``high`` seconds widened by the calibration's spread, as a factor either way (never below 0)."""
+    factor = 1 + max(MIN_SPREAD, rates.spread)
+    return Span(round((low + load_s) / factor, 3), round((high + load_s) * factor, 3))
 
