@@ -8,7 +8,10 @@ identity, with the date, and measures again when the entry is missing, older tha
 ``STALE_DAYS`` or ``force`` is set (``lyra-lab plan --calibrate``).
 
 Each rate is measured twice; ``spread`` is the relative difference between the two, a floor of
-the forecast's uncertainty (a busy machine shows a larger one).  Only models on this machine are
+the forecast's uncertainty (a busy machine shows a larger one).  The load average is kept with
+the rates, and a forecast scales them by how much busier the machine is now (``busier_now``:
+runnable tasks per core now against then), since on a shared machine the same work takes longer
+when other processes compete for the cores.  Only models on this machine are
 calibrated: a remote endpoint would be sent text (and billed) for it, so its rates are assumed
 (``ASSUMED_REMOTE``) and flagged as such.
 """
@@ -43,6 +46,7 @@ class Rates:
         load_s: seconds to load or start the model once (first use).
         spread: relative difference between the two measurements (the uncertainty's floor).
         measured_at: ISO date of the measurement, or ``"assumed"``.
+        load: the machine's 1-minute load average while it was measured (see ``contention``).
     """
 
     key: str
@@ -52,6 +56,7 @@ class Rates:
     load_s: float = 0.0
     spread: float = 0.0
     measured_at: str = "assumed"
+    load: float = 0.0
 
     def seconds(self, items: int, tokens_in: int, tokens_out: int = 0) -> float:
         """Seconds for ``items`` calls or texts of these many tokens in and out."""
@@ -70,8 +75,7 @@ ASSUMED_REMOTE_EMBEDDER = Rates("remote-embedder", per_item=0.005, per_in=0.0000
 
 def machine_key() -> str:
     """This machine as calibrations are kept: host name and usable cores."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return f"{platform.node()}/{cores}cpu/{platform.machine()}"
+    return f"{platform.node()}/{cores()}cpu/{platform.machine()}"
 
 
 def calibration_path() -> Path:
@@ -160,7 +164,32 @@ def _rates(key: str, fits: Sequence[tuple[float, ...]], load: float) -> Rates:
     first, second = (sum(r * w for r, w in zip(fit, _REFERENCE if len(fit) == 3 else (1.0, 200.0))) for fit in fits)
     spread = abs(first - second) / ((first + second) / 2) if first + second > 0 else 0.0
     return Rates(key, mean[0], mean[1], mean[2] if len(mean) > 2 else 0.0, round(load, 3), round(min(spread, 1.0), 3),
-                 datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                 datetime.now(timezone.utc).isoformat(timespec="seconds"), round(load_average(), 2))
+
+
+def cores() -> int:
+    """CPUs this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def load_average() -> float:
+    """The 1-minute load average (0.0 where the platform has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
+
+
+def contention(load: float) -> float:
+    """How much slower CPU work runs at ``load`` than on an idle machine: runnable tasks per core, at least 1."""
+    return max(1.0, load / cores())
+
+
+def busier_now(rates: Rates) -> float:
+    """Seconds measured under ``rates.load`` times this: the machine's contention now against then."""
+    if rates.measured_at in ("assumed",) or rates.load <= 0:
+        return 1.0
+    return contention(load_average()) / contention(rates.load)
 
 
 def _timed(fn: Callable[[list[str]], object], texts: list[str]) -> float:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from lyra_lab.backends import BackendSpec, Embedder, EmbedderSpec, token_counter
-from lyra_lab.experiments._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBEDDER, Rates, calibration, identity_key,
-                                             measure_backend, measure_embedder)
+from lyra_lab.experiments._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBEDDER, Rates, busier_now, calibration,
+                                             identity_key, measure_backend, measure_embedder)
 from lyra_lab.experiments._cells import Cell, spec_label
 from lyra_lab.experiments._combos import alias_sources
 from lyra_lab.experiments._dry_run import BackendFacts, DryRun, backend_facts, dry_run
@@ -347,7 +347,7 @@ def _cached(embedder: Embedder, by_kind: Mapping[str, Sequence[str]]) -> dict[st
 
 
 def _spread(rates: Rates, low: float, high: float, load_s: float) -> Span:
-    """``low``–``high`` seconds widened by the calibration's spread, as a factor either way (never below 0)."""
-    factor = 1 + max(MIN_SPREAD, rates.spread)
-    return Span(round((low + load_s) / factor, 3), round((high + load_s) * factor, 3))
+    """``low``–``high`` seconds as measured now (``busier_now``), widened by the calibration's spread as a factor."""
+    factor, busy = 1 + max(MIN_SPREAD, rates.spread), busier_now(rates)
+    return Span(round((low + load_s) * busy / factor, 3), round((high + load_s) * busy * factor, 3))
 

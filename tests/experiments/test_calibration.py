@@ -38,3 +38,15 @@ def test_an_embedder_calibration_fits_seconds_per_text_and_per_token():
     rates = measure_embedder("fake", embed, lambda text: len(text.split()))
     assert 0.00007 < rates.per_in < 0.00015 and rates.seconds(10, 1000) > 0.1
     assert rates.measured_at != "assumed" and 0 <= rates.spread <= 1
+
+
+def test_a_forecast_scales_rates_by_how_much_busier_the_machine_is_now(monkeypatch):
+    from lyra_lab.experiments import _calibrate
+
+    monkeypatch.setattr(_calibrate, "cores", lambda: 2)
+    rates = Rates("k", 0.0, 0.01, measured_at="2026-01-01T00:00:00+00:00", load=2.0)  # one task per core then
+    monkeypatch.setattr(_calibrate, "load_average", lambda: 6.0)
+    assert _calibrate.busier_now(rates) == 3.0  # three runnable tasks per core now
+    monkeypatch.setattr(_calibrate, "load_average", lambda: 0.5)
+    assert _calibrate.busier_now(rates) == 1.0  # an idle machine is no faster than one task per core
+    assert _calibrate.busier_now(Rates("remote", 0.6, 0.0)) == 1.0  # assumed rates are not scaled
