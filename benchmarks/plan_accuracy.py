@@ -105,6 +105,9 @@ def main() -> None:
     ap.add_argument("--local", action="store_true", help="the bundled local model instead of the simulated server")
     ap.add_argument("--out", type=Path, required=True, help="work folder (emptied first)")
     args = ap.parse_args()
+    import logging
+
+    logging.disable(logging.INFO)  # no line per HTTP request
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
     os.environ["LYRA_LAB_CACHE_DIR"] = str(args.out / "user-cache")  # cold caches, calibration included

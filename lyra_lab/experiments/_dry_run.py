@@ -122,14 +122,15 @@ class StandIn:
         facts: the backend it stands in for (its label and model name the completions).
         reply: ``low`` (short answers) or ``high`` (answers as long as each call allows).
         tally: where its calls are counted.
+        salt: a word that starts every answer (the cell's number): different cells' answers differ.
     """
 
-    def __init__(self, facts: BackendFacts, reply: Reply, tally: CallTally):
+    def __init__(self, facts: BackendFacts, reply: Reply, tally: CallTally, salt: str = ""):
         self.name, self.model = facts.label, facts.model
         self.capabilities = Capabilities.in_process(facts.label, facts.model, simulated=True,
                                                     price=Price(facts.model, 0.0, 0.0))
         self._count = _count_pieces if facts.pieces else token_counter(facts.model)
-        self._reply, self._tally = reply, tally
+        self._reply, self._tally, self._salt = reply, tally, salt
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: Any) -> Completion:
         """An immediate answer of the first words of the last message, as long as ``reply`` says."""
@@ -137,7 +138,8 @@ class StandIn:
         want = limit if self._reply == "high" else min(limit, LOW_REPLY_TOKENS)
         words = _WORD.findall(messages[-1].get("content", "")) if messages else []
         text = " ".join((words or ["memory"]) * (1 + want // max(1, len(words))))
-        text = _first_tokens(text, want, self._count)
+        # the salt (the cell's number) keeps two cells' summaries distinct texts, as real ones are
+        text = _first_tokens(f"{self._salt} {text}" if self._salt else text, want, self._count)
         prompt = sum(self._count(m.get("content", "")) for m in messages)
         completion = self._count(text)
         self._tally.add(prompt, completion)
@@ -238,11 +240,11 @@ def dry_run(plan_: CellPlan, cells: Sequence[Cell], corpus: Corpus, backends: Ma
     recorders = {spec_label(e): RecordingEmbedder(spec_label(e)) for e in embedders if e not in (None, "none")}
     started = time.perf_counter()
     work = []
-    for cell in cells:
+    for number, cell in enumerate(cells):
         tallies = {label: CallTally() for label in backends}
         models: dict[str, Backend] = {}
         for label, facts in backends.items():
-            models[label] = _in_process(facts, injected) if facts.in_process else StandIn(facts, reply, tallies[label])
+            models[label] = _in_process(facts, injected) if facts.in_process else StandIn(facts, reply, tallies[label], f"c{number}")
         cell_start = time.perf_counter()
         with Resources("off", Path("."), Injected(backends=models, embedders=recorders)) as res:
             run_cell(plan_, cell, corpus, res, _NullLog())
