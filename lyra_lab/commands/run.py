@@ -61,7 +61,8 @@ def run_in_folder(spec, run_dir: Path, args: argparse.Namespace):
     args.log_path = run_dir / "log.jsonl"
     try:
         options = RunOptions(resume=not args.fresh, progress=not args.quiet, ray_address=getattr(args, "address", None),
-                             forecast=getattr(args, "forecast", None))
+                             forecast=getattr(args, "forecast", None),
+                             status_line=not args.quiet and not sys.stderr.isatty())  # bars show on a terminal
         return run_experiment(spec, run_dir, options)
     except Exception:
         if new and run_dir.is_dir() and not any((run_dir / "rows").glob("*.jsonl")):

@@ -20,7 +20,6 @@ source finishes (an ``alias`` event in the log).
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -54,12 +53,15 @@ class RunOptions:
         progress: progress bars (shown only on a terminal).
         ray_address: with ``executor = "ray"``, the Ray cluster to join (default: start a local one).
         forecast: the run's plan (``Forecast.to_dict()``), logged as a ``plan`` event when the run starts.
+        status_line: print the run's heartbeat as a line on stderr every 10 s (``lyra-lab run`` off a terminal;
+            notebooks keep their progress bars).
     """
 
     resume: bool = True
     progress: bool = True
     ray_address: str | None = None
     forecast: Mapping[str, Any] | None = None
+    status_line: bool = False
 
 
 def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list[Cell]:
@@ -221,7 +223,7 @@ class _Run:
         """Write each cell the executor hands back: its rows (and its aliases'), or its failure."""
         bar = tqdm(total=len(todo), desc=f"{self.spec.name}: cells", unit="cell",
                    disable=None if self.options.progress else True)
-        beat = Heartbeat(run.log, self.spec.name, len(todo), status_line=self.options.progress and not sys.stderr.isatty())
+        beat = Heartbeat(run.log, self.spec.name, len(todo), status_line=self.options.status_line)
         try:
             beat.start()
             for outcome in executor.outcomes(todo, run):
