@@ -141,3 +141,19 @@ def test_run_off_a_terminal_stops_with_one_line_above_the_threshold_and_goes_on_
     code = main(["run", str(path), "--run-dir", str(tmp_path / "r"), "--no-report", "--quiet", "--yes"])
     assert code == 0 and "plan of planned:" in capsys.readouterr().out
     assert any(e["event"] == "plan" and e["todo"] > 0 for e in _events(tmp_path / "r"))
+
+
+@pytest.mark.parametrize("no_plan", [[], ["--no-plan"]])
+def test_run_off_a_terminal_does_not_send_text_to_a_remote_endpoint_without_yes(write_toml, tmp_path, monkeypatch,
+                                                                                capsys, no_plan):
+    from lyra_lab.cli import main
+
+    monkeypatch.setenv("LYRA_LAB_CACHE_DIR", str(tmp_path / "user-cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    path = write_toml(GRID.replace('backends = ["fake"]', 'backends = ["openai/gpt-4o-mini"]'))
+    code = main(["run", str(path), "--run-dir", str(tmp_path / "r"), "--quiet", *no_plan])
+    err = capsys.readouterr().err
+    assert code != 0 and "not sending conversation text to https://api.openai.com/v1: pass --yes to agree" in err
+    assert "notice: this run sends conversation text of" in err and "sk-test" not in err
+    assert not (tmp_path / "r").exists()
