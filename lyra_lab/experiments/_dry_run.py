@@ -263,10 +263,10 @@ def _in_process(facts: BackendFacts, injected: Injected) -> Backend:
     """A fresh in-process backend of ``facts.spec`` (an injected one as it is), its calls counted."""
     from lyra_lab.backends import make_backend
 
-    return _Counted(injected.backends.get(facts.label) or make_backend(facts.spec))
+    return CountedBackend(injected.backends.get(facts.label) or make_backend(facts.spec))
 
 
-class _Counted:
+class CountedBackend:
     """An in-process backend asked for real, its calls tallied from their reported usage."""
 
     def __init__(self, inner: Backend):
@@ -281,5 +281,5 @@ class _Counted:
 
 
 def _usage_of(model: Backend) -> CallTally:
-    return model.tally if isinstance(model, _Counted) else CallTally()
+    return model.tally if isinstance(model, CountedBackend) else CallTally()
 
