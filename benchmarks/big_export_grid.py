@@ -130,8 +130,11 @@ def embedded_texts(user_cache: Path) -> int:
         return int(db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
 
 
+PLAN_LINES = ("plan of ", "embedder ", "backend ", "data: ", "wall time on this machine")
+
+
 def step(label: str, argv: list[str], cwd: Path, env: dict[str, str]) -> float:
-    """Run one CLI step; print its wall time and the children's peak RSS so far."""
+    """Run one CLI step; print its wall time, the children's peak RSS so far, and the plan a run printed first."""
     t0 = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
@@ -141,6 +144,9 @@ def step(label: str, argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     if done.returncode != 0:
         print(done.stdout[-2000:], done.stderr[-2000:], sep="\n", file=sys.stderr)
         raise SystemExit(f"step {label} failed")
+    for line in done.stdout.splitlines():
+        if line.startswith(PLAN_LINES):
+            print(f"    {line}")
     return wall
 
 

@@ -90,6 +90,11 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "score_adversarial_retrieval": "also score retrieval (@K metrics, mrr) of adversarial/abstention probes, "
                                        "whose evidence is the turn the trap was built from, not an answer "
                                        "(`lyra-lab recall-eval --include-adversarial`)",
+        "confirm_above_usd": "`lyra-lab run` asks before starting when the plan (`lyra-lab plan`) costs more than "
+                             "this many dollars at list prices (`--yes` answers; off a terminal the run stops). "
+                             "Not recorded in spec.json: rows do not depend on it",
+        "confirm_above_minutes": "`lyra-lab run` asks before starting when the plan's wall time on this machine "
+                                 "is longer than this many minutes (`--yes` answers)",
     },
     "qa": {
         "enabled": "answer every probe from its recalled context and score EM/F1",
@@ -246,7 +251,8 @@ def _key_defaults() -> dict[str, dict[str, str]]:
                 "max_cells": _value(spec.max_cells),
                 "cache": _value(spec.cache) + " (" + " \\| ".join(CACHE_MODES) + ")",
                 "executor": "by max_cells (" + " \\| ".join(EXECUTORS) + ")",
-                "score_adversarial_retrieval": _value(spec.score_adversarial_retrieval)},
+                "score_adversarial_retrieval": _value(spec.score_adversarial_retrieval),
+                "confirm_above_usd": "not set (never asks)", "confirm_above_minutes": "not set (never asks)"},
         "qa": {f.name: _default(f) for f in dataclasses.fields(QASpec)},
     }
 

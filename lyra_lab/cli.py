@@ -23,6 +23,7 @@ COMMANDS += ("show",)  # lyra-lab show RUN_DIR PROBE_ID
 COMMANDS += ("serve_memory",)  # lyra-lab serve-memory CONFIG --mcp|--http
 COMMANDS += ("datasets",)  # lyra-lab datasets list|get|path
 COMMANDS += ("compare", "view")  # lyra-lab compare RUN_A [RUN_B]; lyra-lab view [RUNS_DIR]
+COMMANDS += ("plan",)  # lyra-lab plan EXPERIMENT.toml
 
 
 class Parser(argparse.ArgumentParser):

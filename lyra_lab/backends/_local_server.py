@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from lyra_lab._machine import usable_cores
 from lyra_lab._registry import ConfigError
 import lyra_lab.backends._local_process as proc_util
 from lyra_lab.backends._paths import cache_dir
@@ -278,8 +279,7 @@ def default_threads() -> int:
     parallel test runs) a descheduled thread stalls the others. Measured on a
     2-core machine under load: 1 thread 18-26 tok/s, 2 threads 0.5-7 tok/s.
     """
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, cores // 2)
+    return max(1, usable_cores() // 2)
 
 
 _SHARED: dict[Path, LocalServer] = {}

@@ -9,6 +9,7 @@ prints the summary table.  A second run resumes: finished cells are skipped.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from importlib import resources
 from pathlib import Path
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from lyra_lab.commands._checks import run_folder
     from lyra_lab.commands._validate import check_experiment
     from lyra_lab.commands.run import finish, run_in_folder
-    from lyra_lab.experiments import ExperimentSpec
+    from lyra_lab.experiments import ExperimentSpec, RunOptions
 
     spec = ExperimentSpec.from_toml(demo_spec_path())
     if not spec.corpus.path.exists():
@@ -42,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
           f"on {spec.corpus.path.name}, backend {', '.join(map(str, spec.backends))}, "
           f"embedder {', '.join(map(str, spec.embedders))}")
     start = time.perf_counter()
-    df = run_in_folder(spec, run_dir, args)
+    options = RunOptions(resume=not args.fresh, progress=not args.quiet,
+                         status_line=not args.quiet and not sys.stderr.isatty())  # bars show on a terminal
+    df = run_in_folder(spec, run_dir, args, options)
     code = finish(run_dir, df, compact=True)
     print(f"demo finished in {time.perf_counter() - start:.0f} s")
     return code

@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import load
 from lyra_lab.synthetic import CATEGORIES, plant_probes, planted_counts
 
@@ -81,6 +80,7 @@ def _plant(args: argparse.Namespace) -> int:
 
 def _draft(args: argparse.Namespace) -> int:
     from lyra_lab.backends import CachedBackend, ResponseCache, make_backend
+    from lyra_lab.commands._consent import agree
     from lyra_lab.probes import draft_probes, endpoint_of, is_local_endpoint, save_probes
 
     corpus = load(args.path, args.format)
@@ -91,12 +91,9 @@ def _draft(args: argparse.Namespace) -> int:
             continue
         endpoint = endpoint_of(model)
         if not is_local_endpoint(endpoint):
-            print(f"notice: drafting sends the text of up to {args.sessions} of your sessions to {endpoint} "
-                  f"({model.name}/{model.model}).", file=sys.stderr)
-            if not args.yes:
-                answer = input("send them? [y/N] ") if sys.stdin.isatty() else ""
-                if answer.strip().lower() not in ("y", "yes"):
-                    raise ConfigError("not sending conversation text to a remote endpoint: pass --yes to agree")
+            agree(f"drafting sends the text of up to {args.sessions} of your sessions to {endpoint} "
+                  f"({model.name}/{model.model}).", "send them?", args.yes,
+                  "not sending conversation text to a remote endpoint: pass --yes to agree")
     style = args.style or ("qa" if args.backend == "local" else "json")
     out = Path(args.out)
     cache = ResponseCache(args.cache or out.with_name(out.name + ".responses.sqlite"))

@@ -6,6 +6,12 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from lyra_lab.experiments import ExperimentSpec, RunOptions
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -24,6 +30,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--executor", choices=("serial", "threads", "processes", "ray"), default=None,
                    help="how cells run (default: the file's [run] executor, else serial or threads by max_cells); "
                         "processes: on local worker processes (every core for CPU-bound cells); ray: as Ray tasks")
+    p.add_argument("--yes", action="store_true",
+                   help="agree up front: to send conversation text to a non-local endpoint, and to a run above "
+                        "[run] confirm_above_usd / confirm_above_minutes (without it, a run off a terminal stops)")
+    p.add_argument("--confirm-above-usd", type=float, default=None, metavar="USD",
+                   help="ask first when the plan costs more than this at list prices (default: [run] confirm_above_usd)")
+    p.add_argument("--confirm-above-minutes", type=float, default=None, metavar="MIN",
+                   help="ask first when the plan takes longer on this machine (default: [run] confirm_above_minutes)")
+    p.add_argument("--no-plan", action="store_true",
+                   help="start without the plan (nothing printed, nothing asked: remote endpoints still need --yes)")
     p.add_argument("--address", default=None, metavar="ADDR",
                    help="with --executor ray: join this Ray cluster (auto, host:6379, ray://host:10001) "
                         "instead of starting a local Ray")
@@ -33,7 +48,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from lyra_lab.commands._checks import input_file, run_folder
     from lyra_lab.commands._validate import check_experiment
-    from lyra_lab.experiments import ExperimentSpec
+    from lyra_lab.experiments import ExperimentSpec, RunOptions
 
     spec = ExperimentSpec.from_toml(input_file(args.experiment, "experiment file"))
     if args.executor is not None:
@@ -43,24 +58,62 @@ def run(args: argparse.Namespace) -> int:
     run_dir = run_folder(Path(args.run_dir) if args.run_dir else Path("runs") / spec.name, must_exist=False,
                          fresh=args.fresh)
     check_experiment(spec)  # before the run folder exists: a bad config leaves nothing behind
-    df = run_in_folder(spec, run_dir, args)
+    forecast = plan_and_ask(spec, run_dir, args)
+    options = RunOptions(resume=not args.fresh, progress=not args.quiet, ray_address=args.address,
+                         keep_degraded=args.keep_degraded, forecast=forecast,
+                         status_line=not args.quiet and not sys.stderr.isatty())  # bars show on a terminal
+    df = run_in_folder(spec, run_dir, args, options)
     return finish(run_dir, df, report=not args.no_report)
 
 
-def run_in_folder(spec, run_dir: Path, args: argparse.Namespace):
+def run_in_folder(spec: ExperimentSpec, run_dir: Path, args: argparse.Namespace, options: RunOptions) -> pd.DataFrame:
     """``run_experiment`` with the CLI's log path set; a new folder that gets no finished cell is removed."""
-    from lyra_lab.experiments import RunOptions, run_experiment
+    from lyra_lab.experiments import run_experiment
 
     new = not run_dir.exists()
     args.log_path = run_dir / "log.jsonl"
     try:
-        options = RunOptions(resume=not args.fresh, progress=not args.quiet, ray_address=getattr(args, "address", None),
-                             keep_degraded=bool(getattr(args, "keep_degraded", False)))
         return run_experiment(spec, run_dir, options)
     except Exception:
         if new and run_dir.is_dir() and not any((run_dir / "rows").glob("*.jsonl")):
             shutil.rmtree(run_dir, ignore_errors=True)
         raise
+
+
+def plan_and_ask(spec, run_dir: Path, args: argparse.Namespace) -> dict | None:
+    """Print the run's plan and ask where it says to (see ``lyra_lab.commands._consent``); the plan as data.
+
+    Asks before sending conversation text to a non-local endpoint this corpus was not sent to before,
+    and before a run above ``confirm_above_usd`` dollars or ``confirm_above_minutes`` minutes.
+    """
+    from lyra_lab.commands._consent import agree, remember_remote, remote_agreed
+    from lyra_lab.experiments import forecast_text, plan, remote_endpoints
+
+    if args.no_plan:
+        sha, remote = remote_endpoints(spec)
+        forecast = None
+    else:
+        forecast = plan(spec, None if args.fresh else run_dir)
+        print(forecast_text(forecast), flush=True)
+        sha, remote = forecast.corpus_sha256, forecast.remote
+    for endpoint in remote:
+        if not remote_agreed(endpoint, sha):
+            agree(f"this run sends conversation text of {spec.corpus.path} to {endpoint}.", "send it?", args.yes,
+                  f"not sending conversation text to {endpoint}: pass --yes to agree")
+            remember_remote(endpoint, sha)
+    if forecast is None:
+        return None
+    usd = args.confirm_above_usd if args.confirm_above_usd is not None else spec.confirm_above_usd
+    minutes = args.confirm_above_minutes if args.confirm_above_minutes is not None else spec.confirm_above_minutes
+    above = []
+    if usd is not None and forecast.cost_usd.high > usd:
+        above.append(f"up to ${forecast.cost_usd.high:.2f} at list prices (confirm above ${usd:g})")
+    if minutes is not None and forecast.wall_s.mid > 60 * minutes:
+        above.append(f"about {forecast.wall_s.mid / 60:.1f} min on this machine (confirm above {minutes:g} min)")
+    if above:
+        agree(f"this run takes {' and '.join(above)}.", "start it?", args.yes,
+              "not starting a run above the confirm threshold: pass --yes to agree")
+    return forecast.to_dict()
 
 
 # Fair across memory kinds first (answer_in_context at a context budget, evidence recall), then the

@@ -3,6 +3,9 @@
 ``ExperimentSpec`` (the experiment file, validated) → ``plan_cells`` (one ``Cell`` per pipeline ×
 backend × embedder × seed × conversation) and ``cell_plan`` (the ``CellPlan`` every cell runs with)
 → an executor (serial, threads, worker processes, Ray) → rows written by ``run_experiment``.
+
+``plan(spec)`` says beforehand what a run will embed, call, cost and take on this machine (a
+``Forecast``; ``forecast_text`` renders it), from a dry run of the cells against stand-in models.
 """
 
 from lyra_lab.experiments._cells import Cell
@@ -12,6 +15,9 @@ from lyra_lab.experiments._recall_eval import recall_eval_spec, recall_result, r
 from lyra_lab.experiments._recall_result import ProbeRecall, RecallEvalResult, raw_turn_pipeline, skip_reason
 from lyra_lab.experiments._executors import CellExecutor, CellJob, CellOutcome
 from lyra_lab.experiments._plan import AnswerPlan, CellPlan
+from lyra_lab.experiments._forecast import (BackendForecast, CellForecast, EmbedderForecast, Forecast, Span, plan,
+                                            remote_endpoints)
+from lyra_lab.experiments._forecast_text import forecast_text
 from lyra_lab.experiments._resources import Injected
 from lyra_lab.experiments._runner import RunOptions, cell_plan, executor_of, plan_cells, run_experiment
 from lyra_lab.experiments._select import Selection, load_corpus, select
@@ -22,13 +28,17 @@ __all__ = [
     "EXECUTORS",
     "TABLES",
     "AnswerPlan",
+    "BackendForecast",
     "Cell",
+    "CellForecast",
     "CellExecutor",
     "CellJob",
     "CellOutcome",
     "CellPlan",
     "CorpusSpec",
+    "EmbedderForecast",
     "ExperimentSpec",
+    "Forecast",
     "HitView",
     "Injected",
     "PipelineView",
@@ -38,16 +48,20 @@ __all__ = [
     "RecallEvalResult",
     "RunOptions",
     "Selection",
+    "Span",
     "cell_plan",
     "distinct_labels",
     "executor_of",
+    "forecast_text",
     "inspect_probe",
     "load_corpus",
     "pipeline_labels",
+    "plan",
     "plan_cells",
     "raw_turn_pipeline",
     "recall_eval_spec",
     "recall_result",
+    "remote_endpoints",
     "run_experiment",
     "run_recall_eval",
     "select",

@@ -99,10 +99,10 @@ def run_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: E
     if isinstance(cell.pipeline, SystemPipeline):  # a memory system lyra-lab does not build: same rows, its own run
         return run_system_cell(SystemCellJob(plan_, cell, cell.pipeline, corpus, clog, backend, res.embedder(cell.embedder),
                                              _answer_backends(plan_, cell, res, backend, clog)))
-    clog.event("cell_started", pipeline=cell.label, backend=cell.backend_label, embedder=cell.embedder_label,
-               seed=cell.seed, conversation_id=conv.id, probes=len(probes), spec=cell.pipeline.to_dict())
-    recallers = dict(plan_.recallers)
     flushes = sum(1 for s in plan(conv, probes, cell.pipeline.trigger) if s.kind == "flush")
+    clog.event("cell_started", pipeline=cell.label, backend=cell.backend_label, embedder=cell.embedder_label,
+               seed=cell.seed, conversation_id=conv.id, probes=len(probes), flushes=flushes, spec=cell.pipeline.to_dict())
+    recallers = dict(plan_.recallers)
     bar = tqdm(total=flushes + len(probes) * len(recallers), desc=f"{cell.label} · {conv.id}", unit="step",
                leave=False, disable=None if plan_.progress else True)
     setup = ReplaySetup(backend, embedder=res.embedder(cell.embedder), recallers=recallers,

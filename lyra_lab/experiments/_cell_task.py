@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from lyra_lab.runs import CellRows
 from lyra_lab._registry import ConfigError
+from lyra_lab.backends import EmbeddingCacheStats
 from lyra_lab.experiments._cell_run import run_cell
 from lyra_lab.experiments._executors import CELL_FAILURES, CellJob, CellOutcome, RunContext
 from lyra_lab.experiments._cells import Cell
@@ -42,6 +43,7 @@ class CellResult:
     started: dict[str, Any] = field(default_factory=dict)  # Resources.describe() of what it built
     node: str = ""
     pid: int = 0
+    embeddings: list[dict[str, Any]] = field(default_factory=list)  # this cell's embedding cache stats, per embedder
 
 
 def run_cell_task(job: CellJob, cell: Cell, res: Resources, *, node: str = "", log_dir: str | None = None) -> CellResult:
@@ -53,6 +55,7 @@ def run_cell_task(job: CellJob, cell: Cell, res: Resources, *, node: str = "", l
         path = Path(tmp) / "log.jsonl"
         error = config_error = None
         rows = CellRows()
+        before = {stats.embedder: stats for stats in res.embedding_stats()}
         with RunLog(path, durable=False) as log:  # the run log's own lines, appended by the driver as they are
             try:
                 rows = run_cell(job.plan, cell, job.corpus, res, log)
@@ -62,7 +65,25 @@ def run_cell_task(job: CellJob, cell: Cell, res: Resources, *, node: str = "", l
                 config_error = str(exc)
         log_lines = path.read_bytes()
     started = {k: v for k, v in res.describe().items() if v.get("started", True) is not False}
-    return CellResult(rows, log_lines, error, config_error, started, node, os.getpid())
+    embeddings = [embedding_delta(stats, before.get(stats.embedder)) for stats in res.embedding_stats()]
+    return CellResult(rows, log_lines, error, config_error, started, node, os.getpid(), embeddings)
+
+
+def embedding_delta(now: EmbeddingCacheStats, before: EmbeddingCacheStats | None) -> dict[str, Any]:
+    """What an embedder's cache served between two snapshots (``EmbeddingCacheStats.fields()``)."""
+    if before is None:
+        return now.fields()
+    return {"embedder": now.embedder, "hits": now.hits - before.hits, "misses": now.misses - before.misses,
+            "embedded_chars": now.embedded_chars - before.embedded_chars, "embed_s": now.embed_s - before.embed_s}
+
+
+def add_embeddings(total: dict[str, dict[str, Any]], stats: list[dict[str, Any]]) -> None:
+    """Add per-embedder stats (``EmbeddingCacheStats.fields()``) into ``total`` (embedder -> summed fields)."""
+    for item in stats:
+        into = total.setdefault(item["embedder"], {"embedder": item["embedder"], "hits": 0, "misses": 0,
+                                                   "embedded_chars": 0, "embed_s": 0.0})
+        for key in ("hits", "misses", "embedded_chars", "embed_s"):
+            into[key] += item[key]
 
 
 def delivered(result: CellResult, cell: Cell, run: RunContext, *, task_event: str, where: str) -> CellOutcome:
@@ -79,6 +100,7 @@ def delivered(result: CellResult, cell: Cell, run: RunContext, *, task_event: st
     run.log.append_lines(result.log_lines)  # as written there: neither parsed nor encoded again
     run.log.event(task_event, cell_id=cell.cell_id, node=result.node, pid=result.pid)
     run.started.update(result.started)
+    add_embeddings(run.embeddings, result.embeddings)
     return CellOutcome(cell, result.rows, None if result.error is None else RemoteCellError(result.error))
 
 

@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Iterator, NamedTuple, Protocol, Sequence
+from typing import Any, Iterator, NamedTuple, Protocol, Sequence
 
 from lyra_lab.backends import BackendError
 from lyra_lab.corpus import Corpus
@@ -57,13 +57,15 @@ class CellJob:
 class RunContext:
     """What the runner hands an executor once the run has started: its log and its resources.
 
-    ``started`` collects the backends that other processes started (their records, for the run log).
+    ``started`` collects the backends that other processes started (their records, for the run log);
+    ``embeddings`` their embedding cache stats (embedder -> ``EmbeddingCacheStats.fields()`` summed).
     """
 
     log: RunLog
     res: Resources
     cache_dir: Path
     started: dict[str, object] = field(default_factory=dict)
+    embeddings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class CellExecutor(Protocol):

@@ -41,6 +41,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from lyra_lab._machine import usable_cores
 from lyra_lab.runs import CellRows
 from lyra_lab.experiments._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
 from lyra_lab.experiments._cells import Cell
@@ -65,8 +66,7 @@ def cells_at_once(max_cells: int) -> int:
     """Worker processes for ``max_cells``: itself when > 1, else the CPUs this process may use."""
     if max_cells > 1:
         return max_cells
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    return usable_cores()
 
 
 @dataclass

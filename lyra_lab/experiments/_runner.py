@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -36,6 +36,7 @@ from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._cells import Cell, cell_id
 from lyra_lab.experiments._combos import alias_rows, alias_sources
 from lyra_lab.experiments._executors import CellExecutor, CellJob, CellOutcome, RunContext, SerialCells, ThreadCells
+from lyra_lab.experiments._heartbeat import Heartbeat
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.experiments._plan import AnswerPlan, CellPlan
 from lyra_lab.experiments._resources import Injected, Resources, spec_key
@@ -57,12 +58,17 @@ class RunOptions:
         progress: progress bars (shown only on a terminal).
         ray_address: with ``executor = "ray"``, the Ray cluster to join (default: start a local one).
         keep_degraded: on resume, keep finished cells whose rows are degraded instead of running them again.
+        forecast: the run's plan (``Forecast.to_dict()``), logged as a ``plan`` event when the run starts.
+        status_line: print the run's heartbeat as a line on stderr every 10 s (``lyra-lab run`` off a terminal;
+            notebooks keep their progress bars).
     """
 
     resume: bool = True
     progress: bool = True
     ray_address: str | None = None
     keep_degraded: bool = False
+    forecast: Mapping[str, Any] | None = None
+    status_line: bool = False
 
 
 def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list[Cell]:
@@ -181,7 +187,7 @@ class _Run:
             _share_resources(job.plan, todo, res)
             self._execute(executor, todo, run, attempt, sources, waiting)
             log.event("run_done", run=spec.name, failed=len(self.failed), backends={**res.describe(), **run.started},
-                      embeddings=[stats.fields() for stats in res.embedding_stats()])
+                      embeddings=_all_embeddings(res, run))
         df = load_results(folder.path)
         df.attrs["failed_cells"] = self.failed
         return df
@@ -213,6 +219,8 @@ class _Run:
                       aliases=n_waiting, executor=executor_of(spec), started_at=env["started_at"], git=env["git"],
                       corpus=str(spec.corpus.path), corpus_sha256=sha, probes=len(selection.corpus.probes),
                       dropped_probes=selection.dropped_probes, dropped_sessions=selection.dropped_sessions)
+        if self.options.forecast is not None:  # what plan said, beside what the run measures
+            run.log.event("plan", **self.options.forecast)
         _recover_done_events(self.folder, run.log)
         return int(env["attempt"])
 
@@ -234,7 +242,9 @@ class _Run:
                    disable=None if self.options.progress else True)
         written: set[str] = set()
         current: CellOutcome | None = None
+        beat = Heartbeat(run.log, self.spec.name, len(todo), status_line=self.options.status_line)
         try:
+            beat.start()
             for current in executor.outcomes(todo, run):
                 self._write(current, run, attempt, sources, waiting)
                 written.add(current.cell.cell_id)
@@ -249,6 +259,7 @@ class _Run:
             run.log.sync()
             raise
         finally:
+            beat.stop()
             bar.close()
 
     def _write(self, outcome: CellOutcome, run: RunContext, attempt: int, sources: Mapping[str, Cell],
@@ -299,6 +310,16 @@ def _share_resources(plan: CellPlan, todo: list[Cell], res: Resources) -> None:
     answerer = [plan.answering.backend] if plan.answering.backend else []
     for backend in (*answerer, *(j.backend for j in plan.judges)):
         res.backend(backend)
+
+
+def _all_embeddings(res: Resources, run: RunContext) -> list[dict[str, Any]]:
+    """Every embedder's cache hits and misses: this process's and the worker processes' (or Ray tasks')."""
+    from lyra_lab.experiments._cell_task import add_embeddings
+
+    total: dict[str, dict[str, Any]] = {}
+    add_embeddings(total, [stats.fields() for stats in res.embedding_stats()])
+    add_embeddings(total, list(run.embeddings.values()))
+    return list(total.values())
 
 
 def _recover_done_events(folder: RunFolder, log: RunLog) -> None:

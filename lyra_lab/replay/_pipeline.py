@@ -72,7 +72,9 @@ class Pipeline:
             holds the summary instead of the transcript.  Default True: recall
             can still find the exact turn, and the summary adds a coarse view.
             (Without a summarizer and with keep_raw, memory holds each turn
-            both raw and inside its chunk: two granularities to recall from.)
+            both raw and inside its chunk: two granularities to recall from;
+            a chunk of exactly one turn would be the raw turn again, so it is
+            not written and each turn is in memory once.)
             A rollup may still fold or drop raw turns later, whatever keep_raw.
         tokenizer: the encoding or model name budgets are counted in.
     """

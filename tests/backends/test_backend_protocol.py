@@ -24,6 +24,7 @@ from lyra_lab.backends import (Backend, BackendConfig, BackendWrapper, CachedBac
                                make_backend)
 from lyra_lab.backends._local_backend import LocalBackend
 from lyra_lab.experiments._cell_run import CellLog, RetryReporting
+from lyra_lab.experiments._dry_run import BackendFacts, CallTally, CountedBackend, RecordingEmbedder, StandIn
 from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
 from lyra_lab.experiments._resources import LazyBackend, LazyEmbedder, SeededBackend
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
@@ -54,6 +55,9 @@ def _backends(tmp_path):
         "RetryReporting": RetryReporting(seeded, CellLog(_Log(), "c1")),
         "OneCallAcrossProcesses": OneCallAcrossProcesses(CachedBackend(fake, cache), tmp_path / "inflight"),
         "MachineSlots": MachineSlots(fake, tmp_path / "slots", 2),
+        "StandIn": StandIn(BackendFacts("remote", "gpt-4o-mini", "https://api.example.com/v1", False, None, 8, False),
+                           "low", CallTally()),
+        "CountedBackend": CountedBackend(fake),
     }
 
 
@@ -86,7 +90,8 @@ def _check_fields(caps: Capabilities) -> None:
 
 
 @pytest.mark.parametrize("kind", ["FakeLLM", "BackendWrapper", "OpenAIBackend", "LocalBackend", "CachedBackend", "LazyBackend",
-                                  "SeededBackend", "RetryReporting", "OneCallAcrossProcesses", "MachineSlots"])
+                                  "SeededBackend", "RetryReporting", "OneCallAcrossProcesses", "MachineSlots",
+                                  "StandIn", "CountedBackend"])
 def test_each_backend_satisfies_the_protocol_with_typed_capabilities(kind, tmp_path):
     backend = _backends(tmp_path)[kind]
     assert isinstance(backend, Backend)
@@ -146,6 +151,7 @@ def _embedders(tmp_path, monkeypatch):
         "LazyEmbedder": LazyEmbedder(lambda: hashing, "hashing"),
         "EmbedderWrapper": EmbedderWrapper(hashing),
         "MeteredEmbedder": MeteredEmbedder(hashing, PhaseMeter()),
+        "RecordingEmbedder": RecordingEmbedder("plan"),
     }
 
 

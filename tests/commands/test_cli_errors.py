@@ -75,6 +75,8 @@ CASES = [
     ("report-bad-schema", lambda t: ["report", str(_run_folder(t, {"lyra-run.json": '{"schema": "x"}'}))],
      "lyra-run.json: unreadable run folder record"),
     ("report-resamples", lambda t: ["report", str(t), "--resamples", "0"], "--resamples"),
+    ("plan-missing", lambda t: ["plan", str(t / "nope.toml")], "does not exist"),
+    ("plan-typo-flag", lambda t: ["plan", str(t / "nope.toml"), "--calibarte"], "did you mean '--calibrate'"),
     ("recall-missing", lambda t: ["recall-eval", str(t / "c.json"), "--recaller", "bm25"], "does not exist"),
     ("recall-folder", lambda t: ["recall-eval", str(t), "--recaller", "bm25"], "is a folder"),
     ("recall-typo-recaller", lambda t: ["recall-eval", str(CORPUS), "--recaller", "hybird"], "did you mean 'hybrid'"),

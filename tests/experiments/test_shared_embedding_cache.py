@@ -78,3 +78,22 @@ def test_resources_report_each_cached_embedders_hits_and_misses(tmp_path, counti
         [stats] = resources.embedding_stats()
         assert isinstance(lazy.get(), CachedEmbedder)
         assert (stats.embedder, stats.hits, stats.misses) == ("counting-256", 1, 3)
+
+
+def test_run_done_counts_the_embeddings_of_worker_processes(write_toml, registries, tmp_path, counting):
+    """Cells on worker processes embed there: their hits and misses come back with each cell to run_done."""
+    import json
+
+    grid = GRID.replace("MODE", "run") + 'executor = "processes"\nmax_cells = 2\n'
+    spec = ExperimentSpec.from_toml(write_toml(grid), registries)
+
+    def run_done(run_dir):
+        lines = (run_dir / "log.jsonl").read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if '"run_done"' in line][-1]
+
+    run_experiment(spec, tmp_path / "first")
+    [first] = run_done(tmp_path / "first")["embeddings"]
+    assert first["embedder"] == "counting-256" and first["misses"] > 0  # embedded in the workers, counted here
+    run_experiment(spec, tmp_path / "second")
+    [second] = run_done(tmp_path / "second")["embeddings"]
+    assert second["misses"] == 0 and second["hits"] >= first["misses"]  # everything from the shared cache

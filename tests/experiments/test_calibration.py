@@ -1,0 +1,52 @@
+"""Calibration of this machine's model speeds: measured once, kept per machine with its date, measured again when stale."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+from lyra_lab.experiments._calibrate import Rates, calibration, machine_key, measure_embedder
+
+
+def test_rates_are_kept_per_machine_and_measured_again_when_stale_or_forced(tmp_path):
+    path = tmp_path / "calibration.json"
+    measured = []
+
+    def measure() -> Rates:
+        measured.append(1)
+        return Rates("k", 0.01, 0.001, measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    first = calibration("k", measure, path=path)
+    assert calibration("k", measure, path=path) == first and len(measured) == 1  # kept
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    assert kept[machine_key()]["k"]["per_in"] == 0.001
+    calibration("k", measure, force=True, path=path)
+    assert len(measured) == 2
+    old = (datetime.now(timezone.utc) - timedelta(days=40)).isoformat(timespec="seconds")
+    kept[machine_key()]["k"]["measured_at"] = old
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    calibration("k", measure, path=path)
+    assert len(measured) == 3  # older than STALE_DAYS: measured again
+
+
+def test_an_embedder_calibration_fits_seconds_per_text_and_per_token():
+    import time
+
+    def embed(texts: list[str]) -> None:  # 1 ms a text plus 0.1 ms a word
+        time.sleep(sum(0.001 + 0.0001 * len(t.split()) for t in texts))
+
+    rates = measure_embedder("fake", embed, lambda text: len(text.split()))
+    assert 0.00007 < rates.per_in < 0.00015 and rates.seconds(10, 1000) > 0.1
+    assert rates.measured_at != "assumed" and 0 <= rates.spread <= 1
+
+
+def test_a_forecast_scales_rates_by_how_much_busier_the_machine_is_now(monkeypatch):
+    from lyra_lab.experiments import _calibrate
+
+    monkeypatch.setattr(_calibrate, "cores", lambda: 2)
+    rates = Rates("k", 0.0, 0.01, measured_at="2026-01-01T00:00:00+00:00", load=2.0)  # one task per core then
+    monkeypatch.setattr(_calibrate, "load_average", lambda: 6.0)
+    assert _calibrate.busier_now(rates) == 3.0  # three runnable tasks per core now
+    monkeypatch.setattr(_calibrate, "load_average", lambda: 0.5)
+    assert _calibrate.busier_now(rates) == 1.0  # an idle machine is no faster than one task per core
+    assert _calibrate.busier_now(Rates("remote", 0.6, 0.0)) == 1.0  # assumed rates are not scaled

@@ -1,0 +1,75 @@
+"""The run's heartbeat: a progress event (and, off a terminal, a status line) while long cell work goes on."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+
+from lyra_lab.backends import HashingEmbedder
+from lyra_lab.experiments import ExperimentSpec, Injected, RunOptions, run_experiment
+from lyra_lab.experiments import _heartbeat
+
+GRID = """
+name = "beating"
+[corpus]
+path = "tiny.jsonl"
+[grid]
+chunkers = [{ name = "turn_window", max_turns = 1 }]
+summarizers = ["none"]
+recallers = ["dense"]
+[run]
+backends = ["fake"]
+embedders = ["slow"]
+ks = [1]
+cache = "off"
+"""
+
+
+class SlowEmbedder(HashingEmbedder):
+    """A fake embedder that takes 0.05 s a call (long enough for several beats of 0.02 s)."""
+
+    def embed(self, texts, kind="passage") -> np.ndarray:
+        time.sleep(0.05)
+        return super().embed(texts, kind)
+
+
+def test_a_run_logs_heartbeat_progress_between_a_cells_start_and_end_and_prints_status_lines(
+        write_toml, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(_heartbeat, "EVERY_S", 0.02)
+    spec = ExperimentSpec.from_toml(write_toml(GRID))
+    run_experiment(spec, tmp_path / "run", RunOptions(progress=True, status_line=True),
+                   Injected(embedders={"slow": SlowEmbedder(32)}))
+    events = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text(encoding="utf-8").splitlines()]
+    kinds = [e["event"] for e in events]
+    first_start, last_done = kinds.index("cell_started"), len(kinds) - 1 - kinds[::-1].index("cell_done")
+    beats = [e for e in events[first_start:last_done] if e["event"] == "progress" and e.get("source") == "heartbeat"]
+    assert beats and all(e["cells_total"] == 2 for e in beats)
+    assert any(e.get("task", "").startswith("summarize: ") or "embed" in e.get("task", "") for e in beats)
+    assert "beating: " in capsys.readouterr().err  # the status lines (lyra-lab run sets them off a terminal)
+    run_experiment(spec, tmp_path / "quiet", RunOptions(progress=True), Injected(embedders={"slow": SlowEmbedder(32)}))
+    assert "beating: " not in capsys.readouterr().err  # the API's default (notebooks keep their bars)
+
+
+def test_heartbeat_reports_the_summarizing_phase_from_the_cells_events(tmp_path):
+    from lyra_lab.runs import RunLog
+
+    with RunLog(tmp_path / "log.jsonl") as log:
+        beat = _heartbeat.Heartbeat(log, "r", cells=3, every_s=0.01, status_line=False)
+        log.event("cell_started", cell_id="c1", pipeline="p", conversation_id="u0", flushes=4)
+        log.event("summary_written", cell_id="c1", flush=0)
+        log.event("summary_written", cell_id="c1", flush=1)
+        beat.start()
+        time.sleep(0.1)
+        beat.stop()
+        event = beat.status()
+        assert event is not None and (event.done, event.total, event.unit) == (2, 4, "window")
+        assert event.task == "summarize: p · u0" and event.eta_s is not None
+        log.event("cell_done", cell_id="c1")
+        log.event("cell_done", cell_id="alias-of-c1", alias_of="c1")  # copied rows: not a cell this run ran
+        beat._read(log.path)
+        assert beat.done == 1 and beat.status() is None and "r: 1/3 cells · run ETA " in beat.line(None)
+    beats = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text(encoding="utf-8").splitlines()
+             if '"heartbeat"' in line]
+    assert beats and beats[-1]["done"] == 2 and beats[-1]["cells_done"] == 0
