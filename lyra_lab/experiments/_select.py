@@ -12,9 +12,12 @@ from __future__ import annotations
 import dataclasses
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lyra_lab.corpus import Corpus, Probe
+
+if TYPE_CHECKING:
+    from lyra_lab.experiments._spec import CorpusSpec
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,7 @@ class Selection:
     dropped_sessions: int = 0
 
 
-def load_corpus(spec: Any) -> Corpus:
+def load_corpus(spec: CorpusSpec) -> Corpus:
     """``lyra_lab.corpus.load`` of ``spec.path`` (and ``spec.probes``) with a readable missing-file error."""
     from lyra_lab.corpus import load, load_probes
 

@@ -49,19 +49,24 @@ from __future__ import annotations
 import itertools
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
 from lyra_lab._records import fields_of
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends import redact
+from lyra_lab.backends import BackendSpec, redact
 from lyra_lab.measures import JudgeConfig
 from lyra_lab.experiments._combos import check_recallers, find_aliases
 from lyra_lab.experiments._judges import check_judges, parse_judges
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.experiments._system_pipeline import SystemPipeline, system_pipelines
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T")
 
 TABLES: dict[str, tuple[str, ...]] = {
     "": ("name", "description", "corpus", "grid", "run", "qa"),
@@ -103,7 +108,7 @@ class QASpec:
     """Answering probes from the recalled context (scored by EM/F1). ``backend`` None: the cell's backend."""
 
     enabled: bool = False
-    backend: Any = None
+    backend: BackendSpec | None = None
     prompt: str = "short_v1"
     max_probes: int | None = None
     max_tokens: int = 32
@@ -152,7 +157,7 @@ class ExperimentSpec:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML ({exc})") from None
         spec = cls.from_dict(data, base_dir=path.parent, registries=registries, default_name=path.stem)
-        return _replace(spec, source=path.resolve())
+        return replace(spec, source=path.resolve())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, base_dir: str | Path = ".", registries: Registries | None = None,
@@ -237,15 +242,9 @@ class ExperimentSpec:
         }
 
 
-def vars_of(obj: Any) -> dict[str, Any]:
+def vars_of(obj: DataclassInstance) -> dict[str, Any]:
     # Raw values, not fields_of(): cell ids hash json.dumps(vars_of(qa), default=str), judges' reprs included.
     return {k: getattr(obj, k) for k in obj.__dataclass_fields__}
-
-
-def _replace(spec: ExperimentSpec, **changes: Any) -> ExperimentSpec:
-    import dataclasses
-
-    return dataclasses.replace(spec, **changes)
 
 
 def _check_keys(table: Mapping[str, Any], name: str) -> None:
@@ -267,7 +266,7 @@ def _list(table: Mapping[str, Any], key: str, default: list[Any], name: str) -> 
     return value
 
 
-def _sub(cls: type, table: Mapping[str, Any], name: str) -> Any:
+def _sub(cls: type[T], table: Mapping[str, Any], name: str) -> T:
     try:
         return cls(**table)
     except TypeError as exc:
