@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
+from typing import TypeAlias
 
 from lyra_lab.runs import read_cell_rows
 from lyra_lab.commands._errors import UsageError
+
+# what each subcommand's add_parser(subparsers) is handed: argparse's sub-parser action (typeshed's name)
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 NOT_A_RUN = "not a lyra-lab run folder, or one made by a newer version of lyra-lab"
 

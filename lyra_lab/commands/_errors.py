@@ -9,6 +9,7 @@ run's log.jsonl when the command has a run folder, else a temporary file).
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import json
 import re
@@ -17,7 +18,6 @@ import traceback
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 EXIT_USAGE = 2
 
@@ -84,7 +84,7 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def one_line(text: str, exc: BaseException, args: Any) -> str:
+def one_line(text: str, exc: BaseException, args: argparse.Namespace | None) -> str:
     """The first line of ``text``; the rest (a server's log tail, say) goes to a log file."""
     first, _, rest = text.partition("\n")
     if not rest.strip():
@@ -93,7 +93,7 @@ def one_line(text: str, exc: BaseException, args: Any) -> str:
     return f"{first} (details in {path})"
 
 
-def report_failure(exc: BaseException, args: Any) -> str:
+def report_failure(exc: BaseException, args: argparse.Namespace | None) -> str:
     """The one line to print for ``exc``; writes a traceback for unexpected errors."""
     if isinstance(exc, expected_errors()):
         return "error: " + one_line(message_of(exc), exc, args)
@@ -104,7 +104,7 @@ def report_failure(exc: BaseException, args: Any) -> str:
             f"{': ' + summary if summary else ''} (traceback in {path})")
 
 
-def _write_log(exc: BaseException, args: Any, details: str | None) -> Path:
+def _write_log(exc: BaseException, args: argparse.Namespace | None, details: str | None) -> Path:
     text = details if details is not None else "".join(traceback.format_exception(exc))
     log_path = getattr(args, "log_path", None)
     if log_path is not None and Path(log_path).parent.is_dir():

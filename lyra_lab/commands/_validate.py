@@ -8,12 +8,16 @@ call is made, but a missing API-key variable fails here).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lyra_lab.commands._checks import input_file
 
+if TYPE_CHECKING:
+    from lyra_lab.backends import BackendSpec
+    from lyra_lab.experiments import ExperimentSpec
 
-def check_experiment(spec: Any) -> None:
+
+def check_experiment(spec: ExperimentSpec) -> None:
     """Raise a one-line error for anything of ``spec`` that would fail once the run had started."""
     input_file(spec.corpus.path, "corpus file")
     if spec.corpus.probes is not None:
@@ -29,13 +33,13 @@ def check_experiment(spec: Any) -> None:
             make_embedder(embedder)
 
 
-def _key(spec: Any) -> Any:
+def _key(spec: BackendSpec) -> str:
     import json
 
     return spec if isinstance(spec, str) else json.dumps(spec, sort_keys=True, default=str)
 
 
-def _value(key: Any) -> Any:
+def _value(key: str) -> BackendSpec:
     import json
 
     return json.loads(key) if isinstance(key, str) and key.startswith("{") else key

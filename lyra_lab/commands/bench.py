@@ -17,6 +17,10 @@ import logging
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lyra_lab.commands._checks import Subparsers
 
 SHOWN = ("label", "mode", "level", "requests", "ok", "errors_by_status", "mean_attempts", "throughput_rps",
          "completion_tps", "latency_p50_s", "latency_p95_s", "latency_p99_s", "ttft_p50_s")
@@ -35,7 +39,7 @@ def _numbers(kind: type):
     return parse
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("bench", help="benchmark a backend's throughput and latency vs load",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", default="simulated",

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lyra_lab.commands._checks import Subparsers
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("compare", help="pipelines of two run folders (or one) compared paired on the "
                                               "probes both asked, Holm-corrected", description=__doc__)
     p.add_argument("run_a", metavar="RUN_A", help="a run folder written by `lyra-lab run`")

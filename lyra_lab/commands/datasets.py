@@ -16,13 +16,16 @@ variable (``LYRA_LOCOMO``) when set, else the installed copy.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lyra_lab.commands._errors import UsageError
 from lyra_lab.datasets import CATALOG, data_dir, find, install, path
 
+if TYPE_CHECKING:
+    from lyra_lab.commands._checks import Subparsers
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("datasets", help="fetch public benchmark files (LoCoMo, LongMemEval), checked",
                                    description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="datasets_command", metavar="ACTION", required=True)

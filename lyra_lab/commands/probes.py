@@ -19,13 +19,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lyra_lab.corpus import load
 from lyra_lab.synthetic import CATEGORIES, plant_probes, planted_counts
 
+if TYPE_CHECKING:
+    from lyra_lab.commands._checks import Subparsers
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("probes", help="plant or draft probes for your own conversation history",
                                    description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="probes_command", metavar="ACTION", required=True)

@@ -29,12 +29,16 @@ import argparse
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.commands._checks import input_file
 
+if TYPE_CHECKING:
+    from lyra_lab.commands._checks import Subparsers
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     from lyra_lab.reports import LOCOMO_LABELS
 
     p = subparsers.add_parser(

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lyra_lab.commands._checks import Subparsers
     from lyra_lab.experiments import ExperimentSpec, RunOptions
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("run", help="run or resume an experiment grid (TOML) into a run folder",
                               description=__doc__)
     p.add_argument("experiment", metavar="EXPERIMENT.toml", help="the experiment file")

@@ -11,12 +11,15 @@ import argparse
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lyra_lab.backends import DEFAULT_N_CTX, LocalServer, log_tail
 
+if TYPE_CHECKING:
+    from lyra_lab.commands._checks import Subparsers
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "serve-local", help="run the local OpenAI-compatible model server in the foreground",
         description="Run the local OpenAI-compatible model server (llama-cpp-python, 127.0.0.1 only) in the "

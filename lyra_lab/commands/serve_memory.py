@@ -15,13 +15,18 @@ import argparse
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lyra_lab.commands._checks import input_file
 from lyra_lab.systems import MemoryHttpServer, read_toml, run_mcp_stdio, serve_config
 
+if TYPE_CHECKING:
+    from lyra_lab.backends import Backend, Embedder
+    from lyra_lab.commands._checks import Subparsers
+    from lyra_lab.systems import MemorySystem
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "serve-memory", help="serve a memory pipeline over MCP (stdio) or lyra-lab's HTTP memory protocol",
         description=__doc__.splitlines()[0])
@@ -53,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     return _serve_http(config.system, backend, embedder, args.port)
 
 
-def _serve_http(system: Any, backend: Any, embedder: Any, port: int) -> int:
+def _serve_http(system: MemorySystem, backend: Backend | None, embedder: Embedder | None, port: int) -> int:
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     server = MemoryHttpServer(system, backend, embedder, port=port)

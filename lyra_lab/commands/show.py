@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lyra_lab.commands._checks import Subparsers
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("show", help="one probe of a run: question, gold, evidence, and per pipeline what "
                                            "was retrieved, the context, the answer and the judges' verdicts",
                               description=__doc__)

@@ -7,9 +7,13 @@ prints one line per run. --open shows it in the default browser.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lyra_lab.commands._checks import Subparsers
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("view", help="a page over a folder of runs: spec, status (finished/partial/failed "
                                            "cells), headline figures with n, links to each report",
                               description=__doc__)
