@@ -40,6 +40,7 @@ def _numbers(kind: type):
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab bench`` and its options on ``subparsers``."""
     p = subparsers.add_parser("bench", help="benchmark a backend's throughput and latency vs load",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", default="simulated",
@@ -68,6 +69,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab bench`` with the parsed ``args``; the exit code (0: done)."""
     import pandas as pd
 
     from lyra_lab._registry import ConfigError

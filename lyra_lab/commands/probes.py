@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab probes`` and its options on ``subparsers``."""
     parser = subparsers.add_parser("probes", help="plant or draft probes for your own conversation history",
                                    description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="probes_command", metavar="ACTION", required=True)
@@ -59,6 +60,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab probes`` with the parsed ``args``; the exit code (0: done)."""
     if args.probes_command == "plant":
         return _plant(args)
     return _draft(args)

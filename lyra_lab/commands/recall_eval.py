@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab recall-eval`` and its options on ``subparsers``."""
     from lyra_lab.reports import LOCOMO_LABELS
 
     p = subparsers.add_parser(
@@ -76,6 +77,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab recall-eval`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab.backends import make_embedder
     from lyra_lab.corpus import load, load_probes
     from lyra_lab.experiments import CorpusSpec, run_recall_eval

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab report`` and its options on ``subparsers``."""
     from lyra_lab.reports import LOCOMO_LABELS
 
     p = subparsers.add_parser("report", help="summary tables (with 95%% CIs) and plots of a run folder",
@@ -27,6 +28,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab report`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab._registry import ConfigError
     from lyra_lab.commands._checks import check_parquet, run_folder
     from lyra_lab.runs import ResultsFormatError

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab run`` and its options on ``subparsers``."""
     p = subparsers.add_parser("run", help="run or resume an experiment grid (TOML) into a run folder",
                               description=__doc__)
     p.add_argument("experiment", metavar="EXPERIMENT.toml", help="the experiment file")
@@ -47,6 +48,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab run`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab.commands._checks import input_file, run_folder
     from lyra_lab.commands._validate import check_experiment
     from lyra_lab.experiments import ExperimentSpec, RunOptions
@@ -123,9 +125,11 @@ COMPACT = ("pipeline", "n_probes", "answer_in_context@512tok", "evidence_recall@
            "qa_f1", "retention", "context_tokens", "summarize.latency_p50_s", "memory_tokens")
 
 
-def compact_table(summary) -> str:
-    """The ``COMPACT`` columns of a summary.csv frame as text, each mean followed by its own n (``0.857 n=7``),
-    a degraded pipeline marked ``⚠ degraded (n)``."""
+def compact_table(summary: pd.DataFrame) -> str:
+    """The ``COMPACT`` columns of a summary.csv frame as text.
+
+    Each mean is followed by its own n (``0.857 n=7``); a degraded pipeline is marked ``⚠ degraded (n)``.
+    """
     shown = summary[[c for c in COMPACT if c in summary.columns]].copy()
     if "degraded" in summary.columns:  # a pipeline that fell back or lost calls is marked here too
         shown["pipeline"] = [p + (f" ⚠ degraded ({int(n)})" if n > 0 else "")

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab serve-local`` and its options on ``subparsers``."""
     parser = subparsers.add_parser(
         "serve-local", help="run the local OpenAI-compatible model server in the foreground",
         description="Run the local OpenAI-compatible model server (llama-cpp-python, 127.0.0.1 only) in the "
@@ -34,6 +35,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab serve-local`` with the parsed ``args``; the exit code (0: done)."""
     # A foreground server is this process's own: start a fresh one rather than
     # attach to one that another process may stop at any time.
     server = LocalServer(args.model, port=args.port, n_ctx=args.n_ctx, n_threads=args.threads, reuse=False)

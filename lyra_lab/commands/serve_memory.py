@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab serve-memory`` and its options on ``subparsers``."""
     parser = subparsers.add_parser(
         "serve-memory", help="serve a memory pipeline over MCP (stdio) or lyra-lab's HTTP memory protocol",
         description=__doc__.splitlines()[0])
@@ -43,6 +44,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab serve-memory`` with the parsed ``args``; the exit code (0: done)."""
     data: dict[str, Any] = {}
     if args.config:
         input_file(args.config, "serve-memory config")

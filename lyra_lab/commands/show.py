@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab show`` and its options on ``subparsers``."""
     p = subparsers.add_parser("show", help="one probe of a run: question, gold, evidence, and per pipeline what "
                                            "was retrieved, the context, the answer and the judges' verdicts",
                               description=__doc__)
@@ -24,6 +25,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab show`` with the parsed ``args``; the exit code (0: done)."""
     import dataclasses
     import json
 

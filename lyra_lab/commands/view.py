@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
+    """Register ``lyra-lab view`` and its options on ``subparsers``."""
     p = subparsers.add_parser("view", help="a page over a folder of runs: spec, status (finished/partial/failed "
                                            "cells), headline figures with n, links to each report",
                               description=__doc__)
@@ -25,6 +26,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lyra-lab view`` with the parsed ``args``; the exit code (0: done)."""
     from pathlib import Path
 
     from lyra_lab.commands._errors import UsageError

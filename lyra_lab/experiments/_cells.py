@@ -97,8 +97,11 @@ def base_columns(run: str, cell: Cell, recaller_label: str, recaller: Recaller, 
 
 
 def probe_origin(probe: Probe) -> str:
-    """Where a probe came from: ``planted`` (``plant_probes``), ``drafted`` (``lyra-lab probes draft``)
-    or ``source`` (the dataset's own, e.g. LoCoMo's QA)."""
+    """Where a probe came from.
+
+    ``planted`` (``plant_probes``), ``drafted`` (``lyra-lab probes draft``) or ``source`` (the
+    dataset's own, e.g. LoCoMo's QA).
+    """
     meta = probe.meta or {}
     return "planted" if meta.get("planted") else "drafted" if meta.get("drafted") else "source"
 
@@ -111,8 +114,10 @@ def probe_columns(base: Mapping[str, object], probe: Probe) -> dict[str, object]
 
 def add_probe_rows(rows: CellRows, base: Mapping[str, object], probe: Probe, metrics: Mapping[str, float],
                    verdicts: Iterable[tuple[str, JudgeResult]] = ()) -> None:
-    """A probe's rows: one per metric, then one ``judge`` row per judge's verdict (``(label, JudgeResult)``),
-    the judge named in column ``judge``."""
+    """A probe's rows: one per metric, then one ``judge`` row per judge's verdict.
+
+    ``verdicts`` are ``(label, JudgeResult)`` pairs; each judge is named in column ``judge``.
+    """
     columns = probe_columns(base, probe)
     rows.add(columns, metrics)
     for label, verdict in verdicts:

@@ -85,8 +85,11 @@ def find_aliases(pipelines: Sequence[Pipeline], labels: dict[Pipeline, str]) -> 
 
 
 def alias_sources(aliases: Sequence[dict[str, Any]], cells: Sequence[Cell]) -> dict[str, Cell]:
-    """``{alias cell id: source cell}``: the cell of the ``same_as`` pipeline with the same backend,
-    embedder, seed and conversation as each cell of an aliased pipeline."""
+    """``{alias cell id: source cell}`` for every cell of an aliased pipeline.
+
+    The source is the cell of the ``same_as`` pipeline with the same backend, embedder, seed and
+    conversation.
+    """
     same_as = {a["pipeline"]: a["same_as"] for a in aliases}
     if not same_as:
         return {}

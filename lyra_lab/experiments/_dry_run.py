@@ -32,7 +32,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -224,19 +224,32 @@ class _NullLog:
         """Discard the event (a dry run writes no log)."""
 
 
-def dry_run(plan_: CellPlan, cells: Sequence[Cell], corpus: Corpus, backends: Mapping[str, BackendFacts],
-            embedders: Sequence[EmbedderSpec], injected: Injected, reply: Reply = "low") -> DryRun:
+class DryRunModels(NamedTuple):
+    """The models a dry run stands in for (or, in process, asks for real).
+
+    Attributes:
+        backends: backend label → its facts (every backend a cell, the answering stage or a judge names).
+        embedders: the embedder specs of the grid.
+        injected: the run's injected objects (in-process backends among them are asked for real).
+    """
+
+    backends: Mapping[str, BackendFacts]
+    embedders: Sequence[EmbedderSpec]
+    injected: Injected
+
+
+def dry_run(plan_: CellPlan, cells: Sequence[Cell], corpus: Corpus, models_: DryRunModels,
+            reply: Reply = "low") -> DryRun:
     """Run ``cells`` with stand-in models (see the module docstring) and count their model work.
 
     Args:
         plan_: the cell plan of the run (without progress bars).
         cells: the cells to run.
         corpus: the selected corpus.
-        backends: backend label → its facts (every backend a cell, the answering stage or a judge names).
-        embedders: the embedder specs of the grid.
-        injected: the run's injected objects (in-process backends among them are asked for real).
+        models_: the backends' facts, the embedder specs and the injected objects (``DryRunModels``).
         reply: the stand-ins' reply length (``low`` or ``high``).
     """
+    backends, embedders, injected = models_
     recorders = {spec_label(e): RecordingEmbedder(spec_label(e)) for e in embedders if e not in (None, "none")}
     started = time.perf_counter()
     work = []

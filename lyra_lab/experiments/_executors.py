@@ -45,8 +45,11 @@ class CellOutcome(NamedTuple):
 
 @dataclass(frozen=True)
 class CellJob:
-    """Everything a cell needs besides its own coordinates: the plan, the corpus and the tokenizers its
-    pipelines count with (loaded once before worker processes fork)."""
+    """Everything a cell needs besides its own coordinates.
+
+    The plan, the corpus and the tokenizers its pipelines count with (loaded once before worker
+    processes fork).
+    """
 
     plan: CellPlan
     corpus: Corpus

@@ -20,7 +20,7 @@ from lyra_lab.experiments._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBE
                                              identity_key, measure_backend, measure_embedder)
 from lyra_lab.experiments._cells import Cell, spec_label
 from lyra_lab.experiments._combos import alias_sources
-from lyra_lab.experiments._dry_run import BackendFacts, DryRun, backend_facts, dry_run
+from lyra_lab.experiments._dry_run import BackendFacts, DryRun, DryRunModels, backend_facts, dry_run
 from lyra_lab.experiments._resources import Injected
 from lyra_lab.experiments._runner import cell_plan, plan_cells
 from lyra_lab.experiments._select import load_corpus, select
@@ -174,12 +174,14 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
     todo = [c for c in cells if c.cell_id not in finished and c.cell_id not in sources]
     facts = {f.label: f for f in map(lambda s: backend_facts(s, injected), _backend_specs(spec, todo))}
     cplan = cell_plan(spec, selection.corpus.name)
-    low = dry_run(cplan, todo, selection.corpus, facts, spec.embedders, injected, "low")
+    models = DryRunModels(facts, spec.embedders, injected)
+    low = dry_run(cplan, todo, selection.corpus, models, "low")
     stand_ins = any(not f.in_process for f in facts.values())
-    high = dry_run(cplan, todo, selection.corpus, facts, spec.embedders, injected, "high") if stand_ins else low
+    high = dry_run(cplan, todo, selection.corpus, models, "high") if stand_ins else low
     lanes = max(1, min(spec.max_cells, len(todo) or 1)) * spec.workers
-    backends = tuple(_backend_forecast(f, low, high, lanes, calibrate, measure) for f in facts.values())
-    embedders = tuple(_embedder_forecast(e, low, spec.cache, injected, calibrate, measure)
+    rating = _Rating(calibrate, measure)
+    backends = tuple(_backend_forecast(f, (low, high), lanes, rating) for f in facts.values())
+    embedders = tuple(_embedder_forecast(e, low, spec.cache, injected, rating)
                       for e in spec.embedders if e not in (None, "none"))
     conv = selection.corpus.conversations
     per_cell = tuple(_cell_forecast(a, b) for a, b in zip(low.cells, high.cells))
@@ -228,8 +230,16 @@ def _cell_forecast(low: Any, high: Any) -> CellForecast:
                         low.probes, span(0), span(1), span(2))
 
 
-def _backend_forecast(facts: BackendFacts, low: DryRun, high: DryRun, lanes: int, calibrate: bool,
-                      measure: bool) -> BackendForecast:
+class _Rating(NamedTuple):
+    """How a model's rates are found: ``calibrate`` measures again; ``measure`` measures when none are kept."""
+
+    calibrate: bool
+    measure: bool
+
+
+def _backend_forecast(facts: BackendFacts, runs: tuple[DryRun, DryRun], lanes: int, rating: _Rating) -> BackendForecast:
+    """What one backend will do: calls, tokens and dollars from the two dry runs (low, high), seconds from its rates."""
+    low, high = runs
     def span(i: int) -> Span:
         return Span(sum(w.calls.get(facts.label, (0, 0, 0))[i] for w in low.cells),
                     sum(w.calls.get(facts.label, (0, 0, 0))[i] for w in high.cells))
@@ -238,7 +248,7 @@ def _backend_forecast(facts: BackendFacts, low: DryRun, high: DryRun, lanes: int
     price = facts.price
     cost = Span(price.cost(int(prompt.low), int(completion.low)), price.cost(int(prompt.high), int(completion.high))) \
         if price is not None else Span(0.0, 0.0)
-    rates = _backend_rates(facts, calibrate, measure) if calls.high else Rates(facts.label, 0.0, 0.0)
+    rates = _backend_rates(facts, *rating) if calls.high else Rates(facts.label, 0.0, 0.0)
     concurrency = min(lanes, facts.max_concurrency or lanes)
     seconds = _spread(rates, rates.seconds(int(calls.low), int(prompt.low), int(completion.low)) / concurrency,
                       rates.seconds(int(calls.high), int(prompt.high), int(completion.high)) / concurrency,
@@ -280,8 +290,10 @@ def _kept_or_unknown(key: str) -> Rates:
         return Rates(key, 0.0, 0.0, spread=1.0, measured_at="not calibrated")
 
 
-def _embedder_forecast(spec: EmbedderSpec, dry: DryRun, cache: str, injected: Injected, calibrate: bool,
-                       measure: bool) -> EmbedderForecast:
+def _embedder_forecast(spec: EmbedderSpec, dry: DryRun, cache: str, injected: Injected,
+                       rating: _Rating) -> EmbedderForecast:
+    """What one embedder will do: texts and tokens to embed, those already cached, seconds from its rates."""
+    calibrate, measure = rating
     from lyra_lab.backends import make_embedder
     from lyra_lab.probes import is_local_endpoint
 

@@ -20,7 +20,7 @@ import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import pandas as pd
 
@@ -166,14 +166,15 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
         is_judge = part["metric"] == "judge"
         scores = {str(m): float(v) for m, v in zip(part.loc[~is_judge, "metric"], part.loc[~is_judge, "value"])}
         if detail is not None:
-            hits = tuple(_hit(i, h["id"], h.get("kind"), h["score"],
-                              h.get("text") or logged.text(key[0], str(h["id"]), turns),
-                              h.get("turn_ids") or (), gold_turns) for i, h in enumerate(detail.get("hits") or [], 1))
+            hits = tuple(_hit(i, _LoggedHit(h["id"], h.get("kind"), h["score"],
+                                            h.get("text") or logged.text(key[0], str(h["id"]), turns),
+                                            h.get("turn_ids") or ()), gold_turns)
+                         for i, h in enumerate(detail.get("hits") or [], 1))
             raw = {j["judge"]: str(j.get("raw", "")) for j in detail.get("judges") or []}
             context, tokens, answer = detail.get("context"), detail.get("context_tokens"), detail.get("answer")
         else:
-            hits = tuple(_hit(i, entry_id, None, score, logged.text(key[0], str(entry_id), turns),
-                              (), gold_turns) for i, (entry_id, score) in enumerate(logged.recalls.get(key, []), 1))
+            hits = tuple(_hit(i, _LoggedHit(entry_id, None, score, logged.text(key[0], str(entry_id), turns), ()),
+                              gold_turns) for i, (entry_id, score) in enumerate(logged.recalls.get(key, []), 1))
             raw, context, tokens, answer = {}, None, scores.get("context_tokens"), logged.answers.get(key)
         verdicts = tuple((str(name) if isinstance(name, str) and name else "judge", int(v), raw.get(name, ""))
                          for name, v in zip(judge_col[is_judge], part.loc[is_judge, "value"]))
@@ -190,12 +191,21 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
         evidence=tuple((t, turns.get(t, "")) for t in evidence), pipelines=tuple(pipelines))
 
 
-def _hit(rank: int, entry_id: str, kind: str | None, score: float, text: str, turn_ids: Sequence[str],
-         gold: set[str]) -> HitView:
-    entry_id = str(entry_id)
-    kind = kind or entry_id.partition(":")[0] or "?"
-    turn_ids = tuple(turn_ids) or ((entry_id[5:],) if entry_id.startswith("turn:") else ())
-    return HitView(rank, entry_id, kind, float(score), str(text), turn_ids, bool(gold & set(turn_ids)))
+class _LoggedHit(NamedTuple):
+    """A hit as the run log holds it: ``kind`` and ``turn_ids`` only in ``probe_detail`` events."""
+
+    entry_id: str
+    kind: str | None
+    score: float
+    text: str
+    turn_ids: Sequence[str]
+
+
+def _hit(rank: int, hit: _LoggedHit, gold: set[str]) -> HitView:
+    entry_id = str(hit.entry_id)
+    kind = hit.kind or entry_id.partition(":")[0] or "?"
+    turn_ids = tuple(hit.turn_ids) or ((entry_id[5:],) if entry_id.startswith("turn:") else ())
+    return HitView(rank, entry_id, kind, float(hit.score), str(hit.text), turn_ids, bool(gold & set(turn_ids)))
 
 
 def _log(run_dir: Path, probe_id: str, cells: set[str]) -> LoggedProbes:

@@ -183,8 +183,10 @@ class CellProcesses:
                     worker.process.terminate()
 
     def drain(self, run: RunContext) -> list[CellOutcome]:
-        """The cells whose workers sent them back but that were not handed back yet (their events written
-        first): those received before an interrupt, and those a busy worker has finished since."""
+        """The cells whose workers sent them back but that were not handed back yet (their events written first).
+
+        Those received before an interrupt, and those a busy worker has finished since.
+        """
         for worker in self._workers:
             if worker.cell is not None and worker.conn.poll():
                 message = _receive(worker)
@@ -201,8 +203,10 @@ class CellProcesses:
         return out
 
     def _work(self, cell: Cell) -> int:
-        """A cell's expected work, for the order of dispatch only: its turns × (its probes + 1), since
-        every probe ranks a memory that grows with the turns."""
+        """A cell's expected work, for the order of dispatch only.
+
+        Its turns × (its probes + 1), since every probe ranks a memory that grows with the turns.
+        """
         corpus = self._job.corpus
         turns = sum(1 for _ in corpus.conversation(cell.conversation_id).turns())
         return turns * (len(corpus.probes_for(cell.conversation_id)) + 1)

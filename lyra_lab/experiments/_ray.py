@@ -221,8 +221,10 @@ def _single_machine() -> Iterator[None]:
 
 
 def describe_cluster(ray: Any, started: bool) -> dict[str, Any]:
-    """The Ray instance a run uses, for the log: its address, nodes and CPUs, and whether the run started it
-    (``False`` for a cluster joined by address or a Ray this process had already initialized)."""
+    """The Ray instance a run uses, for the log: its address, nodes and CPUs, and whether the run started it.
+
+    ``started`` is False for a cluster joined by address or a Ray this process had already initialized.
+    """
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     return {"address": ray.get_runtime_context().gcs_address, "nodes": [n.get("NodeManagerAddress") for n in nodes],
             "cpus": ray.cluster_resources().get("CPU"), "started_by_run": started}

@@ -169,8 +169,8 @@ def recall_result(run_dir: str | os.PathLike[str], df: pd.DataFrame | None = Non
                        if (conv.id, probe.id, m) in values}
             if len(metrics) < 3:
                 raise ValueError(f"{run_dir}: no recall rows for probe {probe.id!r} of {conv.id!r}")
-            scores.append(probe_recall(probe, conv.id, metrics, k, retrieved.get((conv.id, probe.id), ()),
-                                       values.get((conv.id, probe.id, "recall_latency_s"), 0.0)))
+            metrics["recall_latency_s"] = values.get((conv.id, probe.id, "recall_latency_s"), 0.0)
+            scores.append(probe_recall(probe, conv.id, metrics, k, retrieved.get((conv.id, probe.id), ())))
     embed_calls = df.loc[df["metric"] == "embed.calls", "value"].sum()
     recaller = str(df["recaller"].iloc[0]) if len(df) else stored["recallers"][0]["name"]
     label = embedder_name or (str(df["embedder"].iloc[0]) if len(df) else None)

@@ -125,13 +125,17 @@ def _means(scores, k: int) -> dict[str, float]:
 
 
 def probe_recall(probe: Probe, conversation_id: str, metrics: Mapping[str, float], k: int,
-                 retrieved: Sequence[Sequence[str]] = (), latency_s: float = 0.0) -> ProbeRecall:
-    """One probe's ``ProbeRecall`` from its scored metrics (``score_outcome``'s names, or experiment rows)."""
+                 retrieved: Sequence[Sequence[str]] = ()) -> ProbeRecall:
+    """One probe's ``ProbeRecall`` from its scored metrics (``score_outcome``'s names, or experiment rows).
+
+    ``metrics`` holds ``evidence_recall@k``, ``mrr``, ``ndcg@k`` and, when measured, ``recall_latency_s``.
+    """
     return ProbeRecall(
         probe_id=probe.id, conversation_id=conversation_id,
         category="" if probe.category is None else str(probe.category),
         recall=float(metrics[f"evidence_recall@{k}"]), mrr=float(metrics["mrr"]), ndcg=float(metrics[f"ndcg@{k}"]),
-        retrieved=tuple(tuple(group) for group in retrieved), latency_s=float(latency_s))
+        retrieved=tuple(tuple(group) for group in retrieved),
+        latency_s=float(metrics.get("recall_latency_s", 0.0)))
 
 
 def skip_reason(probe: Probe, categories: Collection[str] | None, include_adversarial: bool) -> str | None:

@@ -213,8 +213,10 @@ class Resources:
         return embedder
 
     def embedding_stats(self) -> list[EmbeddingCacheStats]:
-        """``EmbeddingCacheStats`` (hits, misses, embedding time) of each embedder this process built behind
-        the cache (worker processes keep their own)."""
+        """``EmbeddingCacheStats`` (hits, misses, embedding time) of each embedder built behind the cache.
+
+        Only this process's: worker processes keep their own.
+        """
         from lyra_lab.backends import CachedEmbedder
 
         built = [lazy.get() for lazy in self._embedders.values() if lazy.built]

@@ -24,9 +24,9 @@ source finishes (an ``alias`` event in the log).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -72,8 +72,10 @@ class RunOptions:
 
 
 def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list[Cell]:
-    """Every cell: memory pipeline × backend × embedder × seed × conversation (in that nesting), then the
-    memory systems' (``[grid] systems``) in the same nesting."""
+    """Every cell: memory pipeline × backend × embedder × seed × conversation (in that nesting).
+
+    Then the memory systems' cells (``[grid] systems``) in the same nesting.
+    """
     labels = pipeline_labels(spec.pipelines)
     recallers = [{"label": label, **strategy_spec(r)} for label, r in spec.recallers]
     cells = []
@@ -142,6 +144,27 @@ def run_experiment(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str |
         return _Run(spec, folder, options, injected or Injected()).run()
 
 
+@dataclass
+class _Aliases:
+    """A run's alias cells (not run: their source cell's rows are copied).
+
+    Attributes:
+        sources: alias cell id → its source cell.
+        waiting: source cell id → its alias cells still without rows.
+    """
+
+    sources: Mapping[str, Cell]
+    waiting: dict[str, list[Cell]] = field(default_factory=dict)
+
+
+class _CellCounts(NamedTuple):
+    """The cells of a run attempt: all of them, those to run, and alias cells waiting for their source."""
+
+    cells: int
+    todo: int
+    aliases: int
+
+
 class _Run:
     """One attempt at a run folder: plan, resume, execute, write (the steps of ``run_experiment``)."""
 
@@ -161,9 +184,9 @@ class _Run:
         # degraded cells are run again (the cache pays for what succeeded), unless the user keeps them
         degraded = {} if self.options.keep_degraded else folder.degraded()
         finished = folder.finished() - set(degraded)
-        sources = alias_sources(spec.aliases, cells)  # alias cells are not run: their source's rows are copied
+        aliases = _Aliases(alias_sources(spec.aliases, cells))  # alias cells are not run: their source's rows are copied
+        sources, waiting = aliases.sources, aliases.waiting
         todo = [c for c in cells if c.cell_id not in finished and c.cell_id not in sources]
-        waiting: dict[str, list[Cell]] = {}  # source cell id -> its alias cells still without rows
         for c in cells:
             if c.cell_id in sources and c.cell_id not in finished:
                 waiting.setdefault(sources[c.cell_id].cell_id, []).append(c)
@@ -173,7 +196,8 @@ class _Run:
         with self._executor(job, todo) as executor, RunLog(folder.log_path) as log, \
                 Resources(spec.cache, folder.cache_dir, self.injected) as res:
             run = RunContext(log, res, folder.cache_dir.resolve())
-            attempt = self._start(run, cells, todo, waiting, selection, sha)
+            counts = _CellCounts(len(cells), len(todo), sum(map(len, waiting.values())))
+            attempt = self._start(run, counts, selection, sha)
             for c in cells:  # what this resume picked up: each finished cell, kept or run again
                 if c.cell_id in finished:
                     log.event("cell_resumed", cell_id=c.cell_id, pipeline=c.label, rerun=None)
@@ -185,7 +209,7 @@ class _Run:
             for source_id in [s for s in waiting if s in finished]:  # sources finished by an earlier run
                 self._copy_aliases(log, folder.read_rows(source_id), sources, waiting.pop(source_id))
             _share_resources(job.plan, todo, res)
-            self._execute(executor, todo, run, attempt, sources, waiting)
+            self._execute(executor, todo, run, attempt, aliases)
             log.event("run_done", run=spec.name, failed=len(self.failed), backends={**res.describe(), **run.started},
                       embeddings=_all_embeddings(res, run))
         df = load_results(folder.path)
@@ -208,15 +232,13 @@ class _Run:
             return ThreadCells(job, spec.max_cells)
         return SerialCells(job)
 
-    def _start(self, run: RunContext, cells: list[Cell], todo: list[Cell], waiting: Mapping[str, list[Cell]],
-               selection: Selection, sha: str) -> int:
+    def _start(self, run: RunContext, counts: _CellCounts, selection: Selection, sha: str) -> int:
         """Record the attempt (``attempts.jsonl``, ``run_started``) and return its number."""
         spec = self.spec
-        n_waiting = sum(map(len, waiting.values()))
-        env = self.folder.start_attempt(sha, {"cells": len(cells), "executor": executor_of(spec),
-                                              "cells_finished_before": len(cells) - len(todo) - n_waiting})
-        run.log.event("run_started", run=spec.name, attempt=env["attempt"], cells=len(cells), todo=len(todo),
-                      aliases=n_waiting, executor=executor_of(spec), started_at=env["started_at"], git=env["git"],
+        env = self.folder.start_attempt(sha, {"cells": counts.cells, "executor": executor_of(spec),
+                                              "cells_finished_before": counts.cells - counts.todo - counts.aliases})
+        run.log.event("run_started", run=spec.name, attempt=env["attempt"], cells=counts.cells, todo=counts.todo,
+                      aliases=counts.aliases, executor=executor_of(spec), started_at=env["started_at"], git=env["git"],
                       corpus=str(spec.corpus.path), corpus_sha256=sha, probes=len(selection.corpus.probes),
                       dropped_probes=selection.dropped_probes, dropped_sessions=selection.dropped_sessions)
         if self.options.forecast is not None:  # what plan said, beside what the run measures
@@ -232,7 +254,7 @@ class _Run:
             res.check_backend(backend)
 
     def _execute(self, executor: CellExecutor, todo: list[Cell], run: RunContext, attempt: int,
-                 sources: Mapping[str, Cell], waiting: dict[str, list[Cell]]) -> None:
+                 aliases: _Aliases) -> None:
         """Write each cell the executor hands back: its rows (and its aliases'), or its failure.
 
         On Ctrl-C, the cell being written and every cell that finished but was not handed back yet
@@ -246,14 +268,14 @@ class _Run:
         try:
             beat.start()
             for current in executor.outcomes(todo, run):
-                self._write(current, run, attempt, sources, waiting)
+                self._write(current, run, attempt, aliases)
                 written.add(current.cell.cell_id)
                 bar.update(1)
         except KeyboardInterrupt:
             kept = [o for o in [current] if o is not None and o.cell.cell_id not in written]
             kept += executor.drain(run)
             for outcome in kept:
-                self._write(outcome, run, attempt, sources, waiting)
+                self._write(outcome, run, attempt, aliases)
             run.log.event("run_interrupted", run=self.spec.name,
                           kept=[o.cell.cell_id for o in kept if o.error is None])
             run.log.sync()
@@ -262,10 +284,9 @@ class _Run:
             beat.stop()
             bar.close()
 
-    def _write(self, outcome: CellOutcome, run: RunContext, attempt: int, sources: Mapping[str, Cell],
-               waiting: dict[str, list[Cell]]) -> None:
+    def _write(self, outcome: CellOutcome, run: RunContext, attempt: int, aliases: _Aliases) -> None:
         """Write one cell the executor handed back: its rows (and its aliases'), or its failure."""
-        cell = outcome.cell
+        cell, waiting = outcome.cell, aliases.waiting
         if outcome.error is not None:
             run.log.event("cell_failed", cell_id=cell.cell_id, pipeline=cell.label, error=str(outcome.error))
             run.log.sync()
@@ -279,7 +300,7 @@ class _Run:
                       attempt=attempt)
         run.log.sync()
         if cell.cell_id in waiting:
-            self._copy_aliases(run.log, outcome.rows, sources, waiting.pop(cell.cell_id))
+            self._copy_aliases(run.log, outcome.rows, aliases.sources, waiting.pop(cell.cell_id))
 
     def _copy_aliases(self, log: RunLog, rows: CellRows, sources: Mapping[str, Cell], aliases: list[Cell]) -> None:
         """Write each alias cell's rows, copied from its source cell's ``rows``, and log ``alias`` + ``cell_done``."""

@@ -182,8 +182,10 @@ class _Terminated(SystemExit):
 
 @contextlib.contextmanager
 def _stopped_by_sigterm() -> Iterator[None]:
-    """In the main thread with SIGTERM's default action (a worker process the runner may terminate), turn
-    SIGTERM into an exception for the time of the cell, so the session is closed before the process ends."""
+    """Turn SIGTERM into an exception for the time of the cell, so the session closes before the process ends.
+
+    Only in the main thread with SIGTERM's default action (a worker process the runner may terminate).
+    """
     if threading.current_thread() is not threading.main_thread() \
             or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         yield

@@ -74,8 +74,11 @@ def system_pipelines(specs: Sequence[Any], context_tokens: Sequence[Any], tokeni
 
 
 def system_labels(pipelines: Sequence[SystemPipeline]) -> dict[SystemPipeline, str]:
-    """A row label per system pipeline: the system's label, the parameters that tell equal labels apart,
-    and ``+ctx=B`` when context budgets vary."""
+    """A row label per system pipeline.
+
+    The system's label, the parameters that tell equal labels apart, and ``+ctx=B`` when context
+    budgets vary.
+    """
     specs = [Registry.spec(p.system) for p in pipelines]
     bases = [p.system.label() for p in pipelines]
     budgets = {p.context_budget for p in pipelines}

@@ -9,8 +9,10 @@ from lyra_lab.experiments._system_pipeline import system_labels
 
 
 def system_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list[Cell]:
-    """The cells of ``spec.systems``: system × backend × embedder × seed × conversation, each id the hash of
-    what its rows depend on (the run's context budgets too)."""
+    """The cells of ``spec.systems``: system × backend × embedder × seed × conversation.
+
+    Each cell id is the hash of what its rows depend on (the run's context budgets too).
+    """
     labels = system_labels(spec.systems)
     cells = []
     for pipeline in spec.systems:

@@ -137,8 +137,10 @@ class SystemOutcome:
     count: TokenCount = field(repr=False, compare=False)
 
     def untraced(self) -> "SystemOutcome":
-        """The outcome as measures read it for a system that cannot trace hits to turns: the probe without
-        evidence, so no turn-level retrieval measure is computed (absent, never 0)."""
+        """The outcome as measures read it for a system that cannot trace hits to turns.
+
+        The probe without evidence, so no turn-level retrieval measure is computed (absent, never 0).
+        """
         return dataclasses.replace(self, probe=dataclasses.replace(self.probe, evidence=()))
 
 

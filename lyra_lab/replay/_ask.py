@@ -44,7 +44,7 @@ class _Indexed(NamedTuple):
 
 
 class MemoryTally:
-    """Tokens, normalized vocabulary and coverage of one conversation's memory, kept up to date entry by entry.
+    r"""Tokens, normalized vocabulary and coverage of one conversation's memory, kept up to date entry by entry.
 
     ``memory_tokens`` equals ``count(render_memory(entries))`` for a counter whose counts add
     up by line (the OpenAI encodings: every rendered line starts with ``[``): the sum of
