@@ -152,7 +152,8 @@ class SentencePackBuggy:
 
 # %%
 MY_CHUNKERS = CHUNKERS.extended(sentence_pack=SentencePackBuggy)
-buggy = MY_CHUNKERS.build({"name": "sentence_pack", "max_chars": 120})  # what an experiment file would do
+BUDGET_CHARS = 120
+buggy = MY_CHUNKERS.build({"name": "sentence_pack", "max_chars": BUDGET_CHARS})  # what an experiment file would do
 print(MY_CHUNKERS.names())
 print(buggy)
 [c.text for c in buggy.chunk("Hi there. How are you? I moved to Lisbon last spring.\n")]
@@ -218,13 +219,13 @@ def describe(turns) -> pd.DataFrame:
 
 
 shrunk_chunks = buggy.chunk(shrunk)
-over = [c for c in shrunk_chunks if len(c.text) > buggy.max_chars]
+over = [c for c in shrunk_chunks if len(c.text) > BUDGET_CHARS]
 shrunk_summary = {"turns": len(shrunk), "text_chars": sum(len(t.text) for t in shrunk),
                   "transcript_chars": sum(len(render_turn(t)) for t in shrunk),
                   "chunk_chars": [len(c.text) for c in shrunk_chunks]}
 print(f"minimal counterexample: {shrunk_summary['turns']} turns, {shrunk_summary['text_chars']} characters of text, "
       f"{shrunk_summary['transcript_chars']} rendered; the buggy chunker made chunks of {shrunk_summary['chunk_chars']} "
-      f"chars: {max(len(c.text) for c in over) - buggy.max_chars} over the {buggy.max_chars}-char budget")
+      f"chars: {max(len(c.text) for c in over) - BUDGET_CHARS} over the {BUDGET_CHARS}-char budget")
 describe(shrunk)
 
 
@@ -528,7 +529,7 @@ def verdict(row) -> str:
 lines = [
     f"The first sentence_pack broke the invariant {failure.invariant!r}; hypothesis shrank the failure to "
     f"{shrunk_summary['turns']} turns holding {shrunk_summary['text_chars']} characters of text, where a chunk of "
-    f"{max(len(c.text) for c in over)} characters exceeded the {buggy.max_chars}-character budget.",
+    f"{max(len(c.text) for c in over)} characters exceeded the {BUDGET_CHARS}-character budget.",
     f"The fixed sentence_pack kept every chunker invariant on {fixed_examples} generated conversations.",
     f"The first drop_oldest broke a rollup invariant ({rollup_failure.detail}) in a run shrunk to {len(steps)} steps; "
     f"the fixed one kept them all over {rollup_fixed_runs} generated rule sequences.",
@@ -547,7 +548,7 @@ lines.append(f"Of {len(paired)} paired comparisons, {len(significant)} found a d
              f"about {0.05 * len(paired):.1f} would by chance alone if the chunkers were equally good.")
 lines.append(f"{'Full' if FULL else 'Small'} mode ran in {time.perf_counter() - started:.0f} s.")
 findings = {"mode": "full" if FULL else "small", "buggy_chunker_invariant": failure.invariant,
-            "shrunk": shrunk_summary, "chunk_budget": buggy.max_chars, "fixed_chunker_examples": fixed_examples,
+            "shrunk": shrunk_summary, "chunk_budget": BUDGET_CHARS, "fixed_chunker_examples": fixed_examples,
             "buggy_rollup_detail": rollup_failure.detail, "shrunk_rollup_steps": len(steps),
             "rollup_budget": ROLLUP_BUDGET, "fixed_rollup_machines": rollup_fixed_runs,
             "paired": paired.to_dict(orient="records"), "statements": lines}

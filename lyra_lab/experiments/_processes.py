@@ -257,7 +257,8 @@ def preload(job: CellJob) -> None:
 def _load(path: Path) -> CellResult:
     """A worker's result file, read and removed."""
     try:
-        return pickle.loads(path.read_bytes())
+        result: CellResult = pickle.loads(path.read_bytes())
+        return result
     finally:
         path.unlink()
 
@@ -266,7 +267,8 @@ def _receive(worker: _Worker) -> tuple[str, str] | None:
     """What a worker sent for its cell (``("result", path)`` or ``("crash", traceback)``), or None if it died first."""
     try:
         if worker.conn.poll():
-            return worker.conn.recv()
+            sent: tuple[str, str] = worker.conn.recv()
+            return sent
     except (EOFError, OSError):
         pass
     return None

@@ -240,7 +240,8 @@ def _worker_resources(token: str, cache: str, cache_dir: Path, given: Injected) 
         if old is not None:
             old.close()
         _WORKER.update(token=token, resources=WorkerResources(cache, cache_dir, given))
-    return _WORKER["resources"]
+    resources: Resources = _WORKER["resources"]
+    return resources
 
 
 def _run_task(token: str, job: CellJob, cell: Cell, cache_dir: str, given: Injected) -> CellResult:

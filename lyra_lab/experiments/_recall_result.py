@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -113,9 +113,12 @@ class RecallEvalResult:
         }
 
 
-def _means(scores, k: int) -> dict[str, float]:
+def _means(scores: Iterable[ProbeRecall], k: int) -> dict[str, float]:
     scores = list(scores)
-    mean = (lambda xs: float(np.mean(xs))) if scores else (lambda xs: float("nan"))
+
+    def mean(values: list[float]) -> float:
+        return float(np.mean(values)) if scores else float("nan")
+
     return {
         "n_probes": len(scores),
         f"evidence_recall@{k}": mean([s.recall for s in scores]),
@@ -153,7 +156,7 @@ def skip_reason(probe: Probe, categories: Collection[str] | None, include_advers
 class _NoChunks:
     """The "chunker" of a memory of raw turns only: a flush adds nothing (keep_raw put each turn in)."""
 
-    def chunk(self, turns: Sequence[Turn]) -> list[Chunk]:
+    def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
         """No chunks: the turns are in memory already."""
         return []
 

@@ -74,7 +74,7 @@ def _stemmer() -> PorterStemmer:
 
 @functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return _stemmer().stem(word)
+    return str(_stemmer().stem(word))
 
 
 def locomo_normalize(text: object) -> str:

@@ -28,9 +28,9 @@ from lyra_lab._registry import Registry
 from lyra_lab.backends import Embedder, TokenCount
 from lyra_lab.memory import MemoryEntry, MemoryStore, render_context
 from lyra_lab.recall._ranking import Ranking
-from lyra_lab.recall._types import Hit, Query
+from lyra_lab.recall._types import Hit, Query, Recaller
 
-RECALLERS: Registry = Registry("recaller")
+RECALLERS: Registry[Recaller] = Registry("recaller")
 
 #: What a ranking yields: memory entries with their scores, best first.
 Scored = Iterable[tuple[MemoryEntry, float]]

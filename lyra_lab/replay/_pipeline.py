@@ -17,12 +17,18 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from lyra_lab._params import strategy_name
 from lyra_lab._records import Schema, fields_of
 from lyra_lab._registry import ConfigError, Registry
 from lyra_lab.replay._triggers import TRIGGERS, SessionEnd, Trigger
+
+if TYPE_CHECKING:
+    from lyra_lab.chunking import Chunker
+    from lyra_lab.recall import Recaller
+    from lyra_lab.rollup import Rollup
+    from lyra_lab.summarize import Summarizer
 
 PIPELINE = Schema("pipeline", 1, legacy=1)  # a pipeline's record: to_record(); spec.json lists the bare to_dict()s
 PIPELINE_KEYS = ("chunker", "summarizer", "rollup", "trigger", "budget", "context_budget", "keep_raw", "tokenizer")
@@ -37,11 +43,11 @@ class Registries:
     patching globals.
     """
 
-    chunkers: Registry
-    summarizers: Registry
-    rollups: Registry
-    recallers: Registry
-    triggers: Registry = field(default=TRIGGERS)
+    chunkers: Registry[Chunker]
+    summarizers: Registry[Summarizer]
+    rollups: Registry[Rollup]
+    recallers: Registry[Recaller]
+    triggers: Registry[Trigger] = field(default=TRIGGERS)
 
     @classmethod
     def default(cls) -> "Registries":
@@ -79,9 +85,9 @@ class Pipeline:
         tokenizer: the encoding or model name budgets are counted in.
     """
 
-    chunker: Any
-    summarizer: Any = None
-    rollup: Any = None
+    chunker: Chunker
+    summarizer: Summarizer | None = None
+    rollup: Rollup | None = None
     trigger: Trigger = SessionEnd()
     budget: int = 2000
     context_budget: int = 1000
@@ -111,7 +117,7 @@ class Pipeline:
         built: dict[str, Any] = {"chunker": regs.chunkers.build(spec["chunker"])}
         for kind, registry in (("summarizer", regs.summarizers), ("rollup", regs.rollups)):
             value = spec.get(kind)
-            built[kind] = None if _is_none(value) else registry.build(value)
+            built[kind] = None if value is None or _is_none(value) else registry.build(value)
         if "trigger" in spec:
             built["trigger"] = regs.triggers.build(spec["trigger"])
         for key in ("budget", "context_budget", "keep_raw", "tokenizer"):

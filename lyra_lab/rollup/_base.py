@@ -22,9 +22,9 @@ from lyra_lab._registry import Registry
 from lyra_lab.backends import Backend, BackendError, Completion
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore, entry_line, memory_order, render_memory
 from lyra_lab.rollup._prompts import PARAMS
-from lyra_lab.rollup._types import RollupReport, TokenCount
+from lyra_lab.rollup._types import Rollup, RollupReport, TokenCount
 
-ROLLUPS: Registry = Registry("rollup")
+ROLLUPS: Registry[Rollup] = Registry("rollup")
 
 
 class RollupFailed(Exception):

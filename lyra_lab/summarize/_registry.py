@@ -1,5 +1,6 @@
 """The summarizer registry: names → summarizer classes (``{"name": "map_reduce", ...}``)."""
 
 from lyra_lab._registry import Registry
+from lyra_lab.summarize._types import Summarizer
 
-SUMMARIZERS: Registry = Registry("summarizer")
+SUMMARIZERS: Registry[Summarizer] = Registry("summarizer")
