@@ -58,8 +58,6 @@ LEAD_SWEEP: set[tuple[str, str]] = {
     ("experiments/_processes.py", "sched_getaffinity"),
     ("experiments/_ray.py", "ENABLE_RAY_CLUSTER"),
     ("experiments/_recall_eval.py", "name"),
-    ("systems/_mcp_client.py", "text"),
-    ("systems/_mcp_client.py", "type"),
 }
 
 
