@@ -281,5 +281,9 @@ def served_pipeline_mcp(command: Sequence[str], **launch: Unpack[McpLaunch]) -> 
         split_query=False, list_tool="contents", finish_tool="finish", reports=True, results="hits",
         text_field="text", turn_ids_field="turn_ids", id_field="id", score_field="score", when_field="when",
         until_field="until", kind_field="kind")
+    unknown = sorted(set(launch) - set(McpLaunch.__annotations__))
+    if unknown:  # what the type checker says, also for callers it does not check
+        raise TypeError(f"served_pipeline_mcp: {unknown[0]!r} is not a launch option; "
+                        f"allowed: {', '.join(McpLaunch.__annotations__)}")
     return dataclasses.replace(system, **launch)
 

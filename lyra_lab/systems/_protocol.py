@@ -100,15 +100,21 @@ def turn_from_json(data: object, conversation_id: str, where: str) -> Turn:
         where: where it is in the request, for the error line (``request.turns[3]``).
 
     Raises:
-        ProtocolError: no string ``text`` or ``id``, or a timestamp that is not ISO 8601.
+        ProtocolError: no string ``text`` or ``id``, a timestamp that is not ISO 8601, or a turn the data
+            model refuses (a timestamp without its time zone).
     """
     obj = _object(data, where)
     text, turn_id = _str(obj, "text", where), _str(obj, "id", where)
     role: Role = "assistant" if obj.get("role") == "assistant" else "user"
     speaker = obj.get("speaker")
-    return Turn(id=turn_id, conversation_id=conversation_id, session_id=str(obj.get("session_id") or ""),
-                role=role, text=text, timestamp=parse_when(obj.get("timestamp"), f"{where}.timestamp"),
-                speaker=str(speaker) if speaker else None)
+    try:
+        return Turn(id=turn_id, conversation_id=conversation_id, session_id=str(obj.get("session_id") or ""),
+                    role=role, text=text, timestamp=parse_when(obj.get("timestamp"), f"{where}.timestamp"),
+                    speaker=str(speaker) if speaker else None)
+    except ProtocolError:
+        raise
+    except ValueError as exc:  # a turn the data model refuses (a time without its zone)
+        raise ProtocolError(f"{where}: {exc}") from None
 
 
 def hit_json(hit: SystemHit) -> HitJson:
