@@ -100,6 +100,7 @@ if LOCOMO is None:
 
 # %%
 def grid(name: str, corpus: dict[str, object]) -> ExperimentSpec:
+    """The experiment of one corpus: lyra-lab's raw-turn pipelines with three recallers, and the systems."""
     return ExperimentSpec.from_dict({
         "name": name, "corpus": corpus,
         "grid": {"chunkers": [RAW], "keep_raw": [False], "recallers": RECALLERS, "systems": SYSTEMS},
@@ -110,6 +111,7 @@ def grid(name: str, corpus: dict[str, object]) -> ExperimentSpec:
 
 
 def run(spec: ExperimentSpec) -> pd.DataFrame:
+    """Run (or resume) ``spec`` in its folder under ``OUT``; its rows, and one line: size, time, failed cells."""
     t0 = time.perf_counter()
     df = run_experiment(spec, OUT / spec.name, RunOptions(progress=False))
     failed = df.attrs["failed_cells"]
@@ -145,10 +147,12 @@ results["planted export"] = run(grid(f"export-{MODE}", {"path": str(export_path)
 
 # %%
 def cluster_of(frame: pd.DataFrame) -> str | None:
+    """The column to resample by: whole conversations when there are several, else None (probes)."""
     return "conversation_id" if frame["conversation_id"].nunique() > 1 else None
 
 
 def quality(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per pipeline and budget: the mean of ``answer_in_context@<B>tok``, its 95% bootstrap CI, and n."""
     rows = []
     cluster = cluster_of(frame)
     for budget in BUDGETS:
@@ -240,6 +244,7 @@ paired[["corpus", "pipeline", "mean", "difference", "ci_low", "ci_high", "p_holm
 
 # %%
 def costs(name: str, df: pd.DataFrame) -> pd.DataFrame:
+    """Per pipeline of corpus ``name``: ingest ms and LLM calls per turn, query latency p50/p95, probes."""
     conv = df[df["probe_id"] == ""].pivot_table(index=["pipeline", "conversation_id"], columns="metric",
                                                 values="value")
     turns = conv.index.get_level_values("conversation_id").map(turns_of[name]).to_numpy(float)

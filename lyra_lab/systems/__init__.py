@@ -26,14 +26,14 @@ from lyra_lab.systems._http import HttpSession, HttpSystem
 from lyra_lab.systems._endpoint import OpenAIEndpoint
 from lyra_lab.systems._hits import as_memory_entries, as_memory_entry, as_recall_hits
 from lyra_lab.systems._mem0 import Mem0Session, Mem0System
-from lyra_lab.systems._mcp import McpSession, McpSystem, served_pipeline_mcp
+from lyra_lab.systems._mcp import McpLaunch, McpSession, McpSystem, served_pipeline_mcp
 from lyra_lab.systems._pipeline import PipelineSession, PipelineSystem
 from lyra_lab.systems._protocol import PROTOCOL, ProtocolError
-from lyra_lab.systems._run import SystemProbe, SystemReplay, SystemRun, run_system
+from lyra_lab.systems._run import SystemProbe, SystemReplay, SystemRun, SystemRunOptions, run_system
 from lyra_lab.systems._served import ServedSession, ServedSystem
 from lyra_lab.systems._serve_config import ServeConfig, load_serve_config, read_toml, serve_config
 from lyra_lab.systems._serve_http import MemoryHttpServer
-from lyra_lab.systems._serve_mcp import ServedMemory, memory_mcp_server, run_mcp_stdio
+from lyra_lab.systems._serve_mcp import RememberedTurn, ServedMemory, memory_mcp_server, run_mcp_stdio
 from lyra_lab.systems._types import (HIT_KINDS, SYSTEMS, IngestReport, MemorySession, MemorySystem,
                                      MemorySystemError, Needs, SystemHit)
 
@@ -46,6 +46,7 @@ __all__ = [
     "HttpSession",
     "HttpSystem",
     "IngestReport",
+    "McpLaunch",
     "McpSession",
     "Mem0Session",
     "Mem0System",
@@ -59,6 +60,7 @@ __all__ = [
     "PipelineSession",
     "PipelineSystem",
     "ProtocolError",
+    "RememberedTurn",
     "ServeConfig",
     "ServedMemory",
     "ServedSession",
@@ -67,6 +69,7 @@ __all__ = [
     "SystemProbe",
     "SystemReplay",
     "SystemRun",
+    "SystemRunOptions",
     "as_memory_entries",
     "as_memory_entry",
     "as_recall_hits",

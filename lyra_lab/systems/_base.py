@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Any, Callable, Sequence, TypeVar
+from types import TracebackType
+from typing import Callable, Sequence, TypeVar
 
 from lyra_lab._params import Strategy, strategy_name
 from lyra_lab.corpus import Turn
@@ -26,12 +27,15 @@ class BaseSystem(Strategy):
     __slots__ = ()
 
     def label(self) -> str:
+        """The registered name (``mem0``, ``mcp``); systems with parameters say more."""
         return strategy_name(self)
 
     def needs(self) -> Needs:
+        """Nothing from the cell (no backend, no embedder) unless a system says otherwise."""
         return Needs()
 
     def traces(self) -> bool:
+        """Hits name their source turns unless a system says otherwise."""
         return True
 
 
@@ -48,9 +52,12 @@ class BaseSession:
         self.closed = False
 
     def __enter__(self) -> "BaseSession":
+        """The session itself."""
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        """Close the session; when the block raised, that error is the one that propagates."""
         if exc_type is None:
             self.close()
             return
@@ -71,6 +78,7 @@ class BaseSession:
             raise MemorySystemError(self.label, call, f"{type(exc).__name__}: {exc}") from exc
 
     def ingest(self, turns: Sequence[Turn], *, final: bool = False) -> IngestReport:
+        """Store ``turns`` (``_ingest``), timed; ``turns`` and ``seconds`` of the report are set here."""
         turns = list(turns)
         start = time.perf_counter()
         report = self.guard("ingest", lambda: self._ingest(turns, final))
@@ -79,16 +87,24 @@ class BaseSession:
                             embed_calls=report.embed_calls, seconds=time.perf_counter() - start, notes=report.notes)
 
     def query(self, question: str, k: int, *, now: datetime | None = None) -> list[SystemHit]:
+        """At most ``k`` hits for ``question`` (``_query``), best first.
+
+        Raises:
+            ValueError: ``k < 1``.
+            MemorySystemError: the system failed or the session is closed.
+        """
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         hits = self.guard("query", lambda: list(self._query(question, k, now)))
         return hits[:k]
 
     def contents(self) -> list[SystemHit] | None:
+        """Everything the memory holds (``_contents``), or None when the system cannot list it."""
         items = self.guard("contents", self._contents)
         return None if items is None else list(items)
 
     def close(self) -> None:
+        """Close once (``_close``); a second call does nothing."""
         if self.closed:
             return
         self.closed = True

@@ -27,9 +27,14 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Mapping
 
-from lyra_lab.backends import Backend, BackendError, Completion, Embedder, Usage
+from lyra_lab.backends import Backend, BackendError, Completion, Embedder, Message, Usage
+
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.requests import Request
+    from starlette.responses import Response
 
 #: generation parameters passed on to the backend; anything else a client sends is dropped
 FORWARDED = ("max_tokens", "temperature", "top_p", "response_format", "stop", "seed")
@@ -38,7 +43,15 @@ QUERY_SUFFIX = ":query"
 
 @dataclass
 class Tally:
-    """What the endpoint served."""
+    """What the endpoint served.
+
+    Attributes:
+        usage: the completions' usage, added up (a cached completion counts as a cached call).
+        failed_calls: completions the backend failed.
+        bad_outputs: replies that were not the JSON object the request asked for.
+        embed_calls: embedding requests.
+        notes: the distinct failure messages.
+    """
 
     usage: Usage = field(default_factory=Usage)
     failed_calls: int = 0
@@ -57,17 +70,24 @@ class OpenAIEndpoint:
         self.base_url = ""
         self._tally = Tally()
         self._lock = threading.Lock()
-        self._server: Any = None
+        self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> "OpenAIEndpoint":
+        """Start serving (``start``)."""
         self.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
+        """Stop serving (``stop``), also when the block raised."""
         self.stop()
 
     def start(self, timeout_s: float = 10.0) -> None:
+        """Serve on a free port of 127.0.0.1 in a background thread; ``base_url`` is set once it answers.
+
+        Raises:
+            RuntimeError: the server did not start within ``timeout_s``.
+        """
         import uvicorn
         from starlette.applications import Starlette
         from starlette.routing import Route
@@ -80,12 +100,12 @@ class OpenAIEndpoint:
         port = sock.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+        server = self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
                                         name=f"lyra-openai-endpoint-{port}", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + timeout_s
-        while not self._server.started:
+        while not server.started:
             if time.monotonic() > deadline or not self._thread.is_alive():
                 sock.close()
                 raise RuntimeError(f"the OpenAI-compatible endpoint on port {port} did not start in {timeout_s}s")
@@ -93,6 +113,7 @@ class OpenAIEndpoint:
         self.base_url = f"http://127.0.0.1:{port}/v1"
 
     def stop(self) -> None:
+        """Stop serving (waits for the server thread, at most 10 s)."""
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
@@ -106,7 +127,7 @@ class OpenAIEndpoint:
         return out
 
     # ------------------------------------------------------------------ routes
-    async def _chat(self, request: Any) -> Any:
+    async def _chat(self, request: Request) -> Response:
         import anyio.to_thread
         from starlette.responses import JSONResponse
 
@@ -114,23 +135,30 @@ class OpenAIEndpoint:
         status, answer = await anyio.to_thread.run_sync(self._complete, body)
         return JSONResponse(answer, status_code=status)
 
-    def _complete(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def _complete(self, body: object) -> tuple[int, dict[str, object]]:
         if self.backend is None:
             return 400, _error("this endpoint serves no LLM (the system was opened without a backend)")
-        messages = [{"role": str(m.get("role", "user")), "content": str(m.get("content") or "")}
-                    for m in body.get("messages") or []]
+        if not isinstance(body, Mapping):
+            return 400, _error("the request body is not a JSON object")
+        given = _objects(body.get("messages") or [])
+        if given is None:
+            return 400, _error("messages: expected a list of objects")
+        messages: list[Message] = [{"role": str(m.get("role", "user")), "content": str(m.get("content") or "")}
+                                   for m in given]
         params = {key: body[key] for key in FORWARDED if body.get(key) is not None}
         try:
             completion = self.backend.complete(messages, **params)
         except BackendError as exc:
             self._count(failed=1, note=str(exc))
             return 400, _error(str(exc))
-        wants_json = (params.get("response_format") or {}).get("type") in ("json_object", "json_schema")
+        response_format = params.get("response_format")
+        wants_json = isinstance(response_format, Mapping) and \
+            response_format.get("type") in ("json_object", "json_schema")
         bad = wants_json and not _is_json_object(completion.text)
         self._count(completion=completion, bad=int(bad))
         return 200, _chat_body(completion, self.model)
 
-    async def _embeddings(self, request: Any) -> Any:
+    async def _embeddings(self, request: Request) -> Response:
         import anyio.to_thread
         from starlette.responses import JSONResponse
 
@@ -138,11 +166,13 @@ class OpenAIEndpoint:
         status, answer = await anyio.to_thread.run_sync(self._embed, body)
         return JSONResponse(answer, status_code=status)
 
-    def _embed(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def _embed(self, body: object) -> tuple[int, dict[str, object]]:
         if self.embedder is None:
             return 400, _error("this endpoint serves no embedder (the system was opened without one)")
+        if not isinstance(body, Mapping):
+            return 400, _error("the request body is not a JSON object")
         raw = body.get("input")
-        texts = [raw] if isinstance(raw, str) else [str(t) for t in raw or []]
+        texts = [raw] if isinstance(raw, str) else [str(t) for t in raw] if isinstance(raw, list) else []
         kind = "query" if str(body.get("model", "")).endswith(QUERY_SUFFIX) else "passage"
         vectors = self.embedder.embed(texts, kind=kind)
         self._count(embeds=1)
@@ -174,11 +204,19 @@ def _is_json_object(text: str) -> bool:
         return False
 
 
-def _error(message: str) -> dict[str, Any]:
+def _objects(value: object) -> list[Mapping[str, object]] | None:
+    """A list of JSON objects (the chat messages) as it is; None when it is anything else."""
+    if not isinstance(value, list):
+        return None
+    objects = [item for item in value if isinstance(item, Mapping)]
+    return objects if len(objects) == len(value) else None
+
+
+def _error(message: str) -> dict[str, object]:
     return {"error": {"message": message, "type": "invalid_request_error"}}
 
 
-def _chat_body(completion: Completion, model: str) -> dict[str, Any]:
+def _chat_body(completion: Completion, model: str) -> dict[str, object]:
     usage = completion.usage
     return {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "choices": [{"index": 0, "finish_reason": completion.finish_reason or "stop",

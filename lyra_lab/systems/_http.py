@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 from urllib.parse import urlsplit
 
 from lyra_lab._params import param
@@ -49,9 +49,11 @@ class HttpSystem(BaseSystem):
                                      "retrieval metrics are not computed for it: it cannot trace).")
 
     def traces(self) -> bool:
+        """Whether the service returns its hits' source turn ids (the ``turn_ids`` parameter)."""
         return self.turn_ids
 
     def label(self) -> str:
+        """``http:<host:port><path>``."""
         parts = urlsplit(self.url)
         return f"http:{parts.netloc}{parts.path.rstrip('/')}"
 
@@ -86,7 +88,14 @@ class HttpSession(BaseSession):
             self.closed = True
             raise
 
-    def _post(self, call: str, body: Mapping[str, Any], missing_ok: bool = False) -> Mapping[str, Any]:
+    def _post(self, call: str, body: Mapping[str, object], missing_ok: bool = False) -> Mapping[str, object]:
+        """POST ``body`` (with the protocol version) to ``<url>/<call>``; the answer's JSON object.
+
+        ``missing_ok``: a 404 or 405 answers ``{}`` (an optional call the service does not offer).
+
+        Raises:
+            MemorySystemError: no answer in time, an HTTP error, or an answer that is not a JSON object.
+        """
         import httpx
 
         try:

@@ -31,16 +31,16 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Callable, Mapping, Sequence, TypedDict, Unpack
 
 from lyra_lab._params import param
 from lyra_lab.backends import Backend, Embedder
 from lyra_lab.corpus import Turn
 from lyra_lab.systems._base import BaseSession, BaseSystem
-from lyra_lab.systems._mcp_client import McpConnection, log_tail
+from lyra_lab.systems._mcp_client import McpConnection, ToolAnswer, log_tail
 from lyra_lab.systems._protocol import ProtocolError, report_from_json
-from lyra_lab.systems._templates import (QUERY_FIELDS, TURN_FIELDS, at_path, canonical, fields_of_template, fill,
-                                         query_fields, query_terms, turn_fields)
+from lyra_lab.systems._templates import (QUERY_FIELDS, TURN_FIELDS, at_path, canonical, fields_of_template,
+                                         fill_arguments, query_fields, query_terms, turn_fields)
 from lyra_lab.systems._types import HIT_KINDS, SYSTEMS, IngestReport, MemorySystemError, SystemHit
 
 SERVER_MEMORY = ("npx", "-y", "@modelcontextprotocol/server-memory")
@@ -48,7 +48,8 @@ STORE_TURN_ENTITY = {"entities": [{"name": "{turn_id}", "entityType": "{timestam
                                    "observations": ["{speaker}: {text}"]}]}
 
 
-def _template_check(allowed: frozenset[str]) -> Any:
+def _template_check(allowed: frozenset[str]) -> Callable[[str], bool]:
+    """A parameter check: the template (canonical JSON text) names only ``allowed`` fields."""
     return lambda text: fields_of_template(json.loads(text)) <= allowed
 
 
@@ -90,6 +91,7 @@ class McpSystem(BaseSystem):
     start_timeout_s: float = param(180.0, gt=0, doc="seconds the server may take to start (npx may download).")
 
     def label(self) -> str:
+        """``mcp:<server_name>`` (default: the command's last word, ``mcp:server-memory``)."""
         name = self.server_name or self.command[-1].rsplit("/", 1)[-1].removesuffix(".py")
         return f"mcp:{name}"
 
@@ -120,10 +122,11 @@ class McpSession(BaseSession):
             reason = f"no answer to initialize within {system.start_timeout_s:g} s" \
                 if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
             raise MemorySystemError(self.label, "open", reason + (f" (server: {tail})" if tail else "")) from None
-        self._store = json.loads(system.store_arguments)
-        self._search = json.loads(system.search_arguments)
+        # canonical JSON of a table (the parameters' check): a JSON object each
+        self._store: Mapping[str, object] = json.loads(system.store_arguments)
+        self._search: Mapping[str, object] = json.loads(system.search_arguments)
 
-    def _call(self, call: str, tool: str, arguments: Any) -> Any:
+    def _call(self, call: str, tool: str, arguments: Mapping[str, object]) -> ToolAnswer:
         try:
             return self.connection.call(tool, arguments, self.system.timeout_s)
         except TimeoutError:
@@ -135,7 +138,7 @@ class McpSession(BaseSession):
 
     def _ingest(self, turns: list[Turn], final: bool) -> IngestReport:
         report, notes = IngestReport(), []
-        calls = [(self.system.store_tool, fill(self._store, turn_fields(turn))) for turn in turns]
+        calls = [(self.system.store_tool, fill_arguments(self._store, turn_fields(turn))) for turn in turns]
         if final and self.system.finish_tool:
             calls.append((self.system.finish_tool, {}))
         for tool, arguments in calls:
@@ -154,21 +157,21 @@ class McpSession(BaseSession):
 
     def _query(self, question: str, k: int, now: datetime | None) -> Sequence[SystemHit]:
         terms = (query_terms(question) if self.system.split_query else []) or [question]
-        found: dict[str, list[Any]] = {}  # key -> [hit, times found, summed score]
+        found: dict[str, _Found] = {}  # by the item's id (its text when it has none)
         for term in terms:
-            answer = self._call("query", self.system.search_tool, fill(self._search, query_fields(term, k, now)))
+            arguments = fill_arguments(self._search, query_fields(term, k, now))
+            answer = self._call("query", self.system.search_tool, arguments)
             if answer.is_error:
                 raise MemorySystemError(self.label, "query", f"{self.system.search_tool}: {answer.text[:300]}")
             for rank, hit in enumerate(self._items(answer.data)):
-                key = hit.id or hit.text
-                entry = found.setdefault(key, [hit, 0, 0.0])
-                entry[1] += 1
-                entry[2] += hit.score if self.system.score_field else 1.0 / (1 + rank)
+                entry = found.setdefault(hit.id or hit.text, _Found(hit))
+                entry.times += 1
+                entry.score += hit.score if self.system.score_field else 1.0 / (1 + rank)
         if self.system.score_field:
-            ranked = sorted(found.values(), key=lambda e: -e[2])
-            return [_scored(e[0], e[2]) for e in ranked[:k]]
-        ranked = sorted(found.values(), key=lambda e: -e[1])  # stable: the server's order among equals
-        return [_scored(e[0], e[1] / len(terms)) for e in ranked[:k]]
+            ranked = sorted(found.values(), key=lambda e: -e.score)
+            return [_scored(e.hit, e.score) for e in ranked[:k]]
+        ranked = sorted(found.values(), key=lambda e: -e.times)  # stable: the server's order among equals
+        return [_scored(e.hit, e.times / len(terms)) for e in ranked[:k]]
 
     def _contents(self) -> Sequence[SystemHit] | None:
         if not self.system.list_tool:
@@ -178,7 +181,8 @@ class McpSession(BaseSession):
             raise MemorySystemError(self.label, "contents", f"{self.system.list_tool}: {answer.text[:300]}")
         return self._items(answer.data, "contents")
 
-    def _items(self, data: Any, call: str = "query") -> list[SystemHit]:
+    def _items(self, data: object, call: str = "query") -> list[SystemHit]:
+        """The hits of a tool's JSON answer: the list at ``results``, each item read by ``_hit``."""
         system = self.system
         try:
             items = at_path(data, system.results)
@@ -189,7 +193,8 @@ class McpSession(BaseSession):
             raise MemorySystemError(self.label, call, f"{system.results!r} is not a list: {str(items)[:200]}")
         return [self._hit(item, i, call) for i, item in enumerate(items)]
 
-    def _hit(self, item: Any, i: int, call: str) -> SystemHit:
+    def _hit(self, item: object, i: int, call: str) -> SystemHit:
+        """Item ``i`` of an answer as a hit, its fields where the ``*_field`` parameters say."""
         system = self.system
         if not isinstance(item, dict):
             raise MemorySystemError(self.label, call, f"item {i} is not an object: {str(item)[:200]}")
@@ -198,8 +203,16 @@ class McpSession(BaseSession):
             text = " ".join(str(t) for t in text)
         if not isinstance(text, str):
             raise MemorySystemError(self.label, call, f"item {i} has no text at {system.text_field!r}")
-        ids = item.get(system.turn_ids_field) if system.turn_ids_field else ()
-        ids = (ids,) if isinstance(ids, str) else tuple(str(t) for t in ids or ())
+        raw_ids = item.get(system.turn_ids_field) if system.turn_ids_field else None
+        if isinstance(raw_ids, str):
+            ids: tuple[str, ...] = (raw_ids,)
+        elif isinstance(raw_ids, list):
+            ids = tuple(str(t) for t in raw_ids)
+        elif not raw_ids:
+            ids = ()
+        else:
+            raise MemorySystemError(self.label, call, f"item {i} has turn ids {str(raw_ids)[:100]}, "
+                                    "not a string or a list")
         kind = str(item.get(system.kind_field) or system.kind) if system.kind_field else system.kind
         if kind not in HIT_KINDS:
             raise MemorySystemError(self.label, call, f"item {i} has kind {kind!r}; allowed: {', '.join(HIT_KINDS)}")
@@ -218,28 +231,59 @@ class McpSession(BaseSession):
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+@dataclass
+class _Found:
+    """An item a query's searches found: how many of them found it, and its summed score."""
+
+    hit: SystemHit
+    times: int = 0
+    score: float = 0.0
+
+
 def _scored(hit: SystemHit, score: float) -> SystemHit:
     return dataclasses.replace(hit, score=score)
 
 
-def _iso(value: Any) -> datetime | None:
+def _iso(value: object) -> datetime | None:
     try:
         return datetime.fromisoformat(value) if isinstance(value, str) and value else None
     except ValueError:
         return None
 
 
-def served_pipeline_mcp(command: Sequence[str], **overrides: Any) -> McpSystem:
-    """The ``mcp`` system mapped to ``lyra-lab serve-memory --mcp``'s tools (``remember``, ``recall``,
-    ``contents``, ``finish``)."""
-    fields: dict[str, Any] = dict(
+class McpLaunch(TypedDict, total=False):
+    """How an MCP server is started and waited for (``McpSystem``'s fields of the same names).
+
+    Attributes:
+        env: its environment, ``NAME=value`` each (default: none beyond the SDK's safe few).
+        server_name: the name in the label (default ``lyra-lab``).
+        timeout_s: seconds a tool call may take.
+        start_timeout_s: seconds the server may take to start.
+    """
+
+    env: tuple[str, ...]
+    server_name: str
+    timeout_s: float
+    start_timeout_s: float
+
+
+def served_pipeline_mcp(command: Sequence[str], **launch: Unpack[McpLaunch]) -> McpSystem:
+    """The ``mcp`` system mapped to ``lyra-lab serve-memory --mcp``'s tools.
+
+    The tools are ``remember``, ``recall``, ``contents`` and ``finish`` (``memory_mcp_server``); the
+    mapping is theirs, fixed; ``launch`` says how the server is started.
+    """
+    system = McpSystem(
         command=tuple(command), env=(), server_name="lyra-lab", store_tool="remember",
-        store_arguments={"turn_id": "{turn_id}", "session_id": "{session_id}", "speaker": "{speaker}",
-                         "role": "{role}", "text": "{text}", "timestamp": "{timestamp}"},
-        search_tool="recall", search_arguments={"query": "{query}", "k": "{k}", "now": "{now}"}, split_query=False,
-        list_tool="contents", finish_tool="finish", reports=True, results="hits", text_field="text",
-        turn_ids_field="turn_ids", id_field="id", score_field="score", when_field="when", until_field="until",
-        kind_field="kind")
-    fields.update(overrides)
-    return McpSystem(**fields)
+        store_arguments=json.dumps({"turn_id": "{turn_id}", "session_id": "{session_id}", "speaker": "{speaker}",
+                                    "role": "{role}", "text": "{text}", "timestamp": "{timestamp}"}),
+        search_tool="recall", search_arguments=json.dumps({"query": "{query}", "k": "{k}", "now": "{now}"}),
+        split_query=False, list_tool="contents", finish_tool="finish", reports=True, results="hits",
+        text_field="text", turn_ids_field="turn_ids", id_field="id", score_field="score", when_field="when",
+        until_field="until", kind_field="kind")
+    unknown = sorted(set(launch) - set(McpLaunch.__annotations__))
+    if unknown:  # what the type checker says, also for callers it does not check
+        raise TypeError(f"served_pipeline_mcp: {unknown[0]!r} is not a launch option; "
+                        f"allowed: {', '.join(McpLaunch.__annotations__)}")
+    return dataclasses.replace(system, **launch)
 

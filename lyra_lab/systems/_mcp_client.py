@@ -18,11 +18,17 @@ import json
 import os
 import signal
 import time
-from pathlib import Path
 from concurrent.futures import Future
-from typing import Any, Mapping, TypeVar
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, AsyncIterator, Mapping, NamedTuple, TypeVar
 
 from lyra_lab.systems._node import resolve_command
+
+if TYPE_CHECKING:
+    import anyio
+    from mcp import ClientSession
+    from mcp.types import CallToolResult
 
 
 SERVER_LOG = "server-stderr.log"
@@ -41,13 +47,19 @@ def log_tail(cwd: str, lines: int = 3) -> str:
     return " | ".join(tail)
 
 
-class ToolAnswer:
-    """What a tool call returned: its JSON (structured content, or the first text parsed), its text."""
+class ToolAnswer(NamedTuple):
+    """What a tool call returned.
 
-    def __init__(self, is_error: bool, text: str, data: Any):
-        self.is_error = is_error
-        self.text = text
-        self.data = data
+    Attributes:
+        is_error: the server answered with a tool error.
+        text: its text blocks, joined by newlines.
+        data: its JSON: the structured content, else the first text block parsed, else None (any JSON
+            value: the ``mcp`` system reads it through its mapping).
+    """
+
+    is_error: bool
+    text: str
+    data: object
 
 
 class McpConnection:
@@ -70,7 +82,7 @@ class McpConnection:
         exe, full_env = resolve_command(command, env)
         self.cwd = cwd
         self._stack = contextlib.ExitStack()
-        ready: Future[tuple[Any, Any]] = Future()
+        ready: Future[tuple[ClientSession, anyio.Event]] = Future()
         self._held: Future[None] | None = None
         try:
             portal = self._stack.enter_context(start_blocking_portal())
@@ -88,16 +100,18 @@ class McpConnection:
                 reap(cwd)
             raise innermost(exc) from None
 
-    def call(self, tool: str, arguments: Mapping[str, Any], timeout_s: float) -> ToolAnswer:
+    def call(self, tool: str, arguments: Mapping[str, object], timeout_s: float) -> ToolAnswer:
         """Call ``tool``; ``TimeoutError`` when it does not answer in ``timeout_s``."""
+        from mcp.types import TextContent
+
         future = self._portal.start_task_soon(_call_tool, self.session, tool, dict(arguments), timeout_s)
         try:
             result = wait_for(future)
         except BaseExceptionGroup as group:
             raise innermost(group) from None
-        texts = [getattr(block, "text", "") for block in result.content if getattr(block, "type", "") == "text"]
+        texts = [block.text for block in result.content if isinstance(block, TextContent)]
         text = "\n".join(texts)
-        data = result.structured_content
+        data: object = result.structured_content
         if data is None and texts:
             try:
                 data = json.loads(texts[0])
@@ -106,8 +120,10 @@ class McpConnection:
         return ToolAnswer(bool(result.is_error), text, data)
 
     def close(self) -> None:
-        """Close the session and stop the server process group (bounded: a few seconds at most), then stop
-        whatever the server left running in its folder (a child of a server that exited on its own)."""
+        """Close the session and stop the server process group (bounded: a few seconds at most).
+
+        Then stop whatever the server left running in its folder (a child of a server that exited on its own).
+        """
         try:
             held, self._held = self._held, None
             if held is not None and not held.done():
@@ -119,7 +135,7 @@ class McpConnection:
             reap(self.cwd)
 
 
-def wait_for(future: "Future[T]", also: "Future[Any] | None" = None) -> T:
+def wait_for(future: "Future[T]", also: "Future[None] | None" = None) -> T:
     """``future.result()``, waited for in short slices, the call cancelled if the wait is interrupted.
 
     One blocking wait on a lock may never see Ctrl-C: the signal can be delivered to another thread
@@ -127,13 +143,13 @@ def wait_for(future: "Future[T]", also: "Future[Any] | None" = None) -> T:
     every few tenths of a second runs it; the cancelled call then no longer holds up the close.
     ``also``: a task whose end (a failure) ends the wait too, its error raised.
     """
+    waiting: list[Future[Any]] = [future] if also is None else [future, also]  # results of two types
     try:
         while not future.done():
             if also is not None and also.done():
                 also.result()  # it failed (or ended) before ``future`` was set: its error
                 raise RuntimeError("the MCP connection ended before it was ready")
-            concurrent.futures.wait([future] if also is None else [future, also], timeout=WAKE_S,
-                                    return_when=concurrent.futures.FIRST_COMPLETED)
+            concurrent.futures.wait(waiting, timeout=WAKE_S, return_when=concurrent.futures.FIRST_COMPLETED)
     except BaseException:
         future.cancel()
         raise
@@ -195,7 +211,8 @@ def _running(pid: int) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def _connect(exe: str, args: list[str], env: dict[str, str], cwd: str, start_timeout_s: float) -> Any:
+async def _connect(exe: str, args: list[str], env: dict[str, str], cwd: str,
+                   start_timeout_s: float) -> AsyncIterator[ClientSession]:
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
@@ -208,7 +225,8 @@ async def _connect(exe: str, args: list[str], env: dict[str, str], cwd: str, sta
                 yield session
 
 
-async def _hold(connection: Any, ready: "Future[tuple[Any, Any]]") -> None:
+async def _hold(connection: AbstractAsyncContextManager[ClientSession],
+                ready: "Future[tuple[ClientSession, anyio.Event]]") -> None:
     """Enter ``connection``, hand its session and a stop event to ``ready``, and leave it when stopped."""
     import anyio
 
@@ -218,7 +236,8 @@ async def _hold(connection: Any, ready: "Future[tuple[Any, Any]]") -> None:
         await stop.wait()
 
 
-async def _call_tool(session: Any, tool: str, arguments: dict[str, Any], timeout_s: float) -> Any:
+async def _call_tool(session: ClientSession, tool: str, arguments: dict[str, object],
+                     timeout_s: float) -> CallToolResult:
     import anyio
 
     with anyio.fail_after(timeout_s):

@@ -33,7 +33,8 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from types import ModuleType
+from typing import Mapping, Protocol, Sequence, TypedDict
 
 from lyra_lab._params import param
 from lyra_lab.backends import Backend, Embedder, cache_dir
@@ -45,7 +46,79 @@ from lyra_lab.systems._types import SYSTEMS, IngestReport, MemorySystemError, Ne
 EMBED_MODEL = "lyra-lab-embedder"
 
 
-def import_mem0() -> Any:
+class Mem0Metadata(TypedDict, total=False):
+    """The metadata lyra-lab gives each ``add`` (and mem0 hands back with each item)."""
+
+    turn_ids: list[str]
+    session_id: str
+    speaker: str
+    created_at: str
+    until: str
+
+
+class Mem0Item(TypedDict, total=False):
+    """One memory as mem0's ``add``, ``search`` and ``get_all`` answer it (mem0ai 2.x)."""
+
+    id: str
+    memory: str
+    score: float | None
+    created_at: str | None
+    metadata: Mem0Metadata | None
+
+
+class Mem0Results(TypedDict, total=False):
+    """mem0's answer to ``add``, ``search`` and ``get_all``: the items under ``results``."""
+
+    results: list[Mem0Item]
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+class _VectorStore(Protocol):
+    client: _Closable  # the local qdrant client (the store lyra-lab configures)
+
+
+class _EmbedderConfig(Protocol):
+    model: str
+
+
+class Mem0Embedder(Protocol):
+    """mem0's OpenAI embedder (``mem0.embeddings.openai.OpenAIEmbedding``): a config and ``embed``."""
+
+    config: _EmbedderConfig
+
+    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
+        """The vector of ``text``; ``memory_action`` is ``add``, ``search`` or ``update``."""
+        ...
+
+
+class Mem0Memory(Protocol):
+    """The part of ``mem0.Memory`` a session uses (mem0 ships no type hints; this is what 2.x offers)."""
+
+    vector_store: _VectorStore
+    embedding_model: Mem0Embedder
+
+    def add(self, messages: list[dict[str, str]], *, user_id: str, metadata: Mem0Metadata,
+            infer: bool) -> Mem0Results:
+        """Store ``messages`` for ``user_id`` (``infer``: extract facts with mem0's LLM)."""
+        ...
+
+    def search(self, query: str, *, top_k: int, filters: Mapping[str, str], threshold: float) -> Mem0Results:
+        """The ``top_k`` items best matching ``query`` among those ``filters`` select."""
+        ...
+
+    def get_all(self, *, filters: Mapping[str, str], top_k: int) -> Mem0Results:
+        """At most ``top_k`` items ``filters`` select."""
+        ...
+
+    def close(self) -> None:
+        """Close its history database."""
+        ...
+
+
+def import_mem0() -> ModuleType:
     """``mem0``, imported with its telemetry off and its config folder under lyra-lab's cache.
 
     Raises:
@@ -98,7 +171,7 @@ class Mem0Session(BaseSession):
         self.conversation_id = conversation_id
         self.workdir = tempfile.mkdtemp(prefix="lyra-mem0-")
         self.endpoint = OpenAIEndpoint(backend if system.infer else None, embedder)
-        self.memory: Any = None
+        self.memory: Mem0Memory | None = None
         self.stored = 0  # items mem0 said it stored (the most get_all may have to list)
         try:
             self.guard("open", lambda: self._start(embedder))
@@ -124,8 +197,9 @@ class Mem0Session(BaseSession):
                                                               "path": os.path.join(self.workdir, "qdrant")}},
             "history_db_path": os.path.join(self.workdir, "history.db"),
         }
-        self.memory = Memory.from_config(config)
-        self.memory.embedding_model = _query_aware(self.memory.embedding_model)
+        memory: Mem0Memory = Memory.from_config(config)
+        self.memory = memory
+        _query_aware(memory.embedding_model)
 
     def _ingest(self, turns: list[Turn], final: bool) -> IngestReport:
         report = IngestReport()
@@ -143,7 +217,7 @@ class Mem0Session(BaseSession):
         use the reply (JSON of another shape: mem0 raises on it).  Either way the exception is a note.
         """
         messages = [{"role": str(t.role), "content": f"{t.speaker or t.role}: {t.text}"} for t in batch]
-        metadata = {"turn_ids": [t.id for t in batch], "session_id": batch[0].session_id,
+        metadata: Mem0Metadata = {"turn_ids": [t.id for t in batch], "session_id": batch[0].session_id,
                     "speaker": batch[0].speaker or str(batch[0].role)}
         if batch[0].timestamp is not None:
             metadata["created_at"] = batch[0].timestamp.isoformat()
@@ -151,8 +225,8 @@ class Mem0Session(BaseSession):
             metadata["until"] = batch[-1].timestamp.isoformat()
         stored, failed, bad, note = 0, 0, 0, ""
         try:
-            result = self.memory.add(messages, user_id=self.conversation_id, metadata=metadata,
-                                     infer=self.system.infer)
+            result = self._memory().add(messages, user_id=self.conversation_id, metadata=metadata,
+                                        infer=self.system.infer)
             stored = len(result.get("results") or [])
         except Exception as exc:  # noqa: BLE001 - mem0 raises when its LLM call fails or its reply is unusable
             if not self.system.infer:
@@ -168,21 +242,26 @@ class Mem0Session(BaseSession):
                             notes=tuple(dict.fromkeys([*tally.notes, *([note] if note else [])]))[:5])
 
     def _query(self, question: str, k: int, now: datetime | None) -> Sequence[SystemHit]:
-        answer = self.memory.search(question, top_k=k, filters={"user_id": self.conversation_id},
-                                    threshold=self.system.threshold)
+        answer = self._memory().search(question, top_k=k, filters={"user_id": self.conversation_id},
+                                       threshold=self.system.threshold)
         self.endpoint.tally()  # query embeddings are query cost, not ingest cost
         return [self._hit(item) for item in answer.get("results") or []]
 
     def _contents(self) -> Sequence[SystemHit]:
         limit = self.stored + 100
         while True:  # get_all lists at most top_k: ask for more than mem0 said it stored, and more again if full
-            items = self.memory.get_all(filters={"user_id": self.conversation_id}, top_k=limit).get("results") or []
+            items = self._memory().get_all(filters={"user_id": self.conversation_id}, top_k=limit).get("results") or []
             if len(items) < limit:
                 return [self._hit(item) for item in items]
             limit *= 2
 
-    def _hit(self, item: Any) -> SystemHit:
-        meta = item.get("metadata") or {}
+    def _memory(self) -> Mem0Memory:
+        if self.memory is None:  # the guard's "session is closed" comes first; this is a broken start
+            raise RuntimeError("mem0 is not running in this session")
+        return self.memory
+
+    def _hit(self, item: Mem0Item) -> SystemHit:
+        meta: Mem0Metadata = item.get("metadata") or {}
         ids = meta.get("turn_ids") or []
         return SystemHit(text=str(item.get("memory", "")), score=float(item.get("score") or 0.0),
                          turn_ids=tuple(str(t) for t in ids), when=_iso(item.get("created_at")),
@@ -200,12 +279,12 @@ class Mem0Session(BaseSession):
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _query_aware(embedding_model: Any) -> Any:
-    """mem0's OpenAI embedder asking lyra-lab's endpoint for query embeddings on searches."""
+def _query_aware(embedding_model: Mem0Embedder) -> None:
+    """Make mem0's OpenAI embedder ask lyra-lab's endpoint for query embeddings on searches (in place)."""
     base = type(embedding_model)
 
     class QueryAware(base):  # type: ignore[misc, valid-type]
-        def embed(self, text: str, memory_action: str | None = None) -> Any:
+        def embed(self, text: str, memory_action: str | None = None) -> list[float]:
             if memory_action != "search":
                 return super().embed(text, memory_action)
             model = self.config.model
@@ -216,10 +295,9 @@ def _query_aware(embedding_model: Any) -> Any:
                 self.config.model = model
 
     embedding_model.__class__ = QueryAware
-    return embedding_model
 
 
-def _iso(value: Any) -> datetime | None:
+def _iso(value: object) -> datetime | None:
     try:
         return datetime.fromisoformat(value) if isinstance(value, str) and value else None
     except ValueError:

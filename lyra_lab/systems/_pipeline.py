@@ -16,13 +16,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from dataclasses import Field
+from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
 from lyra_lab._registry import ConfigError, Registry
 from lyra_lab._params import param
 from lyra_lab.backends import Backend, Embedder, FakeLLM
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import MemoryEntry
+from lyra_lab.recall import Recaller
 from lyra_lab.replay import Pipeline, PipelineMemory, Registries, strategy_spec
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._types import SYSTEMS, IngestReport, Needs, SystemHit
@@ -30,25 +32,32 @@ from lyra_lab.systems._types import SYSTEMS, IngestReport, Needs, SystemHit
 DEFAULT_PIPELINE = {"chunker": {"name": "turn_window"}, "summarizer": "none"}
 
 
-def pipeline_json(value: Any) -> str:
+@runtime_checkable
+class PipelineRecaller(Recaller, Protocol):
+    """A recaller strategy (a dataclass) that says whether it embeds (as ``recall.BaseRecaller`` does)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    def needs_embedder(self) -> bool:
+        """Whether its recall needs the cell's embedder."""
+        ...
+
+
+def pipeline_json(value: object) -> str:
     """A pipeline spec (dict, JSON text or ``Pipeline``) as canonical JSON of its resolved spec."""
     pipeline = value if isinstance(value, Pipeline) else Pipeline.from_dict(_mapping(value, "pipeline"))
     return json.dumps(pipeline.to_dict(), sort_keys=True)
 
 
-def recaller_json(value: Any) -> str:
+def recaller_json(value: object) -> str:
     """A recaller spec (a name, dict, JSON text or recaller) as canonical JSON of its resolved spec."""
     if isinstance(value, str) and not value.lstrip().startswith("{"):
         value = {"name": value}
-    recaller = Registries.default().recallers.build(_mapping(value, "recaller") if not _is_strategy(value) else value)
-    return json.dumps(strategy_spec(recaller), sort_keys=True)
+    spec = value if isinstance(value, Recaller) else _mapping(value, "recaller")
+    return json.dumps(strategy_spec(Registries.default().recallers.build(spec)), sort_keys=True)
 
 
-def _is_strategy(value: Any) -> bool:
-    return not isinstance(value, (str, Mapping))
-
-
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+def _mapping(value: object, what: str) -> Mapping[str, object]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -71,21 +80,31 @@ class PipelineSystem(BaseSystem):
     recaller: str = param("bm25", convert=recaller_json, allowed="a recaller name or table",
                           check=lambda text: bool(json.loads(text)), doc="how a query is answered.")
 
-    def build(self, registries: Registries | None = None) -> tuple[Pipeline, Any]:
-        """The ``Pipeline`` and the recaller these specs name."""
+    def build(self, registries: Registries | None = None) -> tuple[Pipeline, PipelineRecaller]:
+        """The ``Pipeline`` and the recaller these specs name.
+
+        Raises:
+            ConfigError: the recaller does not say whether it embeds (``PipelineRecaller``).
+        """
         regs = registries or Registries.default()
-        return Pipeline.from_dict(json.loads(self.pipeline), regs), regs.recallers.build(json.loads(self.recaller))
+        recaller = regs.recallers.build(json.loads(self.recaller))
+        if not isinstance(recaller, PipelineRecaller):
+            raise ConfigError(f"system 'pipeline': recaller {type(recaller).__name__} has no needs_embedder() "
+                              "(a recall.BaseRecaller has)")
+        return Pipeline.from_dict(json.loads(self.pipeline), regs), recaller
 
     def label(self) -> str:
+        """``pipeline:<chunker>[+summarizer][+rollup]+<recaller>`` (``pipeline:turn_window+bm25``)."""
         pipeline, recaller = self.build()
         names = pipeline.kind_names()
         parts = [names["chunker"]] + [names[k] for k in ("summarizer", "rollup") if names[k] != "none"]
         return f"pipeline:{'+'.join(parts)}+{Registry.spec(recaller)['name']}"
 
     def needs(self) -> Needs:
+        """A backend when the pipeline summarizes or rolls up; an embedder when the recaller embeds."""
         pipeline, recaller = self.build()
         return Needs(backend=pipeline.summarizer is not None or pipeline.rollup is not None,
-                     embedder=bool(recaller.needs_embedder()))
+                     embedder=recaller.needs_embedder())
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "PipelineSession":
         pipeline, recaller = self.build()

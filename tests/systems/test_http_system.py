@@ -148,3 +148,31 @@ def test_the_server_answers_bad_requests_with_one_line():
         bad_turn = httpx.post(f"{server.url}/ingest", json={"protocol": 1, "session": opened["session"],
                                                             "turns": [{"id": "t1"}]})
         assert bad_turn.status_code == 400 and bad_turn.json()["error"] == "request.turns[0].text: expected a string, got None"
+
+
+def test_the_server_reads_a_turn_field_by_field_and_says_which_one_is_wrong():
+    import httpx
+
+    with MemoryHttpServer(PipelineSystem()) as server:
+        session = httpx.post(f"{server.url}/open", json={"protocol": 1, "conversation_id": "c"}).json()["session"]
+
+        def ingest(turn):
+            return httpx.post(f"{server.url}/ingest", json={"protocol": 1, "session": session, "turns": [turn]})
+
+        number_time = ingest({"id": "t1", "text": "hi", "timestamp": 5})
+        assert number_time.status_code == 400
+        assert number_time.json()["error"] == "request.turns[0].timestamp: expected an ISO 8601 time or null, got 5"
+        assert ingest("t1").json()["error"] == "request.turns[0]: expected a JSON object, got str"
+        naive = ingest({"id": "t1", "text": "hi", "timestamp": "2024-03-01T10:00:00"})
+        assert naive.status_code == 400
+        assert naive.json()["error"] == "request.turns[0]: turn 't1': timestamp must be timezone-aware (UTC)"
+        stored = ingest({"id": "t1", "text": "I adopted a dog", "speaker": "Mel",
+                         "timestamp": "2024-03-01T10:00:00+00:00"})
+        assert stored.status_code == 200 and set(stored.json()) == {"stored", "usage", "failed_calls", "bad_outputs",
+                                                                    "embed_calls", "notes"}
+        assert set(stored.json()["usage"]) == {"prompt_tokens", "completion_tokens", "cost_usd", "calls", "cached_calls"}
+        final = httpx.post(f"{server.url}/ingest", json={"protocol": 1, "session": session, "turns": [], "final": True})
+        hits = httpx.post(f"{server.url}/query", json={"protocol": 1, "session": session, "query": "dog", "k": 3}).json()
+        # the default pipeline keeps the raw turn beside its window: both trace to t1
+        assert final.status_code == 200 and hits["hits"] and all(h["turn_ids"] == ["t1"] for h in hits["hits"])
+        assert hits["hits"][0]["when"] == "2024-03-01T10:00:00+00:00" and "Mel" in hits["hits"][0]["text"]
