@@ -43,7 +43,7 @@ def test_an_embedder_calibration_fits_seconds_per_text_and_per_token():
 def test_a_forecast_scales_rates_by_how_much_busier_the_machine_is_now(monkeypatch):
     from lyra_lab.experiments import _calibrate
 
-    monkeypatch.setattr(_calibrate, "cores", lambda: 2)
+    monkeypatch.setattr(_calibrate, "usable_cores", lambda: 2)
     rates = Rates("k", 0.0, 0.01, measured_at="2026-01-01T00:00:00+00:00", load=2.0)  # one task per core then
     monkeypatch.setattr(_calibrate, "load_average", lambda: 6.0)
     assert _calibrate.busier_now(rates) == 3.0  # three runnable tasks per core now
