@@ -23,8 +23,9 @@ from tests.systems.conftest import REPO, processes_in
 FAKE = Path(__file__).with_name("fake_mcp_server.py")
 
 
-def fake_system(mode: str, **fields) -> McpSystem:
-    return McpSystem(command=(sys.executable, str(FAKE), mode), env=(), server_name="fake", store_tool="store",
+def fake_system(mode: str, tag: str = "", **fields) -> McpSystem:
+    """The fake MCP server in ``mode``; ``tag`` (an extra argument it ignores) tells this test's processes from others'."""
+    return McpSystem(command=(sys.executable, str(FAKE), mode, *([tag] if tag else [])), env=(), server_name="fake", store_tool="store",
                      store_arguments={"turn_id": "{turn_id}", "text": "{speaker}: {text}"}, search_tool="search",
                      search_arguments={"query": "{query}"}, results="items", text_field="text",
                      turn_ids_field="id", id_field="id", when_field="", **fields)
@@ -95,7 +96,7 @@ def test_a_faulty_server_fails_its_session_with_one_line_and_leaves_no_process(c
                                                                                 call, words, tmp_path):
     conv, _ = conversation_and_probes
     # a server that starts is given time to (a loaded 2-core box can take seconds); one that never answers, 2 s
-    system = fake_system(mode, timeout_s=1.0, start_timeout_s=2.0 if mode == "no_start" else 60.0)
+    system = fake_system(mode, str(tmp_path), timeout_s=1.0, start_timeout_s=2.0 if mode == "no_start" else 60.0)
     seen: list[str] = []
     original = McpSystem.open
 
@@ -119,7 +120,7 @@ def test_a_faulty_server_fails_its_session_with_one_line_and_leaves_no_process(c
     assert time.monotonic() - started < 20
     for workdir in seen:
         assert not processes_in(workdir), "a server process (or its child) outlived the session"
-    leftovers = [p for p in _fake_servers() if mode in _cmdline(p)]
+    leftovers = [p for p in _fake_servers() if f"{FAKE} {mode} {tmp_path}" in _cmdline(p)]  # this test's only
     assert not leftovers
 
 
