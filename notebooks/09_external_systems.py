@@ -273,9 +273,12 @@ for ax, (name, part) in zip(axes[0], cost.groupby("corpus", sort=False)):
     p50, p95 = part["query p50 ms"].to_numpy(), part["query p95 ms"].to_numpy()
     labels = 10 ** np.array(spread(list(np.log10(p50)), 0.12))  # label heights, apart on the log axis
     for i, pipeline in enumerate(part["pipeline"]):
+        # a shape per pipeline: two systems whose timings land on one spot stay both visible
+        shape = "osD^vP*X"[i % 8]
         ax.plot([x[i], x[i]], [p50[i], p95[i]], "-", color=f"C{i}", lw=1.2)
-        ax.plot(x[i], p50[i], "o", color=f"C{i}", ms=7)
-        ax.plot(x[i], p95[i], "_", color=f"C{i}", ms=10, mew=1.5)
+        ax.plot(x[i], p50[i], shape, color=f"C{i}", ms=7)
+        if p95[i] > p50[i] * 1.05:  # else the filled point stands for both
+            ax.plot(x[i], p95[i], shape, color=f"C{i}", ms=7, mfc="white")
         ax.annotate(short(pipeline), (x[i], p50[i]), xytext=(x[i] * 1.6, labels[i]), fontsize=8, color=f"C{i}",
                     va="center", arrowprops={"arrowstyle": "-", "color": f"C{i}", "lw": 0.5})
     ax.set_xscale("log")
@@ -283,7 +286,7 @@ for ax, (name, part) in zip(axes[0], cost.groupby("corpus", sort=False)):
     ax.set_xlim(x.min() / 3, x.max() * 60)
     ax.set_ylim(min(p50.min(), labels.min()) / 2, max(p95.max(), labels.max()) * 2)
     ax.set_xlabel("ingest: ms per turn (log; 0 drawn at 0.001)")
-    ax.set_ylabel("query latency, ms (log): dot p50, dash p95")
+    ax.set_ylabel("query latency, ms (log): filled p50, hollow p95")
     ax.grid(alpha=0.3, which="both")
     ax.set_title(f"{name}: {int(part['turns'].max()):,} turns, {int(part['probes'].max())} probes per pipeline",
                  fontsize=10)
