@@ -41,8 +41,8 @@ from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.experiments._plan import AnswerPlan, CellPlan
 from lyra_lab.experiments._resources import Injected, Resources, spec_key
 from lyra_lab.experiments._select import Selection, load_corpus, select
-from lyra_lab.experiments._spec import ExperimentSpec, vars_of
-from lyra_lab.experiments._system_plan import system_cells
+from lyra_lab.experiments._spec import ExperimentSpec
+from lyra_lab.experiments._system_plan import grid_points, system_cells
 from lyra_lab.measures import Scoring
 from lyra_lab.recall import Recaller
 from lyra_lab.replay import strategy_spec
@@ -80,21 +80,12 @@ def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list
     recallers = [{"label": label, **strategy_spec(r)} for label, r in spec.recallers]
     cells = []
     for pipeline in spec.pipelines:
-        for backend in spec.backends:
-            for embedder in spec.embedders:
-                for seed in spec.seeds:
-                    for conv in corpus.conversations:
-                        payload = {
-                            "corpus_sha256": corpus_sha256, "conversation_id": conv.id,
-                            "sessions": [s.id for s in conv.sessions],
-                            "probes": [p.id for p in corpus.probes_for(conv.id)],
-                            "pipeline": pipeline.to_dict(), "recallers": recallers, "backend": backend,
-                            "embedder": embedder, "seed": seed, "ks": list(spec.ks), "qa": vars_of(spec.qa),
-                        }
-                        if spec.score_adversarial_retrieval:  # only when set
-                            payload["score_adversarial_retrieval"] = True
-                        cells.append(Cell(cell_id(payload, conv.id), pipeline, labels[pipeline], backend,
-                                          embedder, seed, conv.id))
+        for point in grid_points(spec, corpus, corpus_sha256):
+            payload = {**point.payload, "pipeline": pipeline.to_dict(), "recallers": recallers}
+            if spec.score_adversarial_retrieval:  # only when set
+                payload["score_adversarial_retrieval"] = True
+            cells.append(Cell(cell_id(payload, point.conversation_id), pipeline, labels[pipeline], point.backend,
+                              point.embedder, point.seed, point.conversation_id))
     return cells + system_cells(spec, corpus, corpus_sha256)
 
 
