@@ -51,7 +51,7 @@ def verdicts_wide(df: pd.DataFrame) -> pd.DataFrame:
     keys = [k for k in KEYS if k in df.columns]
     judged = df[df["metric"] == "judge"].copy()
     if judged.empty:
-        raise ValueError("no judge rows: run with [qa] enabled and [judge] or [qa] judges")
+        raise ValueError("no judge rows: run with [qa] enabled and [qa] judges listed")
     names = judged["judge"] if "judge" in judged.columns else pd.Series(_UNNAMED, index=judged.index)
     judged["rater"] = names.where(names.notna() & (names.astype(str) != ""), _UNNAMED).astype(str)
     wide = judged.pivot_table(index=keys, columns="rater", values="value", aggfunc="first")
