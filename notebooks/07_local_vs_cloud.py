@@ -72,7 +72,7 @@ from lyra_lab.bench import CLOUD_LIKE, SweepSpec, bench_backend, cloud_like_serv
 from lyra_lab.bench import summarize as summarize_sweep
 from lyra_lab.reports import Estimate, ci_point, error_bars, is_small, log_axis, small_note
 from lyra_lab.stats import aggregate, bootstrap_ci, compare
-from lyra_lab.experiments import ExperimentSpec, load_corpus, run_experiment, select
+from lyra_lab.experiments import ExperimentSpec, RunOptions, load_corpus, run_experiment, select
 from lyra_lab.runs import RunFolder
 from lyra_lab.runs import read_log
 
@@ -139,7 +139,8 @@ print(f"price of {CLOUD_MODEL}: ${PRICE.input_per_m}/M input, ${PRICE.output_per
 #
 # Recall is BM25 (no embedder involved, so the backend is the only thing that differs); QA
 # answers the first probes of each pipeline with at most 16 tokens. Each grid × backend has its
-# own run folder and response cache (running the notebook again resumes and calls nothing twice);
+# own run folder and response cache (running the notebook again resumes and calls nothing twice;
+# a simulated cloud starts its folders over, as its address changes with each run);
 # the local runs go one after another in one thread and the cloud runs in another, so the cloud's
 # waiting overlaps the local model's computing (their per-call latencies are measured per call, so
 # this does not mix them, though both share the machine's CPU).
@@ -178,7 +179,10 @@ def run(tag: str, grid: dict, side: str):
         "qa": {"enabled": True, "max_probes": QA_PROBES, "max_tokens": 16},
     })
     folder = OUT / f"{tag}-{side}-{MODE}"
-    df = run_experiment(spec, folder)
+    # the simulated endpoint listens on a new port each time the notebook runs, and its address is part
+    # of the experiment: its folder starts over (its replies cost seconds); the other side resumes
+    fresh = side == "cloud" and server is not None
+    df = run_experiment(spec, folder, RunOptions(resume=not fresh))
     if df.attrs.get("failed_cells"):
         raise RuntimeError(f"{tag} on {side}: cells failed: {df.attrs['failed_cells']}")
     return spec, folder, df.assign(grid=tag)
@@ -212,7 +216,7 @@ BACKENDS = ["local", CLOUD_BACKEND]
 
 def label(backend: str) -> str:
     """A backend's display name, marked when the backend is simulated."""
-    name = "local SmolLM2-135M" if backend == "local" else backend
+    name = "local SmolLM2-135M" if backend == "local" else backend.removeprefix("simulated/")
     return f"{name} (simulated)" if SIMULATED[backend] else name
 
 
@@ -332,7 +336,7 @@ left_out = [label(b) for b in BACKENDS if b not in QUALITY_BACKENDS]
 title = (f"Quality of the same pipelines on the same probes: {' vs '.join(label(b) for b in QUALITY_BACKENDS)}"
          + small_note(quality["n"], "hatched")
          + (f"\n({', '.join(left_out)} not shown: canned replies are not a model's quality)" if left_out else ""))
-save(fig, "quality.png", title, legend_from=axes[0, 0])
+save(fig, "quality.png", title, legend_from=axes[0, 0] if len(QUALITY_BACKENDS) > 1 else None)  # one: the title names it
 
 
 # %% [markdown]
@@ -558,6 +562,10 @@ for i, (lab, g) in enumerate(sweep.groupby("label", sort=False)):
     g = g.sort_values("level")
     n = f"n = {int(g['requests'].iloc[0])} requests per level"
     axes[0].plot(g["level"], g["throughput_rps"], marker="o", color=f"C{i}", label=f"{lab}, {n}")
+    # labelled at its last point, right of it (the axis leaves room): no legend to decode
+    spec = g["backend_spec"].iloc[0]
+    axes[0].annotate(f"{label(spec) if spec in SIMULATED else lab}\n{n}", (g["level"].iloc[-1], g["throughput_rps"].iloc[-1]), xytext=(7, 0),
+                     textcoords="offset points", va="center", fontsize=8, color=f"C{i}")
     for x, y, failed, kinds in zip(g["level"], g["throughput_rps"], g["errors"], g["errors_by_status"]):
         if failed:  # requests that failed after their retries (e.g. 429 past the rate limit) are not counted
             axes[0].annotate(f"{failed} failed ({kinds})", (x, y), xytext=(-6, -14), textcoords="offset points",
@@ -570,14 +578,15 @@ for ax in axes:
     ax.set_xticks([1, 2, 4, 8], ["1", "2", "4", "8"])
     ax.set_xlabel("concurrency (closed-loop workers)")
     ax.grid(alpha=0.3)
+axes[0].set_xlim(0.8, 8 * 6)  # room right of the last level for the lines' labels
 axes[0].set_ylabel("throughput (ok requests/s)")
 axes[0].set_title("throughput", fontsize=10)
 log_axis(axes[1].yaxis)
-axes[1].set_ylabel("latency p50 (s, end to end; 95% bootstrap CI;\nlog scale)")
+axes[1].set_ylabel("latency p50, s (log)\nend to end, 95% bootstrap CI")
 axes[1].set_title("median latency", fontsize=10)
 save(fig, "throughput.png", f"Throughput against concurrency: {label('local')} vs {label(CLOUD_BACKEND)}\n"
-     f"same {len(prompts)} summary prompts (~{PROMPT_TOKENS} tokens), answers ≤ {ANSWER_TOKENS} tokens",
-     legend_from=axes[0])
+     f"same {len(prompts)} summary prompts (~{PROMPT_TOKENS} tokens), answers ≤ {ANSWER_TOKENS} tokens; "
+     "colours as labelled on the left")
 
 # %% [markdown]
 # ## 8. Paired comparison on the same probes
