@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         status = entry.error or (entry.status.describe() if entry.status else "")
         state = entry.status.state if entry.status and not entry.error else "unreadable"
         best = f"; best {entry.metric} {entry.top[0]['mean']:.3f} (n={int(entry.top[0]['n'])})" if entry.top else ""
-        print(f"{entry.name}: {state}, {status}{best}")
+        flag = f"; ⚠ degraded: {len(entry.degraded)} pipeline(s) fell back or lost calls" if entry.degraded else ""
+        print(f"{entry.name}: {state}, {status}{flag}{best}")
     print(f"wrote: {page.path}")
     if args.open:
         import webbrowser

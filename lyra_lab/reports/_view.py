@@ -3,8 +3,9 @@
 For every run folder directly inside ``runs_dir`` (a folder with a ``spec.json``, ``rows/`` or
 ``results.parquet``), newest first: its spec in a line (corpus and selection, pipelines ×
 recallers, backends, embedders, seeds), its status (``lyra_lab.runs.run_status``: finished,
-partial or failed cells), the headline metric's best three pipelines with their 95% CI and n,
-and links to its ``report.html``, the report's per-probe drill-down and its figures.  The page
+partial or failed cells) with a ``⚠ degraded`` line when pipelines fell back or lost calls (the
+report's mark, also on those pipelines in the headline), the headline metric's best three
+pipelines with their 95% CI and n, and links to its ``report.html``, the report's per-probe drill-down and its figures.  The page
 is static (``index.html``, no script, relative links), so it opens offline from disk; a run
 without a report is summarized from its rows and says how to write one.  A folder that cannot
 be read is listed with the reason, never left out.
@@ -20,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from lyra_lab.reports._degraded import MARK, DegradedPipeline, degraded_pipelines, warning
 from lyra_lab.runs import RunStatus, load_results, run_status
 from lyra_lab.stats import aggregate, group_columns
 
@@ -29,7 +31,7 @@ _CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1300px;padding:0 1em;color:#222}
 table{border-collapse:collapse;font-size:13px;width:100%}th,td{border:1px solid #ccc;padding:4px 6px;
 text-align:left;vertical-align:top}th{background:#f3f3f3}.state{font-weight:600;padding:1px 6px;border-radius:3px}
-.finished{background:#e6f4ea}.partial{background:#fff4d6}.failed{background:#fde2e1}.empty,.unreadable{background:#eee}
+.finished{background:#e6f4ea}.partial,.degraded{background:#fff4d6}.failed{background:#fde2e1}.empty,.unreadable{background:#eee}
 .muted{color:#777}code{font-size:12px}img{width:260px;border:1px solid #eee;margin:2px}ol{margin:0;padding-left:1.2em}
 """
 
@@ -43,7 +45,8 @@ class RunEntry:
     status: RunStatus | None = None
     spec: dict[str, Any] = field(default_factory=dict)
     metric: str | None = None
-    top: list[dict[str, Any]] = field(default_factory=list)  # label, mean, ci_low, ci_high, n
+    top: list[dict[str, Any]] = field(default_factory=list)  # label, pipeline, mean, ci_low, ci_high, n
+    degraded: dict[str, DegradedPipeline] = field(default_factory=dict)  # pipelines that fell back or lost calls
     tied: int = 0  # pipelines whose mean equals the best's (more than TOP: the page says so)
     figures: list[Path] = field(default_factory=list)
     report: Path | None = None
@@ -87,7 +90,8 @@ def _headline(folder: Path) -> tuple[str | None, list[dict[str, Any]], int]:
         agg = aggregate(df[df["metric"] == metric], by=keys, n_resamples=500)
     agg = agg.dropna(subset=["mean"]).sort_values("mean", ascending=False, kind="stable")
     tied = int((agg["mean"] == agg["mean"].max()).sum()) if len(agg) else 0
-    return metric, [{"label": " | ".join(str(r[k]) for k in keys), "mean": r["mean"], "ci_low": r["ci_low"],
+    return metric, [{"label": " | ".join(str(r[k]) for k in keys), "pipeline": str(r.get("pipeline", "")),
+                     "mean": r["mean"], "ci_low": r["ci_low"],
                      "ci_high": r["ci_high"], "n": r["n"]} for _, r in agg.head(TOP).iterrows()], tied
 
 
@@ -100,6 +104,7 @@ def run_entry(folder: Path) -> RunEntry:
         entry.status = run_status(folder)
         if entry.status.finished:
             entry.metric, entry.top, entry.tied = _headline(folder)
+            entry.degraded = degraded_pipelines(load_results(folder, write=False))
     except Exception as exc:  # noqa: BLE001 - one bad folder must not hide the others: it is listed with why
         entry.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     report = folder / "report" / "report.html"
@@ -145,6 +150,9 @@ def _status_cell(entry: RunEntry) -> str:
     if status.failed:
         shown = ", ".join(status.failed[:3]) + (" …" if len(status.failed) > 3 else "")
         out += f'<br><span class="muted">failed: {_esc(shown)}; run the same command again to retry them</span>'
+    line = warning(entry.degraded)
+    if line is not None:
+        out += f'<br><span class="state degraded">{MARK}</span> {_esc(line.removeprefix(MARK + ": "))}'
     if status.started_at:
         out += f'<br><span class="muted">attempt {status.attempts}, started {_esc(status.started_at[:19])}</span>'
     return out
@@ -153,7 +161,11 @@ def _status_cell(entry: RunEntry) -> str:
 def _headline_cell(entry: RunEntry) -> str:
     if not entry.top:
         return '<span class="muted">no quality metric yet</span>'
-    items = "".join(f"<li><code>{_esc(t['label'])}</code> {t['mean']:.3f}"
+    def mark(t: dict[str, Any]) -> str:
+        d = entry.degraded.get(t["pipeline"])
+        return "" if d is None else f' <span class="state degraded">{MARK} ({d.total})</span>'
+
+    items = "".join(f"<li><code>{_esc(t['label'])}</code>{mark(t)} {t['mean']:.3f}"
                     + ("" if pd.isna(t["ci_low"]) else f" [{t['ci_low']:.3f}, {t['ci_high']:.3f}]")
                     + f" <span class=muted>n={int(t['n'])}</span></li>" for t in entry.top)
     best = (f"{entry.tied} pipelines tie at the best, {entry.top[0]['mean']:.3f}; {len(entry.top)} of them"

@@ -21,12 +21,26 @@ DATASET = Path(__file__).resolve().parents[2] / "datasets" / "synthetic_small.js
 METRIC = "answer_in_context@512tok"
 
 
-def spec(name: str) -> ExperimentSpec:
+def spec(name: str, summarizer: str = "single_pass") -> ExperimentSpec:
     return ExperimentSpec.from_dict({
         "name": name, "description": f"the {name} run",
         "corpus": {"path": str(DATASET), "conversations": 1, "max_sessions": 2},
-        "grid": {"chunkers": ["turn_window"], "summarizers": ["none", "single_pass"], "recallers": ["bm25", "dense"]},
+        "grid": {"chunkers": ["turn_window"], "summarizers": ["none", summarizer], "recallers": ["bm25", "dense"]},
         "run": {"backends": ["fake"], "embedders": ["hashing"], "cache": "off"}})
+
+
+class FirstChunkCall:
+    """Fails the first map_reduce chunk call (not a merge): its summary falls back to an excerpt."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def __call__(self, messages) -> bool:
+        text = messages[-1]["content"]
+        if "Combine" in text or "Summarize" not in text:
+            return False
+        self.seen += 1
+        return self.seen == 1
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +56,10 @@ def runs(tmp_path_factory):
     failing = FakeLLM(fail=lambda messages: "Summarize" in messages[-1]["content"])
     df = run_experiment(spec("failed"), root / "failed", RunOptions(progress=False), Injected(backends={"fake": failing}))
     assert len(df.attrs["failed_cells"]) == 1
+    degrading = FakeLLM(fail=FirstChunkCall())  # one chunk summary falls back to an excerpt: a degraded cell
+    df = run_experiment(spec("degraded", summarizer="map_reduce"), root / "degraded", RunOptions(progress=False),
+                        Injected(backends={"fake": degrading}))
+    assert not df.attrs.get("failed_cells") and df["degraded"].max() == 1
     (root / "broken").mkdir()
     (root / "broken" / "spec.json").write_text("{", encoding="utf-8")
     (root / "notes").mkdir()
@@ -78,7 +96,7 @@ def test_status_from_a_hand_made_log(tmp_path):
 def test_the_page_lists_every_run_with_its_status_headline_and_links(runs):
     page = write_index(runs)
     assert page.path == runs / "index.html" and {e.name for e in page.runs} == {"finished", "partial", "failed",
-                                                                                  "broken"}
+                                                                                  "degraded", "broken"}
     text = page.path.read_text(encoding="utf-8")
     for name, state in (("finished", "finished"), ("partial", "partial"), ("failed", "failed"),
                         ("broken", "unreadable")):
@@ -96,11 +114,24 @@ def test_the_page_lists_every_run_with_its_status_headline_and_links(runs):
     assert "<script" not in text and "notes" not in re.findall(r'<tr id="run-([^"]+)"', text)
 
 
+def test_a_degraded_run_is_marked_with_what_fell_back(runs):
+    text = write_index(runs).path.read_text(encoding="utf-8")
+    row = re.search(r'<tr id="run-degraded">.*?</tr>', text, re.S).group(0)
+    assert 'class="state finished"' in row and '<span class="state degraded">⚠ degraded</span>' in row
+    assert "turn_window+map_reduce+none|bm25: 1 of 1 cell(s), 1 degraded.summarize.chunk_excerpt" in row
+    # in the headline, a degraded pipeline carries the mark with its count; the others do not
+    marked = re.findall(r"<li><code>([^<]+)</code>( <span class=\"state degraded\">⚠ degraded \(1\)</span>)?", row)
+    assert marked and all(bool(m) == ("map_reduce" in label) for label, m in marked)
+    assert "degraded" not in re.search(r'<tr id="run-finished">.*?</tr>', text, re.S).group(0)
+
+
 def test_view_command_prints_a_line_per_run(runs, capsys):
     assert main(["view", str(runs)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert any(line.startswith("failed: failed, 1 of 2 cells finished, 1 failed") for line in out)
     assert any(line.startswith("broken: unreadable") for line in out)
+    assert any(line.startswith("degraded: finished, 2 of 2 cells finished; ⚠ degraded: 2 pipeline(s)") for line in out), out
+    assert not any("⚠" in line for line in out if line.startswith("finished:"))
     assert out[-1] == f"wrote: {runs / 'index.html'}"
 
 
@@ -120,10 +151,11 @@ def test_the_page_opens_in_headless_chromium_and_its_links_work(runs, tmp_path):
         assert driver.title == f"Runs in {runs.name}"
         assert [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")] == []
         rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
-        assert len(rows) == 4
+        assert len(rows) == 5
         states = {r.get_attribute("id"): r.find_element(By.CSS_SELECTOR, ".state").text for r in rows}
         assert states == {"run-finished": "finished", "run-partial": "partial", "run-failed": "failed",
-                          "run-broken": "unreadable"}
+                          "run-degraded": "finished", "run-broken": "unreadable"}
+        assert driver.find_element(By.CSS_SELECTOR, "#run-degraded .state.degraded").is_displayed()
         finished = driver.find_element(By.ID, "run-finished")
         finished.find_element(By.TAG_NAME, "summary").click()  # the figures
         from selenium.webdriver.support.ui import WebDriverWait
