@@ -329,3 +329,39 @@ def test_ctrl_c_during_a_ray_run_stops_the_ray_it_started(write_toml, tmp_path):
     assert host == "127.0.0.1"
     with pytest.raises(OSError):  # the Ray's control store no longer listens
         socket.create_connection((host, int(port)), timeout=5).close()
+
+
+@pytest.mark.slow
+def test_an_interrupt_on_ray_writes_the_tasks_that_finished(write_toml, registries, tmp_path, local_ray, monkeypatch):
+    """Ctrl-C while the first cell back is written: the task that finished meanwhile is drained and written too."""
+    import time
+
+    from lyra_lab.runs import RunFolder
+    from tests.experiments.test_runner import stable
+
+    serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial")
+    spec = ExperimentSpec.from_toml(write_toml(extra=RAY, name="ray.toml"), registries)
+    write_rows = RunFolder.write_rows
+    interrupted = []
+
+    def ctrl_c_while_writing(folder, cell_id, rows):
+        if not interrupted:
+            interrupted.append(cell_id)
+            time.sleep(8.0)  # the other task in flight finishes its cell (a fake backend: well under a second)
+            raise KeyboardInterrupt
+        return write_rows(folder, cell_id, rows)
+
+    monkeypatch.setattr(RunFolder, "write_rows", ctrl_c_while_writing)
+    run = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(spec, run)
+    monkeypatch.undo()
+    landed = {p.stem for p in (run / "rows").glob("*.jsonl")}
+    [stop] = _events(run, "run_interrupted")
+    assert set(stop["kept"]) == landed and interrupted[0] in landed
+    assert len(landed) >= 2  # the cell being written and at least the other one that was in flight
+    assert {e["cell_id"] for e in _events(run, "cell_done")} == landed
+    resumed = run_experiment(spec, run)
+    rerun = {e["cell_id"] for e in _events(run, "cell_started", attempt=2)}
+    assert rerun == set(serial["cell_id"]) - landed  # the kept cells were not run again
+    pd.testing.assert_frame_equal(stable(resumed), stable(serial))
