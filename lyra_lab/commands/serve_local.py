@@ -8,12 +8,10 @@ state file, so the model loads once.
 from __future__ import annotations
 
 import argparse
-import signal
-import sys
-import threading
 from typing import TYPE_CHECKING
 
 from lyra_lab.backends import DEFAULT_N_CTX, LocalServer, log_tail
+from lyra_lab.commands._foreground import serve_until_stopped
 
 if TYPE_CHECKING:
     from lyra_lab.commands._checks import Subparsers
@@ -39,22 +37,14 @@ def run(args: argparse.Namespace) -> int:
     # A foreground server is this process's own: start a fresh one rather than
     # attach to one that another process may stop at any time.
     server = LocalServer(args.model, port=args.port, n_ctx=args.n_ctx, n_threads=args.threads, reuse=False)
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        server.start()
+
+    def announce() -> None:
         print(f"lyra-lab local model server: {server.base_url}", flush=True)
         print(f"  model {server.model} (pid {server.pid}, {server.n_threads} threads, n_ctx {server.n_ctx})")
         print(f"  log   {server.log_path}")
         print("  Ctrl-C to stop", flush=True)
-        while not stop.wait(0.5):
-            if not server.running():
-                print(f"error: the server exited unexpectedly\n{log_tail(server.log_path)}", file=sys.stderr)
-                return 1
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-        signal.signal(signal.SIGTERM, previous)
-    print("stopped", flush=True)
-    return 0
+
+    def failure() -> str | None:
+        return None if server.running() else f"the server exited unexpectedly\n{log_tail(server.log_path)}"
+
+    return serve_until_stopped(server, announce, failure)

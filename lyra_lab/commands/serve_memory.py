@@ -12,12 +12,11 @@ SIGTERM.  The config file names the pipeline and the recaller
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from typing import TYPE_CHECKING, Any
 
 from lyra_lab.commands._checks import input_file
+from lyra_lab.commands._foreground import serve_until_stopped
 from lyra_lab.systems import MemoryHttpServer, read_toml, run_mcp_stdio, serve_config
 
 if TYPE_CHECKING:
@@ -61,19 +60,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve_http(system: MemorySystem, backend: Backend | None, embedder: Embedder | None, port: int) -> int:
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     server = MemoryHttpServer(system, backend, embedder, port=port)
-    try:
-        server.start()
+
+    def announce() -> None:
         print(f"lyra-lab serve-memory: {system.label()} on {server.url}", flush=True)
         print("  POST /open, /ingest, /query, /close (protocol 1); Ctrl-C to stop", flush=True)
-        while not stop.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-        signal.signal(signal.SIGTERM, previous)
-    print("stopped", flush=True)
-    return 0
+
+    return serve_until_stopped(server, announce)

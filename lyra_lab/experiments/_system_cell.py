@@ -2,7 +2,7 @@
 
 ``run_cell`` hands a system cell here.  The system runs over the conversation on the replay
 clock (``systems.SystemReplay``: before each probe it ingests what was said since the last
-one), and each probe is scored as it is asked, from a ``SystemOutcome`` (``_system_recall``),
+one), and each probe is scored as it is asked, from a ``replay.ProbeOutcome`` (``_system_recall``),
 by ``measures.score_recall``: the metric names of every lyra-lab pipeline, per probe —
 turn-level retrieval where the system traces hits to turns (``MemorySystem.traces()``; for one
 that cannot, those measures are absent, never 0, and the row column ``traces_turns`` is false),
@@ -36,9 +36,9 @@ from lyra_lab.experiments._cells import Cell, add_conversation_rows, add_probe_r
 from lyra_lab.experiments._detail import probe_record
 from lyra_lab.experiments._plan import CellPlan
 from lyra_lab.experiments._system_pipeline import SystemPipeline
-from lyra_lab.experiments._system_recall import SystemMemory, SystemOutcome, context_counter, system_outcome
+from lyra_lab.experiments._system_recall import SystemMemory, context_counter, system_outcome
 from lyra_lab.measures import answer_scores, score_recall, session_map
-from lyra_lab.replay import EventLog
+from lyra_lab.replay import EventLog, ProbeOutcome
 from lyra_lab.runs import DETAIL_EVENT, CellRows
 from lyra_lab.systems import IngestReport, SystemReplay
 
@@ -78,7 +78,7 @@ class SystemCellJob:
 
 @dataclass(frozen=True)
 class _Scored:
-    outcome: SystemOutcome
+    outcome: ProbeOutcome
     metrics: Mapping[str, float]
 
 

@@ -1,6 +1,6 @@
 """A memory system's answer to one probe as the measures read it (``measures.Recalled``), while it is asked.
 
-``SystemOutcome`` is to a system what ``replay.ProbeOutcome`` is to a lyra-lab pipeline:
+``system_outcome`` reads it as the ``replay.ProbeOutcome`` a lyra-lab pipeline's replay yields:
 
 - **hits** are the system's ``k`` results (``k`` = the largest ``[run] ks``), as lyra-lab hits
   (``systems.as_recall_hits``), and **context** the block rendered from them within the
@@ -22,16 +22,12 @@ probe before the next turns are ingested (``systems.SystemReplay``).
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Mapping, Sequence
 
 from lyra_lab.backends import LineMemoCounter, TokenCount, token_counter
 from lyra_lab.corpus import Probe
 from lyra_lab.memory import MemoryEntry, MemoryStore, fit_context
-from lyra_lab.recall import Hit
-from lyra_lab.replay import MemoryState, MemoryTally
+from lyra_lab.replay import MemoryState, MemoryTally, ProbeOutcome
 from lyra_lab.systems import MemorySession, SystemProbe, SystemReplay, as_memory_entries, as_recall_hits
 
 #: Results asked for when a ranking is read deeper than the hits (as ``replay.DeepRanking`` does).
@@ -121,36 +117,13 @@ class SystemRanking:
         return replay.session
 
 
-@dataclass(frozen=True)
-class SystemOutcome:
-    """One probe asked of a memory system (``measures.Recalled``; see the module docstring)."""
-
-    probe: Probe
-    recaller: str
-    now: datetime
-    hits: Sequence[Hit]
-    context: str
-    context_tokens: int
-    recall_latency_s: float
-    memory: MemoryState
-    ranking: SystemRanking = field(repr=False, compare=False)
-    count: TokenCount = field(repr=False, compare=False)
-
-    def untraced(self) -> "SystemOutcome":
-        """The outcome as measures read it for a system that cannot trace hits to turns.
-
-        The probe without evidence, so no turn-level retrieval measure is computed (absent, never 0).
-        """
-        return dataclasses.replace(self, probe=dataclasses.replace(self.probe, evidence=()))
-
-
 def system_outcome(asked: SystemProbe, memory: SystemMemory, k: int, context_budget: int,
-                   count: TokenCount) -> SystemOutcome:
-    """The ``SystemOutcome`` of a probe just asked (``asked``), read now, before the next ingest."""
+                   count: TokenCount) -> ProbeOutcome:
+    """The outcome of a probe just asked of a system (``asked``), read now, before the next ingest."""
     hits = as_recall_hits(asked.hits, memory.conversation_id, memory.label, memory.session_of)
     entries = [h.entry for h in hits]
     fit = fit_context(entries, context_budget, count)
-    return SystemOutcome(probe=asked.probe, recaller="", now=asked.now, hits=tuple(hits), context=fit.text,
-                         context_tokens=fit.tokens, recall_latency_s=asked.latency_s,
-                         memory=memory.state(asked.probe), ranking=SystemRanking(memory, asked, entries, k),
-                         count=count)
+    return ProbeOutcome(probe=asked.probe, recaller="", now=asked.now, hits=tuple(hits), context=fit.text,
+                        context_tokens=fit.tokens, recall_latency_s=asked.latency_s,
+                        memory=memory.state(asked.probe), ranking=SystemRanking(memory, asked, entries, k),
+                        count=count)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Sequence
 
 from lyra_lab.backends import TokenCount, Usage
 from lyra_lab.corpus import Probe
+from lyra_lab.measures import RankedEntries
 from lyra_lab.recall import Hit
-from lyra_lab.replay._ranking import DeepRanking
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,8 @@ class MemoryState:
 class ProbeOutcome:
     """One recaller's recall for one probe at its ``asked_at`` on the replay clock (``measures.Recalled``).
 
+    A memory system's answer to a probe is one too (``experiments`` builds it from the system's hits).
+
     Attributes:
         probe: the probe asked.
         recaller: the recaller's label in the grid.
@@ -61,8 +64,9 @@ class ProbeOutcome:
         context_tokens: its token count.
         recall_latency_s: wall time of the timed recall call (embedding the question included).
         memory: the memory when it was asked.
-        ranking: the recaller's ranking of the same question at any depth; it can be read only
-            while the memory is as the probe found it (a replay yields the outcome then).
+        ranking: the recaller's ranking of the same question at any depth (``DeepRanking``, or a
+            system's); it can be read only while the memory is as the probe found it (a replay
+            yields the outcome then).
         count: the token counter the context was rendered with (the pipeline's tokenizer).
     """
 
@@ -74,5 +78,12 @@ class ProbeOutcome:
     context_tokens: int
     recall_latency_s: float
     memory: MemoryState
-    ranking: DeepRanking = field(repr=False, compare=False)
+    ranking: RankedEntries = field(repr=False, compare=False)
     count: TokenCount = field(repr=False, compare=False)
+
+    def untraced(self) -> "ProbeOutcome":
+        """The outcome as measures read it for a recaller (a system) that cannot trace hits to turns.
+
+        The probe without evidence, so no turn-level retrieval measure is computed (absent, never 0).
+        """
+        return dataclasses.replace(self, probe=dataclasses.replace(self.probe, evidence=()))

@@ -22,23 +22,26 @@ True
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Awaitable, Callable, Mapping
 
+from lyra_lab._threaded_server import ThreadedServer
 from lyra_lab.backends import Backend, BackendError, Completion, Embedder, Message, Usage
 
 if TYPE_CHECKING:
-    import uvicorn
+    from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
 
 #: generation parameters passed on to the backend; anything else a client sends is dropped
 FORWARDED = ("max_tokens", "temperature", "top_p", "response_format", "stop", "seed")
 QUERY_SUFFIX = ":query"
+
+#: a request's JSON body -> the answer's HTTP status and JSON object (one per route)
+Answer = Callable[[object], tuple[int, dict[str, object]]]
 
 
 @dataclass
@@ -60,65 +63,30 @@ class Tally:
     notes: list[str] = field(default_factory=list)
 
 
-class OpenAIEndpoint:
+class OpenAIEndpoint(ThreadedServer):
     """Serve ``backend`` and ``embedder`` as ``base_url`` (…/v1) until ``stop()`` (either may be None)."""
 
+    thread_name = "lyra-openai-endpoint"
+    start_failure = "the OpenAI-compatible endpoint on port {port} did not start in {timeout_s}s"
+
     def __init__(self, backend: Backend | None, embedder: Embedder | None, model: str = "lyra-lab"):
+        super().__init__()
         self.backend = backend
         self.embedder = embedder
         self.model = model
         self.base_url = ""
         self._tally = Tally()
         self._lock = threading.Lock()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> "OpenAIEndpoint":
-        """Start serving (``start``)."""
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """Stop serving (``stop``), also when the block raised."""
-        self.stop()
-
-    def start(self, timeout_s: float = 10.0) -> None:
-        """Serve on a free port of 127.0.0.1 in a background thread; ``base_url`` is set once it answers.
-
-        Raises:
-            RuntimeError: the server did not start within ``timeout_s``.
-        """
-        import uvicorn
+    def _app(self) -> Starlette:
         from starlette.applications import Starlette
         from starlette.routing import Route
 
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
-                                Route("/v1/embeddings", self._embeddings, methods=["POST"])])
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=1)
-        server = self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
-                                        name=f"lyra-openai-endpoint-{port}", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                sock.close()
-                raise RuntimeError(f"the OpenAI-compatible endpoint on port {port} did not start in {timeout_s}s")
-            time.sleep(0.01)
-        self.base_url = f"http://127.0.0.1:{port}/v1"
+        return Starlette(routes=[Route("/v1/chat/completions", self._route(self._complete), methods=["POST"]),
+                                 Route("/v1/embeddings", self._route(self._embed), methods=["POST"])])
 
-    def stop(self) -> None:
-        """Stop serving (waits for the server thread, at most 10 s)."""
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = self._thread = None
+    def _started_on(self, port: int) -> None:
+        self.base_url = f"http://127.0.0.1:{port}/v1"
 
     def tally(self) -> Tally:
         """What was served since the last call (and start counting anew)."""
@@ -127,13 +95,18 @@ class OpenAIEndpoint:
         return out
 
     # ------------------------------------------------------------------ routes
-    async def _chat(self, request: Request) -> Response:
+    @staticmethod
+    def _route(answer: Answer) -> Callable[[Request], Awaitable[Response]]:
+        """A route answering ``answer(body)``'s status and JSON, run in a worker thread (backend calls block)."""
         import anyio.to_thread
         from starlette.responses import JSONResponse
 
-        body = await request.json()
-        status, answer = await anyio.to_thread.run_sync(self._complete, body)
-        return JSONResponse(answer, status_code=status)
+        async def handle(request: Request) -> Response:
+            body = await request.json()
+            status, out = await anyio.to_thread.run_sync(answer, body)
+            return JSONResponse(out, status_code=status)
+
+        return handle
 
     def _complete(self, body: object) -> tuple[int, dict[str, object]]:
         if self.backend is None:
@@ -157,14 +130,6 @@ class OpenAIEndpoint:
         bad = wants_json and not _is_json_object(completion.text)
         self._count(completion=completion, bad=int(bad))
         return 200, _chat_body(completion, self.model)
-
-    async def _embeddings(self, request: Request) -> Response:
-        import anyio.to_thread
-        from starlette.responses import JSONResponse
-
-        body = await request.json()
-        status, answer = await anyio.to_thread.run_sync(self._embed, body)
-        return JSONResponse(answer, status_code=status)
 
     def _embed(self, body: object) -> tuple[int, dict[str, object]]:
         if self.embedder is None:

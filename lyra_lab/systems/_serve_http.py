@@ -16,18 +16,17 @@ True
 from __future__ import annotations
 
 import itertools
-import socket
 import threading
-import time
 from typing import TYPE_CHECKING, Awaitable, Callable, Mapping
 
+from lyra_lab._threaded_server import ThreadedServer
 from lyra_lab.backends import Backend, Embedder
 from lyra_lab.systems._protocol import (CALLS, PROTOCOL, HitsJson, ProtocolError, ReportJson, check_protocol,
                                         hit_json, parse_when, report_json, turn_from_json)
 from lyra_lab.systems._types import MemorySession, MemorySystem, MemorySystemError
 
 if TYPE_CHECKING:
-    import uvicorn
+    from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
 
@@ -35,70 +34,28 @@ if TYPE_CHECKING:
 Handler = Callable[[Mapping[str, object]], Mapping[str, object]]
 
 
-class MemoryHttpServer:
+class MemoryHttpServer(ThreadedServer):
     """Serve ``system`` at ``url`` (``/open``, ``/ingest``, ``/query``, ``/close``) until ``stop()``."""
+
+    thread_name = "memory-http"
+    start_failure = "memory server on port {port} did not start within {timeout_s}s"
 
     def __init__(self, system: MemorySystem, backend: Backend | None = None, embedder: Embedder | None = None,
                  *, port: int = 0):
+        super().__init__(port=port)
         self.system = system
         self.backend = backend
         self.embedder = embedder
-        self.port = port
         self.url = ""
         self._sessions: dict[str, tuple[str, MemorySession]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
         self._handlers: dict[str, Handler] = {"open": self._open, "ingest": self._ingest, "query": self._query,
                                               "contents": self._contents, "close": self._close}
 
-    def __enter__(self) -> "MemoryHttpServer":
-        """Start serving (``start``)."""
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """Stop serving (``stop``), also when the block raised."""
-        self.stop()
-
-    def start(self, timeout_s: float = 10.0) -> None:
-        """Serve in a background thread; ``url`` is set once the server answers.
-
-        Raises:
-            RuntimeError: the server did not start within ``timeout_s``.
-        """
-        import uvicorn
-        from starlette.applications import Starlette
-        from starlette.routing import Route
-
-        app = Starlette(routes=[Route(f"/{call}", self._endpoint(call), methods=["POST"])
-                                for call in CALLS])
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", self.port))
-        port = sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=1)
-        server = self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
-                                        name=f"memory-http-{port}", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                sock.close()
-                raise RuntimeError(f"memory server on port {port} did not start within {timeout_s}s")
-            time.sleep(0.01)
-        self.url = f"http://127.0.0.1:{port}"
-
     def stop(self) -> None:
         """Stop serving and close every open session (their processes too)."""
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = self._thread = None
+        super().stop()
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
         for _, session in sessions:
@@ -106,6 +63,15 @@ class MemoryHttpServer:
                 session.close()
             except MemorySystemError:
                 pass  # stopping anyway; the session's own close already stopped what it could
+
+    def _app(self) -> Starlette:
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        return Starlette(routes=[Route(f"/{call}", self._endpoint(call), methods=["POST"]) for call in CALLS])
+
+    def _started_on(self, port: int) -> None:
+        self.url = f"http://127.0.0.1:{port}"
 
     # ------------------------------------------------------------------ calls
     def _endpoint(self, call: str) -> Callable[[Request], Awaitable[Response]]:

@@ -17,72 +17,43 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import socket
-import threading
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from lyra_lab._threaded_server import ThreadedServer
 from lyra_lab.backends.simulated._behaviour import (hashed_vectors, ERROR_STATUSES, SIMULATED_FINGERPRINT, FaultRule,
                                                     SimulatedSpec, count_pieces, error_body, messages_text)
 from lyra_lab.backends.simulated._serving import RequestRecord, Serving
 from lyra_lab.backends.simulated._sse import stream_response
 
 if TYPE_CHECKING:
-    import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
 
 
-class SimulatedServer:
+class SimulatedServer(ThreadedServer):
     """Start with ``with SimulatedServer(spec_or_fields) as server:``; ``server.base_url`` ends in ``/v1``."""
 
+    thread_name = "simulated-server"
+    start_failure = "simulated server on port {port} did not start within {timeout_s}s"
+
     def __init__(self, spec: SimulatedSpec | None = None, **fields: Any):  # SimulatedSpec fields
+        super().__init__(keep_alive_s=30)
         self.spec = dataclasses.replace(spec or SimulatedSpec(), **fields)
         self._serving = Serving(self.spec)
         self.behaviour = self._serving.behaviour  # the fault script and seeded draws (tests script it)
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
         self.base_url = ""
 
     # ------------------------------------------------------------ lifecycle
-    def __enter__(self) -> "SimulatedServer":
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def start(self, timeout_s: float = 10.0) -> None:
-        import uvicorn
-
-        # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY only on sockets that
-        # say they are TCP, and without it every response waits ~40 ms (Nagle).
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        config = uvicorn.Config(self._app(), log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=1, timeout_keep_alive=30)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name=f"simulated-server-{port}", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError(f"simulated server on port {port} did not start within {timeout_s}s")
-            time.sleep(0.01)
-        self.base_url = f"http://127.0.0.1:{port}/v1"
-
     def stop(self) -> None:
-        self._serving.stopping.set()  # releases hanging requests
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = self._thread = None
+        """Stop serving (hanging requests are released first)."""
+        self._serving.stopping.set()
+        super().stop()
+
+    def _started_on(self, port: int) -> None:
+        self.base_url = f"http://127.0.0.1:{port}/v1"
 
     # ------------------------------------------------------------ test API
     def enqueue(self, *outcomes: str) -> None:
