@@ -30,6 +30,7 @@ from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore
 from lyra_lab.replay._meter import PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline
 from lyra_lab.replay._plan import Step
+from lyra_lab.rollup import CompactRequest
 
 
 @dataclass(frozen=True)
@@ -156,8 +157,8 @@ def run_rollup(store: MemoryStore, conversation_id: str, pipeline: Pipeline, ste
     if pipeline.rollup is None:
         return
     start = time.perf_counter()
-    report = pipeline.rollup.compact(store, conversation_id, budget=pipeline.budget, backend=backend,
-                                     now=step.now, count=count)
+    request = CompactRequest(budget=pipeline.budget, backend=backend, now=step.now, count=count)
+    report = pipeline.rollup.compact(store, conversation_id, request)
     meter.wall("rollup", time.perf_counter() - start)
     meter.completions("rollup", report.calls, flush=step.seq)
     meter.degradations("rollup", report.degraded, flush=step.seq)
