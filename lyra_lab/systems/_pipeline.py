@@ -25,7 +25,7 @@ from lyra_lab.backends import Backend, Embedder, FakeLLM
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import MemoryEntry
 from lyra_lab.recall import Recaller
-from lyra_lab.replay import Pipeline, PipelineMemory, Registries, strategy_spec
+from lyra_lab.replay import LiveSetup, Pipeline, PipelineMemory, Registries, strategy_spec
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._types import SYSTEMS, IngestReport, Needs, SystemHit
 
@@ -108,8 +108,8 @@ class PipelineSystem(BaseSystem):
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "PipelineSession":
         pipeline, recaller = self.build()
-        return PipelineSession(self.label(), PipelineMemory(conversation_id, pipeline, recaller,
-                                                            backend=backend or FakeLLM(), embedder=embedder))
+        setup = LiveSetup(backend or FakeLLM(), recaller=recaller, embedder=embedder)
+        return PipelineSession(self.label(), PipelineMemory(conversation_id, pipeline, setup))
 
 
 class PipelineSession(BaseSession):
