@@ -57,6 +57,19 @@ def recaller_json(value: object) -> str:
     return json.dumps(strategy_spec(Registries.default().recallers.build(spec)), sort_keys=True)
 
 
+def pipeline_param(doc: str) -> str:
+    """The ``pipeline`` parameter of a system that runs one of lyra-lab's pipelines (canonical JSON text)."""
+    return param(json.dumps(DEFAULT_PIPELINE), convert=pipeline_json,
+                 allowed="a pipeline table (chunker, summarizer, rollup, trigger, budgets)",
+                 check=lambda text: bool(json.loads(text)), doc=doc)
+
+
+def recaller_param(doc: str) -> str:
+    """The ``recaller`` parameter of a system that runs one of lyra-lab's pipelines (canonical JSON text)."""
+    return param("bm25", convert=recaller_json, allowed="a recaller name or table",
+                 check=lambda text: bool(json.loads(text)), doc=doc)
+
+
 def _mapping(value: object, what: str) -> Mapping[str, object]:
     if isinstance(value, str):
         try:
@@ -73,12 +86,8 @@ def _mapping(value: object, what: str) -> Mapping[str, object]:
 class PipelineSystem(BaseSystem):
     """A lyra-lab pipeline (chunker, summarizer, rollup, trigger) and a recaller, built live."""
 
-    pipeline: str = param(json.dumps(DEFAULT_PIPELINE), convert=pipeline_json,
-                          allowed="a pipeline table (chunker, summarizer, rollup, trigger, budgets)",
-                          check=lambda text: bool(json.loads(text)),
-                          doc="the memory pipeline, as in an experiment file's pipeline tables.")
-    recaller: str = param("bm25", convert=recaller_json, allowed="a recaller name or table",
-                          check=lambda text: bool(json.loads(text)), doc="how a query is answered.")
+    pipeline: str = pipeline_param("the memory pipeline, as in an experiment file's pipeline tables.")
+    recaller: str = recaller_param("how a query is answered.")
 
     def build(self, registries: Registries | None = None) -> tuple[Pipeline, PipelineRecaller]:
         """The ``Pipeline`` and the recaller these specs name.
