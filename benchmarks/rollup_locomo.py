@@ -17,7 +17,7 @@ from lyra_lab import datasets
 from lyra_lab.backends import FakeLLM, Usage, token_counter
 from lyra_lab.corpus import load
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.rollup import ROLLUPS, render_memory
+from lyra_lab.rollup import ROLLUPS, CompactRequest, render_memory
 
 DATASET = datasets.find("locomo") or datasets.installed_path("locomo")  # `lyra-lab datasets get locomo` installs it
 
@@ -47,7 +47,8 @@ def main() -> None:
         store.add([MemoryEntry.from_turn(t) for t in session.turns])
         now = max(t.timestamp for t in session.turns if t.timestamp)
         t0 = time.perf_counter()
-        report = rollup.compact(store, conversation.id, budget=args.budget, backend=backend, now=now, count=count)
+        report = rollup.compact(store, conversation.id,
+                                CompactRequest(budget=args.budget, backend=backend, now=now, count=count))
         llm_s += time.perf_counter() - t0
         if report.error:
             print(f"session {session.id}: {report.error}")

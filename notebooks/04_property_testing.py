@@ -285,7 +285,8 @@ generated.describe().loc[["mean", "min", "50%", "max"]].round(1)
 # ## 4. A rollup of your own, tested as a state machine
 #
 # A rollup compacts a conversation's memory under a token budget: `compact(store,
-# conversation_id, *, budget, backend, now, count) -> RollupReport`, and the report accounts
+# conversation_id, request) -> RollupReport`, where `request` (a `CompactRequest`) carries the
+# budget, the LLM backend, the replay clock's `now` and the token count; the report accounts
 # for every turn (kept, folded into a digest, or dropped). A rollup has state (the memory it
 # compacted last time), so one input is not enough: `rollup_machine(rollup, budget=...)` builds
 # a hypothesis **state machine** that adds turns, compacts (with a working fake LLM, and with
@@ -319,19 +320,19 @@ def drop_oldest(store, conversation_id, budget, count, size) -> RollupReport:
 @dataclass(frozen=True)
 class DropOldestBuggy:
     """A drop-oldest rollup measuring the entries' texts alone (the bug: the budget is on rendered lines)."""
-    def compact(self, store, conversation_id, *, budget, backend, now, count):
-        """Drop the oldest entries until their texts fit ``budget``."""
-        size = lambda es: sum(count(e.text) for e in es)  # noqa: E731 -- the texts alone: no date labels
-        return drop_oldest(store, conversation_id, budget, count, size)
+    def compact(self, store, conversation_id, request):
+        """Drop the oldest entries until their texts fit ``request.budget``."""
+        size = lambda es: sum(request.count(e.text) for e in es)  # noqa: E731 -- the texts alone: no date labels
+        return drop_oldest(store, conversation_id, request.budget, request.count, size)
 
 
 @dataclass(frozen=True)
 class DropOldest:
     """A drop-oldest rollup that measures what the budget is on: the rendered memory."""
-    def compact(self, store, conversation_id, *, budget, backend, now, count):
-        """Drop the oldest entries until the rendered memory fits ``budget``."""
-        size = lambda es: count(render_memory(es))  # noqa: E731 -- what the budget is really on
-        return drop_oldest(store, conversation_id, budget, count, size)
+    def compact(self, store, conversation_id, request):
+        """Drop the oldest entries until the rendered memory fits ``request.budget``."""
+        size = lambda es: request.count(render_memory(es))  # noqa: E731 -- what the budget is really on
+        return drop_oldest(store, conversation_id, request.budget, request.count, size)
 
 
 ROLLUP_BUDGET = 10  # words; a small budget keeps counterexamples short

@@ -3,13 +3,14 @@
 ``replay_iter`` yields each probe's outcomes (``ProbeOutcome``: every recaller's hits, context
 and deeper ranking) while the memory is as the probe found it; ``replay`` runs to the end.
 
-``PipelineMemory`` builds the same memory live, one turn at a time (for serving a pipeline).
+``PipelineMemory`` builds the same memory live, one turn at a time (for serving a pipeline), as its
+``LiveSetup`` says.
 """
 
 from lyra_lab.replay._ask import MemoryTally
 from lyra_lab.replay._engine import EventLog, ReplayResult, ReplayRun, ReplaySetup, by_name, replay, replay_iter
 from lyra_lab.replay._ranking import DeepRanking
-from lyra_lab.replay._live import PipelineMemory
+from lyra_lab.replay._live import LiveSetup, PipelineMemory
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline, Registries, flatten_params, strategy_spec
 from lyra_lab.replay._plan import Step, clock_order, plan
@@ -21,6 +22,7 @@ __all__ = [
     "EventLog",
     "EveryTurns",
     "IdleGap",
+    "LiveSetup",
     "MemoryState",
     "MemoryTally",
     "MeteredEmbedder",

@@ -30,7 +30,7 @@ from lyra_lab.corpus import Conversation, Probe
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall import Recaller
 from lyra_lab.replay._ask import Asker, ContextRender, MemoryTally, line_memo
-from lyra_lab.replay._flush import Window, progress_sink, run_rollup, spawn, summarize_window, write_window
+from lyra_lab.replay._flush import Flusher, Window, progress_sink, spawn, summarize_window
 from lyra_lab.replay._meter import PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline
 from lyra_lab.replay._plan import plan
@@ -164,6 +164,7 @@ class ReplayRun:
         session_of = {turn.id: turn.session_id for turn in conv.turns()}
         asker = Asker(self.store, conv.id, setup.recallers, setup.embedder, setup.k)
         steps = plan(conv, self.probes, pipeline.trigger)
+        flusher = Flusher(self.store, conv.id, pipeline, setup.backend, count, self.meter, self.emit)
         flushes = [s for s in steps if s.kind == "flush"]
         outcomes: dict[str, dict[str, ProbeOutcome]] = {label: {} for label in setup.recallers}
         futures: dict[int, Future[Window]] = {}
@@ -178,8 +179,7 @@ class ReplayRun:
             if step.turn is not None:
                 self.store.add(MemoryEntry.from_turn(step.turn))
             elif step.kind == "flush":
-                write_window(self.store, pipeline, step, futures.pop(step.seq).result(), self.meter, self.emit)
-                run_rollup(self.store, conv.id, pipeline, step, setup.backend, count, self.meter, self.emit)
+                flusher.flush(step, futures.pop(step.seq).result())
             elif step.probe is not None:
                 tally.sync()
                 asked = asker.ask(step.probe, step.now, tally.state(step.probe, session_of), render)

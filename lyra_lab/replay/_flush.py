@@ -1,7 +1,7 @@
 """What happens at a trigger flush: chunk and summarize a window (worker thread), write it back, roll up.
 
 The worker side (``summarize_window``) touches no memory; the owner side
-(``write_window``, ``run_rollup``) is the only code that writes the store, and
+(a ``Flusher``: ``write_window``, then ``run_rollup``) is the only code that writes the store, and
 counts every fallback the summarizer, the flush itself or the rollup took in
 the replay's ``PhaseMeter`` (``degradation_tally``), each also a ``degraded``
 event in the run log and a ``degraded`` list on ``summary_written`` /
@@ -27,9 +27,10 @@ from typing import Any, Callable, Mapping
 from lyra_lab._degradation import Degradation
 from lyra_lab.backends import Backend, Completion
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore
-from lyra_lab.replay._meter import PhaseMeter
+from lyra_lab.replay._meter import EventSink, PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline
 from lyra_lab.replay._plan import Step
+from lyra_lab.rollup import CompactRequest
 
 
 @dataclass(frozen=True)
@@ -115,26 +116,75 @@ def progress_sink(emit: Callable[..., None], seq: int) -> Callable[[Any], None]:
     return on_event
 
 
-def write_window(store: MemoryStore, pipeline: Pipeline, step: Step, window: Window,
-                  meter: PhaseMeter, emit: Callable[..., None]) -> None:
-    meter.completions("summarize", window.calls, flush=step.seq)
-    meter.degradations("summarize", window.degraded, flush=step.seq)
-    meter.wall("summarize", window.wall_s)
-    remove: list[str] = []
-    if not pipeline.keep_raw and window.entries:
-        covered = {tid for e in window.entries for tid in e.turn_ids}
-        remove = [f"turn:{tid}" for tid in dict.fromkeys(t.id for t in step.turns)
-                  if tid in covered and f"turn:{tid}" in store]
-    entries = window.entries
-    if pipeline.keep_raw and pipeline.summarizer is None:  # a one-turn chunk is its raw turn again: not stored twice
-        entries = tuple(e for e in entries if not _twin_of_raw(e, store))
-    store.apply(add=entries, remove=remove)
-    emit("summary_written", flush=step.seq, now=step.now, turns=len(step.turns),
-         entries=[e.id for e in entries], removed_raw=len(remove), same_as_raw=len(window.entries) - len(entries),
-         wall_s=round(window.wall_s, 6),
-         # what the model wrote (a preview), so a surprising score can be traced to its summary
-         summary=[e.text[:300] for e in window.entries if e.kind == EntryKind.SUMMARY],
-         degraded=[d.metric for d in window.degraded], **window.detail)
+@dataclass(frozen=True)
+class Flusher:
+    """The owner side of one replay's (or live memory's) flushes: what every flush writes to and reports through.
+
+    Attributes:
+        store: the memory the flushes write (owner thread only).
+        conversation_id: the conversation whose memory it is.
+        pipeline: the chunker, summarizer, rollup, budgets and ``keep_raw`` the flushes follow.
+        backend: the LLM the rollup calls.
+        count: tokens of a text, as the rollup's budget measures them.
+        meter: where each flush's calls, wall time and fallbacks are counted.
+        emit: ``emit(event, **fields)``, the run log's events of each flush.
+    """
+
+    store: MemoryStore
+    conversation_id: str
+    pipeline: Pipeline
+    backend: Backend
+    count: Callable[[str], int]
+    meter: PhaseMeter
+    emit: EventSink
+
+    def flush(self, step: Step, window: Window) -> None:
+        """Write ``window`` (flush ``step``'s summary or chunks) back, then run the rollup."""
+        self.write_window(step, window)
+        self.run_rollup(step)
+
+    def write_window(self, step: Step, window: Window) -> None:
+        """Store ``window``'s entries (dropping the raw turns they cover unless ``keep_raw``) and count its cost."""
+        store, pipeline, meter = self.store, self.pipeline, self.meter
+        meter.completions("summarize", window.calls, flush=step.seq)
+        meter.degradations("summarize", window.degraded, flush=step.seq)
+        meter.wall("summarize", window.wall_s)
+        remove: list[str] = []
+        if not pipeline.keep_raw and window.entries:
+            covered = {tid for e in window.entries for tid in e.turn_ids}
+            remove = [f"turn:{tid}" for tid in dict.fromkeys(t.id for t in step.turns)
+                      if tid in covered and f"turn:{tid}" in store]
+        entries = window.entries
+        if pipeline.keep_raw and pipeline.summarizer is None:  # a one-turn chunk is its raw turn again: not stored twice
+            entries = tuple(e for e in entries if not _twin_of_raw(e, store))
+        store.apply(add=entries, remove=remove)
+        self.emit("summary_written", flush=step.seq, now=step.now, turns=len(step.turns),
+                  entries=[e.id for e in entries], removed_raw=len(remove),
+                  same_as_raw=len(window.entries) - len(entries), wall_s=round(window.wall_s, 6),
+                  # what the model wrote (a preview), so a surprising score can be traced to its summary
+                  summary=[e.text[:300] for e in window.entries if e.kind == EntryKind.SUMMARY],
+                  degraded=[d.metric for d in window.degraded], **window.detail)
+
+    def run_rollup(self, step: Step) -> None:
+        """Compact the memory to the pipeline's budget at the flush's ``now`` (no rollup: nothing) and count it."""
+        rollup, store, meter, emit = self.pipeline.rollup, self.store, self.meter, self.emit
+        if rollup is None:
+            return
+        start = time.perf_counter()
+        request = CompactRequest(budget=self.pipeline.budget, backend=self.backend, now=step.now, count=self.count)
+        report = rollup.compact(store, self.conversation_id, request)
+        meter.wall("rollup", time.perf_counter() - start)
+        meter.completions("rollup", report.calls, flush=step.seq)
+        meter.degradations("rollup", report.degraded, flush=step.seq)
+        for digest_id in report.digests:
+            if digest_id in store:
+                d = store.get(digest_id)
+                emit("digest_written", flush=step.seq, now=step.now, entry=d.id, kind=d.kind, level=d.level,
+                     period=d.period, turns=len(d.turn_ids))
+        emit("rollup_report", flush=step.seq, now=step.now, ran=report.ran, tokens_before=report.tokens_before,
+             tokens_after=report.tokens_after, budget=report.budget, kept=len(report.kept),
+             folded=len(report.folded), dropped=list(report.dropped), digests=list(report.digests),
+             error=report.error, reason=report.reason, degraded=[d.metric for d in report.degraded])
 
 
 def _twin_of_raw(entry: MemoryEntry, store: MemoryStore) -> bool:
@@ -149,24 +199,3 @@ def _twin_of_raw(entry: MemoryEntry, store: MemoryStore) -> bool:
     if text.startswith("["):  # render_turn's "[2023-05-08 13:56] " time stamp
         text = text.partition("] ")[2]
     return text == store.get(raw_id).text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
-
-
-def run_rollup(store: MemoryStore, conversation_id: str, pipeline: Pipeline, step: Step, backend: Backend,
-                count: Callable[[str], int], meter: PhaseMeter, emit: Callable[..., None]) -> None:
-    if pipeline.rollup is None:
-        return
-    start = time.perf_counter()
-    report = pipeline.rollup.compact(store, conversation_id, budget=pipeline.budget, backend=backend,
-                                     now=step.now, count=count)
-    meter.wall("rollup", time.perf_counter() - start)
-    meter.completions("rollup", report.calls, flush=step.seq)
-    meter.degradations("rollup", report.degraded, flush=step.seq)
-    for digest_id in report.digests:
-        if digest_id in store:
-            d = store.get(digest_id)
-            emit("digest_written", flush=step.seq, now=step.now, entry=d.id, kind=d.kind, level=d.level,
-                 period=d.period, turns=len(d.turn_ids))
-    emit("rollup_report", flush=step.seq, now=step.now, ran=report.ran, tokens_before=report.tokens_before,
-         tokens_after=report.tokens_after, budget=report.budget, kept=len(report.kept),
-         folded=len(report.folded), dropped=list(report.dropped), digests=list(report.digests),
-         error=report.error, reason=report.reason, degraded=[d.metric for d in report.degraded])

@@ -10,14 +10,14 @@ memory may still hold the last window's raw turns where the replay engine
 already wrote its summary (or chunks) and rolled up; once ``finish`` is
 called, both memories are the same, entry for entry.
 
-A flush is the replay engine's own: ``summarize_window``, ``write_window`` and
-``run_rollup`` from ``_flush``, on the calling thread (a live memory has no
-windows ahead of it to summarize in parallel).
+A flush is the replay engine's own: ``summarize_window`` and a ``Flusher`` from
+``_flush``, on the calling thread (a live memory has no windows ahead of it to
+summarize in parallel).
 
 >>> from lyra_lab.chunking import TurnWindowChunker
 >>> from lyra_lab.recall import Bm25
 >>> from lyra_lab.backends import FakeLLM
->>> memory = PipelineMemory("c1", Pipeline(TurnWindowChunker(max_turns=2)), Bm25(), backend=FakeLLM())
+>>> memory = PipelineMemory("c1", Pipeline(TurnWindowChunker(max_turns=2)), LiveSetup(FakeLLM(), recaller=Bm25()))
 >>> memory.pending, len(memory.store)
 (0, 0)
 """
@@ -25,17 +25,38 @@ windows ahead of it to summarize in parallel).
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Sequence
 
 from lyra_lab.backends import Backend, Embedder, Usage, token_counter
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.recall import Hit, Query
-from lyra_lab.replay._flush import run_rollup, summarize_window, write_window
+from lyra_lab.recall import Hit, Query, Recaller
+from lyra_lab.replay._engine import EventLog
+from lyra_lab.replay._flush import Flusher, summarize_window
 from lyra_lab.replay._meter import PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline
 from lyra_lab.replay._plan import SYNTHETIC_EPOCH, Step
+
+
+@dataclass(frozen=True)
+class LiveSetup:
+    """How a live memory runs: its models, the recaller that answers it, and where its events go.
+
+    The live counterpart of ``ReplaySetup``.
+
+    Attributes:
+        backend: the LLM of the summarizer and the rollup (unused by an LLM-free pipeline).
+        recaller: answers ``PipelineMemory.recall`` (None: a memory that is built, never asked).
+        embedder: for dense recallers.
+        log: a run log (``lyra_lab.runs.RunLog``) or anything with ``event(kind, **fields)``, or None.
+    """
+
+    backend: Backend
+    recaller: Recaller | None = None
+    embedder: Embedder | None = None
+    log: EventLog | None = None
 
 
 class PipelineMemory:
@@ -44,26 +65,20 @@ class PipelineMemory:
     Args:
         conversation_id: the memory's scope (recall never crosses it).
         pipeline: chunker, summarizer, rollup, trigger and budgets, as in a replay.
-        recaller: answers ``recall``.
-        backend: the LLM of the summarizer and the rollup (unused by an LLM-free pipeline).
-        embedder: for dense recallers.
-        log: anything with ``event(kind, **fields)`` (a ``RunLog``), or None.
+        setup: the backend, the recaller, the embedder and the event log (``LiveSetup``).
     """
 
-    def __init__(self, conversation_id: str, pipeline: Pipeline, recaller: Any, *, backend: Backend,
-                 embedder: Embedder | None = None, log: Any = None):
+    def __init__(self, conversation_id: str, pipeline: Pipeline, setup: LiveSetup):
         self.conversation_id = conversation_id
         self.pipeline = pipeline
-        self.recaller = recaller
-        self.backend = backend
-        self.embedder = embedder
+        self.setup = setup
         self.store = MemoryStore()
         self.flushes = 0
-        self._log = log
         self._pending: list[Turn] = []
         self._last: datetime | None = None
         self._meter = PhaseMeter(self._emit)
-        self._count = token_counter(pipeline.tokenizer)
+        self._flusher = Flusher(self.store, conversation_id, pipeline, setup.backend,
+                                token_counter(pipeline.tokenizer), self._meter, self._emit)
 
     @property
     def pending(self) -> int:
@@ -93,9 +108,15 @@ class PipelineMemory:
             self._flush()
 
     def recall(self, query: str, k: int, now: datetime | None = None) -> list[Hit]:
-        """The recaller's ``k`` best hits for ``query`` over the memory as it stands."""
-        asked = Query(query, self.conversation_id, embedder=self.embedder, now=now)
-        return list(self.recaller.recall(self.store, asked, k))
+        """The recaller's ``k`` best hits for ``query`` over the memory as it stands.
+
+        Raises:
+            ValueError: the memory was set up without a recaller.
+        """
+        if self.setup.recaller is None:
+            raise ValueError(f"the live memory of {self.conversation_id!r} has no recaller (LiveSetup.recaller)")
+        asked = Query(query, self.conversation_id, embedder=self.setup.embedder, now=now)
+        return list(self.setup.recaller.recall(self.store, asked, k))
 
     def usage(self) -> Usage:
         """LLM usage of every flush so far (summaries and rollups)."""
@@ -112,13 +133,10 @@ class PipelineMemory:
     def _flush(self) -> None:
         turns = tuple(self._pending)
         step = Step("flush", now=turns[-1].timestamp, turns=turns, seq=self.flushes)  # type: ignore[arg-type]
-        window = summarize_window(self.conversation_id, self.pipeline, step, self.backend)
-        write_window(self.store, self.pipeline, step, window, self._meter, self._emit)
-        run_rollup(self.store, self.conversation_id, self.pipeline, step, self.backend, self._count, self._meter,
-                   self._emit)
+        self._flusher.flush(step, summarize_window(self.conversation_id, self.pipeline, step, self.setup.backend))
         self.flushes += 1
         self._pending = []
 
     def _emit(self, event: str, /, **fields: Any) -> None:
-        if self._log is not None:
-            self._log.event(event, conversation_id=self.conversation_id, **fields)
+        if self.setup.log is not None:
+            self.setup.log.event(event, conversation_id=self.conversation_id, **fields)

@@ -13,10 +13,11 @@ from lyra_lab.rollup._periods import GRAINS, Grain, in_period, period_bounds, pe
 from lyra_lab.rollup._session_gist import SessionGist
 from lyra_lab.rollup._summary_buffer import SummaryBuffer
 from lyra_lab.rollup._time_ladder import TimeLadder
-from lyra_lab.rollup._types import Rollup, RollupReport
+from lyra_lab.rollup._types import CompactRequest, Rollup, RollupReport
 
 __all__ = [
     "BaseRollup",
+    "CompactRequest",
     "Compaction",
     "Edit",
     "FactExtraction",

@@ -4,7 +4,7 @@ A rollup is a frozen dataclass on ``BaseRollup`` with one method,
 ``step(compaction)``: it reads the memory as it was (``compaction.before``),
 asks the LLM through ``compaction.ask`` and returns an ``Edit`` (entries to
 write, ids to remove, why) or ``skip(reason)``.  ``BaseRollup.compact`` does
-the rest: checks ``now`` and ``budget``, measures the memory before and after,
+the rest (its ``CompactRequest`` checked ``now`` and ``budget``): measures the memory before and after,
 commits the edit in one ``store.apply`` (nothing at all if an LLM call failed,
 the report then carrying ``error``), and accounts for every source turn.
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Iterable, NamedTuple, Sequence
 
 from lyra_lab._degradation import Cause, Degradation
@@ -22,7 +21,7 @@ from lyra_lab._registry import Registry
 from lyra_lab.backends import Backend, BackendError, Completion
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore, entry_line, memory_order, render_memory
 from lyra_lab.rollup._prompts import PARAMS
-from lyra_lab.rollup._types import Rollup, RollupReport, TokenCount
+from lyra_lab.rollup._types import CompactRequest, Rollup, RollupReport
 
 ROLLUPS: Registry[Rollup] = Registry("rollup")
 
@@ -73,16 +72,6 @@ def short_hash(*parts: Iterable[str] | str) -> str:
             h.update(item.encode("utf-8"))
             h.update(b"\x00")
     return h.hexdigest()
-
-
-def check_now(now: datetime) -> None:
-    if not isinstance(now, datetime) or now.tzinfo is None:
-        raise ValueError(f"now must be an aware (UTC) datetime on the replay clock, got {now!r}")
-
-
-def check_budget(budget: int) -> None:
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-        raise ValueError(f"budget must be a non-negative int of tokens, got {budget!r}")
 
 
 def turn_ids(entries: Iterable[MemoryEntry]) -> set[str]:
@@ -137,6 +126,7 @@ class Compaction:
     """One ``compact`` call in progress: what a rollup's ``step`` reads, and the LLM calls it made.
 
     Attributes:
+        request: what was asked: ``request.budget``, ``request.backend``, ``request.now``, ``request.count``.
         before: the conversation's entries when the compaction started.
         tokens_before: tokens of ``render_memory(before)`` by ``count``.
         calls: completions so far; on a failure they go into the report (their cost was real).
@@ -144,10 +134,7 @@ class Compaction:
 
     store: MemoryStore
     conversation_id: str
-    budget: int
-    backend: Backend
-    now: datetime
-    count: TokenCount
+    request: CompactRequest
     before: list[MemoryEntry]
     tokens_before: int
     calls: list[Completion] = field(default_factory=list)
@@ -157,7 +144,7 @@ class Compaction:
 
         ``step`` names the call (``gist of session s3``) in the degradation reported if it fails.
         """
-        completion = ask(self.backend, prompt, max_tokens, step)
+        completion = ask(self.request.backend, prompt, max_tokens, step)
         self.calls.append(completion)
         return completion
 
@@ -174,7 +161,7 @@ class Compaction:
             ran=True,
             tokens_before=self.tokens_before,
             tokens_after=self.tokens(after),
-            budget=self.budget,
+            budget=self.request.budget,
             kept=tuple(sorted(remaining - in_new)),
             folded=tuple(sorted(in_new & remaining)),
             dropped=tuple(sorted(source - remaining)),
@@ -187,14 +174,14 @@ class Compaction:
                   degraded: Sequence[Degradation] = ()) -> RollupReport:
         """The report of a compaction that changed nothing (not needed, or failed: then ``error`` and ``degraded``)."""
         return RollupReport(
-            ran=False, tokens_before=self.tokens_before, tokens_after=self.tokens_before, budget=self.budget,
+            ran=False, tokens_before=self.tokens_before, tokens_after=self.tokens_before, budget=self.request.budget,
             kept=tuple(sorted(turn_ids(self.before))), calls=tuple(self.calls), error=error, reason=reason,
             degraded=tuple(degraded),
         )
 
     def tokens(self, entries: Iterable[MemoryEntry]) -> int:
         """Tokens of ``render_memory(entries)``: what budgets are measured on."""
-        return self.count(render_memory(entries))
+        return self.request.count(render_memory(entries))
 
 
 @dataclass(frozen=True)
@@ -218,21 +205,10 @@ class BaseRollup(Strategy):
     No fields of its own; ``Strategy`` checks the subclass's declared parameters on construction.
     """
 
-    def compact(
-        self,
-        store: MemoryStore,
-        conversation_id: str,
-        *,
-        budget: int,
-        backend: Backend,
-        now: datetime,
-        count: TokenCount,
-    ) -> RollupReport:
-        """Compact ``conversation_id``'s memory toward ``budget`` tokens (by ``count``) at ``now``."""
-        check_now(now)
-        check_budget(budget)
+    def compact(self, store: MemoryStore, conversation_id: str, request: CompactRequest) -> RollupReport:
+        """Compact ``conversation_id``'s memory as ``request`` asks: toward its budget, at its ``now``."""
         before = store.entries(conversation_id)
-        run = Compaction(store, conversation_id, budget, backend, now, count, before, count(render_memory(before)))
+        run = Compaction(store, conversation_id, request, before, request.count(render_memory(before)))
         try:
             edit = self.step(run)
         except RollupFailed as exc:

@@ -46,7 +46,8 @@ class SummaryBuffer(BaseRollup):
     max_tokens: int = param(200, ge=1)
 
     def step(self, compaction: Compaction) -> Edit:
-        store, before, budget, count = compaction.store, compaction.before, compaction.budget, compaction.count
+        store, before, request = compaction.store, compaction.before, compaction.request
+        budget, count = request.budget, request.count
         sid = summary_id(compaction.conversation_id)
         summary = store.get(sid) if sid in store else None
         buffer = sorted((e for e in before if e.id != sid), key=lambda e: (e.end or e.start or _NEVER))

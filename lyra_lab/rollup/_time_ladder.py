@@ -73,7 +73,7 @@ class TimeLadder(BaseRollup):
                 (3, "month", self.month_after_days))
 
     def step(self, compaction: Compaction) -> Edit:
-        before, budget, count = compaction.before, compaction.budget, compaction.count
+        before, budget, count = compaction.before, compaction.request.budget, compaction.request.count
         if compaction.tokens_before <= budget * self.headroom:
             return skip("under budget x headroom")
         work = {e.id: e for e in before}
@@ -83,7 +83,7 @@ class TimeLadder(BaseRollup):
             return count(render_memory(work.values())) > budget
 
         for level, grain, after_days in self.rungs:
-            groups = _eligible(work.values(), level, grain, compaction.now - timedelta(days=after_days))
+            groups = _eligible(work.values(), level, grain, compaction.request.now - timedelta(days=after_days))
             for period, part in sorted(groups):
                 if not over():
                     break
@@ -104,7 +104,7 @@ class TimeLadder(BaseRollup):
     def _fold(self, group: list[MemoryEntry], level: int, grain: Grain, period: str,
               compaction: Compaction) -> tuple[MemoryEntry, list[Completion]]:
         """The digest of ``group`` for ``period`` and the calls it took (recorded by the caller, all or none)."""
-        backend, count = compaction.backend, compaction.count
+        backend, count = compaction.request.backend, compaction.request.count
         parts = self._parts(group, count)
         completions = [ask(backend, _prompts.DIGEST.format(period=period, content=transcript(part)), self.max_tokens,
                            f"{grain} digest {period}" + (f" part {k}/{len(parts)}" if len(parts) > 1 else ""))

@@ -25,7 +25,7 @@ from lyra_lab.backends import Backend, Embedder, FakeLLM
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import MemoryEntry
 from lyra_lab.recall import Recaller
-from lyra_lab.replay import Pipeline, PipelineMemory, Registries, strategy_spec
+from lyra_lab.replay import LiveSetup, Pipeline, PipelineMemory, Registries, strategy_spec
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._types import SYSTEMS, IngestReport, Needs, SystemHit
 
@@ -57,6 +57,19 @@ def recaller_json(value: object) -> str:
     return json.dumps(strategy_spec(Registries.default().recallers.build(spec)), sort_keys=True)
 
 
+def pipeline_param(doc: str) -> str:
+    """The ``pipeline`` parameter of a system that runs one of lyra-lab's pipelines (canonical JSON text)."""
+    return param(json.dumps(DEFAULT_PIPELINE), convert=pipeline_json,
+                 allowed="a pipeline table (chunker, summarizer, rollup, trigger, budgets)",
+                 check=lambda text: bool(json.loads(text)), doc=doc)
+
+
+def recaller_param(doc: str) -> str:
+    """The ``recaller`` parameter of a system that runs one of lyra-lab's pipelines (canonical JSON text)."""
+    return param("bm25", convert=recaller_json, allowed="a recaller name or table",
+                 check=lambda text: bool(json.loads(text)), doc=doc)
+
+
 def _mapping(value: object, what: str) -> Mapping[str, object]:
     if isinstance(value, str):
         try:
@@ -73,12 +86,8 @@ def _mapping(value: object, what: str) -> Mapping[str, object]:
 class PipelineSystem(BaseSystem):
     """A lyra-lab pipeline (chunker, summarizer, rollup, trigger) and a recaller, built live."""
 
-    pipeline: str = param(json.dumps(DEFAULT_PIPELINE), convert=pipeline_json,
-                          allowed="a pipeline table (chunker, summarizer, rollup, trigger, budgets)",
-                          check=lambda text: bool(json.loads(text)),
-                          doc="the memory pipeline, as in an experiment file's pipeline tables.")
-    recaller: str = param("bm25", convert=recaller_json, allowed="a recaller name or table",
-                          check=lambda text: bool(json.loads(text)), doc="how a query is answered.")
+    pipeline: str = pipeline_param("the memory pipeline, as in an experiment file's pipeline tables.")
+    recaller: str = recaller_param("how a query is answered.")
 
     def build(self, registries: Registries | None = None) -> tuple[Pipeline, PipelineRecaller]:
         """The ``Pipeline`` and the recaller these specs name.
@@ -108,8 +117,8 @@ class PipelineSystem(BaseSystem):
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "PipelineSession":
         pipeline, recaller = self.build()
-        return PipelineSession(self.label(), PipelineMemory(conversation_id, pipeline, recaller,
-                                                            backend=backend or FakeLLM(), embedder=embedder))
+        setup = LiveSetup(backend or FakeLLM(), recaller=recaller, embedder=embedder)
+        return PipelineSession(self.label(), PipelineMemory(conversation_id, pipeline, setup))
 
 
 class PipelineSession(BaseSession):

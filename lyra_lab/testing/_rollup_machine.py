@@ -32,7 +32,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from lyra_lab.backends import FakeLLM
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore, render_memory
-from lyra_lab.rollup import Rollup, in_period, period_grain, period_key
+from lyra_lab.rollup import CompactRequest, Rollup, in_period, period_grain, period_key
 from lyra_lab.testing._chunk_invariants import InvariantViolation
 from lyra_lab.testing._conversations import turn_texts
 
@@ -102,7 +102,8 @@ def rollup_machine(rollup: Rollup, *, budget: int = 60,
         def compact(self, after: timedelta, reply_words: int) -> None:
             self.clock += after
             llm = FakeLLM(respond=lambda msgs: " ".join(["digest"] * reply_words))
-            report = rollup.compact(self.store, CID, budget=budget, backend=llm, now=self.clock, count=count)
+            report = rollup.compact(self.store, CID,
+                                    CompactRequest(budget=budget, backend=llm, now=self.clock, count=count))
             if report.error is not None:
                 raise fail("error reported", f"a working LLM gave error {report.error!r}")
             tokens = count(render_memory(self.store.entries(CID)))
@@ -125,7 +126,8 @@ def rollup_machine(rollup: Rollup, *, budget: int = 60,
                 event(f"memory holds level-{level} entries")
             # Compacting again with nothing new changes nothing (and calls no LLM).
             snapshot, idle = self.store.dumps(), FakeLLM()
-            again = rollup.compact(self.store, CID, budget=budget, backend=idle, now=self.clock, count=count)
+            again = rollup.compact(self.store, CID,
+                                   CompactRequest(budget=budget, backend=idle, now=self.clock, count=count))
             if self.store.dumps() != snapshot or again.dropped or idle.calls:
                 raise fail("idempotent", "compacting again with nothing new changed the memory or called the LLM")
 
@@ -134,7 +136,8 @@ def rollup_machine(rollup: Rollup, *, budget: int = 60,
             self.clock += after
             llm = FakeLLM(fail=lambda msgs: len(llm.calls) > fail_after)
             snapshot = self.store.dumps()
-            report = rollup.compact(self.store, CID, budget=budget, backend=llm, now=self.clock, count=count)
+            report = rollup.compact(self.store, CID,
+                                    CompactRequest(budget=budget, backend=llm, now=self.clock, count=count))
             failed = len(llm.calls) > fail_after
             event(f"failing LLM: {'failed' if failed else 'not reached'}")
             if failed and self.store.dumps() != snapshot:

@@ -69,10 +69,10 @@ SPY_LOG: dict[str, list] = {"rollup": [], "recall": []}
 class SpyRollup:
     """Changes nothing; records ``now`` and the newest turn time in memory at each call."""
 
-    def compact(self, store, conversation_id, *, budget, backend, now, count):
+    def compact(self, store, conversation_id, request):
         newest = max(e.end for e in store.entries(conversation_id) if e.end is not None)
-        SPY_LOG["rollup"].append((now, newest, len(store)))
-        return RollupReport(ran=False, tokens_before=0, tokens_after=0, budget=budget, reason="spy")
+        SPY_LOG["rollup"].append((request.now, newest, len(store)))
+        return RollupReport(ran=False, tokens_before=0, tokens_after=0, budget=request.budget, reason="spy")
 
 
 @TEST_RECALLERS.register("spy")

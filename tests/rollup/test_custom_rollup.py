@@ -13,7 +13,7 @@ from lyra_lab.corpus import Conversation, Session, Turn
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore, render_memory
 from lyra_lab.recall import RECALLERS
 from lyra_lab.replay import Pipeline, Registries, ReplaySetup, TRIGGERS, replay
-from lyra_lab.rollup import ROLLUPS, BaseRollup, Compaction, Edit, skip
+from lyra_lab.rollup import ROLLUPS, BaseRollup, CompactRequest, Compaction, Edit, skip
 from lyra_lab.summarize import SUMMARIZERS
 from lyra_lab.testing import rollup_machine, word_count
 
@@ -24,7 +24,7 @@ class FoldAll(BaseRollup):
 
     def step(self, compaction: Compaction) -> Edit:
         before = compaction.before
-        if compaction.tokens_before <= compaction.budget:
+        if compaction.tokens_before <= compaction.request.budget:
             return skip("within budget")
         reply = compaction.ask("Summarize:\n" + render_memory(before), max_tokens=50)
         cid = compaction.conversation_id
@@ -36,7 +36,7 @@ class FoldAll(BaseRollup):
             end=max((e.end for e in before if e.end), default=None), level=1,
         )
         everything = [e.id for e in before]
-        if compaction.tokens([note]) > compaction.budget:
+        if compaction.tokens([note]) > compaction.request.budget:
             return Edit("the note alone is over budget: dropped", remove=everything)
         return Edit("folded into one note", add=[note], remove=everything)
 
@@ -55,7 +55,8 @@ def test_the_step_is_all_a_rollup_writes_and_the_base_reports_it():
     # each line "[2023-05-08] user: <4 or 5 words>" is 6 or 7 words: 6 + 6 + 7 = 19 tokens by word count
     assert word_count(render_memory(store.entries("c"))) == 19
     llm = FakeLLM(respond=lambda messages: "tea porto miso")
-    report = FoldAll().compact(store, "c", budget=10, backend=llm, now=T0 + timedelta(days=1), count=word_count)
+    report = FoldAll().compact(store, "c", CompactRequest(
+        budget=10, backend=llm, now=T0 + timedelta(days=1), count=word_count))
     assert render_memory(store.entries("c")) == "[2023-05-08] tea porto miso"
     assert (report.ran, report.tokens_before, report.tokens_after, report.budget) == (True, 19, 4, 10)
     assert report.folded == ("t0", "t1", "t2") and report.kept == report.dropped == ()
@@ -64,22 +65,22 @@ def test_the_step_is_all_a_rollup_writes_and_the_base_reports_it():
     assert len(store.entries("other")) == 3  # another conversation is never touched
 
     # within budget now: the step says so, the base reports it unchanged and calls no LLM
-    again = FoldAll().compact(store, "c", budget=10, backend=FakeLLM(), now=T0 + timedelta(days=2),
-                              count=word_count)
+    again = FoldAll().compact(store, "c", CompactRequest(
+        budget=10, backend=FakeLLM(), now=T0 + timedelta(days=2), count=word_count))
     assert (again.ran, again.reason, again.kept, again.calls) == (False, "within budget", ("t0", "t1", "t2"), ())
 
 
 def test_a_failed_llm_call_changes_nothing_and_a_note_over_budget_is_dropped():
     store = MemoryStore(_turns())
     snapshot = store.dumps()
-    failed = FoldAll().compact(store, "c", budget=10, backend=FakeLLM(fail=lambda messages: True),
-                               now=T0 + timedelta(days=1), count=word_count)
+    failed = FoldAll().compact(store, "c", CompactRequest(
+        budget=10, backend=FakeLLM(fail=lambda messages: True), now=T0 + timedelta(days=1), count=word_count))
     assert store.dumps() == snapshot and not failed.ran and failed.reason == "llm failed" and failed.error
     assert failed.tokens_after == failed.tokens_before == 19
 
     long_reply = FakeLLM(respond=lambda messages: "word " * 12)  # the note alone: 13 > 10 tokens
-    dropped = FoldAll().compact(store, "c", budget=10, backend=long_reply, now=T0 + timedelta(days=1),
-                                count=word_count)
+    dropped = FoldAll().compact(store, "c", CompactRequest(
+        budget=10, backend=long_reply, now=T0 + timedelta(days=1), count=word_count))
     assert store.entries("c") == [] and dropped.dropped == ("t0", "t1", "t2") and dropped.digests == ()
     assert (dropped.ran, dropped.tokens_after, len(dropped.calls)) == (True, 0, 1)
 

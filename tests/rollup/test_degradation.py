@@ -13,7 +13,7 @@ import pytest
 
 from lyra_lab.backends import BackendError, FakeLLM
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.rollup import FactExtraction, SessionGist, SummaryBuffer, TimeLadder
+from lyra_lab.rollup import CompactRequest, FactExtraction, SessionGist, SummaryBuffer, TimeLadder
 from lyra_lab.testing import word_count
 
 MON = datetime(2023, 5, 8, 10, 0, tzinfo=timezone.utc)
@@ -43,7 +43,8 @@ class Raising:
 
 
 def compact(rollup, store, backend):
-    return rollup.compact(store, "c", budget=5, backend=backend, now=MON + timedelta(days=9), count=word_count)
+    return rollup.compact(store, "c", CompactRequest(
+        budget=5, backend=backend, now=MON + timedelta(days=9), count=word_count))
 
 
 def test_a_failed_digest_is_an_unchanged_degradation_naming_the_period():
@@ -87,8 +88,8 @@ def test_a_failed_facts_batch_names_the_batch_and_changes_nothing():
 
 def test_session_gist_and_summary_buffer_name_their_step():
     store = MemoryStore([turn(0, MON), turn(1, MON), turn(2, MON + timedelta(days=1), "s2")])
-    (d,) = SessionGist(every_turns=20).compact(store, "c", budget=1000, backend=FakeLLM(fail=lambda m: True),
-                                               now=MON + timedelta(days=2), count=word_count).degraded
+    (d,) = SessionGist(every_turns=20).compact(store, "c", CompactRequest(
+        budget=1000, backend=FakeLLM(fail=lambda m: True), now=MON + timedelta(days=2), count=word_count)).degraded
     assert d.where == "session_gist: gist of session s1"
     (d,) = compact(SummaryBuffer(), store, FakeLLM(fail=lambda m: True)).degraded
     assert d.where.startswith("summary_buffer: summary fold of ")

@@ -20,13 +20,13 @@ FAST = settings(max_examples=300, stateful_step_count=20, deadline=None, phases=
 class SilentDropper:
     """Drops the oldest entry whenever over budget and does not report it."""
 
-    def compact(self, store, conversation_id, *, budget, backend, now, count):
-        entries = store.entries(conversation_id)
+    def compact(self, store, conversation_id, request):
+        entries, count = store.entries(conversation_id), request.count
         tokens = count(render_memory(entries))
-        while entries and count(render_memory(entries)) > budget:
+        while entries and count(render_memory(entries)) > request.budget:
             store.apply(remove=[entries.pop(0).id])
         return RollupReport(ran=True, tokens_before=tokens, tokens_after=count(render_memory(entries)),
-                            budget=budget, kept=tuple(t for e in entries for t in e.turn_ids))
+                            budget=request.budget, kept=tuple(t for e in entries for t in e.turn_ids))
 
 
 @dataclass(frozen=True)
@@ -38,11 +38,11 @@ class HalfCommitter(TimeLadder):
         object.__setattr__(self, "_last", digest)  # a test double: frozen-ness bypassed on purpose
         return digest, completion
 
-    def compact(self, store, conversation_id, **kwargs):
+    def compact(self, store, conversation_id, request):
         # forget the previous call's digest: state kept across hypothesis examples made the
         # machine's data generation inconsistent between a run and its replay (FlakyStrategyDefinition)
         object.__setattr__(self, "_last", None)
-        report = super().compact(store, conversation_id, **kwargs)
+        report = super().compact(store, conversation_id, request)
         if report.error and getattr(self, "_last", None) is not None and self._last.id not in store:
             store.add(self._last)  # leak a digest computed before the failure
         return report

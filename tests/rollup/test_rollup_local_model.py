@@ -9,7 +9,7 @@ import pytest
 from lyra_lab.backends import token_counter
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import MemoryEntry, MemoryStore
-from lyra_lab.rollup import TimeLadder, render_memory
+from lyra_lab.rollup import CompactRequest, TimeLadder, render_memory
 
 T0 = datetime(2023, 5, 8, 18, tzinfo=timezone.utc)
 LINES = [
@@ -29,8 +29,8 @@ def test_time_ladder_compacts_with_the_local_model(local_backend):
     store = MemoryStore([MemoryEntry.from_turn(t) for t in turns])
     count = token_counter("gpt-4o-mini")
     before = count(render_memory(store.entries("c")))
-    report = TimeLadder(max_tokens=32).compact(store, "c", budget=before // 2, backend=local_backend,
-                                               now=T0 + timedelta(days=10), count=count)
+    report = TimeLadder(max_tokens=32).compact(store, "c", CompactRequest(
+        budget=before // 2, backend=local_backend, now=T0 + timedelta(days=10), count=count))
     assert report.error is None, report.error
     assert report.ran and report.tokens_after <= before // 2
     digests = store.entries("c", kind="digest")

@@ -15,7 +15,7 @@ import pytest
 
 import lyra_lab
 from lyra_lab.backends import FakeLLM, HashingEmbedder
-from lyra_lab.replay import Pipeline, PipelineMemory, Registries, ReplaySetup, replay
+from lyra_lab.replay import LiveSetup, Pipeline, PipelineMemory, Registries, ReplaySetup, replay
 from lyra_lab.systems import PipelineSystem, as_recall_hits, run_system
 
 SYNTHETIC = Path(__file__).resolve().parents[2] / "datasets" / "synthetic_small.jsonl"
@@ -61,7 +61,7 @@ def test_the_memory_itself_is_the_replay_engines_once_finished(conversation_and_
     conv, _ = conversation_and_probes
     pipeline = Pipeline.from_dict(WITH_FAKE_LLM, Registries.default())
     replayed = replay(conv, [], pipeline, ReplaySetup(_fake(), recallers={}))
-    live = PipelineMemory(conv.id, pipeline, None, backend=_fake())
+    live = PipelineMemory(conv.id, pipeline, LiveSetup(_fake()))
     live.extend(lyra_lab.replay.clock_order(conv))
     assert live.pending > 0  # the last window waits for a next turn that never comes ...
     live.finish()  # ... until the conversation is declared over
@@ -74,9 +74,28 @@ def test_between_sessions_a_live_memory_has_not_flushed_yet(conversation_and_pro
     conv, _ = conversation_and_probes
     pipeline = Pipeline.from_dict({**LLM_FREE, "trigger": "session_end"}, Registries.default())
     first = conv.sessions[0]
-    live = PipelineMemory(conv.id, pipeline, None, backend=_fake())
+    live = PipelineMemory(conv.id, pipeline, LiveSetup(_fake()))
     live.extend(first.turns)
     assert live.pending == len(first.turns)  # no look-ahead: the session may go on
     assert {e.kind for e in live.store} == {"turn"}
     live.add(conv.sessions[1].turns[0])  # the next session's first turn closes the first session
     assert live.pending == 1 and "chunk" in {e.kind for e in live.store}
+
+
+def test_a_live_memory_logs_its_flushes_and_needs_a_recaller_to_be_asked(conversation_and_probes):
+    conv, _ = conversation_and_probes
+    pipeline = Pipeline.from_dict(WITH_FAKE_LLM, Registries.default())
+    events = []
+
+    class ListLog:
+        def event(self, event, /, **fields):
+            events.append((event, fields))
+
+    live = PipelineMemory(conv.id, pipeline, LiveSetup(_fake(), log=ListLog()))
+    live.extend(lyra_lab.replay.clock_order(conv))
+    live.finish()
+    kinds = [kind for kind, _ in events]
+    assert kinds.count("summary_written") == kinds.count("rollup_report") == live.flushes > 0
+    assert {fields["conversation_id"] for _, fields in events} == {conv.id}
+    with pytest.raises(ValueError, match="no recaller"):
+        live.recall("anything", 3)
