@@ -16,6 +16,18 @@ Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 NOT_A_RUN = "not a lyra-lab run folder, or one made by a newer version of lyra-lab"
 
 
+def at_least_one(args: argparse.Namespace, *flags: str) -> None:
+    """Each of ``flags`` (names in ``args``; ``None`` where not given) is at least 1, else one UsageError line.
+
+    The line names the option as typed: ``at_least_one(args, "max_tokens")`` fails with
+    ``--max-tokens must be >= 1, got 0``.
+    """
+    for flag in flags:
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
+
+
 def input_file(path: str | Path, what: str = "file") -> Path:
     """``path`` as an existing, readable file (not a folder)."""
     p = Path(path)
