@@ -1,4 +1,4 @@
-"""Argument checks shared by the commands: each failure is one UsageError line."""
+"""Argument checks shared by the commands: each failure is one line (a ``UsageError``, or a ``ConfigError`` for a bad value)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TypeAlias
 
+from lyra_lab._registry import ConfigError
 from lyra_lab.runs import read_cell_rows
 from lyra_lab.commands._errors import UsageError
 
@@ -17,7 +18,7 @@ NOT_A_RUN = "not a lyra-lab run folder, or one made by a newer version of lyra-l
 
 
 def at_least_one(args: argparse.Namespace, *flags: str) -> None:
-    """Each of ``flags`` (names in ``args``; ``None`` where not given) is at least 1, else one UsageError line.
+    """Each of ``flags`` (names in ``args``; ``None`` where not given) is at least 1, else one ``ConfigError`` line.
 
     The line names the option as typed: ``at_least_one(args, "max_tokens")`` fails with
     ``--max-tokens must be >= 1, got 0``.
@@ -25,7 +26,7 @@ def at_least_one(args: argparse.Namespace, *flags: str) -> None:
     for flag in flags:
         value = getattr(args, flag)
         if value is not None and value < 1:
-            raise UsageError(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
+            raise ConfigError(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
 
 
 def input_file(path: str | Path, what: str = "file") -> Path:
