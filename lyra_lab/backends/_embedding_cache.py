@@ -28,6 +28,7 @@ from lyra_lab.backends._progress import track
 from lyra_lab._run_records import EMBEDDING_CACHE
 from lyra_lab.backends._sqlite import check_version, connect, retry_busy, write
 from lyra_lab.backends._types import Embedder
+from lyra_lab.backends._wrap import EmbedderWrapper
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -130,8 +131,8 @@ class EmbeddingCacheStats:
         return asdict(self)
 
 
-class CachedEmbedder:
-    """An Embedder that asks ``embedder`` only for texts the cache has not seen.
+class CachedEmbedder(EmbedderWrapper):
+    """An Embedder that asks ``embedder`` (its ``inner``) only for texts the cache has not seen.
 
     Misses are embedded in batches of at most ``write_every`` texts (and about
     ``write_chars`` characters), and each batch's vectors are written to the
@@ -149,17 +150,12 @@ class CachedEmbedder:
             raise TypeError(f"{embedder!r} is not an Embedder: it needs name, dim, identity() and embed()")
         if write_every < 1 or write_chars < 1:
             raise ValueError(f"write_every and write_chars must be >= 1, got {write_every}, {write_chars}")
-        self.embedder = embedder
+        super().__init__(embedder)
         self.cache = cache
-        self.name = embedder.name
         self.identity_key = embedder_identity(embedder)
         self.write_every, self.write_chars = write_every, write_chars
         self._stats = EmbeddingCacheStats(embedder.name)
         self._lock = threading.Lock()
-
-    @property
-    def dim(self) -> int:
-        return self.embedder.dim
 
     @property
     def hits(self) -> int:
@@ -175,7 +171,7 @@ class CachedEmbedder:
             return self._stats
 
     def identity(self) -> dict[str, Any]:
-        return dict(json.loads(self.identity_key))
+        return dict(json.loads(self.identity_key))  # as keyed when built, without asking ``inner`` again
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         texts = check_texts(texts, kind)
@@ -195,7 +191,7 @@ class CachedEmbedder:
 
     def _embed_batch(self, batch: list[tuple[str, str]], kind: str) -> dict[str, np.ndarray]:
         started = time.perf_counter()
-        fresh = np.asarray(self.embedder.embed([text for _, text in batch], kind=kind), dtype=np.float32)
+        fresh = np.asarray(self.inner.embed([text for _, text in batch], kind=kind), dtype=np.float32)
         seconds = time.perf_counter() - started
         if fresh.shape != (len(batch), self.dim):
             raise ValueError(f"embedder {self.name} returned shape {fresh.shape} for {len(batch)} texts; "
@@ -212,7 +208,7 @@ class CachedEmbedder:
                                   embedded_chars=s.embedded_chars + chars, embed_s=s.embed_s + seconds)
 
     def __repr__(self) -> str:
-        return f"CachedEmbedder({self.embedder!r}, {self.cache!r})"
+        return f"CachedEmbedder({self.inner!r}, {self.cache!r})"
 
 
 def _batches(items: list[tuple[str, str]], max_texts: int, max_chars: int) -> Iterator[list[tuple[str, str]]]:

@@ -1,4 +1,4 @@
-"""Argument checks shared by the commands: each failure is one UsageError line."""
+"""Argument checks shared by the commands: each failure is one line (a ``UsageError``, or a ``ConfigError`` for a bad value)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TypeAlias
 
+from lyra_lab._registry import ConfigError
 from lyra_lab.runs import read_cell_rows
 from lyra_lab.commands._errors import UsageError
 
@@ -14,6 +15,18 @@ from lyra_lab.commands._errors import UsageError
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 NOT_A_RUN = "not a lyra-lab run folder, or one made by a newer version of lyra-lab"
+
+
+def at_least_one(args: argparse.Namespace, *flags: str) -> None:
+    """Each of ``flags`` (names in ``args``; ``None`` where not given) is at least 1, else one ``ConfigError`` line.
+
+    The line names the option as typed: ``at_least_one(args, "max_tokens")`` fails with
+    ``--max-tokens must be >= 1, got 0``.
+    """
+    for flag in flags:
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
 
 
 def input_file(path: str | Path, what: str = "file") -> Path:

@@ -74,11 +74,9 @@ def run(args: argparse.Namespace) -> int:
 
     from lyra_lab._registry import ConfigError
     from lyra_lab.bench import SweepSpec, bench_backend, cloud_like_server, run_sweep
+    from lyra_lab.commands._checks import at_least_one
 
-    for flag in ("requests", "prompt_tokens", "max_tokens", "max_attempts"):
-        value = getattr(args, flag)
-        if value is not None and value < 1:
-            raise ConfigError(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
+    at_least_one(args, "requests", "prompt_tokens", "max_tokens", "max_attempts")
     if args.time_cap <= 0:
         raise ConfigError(f"--time-cap must be > 0, got {args.time_cap}")
     concurrency = args.concurrency if args.concurrency is not None else ([] if args.rate else [1, 2, 4, 8])

@@ -35,12 +35,11 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab compare`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab._registry import ConfigError
-    from lyra_lab.commands._checks import check_parquet, run_folder
+    from lyra_lab.commands._checks import at_least_one, check_parquet, run_folder
     from lyra_lab.reports import compare_runs
     from lyra_lab.runs import ResultsFormatError
 
-    if args.resamples < 1:
-        raise ConfigError(f"--resamples must be >= 1, got {args.resamples}")
+    at_least_one(args, "resamples")
     folders = [run_folder(f, must_exist=True) for f in (args.run_a, args.run_b) if f is not None]
     if len(folders) == 2 and folders[0].resolve() == folders[1].resolve():
         raise ConfigError(f"{folders[0]} is given twice; give one folder to compare its pipelines among themselves")

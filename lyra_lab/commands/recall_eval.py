@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.commands._checks import input_file
+from lyra_lab.commands._checks import at_least_one, input_file
 
 if TYPE_CHECKING:
     from lyra_lab.commands._checks import Subparsers
@@ -83,10 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from lyra_lab.experiments import CorpusSpec, run_recall_eval
     from lyra_lab.recall import RECALLERS
 
-    if args.k < 1:
-        raise ConfigError(f"--k must be >= 1, got {args.k}")
-    if args.resamples < 1:
-        raise ConfigError(f"--resamples must be >= 1, got {args.resamples}")
+    at_least_one(args, "k", "resamples")
     input_file(args.path, "corpus file")
     if args.probes:
         input_file(args.probes, "probes file")

@@ -30,12 +30,11 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab report`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab._registry import ConfigError
-    from lyra_lab.commands._checks import check_parquet, run_folder
+    from lyra_lab.commands._checks import at_least_one, check_parquet, run_folder
     from lyra_lab.runs import ResultsFormatError
     from lyra_lab.reports import write_report
 
-    if args.resamples < 1:
-        raise ConfigError(f"--resamples must be >= 1, got {args.resamples}")
+    at_least_one(args, "resamples")
     run_dir = run_folder(args.run_dir, must_exist=True)
     check_parquet(run_dir)
     args.log_path = run_dir / "log.jsonl"

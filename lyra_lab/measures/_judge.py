@@ -23,6 +23,7 @@ from typing import Any, Mapping
 from lyra_lab.backends import Backend, Completion
 from lyra_lab.corpus import Probe
 from lyra_lab.matching import expects_abstention
+from lyra_lab.measures._named import by_name, look_up
 
 _ABSTAIN_GOLD = "(nothing: the conversation never says this; a correct answer says it is not mentioned)"
 
@@ -91,21 +92,18 @@ LONGMEMEVAL_JUDGE = TypedJudgePrompt(
 )
 
 
-JUDGE_PROMPTS: dict[str, JudgePrompt] = {
-    p.name: p
-    for p in (
-        # After the LoCoMo judge used by Mem0's evaluation: generous on wording and date formats.
-        JudgePrompt(
-            "correct_wrong_v1",
-            "Label a generated answer to a question about a past conversation as CORRECT or WRONG.\n"
-            "Be generous: it is CORRECT if it refers to the same thing, person, date or time period "
-            "as the gold answer, even in other words or date formats. It is WRONG if it misses or "
-            "contradicts the gold answer.\n\nQuestion: {question}\nGold answer: {gold}\n"
-            "Generated answer: {answer}\n\nReply with one word: CORRECT or WRONG.",
-        ),
-    )
-}
-JUDGE_PROMPTS[LONGMEMEVAL_JUDGE.name] = LONGMEMEVAL_JUDGE  # type: ignore[assignment]
+JUDGE_PROMPTS: dict[str, JudgePrompt | TypedJudgePrompt] = by_name(
+    # After the LoCoMo judge used by Mem0's evaluation: generous on wording and date formats.
+    JudgePrompt(
+        "correct_wrong_v1",
+        "Label a generated answer to a question about a past conversation as CORRECT or WRONG.\n"
+        "Be generous: it is CORRECT if it refers to the same thing, person, date or time period "
+        "as the gold answer, even in other words or date formats. It is WRONG if it misses or "
+        "contradicts the gold answer.\n\nQuestion: {question}\nGold answer: {gold}\n"
+        "Generated answer: {answer}\n\nReply with one word: CORRECT or WRONG.",
+    ),
+    LONGMEMEVAL_JUDGE,
+)
 DEFAULT_JUDGE_PROMPT = "correct_wrong_v1"
 
 
@@ -128,8 +126,7 @@ class JudgeConfig:
     def __post_init__(self) -> None:
         from lyra_lab._registry import ConfigError
 
-        if self.prompt not in JUDGE_PROMPTS:
-            raise ConfigError(f"unknown judge prompt {self.prompt!r}; known: {', '.join(sorted(JUDGE_PROMPTS))}")
+        look_up(JUDGE_PROMPTS, self.prompt, "judge prompt")
         if not self.backend:
             raise ConfigError(f"judge {self.prompt!r} needs a 'backend' (the judge model is a named variable)")
         if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
@@ -211,12 +208,7 @@ def judge_answer(
 ) -> JudgeResult:
     """Ask the judge ``backend`` whether ``answer`` is correct for ``probe`` (temperature 0)."""
     if not isinstance(prompt, (JudgePrompt, TypedJudgePrompt)):
-        try:
-            prompt = JUDGE_PROMPTS[prompt]
-        except KeyError:
-            from lyra_lab._registry import ConfigError
-
-            raise ConfigError(f"unknown judge prompt {prompt!r}; known: {', '.join(sorted(JUDGE_PROMPTS))}") from None
+        prompt = look_up(JUDGE_PROMPTS, prompt, "judge prompt")
     message = {"role": "user", "content": prompt.render(probe, answer)}
     completion = backend.complete([message], max_tokens=max_tokens, temperature=0.0)
     score, parsed = parse_judgement(completion.text)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from lyra_lab.backends import Backend, Completion, Message
 from lyra_lab.corpus import Probe
+from lyra_lab.measures._named import by_name, look_up
 from lyra_lab.measures._scorers import score_with
 
 def score_answer(probe: Probe, prediction: str, scorer: str = "squad") -> dict[str, float]:
@@ -41,37 +42,27 @@ class AnswerPrompt:
 
 
 # Instruction and content go in ONE user message: the tiny local model ignores system prompts.
-ANSWER_PROMPTS: dict[str, AnswerPrompt] = {
-    p.name: p
-    for p in (
-        AnswerPrompt(
-            "short_v1",
-            "Answer the question using only the memory below. Reply with a short phrase "
-            "(a few words, no full sentence). If the memory does not contain the answer, "
-            "reply exactly: Not mentioned.\n\nMemory:\n{context}\n\nQuestion: {question}\nAnswer:",
-        ),
-        AnswerPrompt(
-            "dated_v1",
-            "Today is {asked_at}. Answer the question using only the memory below, which is "
-            "dated. Give dates as absolute dates. Reply with a short phrase. If the memory does "
-            "not contain the answer, reply exactly: Not mentioned.\n\nMemory:\n{context}\n\n"
-            "Question: {question}\nAnswer:",
-        ),
-    )
-}
+ANSWER_PROMPTS: dict[str, AnswerPrompt] = by_name(
+    AnswerPrompt(
+        "short_v1",
+        "Answer the question using only the memory below. Reply with a short phrase "
+        "(a few words, no full sentence). If the memory does not contain the answer, "
+        "reply exactly: Not mentioned.\n\nMemory:\n{context}\n\nQuestion: {question}\nAnswer:",
+    ),
+    AnswerPrompt(
+        "dated_v1",
+        "Today is {asked_at}. Answer the question using only the memory below, which is "
+        "dated. Give dates as absolute dates. Reply with a short phrase. If the memory does "
+        "not contain the answer, reply exactly: Not mentioned.\n\nMemory:\n{context}\n\n"
+        "Question: {question}\nAnswer:",
+    ),
+)
 DEFAULT_ANSWER_PROMPT = "short_v1"
 
 
 def get_answer_prompt(prompt: str | AnswerPrompt) -> AnswerPrompt:
     """The ``AnswerPrompt`` named ``prompt`` (or ``prompt`` itself); ``ConfigError`` for an unknown name."""
-    if isinstance(prompt, AnswerPrompt):
-        return prompt
-    try:
-        return ANSWER_PROMPTS[prompt]
-    except KeyError:
-        from lyra_lab._registry import ConfigError
-
-        raise ConfigError(f"unknown answer prompt {prompt!r}; known: {', '.join(sorted(ANSWER_PROMPTS))}") from None
+    return prompt if isinstance(prompt, AnswerPrompt) else look_up(ANSWER_PROMPTS, prompt, "answer prompt")
 
 
 def answer_probe(probe: Probe, context: str, backend: Backend, prompt: str | AnswerPrompt = DEFAULT_ANSWER_PROMPT,

@@ -12,6 +12,7 @@ afresh, from the kept vectors, once deleted labels are more than half of it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -20,7 +21,7 @@ import numpy as np
 from lyra_lab.backends import Embedder
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, Scored, require_embedder
-from lyra_lab.recall._index import ChangeLogIndex, embed_passages, query_vector
+from lyra_lab.recall._index import VectorIndex, query_vector
 from lyra_lab.recall._types import Query
 from lyra_lab._params import param
 
@@ -30,26 +31,18 @@ if TYPE_CHECKING:
 _MIN_CAPACITY = 1024
 
 
-class AnnIndex(ChangeLogIndex):
+class AnnIndex(VectorIndex):
     """An HNSW graph over one conversation's entry embeddings (inner product on unit vectors).
 
     Attributes:
-        embedded: how many texts this index has embedded so far.
         builds: how many times the graph was built from scratch (1 + compactions).
     """
 
     def __init__(self, conversation_id: str, dim: int, m: int, ef_construction: int, threads: int):
-        self.conversation_id = conversation_id
-        self.dim, self.m, self.ef_construction, self.threads = dim, m, ef_construction, threads
-        self.version = 0
-        self.embedded = 0
+        super().__init__(conversation_id, dim)  # an entry's row is its label in the graph
+        self.m, self.ef_construction, self.threads = m, ef_construction, threads
         self.builds = 0
         self._graph: Any = None  # an hnswlib.Index once the first entries come (hnswlib has no type stubs)
-        self._entries: list[MemoryEntry | None] = []  # by label
-        self._label: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self._label)
 
     def _new_graph(self, capacity: int) -> hnswlib.Index:
         try:
@@ -63,17 +56,12 @@ class AnnIndex(ChangeLogIndex):
         self.builds += 1
         return graph
 
-    def _add(self, fresh: list[MemoryEntry], embedder: Embedder) -> None:
-        self._insert(fresh, embed_passages(embedder, fresh, self.dim))
-        self.embedded += len(fresh)
-
     def _kill(self, entry_id: str) -> None:
-        label = self._label.pop(entry_id, None)
+        label = self._unplace(entry_id)
         if label is not None:
-            self._entries[label] = None
             self._graph.mark_deleted(label)
 
-    def _insert(self, entries: list[MemoryEntry], vectors: np.ndarray) -> None:
+    def _store(self, entries: Sequence[MemoryEntry], vectors: np.ndarray) -> None:
         start = len(self._entries)
         need = start + len(entries)
         if self._graph is None:
@@ -81,20 +69,16 @@ class AnnIndex(ChangeLogIndex):
         elif need > self._graph.get_max_elements():
             self._graph.resize_index(max(need, 2 * self._graph.get_max_elements()))
         self._graph.add_items(vectors, np.arange(start, need), num_threads=self.threads)
-        for offset, entry in enumerate(entries):
-            self._label[entry.id] = start + offset
-        self._entries.extend(entries)
+        self._place(entries)
 
     def _maybe_compact(self) -> None:
-        used = len(self._entries)
-        dead = used - len(self._label)
-        if dead <= _MIN_CAPACITY or dead * 2 <= used:
+        if not self._compact_due(_MIN_CAPACITY):
             return
         keep = [i for i, e in enumerate(self._entries) if e is not None]
         entries = [self._entries[i] for i in keep]
         vectors = self._vectors(keep)
-        self._graph, self._entries, self._label = None, [], {}
-        self._insert(entries, vectors)  # type: ignore[arg-type]
+        self._graph, self._entries, self._row = None, [], {}
+        self._store(entries, vectors)  # type: ignore[arg-type]
 
     def _vectors(self, labels: list[int] | np.ndarray) -> np.ndarray:
         """Stored vectors of the labels (the graph keeps them: no second copy here)."""
@@ -103,7 +87,7 @@ class AnnIndex(ChangeLogIndex):
 
     def search(self, query_vector: np.ndarray, k: int, ef: int) -> list[tuple[MemoryEntry, float]]:
         """About the ``k`` most similar live entries, best first, with their cosine."""
-        k = min(k, len(self._label))
+        k = min(k, len(self._row))
         if k <= 0:
             return []
         query_vector = np.asarray(query_vector, dtype=np.float32)
@@ -112,7 +96,7 @@ class AnnIndex(ChangeLogIndex):
             labels, distances = self._graph.knn_query(query_vector, k=k, num_threads=1)
         except RuntimeError:
             # Too few reachable live nodes (a small graph with many deletions): scan exactly.
-            live = np.array(sorted(self._label.values()), dtype=np.int64)
+            live = np.array(sorted(self._row.values()), dtype=np.int64)
             scores = self._vectors(live) @ query_vector
             best = np.argsort(-scores, kind="stable")[:k]
             return [(self._entries[int(live[i])], float(scores[i])) for i in best]  # type: ignore[misc]

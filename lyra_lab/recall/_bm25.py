@@ -137,21 +137,15 @@ class Bm25Index(ChangeLogIndex):
     """
 
     def __init__(self, conversation_id: str, tokenizer: Tokenizer | None = None):
-        self.conversation_id = conversation_id
+        super().__init__(conversation_id)
         self.tokenizer = tokenizer or Tokenizer()
-        self.version = 0
         self.tokenized = 0
         self._vocab: dict[str, int] = {}
         self._postings: list[_Postings] = []
         self._lengths = np.zeros(_MIN_CAPACITY, dtype=np.float64)  # tokens after stopwords, per row
         self._alive = np.zeros(_MIN_CAPACITY, dtype=bool)
-        self._entries: list[MemoryEntry | None] = []
-        self._row: dict[str, int] = {}
         self._total_length = 0  # of live rows
         self._terms: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # term -> (rows, float32 scores), until a change
-
-    def __len__(self) -> int:
-        return len(self._row)
 
     def _changed(self) -> None:
         self._terms = {}
@@ -163,11 +157,10 @@ class Bm25Index(ChangeLogIndex):
         self.tokenized += len(fresh)
 
     def _kill(self, entry_id: str) -> None:
-        row = self._row.pop(entry_id, None)
+        row = self._unplace(entry_id)
         if row is not None:
             self._changed()
             self._alive[row] = False
-            self._entries[row] = None
             self._total_length -= int(self._lengths[row])
 
     def _append(self, entries: Sequence[MemoryEntry]) -> None:
@@ -187,9 +180,7 @@ class Bm25Index(ChangeLogIndex):
         self._lengths[start:need] = lengths
         self._alive[start:need] = True
         self._total_length += int(lengths.sum())
-        for offset, entry in enumerate(entries):
-            self._row[entry.id] = start + offset
-        self._entries.extend(entries)
+        self._place(entries)
 
         if not lengths.sum():
             return
@@ -203,12 +194,10 @@ class Bm25Index(ChangeLogIndex):
             self._postings[pair_terms[lo]].extend(pair_rows[lo:hi], tfs[lo:hi])
 
     def _maybe_compact(self) -> None:
-        used = len(self._entries)
-        dead = used - len(self._row)
-        if dead <= _MIN_CAPACITY or dead * 2 <= used:
+        if not self._compact_due(_MIN_CAPACITY):
             return
         self._changed()
-        keep = self._alive[:used]
+        keep = self._alive[: len(self._entries)]
         new_row = np.cumsum(keep) - 1
         for postings in self._postings:
             rows, tfs = postings.rows[: postings.size], postings.tfs[: postings.size]

@@ -36,14 +36,41 @@ def _epoch(entry: MemoryEntry) -> float:
 class ChangeLogIndex:
     """What every incremental index of one conversation shares: following the store's change log.
 
-    A subclass sets ``conversation_id`` and ``version`` (0 before the first sync) and
-    implements ``_add`` (index fresh entries, embedding them with the embedder if it
-    needs one), ``_kill`` (forget one entry) and ``_maybe_compact`` (squeeze out dead rows).
+    Every index keeps its entries by row (``_entries``, ``None`` once killed) and the row of
+    each live entry id (``_row``). A subclass implements ``_add`` (index fresh entries,
+    embedding them with the embedder if it needs one, and ``_place`` them), ``_kill``
+    (``_unplace`` one entry and clear what the index holds at its row) and ``_maybe_compact``
+    (squeeze out dead rows once ``_compact_due``).
     """
 
-    conversation_id: str
-    version: int
-    _entries: list[MemoryEntry | None]
+    def __init__(self, conversation_id: str):
+        self.conversation_id = conversation_id
+        self.version = 0  # of the store, at the last sync
+        self._entries: list[MemoryEntry | None] = []
+        self._row: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def _place(self, entries: Sequence[MemoryEntry]) -> None:
+        """Give ``entries`` the next rows, in order."""
+        start = len(self._entries)
+        for offset, entry in enumerate(entries):
+            self._row[entry.id] = start + offset
+        self._entries.extend(entries)
+
+    def _unplace(self, entry_id: str) -> int | None:
+        """Mark the entry's row dead; the row, or ``None`` when the id has none."""
+        row = self._row.pop(entry_id, None)
+        if row is not None:
+            self._entries[row] = None
+        return row
+
+    def _compact_due(self, min_dead: int) -> bool:
+        """Dead rows are more than ``min_dead`` and more than half of the rows."""
+        used = len(self._entries)
+        dead = used - len(self._row)
+        return dead > min_dead and dead * 2 > used
 
     def _add(self, fresh: list[MemoryEntry], embedder: Any) -> None:  # each index says what it needs (BM25: nothing)
         raise NotImplementedError
@@ -73,40 +100,44 @@ class ChangeLogIndex:
         return Ranking(list(map(self._entries.__getitem__, rows.tolist())), scores.tolist())  # type: ignore[arg-type]
 
 
-class DenseIndex(ChangeLogIndex):
-    """Embeddings of one conversation's entries, synced incrementally with a store.
+class VectorIndex(ChangeLogIndex):
+    """A change-log index of ``dim``-wide passage embeddings: embeds fresh entries, then ``_store``s them.
 
     Attributes:
         embedded: how many texts this index has embedded so far (for tests and cost logs).
     """
 
-    def __init__(self, embedder_name: str, conversation_id: str, dim: int):
-        self.embedder_name = embedder_name
-        self.conversation_id = conversation_id
+    def __init__(self, conversation_id: str, dim: int):
+        super().__init__(conversation_id)
         self.dim = dim
-        self.version = 0
         self.embedded = 0
+
+    def _add(self, fresh: list[MemoryEntry], embedder: Embedder) -> None:
+        self._store(fresh, embed_passages(embedder, fresh, self.dim))
+        self.embedded += len(fresh)
+
+    def _store(self, entries: Sequence[MemoryEntry], vectors: np.ndarray) -> None:
+        """Give ``entries`` (with their ``vectors``, one row each) the next rows."""
+        raise NotImplementedError
+
+
+class DenseIndex(VectorIndex):
+    """Embeddings of one conversation's entries in one matrix, synced incrementally with a store."""
+
+    def __init__(self, embedder_name: str, conversation_id: str, dim: int):
+        super().__init__(conversation_id, dim)
+        self.embedder_name = embedder_name
         self._matrix = np.zeros((_MIN_CAPACITY, dim), dtype=np.float32)
         self._ends = np.full(_MIN_CAPACITY, math.nan)  # epoch seconds of entry.end, for recency
         self._alive = np.zeros(_MIN_CAPACITY, dtype=bool)
-        self._entries: list[MemoryEntry | None] = []
-        self._row: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self._row)
 
     # -- syncing -------------------------------------------------------------
-    def _add(self, fresh: list[MemoryEntry], embedder: Embedder) -> None:
-        self._append(fresh, embed_passages(embedder, fresh, self.dim))
-        self.embedded += len(fresh)
-
     def _kill(self, entry_id: str) -> None:
-        row = self._row.pop(entry_id, None)
+        row = self._unplace(entry_id)
         if row is not None:
             self._alive[row] = False
-            self._entries[row] = None
 
-    def _append(self, entries: Sequence[MemoryEntry], vectors: np.ndarray) -> None:
+    def _store(self, entries: Sequence[MemoryEntry], vectors: np.ndarray) -> None:
         start = len(self._entries)
         need = start + len(entries)
         if need > len(self._matrix):
@@ -117,16 +148,12 @@ class DenseIndex(ChangeLogIndex):
         self._matrix[start:need] = vectors
         self._ends[start:need] = [_epoch(e) for e in entries]
         self._alive[start:need] = True
-        for offset, entry in enumerate(entries):
-            self._row[entry.id] = start + offset
-        self._entries.extend(entries)
+        self._place(entries)
 
     def _maybe_compact(self) -> None:
-        used = len(self._entries)
-        dead = used - len(self._row)
-        if dead <= _MIN_CAPACITY or dead * 2 <= used:
+        if not self._compact_due(_MIN_CAPACITY):
             return
-        keep = np.flatnonzero(self._alive[:used])
+        keep = np.flatnonzero(self._alive[: len(self._entries)])
         capacity = max(_MIN_CAPACITY, 2 * len(keep))
         matrix = np.zeros((capacity, self.dim), dtype=np.float32)
         matrix[: len(keep)] = self._matrix[keep]
