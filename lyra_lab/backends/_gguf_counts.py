@@ -12,11 +12,14 @@ in ``tests/backends/test_gguf_counts.py``).  A GGUF without a chat template, or 
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence, cast
+from typing import TYPE_CHECKING, Iterator, Sequence, cast
 
 from lyra_lab.backends._types import Message
 
@@ -64,7 +67,9 @@ def _load(path: str) -> GgufCounts | None:
     from llama_cpp import Llama
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    vocab = Llama(model_path=path, vocab_only=True, verbose=False)
+    with _quiet_stderr():  # llama.cpp prints a context warning even with verbose=False
+        vocab = Llama(model_path=path, vocab_only=True, verbose=False)
+    atexit.register(vocab.close)  # freed while llama_cpp still can: at interpreter teardown its __del__ fails loudly
     template = vocab.metadata.get("tokenizer.chat_template")
     if not template or vocab.chat_format != "chat_template.default":
         return None  # the server would use a built-in format: not modelled here
@@ -76,3 +81,17 @@ def _load(path: str) -> GgufCounts | None:
     formatter = Jinja2ChatFormatter(template=template, eos_token=special(vocab.token_eos()),
                                     bos_token=special(vocab.token_bos()))
     return GgufCounts(Path(path), vocab, formatter)
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """File descriptor 2 to the null device for the block (what the C library writes there, too)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

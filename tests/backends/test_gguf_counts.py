@@ -53,3 +53,17 @@ def test_the_plan_of_a_local_run_counts_with_the_model_vocabulary():
     counts = gguf_counts()
     assert (tally.calls, tally.prompt_tokens) == (1, counts.prompt(REQUESTS[1]))
     assert tally.completion_tokens == counts.text(reply.text) <= 20
+
+
+def test_loading_the_vocabulary_writes_nothing_to_stderr_not_even_at_exit():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    code = "from lyra_lab.backends import gguf_counts; print(gguf_counts().text('hello world'))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(repo)})
+    assert done.returncode == 0 and done.stdout.strip().isdigit()
+    assert done.stderr == ""  # no llama.cpp context warning, no "Exception ignored in Llama.__del__"
