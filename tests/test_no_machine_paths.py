@@ -1,4 +1,4 @@
-"""No tracked file names a folder of one machine (a checkout or shared folder, ``/root``, ``/home/<user>``, ``/tmp``).
+"""No tracked file names a folder of one machine (a checkout or shared folder, root's or a user's home, the temp folder).
 
 Such a path works on the machine that wrote it and nowhere else: data is found through
 ``lyra_lab.datasets`` (``lyra-lab datasets get``), outputs go under relative folders such as
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# a path that starts at one of these roots; not when it continues another path or URL (runs/tmp/, http://h/tmp/)
+# a path that starts at one of these roots; not when it continues another path or a URL (a relative runs/tmp, a URL's path)
 MACHINE_PATH = re.compile(r"(?<![\w.~/-])/(?:work|root|tmp|home/[\w.-]+|Users/[\w.-]+)/[\w.-]")
 WINDOWS_PATH = re.compile(r"\b[A-Z]:\\(?:Users|Documents and Settings)\\")
 
@@ -62,14 +62,19 @@ def test_no_tracked_file_names_a_folder_of_one_machine():
     assert not found, "paths of one machine in tracked files:\n" + "\n".join(found)
 
 
+def _rooted(*parts: str) -> str:
+    """``/part/part/...``: the examples below are built from parts, so this file names no absolute path itself."""
+    return "/" + "/".join(parts)
+
+
 @pytest.mark.parametrize("text, hits", [
-    # built from parts, so this file names no folder of the machine it was written on
-    ("see " + "/".join(["", "work", "shared", "datasets", "README.md"]), ["/" + "work/s"]),
-    ('Path("/tmp/out.json")', ["/tmp/o"]),
-    ("--out /home/alice/runs", ["/home/alice/r"]),
-    ("cd /root/lyra", ["/root/l"]),
+    ("see " + _rooted("work", "shared", "datasets", "README.md"), [_rooted("work", "s")]),
+    (f'Path("{_rooted("tmp", "out.json")}")', [_rooted("tmp", "o")]),
+    ("--out " + _rooted("home", "alice", "runs"), [_rooted("home", "alice", "r")]),
+    ("cd " + _rooted("root", "lyra"), [_rooted("root", "l")]),
     ("C:\\Users\\bob\\data.json", ["C:\\Users\\"]),
-    ("runs/tmp/x and https://example.org/tmp/x and ~/.cache/lyra-lab and ../shared/datasets", []),
+    ("runs" + _rooted("tmp", "x") + " and https://example.org" + _rooted("tmp", "x")
+     + " and ~/.cache/lyra-lab and ../shared/datasets", []),
 ])
 def test_the_check_finds_what_it_should(text, hits):
     assert machine_paths(text) == hits
