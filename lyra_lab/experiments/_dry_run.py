@@ -32,7 +32,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping, NamedTuple, Sequence
+from typing import Any, Literal, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -132,12 +132,10 @@ class StandIn:
         self.name, self.model = facts.label, facts.model
         self.capabilities = Capabilities.in_process(facts.label, facts.model, simulated=True,
                                                     price=Price(facts.model, 0.0, 0.0))
-        self._count = _count_pieces if facts.pieces else token_counter(facts.model)
-        self._prompt: Callable[[Sequence[Message]], int] = lambda messages: sum(
-            self._count(m.get("content", "")) for m in messages)
-        counts = _gguf_counts(facts) if facts.gguf else None
-        if counts is not None:  # the local server's own count: its vocabulary, its chat template
-            self._count, self._prompt = counts.text, counts.prompt
+        # the local server's own count (its vocabulary, its chat template) where the model file has one
+        self._gguf = _gguf_counts(facts) if facts.gguf else None
+        self._count = (self._gguf.text if self._gguf is not None
+                       else _count_pieces if facts.pieces else token_counter(facts.model))
         self._reply, self._tally, self._salt = reply, tally, salt
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: Any) -> Completion:
@@ -148,7 +146,8 @@ class StandIn:
         text = " ".join((words or ["memory"]) * (1 + want // max(1, len(words))))
         # the salt (the cell's number) keeps two cells' summaries distinct texts, as real ones are
         text = _first_tokens(f"{self._salt} {text}" if self._salt else text, want, self._count)
-        prompt = self._prompt(messages)
+        prompt = (self._gguf.prompt(messages) if self._gguf is not None
+                  else sum(self._count(m.get("content", "")) for m in messages))
         completion = self._count(text)
         self._tally.add(prompt, completion)
         return Completion(text=text, usage=Usage(prompt_tokens=prompt, completion_tokens=completion, calls=1),

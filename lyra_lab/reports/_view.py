@@ -5,8 +5,8 @@ For every run folder directly inside ``runs_dir`` (a folder with a ``spec.json``
 recallers, backends, embedders, seeds), its status (``lyra_lab.runs.run_status``: finished,
 partial or failed cells) with a ``⚠ degraded`` line when pipelines fell back or lost calls (the
 report's mark, also on those pipelines in the headline), the headline metric's best three
-pipelines with their 95% CI and n, and links to its ``report.html``, the report's per-probe drill-down and its figures.  The page
-is static (``index.html``, no script, relative links), so it opens offline from disk; a run
+pipelines with their 95% CI and n, and links to its ``report.html``, the report's per-probe
+drill-down and its figures.  The page is static (``index.html``, no script, relative links), so it opens offline from disk; a run
 without a report is summarized from its rows and says how to write one.  A folder that cannot
 be read is listed with the reason, never left out.
 """
@@ -66,8 +66,11 @@ def _spec(folder: Path) -> dict[str, Any]:
     return read_spec(path) if path.exists() else {}
 
 
-def _headline(folder: Path) -> tuple[str | None, list[dict[str, Any]], int]:
-    """The headline metric and its best ``TOP`` pipelines: from report/summary.csv when it is current, else the rows."""
+def _headline(folder: Path, df: pd.DataFrame) -> tuple[str | None, list[dict[str, Any]], int]:
+    """The headline metric and its best ``TOP`` pipelines: from report/summary.csv when it is current, else ``df``.
+
+    ``df`` is the run's rows (``load_results``), read once by the caller.
+    """
     from lyra_lab.reports._summary import main_quality_metric
 
     summary = folder / "report" / "summary.csv"
@@ -82,7 +85,6 @@ def _headline(folder: Path) -> tuple[str | None, list[dict[str, Any]], int]:
         agg = frame.rename(columns={metric: "mean", f"{metric}_ci_low": "ci_low", f"{metric}_ci_high": "ci_high",
                                     f"{metric}_n": "n"})
     else:
-        df = load_results(folder, write=False)
         metric = main_quality_metric(sorted(df["metric"].unique()))
         if metric is None:
             return None, [], 0
@@ -103,8 +105,9 @@ def run_entry(folder: Path) -> RunEntry:
         entry.spec = _spec(folder)
         entry.status = run_status(folder)
         if entry.status.finished:
-            entry.metric, entry.top, entry.tied = _headline(folder)
-            entry.degraded = degraded_pipelines(load_results(folder, write=False))
+            rows = load_results(folder, write=False)  # read once: the headline and the degradation both need it
+            entry.metric, entry.top, entry.tied = _headline(folder, rows)
+            entry.degraded = degraded_pipelines(rows)
     except Exception as exc:  # noqa: BLE001 - one bad folder must not hide the others: it is listed with why
         entry.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     report = folder / "report" / "report.html"
