@@ -227,7 +227,9 @@ def render_html(page: ReportPage) -> str:
     body += ["<h2 id=summary>Summary</h2>", _table(*page.table)]
     body += _warnings_and_notes(page)
     if page.planted is not None:
-        body += [f"<h2 id=planted>{_esc(page.planted.title)}</h2>"] + [f"<p>{_esc(n)}</p>" for n in page.planted.notes]
+        body += [f"<h2 id=planted>{_esc(page.planted.title)}</h2>"] + [
+            f'<p class="warn">{_esc(n)}</p>' if n.startswith("Warning:") else f"<p>{_esc(n)}</p>"
+            for n in page.planted.notes]
         if page.planted.body:
             body.append(_table(page.planted.header, page.planted.body))
     if paired is not None:
@@ -260,8 +262,9 @@ def _opening(page: ReportPage) -> list[str]:
         out.append(f'<div class="headline">{page.headline.html()}</div>')
     pointers = []
     if page.warnings:
-        pointers.append(f'<a href="#warnings">⚠ {len(page.warnings)} warning{"s" * (len(page.warnings) != 1)}</a> '
-                        "below: read them before quoting a figure")
+        many = len(page.warnings) != 1
+        pointers.append(f'<a href="#warnings">⚠ {len(page.warnings)} warning{"s" * many}</a> '
+                        f"below: read {'them' if many else 'it'} before quoting a figure")
     if page.planted is not None and page.planted.warnings:
         pointers.append('<a href="#planted">planted text in another language than the history</a>')
     if pointers:
