@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from lyra_lab._run_records import read_spec
+from lyra_lab.reports._compare_report import markdown_table
 from lyra_lab.runs import LoggedProbes, logged_probes, read_log, run_corpus
 from lyra_lab.synthetic import planting_warnings
 
@@ -44,8 +45,7 @@ class PlantedSection:
     table: pd.DataFrame | None = None
 
     def markdown(self) -> str:
-        from lyra_lab.reports._compare_report import markdown_table
-
+        """The section in Markdown (``summary.md``)."""
         lines = [f"\n## {self.title}\n"] + [n + "\n" for n in self.notes]
         if self.body:
             lines += markdown_table(self.header, self.body)
