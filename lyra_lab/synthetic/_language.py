@@ -10,7 +10,9 @@ Two steps, each dependable on its own:
    by many languages: ``py3langid`` (langid.py's model, shipped inside the package,
    offline) classifies a sample of the text, restricted to the languages of that script.
 
-The sample is every user turn's text up to ``SAMPLE_CHARS`` characters, taken evenly
+Fewer than ``MIN_LETTERS`` letters of a shared script, or langid unsure, give ``und``
+(not told).  The
+sample is every user turn's text up to ``SAMPLE_CHARS`` characters, taken evenly
 across the history (the user's turns are in the user's language; assistant replies
 may quote code or other languages).  Deterministic: no randomness, no clock.
 """
@@ -26,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 SAMPLE_CHARS = 60_000
+MIN_LETTERS = 50  # fewer letters of a shared script: too little text for langid ("und")
+MIN_CONFIDENCE = 0.5  # langid's normalized probability below this: "und"
 NAMES = {"en": "English", "ko": "Korean", "ja": "Japanese", "zh": "Chinese", "ru": "Russian", "uk": "Ukrainian",
          "ar": "Arabic", "fa": "Persian", "de": "German", "fr": "French", "es": "Spanish", "pt": "Portuguese",
          "it": "Italian", "nl": "Dutch", "pl": "Polish", "tr": "Turkish", "vi": "Vietnamese", "id": "Indonesian",
@@ -96,8 +100,9 @@ def detect_language(texts: Sequence[str]) -> Language:
         return Language(code, "CJK", cjk / letters, letters)
     if script in SCRIPT_LANGUAGE:
         return Language(SCRIPT_LANGUAGE[script], script, top / letters, letters)
-    if script in SCRIPT_CANDIDATES:
-        return Language(_langid(text, script), script, top / letters, letters)
+    if script in SCRIPT_CANDIDATES:  # a script many languages share: langid tells them apart, given enough text
+        code = _langid(text, script) if top >= MIN_LETTERS else "und"
+        return Language(code, script, top / letters, letters)
     return Language("und", script, top / letters, letters)
 
 
@@ -106,12 +111,13 @@ def _identifier(script: str) -> Any:
     """langid.py's model (loaded once per script), limited to the languages written in ``script``."""
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE)
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     known = set(identifier.nb_classes)
     identifier.set_languages([c for c in dict.fromkeys(SCRIPT_CANDIDATES[script]) if c in known])
     return identifier
 
 
 def _langid(text: str, script: str) -> str:
-    """``py3langid``'s answer among the languages written in ``script``."""
-    return str(_identifier(script).classify(text)[0])
+    """``py3langid``'s answer among the languages written in ``script`` (``und`` when it is unsure)."""
+    code, probability = _identifier(script).classify(text)
+    return str(code) if probability >= MIN_CONFIDENCE else "und"

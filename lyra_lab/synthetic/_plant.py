@@ -139,7 +139,7 @@ class _Written:
             return None
         planted = ENGLISH_NAMES.get(self.templates.language, self.templates.language)
         if self.history.code == "und":
-            said = "this history's language could not be told (too few letters)"
+            said = "this history's language could not be told from its text (too little, or too mixed)"
         else:
             said = (f"this history is mostly {self.history.name} ({self.history.code}, {self.history.share:.0%} of "
                     f"its letters in {self.history.script.title()} script)")

@@ -29,8 +29,10 @@ GERMAN = ["Kannst du mir helfen, eine E-Mail an meinen Vermieter zu schreiben? D
     (GERMAN, "de", "LATIN"),
     (["今日は天気がいいですね。散歩に行きましょうか。"], "ja", "CJK"),
     (["我今天不想吃饭，明天再说吧。"], "zh", "CJK"),
-    (["Привет! Как приготовить чечевицу, чтобы она не разварилась?"], "ru", "CYRILLIC"),
+    (["Привет! Как приготовить чечевицу, чтобы она не разварилась? Времени замачивать у меня нет."],
+     "ru", "CYRILLIC"),
     (["1234 ... !!!"], "und", "none"),
+    (["hi", "yo"], "und", "LATIN"),  # too few letters to tell (langid would guess)
 ])
 def test_the_main_language_from_script_then_langid(texts, code, script):
     found = detect_language(texts)
