@@ -2,7 +2,7 @@
 
 ``paired_section`` runs ``compare_all`` and returns what ``summary.md`` and
 ``report.html`` show: a sentence saying what was tested, a table (difference,
-95% CI, Holm-adjusted p, not-worse marker, n probes, n clusters) and, with two
+95% CI, Holm-adjusted p, a verdict in words, n probes, n clusters) and, with two
 or more pipelines, the ``paired_differences.png`` figure and
 ``paired_comparisons.csv``.  The lead metric is chosen by the caller (the
 report takes the first quality metric of its summary table).
@@ -19,7 +19,10 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.stats import compare_all
 from lyra_lab.reports._compare_plots import comparison_plot
 
-HEADER = ["pipeline", "difference vs best", "95% CI", "p (Holm)", "not worse than best", "n probes", "n clusters"]
+HEADER = ["pipeline", "difference vs best", "95% CI", "p (Holm)", "verdict", "n probes", "n clusters"]
+WORSE = "✗ worse"
+NO_DIFFERENCE = "no difference shown"
+TOO_FEW = "not shown worse (n too small)"
 
 
 @dataclass
@@ -62,20 +65,43 @@ def lead_metric(summary: pd.DataFrame, df: pd.DataFrame, preferred: str | None =
     return None
 
 
-def _cells(table: pd.DataFrame) -> list[list[str]]:
+def verdict(row: pd.Series, alpha: float = 0.05, comparisons: int = 1) -> str:
+    """One comparison's row of ``compare_all`` in words that agree with its numbers.
+
+    ``✗ worse``: the Holm-adjusted p is below ``alpha``.  Otherwise nothing was shown, and
+    the words say why when the 95% CI alone excludes 0 (the CI is not adjusted for
+    multiplicity, and with few units the bootstrap interval is narrower than the
+    permutation test allows): ``not shown worse (n too small)``, naming the comparisons
+    when the p before the correction was below ``alpha``.  ``no difference shown``: the
+    CI holds 0 (or there is none).
+    """
+    if pd.isna(row["difference"]):
+        return "? not tested"
+    if pd.notna(row["p_holm"]) and row["p_holm"] < alpha and not bool(row["not_worse_than_best"]):
+        return WORSE
+    excludes_zero = pd.notna(row["ci_low"]) and (row["ci_high"] < 0 or row["ci_low"] > 0)
+    if not excludes_zero:
+        return NO_DIFFERENCE
+    if pd.notna(row["p_value"]) and row["p_value"] < alpha and comparisons > 1:
+        return (f"not shown worse (n too small for {comparisons} comparisons: "
+                f"p {row['p_value']:.3g} before Holm)")
+    return TOO_FEW
+
+
+def _cells(table: pd.DataFrame, alpha: float = 0.05) -> list[list[str]]:
     body = []
+    comparisons = max(1, len(table) - 1)
     for _, row in table.iterrows():
         if row["pipeline"] == row["best"]:
-            body.append([str(row["pipeline"]), f"best (mean {row['mean']:.3f})", "", "", "✓",
+            body.append([str(row["pipeline"]), f"best (mean {row['mean']:.3f})", "", "", "best",
                          str(int(row["n_probes"])), str(int(row["n_clusters"]))])
             continue
         if pd.isna(row["difference"]):
-            body.append([str(row["pipeline"]), "not tested", row["method"], "", "?", "0", "0"])
+            body.append([str(row["pipeline"]), "not tested", row["method"], "", verdict(row, alpha), "0", "0"])
             continue
         ci = "" if pd.isna(row["ci_low"]) else f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
-        mark = "✓" if bool(row["not_worse_than_best"]) else "✗ worse"
-        body.append([str(row["pipeline"]), f"{row['difference']:+.3f}", ci, f"{row['p_holm']:.3g}", mark,
-                     str(int(row["n_probes"])), str(int(row["n_clusters"]))])
+        body.append([str(row["pipeline"]), f"{row['difference']:+.3f}", ci, f"{row['p_holm']:.3g}",
+                     verdict(row, alpha, comparisons), str(int(row["n_probes"])), str(int(row["n_clusters"]))])
     return body
 
 
@@ -119,8 +145,10 @@ def paired_section(df: pd.DataFrame, metric: str | None, out: Path, *, cluster: 
     notes = [f"Each pipeline minus the best by mean {metric} ({table['best'].iloc[0]}), on the probes both "
              "scored (paired by probe and seed; seeds averaged within a probe): 95% CI from a bootstrap "
              f"resampling {units} (not adjusted for multiplicity), p from a sign-flip permutation test "
-             f"flipping {units}, Holm-adjusted over {m} comparison{'s' if m > 1 else ''}; ✓ = not "
-             f"significantly worse than the best at α = {alpha:g}."]
+             f"flipping {units}, Holm-adjusted over {m} comparison{'s' if m > 1 else ''}. Verdict at α = {alpha:g}: "
+             f"\"{WORSE}\" = the Holm-adjusted p is below α; \"{NO_DIFFERENCE}\" = it is not and the CI holds 0; "
+             f"\"{TOO_FEW}\" = the CI excludes 0 but the adjusted p does not reach α (too few probes or "
+             "clusters for the test, or for the number of comparisons): a likely difference, not shown."]
     if single is not None:
         notes.append(f"All probes come from one {single[0]} ({single[1]!r}), so each probe is a unit here: the test "
                      f"asks whether a pipeline is worse on this {single[0]}'s probes and says nothing about "
@@ -132,7 +160,7 @@ def paired_section(df: pd.DataFrame, metric: str | None, out: Path, *, cluster: 
     elif 0 < clusters <= 5:
         notes.append(f"With {clusters} {unit}s the smallest possible p is 2/2^{clusters} = "
                      f"{2 / 2**clusters:.3g}: differences cannot reach significance; add {unit}s.")
-    section = PairedSection(metric, notes, body=_cells(table), table=table)
+    section = PairedSection(metric, notes, body=_cells(table, alpha), table=table)
     out.mkdir(parents=True, exist_ok=True)
     section.files = [out / "paired_comparisons.csv"]
     table.to_csv(section.files[0], index=False)

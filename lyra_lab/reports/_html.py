@@ -26,16 +26,23 @@ from typing import Any
 import pandas as pd
 
 from lyra_lab.reports._compare_report import PairedSection
+from lyra_lab.reports._headline import Headline
 from lyra_lab.reports._judge_report import JudgeSection
+from lyra_lab.reports._planted_report import PlantedSection
 from lyra_lab.runs import LoggedProbes, logged_probes, run_corpus, turn_texts
 
 MAX_PROBES = 300  # drill-down size cap: a LoCoMo grid would otherwise make a file of tens of MB
 TEXT_CHARS = 400
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
-table{border-collapse:collapse;font-size:13px;margin:.5em 0}th,td{border:1px solid #ccc;padding:3px 6px;
+body{font-family:system-ui,sans-serif;margin:1em auto;max-width:1200px;padding:0 1em;color:#222}
+h1{margin:.2em 0 .3em}
+table{border-collapse:collapse;font-size:13px;margin:0}th,td{border:1px solid #ccc;padding:3px 6px;
 text-align:left;vertical-align:top}th{background:#f3f3f3}img{max-width:100%;border:1px solid #eee}
+.box{max-width:100%;max-height:70vh;overflow:auto;margin:.5em 0;border:1px solid #eee}
+.box th{position:sticky;top:0;z-index:1}
+.headline{font-size:15px;margin:.2em 0}.headline ol{margin:.2em 0;padding-left:1.6em}
+.lead img{max-height:62vh;width:auto}.lead h3{display:none}
 .warn{background:#fff4d6;border-left:4px solid #e0a800;padding:.4em .8em;margin:.4em 0}
 details{margin:.3em 0}summary{cursor:pointer}.probe>summary{font-weight:600}
 .pipe{margin-left:1.2em;border-left:3px solid #ddd;padding-left:.6em}.ev{background:#e6f4ea}
@@ -124,9 +131,10 @@ def _figure(path: Path) -> str:
 
 
 def _table(header: list[str], body: list[list[str]]) -> str:
+    """A table in a box of its own: a wide or long one scrolls inside it, never the page."""
     head = "".join(f"<th>{_esc(h)}</th>" for h in header)
     rows = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in cells) + "</tr>\n" for cells in body)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table>"
+    return f'<div class="box"><table><thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table></div>'
 
 
 def _kind(hit: dict) -> str:
@@ -189,6 +197,8 @@ class ReportPage:
         plots: the figures, in order.
         views: the probes' drill-down; ``n_probes`` how many the run asked (views may be fewer).
         paired, judges: the paired-comparison and judge sections, when the run has them.
+        headline: the lines the page opens on (the lead metric's best pipelines), above the first figure.
+        planted: the share of hits that are planted turns, when the run's corpus has planted probes.
     """
 
     title: str
@@ -201,15 +211,27 @@ class ReportPage:
     n_probes: int
     paired: PairedSection | None = None
     judges: JudgeSection | None = None
+    headline: Headline | None = None
+    planted: PlantedSection | None = None
 
 
 def render_html(page: ReportPage) -> str:
-    """The whole page as one string."""
+    """The whole page as one string.
+
+    It opens on the headline (the lead metric's best pipelines, and how many warnings wait below) and the
+    first figure; the summary table, then the warnings and definitions, then the other sections follow.
+    """
     title, paired, judges, views = page.title, page.paired, page.judges, page.views
     body = [f"<h1>{_esc(title)}</h1>"]
-    body += [f'<p class="warn"><b>Warning:</b> {_esc(w)}</p>' for w in page.warnings]
-    body += [f"<p>{_esc(n)}</p>" for n in page.notes]
-    body += ["<h2>Summary</h2>", _table(*page.table)]
+    body += _opening(page)
+    body += ["<h2 id=summary>Summary</h2>", _table(*page.table)]
+    body += _warnings_and_notes(page)
+    if page.planted is not None:
+        body += [f"<h2 id=planted>{_esc(page.planted.title)}</h2>"] + [
+            f'<p class="warn">{_esc(n)}</p>' if n.startswith("Warning:") else f"<p>{_esc(n)}</p>"
+            for n in page.planted.notes]
+        if page.planted.body:
+            body.append(_table(page.planted.header, page.planted.body))
     if paired is not None:
         body.append(f"<h2 id=paired>Paired comparisons{': ' + _esc(paired.metric) if paired.metric else ''}</h2>")
         body += [f"<p>{_esc(n)}</p>" for n in paired.notes]
@@ -222,7 +244,7 @@ def render_html(page: ReportPage) -> str:
             body += [f"<p>{_esc(caption)}</p>", _table(header, rows)]
     if page.category_table is not None:
         body += ["<h2>By probe category</h2>", _table(*page.category_table)]
-    body += ["<h2 id=figures>Figures</h2>"] + [_figure(p) for p in page.plots]
+    body += ["<h2 id=figures>Figures</h2>"] + [_figure(p) for p in page.plots[1:]]
     body.append("<h2 id=probes>Probes</h2>")
     shown = f"{len(views)} of {page.n_probes}" if page.n_probes > len(views) else f"{len(views)}"
     body.append(f"<p>{shown} probes. Open a probe, then a pipeline, for its retrieved entries "
@@ -231,3 +253,33 @@ def render_html(page: ReportPage) -> str:
     return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
             f"<meta name=viewport content='width=device-width'><title>{_esc(title)}</title>"
             f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def _opening(page: ReportPage) -> list[str]:
+    """The first screen: the headline, a pointer to the warnings below, and the first figure."""
+    out = []
+    if page.headline is not None:
+        out.append(f'<div class="headline">{page.headline.html()}</div>')
+    pointers = []
+    if page.warnings:
+        many = len(page.warnings) != 1
+        pointers.append(f'<a href="#warnings">⚠ {len(page.warnings)} warning{"s" * many}</a> '
+                        f"below: read {'them' if many else 'it'} before quoting a figure")
+    if page.planted is not None and page.planted.warnings:
+        pointers.append('<a href="#planted">planted text in another language than the history</a>')
+    if pointers:
+        out.append(f'<p class="warn">{" · ".join(pointers)}</p>')
+    if page.plots:
+        out.append(f'<div class="lead">{_figure(page.plots[0])}<p class="muted">{_esc(page.plots[0].stem)}; '
+                   'all figures: <a href="#figures">Figures</a>, every probe: <a href="#probes">Probes</a></p></div>')
+    return out
+
+
+def _warnings_and_notes(page: ReportPage) -> list[str]:
+    """Warnings (marked) and the definitions of the figures, below the summary table."""
+    if not page.warnings and not page.notes:
+        return []
+    out = ["<h2 id=warnings>Warnings and definitions</h2>"]
+    out += [f'<p class="warn"><b>Warning:</b> {_esc(w)}</p>' for w in page.warnings]
+    out += [f"<p>{_esc(n)}</p>" for n in page.notes]
+    return out

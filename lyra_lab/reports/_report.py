@@ -14,9 +14,12 @@ Reads the tidy rows (``lyra_lab.runs.load_results``) and writes into ``report/``
   lead metric (the summary's first quality metric), paired on the same probes,
   clustered by conversation, Holm-corrected (see ``_compare``), with
   ``paired_comparisons.csv`` and ``paired_differences.png``;
+* "Planted turns among the hits" in ``summary.md``, for a corpus with planted probes: per pipeline,
+  the share of its top-k hits that are planted turns, and a warning where planted text is in another
+  language than the history (see ``_planted_report``);
 * ``quality_vs_cost.png``, ``latency.png``, ``by_category.png``;
-* ``report.html`` — all of it in one self-contained file, plus a per-probe
-  drill-down (see ``_html``).
+* ``report.html`` — all of it in one self-contained file, opening on the headline (the lead metric's
+  best pipelines, see ``_headline``) and the first figure, plus a per-probe drill-down (see ``_html``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ from lyra_lab.stats import aggregate
 from lyra_lab.stats import row_pipeline_labels
 from lyra_lab.reports import _degraded
 from lyra_lab.reports._compare_report import lead_metric, paired_section
+from lyra_lab.reports._headline import headline
 from lyra_lab.reports._html import ReportPage, probe_views, render_html
+from lyra_lab.reports._planted_report import planted_section
 from lyra_lab.reports._judge_report import judge_section
 from lyra_lab.reports._labels import label_categories
 from lyra_lab.reports._category_plot import by_category
@@ -131,6 +136,10 @@ def write_report(
     degraded_warning = _degraded.warning(degraded)
     if degraded_warning:
         warnings.insert(0, degraded_warning)
+    marked = _degraded.relabel(df, degraded)  # a degraded pipeline is marked wherever its figures appear
+    planted = planted_section(run_dir, marked)  # None unless the corpus has planted turns
+    if planted is not None:
+        warnings += planted.warnings
     for text in warnings:
         print(f"warning: {text}", file=sys.stderr)
     md += [f"> **Warning:** {text}\n" for text in warnings]
@@ -148,8 +157,9 @@ def write_report(
     shown = [k for k in keys if k not in constant]
     md.append(format_markdown(summary, shown, expand_metrics(list(summary.columns), MARKDOWN_METRICS)))
     md.append("All metrics, with CIs: summary.csv and metrics.csv.\n")
+    if planted is not None:
+        md.append(planted.markdown())
     paired_cluster = cluster or ("conversation_id" if "conversation_id" in df.columns else None)
-    marked = _degraded.relabel(df, degraded)  # a degraded pipeline is marked wherever its figures appear
     paired = paired_section(marked, lead_metric(summary, df, metric), out, cluster=paired_cluster,
                             n_resamples=n_resamples, seed=seed)
     md.append(paired.markdown())
@@ -196,7 +206,8 @@ def write_report(
     n_probes = df.loc[df["probe_id"].astype(str) != "", ["conversation_id", "probe_id"]].drop_duplicates().shape[0] \
         if {"probe_id", "conversation_id"} <= set(df.columns) else 0
     page = ReportPage(f"Report: {run_dir.name}", notes, warnings, format_cells(summary, shown, columns),
-                      category_table, plots, probe_views(run_dir, df), n_probes, paired, judges)
+                      category_table, plots, probe_views(run_dir, df), n_probes, paired, judges,
+                      headline=headline(summary, metric, shown, degraded), planted=planted)
     (out / "report.html").write_text(render_html(page), encoding="utf-8")
     return written + plots + [out / "report.html"]
 

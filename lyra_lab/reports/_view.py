@@ -2,7 +2,7 @@
 
 For every run folder directly inside ``runs_dir`` (a folder with a ``spec.json``, ``rows/`` or
 ``results.parquet``), newest first: its spec in a line (corpus and selection, pipelines ×
-recallers, backends, embedders, seeds), its status (``lyra_lab.runs.run_status``: finished,
+recallers and the memory systems beside them, backends, embedders, seeds), its status (``lyra_lab.runs.run_status``: finished,
 partial or failed cells) with a ``⚠ degraded`` line when pipelines fell back or lost calls (the
 report's mark, also on those pipelines in the headline), the headline metric's best three
 pipelines with their 95% CI and n, and links to its ``report.html``, the report's per-probe
@@ -127,15 +127,40 @@ def _esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def system_labels(spec: dict[str, Any]) -> list[str]:
+    """The labels of a spec's memory systems (``mem0:raw``, ``http:127.0.0.1:8000``), each once, in order."""
+    from lyra_lab.systems import SYSTEMS
+
+    labels = []
+    for item in spec.get("systems") or []:
+        raw = item.get("system", "") if isinstance(item, dict) else item
+        try:
+            labels.append(SYSTEMS.build(raw).label())
+        except Exception:  # noqa: BLE001 - a system this lyra-lab cannot rebuild is still named
+            labels.append(str(raw.get("name") if isinstance(raw, dict) else raw))
+    return list(dict.fromkeys(labels))
+
+
+def grid_line(spec: dict[str, Any]) -> str:
+    """What a grid compares, in words: memory pipelines × recallers, and memory systems beside them."""
+    pipelines, recallers = len(spec.get("pipelines") or []), len(spec.get("recallers") or [])
+    systems = system_labels(spec)
+    parts = []
+    if pipelines or not systems:
+        parts.append(f"{pipelines} memory pipeline{'s' * (pipelines != 1)} × "
+                     f"{recallers} recaller{'s' * (recallers != 1)}")
+    if systems:
+        parts.append(f"{len(systems)} memory system{'s' * (len(systems) != 1)} ({', '.join(systems)})")
+    return " + ".join(parts)
+
+
 def _spec_line(spec: dict[str, Any]) -> str:
     if not spec:
         return '<span class="muted">no spec.json</span>'
     corpus = spec.get("corpus") or {}
     where = Path(str(corpus.get("path") or "?")).name
     limits = ", ".join(f"{k} {corpus[k]}" for k in ("conversations", "max_sessions", "max_probes") if corpus.get(k))
-    pipelines, recallers = len(spec.get("pipelines") or []), len(spec.get("recallers") or [])
-    parts = [f"<b>{_esc(where)}</b>" + (f" ({_esc(limits)})" if limits else ""),
-             f"{pipelines} memory pipeline{'s' * (pipelines != 1)} × {recallers} recaller{'s' * (recallers != 1)}",
+    parts = [f"<b>{_esc(where)}</b>" + (f" ({_esc(limits)})" if limits else ""), _esc(grid_line(spec)),
              "backends " + _esc(", ".join(map(str, spec.get("backends") or []))),
              "embedders " + _esc(", ".join(map(str, spec.get("embedders") or []))),
              "seeds " + _esc(", ".join(map(str, spec.get("seeds") or [])))]

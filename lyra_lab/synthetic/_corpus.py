@@ -15,7 +15,7 @@ import random
 from collections import Counter
 from datetime import date, datetime, time, timedelta, timezone
 from dataclasses import dataclass
-from typing import Sequence, TypedDict, Unpack
+from typing import Mapping, Sequence, TypedDict, Unpack
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import Conversation, Corpus, Probe, Role, Session, Turn
@@ -181,12 +181,13 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _filler(rng: random.Random, topics: Sequence[Topic], seen: set[str]) -> tuple[str, str, Topic]:
-    """One ordinary exchange from the session's topics, avoiding user lines used before."""
+def _filler(rng: random.Random, topics: Sequence[Topic], seen: set[str],
+            slots: Mapping[str, Sequence[str]] = SLOTS) -> tuple[str, str, Topic]:
+    """One ordinary exchange from the session's topics (their ``slots`` filled), avoiding user lines used before."""
     for _ in range(30):
         topic = rng.choice(topics)
         user, reply = rng.choice(topic.exchanges)
-        fill = {slot: rng.choice(SLOTS[slot]) for slot in topic.slots}
+        fill = {slot: rng.choice(slots[slot]) for slot in topic.slots}
         line = _cap(user.format(**fill))
         if line not in seen:
             break

@@ -14,8 +14,17 @@ the median real user-turn length, roles alternating, the user's own speaker
 names.  Every planted session and turn carries ``meta["planted"] = True``, real
 turns are kept as they are, and planted ids never collide with real ones.
 
+Language: planted text is written in the history's main language (``_language``:
+Unicode script, then langid within a shared script) where templates exist (English,
+Korean: ``_plant_templates``); otherwise in English, and the conversation's
+``meta["planted"]`` and every probe's ``meta`` say so (``language``,
+``history_language``, ``warning``), as ``planting_warnings`` does for the plant command and
+the report.  Planted text in another language than the user's stands out by language alone:
+recall then separates planted sessions from each other more than it finds a fact among the
+user's own turns.
+
 Determinism: one ``random.Random`` stream per conversation from the seed and the
-conversation id; the same corpus, ``n``, ``kinds`` and seed give the same bytes.
+conversation id; the same corpus, ``n``, ``kinds``, seed and language give the same bytes.
 """
 
 from __future__ import annotations
@@ -30,12 +39,12 @@ from typing import Any
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import Conversation, Corpus, Probe, Role, Session, Turn
-from lyra_lab.synthetic import _facts as F
 from lyra_lab.synthetic._plant_facts import EVIDENCE_KINDS, Placed, capacity, plan_facts
 from lyra_lab.synthetic._plant_slots import Moments, free_moments, session_spans
 from lyra_lab.synthetic._corpus import ABSTENTION_ANSWER, CATEGORIES, _filler, mentions
 from lyra_lab.synthetic._plan import ProbeDraft
-from lyra_lab.synthetic._templates import TOPICS
+from lyra_lab.synthetic._language import Language, detect_language
+from lyra_lab.synthetic._plant_templates import ENGLISH, TEMPLATES, PlantTemplates, templates_for
 
 MAX_EXCHANGES = 4
 
@@ -50,7 +59,8 @@ class Style:
     assistant_speaker: str | None
 
 
-def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES, seed: int = 0) -> Corpus:
+def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES, seed: int = 0,
+                 language: str = "auto") -> Corpus:
     """Insert evidence sessions with planted facts into ``corpus`` and return it with probes about them.
 
     Args:
@@ -59,13 +69,16 @@ def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES,
             fact pools or the gaps between sessions run out (count the returned probes).
         kinds: categories from ``CATEGORIES`` (single_fact, updated_fact, temporal, multi_hop, abstention).
         seed: the only source of randomness.
+        language: ``auto`` writes each conversation's planted text in its main language where templates
+            exist (English, Korean), else in English with a warning in the metadata; ``en`` or ``ko``
+            writes in that language whatever the history's.
 
     Returns:
         A new Corpus named ``<name>+planted``: the real probes, then the planted ones
         (``meta["planted"] = True``), each asked the day after its conversation's last turn.
 
     Raises:
-        ConfigError: ``n`` below 1, an unknown kind, or no conversation with timestamps.
+        ConfigError: ``n`` below 1, an unknown kind or language, or no conversation with timestamps.
     """
     if n < 1:
         raise ConfigError(f"n must be >= 1, got {n}")
@@ -76,8 +89,14 @@ def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES,
     hosts = [c for c in corpus.conversations if session_spans(c)]
     if not hosts:
         raise ConfigError(f"corpus {corpus.name!r} has no timestamps: planted sessions need dated gaps to go in")
+    if language != "auto" and language not in TEMPLATES:
+        raise ConfigError(f"no planting templates in language {language!r}; allowed: auto, {', '.join(TEMPLATES)}")
     texts = {c.id: "\n".join(t.text for t in c.turns()) for c in hosts}
-    caps = {c.id: {**capacity(texts[c.id]), "abstention": len(F.NEVER) + len(F.FACTS)} for c in hosts}
+    spoken = {c.id: _history_language(c) for c in hosts}
+    packs = {cid: templates_for(language if language != "auto" else lang.code) or ENGLISH
+             for cid, lang in spoken.items()}
+    caps = {c.id: {**capacity(texts[c.id], packs[c.id]),
+                   "abstention": len(packs[c.id].never) + len(packs[c.id].facts)} for c in hosts}
     counts = _allocate(n, kinds, [c.id for c in hosts], caps)
     taken = {t.id for t in corpus.turns()} | {s.id for c in corpus.conversations for s in c.sessions}
     taken_probes = {p.id for p in corpus.probes}
@@ -87,11 +106,61 @@ def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES,
             convs.append(conv)
             continue
         rng = random.Random(f"lyra-lab-plant:{seed}:{conv.id}")
-        new_conv, drafts = _plant_conversation(rng, conv, counts[conv.id], texts[conv.id], taken)
+        written = _Written(packs[conv.id], spoken[conv.id])
+        new_conv, drafts = _plant_conversation(rng, conv, counts[conv.id], taken, written)
         convs.append(new_conv)
-        probes += _probes(new_conv, drafts, seed, taken_probes)
+        probes += _probes(new_conv, drafts, seed, taken_probes, written.meta())
     return Corpus(name=f"{corpus.name}+planted", conversations=tuple(convs), probes=tuple(probes),
                   source=corpus.source, format="planted")
+
+
+def planting_warnings(corpus: Corpus, conversations: Iterable[str] | None = None) -> list[str]:
+    """One line per conversation (of ``conversations``, default all) whose planted text is in another language."""
+    out = []
+    wanted = None if conversations is None else set(conversations)
+    for conv in corpus.conversations:
+        if wanted is not None and conv.id not in wanted:
+            continue
+        planted = conv.meta.get("planted")
+        if isinstance(planted, dict) and planted.get("warning"):
+            out.append(f"{conv.id}: {planted['warning']}")
+    return out
+
+
+@dataclass(frozen=True)
+class _Written:
+    """The templates a conversation's planted text comes from, and the language its history is in."""
+
+    templates: PlantTemplates
+    history: Language
+
+    def warning(self) -> str | None:
+        if self.templates.language == self.history.code:
+            return None
+        planted = ENGLISH_NAMES.get(self.templates.language, self.templates.language)
+        if self.history.code == "und":
+            said = "this history's language could not be told from its text (too little, or too mixed)"
+        else:
+            said = (f"this history is mostly {self.history.name} ({self.history.code}, {self.history.share:.0%} of "
+                    f"its letters in {self.history.script.title()} script)")
+        return (f"planted text is in {planted} but {said}: planted sessions stand out from your own turns by "
+                "language alone, so these probes measure how well recall separates planted sessions from "
+                "each other, not recall among your own turns")
+
+    def meta(self) -> dict[str, Any]:
+        warning = self.warning()
+        return {"language": self.templates.language, "history_language": self.history.code,
+                **({"warning": warning} if warning else {})}
+
+
+ENGLISH_NAMES = {"en": "English", "ko": "Korean"}
+
+
+def _history_language(conv: Conversation) -> Language:
+    """The main language of a conversation's real user turns (all its turns when it has no user turn)."""
+    turns = [t for t in conv.turns() if not t.meta.get("planted")]
+    users = [t.text for t in turns if t.role == "user"]
+    return detect_language(users or [t.text for t in turns])
 
 
 def planted_counts(corpus: Corpus) -> dict[str, int]:
@@ -129,11 +198,12 @@ def _style(conv: Conversation) -> Style:
                  assistant_speaker=assistants.most_common(1)[0][0] if assistants else None)
 
 
-def _plant_conversation(rng: random.Random, conv: Conversation, counts: dict[str, int], real_text: str,
-                        taken: set[str]) -> tuple[Conversation, list[ProbeDraft]]:
-    placed, drafts = plan_facts(rng, Moments(free_moments(rng, conv)), counts, real_text)
+def _plant_conversation(rng: random.Random, conv: Conversation, counts: dict[str, int],
+                        taken: set[str], written: _Written) -> tuple[Conversation, list[ProbeDraft]]:
+    t, real_text = written.templates, "\n".join(turn.text for turn in conv.turns())
+    placed, drafts = plan_facts(rng, Moments(free_moments(rng, conv)), counts, real_text, t)
     style = _style(conv)
-    chat = _PlantedChat(rng, conv.id, style, set(), taken)
+    chat = _PlantedChat(rng, conv.id, style, set(), taken, t)
     planted = [_session(chat, p) for p in sorted(placed, key=lambda p: p.at)]
     sessions: list[Session] = []
     pending = list(planted)
@@ -143,10 +213,11 @@ def _plant_conversation(rng: random.Random, conv: Conversation, counts: dict[str
             sessions.append(pending.pop(0))
         sessions.append(session)
     sessions += pending
-    meta = {**conv.meta, "planted": {"sessions": len(planted), "turns": sum(len(s.turns) for s in planted)}}
+    meta = {**conv.meta, "planted": {"sessions": len(planted), "turns": sum(len(s.turns) for s in planted),
+                                     **written.meta()}}
     new_conv = Conversation(id=conv.id, sessions=tuple(sessions), title=conv.title, meta=meta)
     final_text = real_text + "\n" + "\n".join(t.text for s in planted for t in s.turns)
-    return new_conv, drafts + _abstentions(rng, drafts, final_text, counts.get("abstention", 0))
+    return new_conv, drafts + _abstentions(rng, drafts, final_text, counts.get("abstention", 0), t)
 
 
 def _fresh_id(base: str, taken: set[str]) -> str:
@@ -158,12 +229,12 @@ def _fresh_id(base: str, taken: set[str]) -> str:
     return candidate
 
 
-def _user_line(rng: random.Random, text: str, style: Style, seen: set[str]) -> str:
+def _user_line(rng: random.Random, text: str, style: Style, seen: set[str], t: PlantTemplates) -> str:
     """``text``, lengthened with ordinary lines towards the user's typical turn length."""
     for _ in range(3):
         if len(text.split()) >= 0.7 * style.user_words:
             break
-        text = f"{text} {_filler(rng, TOPICS, seen)[0]}"
+        text = f"{text} {_filler(rng, t.topics, seen, t.slots)[0]}"
     return text
 
 
@@ -176,20 +247,21 @@ class _PlantedChat:
     style: Style
     seen: set[str]  # ordinary user lines used so far (none repeats)
     taken: set[str]  # session and turn ids of the corpus and of what was planted
+    templates: PlantTemplates = ENGLISH  # the language planted text is written in
 
 
 def _session(chat: _PlantedChat, placed: Placed) -> Session:
     """A new session stating ``placed``'s fact among ordinary exchanges in the conversation's style."""
-    rng, cid, style, seen, taken = chat.rng, chat.cid, chat.style, chat.seen, chat.taken
-    topics = rng.sample(TOPICS, 2)
-    script: list[tuple[str, str, bool]] = [(*_filler(rng, topics, seen)[:2], False)
+    rng, cid, style, seen, taken, t = chat.rng, chat.cid, chat.style, chat.seen, chat.taken, chat.templates
+    topics = rng.sample(t.topics, 2)
+    script: list[tuple[str, str, bool]] = [(*_filler(rng, topics, seen, t.slots)[:2], False)
                                            for _ in range(style.exchanges - 1)]
     script.insert(rng.randint(0, len(script)), (placed.plant.user, placed.plant.reply, True))
     sid = _fresh_id(f"{cid}:planted-{placed.at:%Y%m%d%H%M}", taken)
     turns: list[Turn] = []
     clock = placed.at
     for user, reply, is_fact in script:
-        user_text = user if is_fact else _user_line(rng, user, style, seen)
+        user_text = user if is_fact else _user_line(rng, user, style, seen, t)
         roles: tuple[tuple[Role, str], ...] = (("user", user_text), ("assistant", reply))
         for role, text in roles:
             tid = _fresh_id(f"{sid}:t{len(turns) + 1:02d}", taken)
@@ -201,29 +273,31 @@ def _session(chat: _PlantedChat, placed: Placed) -> Session:
             turns.append(Turn(id=tid, conversation_id=cid, session_id=sid, role=role, text=text,
                               timestamp=clock, speaker=speaker, meta=meta))
             clock += timedelta(seconds=rng.randint(4, 40) if role == "user" else rng.randint(30, 240))
-    return Session(id=sid, conversation_id=cid, turns=tuple(turns), title="Catching up", started_at=placed.at,
+    return Session(id=sid, conversation_id=cid, turns=tuple(turns), title=t.session_title, started_at=placed.at,
                    meta={"planted": True, "planted_kind": placed.category})
 
 
-def _abstentions(rng: random.Random, drafts: list[ProbeDraft], text: str, count: int) -> list[ProbeDraft]:
+def _abstentions(rng: random.Random, drafts: list[ProbeDraft], text: str, count: int,
+                 t: PlantTemplates) -> list[ProbeDraft]:
     """Questions whose topic words occur nowhere in the planted conversation (fewer if too few are left)."""
     planted = {d.meta.get("fact_key") for d in drafts}
     candidates: list[tuple[str, Iterable[str], str | None]] = [
-        (k.questions[0], (*k.terms, *(v.lower() for v in k.values)), k.key) for k in F.FACTS if k.key not in planted]
-    candidates += [(question, terms, None) for question, terms in F.NEVER]
+        (k.questions[0], (*k.terms, *(v.lower() for v in k.values)), k.key) for k in t.facts if k.key not in planted]
+    candidates += [(question, terms, None) for question, terms in t.never]
     usable = [c for c in candidates if not any(mentions(text, term) for term in c[1])]
     return [ProbeDraft("abstention", question, ABSTENTION_ANSWER,
                        meta={"absent_terms": list(terms), **({"fact_key": key} if key else {})})
             for question, terms, key in rng.sample(usable, min(count, len(usable)))]
 
 
-def _probes(conv: Conversation, drafts: list[ProbeDraft], seed: int, taken: set[str]) -> list[Probe]:
+def _probes(conv: Conversation, drafts: list[ProbeDraft], seed: int, taken: set[str],
+            language: dict[str, Any]) -> list[Probe]:
     last = max(t.timestamp for t in conv.turns() if t.timestamp is not None)
     asked_at = datetime.combine(last.date() + timedelta(days=1), time(12, 0), tzinfo=last.tzinfo)
     probes = []
     ordered = sorted(drafts, key=lambda d: CATEGORIES.index(d.category))
     for n, d in enumerate(ordered, start=1):
-        meta = {"planted": True, "plant_seed": seed, **d.meta}
+        meta = {"planted": True, "plant_seed": seed, **d.meta, **language}
         if d.superseded:
             meta["superseded"] = [p.rendered_id for p in d.superseded]
         probes.append(Probe(id=_fresh_id(f"{conv.id}:planted-q{n:03d}", taken), conversation_id=conv.id,
@@ -233,7 +307,7 @@ def _probes(conv: Conversation, drafts: list[ProbeDraft], seed: int, taken: set[
     return probes
 
 
-__all__ = ["EVIDENCE_KINDS", "plant_probes", "planted_counts"]
+__all__ = ["EVIDENCE_KINDS", "plant_probes", "planted_counts", "planting_warnings"]
 
 
 def _start(session: Session) -> datetime:

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from lyra_lab.synthetic import _facts as F
 from lyra_lab.synthetic._plant_slots import Moments
 from lyra_lab.synthetic._corpus import mentions
 from lyra_lab.synthetic._plan import MIN_UPDATE_GAP, Plant, ProbeDraft, natural_date
+from lyra_lab.synthetic._plant_templates import ENGLISH, PlantTemplates
+from lyra_lab.synthetic._facts import FactKind
 
 EVIDENCE_KINDS: tuple[str, ...] = ("single_fact", "updated_fact", "temporal", "multi_hop")
 
@@ -30,19 +31,19 @@ class Placed:
     category: str
 
 
-def capacity(real_text: str) -> dict[str, int]:
+def capacity(real_text: str, t: PlantTemplates = ENGLISH) -> dict[str, int]:
     """How many probes of each evidence kind one conversation can take (abstention is counted later)."""
-    return {"single_fact": len(_free_facts(real_text)), "updated_fact": len(F.UPDATES),
-            "temporal": len(F.EVENTS), "multi_hop": min(len(F.LINKS), len(F.RELATIONS))}
+    return {"single_fact": len(_free_facts(real_text, t)), "updated_fact": len(t.updates),
+            "temporal": len(t.events), "multi_hop": min(len(t.links), len(t.relations))}
 
 
-def _free_facts(real_text: str) -> list[F.FactKind]:
-    return [k for k in F.FACTS if not any(mentions(real_text, term) for term in k.terms)]
+def _free_facts(real_text: str, t: PlantTemplates) -> list[FactKind]:
+    return [k for k in t.facts if not any(mentions(real_text, term) for term in k.terms)]
 
 
 def plan_facts(rng: random.Random, moments: Moments, counts: dict[str, int],
-               real_text: str) -> tuple[list[Placed], list[ProbeDraft]]:
-    """Choose the facts of each evidence kind and the moments that state them.
+               real_text: str, t: PlantTemplates = ENGLISH) -> tuple[list[Placed], list[ProbeDraft]]:
+    """Choose the facts of each evidence kind and the moments that state them, written from ``t``.
 
     Kinds take turns, one probe each, so that when the free moments run out every
     kind has had its share; the caller counts what was planted.
@@ -55,7 +56,7 @@ def plan_facts(rng: random.Random, moments: Moments, counts: dict[str, int],
         return plant
 
     def single_facts() -> Iterator[None]:
-        for kind in rng.sample(_free_facts(real_text), counts.get("single_fact", 0)):
+        for kind in rng.sample(_free_facts(real_text, t), counts.get("single_fact", 0)):
             at = moments.take(rng)
             if at is None:
                 return
@@ -67,7 +68,7 @@ def plan_facts(rng: random.Random, moments: Moments, counts: dict[str, int],
             yield
 
     def updated_facts() -> Iterator[None]:
-        for kind in rng.sample(F.UPDATES, counts.get("updated_fact", 0)):
+        for kind in rng.sample(t.updates, counts.get("updated_fact", 0)):
             pair = moments.take_pair(rng, MIN_UPDATE_GAP) or moments.take_pair(rng, timedelta(hours=1))
             if pair is None:
                 return
@@ -81,11 +82,11 @@ def plan_facts(rng: random.Random, moments: Moments, counts: dict[str, int],
             yield
 
     def temporal() -> Iterator[None]:
-        for kind in rng.sample(F.EVENTS, counts.get("temporal", 0)):
+        for kind in rng.sample(t.events, counts.get("temporal", 0)):
             at = moments.take(rng)
             if at is None:
                 return
-            when, days_before = rng.choice(F.WHEN)
+            when, days_before = rng.choice(t.when)
             paraphrase = rng.randrange(len(kind.statements))
             day = at.date() - timedelta(days=days_before)
             said = put(at, Plant(kind.statements[paraphrase].format(when=when), rng.choice(kind.replies)),
@@ -98,14 +99,14 @@ def plan_facts(rng: random.Random, moments: Moments, counts: dict[str, int],
 
     def multi_hop() -> Iterator[None]:
         hops = counts.get("multi_hop", 0)
-        for relation, name, kind in zip(rng.sample(F.RELATIONS, hops), rng.sample(F.PEOPLE, hops),
-                                        rng.sample(F.LINKS, hops)):
+        for relation, name, kind in zip(rng.sample(t.relations, hops), rng.sample(t.people, hops),
+                                        rng.sample(t.links, hops)):
             pair = moments.take_pair(rng, timedelta(hours=1))
             if pair is None:
                 return
             value = rng.choice(kind.values)
-            intro = put(pair[0], Plant(rng.choice(F.INTRODUCTIONS).format(rel=relation, name=name),
-                                       rng.choice(F.INTRO_REPLIES)), "multi_hop")
+            intro = put(pair[0], Plant(rng.choice(t.introductions).format(rel=relation, name=name),
+                                       rng.choice(t.intro_replies)), "multi_hop")
             link = put(pair[1], Plant(rng.choice(kind.statements).format(name=name, v=value),
                                       rng.choice(kind.replies)), "multi_hop")
             drafts.append(ProbeDraft("multi_hop", kind.question.format(rel=relation), value, [intro, link],

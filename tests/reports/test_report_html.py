@@ -75,7 +75,11 @@ def test_report_html_paired_comparisons_of_the_lead_metric(run_dir):
                     rf"<td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td></tr>", page)
     assert row.group(1) == f"{diff.mean():+.3f}" and row.group(3) == f"{p:.3g}"
     assert row.group(5) == row.group(6) == str(len(wide))  # n probes, n clusters (= probes)
-    assert row.group(2).startswith("[") and row.group(4) in ("✓", "✗ worse")
+    low, high = (float(x) for x in row.group(2).strip("[]").split(", "))
+    # the verdict's words agree with the numbers: worse only by the test, "not shown worse" when the CI alone
+    # excludes 0, "no difference shown" when it holds 0
+    expected = "✗ worse" if p < 0.05 else "not shown worse" if high < 0 or low > 0 else "no difference shown"
+    assert row.group(4).startswith(expected)
     assert f"<tr><td>{best}</td><td>best (mean {means[best]:.3f})</td>" in page
 
 def test_report_html_opens_in_headless_chromium(run_dir, tmp_path):
@@ -90,6 +94,19 @@ def test_report_html_opens_in_headless_chromium(run_dir, tmp_path):
         images = driver.find_elements(By.TAG_NAME, "img")
         assert len(images) == 5 and all(driver.execute_script("return arguments[0].naturalWidth", i) > 0
                                         for i in images)
+        # the first screen at 1400×900 holds the headline and a whole figure; warnings and definitions come later
+        driver.set_window_size(1400, 900)  # the window: the page itself gets less (here about 1400×760)
+        height = driver.execute_script("return window.innerHeight")
+        box = "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom, r.height];"
+        top, bottom, _ = driver.execute_script(box, driver.find_element(By.CSS_SELECTOR, ".headline"))
+        assert 0 <= top < bottom <= height
+        figure = driver.find_element(By.CSS_SELECTOR, ".lead img")
+        top, bottom, drawn = driver.execute_script(box, figure)
+        assert drawn > 200 and bottom <= height, (top, bottom, height)
+        notes = driver.find_element(By.ID, "warnings")
+        assert driver.execute_script(box, notes)[0] > bottom  # below the figure
+        # tables fit the page: a wide one scrolls inside its own box, never the page
+        assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
         probe = driver.find_element(By.CSS_SELECTOR, "details.probe")
         assert probe.get_attribute("open") is None
         probe.find_element(By.TAG_NAME, "summary").click()

@@ -169,3 +169,19 @@ def test_the_page_opens_in_headless_chromium_and_its_links_work(runs, tmp_path):
         assert driver.find_element(By.ID, "probes").is_displayed()
     finally:
         driver.quit()
+
+
+def test_the_spec_line_names_memory_systems_beside_pipelines():
+    """The issue's grid: one memory pipeline, two recallers and mem0 beside them (its headline ranked mem0:raw first)."""
+    from lyra_lab.reports._view import grid_line
+
+    def line(grid):
+        return grid_line(ExperimentSpec.from_dict({"name": "s", "corpus": {"path": str(DATASET)}, "grid": grid}).to_dict())
+
+    assert line({"chunkers": ["turn_window"], "recallers": ["bm25", "dense"], "systems": ["mem0"]}) == \
+        "1 memory pipeline × 2 recallers + 1 memory system (mem0:raw)"
+    assert line({"systems": ["mem0", {"name": "http", "url": "http://127.0.0.1:8000/memory"}]}) == \
+        "2 memory systems (mem0:raw, http:127.0.0.1:8000/memory)"
+    assert line({"chunkers": ["turn_window"], "summarizers": ["none", "single_pass"], "recallers": ["bm25"]}) == \
+        "2 memory pipelines × 1 recaller"
+    assert grid_line({"systems": [{"system": {"name": "gone"}}]}) == "1 memory system (gone)"  # cannot rebuild: named

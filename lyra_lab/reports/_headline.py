@@ -1,0 +1,74 @@
+"""The line a report opens on: the lead metric's best pipelines, each with its 95% CI and n.
+
+``headline(summary, metric, keys, degraded)`` reads the report's summary table (one row
+per pipeline group, ``<metric>``, ``<metric>_ci_low``/``_ci_high``/``_n``) and keeps the
+best ``TOP``; a degraded pipeline keeps its mark here as everywhere its figures appear.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import pandas as pd
+
+from lyra_lab.reports._degraded import MARK, DegradedPipeline
+
+TOP = 3
+
+
+@dataclass(frozen=True)
+class HeadlineRow:
+    """One pipeline of the headline."""
+
+    label: str
+    mean: float
+    ci_low: float
+    ci_high: float
+    n: int
+    degraded: int = 0  # cells that fell back or lost calls (0: none)
+
+    def text(self) -> str:
+        ci = "" if pd.isna(self.ci_low) else f" [{self.ci_low:.3f}, {self.ci_high:.3f}]"
+        mark = f" {MARK} ({self.degraded})" if self.degraded else ""
+        return f"{self.label}{mark}: {self.mean:.3f}{ci}, n = {self.n}"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The lead metric, its best pipelines (best first) and how many pipelines the run compared."""
+
+    metric: str
+    rows: tuple[HeadlineRow, ...]
+    compared: int
+    tied: int = 1  # pipelines whose mean equals the best's
+
+    def caption(self) -> str:
+        best = (f"{self.tied} pipelines tie at the best; {len(self.rows)} of them" if self.tied > len(self.rows)
+                else f"best {len(self.rows)} of {self.compared} pipelines")
+        return f"{self.metric}, {best} (mean over probes [95% CI], n probes)"
+
+    def html(self) -> str:
+        items = "".join(f"<li>{html.escape(r.text())}</li>" for r in self.rows)
+        return f"<b>{html.escape(self.caption())}</b>:<ol>{items}</ol>"
+
+
+def headline(summary: pd.DataFrame, metric: str | None, keys: list[str],
+             degraded: dict[str, DegradedPipeline] | None = None) -> Headline | None:
+    """The best ``TOP`` rows of ``summary`` by ``metric`` (None without the metric or its CI columns)."""
+    if metric is None or metric not in summary.columns or f"{metric}_ci_low" not in summary.columns:
+        return None
+    ranked = summary.dropna(subset=[metric]).sort_values(metric, ascending=False, kind="stable")
+    if ranked.empty:
+        return None
+    degraded = degraded or {}
+    rows = []
+    for _, r in ranked.head(TOP).iterrows():
+        mark = degraded.get(str(r.get("pipeline", "")))
+        label = " | ".join(str(r[k]) for k in keys if k in r.index)
+        n = r.get(f"{metric}_n")
+        rows.append(HeadlineRow(label, float(r[metric]), float(r[f"{metric}_ci_low"]),
+                                float(r[f"{metric}_ci_high"]), 0 if pd.isna(n) else int(n),
+                                mark.total if mark is not None else 0))
+    tied = int((ranked[metric] == ranked[metric].max()).sum())
+    return Headline(metric, tuple(rows), len(ranked), tied)
