@@ -157,7 +157,7 @@ def write_report(
     judges = judge_section(marked, out)
     if judges is not None:
         md.append(judges.markdown())
-        written += judges.files
+        written += [f for f in judges.files if f.suffix == ".csv"]
     if by_cat is not None and metric is not None:
         md += [f"\n## {metric} by probe category\n", _category_caption(df, category_scheme) + "\n",
                format_markdown(_degraded.relabel(_ci_wide(by_cat, metric), degraded).drop(columns=constant),
@@ -184,6 +184,7 @@ def write_report(
                                            out / "quality_vs_context_tokens.png", n_resamples=n_resamples, seed=seed))
     drawn.append(latency_boxes(plot_df, simulated, out / "latency.png"))
     drawn += [f for f in paired.files if f.suffix == ".png"]
+    drawn += [f for f in judges.files if f.suffix == ".png"] if judges is not None else []  # judge prompts figure
     plots = [p for p in drawn if p is not None]
 
     columns = expand_metrics(list(summary.columns), MARKDOWN_METRICS)

@@ -28,7 +28,7 @@ ks = [1]
 cache = "off"
 [qa]
 enabled = true
-judges = [{ prompt = "correct_wrong_v1", backend = "judge" }]
+judges = [{ prompt = "correct_wrong_v1", backend = "judge", controls = false }]
 """
 
 
