@@ -17,6 +17,7 @@ each.  Compared only on the answers every judge graded (paired):
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,9 @@ from lyra_lab.measures import DEFAULT_JUDGE_PROMPT, JUDGE_PROMPTS
 from lyra_lab.reports._agreement import EXACT_MATCH, verdicts_wide
 from lyra_lab.reports._figures import new_figure, save, wrap_label
 from lyra_lab.stats import cluster_bootstrap_ci
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 ALL = "all pipelines"
 MAX_PANELS = 4  # pipelines drawn one panel each; more are drawn pooled (ALL) only
@@ -100,9 +104,14 @@ def prompt_differences(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def prompt_figure(accuracy: pd.DataFrame, differences: pd.DataFrame, path: Path) -> Path | None:
-    """J under each judge (a row each; a panel per pipeline) and the paired differences to the reference."""
+    """``draw_prompt_figure`` saved at ``path`` (None when there is nothing to draw)."""
     if accuracy.empty:
         return None
+    return save(draw_prompt_figure(accuracy, differences), path)
+
+
+def draw_prompt_figure(accuracy: pd.DataFrame, differences: pd.DataFrame) -> Figure:
+    """J under each judge (a row each; a panel per pipeline) and the paired differences to the reference."""
     pipelines = [p for p in dict.fromkeys(accuracy["pipeline"]) if p != ALL]
     panels = pipelines if len(pipelines) <= MAX_PANELS and len(pipelines) > 1 else [ALL]
     judges = list(dict.fromkeys(accuracy["judge"]))
@@ -125,14 +134,20 @@ def prompt_figure(accuracy: pd.DataFrame, differences: pd.DataFrame, path: Path)
         ys = np.array([y[judges.index(j)] for j in rows])
         _dots(ax, ys, part.loc[rows, ["diff", "low", "high", "n"]], "C3", signed=True)
         ax.axvline(0.0, color="0.6", linewidth=0.8)
+        if reference in judges:
+            ax.annotate("reference", (0.0, y[judges.index(reference)]), xytext=(5, 0), textcoords="offset points",
+                        va="center", fontsize=8, color="0.4")
         ax.set_xlim(-1.0, 1.6)
         ax.set_xticks([-1.0, -0.5, 0.0, 0.5, 1.0])
         ax.set_title(wrap_label(f"minus {reference} (paired, {ALL})", 34), fontsize=9)
         ax.set_xlabel("difference in J")
-    axes[0].set_yticks(y, [wrap_label(j, 26) for j in judges])
+    prompts = dict(zip(accuracy["judge"], accuracy["prompt"]))
+    names = [j if prompts.get(j) in ("", j) or j.startswith(f"{prompts[j]}@") else f"{j}\n({prompts[j]})"
+             for j in judges]
+    axes[0].set_yticks(y, [wrap_label(name, 26) for name in names])
     axes[0].set_ylim(-0.7, len(judges) - 0.3)
     fig.suptitle("The same answers under each judge prompt (95% bootstrap intervals)", fontsize=10)
-    return save(fig, path)
+    return fig
 
 
 def _dots(ax: object, y: np.ndarray, points: pd.DataFrame, color: str, signed: bool = False) -> None:

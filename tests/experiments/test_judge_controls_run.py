@@ -19,7 +19,12 @@ from lyra_lab.measures import ControlPool, judge_controls
 from lyra_lab.reports import write_report
 from tests.helpers.locomo import locomo_path
 
-ACCEPT_WRONG, ACCEPT_RIGHT = 0.3, 0.9
+ACCEPT_RIGHT = 0.9
+# each judge prompt's set false-positive rate: lyra-lab's own 0.3, mem0's 0.5 (generous), strict_v1's 0.1
+ACCEPT_WRONG = {"own": 0.3, "mem0": 0.5, "strict": 0.1}
+SIMULATED = SimulatedJudge(accept_wrong=ACCEPT_WRONG["own"], accept_right=ACCEPT_RIGHT,
+                           accept_wrong_when=(("be generous with your grading", ACCEPT_WRONG["mem0"]),
+                                              ("Be strict:", ACCEPT_WRONG["strict"])))
 
 RUN = """
 name = "controls"
@@ -55,14 +60,18 @@ def _spec(tmp_path, url: str, controls: str = "") -> ExperimentSpec:
 def judged_run(tmp_path_factory):
     """One run of 80 LoCoMo probes, three judges on a simulated judge with set error rates, and its report."""
     tmp = tmp_path_factory.mktemp("controls")
-    with SimulatedServer(judge=SimulatedJudge(accept_wrong=ACCEPT_WRONG, accept_right=ACCEPT_RIGHT)) as server:
+    with SimulatedServer(judge=SIMULATED) as server:
         spec = _spec(tmp, server.base_url)
         forecast = plan(spec, measure=False)
         off = plan(_spec(tmp, server.base_url, ", controls = false"), measure=False)
         df = run_experiment(spec, tmp / "run")
         chats = len(server.chat_log())
     write_report(tmp / "run")
-    return spec, forecast, off, df, chats, (tmp / "run" / "report" / "summary.md").read_text(encoding="utf-8")
+    report = tmp / "run" / "report"
+    assert (report / "judge_prompts.png").stat().st_size > 0
+    assert 'src="judge_prompts.png"' in (report / "report.html").read_text(encoding="utf-8") or \
+        "judge_prompts.png" in (report / "report.html").read_text(encoding="utf-8")
+    return spec, forecast, off, df, chats, (report / "summary.md").read_text(encoding="utf-8")
 
 
 def _rates(summary: str, judge: str) -> list[tuple[float, float, float, int]]:
@@ -77,7 +86,7 @@ def test_the_printed_false_positive_rate_covers_the_simulated_judges(judged_run)
     *_, summary = judged_run
     for judge in ("own", "mem0", "strict"):
         (tpr, low, high, n), (fpr, f_low, f_high, f_n) = _rates(summary, judge)
-        assert f_n >= 60 and f_low <= ACCEPT_WRONG <= f_high, (judge, fpr, f_low, f_high, f_n)
+        assert f_n >= 60 and f_low <= ACCEPT_WRONG[judge] <= f_high, (judge, fpr, f_low, f_high, f_n)
         assert n >= 30 and low <= ACCEPT_RIGHT <= high, (judge, tpr, low, high, n)
     assert "Wilson score interval" in summary and "Rogan–Gladen" in summary
 
@@ -124,3 +133,24 @@ def test_controls_are_deterministic_and_skip_abstention():
     assert [judge_controls(p, pool) for p in probes] == [judge_controls(p, again) for p in probes]
     adversarial = [p for p in probes if p.adversarial or p.abstention]
     assert adversarial and all(judge_controls(p, pool) == () for p in adversarial)
+
+
+def test_the_same_answers_under_three_named_prompts_in_one_table_and_one_figure(judged_run):
+    from lyra_lab.reports import draw_prompt_figure, figure_problems, prompt_accuracy, prompt_differences
+
+    _, _, _, df, _, summary = judged_run
+    table = summary[summary.index("J under each judge prompt"):]
+    lines = [x for x in table.splitlines() if x.startswith("| ") and not x.startswith("| judge |")]
+    rows = {line.split("|")[1].strip(): line for line in lines[:3]}
+    assert set(rows) == {"own", "mem0", "strict"}
+    assert "| mem0_locomo |" in rows["mem0"] and "mem0ai/mem0" in rows["mem0"] and "Apache-2.0" in rows["mem0"]
+    assert "| strict_v1 |" in rows["strict"] and "| correct_wrong_v1 |" in rows["own"]
+    assert rows["own"].rstrip(" |").endswith("reference")
+    # the simulated mem0 prompt is more lenient than lyra-lab's own, strict_v1 stricter: paired CIs say so
+    diff = {j: [float(x) for x in re.findall(r"(-?[\d.]+) \[(-?[\d.]+), (-?[\d.]+)\]", rows[j])[-1]]
+            for j in ("mem0", "strict")}
+    assert diff["mem0"][1] > 0 and diff["strict"][2] < 0, diff
+    assert "(80)" in rows["own"]  # n shown
+    accuracy = prompt_accuracy(df)
+    assert set(accuracy["prompt"]) == {"correct_wrong_v1", "mem0_locomo", "strict_v1"}
+    assert figure_problems(draw_prompt_figure(accuracy, prompt_differences(df))) == []
