@@ -19,6 +19,7 @@ see ``lyra_lab.measures.judge_controls``).  Here:
 
 from __future__ import annotations
 
+import math
 from statistics import NormalDist
 from typing import NamedTuple
 
@@ -48,10 +49,11 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Proportion:
     """
     if n <= 0:
         return Proportion(float("nan"), float("nan"), float("nan"), 0)
+    k, n = int(k), int(n)
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return Proportion(p, max(0.0, centre - half), min(1.0, centre + half), n)
 
 

@@ -11,7 +11,8 @@ each.  Compared only on the answers every judge graded (paired):
   when it is among them, else the first judge), per pipeline and over all pipelines, from the
   per-answer differences with the same cluster-bootstrap interval: how much of a gap is the judge;
 * ``prompt_figure(...)``: one figure, a row per judge: J per pipeline (a panel each) and the paired
-  difference to the reference (last panel), each point labelled with its value and n.
+  difference to the reference (last panel), each point labelled with its value, each panel with
+  its n (paired: the same answers under every judge).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pandas as pd
 
 from lyra_lab.measures import DEFAULT_JUDGE_PROMPT, JUDGE_PROMPTS
 from lyra_lab.reports._agreement import EXACT_MATCH, verdicts_wide
-from lyra_lab.reports._figures import new_figure, save, wrap_label
+from lyra_lab.reports._figures import FIGURE_WIDTH, new_figure, save, wrap_label
 from lyra_lab.stats import cluster_bootstrap_ci
 
 if TYPE_CHECKING:
@@ -117,29 +118,31 @@ def draw_prompt_figure(accuracy: pd.DataFrame, differences: pd.DataFrame) -> Fig
     judges = list(dict.fromkeys(accuracy["judge"]))
     reference = str(differences["reference"].iloc[0]) if not differences.empty else judges[0]
     ncols = len(panels) + (0 if differences.empty else 1)
-    fig = new_figure(figsize=(max(7.0, 3.3 * ncols), 0.7 * len(judges) + 1.6), layout="constrained")
+    fig = new_figure(figsize=(min(FIGURE_WIDTH, max(7.0, 3.3 * ncols)), 0.7 * len(judges) + 1.6), layout="constrained")
     axes = fig.subplots(1, ncols, sharey=True, squeeze=False)[0]
     y = np.arange(len(judges))[::-1]
     for ax, pipeline in zip(axes, panels):
         part = accuracy[accuracy["pipeline"] == pipeline].set_index("judge").loc[judges]
-        _dots(ax, y, part[["j", "low", "high", "n"]], "C0")
-        ax.set_xlim(0.0, 1.45)
-        ax.set_xticks([0.0, 0.25, 0.5, 0.75, 1.0])
-        ax.set_title(wrap_label(pipeline, 30), fontsize=9)
+        _dots(ax, y, part[["j", "low", "high"]], "C0")
+        ax.set_xlim(0.0, 1.3)
+        ax.set_xticks([0.0, 0.5, 1.0])
+        # paired: every judge graded the same answers, so one n per panel
+        ax.set_title(wrap_label(pipeline, 24) + f"\nn={int(part['n'].max())} answers", fontsize=9)
         ax.set_xlabel("judged accuracy J")
     if not differences.empty:
         ax = axes[-1]
         part = differences[differences["pipeline"] == ALL].set_index("judge")
         rows = [j for j in judges if j in part.index]
         ys = np.array([y[judges.index(j)] for j in rows])
-        _dots(ax, ys, part.loc[rows, ["diff", "low", "high", "n"]], "C3", signed=True)
+        _dots(ax, ys, part.loc[rows, ["diff", "low", "high"]], "C3", signed=True)
         ax.axvline(0.0, color="0.6", linewidth=0.8)
         if reference in judges:
             ax.annotate("reference", (0.0, y[judges.index(reference)]), xytext=(5, 0), textcoords="offset points",
                         va="center", fontsize=8, color="0.4")
-        ax.set_xlim(-1.0, 1.6)
-        ax.set_xticks([-1.0, -0.5, 0.0, 0.5, 1.0])
-        ax.set_title(wrap_label(f"minus {reference} (paired, {ALL})", 34), fontsize=9)
+        ax.set_xlim(-1.0, 1.3)
+        ax.set_xticks([-1.0, 0.0, 1.0])
+        n = int(part["n"].max()) if len(part) else 0
+        ax.set_title(wrap_label(f"minus {reference}", 24) + f"\npaired, {ALL}, n={n}", fontsize=9)
         ax.set_xlabel("difference in J")
     prompts = dict(zip(accuracy["judge"], accuracy["prompt"]))
     names = [j if prompts.get(j) in ("", j) or j.startswith(f"{prompts[j]}@") else f"{j}\n({prompts[j]})"
@@ -151,10 +154,9 @@ def draw_prompt_figure(accuracy: pd.DataFrame, differences: pd.DataFrame) -> Fig
 
 
 def _dots(ax: object, y: np.ndarray, points: pd.DataFrame, color: str, signed: bool = False) -> None:
-    """Points (columns: value, low, high, n) with their intervals, each labelled right of it with value and n."""
-    m, lo, hi, n = (points.iloc[:, i].to_numpy(float) for i in range(4))
+    """Points (columns: value, low, high) with their intervals, each labelled right of it with its value."""
+    m, lo, hi = (points.iloc[:, i].to_numpy(float) for i in range(3))
     ax.errorbar(m, y, xerr=np.vstack([m - lo, hi - m]), fmt="o", color=color, capsize=3)  # type: ignore[attr-defined]
-    for yi, mi, hii, ni in zip(y, m, np.where(np.isnan(hi), m, hi), n):
-        text = f"{mi:+.2f}" if signed else f"{mi:.2f}"
-        ax.annotate(f"{text} (n={int(ni)})", (hii, yi), xytext=(5, 0), textcoords="offset points",  # type: ignore[attr-defined]
-                    va="center", fontsize=8)
+    for yi, mi, hii in zip(y, m, np.where(np.isnan(hi), m, hi)):
+        ax.annotate(f"{mi:+.2f}" if signed else f"{mi:.2f}", (hii, yi), xytext=(5, 0),  # type: ignore[attr-defined]
+                    textcoords="offset points", va="center", fontsize=8)
