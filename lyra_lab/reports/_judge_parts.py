@@ -74,6 +74,19 @@ def error_rates_part(df: pd.DataFrame, out: Path) -> SectionPart | None:
                                 ["judge", "control", "truth", "n", "accepted [95% CI]"], kind_rows)], files)
 
 
+def error_rates_line(df: pd.DataFrame) -> str | None:
+    """One line for under the summary table: each judge's measured TPR and FPR (None without controls)."""
+    if "judge" not in df.columns or not df["metric"].isin(["judge_tpr", "judge_fpr"]).any():
+        return None
+    from lyra_lab.reports._judge_errors import judge_error_rates
+
+    rates = judge_error_rates(df)
+    parts = [f"`{r['judge']}` TPR {_ci(r['tpr'], r['tpr_low'], r['tpr_high'])} (n={int(r['tpr_n'])}), "
+             f"FPR {_ci(r['fpr'], r['fpr_low'], r['fpr_high'])} (n={int(r['fpr_n'])})" for _, r in rates.iterrows()]
+    return ("Judged figures (`judge`) rest on judges with measured error rates (controls of known truth, "
+            f"{WILSON}): " + "; ".join(parts) + ". See the Judges section.\n")
+
+
 def prompts_part(df: pd.DataFrame, out: Path, judges: list[str]) -> SectionPart | None:
     """The same answers under each judge prompt: a table, a figure, paired differences (two judges or more)."""
     if len(judges) < 2:

@@ -35,6 +35,7 @@ from lyra_lab.stats import row_pipeline_labels
 from lyra_lab.reports import _degraded
 from lyra_lab.reports._compare_report import lead_metric, paired_section
 from lyra_lab.reports._html import ReportPage, probe_views, render_html
+from lyra_lab.reports._judge_parts import error_rates_line
 from lyra_lab.reports._judge_report import judge_section
 from lyra_lab.reports._labels import label_categories
 from lyra_lab.reports._category_plot import by_category
@@ -148,6 +149,9 @@ def write_report(
     shown = [k for k in keys if k not in constant]
     md.append(format_markdown(summary, shown, expand_metrics(list(summary.columns), MARKDOWN_METRICS)))
     md.append("All metrics, with CIs: summary.csv and metrics.csv.\n")
+    rates_line = error_rates_line(df)  # each judge's measured TPR/FPR beside the judged figures above
+    if rates_line is not None:
+        md.append(rates_line)
     paired_cluster = cluster or ("conversation_id" if "conversation_id" in df.columns else None)
     marked = _degraded.relabel(df, degraded)  # a degraded pipeline is marked wherever its figures appear
     paired = paired_section(marked, lead_metric(summary, df, metric), out, cluster=paired_cluster,

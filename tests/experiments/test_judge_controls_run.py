@@ -14,7 +14,7 @@ import pytest
 
 from lyra_lab.backends import SimulatedServer
 from lyra_lab.backends.simulated import SimulatedJudge
-from lyra_lab.experiments import ExperimentSpec, plan, run_experiment
+from lyra_lab.experiments import ExperimentSpec, forecast_text, plan, run_experiment
 from lyra_lab.measures import ControlPool, judge_controls
 from lyra_lab.reports import write_report
 from tests.helpers.locomo import locomo_path
@@ -89,6 +89,8 @@ def test_the_printed_false_positive_rate_covers_the_simulated_judges(judged_run)
         assert f_n >= 60 and f_low <= ACCEPT_WRONG[judge] <= f_high, (judge, fpr, f_low, f_high, f_n)
         assert n >= 30 and low <= ACCEPT_RIGHT <= high, (judge, tpr, low, high, n)
     assert "Wilson score interval" in summary and "Rogan–Gladen" in summary
+    head = summary[:summary.index("## Judges")]  # beside the summary table's judged figures too
+    assert "`own` TPR 0." in head and "FPR 0." in head
 
 
 def test_controls_never_mix_into_the_judged_accuracy(judged_run):
@@ -113,6 +115,8 @@ def test_the_plan_counts_the_control_calls_and_controls_switch_off(judged_run):
     _, forecast, off, df, chats, _ = judged_run
     rows = df[df["metric"].isin(["judge_tpr", "judge_fpr"])]
     assert forecast.judge_controls is not None and forecast.judge_controls.calls == len(rows) > 0
+    assert "judge controls (answers of known truth" in forecast_text(forecast)
+    assert f"{len(rows):,} calls" in forecast_text(forecast)
     assert off.judge_controls is not None  # two judges still send controls
     backend = {b.label: b.calls for b in forecast.backends}
     without = {b.label: b.calls for b in off.backends}
