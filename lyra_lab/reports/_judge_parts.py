@@ -64,8 +64,12 @@ def error_rates_part(df: pd.DataFrame, out: Path) -> SectionPart | None:
         fpr = f"{_ci(r.get('fpr'), r.get('fpr_low'), r.get('fpr_high'))} ({int(r['fpr_n']) if pd.notna(r.get('fpr_n')) else 0})"
         row = [str(r["pipeline"]), str(r["judge"]), str(int(r["n"])), _ci(r["j"], r["j_low"], r["j_high"]), tpr, fpr]
         if corrected:
-            row.append(_ci(r["corrected_j"], r["corrected_low"], r["corrected_high"]) if r.get("corrected") else
-                       "not asked")
+            if not r.get("corrected"):
+                row.append("not asked")
+            elif pd.isna(r["corrected_j"]):  # TPR <= FPR: the verdicts carry no information to correct
+                row.append("undefined (TPR ≤ FPR: the judge tells right from wrong no better than chance)")
+            else:
+                row.append(_ci(r["corrected_j"], r["corrected_low"], r["corrected_high"]))
         rows.append(row)
     kind_rows = [[str(r["judge"]), str(r["judge_control"]), str(r["truth"]), str(int(r["n"])),
                   _ci(r["accepted"], r["low"], r["high"])] for _, r in kinds.iterrows()]
