@@ -106,7 +106,14 @@ KEY_DOCS: dict[str, dict[str, str]] = {
                   "recorded in every row as qa.scorer",
         "judges": "several judges grading every answer: a list of tables `{ prompt = ..., backend = ... }` "
                   "(optional `max_tokens`, `name`); judge rows name theirs in the `judge` column "
-                  "(see `judge_agreement`)",
+                  "(see `judge_agreement`). Prompts: `correct_wrong_v1` (lyra-lab's own), `mem0_locomo` "
+                  "(mem0's LoCoMo judge, quoted), `longmemeval_v1` (LongMemEval's typed rules), `strict_v1`; "
+                  "several prompts give the report a judge-prompt table and figure with paired differences. "
+                  "`controls = true` (default) also sends each judge, per judged probe, the gold answer and "
+                  "wrong but on-topic answers built from the conversation, so the report prints its "
+                  "true- and false-positive rates (Wilson CIs) beside every judged figure; the plan counts "
+                  "these calls; `controls = false` switches them off. `corrected = true` adds the accuracy "
+                  "corrected for those rates (Rogan–Gladen, with a bootstrap CI)",
     },
 }
 

@@ -7,6 +7,13 @@ deadline passed, a failure retrying cannot fix) is degradation, counted, never a
 answer is ``degraded.answer.failed`` and its probe gets no QA score (nor verdicts); a failed judge call
 is ``degraded.judge.failed`` and leaves no ``judge`` row.  Both are in ``degradation_tally()`` and,
 like every fallback, a ``degraded`` event in the run log.
+
+Judge controls (``JudgeConfig.controls``, on by default): a stage given a ``ControlPool`` (the
+cell's first recaller's) also sends each judge, for each probe it judges, the probe's controls —
+the gold itself and wrong but on-topic answers built from the conversation
+(``lyra_lab.measures.judge_controls``) — metered in phase ``judge_control`` and returned apart
+from the real verdicts (``Answered.controls``), so they never mix into a judged accuracy.  A
+control call that fails for good is ``degraded.judge_control.failed`` and leaves no control row.
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ from lyra_lab._degradation import Degradation, DegradationTally
 from lyra_lab.backends import AttemptTally, Backend, BackendError, Completion
 from lyra_lab.corpus import Probe
 from lyra_lab.experiments._plan import AnswerPlan
-from lyra_lab.measures import JudgeConfig, JudgeResult, answer_probe, judge_answer
+from lyra_lab.measures import (ControlPool, ControlVerdict, JudgeConfig, JudgeResult, answer_probe, judge_answer,
+                               judge_controls)
 from lyra_lab.replay import EventLog, PhaseMeter
 
 
@@ -32,6 +40,7 @@ class Answered:
 
     answer: Completion | None
     verdicts: tuple[tuple[str, JudgeResult], ...] = ()
+    controls: tuple[ControlVerdict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,10 +59,15 @@ class AnswerStage:
         backend: the answering model.
         judges: the judges, each on its backend.
         log: the cell's event log.
+        controls: the conversation's control pool: judges with ``controls`` also grade each judged
+            probe's controls (None: no controls, e.g. for the cell's other recallers, whose probes
+            the first recaller's stage already controlled).
     """
 
-    def __init__(self, plan: AnswerPlan, backend: Backend, judges: Sequence[Judge], log: EventLog):
+    def __init__(self, plan: AnswerPlan, backend: Backend, judges: Sequence[Judge], log: EventLog,
+                 controls: ControlPool | None = None):
         self.plan, self.backend, self.judges, self.log = plan, backend, tuple(judges), log
+        self.controls = controls
         self.meter = PhaseMeter(log.event)
 
     def answer(self, probe: Probe, context: str, recaller: str) -> Answered:
@@ -85,7 +99,31 @@ class AnswerStage:
             paid = [verdict.completion] if verdict.completion is not None else []
             self.meter.completions("judge", paid, probe_id=probe.id, recaller=recaller, judge=judge.config.label)
             verdicts.append((judge.config.label, verdict))
-        return Answered(answer, tuple(verdicts))
+        return Answered(answer, tuple(verdicts), self._controls(probe, recaller))
+
+    def _controls(self, probe: Probe, recaller: str) -> tuple[ControlVerdict, ...]:
+        """Every controlled judge's verdicts on ``probe``'s controls (none without a pool)."""
+        if self.controls is None:
+            return ()
+        out = []
+        for control in judge_controls(probe, self.controls):
+            for judge in (j for j in self.judges if j.config.controls):
+                start = time.perf_counter()
+                try:
+                    verdict = judge_answer(probe, control.answer, judge.backend, judge.config.prompt,
+                                           max_tokens=judge.config.max_tokens)
+                except BackendError as exc:
+                    self.meter.wall("judge_control", time.perf_counter() - start)
+                    self._failed("judge_control", f"probe {probe.id}: judge {judge.config.label}, control "
+                                 f"{control.kind}", exc, probe_id=probe.id, recaller=recaller,
+                                 judge=judge.config.label)
+                    continue
+                self.meter.wall("judge_control", time.perf_counter() - start)
+                paid = [verdict.completion] if verdict.completion is not None else []
+                self.meter.completions("judge_control", paid, probe_id=probe.id, recaller=recaller,
+                                       judge=judge.config.label, control=control.kind)
+                out.append(ControlVerdict(judge.config.label, control, verdict, judge.config.corrected))
+        return tuple(out)
 
     def _failed(self, stage: str, where: str, exc: BackendError, **context: object) -> None:
         """Count a call of ``stage`` that failed for good (``degraded.<stage>.failed``) and log it."""
@@ -101,5 +139,8 @@ class AnswerStage:
         return {phase: self.meter.attempt_tally(phase) for phase in self.phases()}
 
     def phases(self) -> tuple[str, ...]:
-        """The phases this stage reports: ``answer``, and ``judge`` when there are judges."""
-        return ("answer", "judge") if self.judges else ("answer",)
+        """The phases this stage reports: ``answer``, ``judge`` when there are judges, ``judge_control`` with controls."""
+        if not self.judges:
+            return ("answer",)
+        controlled = self.controls is not None and any(j.config.controls for j in self.judges)
+        return ("answer", "judge", "judge_control") if controlled else ("answer", "judge")

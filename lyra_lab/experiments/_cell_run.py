@@ -33,12 +33,13 @@ from lyra_lab.backends import (AttemptTally, BackendSpec, BackendWrapper, Comple
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._answer import Answered, AnswerStage, Judge
 from lyra_lab.experiments._detail import probe_record
-from lyra_lab.experiments._cells import Cell, add_conversation_rows, add_probe_rows, base_columns, phase_metrics
+from lyra_lab.experiments._cells import (Cell, add_control_rows, add_conversation_rows, add_probe_rows, base_columns,
+                                        phase_metrics)
 from lyra_lab.experiments._plan import CellPlan
 from lyra_lab.experiments._resources import Resources, SeededBackend
 from lyra_lab.experiments._system_cell import SystemCellJob, run_system_cell
 from lyra_lab.experiments._system_pipeline import SystemPipeline
-from lyra_lab.measures import JudgeResult, answer_scores, score_recall, session_map
+from lyra_lab.measures import ControlPool, JudgeResult, answer_scores, score_recall, session_map
 from lyra_lab.replay import EventLog, ProbeOutcome, ReplayResult, ReplaySetup, plan, replay_iter
 from lyra_lab.runs import DETAIL_EVENT, CellRows
 
@@ -120,10 +121,12 @@ def run_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: E
     backends = _answer_backends(plan_, cell, res, backend, clog)
     rows = CellRows()
     attempts = dict(run.result.attempts)
-    for label, recaller in plan_.recallers:
+    pool = ControlPool.from_texts((t.text for t in conv.turns()), (p.answer for p in probes))
+    for number, (label, recaller) in enumerate(plan_.recallers):
         base = base_columns(plan_.run, cell, label, recaller, plan_.corpus)
+        # judge controls once per cell: they do not depend on the recaller (the first one's stage sends them)
         stage = None if backends is None or plan_.answering is None else \
-            AnswerStage(plan_.answering, backends.answerer, backends.judges, clog)
+            AnswerStage(plan_.answering, backends.answerer, backends.judges, clog, pool if number == 0 else None)
         limit = 0 if plan_.answering is None else min(len(scored[label]), plan_.answering.max_probes or len(scored[label]))
         first = len(rows.groups)
         for i, item in enumerate(scored[label]):
@@ -208,6 +211,8 @@ def _add_probe(rows: CellRows, base: Mapping[str, object], item: Scored, answere
         metrics.update(answer_scores(item.outcome.probe, answered.answer, plan_.answering.scorer))
         verdicts = answered.verdicts
     add_probe_rows(rows, base, item.outcome.probe, metrics, verdicts)
+    if answered is not None and answered.controls:
+        add_control_rows(rows, base, item.outcome.probe, answered.controls)
 
 
 def _conversation_metrics(result: ReplayResult, label: str, stage: AnswerStage | None) -> dict[str, float]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from lyra_lab.backends import BackendSpec, EmbedderSpec
 from lyra_lab.corpus import Probe
-from lyra_lab.measures import JudgeResult
+from lyra_lab.measures import ControlVerdict, JudgeResult
 from lyra_lab.recall import Recaller
 from lyra_lab.experiments._system_pipeline import SystemPipeline
 from lyra_lab.replay import PhaseCost, Pipeline, flatten_params, strategy_spec
@@ -116,12 +116,29 @@ def add_probe_rows(rows: CellRows, base: Mapping[str, object], probe: Probe, met
                    verdicts: Iterable[tuple[str, JudgeResult]] = ()) -> None:
     """A probe's rows: one per metric, then one ``judge`` row per judge's verdict.
 
-    ``verdicts`` are ``(label, JudgeResult)`` pairs; each judge is named in column ``judge``.
+    ``verdicts`` are ``(label, JudgeResult)`` pairs; each judge is named in column ``judge`` (its
+    prompt in ``judge_prompt``).
     """
     columns = probe_columns(base, probe)
     rows.add(columns, metrics)
     for label, verdict in verdicts:
-        rows.add({**columns, "judge": label}, {"judge": verdict.score})
+        rows.add({**columns, "judge": label, "judge_prompt": verdict.prompt}, {"judge": verdict.score})
+
+
+def add_control_rows(rows: CellRows, base: Mapping[str, object], probe: Probe,
+                     controls: Iterable[ControlVerdict]) -> None:
+    """A probe's judge-control rows: each judge's verdicts on answers of known truth.
+
+    Under metrics of their own, so they never mix into ``judge``: ``judge_tpr`` (the control was
+    correct; the mean is the true-positive rate) and ``judge_fpr`` (it was wrong; the mean is the
+    false-positive rate); the judge in column ``judge``, the control's kind in ``judge_control``,
+    and ``judge.corrected`` when the judge asked for a corrected accuracy.
+    """
+    columns = probe_columns(base, probe)
+    for c in controls:
+        extra = {"judge.corrected": True} if c.corrected else {}
+        rows.add({**columns, "judge": c.judge, "judge_prompt": c.result.prompt, "judge_control": c.control.kind,
+                  **extra}, {"judge_tpr" if c.control.truth else "judge_fpr": c.result.score})
 
 
 def phase_metrics(phases: Mapping[str, PhaseCost]) -> dict[str, float]:

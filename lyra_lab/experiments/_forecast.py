@@ -120,6 +120,8 @@ class Forecast:
         wall_s: the run's wall time on this machine, low–high.
         cost_usd: dollars at list prices, low–high.
         corpus_sha256: the corpus's hash (what a consent to send it somewhere is kept under).
+        judge_controls: the judges' control calls (answers of known truth; already counted in the
+            judges' backends above) and their share of the cost; None when no judge sends controls.
     """
 
     run: str
@@ -135,6 +137,7 @@ class Forecast:
     wall_s: Span
     cost_usd: Span
     corpus_sha256: str = ""
+    judge_controls: "ControlCalls | None" = None
 
     @property
     def remote(self) -> list[str]:
@@ -190,7 +193,50 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
     wall = Span(low.wall_s + model_low, low.wall_s + model_high)
     cost = Span(sum(b.cost_usd.low for b in backends), sum(b.cost_usd.high for b in backends))
     return Forecast(spec.name, len(cells), len(todo), len(conv), sum(len(list(c.turns())) for c in conv),
-                    len(selection.corpus.probes), per_cell, embedders, backends, round(low.wall_s, 3), wall, cost, sha)
+                    len(selection.corpus.probes), per_cell, embedders, backends, round(low.wall_s, 3), wall, cost, sha,
+                    judge_control_calls(spec, todo, selection.corpus, backends))
+
+
+class ControlCalls(NamedTuple):
+    """The judges' calls on controls (``JudgeConfig.controls``): how many, and their dollars (low–high)."""
+
+    calls: int
+    cost_usd: Span
+
+
+def judge_control_calls(spec: ExperimentSpec, todo: Sequence[Cell], corpus: Any,
+                        backends: Sequence[BackendForecast]) -> ControlCalls | None:
+    """The control calls of the cells ``todo`` (None when no judge sends controls).
+
+    Each cell's first recaller's answering stage sends, per judged probe, its controls
+    (``lyra_lab.measures.judge_controls``) to every judge with ``controls``; the judged probes
+    are the first ``max_probes`` in the replay's asking order.  Their dollars are the judge
+    backend's forecast cost times the controls' share of its calls (a control prompt is a
+    judge prompt like the others).
+    """
+    from lyra_lab.measures import ControlPool, judge_controls
+
+    judges = [j for j in spec.qa.judges if j.controls] if spec.qa.enabled else []
+    if not judges:
+        return None
+    calls = 0
+    for cell in todo:
+        conv = corpus.conversation(cell.conversation_id)
+        probes = list(corpus.probes_for(conv.id))
+        asked = sorted((p for p in probes if p.asked_at is not None), key=lambda p: p.asked_at)
+        asked += [p for p in probes if p.asked_at is None]
+        judged = asked[:spec.qa.max_probes] if spec.qa.max_probes else asked
+        pool = ControlPool.from_texts((t.text for t in conv.turns()), (p.answer for p in probes))
+        calls += sum(len(judge_controls(p, pool)) for p in judged)
+    per_backend: dict[str, int] = {}
+    for j in judges:
+        per_backend[spec_label(j.backend)] = per_backend.get(spec_label(j.backend), 0) + calls
+    low = high = 0.0
+    for b in backends:
+        if b.label in per_backend and b.calls.high:
+            share = min(1.0, per_backend[b.label] / b.calls.high)
+            low, high = low + b.cost_usd.low * share, high + b.cost_usd.high * share
+    return ControlCalls(calls * len(judges), Span(round(low, 6), round(high, 6)))
 
 
 def remote_endpoints(spec: ExperimentSpec, injected: Injected | None = None) -> tuple[str, list[str]]:

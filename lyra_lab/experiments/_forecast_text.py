@@ -30,6 +30,10 @@ def forecast_text(f: Forecast) -> str:
         out.append(f"backend {b.label} ({b.model}): {_span(b.calls)} calls, {_span(b.prompt_tokens, True)} prompt + "
                    f"{_span(b.completion_tokens, True)} completion tokens, {price}: {_secs(b.seconds)}  "
                    f"[{_rated(b.rates)}]")
+    if f.judge_controls is not None:
+        c = f.judge_controls
+        out.append(f"judge controls (answers of known truth, for each judge's error rates; in the judges' calls above): "
+                   f"{c.calls:,} calls, ${_span(c.cost_usd, money=True)}; switch off with controls = false per judge")
     out.append(_data(f))
     out.append(f"wall time on this machine: {_secs(f.wall_s)} (harness {f.harness_s:.1f}s + model work); "
                f"cost at list prices ({PRICES_AS_OF}): ${_span(f.cost_usd, money=True)}")

@@ -32,12 +32,12 @@ from lyra_lab._degradation import DegradationTally
 from lyra_lab.backends import Backend, Embedder
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._answer import AnswerStage, Judge
-from lyra_lab.experiments._cells import Cell, add_conversation_rows, add_probe_rows, phase_metrics
+from lyra_lab.experiments._cells import Cell, add_control_rows, add_conversation_rows, add_probe_rows, phase_metrics
 from lyra_lab.experiments._detail import probe_record
 from lyra_lab.experiments._plan import CellPlan
 from lyra_lab.experiments._system_pipeline import SystemPipeline
 from lyra_lab.experiments._system_recall import SystemMemory, context_counter, system_outcome
-from lyra_lab.measures import answer_scores, score_recall, session_map
+from lyra_lab.measures import ControlPool, answer_scores, score_recall, session_map
 from lyra_lab.replay import EventLog, ProbeOutcome
 from lyra_lab.runs import DETAIL_EVENT, CellRows
 from lyra_lab.systems import IngestReport, SystemReplay
@@ -110,7 +110,8 @@ def run_system_cell(job: SystemCellJob) -> CellRows:
     run = replay.result
     log.event("ingest_report", conversation_id=conv.id, system=system.label(), **_report_fields(run.ingest))
     stage = None if job.answers is None or plan_.answering is None else \
-        AnswerStage(plan_.answering, job.answers.answerer, job.answers.judges, log)
+        AnswerStage(plan_.answering, job.answers.answerer, job.answers.judges, log,
+                    ControlPool.from_texts((t.text for t in conv.turns()), (p.answer for p in probes)))
     limit = 0 if plan_.answering is None else min(len(scored), plan_.answering.max_probes or len(scored))
     rows = CellRows()
     base = system_columns(plan_.run, cell, pipeline, plan_.corpus)
@@ -121,6 +122,8 @@ def run_system_cell(job: SystemCellJob) -> CellRows:
         if answered is not None and answered.answer is not None and plan_.answering is not None:
             metrics.update(answer_scores(probe, answered.answer, plan_.answering.scorer))
         add_probe_rows(rows, base, probe, metrics, answered.verdicts if answered is not None else ())
+        if answered is not None and answered.controls:
+            add_control_rows(rows, base, probe, answered.controls)
         log.event(DETAIL_EVENT, **probe_record(item.outcome, "", answered))
     degraded = _degraded(run.ingest, stage)
     add_conversation_rows(rows, base, {**_conversation_metrics(run.ingest, run.open_s, run.close_s, memory, stage),

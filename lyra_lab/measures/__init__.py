@@ -9,6 +9,14 @@ LongMemEval) and LLM judges.  ``score_recall`` scores one probe's recall (a repl
 
 from lyra_lab.measures._budget import budget_metric, budget_scores, check_budgets
 from lyra_lab.measures._inputs import MemoryFacts, RankedEntries, Recalled
+from lyra_lab.measures._controls import (
+    CONTROL_KINDS,
+    ControlPool,
+    ControlVerdict,
+    JudgeControl,
+    control_count,
+    judge_controls,
+)
 from lyra_lab.measures._judge import (
     DEFAULT_JUDGE_PROMPT,
     JUDGE_PROMPTS,
@@ -16,6 +24,8 @@ from lyra_lab.measures._judge import (
     JudgeConfig,
     JudgePrompt,
     JudgeResult,
+    MEM0_JUDGE,
+    STRICT_JUDGE,
     TypedJudgePrompt,
     judge_answer,
     parse_judgement,
@@ -53,6 +63,14 @@ from lyra_lab.measures._score import (
 from lyra_lab.measures._scorers import DEFAULT_SCORER, SCORERS, check_scorer, locomo_f1, locomo_normalize
 
 __all__ = [
+    "CONTROL_KINDS",
+    "ControlPool",
+    "ControlVerdict",
+    "JudgeControl",
+    "MEM0_JUDGE",
+    "STRICT_JUDGE",
+    "control_count",
+    "judge_controls",
     "ANSWER_PROMPTS",
     "DEFAULT_ANSWER_PROMPT",
     "DEFAULT_JUDGE_PROMPT",

@@ -30,10 +30,11 @@ _ABSTAIN_GOLD = "(nothing: the conversation never says this; a correct answer sa
 
 @dataclass(frozen=True)
 class JudgePrompt:
-    """A named judge prompt with ``{question}``, ``{gold}`` and ``{answer}`` slots."""
+    """A named judge prompt with ``{question}``, ``{gold}`` and ``{answer}`` slots, and where it comes from."""
 
     name: str
     template: str
+    source: str = "lyra-lab"
 
     def render(self, probe: Probe, answer: str) -> str:
         gold = _ABSTAIN_GOLD if expects_abstention(probe) else str(probe.answer)
@@ -54,6 +55,7 @@ class TypedJudgePrompt:
     default: str
     abstention: str
     templates: tuple[tuple[str, str], ...] = ()
+    source: str = "lyra-lab"
 
     def render(self, probe: Probe, answer: str) -> str:
         if expects_abstention(probe):
@@ -89,6 +91,58 @@ LONGMEMEVAL_JUDGE = TypedJudgePrompt(
          "personal information correctly; it need not cover every point of the rubric."
          + _LME_ASK % ("Rubric", "Does the response satisfy the rubric?")),
     ),
+    source="LongMemEval's question-type-aware judge (xiaowu0162/LongMemEval src/evaluation/evaluate_qa.py, "
+           "get_anscheck_prompt), restated in lyra-lab's words with the same rules",
+)
+
+# mem0's LoCoMo judge, quoted: the prompt text is what is measured, so it is kept word for word.
+# Source: mem0ai/mem0, evaluation/metrics/llm_judge.py, ACCURACY_PROMPT (commit 2352a44), licence
+# Apache-2.0 (mem0ai/mem0's).  Only the slot names differ: {gold_answer} -> {gold},
+# {generated_answer} -> {answer}.  mem0 asks for a sentence of reasoning and a JSON label, so give
+# this judge max_tokens of 60 or more.
+MEM0_JUDGE = JudgePrompt(
+    "mem0_locomo",
+    """
+Your task is to label an answer to a question as ’CORRECT’ or ’WRONG’. You will be given the following data:
+    (1) a question (posed by one user to another user), 
+    (2) a ’gold’ (ground truth) answer, 
+    (3) a generated answer
+which you will score as CORRECT/WRONG.
+
+The point of the question is to ask about something one user should know about the other user based on their prior conversations.
+The gold answer will usually be a concise and short answer that includes the referenced topic, for example:
+Question: Do you remember what I got the last time I went to Hawaii?
+Gold answer: A shell necklace
+The generated answer might be much longer, but you should be generous with your grading - as long as it touches on the same topic as the gold answer, it should be counted as CORRECT. 
+
+For time related questions, the gold answer will be a specific date, month, year, etc. The generated answer might be much longer or use relative time references (like "last Tuesday" or "next month"), but you should be generous with your grading - as long as it refers to the same date or time period as the gold answer, it should be counted as CORRECT. Even if the format differs (e.g., "May 7th" vs "7 May"), consider it CORRECT if it's the same date.
+
+Now it's time for the real question:
+Question: {question}
+Gold answer: {gold}
+Generated answer: {answer}
+
+First, provide a short (one sentence) explanation of your reasoning, then finish with CORRECT or WRONG. 
+Do NOT include both CORRECT and WRONG in your response, or it will break the evaluation script.
+
+Just return the label CORRECT or WRONG in a json format with the key as "label".
+""",
+    source="mem0's LoCoMo evaluation: mem0ai/mem0 evaluation/metrics/llm_judge.py ACCURACY_PROMPT "
+           "(commit 2352a44, Apache-2.0), quoted word for word",
+)
+
+# A strict judge: the same fact or nothing.  lyra-lab's own wording, written after the strict
+# re-grading of mem0's LoCoMo answers reported in mem0ai/memory-benchmarks#29 (91.0% generous,
+# 35.0% strict); its text is not that thread's.
+STRICT_JUDGE = JudgePrompt(
+    "strict_v1",
+    "Label a generated answer to a question about a past conversation as CORRECT or WRONG.\n"
+    "Be strict: it is CORRECT only if it states the same specific fact as the gold answer: the same "
+    "person, thing, number, and the same date to the precision the gold gives (day, month, year). "
+    "It is WRONG if it is vaguer than the gold, hedges between options, adds a claim that contradicts "
+    "the gold, or only touches the same topic.\n\nQuestion: {question}\nGold answer: {gold}\n"
+    "Generated answer: {answer}\n\nReply with one word: CORRECT or WRONG.",
+    source="lyra-lab's own strict rule (after the strict re-grading in mem0ai/memory-benchmarks#29)",
 )
 
 
@@ -101,13 +155,16 @@ JUDGE_PROMPTS: dict[str, JudgePrompt | TypedJudgePrompt] = by_name(
         "as the gold answer, even in other words or date formats. It is WRONG if it misses or "
         "contradicts the gold answer.\n\nQuestion: {question}\nGold answer: {gold}\n"
         "Generated answer: {answer}\n\nReply with one word: CORRECT or WRONG.",
+        source="lyra-lab's own, after the rule of mem0's LoCoMo judge (generous on wording and dates)",
     ),
     LONGMEMEVAL_JUDGE,
+    MEM0_JUDGE,
+    STRICT_JUDGE,
 )
 DEFAULT_JUDGE_PROMPT = "correct_wrong_v1"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class JudgeConfig:
     """One judge of a run: a named prompt on a backend (``[qa] judges`` lists several).
 
@@ -116,12 +173,19 @@ class JudgeConfig:
         backend: the judge model: a preset name or a backend table, as in ``[run] backends``.
         max_tokens: verdict length cap.
         name: the judge's label in result rows (column ``judge``); default ``<prompt>@<backend>``.
+        controls: also send this judge, for each judged probe, answers whose truth is known (the gold
+            itself, and wrong but on-topic ones built from the conversation: ``lyra_lab.measures.judge_controls``),
+            so the report gives its true- and false-positive rates; false: no control calls.
+        corrected: report this judge's accuracy also corrected for its measured error rates
+            (Rogan–Gladen: ``(J - FPR) / (TPR - FPR)``, clipped to [0, 1]); needs ``controls``.
     """
 
     prompt: str = DEFAULT_JUDGE_PROMPT
     backend: str | Mapping[str, Any] = ""  # a preset name or a backend table; required (checked below)
     max_tokens: int = 8
     name: str | None = None
+    controls: bool = True
+    corrected: bool = False
 
     def __post_init__(self) -> None:
         from lyra_lab._registry import ConfigError
@@ -133,6 +197,19 @@ class JudgeConfig:
             raise ConfigError(f"judge {self.prompt!r}: max_tokens must be a positive integer, got {self.max_tokens!r}")
         if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
             raise ConfigError(f"judge {self.prompt!r}: name must be a non-empty string, got {self.name!r}")
+        for key in ("controls", "corrected"):
+            if not isinstance(getattr(self, key), bool):
+                raise ConfigError(f"judge {self.prompt!r}: {key} must be true or false, got {getattr(self, key)!r}")
+        if self.corrected and not self.controls:
+            raise ConfigError(f"judge {self.prompt!r}: corrected = true needs controls = true "
+                              "(the correction uses the error rates the controls measure)")
+
+    def __repr__(self) -> str:
+        # Cell ids hash this repr: the fields added later appear only when set away from their
+        # defaults, so the cells of runs from before them keep their ids.
+        shown = ["prompt", "backend", "max_tokens", "name"]
+        shown += [k for k, default in (("controls", True), ("corrected", False)) if getattr(self, k) != default]
+        return f"JudgeConfig({', '.join(f'{k}={getattr(self, k)!r}' for k in shown)})"
 
     @property
     def label(self) -> str:

@@ -87,6 +87,10 @@ MEASURES: dict[str, MeasureInfo] = dict([
     _info("qa_em", "exact match of the answer under the run's QA scorer"),
     _info("qa_f1", "token F1 of the answer under the run's QA scorer"),
     _info("judge", "an LLM judge's verdict on the answer (1 correct, 0 wrong)"),
+    _info("judge_tpr", "a judge's verdict on a control known correct (the gold itself): its mean is the judge's "
+          "true-positive rate"),
+    _info("judge_fpr", "a judge's verdict on a control known wrong (built from the conversation): its mean is the "
+          "judge's false-positive rate", higher_is_better=False),
     _info("retention", "the gold answer is still anywhere in memory (retention rule)"),
     _info("context_retention", "the gold answer is in the rendered context of the top K hits"),
     _info("context_tokens", "tokens of the rendered context", ("tok",), higher_is_better=False),

@@ -2,7 +2,9 @@
 
 Everything here reads tidy result frames (``lyra_lab.runs.load_results``): per-pipeline
 summaries with bootstrap CIs (``summarize_results``), the paired comparisons of
-``lyra_lab.stats`` as report sections and figures, judge agreement, category labels, and
+``lyra_lab.stats`` as report sections and figures, judge agreement, judges' measured error
+rates (``judge_error_rates``, ``judged_accuracy``) and judge prompts side by side
+(``prompt_accuracy``, ``prompt_differences``), category labels, and
 ``write_report`` for a run folder's ``report/``, ``compare_runs`` for the pipelines of two run
 folders paired on the probes both asked, and ``write_index`` for a page over a folder of runs.  Figures follow ``_legible``'s rules (identical
 series drawn once, direct labels, small n marked), and ``figure_problems`` finds what a drawn
@@ -33,6 +35,15 @@ from lyra_lab.reports._legible import (
 )
 from lyra_lab.reports._figures import error_bars, log_axis, stable_colors
 from lyra_lab.reports._frames import budget_frame
+from lyra_lab.reports._judge_errors import (
+    Proportion,
+    corrected_accuracy,
+    judge_error_rates,
+    judged_accuracy,
+    rogan_gladen,
+    wilson_interval,
+)
+from lyra_lab.reports._judge_prompts import draw_prompt_figure, prompt_accuracy, prompt_differences
 from lyra_lab.reports._plots import quality_vs_context_tokens
 from lyra_lab.reports._report import write_report
 from lyra_lab.reports._summary import summarize_results
@@ -44,6 +55,7 @@ __all__ = [
     "LOCOMO_LABELS",
     "SMALL_N",
     "LineLabel",
+    "Proportion",
     "RunComparison",
     "RunEntry",
     "RunsPage",
@@ -53,6 +65,8 @@ __all__ = [
     "ci_point",
     "cohen_kappa",
     "compare_runs",
+    "corrected_accuracy",
+    "draw_prompt_figure",
     "comparison_plot",
     "error_bars",
     "figure_problems",
@@ -60,12 +74,17 @@ __all__ = [
     "group_label",
     "is_small",
     "judge_agreement",
+    "judge_error_rates",
     "judge_table",
+    "judged_accuracy",
     "label_categories",
     "label_lines",
     "log_axis",
     "n_phrase",
+    "prompt_accuracy",
+    "prompt_differences",
     "quality_vs_context_tokens",
+    "rogan_gladen",
     "runs_overview",
     "shade_small",
     "short_labels",
@@ -75,6 +94,7 @@ __all__ = [
     "spread",
     "stable_colors",
     "summarize_results",
+    "wilson_interval",
     "write_index",
     "write_report",
 ]

@@ -1,9 +1,11 @@
-"""The report's "Judges" section: how much a conclusion depends on who grades the answers.
+"""The report's "Judges" section: how often each judge errs, and how much a conclusion depends on who grades.
 
-Shown when a run graded its answers with two or more judges (``[qa] judges``): J per
-pipeline under each judge beside exact match, each judge's ranking, the pairwise
-agreement (Cohen's kappa) and one sentence, computed from those tables, saying whether
-the judges agree on the best pipeline.
+Shown when a run judged its answers (``[qa] judges``): with controls, each judge's measured
+true- and false-positive rates beside every judged accuracy (``_judge_parts``); with two or
+more judges, J per pipeline under each judge beside exact match, each judge's ranking, the
+pairwise agreement (Cohen's kappa), one sentence, computed from those tables, saying whether
+the judges agree on the best pipeline, and the judge prompts side by side (a table and a
+figure with paired differences).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pandas as pd
 
 from lyra_lab.reports._agreement import EXACT_MATCH, judge_agreement, judge_table
 from lyra_lab.reports._compare_report import markdown_table
+from lyra_lab.reports._judge_parts import error_rates_part, prompts_part
 
 
 @dataclass(frozen=True)
@@ -41,8 +44,27 @@ def judge_names(df: pd.DataFrame) -> list[str]:
 
 
 def judge_section(df: pd.DataFrame, out: Path) -> JudgeSection | None:
-    """The section for a run graded by several judges; None with one judge or none."""
+    """The section for a judged run: error rates (with controls), agreement and prompts (several judges).
+
+    None for a run without judges.  Its parts, in order: each judge's measured error rates beside
+    the judged accuracies (``_judge_errors``; when the run sent controls), then, with two judges or
+    more, the agreement tables and the judge-prompt sensitivity table and figure (``_judge_prompts``).
+    """
     judges = judge_names(df)
+    if not judges:
+        return None
+    parts = [p for p in (error_rates_part(df, out), agreement_part(df, out, judges), prompts_part(df, out, judges))
+             if p is not None]
+    if not parts:
+        return None
+    # each part's notes lead its first table, so a reader meets them together
+    tables = [((" ".join([*p.notes, caption]) if i == 0 else caption), header, rows)
+              for p in parts for i, (caption, header, rows) in enumerate(p.tables)]
+    return JudgeSection([], tables, [f for p in parts for f in p.files])
+
+
+def agreement_part(df: pd.DataFrame, out: Path, judges: list[str]) -> JudgeSection | None:
+    """J per pipeline under each judge, their ranks and agreement (two judges or more; else None)."""
     if len(judges) < 2:
         return None
     table, agreement = judge_table(df), judge_agreement(df)

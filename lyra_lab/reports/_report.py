@@ -39,6 +39,7 @@ from lyra_lab.reports import _degraded
 from lyra_lab.reports._compare_report import lead_metric, paired_section
 from lyra_lab.reports._headline import headline
 from lyra_lab.reports._html import ReportPage, probe_views, render_html
+from lyra_lab.reports._judge_parts import error_rates_line
 from lyra_lab.reports._planted_report import planted_section
 from lyra_lab.reports._judge_report import judge_section
 from lyra_lab.reports._labels import label_categories
@@ -157,6 +158,9 @@ def write_report(
     shown = [k for k in keys if k not in constant]
     md.append(format_markdown(summary, shown, expand_metrics(list(summary.columns), MARKDOWN_METRICS)))
     md.append("All metrics, with CIs: summary.csv and metrics.csv.\n")
+    rates_line = error_rates_line(df)  # each judge's measured TPR/FPR beside the judged figures above
+    if rates_line is not None:
+        md.append(rates_line)
     if planted is not None:
         md.append(planted.markdown())
     paired_cluster = cluster or ("conversation_id" if "conversation_id" in df.columns else None)
@@ -167,7 +171,7 @@ def write_report(
     judges = judge_section(marked, out)
     if judges is not None:
         md.append(judges.markdown())
-        written += judges.files
+        written += [f for f in judges.files if f.suffix == ".csv"]
     if by_cat is not None and metric is not None:
         md += [f"\n## {metric} by probe category\n", _category_caption(df, category_scheme) + "\n",
                format_markdown(_degraded.relabel(_ci_wide(by_cat, metric), degraded).drop(columns=constant),
@@ -194,6 +198,7 @@ def write_report(
                                            out / "quality_vs_context_tokens.png", n_resamples=n_resamples, seed=seed))
     drawn.append(latency_boxes(plot_df, simulated, out / "latency.png"))
     drawn += [f for f in paired.files if f.suffix == ".png"]
+    drawn += [f for f in judges.files if f.suffix == ".png"] if judges is not None else []  # judge prompts figure
     plots = [p for p in drawn if p is not None]
 
     columns = expand_metrics(list(summary.columns), MARKDOWN_METRICS)

@@ -205,6 +205,10 @@ def _fingerprint(spec: Mapping[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in spec.items() if k not in ("source", "description", "workers", "max_cells")}
     if isinstance(out.get("corpus"), dict):  # a spec.json written before the key existed had its default
         out["corpus"] = {"include_attachments": True, **out["corpus"]}
+    qa = out.get("qa")
+    if isinstance(qa, dict) and isinstance(qa.get("judges"), list):  # judges' keys added later, at their defaults
+        out["qa"] = {**qa, "judges": [{"controls": True, "corrected": False, **j} if isinstance(j, dict) else j
+                                      for j in qa["judges"]]}
     return out
 
 

@@ -28,7 +28,7 @@ ks = [1]
 cache = "off"
 [qa]
 enabled = true
-judges = [{ prompt = "correct_wrong_v1", backend = "judge" }]
+judges = [{ prompt = "correct_wrong_v1", backend = "judge", controls = false }]
 """
 
 
@@ -67,3 +67,17 @@ def test_failed_answer_and_judge_calls_are_counted_and_leave_no_score(write_toml
     write_report(tmp_path / "run", n_resamples=20)
     page = (tmp_path / "run" / "report" / "report.html").read_text(encoding="utf-8")
     assert "⚠ no answer: the call failed (fake: HTTP 500" in page and "⚠ degraded (2)" in page
+
+
+def test_a_failed_control_call_is_counted_apart_and_leaves_the_verdicts_alone(write_toml, corpus_path, tmp_path):
+    spec = ExperimentSpec.from_toml(write_toml(RUN.replace(", controls = false", "")))
+    negated = lambda messages: "Generated answer: It is not" in messages[-1]["content"]  # noqa: E731
+    judge = FakeLLM(respond=lambda msgs: "CORRECT", fail=negated)  # every 'negated' control call fails
+    df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": FakeLLM(respond=lambda m: "x"),
+                                                                         "judge": judge}))
+    controls = df[df["metric"].isin(["judge_tpr", "judge_fpr"])]
+    assert len(controls) > 0 and "negated" not in set(controls["judge_control"])  # no row for a failed call
+    conversation = df[df["probe_id"] == ""].set_index("metric")["value"]
+    failed = conversation["degraded.judge_control.failed"]
+    assert failed == 3 and "degraded.judge.failed" not in conversation  # the 3 answerable probes' negations
+    assert len(df[df["metric"] == "judge"]) == 4  # every real verdict is there

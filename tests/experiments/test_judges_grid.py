@@ -57,8 +57,10 @@ def test_judges_parse_into_configs_with_labels_and_reach_spec_json(write_toml, c
     spec = ExperimentSpec.from_toml(write_toml(RUN, JUDGES))
     assert [j.label for j in spec.qa.judges] == ["correct_wrong_v1@strict", "lenient-lme"]
     saved = spec.to_dict()["qa"]["judges"]
-    assert saved == [{"prompt": "correct_wrong_v1", "backend": "strict", "max_tokens": 8, "name": None},
-                     {"prompt": "longmemeval_v1", "backend": "lenient", "max_tokens": 8, "name": "lenient-lme"}]
+    assert saved == [{"prompt": "correct_wrong_v1", "backend": "strict", "max_tokens": 8, "name": None,
+                      "controls": True, "corrected": False},
+                     {"prompt": "longmemeval_v1", "backend": "lenient", "max_tokens": 8, "name": "lenient-lme",
+                      "controls": True, "corrected": False}]
     # one way to name a judge: the old [judge] table is refused, saying where judges go now
     with pytest.raises(ConfigError, match=r"the \[judge\] table is gone: list the judges in \[qa\] judges"):
         ExperimentSpec.from_toml(write_toml(RUN, JUDGES + '[judge]\nenabled = true\nbackend = "strict"\n'))
@@ -68,7 +70,11 @@ def test_judges_parse_into_configs_with_labels_and_reach_spec_json(write_toml, c
     ('enabled = true\njudges = [{ prompt = "nope", backend = "x" }]', r"judges\[0\]: unknown judge prompt 'nope'"),
     ('enabled = true\njudges = [{ prompt = "correct_wrong_v1" }]', r"judges\[0\]: .*needs a 'backend'"),
     ('enabled = true\njudges = [{ prompt = "correct_wrong_v1", backend = "x", model = "y" }]',
-     r"judges\[0\]: unknown key 'model'; allowed: prompt, backend, max_tokens, name"),
+     r"judges\[0\]: unknown key 'model'; allowed: prompt, backend, max_tokens, name, controls, corrected"),
+    ('enabled = true\njudges = [{ prompt = "correct_wrong_v1", backend = "x", controls = 1 }]',
+     "controls must be true or false"),
+    ('enabled = true\njudges = [{ prompt = "correct_wrong_v1", backend = "x", controls = false, corrected = true }]',
+     "corrected = true needs controls = true"),
     ('enabled = true\njudges = [{ prompt = "correct_wrong_v1", backend = "x", max_tokens = 0 }]',
      "max_tokens must be a positive integer"),
     ('judges = [{ prompt = "correct_wrong_v1", backend = "x" }]', r"\[qa\] judges needs \[qa\] enabled"),
@@ -94,10 +100,12 @@ def test_one_run_is_scored_by_every_judge_and_their_agreement_is_computed(write_
     verdict = judged.set_index(["judge", "probe_id"])["value"].to_dict()
     assert [verdict[("correct_wrong_v1@strict", p)] for p in ("u0:q0", "u0:q1", "u0:q2", "u0:qa")] == [1, 1, 0, 0]
     assert all(verdict[("lenient-lme", p)] == 1 for p in ("u0:q0", "u0:q1", "u0:q2", "u0:qa"))
-    assert len(strict.calls) == len(lenient.calls) == 4
+    controls = df[df["metric"].isin(["judge_tpr", "judge_fpr"])]
+    assert len(controls) == 2 * len(controls[controls["judge"] == "lenient-lme"]) > 0  # both judges, same controls
+    assert len(strict.calls) == len(lenient.calls) == 4 + len(controls) // 2  # 4 answers + each control
     assert all("Reply with yes or no only" in c[-1]["content"] for c in lenient.calls)  # its own prompt
     assert df[df["metric"] == "judge.calls"]["value"].tolist() == [8.0]  # both judges' calls in the judge phase
-    assert df[df["metric"] != "judge"]["judge"].isna().all()  # only judge rows name a judge
+    assert df[~df["metric"].isin(["judge", "judge_tpr", "judge_fpr"])]["judge"].isna().all()  # only judge rows name a judge
     table = judge_agreement(df).set_index(["rater", "other"])
     # strict = [1,1,0,0] = exact match; lenient always yes: agreement 1/2, kappa 0 (no better than chance)
     assert table.loc[("correct_wrong_v1@strict", "exact_match"), "kappa"] == pytest.approx(1.0)

@@ -37,7 +37,7 @@ judges = [{ prompt = "correct_wrong_v1", backend = "fake" }]
 """
 
 ONCE_PER_CELL = ("summarize", "rollup")  # phases every recaller's rows repeat
-PER_RECALLER = ("answer", "judge")
+PER_RECALLER = ("answer", "judge", "judge_control")  # judge controls: on the first recaller's rows
 
 
 def measured(df) -> dict[str, tuple[int, int, int]]:
@@ -71,6 +71,8 @@ def test_plan_matches_the_runs_calls_and_tokens_exactly_on_an_in_process_backend
         assert (cell.calls.low, cell.prompt_tokens.low, cell.completion_tokens.low) == real[cell.cell_id], cell.pipeline
     fake = next(b for b in forecast.backends if b.label == "fake")
     assert fake.calls.low == sum(c for c, _, _ in real.values())
+    controls = df[df["metric"].isin(["judge_tpr", "judge_fpr"]) & df["cell_id"].isin(list(real))]
+    assert forecast.judge_controls is not None and forecast.judge_controls.calls == len(controls) > 0
     assert fake.local and forecast.remote == [] and forecast.cost_usd.high == 0.0
 
 

@@ -192,7 +192,10 @@ def test_a_named_judge_backend_grades_the_qa_answers(write_toml, registries, tmp
     df = run_experiment(spec, tmp_path / "run", None, Injected(backends={"fake": Fake(), "judge": judge}))
     verdicts = df[df["metric"] == "judge"]
     assert len(verdicts) == 2 * 3 * 2 * 2  # 2 probes x 3 recallers x 2 chunkers x 2 conversations
-    assert (verdicts["value"] == 1.0).all() and len(judge.calls) == len(verdicts)
+    controls = df[df["metric"].isin(["judge_tpr", "judge_fpr"])]  # once per cell, on its first recaller's rows
+    per_cell = controls.groupby("cell_id")["pipeline"].nunique()
+    assert len(per_cell) == 4 and (per_cell == 1).all()  # 4 cells, each controlled under one recaller
+    assert (verdicts["value"] == 1.0).all() and len(judge.calls) == len(verdicts) + len(controls)
     assert set(verdicts["probe_id"]) <= set(df[df["metric"] == "qa_f1"]["probe_id"])
     judge_calls = df[df["metric"] == "judge.calls"]["value"]
     assert (judge_calls == 2).all()

@@ -7,7 +7,8 @@ for the requests whose prompt matches); ``RequestRecord`` is one entry of
 its request log. Every answer carries ``SIMULATED_FINGERPRINT`` so clients
 label it simulated. ``Behaviour``, ``count_pieces`` and ``extractive_reply``
 are its behaviour model, importable for tests of it; ``hashed_vectors`` is its
-embedding model (the in-process ``HashingEmbedder`` uses it too).
+embedding model (the in-process ``HashingEmbedder`` uses it too).  ``SimulatedJudge`` makes
+it answer judge prompts CORRECT/WRONG with error rates you set (``SimulatedSpec.judge``).
 
 Layout: ``_behaviour`` (spec, faults, replies) ← ``_serving`` (log, slots) ←
 ``_sse`` (streamed answers) ← ``_server`` (the HTTP app).
@@ -16,6 +17,7 @@ Layout: ``_behaviour`` (spec, faults, replies) ← ``_serving`` (log, slots) ←
 from lyra_lab.backends.simulated._behaviour import (OUTCOMES, SIMULATED_FINGERPRINT, Behaviour, FaultRule,
                                                     SimulatedSpec, count_pieces, extractive_reply, hashed_vectors,
                                                     messages_text)
+from lyra_lab.backends.simulated._judge import SimulatedJudge
 from lyra_lab.backends.simulated._server import SimulatedServer
 from lyra_lab.backends.simulated._serving import RequestRecord
 
@@ -25,6 +27,7 @@ __all__ = [
     "Behaviour",
     "FaultRule",
     "RequestRecord",
+    "SimulatedJudge",
     "SimulatedServer",
     "SimulatedSpec",
     "count_pieces",

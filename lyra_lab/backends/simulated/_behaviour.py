@@ -19,6 +19,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from lyra_lab.backends.simulated._judge import SimulatedJudge
+
 # What a request can be made to do. Status codes answer with a provider-style
 # JSON error; "hang" holds the request past any sane client timeout;
 # "malformed" answers 200 with broken JSON; "cut" ends a stream before it finishes.
@@ -104,6 +106,8 @@ class SimulatedSpec:
         api_key: if set, requests without ``Authorization: Bearer <api_key>``
             get 401, whose message (like a careless provider's) repeats the
             key they sent.
+        judge: how judge prompts are answered (``SimulatedJudge``: a simulated judge with set
+            error rates); None: they get the usual extractive reply.
     """
 
     model: str = "simulated-llm"
@@ -123,6 +127,7 @@ class SimulatedSpec:
     embedding_dim: int = 64
     seed: int = 0
     api_key: str | None = field(default=None, repr=False)
+    judge: SimulatedJudge | None = None
 
     def __post_init__(self) -> None:
         if self.latency_s < 0 or self.latency_sigma < 0 or self.hang_s < 0:
@@ -144,6 +149,8 @@ class SimulatedSpec:
         # rules given as plain dicts (a spec sent to a server in another process) become FaultRules
         rules = tuple(r if isinstance(r, FaultRule) else FaultRule(**r) for r in self.fault_rules)
         object.__setattr__(self, "fault_rules", rules)
+        if isinstance(self.judge, Mapping):  # a spec sent to a server in another process
+            object.__setattr__(self, "judge", SimulatedJudge(**self.judge))
 
 
 class _RuleState:

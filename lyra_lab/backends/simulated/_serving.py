@@ -13,7 +13,8 @@ import threading
 import time
 from typing import Any
 
-from lyra_lab.backends.simulated._behaviour import Behaviour, SimulatedSpec, count_pieces, extractive_reply
+from lyra_lab.backends.simulated._behaviour import (Behaviour, SimulatedSpec, count_pieces, extractive_reply,
+                                                    messages_text)
 
 
 @dataclasses.dataclass
@@ -103,8 +104,14 @@ class Serving:
             await asyncio.sleep(0.02)
 
     def reply(self, rec: RequestRecord, messages: list[dict[str, Any]]) -> tuple[list[str], str]:
-        pieces, finish = extractive_reply(messages, int(rec.max_tokens or self.spec.default_max_tokens),
-                                          self.spec.seed)
+        user = [m for m in messages if m.get("role") == "user"]
+        verdict = self.spec.judge.reply(messages_text(user[-1:]), self.spec.seed) \
+            if self.spec.judge is not None and user else None
+        if verdict is not None:  # a simulated judge (SimulatedSpec.judge) grading a judge prompt
+            pieces, finish = [verdict], "stop"
+        else:
+            pieces, finish = extractive_reply(messages, int(rec.max_tokens or self.spec.default_max_tokens),
+                                              self.spec.seed)
         rec.prompt_tokens, rec.completion_tokens = count_pieces(messages), len(pieces)
         return pieces, finish
 
