@@ -82,7 +82,9 @@ class Heartbeat:
         self._thread = threading.Thread(target=self._beat, name="lyra-heartbeat", daemon=True)
 
     def start(self) -> None:
-        """Start beating."""
+        """Start beating (with a status line, the first one now: where the run starts from)."""
+        if self.status_line:
+            print(self.line(None), file=sys.stderr, flush=True)
         self._thread.start()
 
     def stop(self) -> None:

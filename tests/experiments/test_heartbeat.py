@@ -117,3 +117,13 @@ def test_elapsed_time_runs_from_when_the_cell_started_not_from_when_the_beat_rea
         beat._read(log.path)
         event = beat.status()
     assert event is not None and event.elapsed_s >= 0.2
+
+
+def test_with_status_lines_the_first_line_comes_at_the_start_not_a_beat_later(tmp_path, capsys):
+    from lyra_lab.runs import RunLog
+
+    with RunLog(tmp_path / "log.jsonl") as log:
+        beat = _heartbeat.Heartbeat(log, "r", _heartbeat.CellCount(5, done=2), every_s=3600, status_line=True)
+        beat.start()
+        beat.stop()
+    assert capsys.readouterr().err == "[0s] r: 2/5 cells\n"
