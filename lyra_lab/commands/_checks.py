@@ -122,3 +122,18 @@ def confirm_fresh(run_dir: Path, yes: bool) -> None:
     answer = input(f"--fresh deletes {what}. Delete and start over? [y/N] ")
     if answer.strip().lower() not in ("y", "yes"):
         raise ConfigError(f"nothing deleted in {run_dir} (leave out --fresh to resume)")
+
+
+def bars_show() -> bool:
+    """Whether progress bars show on stderr: a terminal with a width.
+
+    Off a terminal, and on a pseudo-terminal of 0 columns (some harnesses and ``script`` without a
+    terminal give one), tqdm's bars print nothing: the commands print the run's status lines instead.
+    """
+    import os
+    import sys
+
+    try:
+        return sys.stderr.isatty() and os.get_terminal_size(sys.stderr.fileno()).columns > 0
+    except (AttributeError, OSError, ValueError):
+        return False

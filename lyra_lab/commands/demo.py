@@ -9,7 +9,6 @@ prints the summary table.  A second run resumes: finished cells are skipped.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from importlib import resources
 from pathlib import Path
@@ -38,7 +37,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab demo`` with the parsed ``args``; the exit code (0: done)."""
-    from lyra_lab.commands._checks import confirm_fresh, run_folder
+    from lyra_lab.commands._checks import bars_show, confirm_fresh, run_folder
     from lyra_lab.commands._validate import check_experiment
     from lyra_lab.commands.run import finish, run_in_folder
     from lyra_lab.experiments import ExperimentSpec, RunOptions
@@ -55,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
           f"embedder {', '.join(map(str, spec.embedders))}")
     start = time.perf_counter()
     options = RunOptions(resume=not args.fresh, progress=not args.quiet,
-                         status_line=not args.quiet and not sys.stderr.isatty())  # bars show on a terminal
+                         status_line=not args.quiet and not bars_show())  # bars show on a terminal with a width
     df = run_in_folder(spec, run_dir, args, options)
     code = finish(run_dir, df, compact=True)
     print(f"demo finished in {time.perf_counter() - start:.0f} s")

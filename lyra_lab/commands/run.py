@@ -51,7 +51,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab run`` with the parsed ``args``; the exit code (0: done)."""
-    from lyra_lab.commands._checks import confirm_fresh, input_file, run_folder
+    from lyra_lab.commands._checks import bars_show, confirm_fresh, input_file, run_folder
     from lyra_lab.commands._validate import check_experiment
     from lyra_lab.experiments import ExperimentSpec, RunOptions
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     forecast = plan_and_ask(spec, run_dir, args)
     options = RunOptions(resume=not args.fresh, progress=not args.quiet, ray_address=args.address,
                          keep_degraded=args.keep_degraded, forecast=forecast,
-                         status_line=not args.quiet and not sys.stderr.isatty())  # bars show on a terminal
+                         status_line=not args.quiet and not bars_show())  # bars show on a terminal with a width
     df = run_in_folder(spec, run_dir, args, options)
     return finish(run_dir, df, report=not args.no_report, compact=True)
 

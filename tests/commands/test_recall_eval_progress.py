@@ -47,3 +47,29 @@ def test_recall_eval_prints_status_lines_with_counts_and_an_eta_and_logs_them(tm
     beats = [e for e in map(json.loads, (out / "log.jsonl").read_text(encoding="utf-8").splitlines())
              if e["event"] == "progress" and e.get("source") == "heartbeat"]
     assert beats and all(e["cells_total"] == 2 for e in beats)
+
+
+class _Stderr:
+    """A stderr that is a terminal of ``columns`` columns."""
+
+    def __init__(self, columns: int):
+        self.columns = columns
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 2
+
+
+def test_bars_show_only_on_a_terminal_with_a_width(monkeypatch):
+    import os
+    import sys
+
+    from lyra_lab.commands._checks import bars_show
+
+    assert not bars_show()  # pytest's stderr is no terminal
+    for columns, shown in ((0, False), (120, True)):
+        monkeypatch.setattr(sys, "stderr", _Stderr(columns))
+        monkeypatch.setattr(os, "get_terminal_size", lambda fd, c=columns: os.terminal_size((c, 24)))
+        assert bars_show() is shown
