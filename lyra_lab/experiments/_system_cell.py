@@ -83,7 +83,11 @@ _SAID_LOCK = threading.Lock()
 
 
 def _say_once(log: EventLog, system: object) -> None:
-    """A ``system_notice`` event with the system's ``notice()`` (if it has one), once per run log."""
+    """A ``system_notice`` event with the system's ``notice()`` (if it has one), once per run log.
+
+    Cells in worker processes (``executor = "processes"``, Ray) each log through their own, so there it
+    is once per worker.
+    """
     notice = getattr(system, "notice", None)
     if notice is None:
         return
