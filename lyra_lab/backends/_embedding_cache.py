@@ -180,10 +180,17 @@ class CachedEmbedder(EmbedderWrapper):
         todo = {sha: text for sha, text in zip(shas, texts) if sha not in known}
         self._count(hits=len(texts) - len(todo))
         if todo:
-            with track(f"embed {kind}s: {self.name}", len(todo)) as progress:
+            from tqdm.auto import tqdm
+
+            # a bar on a terminal when the misses take more than one batch (the wrapped embedder's own bar
+            # sees one batch at a time, too few to show)
+            show = None if len(todo) > self.write_every else True
+            with track(f"embed {kind}s: {self.name}", len(todo)) as progress, \
+                    tqdm(total=len(todo), desc=f"embed {kind}s", unit="text", leave=False, disable=show) as bar:
                 for batch in _batches(list(todo.items()), self.write_every, self.write_chars):
                     known.update(self._embed_batch(batch, kind))
                     progress.advance(len(batch))
+                    bar.update(len(batch))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, sha in enumerate(shas):
             out[row] = known[sha]

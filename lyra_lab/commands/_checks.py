@@ -97,3 +97,43 @@ def check_parquet(run: Path) -> None:
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a damaged file
         rows = "delete it to rebuild it from rows/" if any((run / "rows").glob("*.jsonl")) else "rerun the experiment"
         raise UsageError(f"{parquet}: corrupt or not a Parquet file ({type(exc).__name__}); {rows}") from None
+
+
+def confirm_fresh(run_dir: Path, yes: bool) -> None:
+    """Before ``--fresh`` deletes a run folder's finished work: ask on a terminal; off one, need ``yes``.
+
+    Finished work is finished cells' rows, ``results.parquet`` and the report.  A folder without any
+    (new, or a start that failed) is started over without asking.
+
+    Raises:
+        ConfigError: off a terminal without ``yes`` (one line; nothing deleted), or the user did not agree.
+    """
+    import sys
+
+    cells = len(list((run_dir / "rows").glob("*.jsonl"))) if (run_dir / "rows").is_dir() else 0
+    work = ([f"{cells} finished cell{'s' if cells != 1 else ''}"] if cells else []) + \
+        [name for name in ("results.parquet", "report") if (run_dir / name).exists()]
+    if yes or not work:
+        return
+    what = f"{', '.join(work)} in {run_dir}"
+    if not sys.stdin.isatty():
+        raise ConfigError(f"--fresh would delete {what}: pass --yes as well to delete them, "
+                          "or leave out --fresh to resume")
+    answer = input(f"--fresh deletes {what}. Delete and start over? [y/N] ")
+    if answer.strip().lower() not in ("y", "yes"):
+        raise ConfigError(f"nothing deleted in {run_dir} (leave out --fresh to resume)")
+
+
+def bars_show() -> bool:
+    """Whether progress bars show on stderr: a terminal with a width.
+
+    Off a terminal, and on a pseudo-terminal of 0 columns (some harnesses and ``script`` without a
+    terminal give one), tqdm's bars print nothing: the commands print the run's status lines instead.
+    """
+    import os
+    import sys
+
+    try:
+        return sys.stderr.isatty() and os.get_terminal_size(sys.stderr.fileno()).columns > 0
+    except (AttributeError, OSError, ValueError):
+        return False

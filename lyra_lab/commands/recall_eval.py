@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.commands._checks import at_least_one, input_file
+from lyra_lab.commands._checks import at_least_one, bars_show, input_file
 
 if TYPE_CHECKING:
     from lyra_lab.commands._checks import Subparsers
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_recall_eval(spec, recaller, k=args.k, embedder=embedder_spec, embedder_object=embedder,
                                  include_adversarial=args.include_adversarial, run_dir=args.out,
-                                 loaded=corpus)
+                                 loaded=corpus, status_line=not bars_show())  # bars on a terminal
     except ConfigError as exc:
         if args.out and "different experiment spec" in str(exc):  # the runner's words name `run`'s flags
             raise ConfigError(f"--out {args.out}: holds a run of another experiment (a different corpus, cut, "

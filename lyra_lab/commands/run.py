@@ -22,7 +22,8 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p.add_argument("experiment", metavar="EXPERIMENT.toml", help="the experiment file")
     p.add_argument("--run-dir", default=None, help="the run folder (default: runs/<experiment name>)")
     p.add_argument("--fresh", action="store_true",
-                   help="start the run folder over (default: resume, skipping finished cells)")
+                   help="start the run folder over, deleting its results and report (asks first on a terminal; "
+                        "off one, needs --yes) (default: resume, skipping finished cells)")
     p.add_argument("--keep-degraded", action="store_true",
                    help="on resume, keep finished cells whose rows are degraded (a fallback taken or a call lost "
                         "for good) instead of running them again (default: run them again; the response cache "
@@ -33,7 +34,8 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
                    help="how cells run (default: the file's [run] executor, else serial or threads by max_cells); "
                         "processes: on local worker processes (every core for CPU-bound cells); ray: as Ray tasks")
     p.add_argument("--yes", action="store_true",
-                   help="agree up front: to send conversation text to a non-local endpoint, and to a run above "
+                   help="agree up front: to delete a run folder's results with --fresh, to send conversation text to "
+                        "a non-local endpoint, and to a run above "
                         "[run] confirm_above_usd / confirm_above_minutes (without it, a run off a terminal stops)")
     p.add_argument("--confirm-above-usd", type=float, default=None, metavar="USD",
                    help="ask first when the plan costs more than this at list prices (default: [run] confirm_above_usd)")
@@ -49,7 +51,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab run`` with the parsed ``args``; the exit code (0: done)."""
-    from lyra_lab.commands._checks import input_file, run_folder
+    from lyra_lab.commands._checks import bars_show, confirm_fresh, input_file, run_folder
     from lyra_lab.commands._validate import check_experiment
     from lyra_lab.experiments import ExperimentSpec, RunOptions
 
@@ -61,12 +63,14 @@ def run(args: argparse.Namespace) -> int:
     run_dir = run_folder(Path(args.run_dir) if args.run_dir else Path("runs") / spec.name, must_exist=False,
                          fresh=args.fresh)
     check_experiment(spec)  # before the run folder exists: a bad config leaves nothing behind
+    if args.fresh:
+        confirm_fresh(run_dir, args.yes)  # finished work is deleted only with the user's agreement
     forecast = plan_and_ask(spec, run_dir, args)
     options = RunOptions(resume=not args.fresh, progress=not args.quiet, ray_address=args.address,
                          keep_degraded=args.keep_degraded, forecast=forecast,
-                         status_line=not args.quiet and not sys.stderr.isatty())  # bars show on a terminal
+                         status_line=not args.quiet and not bars_show())  # bars show on a terminal with a width
     df = run_in_folder(spec, run_dir, args, options)
-    return finish(run_dir, df, report=not args.no_report)
+    return finish(run_dir, df, report=not args.no_report, compact=True)
 
 
 def run_in_folder(spec: ExperimentSpec, run_dir: Path, args: argparse.Namespace, options: RunOptions) -> pd.DataFrame:

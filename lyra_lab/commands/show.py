@@ -1,4 +1,8 @@
-"""lyra-lab show RUN_DIR PROBE_ID: one probe across every pipeline of a run (retrieved, context, answer, verdicts)."""
+"""lyra-lab show RUN_DIR [PROBE_ID]: one probe across every pipeline of a run (retrieved, context, answer, verdicts).
+
+PROBE_ID is the probe's id or a unique end of it (planted-q001 for <conversation>:planted-q001);
+without it, the run's probe ids are listed with their questions.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from lyra_lab.commands._checks import Subparsers
 
 
@@ -15,7 +21,9 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
                                            "was retrieved, the context, the answer and the judges' verdicts",
                               description=__doc__)
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder written by `lyra-lab run`")
-    p.add_argument("probe_id", metavar="PROBE_ID", help="a probe id of the run (as in results' probe_id column)")
+    p.add_argument("probe_id", metavar="PROBE_ID", nargs="?", default=None,
+                   help="a probe id of the run, or a unique end of one (planted-q001); "
+                        "omitted: list the run's probe ids with their questions")
     p.add_argument("--pipeline", metavar="TEXT", default=None,
                    help="only pipelines whose label contains TEXT (e.g. '|bm25')")
     p.add_argument("--context-lines", type=int, default=40, metavar="N",
@@ -37,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     args.log_path = run_dir / "log.jsonl"
     if args.context_lines < 0:
         raise ConfigError(f"--context-lines must be >= 0, got {args.context_lines}")
+    if args.probe_id is None:
+        return _list(run_dir, args.json)
     view = inspect_probe(run_dir, args.probe_id)
     if args.pipeline is not None:
         kept = tuple(p for p in view.pipelines if args.pipeline in p.pipeline)
@@ -48,4 +58,22 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(dataclasses.asdict(view), indent=2, default=str, ensure_ascii=False))
     else:
         print(view.render(context_lines=args.context_lines))
+    return 0
+
+
+def _list(run_dir: Path, as_json: bool) -> int:
+    """Print the run's probes: id, conversation and question, one per line (or as JSON)."""
+    import dataclasses
+    import json
+
+    from lyra_lab.experiments import run_probes
+
+    probes = run_probes(run_dir)
+    if as_json:
+        print(json.dumps([dataclasses.asdict(p) for p in probes], indent=2, ensure_ascii=False))
+        return 0
+    width = max((len(p.probe_id) for p in probes), default=0)
+    print(f"{len(probes)} probes in {run_dir} (show one: lyra-lab show {run_dir} PROBE_ID, or a unique end of the id)")
+    for p in probes:
+        print(f"  {p.probe_id:<{width}}  {p.question[:100]}")
     return 0

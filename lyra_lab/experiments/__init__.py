@@ -10,6 +10,7 @@ backend × embedder × seed × conversation) and ``cell_plan`` (the ``CellPlan``
 
 from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._inspect import HitView, PipelineView, ProbeView, inspect_probe
+from lyra_lab.experiments._probe_ids import ProbeListing, resolve_probe_id, run_probes
 from lyra_lab.experiments._labels import distinct_labels, pipeline_labels
 from lyra_lab.experiments._recall_eval import recall_eval_spec, recall_result, run_recall_eval
 from lyra_lab.experiments._recall_result import ProbeRecall, RecallEvalResult, raw_turn_pipeline, skip_reason
@@ -42,6 +43,7 @@ __all__ = [
     "HitView",
     "Injected",
     "PipelineView",
+    "ProbeListing",
     "ProbeRecall",
     "ProbeView",
     "QASpec",
@@ -62,7 +64,9 @@ __all__ = [
     "recall_eval_spec",
     "recall_result",
     "remote_endpoints",
+    "resolve_probe_id",
     "run_experiment",
+    "run_probes",
     "run_recall_eval",
     "select",
     "skip_reason",

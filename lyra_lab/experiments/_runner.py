@@ -36,7 +36,7 @@ from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._cells import Cell, cell_id
 from lyra_lab.experiments._combos import alias_rows, alias_sources
 from lyra_lab.experiments._executors import CellExecutor, CellJob, CellOutcome, RunContext, SerialCells, ThreadCells
-from lyra_lab.experiments._heartbeat import Heartbeat
+from lyra_lab.experiments._heartbeat import CellCount, Heartbeat
 from lyra_lab.experiments._labels import pipeline_labels
 from lyra_lab.experiments._plan import AnswerPlan, CellPlan
 from lyra_lab.experiments._resources import Injected, Resources, spec_key
@@ -162,6 +162,7 @@ class _Run:
     def __init__(self, spec: ExperimentSpec, folder: RunFolder, options: RunOptions, injected: Injected):
         self.spec, self.folder, self.options, self.injected = spec, folder, options, injected
         self.failed: list[tuple[str, str]] = []
+        self.cells = 0  # the grid's cells, once planned
 
     def run(self) -> pd.DataFrame:
         """Run the cells not finished yet and return every finished cell's rows."""
@@ -200,6 +201,7 @@ class _Run:
             for source_id in [s for s in waiting if s in finished]:  # sources finished by an earlier run
                 self._copy_aliases(log, folder.read_rows(source_id), sources, waiting.pop(source_id))
             _share_resources(job.plan, todo, res)
+            self.cells = len(cells)
             self._execute(executor, todo, run, attempt, aliases)
             log.event("run_done", run=spec.name, failed=len(self.failed), backends={**res.describe(), **run.started},
                       embeddings=_all_embeddings(res, run))
@@ -251,17 +253,22 @@ class _Run:
         On Ctrl-C, the cell being written and every cell that finished but was not handed back yet
         (``CellExecutor.drain``) are written before the interrupt goes on: ``run_interrupted`` names them.
         """
-        bar = tqdm(total=len(todo), desc=f"{self.spec.name}: cells", unit="cell",
+        # one count of cells from the first line to the last: the grid's, finished ones and aliases included
+        cells = self.cells
+        done = cells - len(todo) - sum(map(len, aliases.waiting.values()))
+        bar = tqdm(total=cells, initial=done, desc=f"{self.spec.name}: cells", unit="cell",
                    disable=None if self.options.progress else True)
         written: set[str] = set()
         current: CellOutcome | None = None
-        beat = Heartbeat(run.log, self.spec.name, len(todo), status_line=self.options.status_line)
+        beat = Heartbeat(run.log, self.spec.name, CellCount(cells, done, len(todo)),
+                         status_line=self.options.status_line)
         try:
             beat.start()
             for current in executor.outcomes(todo, run):
+                copies = 0 if current.error is not None else len(aliases.waiting.get(current.cell.cell_id, []))
                 self._write(current, run, attempt, aliases)
                 written.add(current.cell.cell_id)
-                bar.update(1)
+                bar.update(1 + copies)
         except KeyboardInterrupt:
             kept = [o for o in [current] if o is not None and o.cell.cell_id not in written]
             kept += executor.drain(run)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Iterator, Mapping, Protocol
 
@@ -76,6 +77,30 @@ class SystemCellJob:
     answers: AnswerModels | None
 
 
+# notices said per run log (a cell's log wraps the run's): each system's ``notice()`` goes in once
+_SAID: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
+_SAID_LOCK = threading.Lock()
+
+
+def _say_once(log: EventLog, system: object) -> None:
+    """A ``system_notice`` event with the system's ``notice()`` (if it has one), once per run log.
+
+    Cells in worker processes (``executor = "processes"``, Ray) each log through their own, so there it
+    is once per worker.
+    """
+    notice = getattr(system, "notice", None)
+    if notice is None:
+        return
+    run_log = getattr(log, "_log", log)
+    text = str(notice())
+    with _SAID_LOCK:
+        said = _SAID.setdefault(run_log, set())
+        if text in said:
+            return
+        said.add(text)
+    log.event("system_notice", notice=text)
+
+
 @dataclass(frozen=True)
 class _Scored:
     outcome: ProbeOutcome
@@ -92,6 +117,7 @@ def run_system_cell(job: SystemCellJob) -> CellRows:
     log.event("cell_started", pipeline=cell.label, system=system.label(), backend=cell.backend_label,
               embedder=cell.embedder_label, seed=cell.seed, conversation_id=conv.id, probes=len(probes),
               spec=pipeline.to_dict())
+    _say_once(log, system)
     count = context_counter(pipeline.tokenizer)
     session_of = session_map(conv.turns())
     replay = SystemReplay(system, conv, probes, k=plan_.scoring.k, backend=job.backend if needs.backend else None,

@@ -23,11 +23,16 @@ itself failed), the run goes on.
 
 mem0's optional extras are not used: spaCy (entity boosts, lemmas for BM25) and
 fastembed (BM25 sparse vectors) load models from a hub at run time, so search is
-mem0's semantic search alone.
+mem0's semantic search alone.  mem0 logs a warning each time it misses one ("Failed to
+load spaCy lemma model … pip install mem0ai[nlp]", "fastembed not installed - BM25
+keyword search disabled"): advice against a choice lyra-lab made, so ``import_mem0``
+filters exactly those records from mem0's loggers, and a run says once, in its log,
+which extras are off and why (``EXTRAS_OFF``, a ``system_notice`` event).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -44,6 +49,35 @@ from lyra_lab.systems._endpoint import QUERY_SUFFIX, OpenAIEndpoint
 from lyra_lab.systems._types import SYSTEMS, IngestReport, MemorySystemError, Needs, SystemHit
 
 EMBED_MODEL = "lyra-lab-embedder"
+
+EXTRAS_OFF = ("mem0's optional extras are off: spaCy (mem0ai[nlp]: entity boosts, lemmas for BM25) and fastembed "
+              "(mem0ai[extras]: BM25 sparse vectors) download models at run time, and lyra-lab runs offline; mem0 "
+              "searches by its embeddings alone, and its warnings about the missing extras are filtered")
+# mem0's logger -> the start of the messages about an extra lyra-lab leaves out on purpose
+_EXTRA_WARNINGS = {
+    "mem0.utils.spacy_models": ("Failed to load spaCy lemma model: spaCy is not installed",
+                                "Failed to load spaCy full model: spaCy is not installed"),
+    "mem0.vector_stores.qdrant": ("fastembed not installed - BM25 keyword search disabled",),
+}
+
+
+class _MissingExtraFilter(logging.Filter):
+    """Drops a mem0 record that says an optional extra lyra-lab leaves out is missing; lets the rest through."""
+
+    def __init__(self, starts: tuple[str, ...]):
+        super().__init__()
+        self.starts = starts
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self.starts)
+
+
+def quiet_missing_extras() -> None:
+    """Filter mem0's warnings about the extras lyra-lab leaves out (once per logger; other records pass)."""
+    for name, starts in _EXTRA_WARNINGS.items():
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _MissingExtraFilter) for f in logger.filters):
+            logger.addFilter(_MissingExtraFilter(starts))
 
 
 class Mem0Metadata(TypedDict, total=False):
@@ -129,6 +163,7 @@ def import_mem0() -> ModuleType:
                            "lyra-lab's backend; unset it to run mem0 here")
     os.environ["MEM0_TELEMETRY"] = "False"
     os.environ.setdefault("MEM0_DIR", str(cache_dir() / "mem0"))
+    quiet_missing_extras()
     import mem0
     import mem0.memory.main as main
     import mem0.memory.telemetry as telemetry
@@ -153,6 +188,10 @@ class Mem0System(BaseSystem):
 
     def needs(self) -> Needs:
         return Needs(backend=self.infer, embedder=True)
+
+    def notice(self) -> str:
+        """What a run's log says once about this system: the mem0 extras that are off, and why."""
+        return EXTRAS_OFF
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "Mem0Session":
         if embedder is None:

@@ -185,7 +185,9 @@ def test_fresh_starts_over_a_folder_it_cannot_read(tmp_path, capsys):
     run = _run_folder(tmp_path, {"spec.json": "{", "rows/x.jsonl": "[1]\n"})
     assert main(["run", str(_experiment(tmp_path)), "--run-dir", str(run), "--quiet", "--no-report"]) == 2
     assert "not a lyra-lab run folder" in capsys.readouterr().err
-    assert main(["run", str(_experiment(tmp_path)), "--run-dir", str(run), "--quiet", "--no-report", "--fresh"]) == 0
+    # it holds rows: off a terminal, --fresh deletes them only with --yes
+    assert main(["run", str(_experiment(tmp_path)), "--run-dir", str(run), "--quiet", "--no-report", "--fresh",
+                 "--yes"]) == 0
     assert json.loads((run / "spec.json").read_text())["name"] == "bad"
 
 

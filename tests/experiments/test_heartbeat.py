@@ -46,7 +46,9 @@ def test_a_run_logs_heartbeat_progress_between_a_cells_start_and_end_and_prints_
     first_start, last_done = kinds.index("cell_started"), len(kinds) - 1 - kinds[::-1].index("cell_done")
     beats = [e for e in events[first_start:last_done] if e["event"] == "progress" and e.get("source") == "heartbeat"]
     assert beats and all(e["cells_total"] == 2 for e in beats)
-    assert any(e.get("task", "").startswith("summarize: ") or "embed" in e.get("task", "") for e in beats)
+    tasks = [e.get("task", "") for e in beats]
+    assert any(t.startswith(("store: ", "recall: ")) or "embed" in t for t in tasks)
+    assert not any(t.startswith("summarize") for t in tasks)  # the grid has no summarizer
     assert "beating: " in capsys.readouterr().err  # the status lines (lyra-lab run sets them off a terminal)
     run_experiment(spec, tmp_path / "quiet", RunOptions(progress=True), Injected(embedders={"slow": SlowEmbedder(32)}))
     assert "beating: " not in capsys.readouterr().err  # the API's default (notebooks keep their bars)
@@ -57,7 +59,8 @@ def test_heartbeat_reports_the_summarizing_phase_from_the_cells_events(tmp_path)
 
     with RunLog(tmp_path / "log.jsonl") as log:
         beat = _heartbeat.Heartbeat(log, "r", cells=3, every_s=0.01, status_line=False)
-        log.event("cell_started", cell_id="c1", pipeline="p", conversation_id="u0", flushes=4)
+        log.event("cell_started", cell_id="c1", pipeline="p", conversation_id="u0", flushes=4,
+                  spec={"summarizer": {"name": "single_pass"}})
         log.event("summary_written", cell_id="c1", flush=0)
         log.event("summary_written", cell_id="c1", flush=1)
         beat.start()
@@ -67,9 +70,60 @@ def test_heartbeat_reports_the_summarizing_phase_from_the_cells_events(tmp_path)
         assert event is not None and (event.done, event.total, event.unit) == (2, 4, "window")
         assert event.task == "summarize: p · u0" and event.eta_s is not None
         log.event("cell_done", cell_id="c1")
-        log.event("cell_done", cell_id="alias-of-c1", alias_of="c1")  # copied rows: not a cell this run ran
+        log.event("cell_done", cell_id="alias-of-c1", alias_of="c1")  # copied rows: done, though not run here
         beat._read(log.path)
-        assert beat.done == 1 and beat.status() is None and "r: 1/3 cells · run ETA " in beat.line(None)
+        # the grid's count (3 cells, the alias done too); the ETA from the one cell run here
+        assert (beat.done, beat.ran) == (2, 1) and beat.status() is None
+        assert "r: 2/3 cells · run ETA " in beat.line(None)
     beats = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text(encoding="utf-8").splitlines()
              if '"heartbeat"' in line]
     assert beats and beats[-1]["done"] == 2 and beats[-1]["cells_done"] == 0
+
+
+def _status_after(tmp_path, **started):
+    from lyra_lab.runs import RunLog
+
+    with RunLog(tmp_path / "log.jsonl") as log:
+        beat = _heartbeat.Heartbeat(log, "r", _heartbeat.CellCount(5, done=2, to_run=2))
+        log.event("cell_started", cell_id="c1", pipeline="p", conversation_id="u0", **started)
+        log.event("summary_written", cell_id="c1", flush=0)
+        beat._read(log.path)
+        return beat.status(), beat.line(beat.status())
+
+
+def test_a_cell_without_a_summarizer_is_not_said_to_summarize(tmp_path):
+    event, line = _status_after(tmp_path, flushes=4, spec={"summarizer": "none"})
+    assert event is not None and event.task == "store: p · u0" and (event.done, event.total) == (1, 4)
+    assert "summarize" not in line and line.startswith("[") and "r: 2/5 cells · store: p · u0 1/4 windows" in line
+
+
+def test_a_cell_with_every_window_written_is_recalling_and_a_system_cell_counts_no_windows(tmp_path):
+    event, line = _status_after(tmp_path / "a", flushes=1, spec={"summarizer": {"name": "single_pass"}})
+    assert event is not None and event.task == "recall: p · u0" and event.total == 0
+    assert "recall: p · u0, " in line and "so far" in line and "0/0" not in line
+    event, line = _status_after(tmp_path / "b", flushes=0, system="mem0:raw")
+    assert event is not None and event.task == "ingest and query: p · u0"
+    assert "summarize" not in line and "window" not in line and "0/0" not in line
+
+
+def test_elapsed_time_runs_from_when_the_cell_started_not_from_when_the_beat_read_it(tmp_path):
+    from lyra_lab.runs import RunLog
+
+    with RunLog(tmp_path / "log.jsonl") as log:
+        beat = _heartbeat.Heartbeat(log, "r", cells=1)
+        log.event("cell_started", cell_id="c1", pipeline="p", conversation_id="u0", flushes=4,
+                  spec={"summarizer": "none"})
+        time.sleep(0.2)  # the beat reads the start late
+        beat._read(log.path)
+        event = beat.status()
+    assert event is not None and event.elapsed_s >= 0.2
+
+
+def test_with_status_lines_the_first_line_comes_at_the_start_not_a_beat_later(tmp_path, capsys):
+    from lyra_lab.runs import RunLog
+
+    with RunLog(tmp_path / "log.jsonl") as log:
+        beat = _heartbeat.Heartbeat(log, "r", _heartbeat.CellCount(5, done=2), every_s=3600, status_line=True)
+        beat.start()
+        beat.stop()
+    assert capsys.readouterr().err == "[0s] r: 2/5 cells\n"
