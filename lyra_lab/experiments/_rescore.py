@@ -65,11 +65,15 @@ class RescorePlan:
     distinct_answers: int
     new_judges: tuple[str, ...]
     new_calls: int
+    cache_mode: str = "run"
 
     def lines(self) -> list[str]:
         """The plan in a few lines (what ``lyra-lab rescore`` prints first)."""
         out = [f"rescore of {self.spec.name}: {self.responses_held} cached LLM responses in the file "
                f"(answered from it, no call)"]
+        if self.cache_mode != "run":
+            out.append(f"warning: the run kept its responses in the {self.cache_mode!r} cache, not in its folder, "
+                       "so the file holds none: every LLM call the run made is made again")
         if self.new_judges:
             out.append(f"new: {self.new_calls} judge calls ({self.answers} answers to grade, "
                        f"{self.distinct_answers} distinct question × answer pairs × {len(self.new_judges)} "
@@ -142,7 +146,8 @@ def rescore_plan(path: str | os.PathLike[str], run_dir: str | os.PathLike[str],
         old = load_results(rows_folder(exported.path, tmp), write=False)
     answers = int(((old["metric"] == "qa_f1") & (old["probe_id"].astype(str) != "")).sum()) if len(old) else 0
     distinct = len(_answered(exported))
-    return RescorePlan(spec, int(exported.manifest.get("responses", 0)), answers, distinct, new, distinct * len(new))
+    return RescorePlan(spec, int(exported.manifest.get("responses", 0)), answers, distinct, new, distinct * len(new),
+                       str(exported.manifest.get("cache_mode", "run")))
 
 
 def _answered(exported: Exported) -> set[tuple[str, str]]:

@@ -135,6 +135,11 @@ def test_cli_export_rescore_and_compare_read_the_file(tmp_path, monkeypatch, cap
     assert main(["rescore", str(out), "--run-dir", str(tmp_path / "again")]) == 0
     printed = capsys.readouterr().out
     assert "new: 0 LLM calls" in printed and "LLM calls paid: 0" in printed and "rows identical" in printed
+    assert main(["rescore", str(out), "--run-dir", str(tmp_path / "judged"), "--judge", "fake:correct_wrong_v1",
+                 "--plan"]) == 0
+    planned = capsys.readouterr().out
+    assert "judge calls" in planned and "correct_wrong_v1@fake" in planned
+    assert not (tmp_path / "judged" / "rows").exists()  # --plan runs nothing
     assert main(["rescore", str(out), "--run-dir", str(tmp_path / "again")]) == 2  # not a new folder
     assert "already holds a run" in capsys.readouterr().err
     assert main(["compare", str(out), str(tmp_path / "again"), "--out", str(tmp_path / "cmp")]) == 0
