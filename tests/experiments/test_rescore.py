@@ -150,3 +150,16 @@ def test_scrub_masks_secret_environment_values_and_url_credentials():
     text = "key sk-abcdef123 at https://bob:pw@host/v1?api_key=zzz&api-version=3 and http://127.0.0.1:8080/v1"
     clean = scrub(text, {"OPENAI_API_KEY": "sk-abcdef123", "HOME": "/home/x"})
     assert clean == "key *** at https://host/v1?api_key=***&api-version=3 and http://127.0.0.1:8080/v1"
+
+
+def test_another_scorer_or_other_budgets_call_no_llm(exported, tmp_path):
+    out, rows = exported
+    answerer = FakeLLM(respond=lambda m: "a new answer the file would not hold")
+    changes = Changes(scorer="locomo", score_at_tokens=(128,))
+    assert rescore_plan(out, tmp_path / "plan-only", changes).new_calls == 0
+    result = rescore(out, tmp_path / "rescored", changes, injected=Injected(backends={"answerer": answerer}))
+    assert answerer.calls == [] and result.total_paid == 0 and not result.compared
+    qa = result.rows[result.rows["metric"] == "qa_f1"]
+    assert len(qa) == int((rows["metric"] == "qa_f1").sum()) and set(qa["qa.scorer"]) == {"locomo"}
+    assert "answer_in_context@128tok" in set(result.rows["metric"])
+    assert "answer_in_context@512tok" not in set(result.rows["metric"])
