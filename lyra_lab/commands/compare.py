@@ -20,7 +20,8 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     """Register ``lyra-lab compare`` and its options on ``subparsers``."""
     p = subparsers.add_parser("compare", help="pipelines of two run folders (or one) compared paired on the "
                                               "probes both asked, Holm-corrected", description=__doc__)
-    p.add_argument("run_a", metavar="RUN_A", help="a run folder written by `lyra-lab run`")
+    p.add_argument("run_a", metavar="RUN_A", help="a run folder written by `lyra-lab run`, or a file written by "
+                                                  "`lyra-lab export`")
     p.add_argument("run_b", metavar="RUN_B", nargs="?", default=None,
                    help="a second run folder of the same corpus (omit: compare RUN_A's pipelines among themselves)")
     p.add_argument("--metric", metavar="M", default=None,
@@ -40,7 +41,16 @@ def run(args: argparse.Namespace) -> int:
     from lyra_lab.runs import ResultsFormatError
 
     at_least_one(args, "resamples")
-    folders = [run_folder(f, must_exist=True) for f in (args.run_a, args.run_b) if f is not None]
+    import tempfile
+
+    from lyra_lab.runs import is_export, rows_folder
+
+    unpacked = tempfile.TemporaryDirectory(prefix="lyra-compare-")  # export files read as run folders
+    given = [f for f in (args.run_a, args.run_b) if f is not None]
+    if args.out is None and is_export(given[0]):
+        args.out = str(Path(given[0]).with_suffix("")) + "-compare"
+    folders = [rows_folder(f, Path(unpacked.name) / f"{i}-{Path(f).stem}") if is_export(f)
+               else run_folder(f, must_exist=True) for i, f in enumerate(given)]
     if len(folders) == 2 and folders[0].resolve() == folders[1].resolve():
         raise ConfigError(f"{folders[0]} is given twice; give one folder to compare its pipelines among themselves")
     for folder in folders:

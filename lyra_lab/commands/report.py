@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     """Register ``lyra-lab report`` and its options on ``subparsers``."""
-    from lyra_lab.reports import LOCOMO_LABELS
+    from lyra_lab.reports import LOCOMO_LABELS, BENCHMARK_TABLES
 
     p = subparsers.add_parser("report", help="summary tables (with 95%% CIs) and plots of a run folder",
                               description=__doc__)
@@ -24,6 +24,10 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--cluster", metavar="COLUMN", default=None,
                    help="resample whole clusters for the CIs, e.g. conversation_id (probes of one "
                         "conversation are correlated; default: resample probes)")
+    p.add_argument("--table", choices=BENCHMARK_TABLES, default=None,
+                   help="print the benchmark's own table instead of the report: locomo (F1 and judge accuracy by "
+                        "category and overall, n in each cell) or longmemeval (accuracy by question type, "
+                        "abstention apart, session recall_any@5/@10); also written to report/table_<name>.csv")
     return p
 
 
@@ -38,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     run_dir = run_folder(args.run_dir, must_exist=True)
     check_parquet(run_dir)
     args.log_path = run_dir / "log.jsonl"
+    if args.table is not None:
+        return print_table(run_dir, args.table, args.category_labels)
     try:
         paths = write_report(run_dir, category_scheme=args.category_labels,
                              n_resamples=args.resamples, seed=args.seed, cluster=args.cluster)
@@ -48,4 +54,22 @@ def run(args: argparse.Namespace) -> int:
     print("wrote:")
     for path in paths:
         print(f"  {Path(path)}")
+    return 0
+
+
+def print_table(run_dir: Path, name: str, labels: str | None) -> int:
+    """Print the benchmark table ``name`` of ``run_dir`` and write it to ``report/table_<name>.csv``."""
+    from lyra_lab._registry import ConfigError
+    from lyra_lab.reports import TableError, benchmark_table
+    from lyra_lab.runs import ResultsFormatError, load_results
+
+    try:
+        table = benchmark_table(load_results(run_dir), name, labels)
+    except (ResultsFormatError, TableError) as exc:
+        raise ConfigError(f"{run_dir}: {exc}") from None
+    out = run_dir / "report" / f"table_{name}.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.cells.to_csv(out, index=False)
+    print(table.markdown())
+    print(f"wrote: {out}")
     return 0

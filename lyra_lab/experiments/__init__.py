@@ -6,6 +6,8 @@ backend × embedder × seed × conversation) and ``cell_plan`` (the ``CellPlan``
 
 ``plan(spec)`` says beforehand what a run will embed, call, cost and take on this machine (a
 ``Forecast``; ``forecast_text`` renders it), from a dry run of the cells against stand-in models.
+``rescore(file, run_dir)`` rebuilds an exported run (``lyra_lab.runs.export_run``) in a new folder,
+its LLM answers from the file, paying only for what a change adds (``Changes``: judges).
 """
 
 from lyra_lab.experiments._cells import Cell
@@ -20,6 +22,7 @@ from lyra_lab.experiments._forecast import (BackendForecast, CellForecast, Embed
                                             remote_endpoints)
 from lyra_lab.experiments._forecast_text import forecast_text
 from lyra_lab.experiments._resources import Injected
+from lyra_lab.experiments._rescore import Changes, RescorePlan, RescoreResult, rescore, rescore_plan
 from lyra_lab.experiments._runner import RunOptions, cell_plan, executor_of, plan_cells, run_experiment
 from lyra_lab.experiments._select import Selection, load_corpus, select
 from lyra_lab.experiments._spec import CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, QASpec
@@ -36,6 +39,7 @@ __all__ = [
     "CellJob",
     "CellOutcome",
     "CellPlan",
+    "Changes",
     "CorpusSpec",
     "EmbedderForecast",
     "ExperimentSpec",
@@ -48,6 +52,8 @@ __all__ = [
     "ProbeView",
     "QASpec",
     "RecallEvalResult",
+    "RescorePlan",
+    "RescoreResult",
     "RunOptions",
     "Selection",
     "Span",
@@ -64,6 +70,8 @@ __all__ = [
     "recall_eval_spec",
     "recall_result",
     "remote_endpoints",
+    "rescore",
+    "rescore_plan",
     "resolve_probe_id",
     "run_experiment",
     "run_probes",

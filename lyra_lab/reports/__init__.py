@@ -11,6 +11,14 @@ series drawn once, direct labels, small n marked), and ``figure_problems`` finds
 figure hides (overlapping text, a legend over data, series drawn but unseen).
 """
 
+from lyra_lab.reports._bench_tables import (
+    BENCHMARK_TABLES,
+    BenchmarkTable,
+    TableError,
+    benchmark_table,
+    locomo_table,
+    longmemeval_table,
+)
 from lyra_lab.reports._agreement import cohen_kappa, judge_agreement, judge_table, split_judges
 from lyra_lab.reports._compare_plots import comparison_plot
 from lyra_lab.reports._compare_runs import RunComparison, compare_runs
@@ -50,6 +58,12 @@ from lyra_lab.reports._summary import summarize_results
 from lyra_lab.reports._view import RunEntry, RunsPage, runs_overview, write_index
 
 __all__ = [
+    "BenchmarkTable",
+    "BENCHMARK_TABLES",
+    "TableError",
+    "benchmark_table",
+    "locomo_table",
+    "longmemeval_table",
     "Estimate",
     "FigureProblem",
     "LOCOMO_LABELS",

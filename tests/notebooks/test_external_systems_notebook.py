@@ -24,7 +24,8 @@ def outputs(nb) -> list:
 
 @pytest.fixture
 def small_mode(monkeypatch):
-    monkeypatch.delenv("LYRA_NB_FULL", raising=False)
+    for var in ("LYRA_NB_FULL", "LYRA_NB_EMBEDDER"):
+        monkeypatch.delenv(var, raising=False)
 
 
 @pytest.mark.slow
@@ -69,6 +70,7 @@ def test_external_systems_notebook_small_mode(tmp_path, monkeypatch, small_mode,
 
 def test_without_locomo_the_notebook_says_so_and_runs_the_export(tmp_path, monkeypatch, small_mode, run_notebook):
     monkeypatch.setenv("LYRA_LOCOMO", str(tmp_path / "no-such-locomo10.json"))
+    monkeypatch.setenv("LYRA_NB_EMBEDDER", "hashing")  # the tables' shape only: the stand-in embedder is enough
     nb = run_notebook("09_external_systems.ipynb", "LYRA_EXTERNAL_SYSTEMS_OUT", needs=NEEDS, timeout=900)
     text = "".join(o.get("text", "") for o in outputs(nb))
     assert datasets.missing_message("locomo") in text and "The LoCoMo part is skipped" in text

