@@ -18,6 +18,9 @@ from lyra_lab.experiments._plan import AnswerPlan, CellPlan
 from lyra_lab.experiments._forecast import (BackendForecast, CellForecast, EmbedderForecast, Forecast, Span, plan,
                                             remote_endpoints)
 from lyra_lab.experiments._forecast_text import forecast_text
+from lyra_lab.experiments._cells import CellKind, CellNeeds
+from lyra_lab.experiments._reach import Destination, destinations
+from lyra_lab.experiments._work import Resume, Work, decide
 from lyra_lab.experiments._resources import Injected
 from lyra_lab.experiments._runner import RunOptions, cell_plan, executor_of, plan_cells, run_experiment
 from lyra_lab.experiments._select import Selection, load_corpus, select
@@ -30,12 +33,15 @@ __all__ = [
     "AnswerPlan",
     "BackendForecast",
     "Cell",
+    "CellKind",
+    "CellNeeds",
     "CellForecast",
     "CellExecutor",
     "CellJob",
     "CellOutcome",
     "CellPlan",
     "CorpusSpec",
+    "Destination",
     "EmbedderForecast",
     "ExperimentSpec",
     "Forecast",
@@ -46,10 +52,14 @@ __all__ = [
     "ProbeView",
     "QASpec",
     "RecallEvalResult",
+    "Resume",
     "RunOptions",
     "Selection",
     "Span",
+    "Work",
     "cell_plan",
+    "decide",
+    "destinations",
     "distinct_labels",
     "executor_of",
     "forecast_text",

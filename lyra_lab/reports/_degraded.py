@@ -58,7 +58,7 @@ def degraded_pipelines(df: pd.DataFrame) -> dict[str, DegradedPipeline]:
     if "degraded" not in df.columns or "cell_id" not in df.columns or df.empty:
         return {}
     per_cell = df.groupby(["pipeline", "cell_id"], dropna=False)["degraded"].max().fillna(0)
-    kinds = df[df["metric"].astype(str).str.startswith("degraded.")]
+    kinds = df[df["metric"].astype(str).str.startswith(("degraded.", "failed."))]  # failed.*: a cell failed for good
     out = {}
     for pipeline, counts in per_cell.groupby(level="pipeline"):
         if counts.sum() <= 0:

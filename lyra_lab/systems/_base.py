@@ -16,7 +16,7 @@ from typing import Callable, Sequence, TypeVar
 
 from lyra_lab._params import Strategy, strategy_name
 from lyra_lab.corpus import Turn
-from lyra_lab.systems._types import IngestReport, MemorySystemError, Needs, SystemHit
+from lyra_lab.systems._types import Declared, IngestReport, MemorySystemError, Needs, SystemHit
 
 T = TypeVar("T")
 
@@ -37,6 +37,10 @@ class BaseSystem(Strategy):
     def traces(self) -> bool:
         """Hits name their source turns unless a system says otherwise."""
         return True
+
+    def declare(self) -> Declared:
+        """Where its text goes and what it asks of models (``Declared``): nothing beyond the cell's own by default."""
+        return Declared()
 
 
 class BaseSession:

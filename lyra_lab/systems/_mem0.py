@@ -41,7 +41,7 @@ from lyra_lab.backends import Backend, Embedder, cache_dir
 from lyra_lab.corpus import Turn
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._endpoint import QUERY_SUFFIX, OpenAIEndpoint
-from lyra_lab.systems._types import SYSTEMS, IngestReport, MemorySystemError, Needs, SystemHit
+from lyra_lab.systems._types import SYSTEMS, Declared, IngestReport, MemorySystemError, Needs, SystemHit
 
 EMBED_MODEL = "lyra-lab-embedder"
 
@@ -153,6 +153,17 @@ class Mem0System(BaseSystem):
 
     def needs(self) -> Needs:
         return Needs(backend=self.infer, embedder=True)
+
+    def declare(self) -> Declared:
+        """With ``infer``, one or two LLM calls per ``add()`` of ``batch`` turns.
+
+        One extracts facts; one more reconciles them with what it holds when it found some.  Its
+        prompts add about 400-2000 tokens to the turns' text.
+        """
+        if not self.infer:
+            return Declared()
+        return Declared(calls_per_turn=(1 / self.batch, 2 / self.batch), prompt_overhead_tokens=(400, 2000),
+                        max_tokens=self.max_tokens)
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "Mem0Session":
         if embedder is None:

@@ -134,6 +134,34 @@ class Needs:
     embedder: bool = False
 
 
+@dataclass(frozen=True)
+class Declared:
+    """What a system declares about where a conversation's text goes and what it asks of models.
+
+    ``lyra-lab plan`` forecasts a system's cells from this and never runs the system; consent asks
+    before text reaches any of these places.
+
+    Attributes:
+        urls: services that receive the text (an ``http`` system's URL).
+        processes: command lines it starts that receive the text (an MCP server started by a command).
+        backends: backend presets a process it starts builds (a ``served`` pipeline that summarizes).
+        embedders: embedder presets a process it starts builds.
+        calls_per_turn: LLM calls to the cell's backend per ingested turn, low and high.
+        calls_per_query: LLM calls to the cell's backend per query, low and high.
+        prompt_overhead_tokens: prompt tokens each such call adds to the text it carries, low and high.
+        max_tokens: the completion cap of those calls.
+    """
+
+    urls: tuple[str, ...] = ()
+    processes: tuple[str, ...] = ()
+    backends: tuple[str, ...] = ()
+    embedders: tuple[str, ...] = ()
+    calls_per_turn: tuple[float, float] = (0.0, 0.0)
+    calls_per_query: tuple[float, float] = (0.0, 0.0)
+    prompt_overhead_tokens: tuple[int, int] = (0, 0)
+    max_tokens: int = 0
+
+
 @runtime_checkable
 class MemorySession(Protocol):
     """One fresh memory of one conversation; also a context manager that closes it."""
