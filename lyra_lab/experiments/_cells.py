@@ -23,9 +23,13 @@ from lyra_lab.backends import BackendSpec, EmbedderSpec
 from lyra_lab.corpus import Probe
 from lyra_lab.measures import JudgeResult
 from lyra_lab.recall import Recaller
+from lyra_lab.experiments._labels import spec_label
 from lyra_lab.experiments._system_pipeline import SystemPipeline
 from lyra_lab.replay import PhaseCost, Pipeline, flatten_params, strategy_spec
 from lyra_lab.runs import CellRows
+
+__all__ = ["PHASE_METRICS", "Cell", "CellKind", "CellNeeds", "add_conversation_rows", "add_probe_rows", "base_columns",
+           "cell_id", "phase_metrics", "probe_columns", "probe_origin", "spec_label"]
 
 if TYPE_CHECKING:
     from lyra_lab.corpus import Corpus
@@ -112,14 +116,6 @@ class Cell:
     def embedder_label(self) -> str:
         """The embedder's short name (the ``embedder`` column)."""
         return spec_label(self.embedder)
-
-
-def spec_label(spec: BackendSpec | EmbedderSpec) -> str:
-    """A short name for a backend or embedder spec (a string, or a table's ``name``/``preset`` and ``model``)."""
-    if isinstance(spec, str):
-        return spec
-    name = str(spec.get("name") or spec.get("preset") or "custom")
-    return f"{name}/{spec['model']}" if spec.get("model") and "/" not in name else name
 
 
 def cell_id(payload: Mapping[str, object], conversation_id: str) -> str:
