@@ -12,7 +12,7 @@ import pytest
 from lyra_lab.backends import BackendError, FakeLLM
 from lyra_lab.cli import main
 from lyra_lab.experiments import ExperimentSpec, Injected, Resume, RunOptions, plan, run_experiment
-from lyra_lab.runs import RunFolder, load_results, read_log
+from lyra_lab.runs import RunFolder, load_results, read_log, run_status
 from lyra_lab.systems import MemorySystemError
 from tests.experiments.memory_service import CountingService
 
@@ -80,6 +80,8 @@ def test_the_plan_of_a_resume_is_the_resume(tmp_path, corpus_path):
         assert cell.calls.low == cell.calls.high == calls[cell.cell_id] > 0, cell
     assert len(llm.calls) == sum(c.calls.low for c in forecast.per_cell)
     assert set(df["cell_id"]) == {c for cells in labels.values() for c in cells}  # every cell has its rows
+    status = run_status(run_dir)
+    assert status.failed_for_good == 2 and "2 failed for good" in status.describe()
     resumed = {e["cell_id"]: e for e in read_log(run_dir / "log.jsonl") if e["event"] == "cell_resumed"}
     assert resumed[degraded]["rerun"] == "degraded"
     assert all(resumed[c]["rerun"] is None and resumed[c]["failed"] == "failed.ingest.refused" for c in labels[system])
