@@ -168,13 +168,16 @@ def degraded_count(path: Path, error: type[Exception] = ValueError) -> int:
 def failure_of(path: Path, error: type[Exception] = ValueError) -> str | None:
     """The ``failed.<stage>.<reason>`` metric of a rows file whose cell failed for good (None: it did not).
 
-    Reads the header alone (it lists every metric name of the file).
+    A cell failed for good when its rows count a failure that would recur (``failed.*``) and nothing that a
+    resume could heal (no ``degraded.*`` kind).  Reads the header alone (it lists every metric name of the file).
     """
     with path.open("rb") as f:
         first = f.readline()
     header = next(iter(jsonl_objects(path, [first], error)), None)
     sets = header.get("metrics") if isinstance(header, dict) else None
     names = [n for names in sets if isinstance(names, list) for n in names] if isinstance(sets, list) else []
+    if any(isinstance(n, str) and n.startswith("degraded.") for n in names):
+        return None
     return next((n for n in names if isinstance(n, str) and n.startswith("failed.")), None)
 
 

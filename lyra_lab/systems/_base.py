@@ -88,7 +88,8 @@ class BaseSession:
         report = self.guard("ingest", lambda: self._ingest(turns, final))
         return IngestReport(turns=len(turns), items=report.items, usage=report.usage,
                             failed_calls=report.failed_calls, bad_outputs=report.bad_outputs,
-                            embed_calls=report.embed_calls, seconds=time.perf_counter() - start, notes=report.notes)
+                            embed_calls=report.embed_calls, seconds=time.perf_counter() - start, notes=report.notes,
+                            refused_calls=report.refused_calls)
 
     def query(self, question: str, k: int, *, now: datetime | None = None) -> list[SystemHit]:
         """At most ``k`` hits for ``question`` (``_query``), best first.

@@ -148,7 +148,7 @@ class McpSession(BaseSession):
         for tool, arguments in calls:
             answer = self._call("ingest", tool, arguments)
             if answer.is_error:  # the server refused: counted, and the memory goes on without it
-                report = report + IngestReport(failed_calls=1)
+                report = report + IngestReport(failed_calls=1, refused_calls=1)
                 notes.append(f"{tool}: {answer.text[:200]}")
             elif self.system.reports:
                 try:

@@ -155,14 +155,15 @@ class Mem0System(BaseSystem):
         return Needs(backend=self.infer, embedder=True)
 
     def declare(self) -> Declared:
-        """With ``infer``, one or two LLM calls per ``add()`` of ``batch`` turns.
+        """With ``infer``, one LLM call per ``add()`` of ``batch`` turns (mem0 2.2's single extraction call).
 
-        One extracts facts; one more reconciles them with what it holds when it found some.  Its
-        prompts add about 400-2000 tokens to the turns' text.
+        Its prompt adds mem0's extraction instructions (7,606 o200k tokens in mem0ai 2.2.1) and up to
+        10 memories it already holds and the last messages (up to about 1,400 more) to the turns' text.
         """
         if not self.infer:
             return Declared()
-        return Declared(calls_per_turn=(1 / self.batch, 2 / self.batch), prompt_overhead_tokens=(400, 2000),
+        per_add = 1 / self.batch
+        return Declared(calls_per_turn=(per_add, per_add), prompt_overhead_tokens=(7606, 9000),
                         max_tokens=self.max_tokens)
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "Mem0Session":
@@ -249,6 +250,7 @@ class Mem0Session(BaseSession):
             bad = int(answered and not tally.bad_outputs)  # a reply that was not JSON is counted already
             failed = int(not answered and not tally.failed_calls)
         return IngestReport(items=stored, usage=tally.usage, failed_calls=tally.failed_calls + failed,
+                            refused_calls=tally.refused_calls,
                             bad_outputs=tally.bad_outputs + bad, embed_calls=tally.embed_calls,
                             notes=tuple(dict.fromkeys([*tally.notes, *([note] if note else [])]))[:5])
 

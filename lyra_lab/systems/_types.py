@@ -90,6 +90,8 @@ class IngestReport:
         items: items the system says it stored (memories, facts, observations, entries).
         usage: the LLM calls lyra-lab metered for it (tokens, dollars, calls, cached calls).
         failed_calls: calls that failed (an LLM call, a tool call); the system went on without them.
+        refused_calls: of those, the calls refused outright (a tool error, an LLM request the provider
+            refused: HTTP 400, a prompt over the model's context), which would fail the same way again.
         bad_outputs: LLM replies that were not what the system asked for (JSON it could not read).
         embed_calls: embedding requests served to it.
         seconds: wall time of the ingest calls.
@@ -104,6 +106,7 @@ class IngestReport:
     embed_calls: int = 0
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    refused_calls: int = 0
 
     def __add__(self, other: object) -> "IngestReport":
         """The two reports summed field by field; their notes merged (distinct, at most ``MAX_NOTES``)."""
@@ -112,7 +115,8 @@ class IngestReport:
         notes = tuple(dict.fromkeys((*self.notes, *other.notes)))[:MAX_NOTES]
         return IngestReport(self.turns + other.turns, self.items + other.items, self.usage + other.usage,
                             self.failed_calls + other.failed_calls, self.bad_outputs + other.bad_outputs,
-                            self.embed_calls + other.embed_calls, self.seconds + other.seconds, notes)
+                            self.embed_calls + other.embed_calls, self.seconds + other.seconds, notes,
+                            self.refused_calls + other.refused_calls)
 
     def __radd__(self, other: object) -> "IngestReport":
         """``0 + report`` is the report, so ``sum(reports)`` adds up."""

@@ -162,3 +162,24 @@ def test_failures_by_kind(error, metric):
 
     failure = deterministic(error)
     assert (failure.metric if failure is not None else None) == metric
+
+
+def test_a_system_refusing_its_stores_is_counted_and_kept_by_a_plain_resume(tmp_path, corpus_path):
+    from tests.experiments.test_system_grid import fake_mcp, running_servers
+
+    system = fake_mcp("refuse", tmp_path)
+    spec = ExperimentSpec.from_dict({**GRID, "corpus": {"path": str(corpus_path)},
+                                     "grid": {**GRID["grid"], "systems": [system]}})
+    run_dir = tmp_path / "run"
+    df = run_experiment(spec, run_dir, RunOptions(progress=False))
+    mine = df[df["pipeline"] == "mcp:fake-refuse"]
+    refused = mine[mine["metric"] == "failed.ingest.refused"]
+    assert len(refused) == 2 and (refused["value"] == 12).all()  # every store of the 12 turns of each conversation
+    assert not mine["metric"].str.startswith("degraded.").any() and (mine["degraded"] == 12).all()
+    assert set(RunFolder(run_dir).failed().values()) == {"failed.ingest.refused"}
+    run_experiment(spec, run_dir, RunOptions(progress=False))
+    assert started(run_dir, 2) == set()  # nothing run again: the stores would be refused again
+    assert plan(spec, Resume(run_dir, retry_failed=True)).reasons["failed"] == 2
+    run_experiment(spec, run_dir, RunOptions(progress=False, retry_failed=True))
+    assert started(run_dir, 3) == set(refused["cell_id"])
+    assert not running_servers("refuse", tmp_path)
