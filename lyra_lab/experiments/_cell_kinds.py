@@ -78,8 +78,13 @@ class SystemCells:
                                              res.embedder(cell.embedder), answers))
 
     def dry(self, cell: Cell, reply: Literal["low", "high"]) -> Cell:
-        """The cell with its system replaced by what it declares (``DeclaredSystem``): nothing leaves the process."""
+        """The cell with its system replaced by what it declares (``DeclaredSystem``): nothing leaves the process.
+
+        A system that declares it runs in this process (lyra-lab's own pipeline) is run as it is.
+        """
         pipeline = _pipeline(cell)
+        if _declared(pipeline.system).in_process:
+            return cell
         stand_in = dataclasses.replace(pipeline, system=DeclaredSystem.of(pipeline.system, reply))
         return dataclasses.replace(cell, pipeline=stand_in)
 

@@ -154,6 +154,8 @@ class Declared:
         calls_per_query: LLM calls to the cell's backend per query, low and high.
         prompt_overhead_tokens: prompt tokens each such call adds to the text it carries, low and high.
         max_tokens: the completion cap of those calls.
+        in_process: it runs in lyra-lab's process and sends nothing anywhere but the cell's backend and
+            embedder (lyra-lab's own pipeline): the plan's dry run may run it itself, against stand-in models.
     """
 
     urls: tuple[str, ...] = ()
@@ -164,6 +166,7 @@ class Declared:
     calls_per_query: tuple[float, float] = (0.0, 0.0)
     prompt_overhead_tokens: tuple[int, int] = (0, 0)
     max_tokens: int = 0
+    in_process: bool = False
 
 
 @runtime_checkable

@@ -157,3 +157,19 @@ def test_a_plan_of_mem0_starts_nothing_and_counts_its_declared_calls():
         # each carries mem0's extraction prompt: at least 7,606 tokens beyond the turns' text
         assert cell.prompt_tokens.low >= 7606 * (cell.turns // 2)
         assert cell.prompt_tokens.high > cell.prompt_tokens.low
+
+
+def test_a_pipeline_system_runs_in_process_so_its_plan_counts_its_summaries(corpus_path):
+    """lyra-lab's own pipeline as a system declares it runs in this process: the dry run runs it, so its
+    summarizer's calls are counted as a pipeline cell's are (a plan of a service counts none of its own)."""
+    pipe = {"chunker": {"name": "turn_window", "max_turns": 2}, "summarizer": {"name": "single_pass"}}
+    spec = ExperimentSpec.from_dict({
+        "name": "pipe", "corpus": {"path": str(corpus_path)},
+        "grid": {"chunkers": [pipe["chunker"]], "summarizers": ["single_pass"], "recallers": ["bm25"],
+                 "systems": [{"name": "pipeline", "pipeline": pipe}]},
+        "run": {"backends": ["fake"], "embedders": ["hashing"], "ks": [1], "cache": "off"}})
+    forecast = plan(spec)
+    calls = {}
+    for cell in forecast.per_cell:
+        calls.setdefault(cell.pipeline.startswith("pipeline:"), []).append(cell.calls.low)
+    assert calls[True] == calls[False] and all(n > 0 for n in calls[True]), calls
