@@ -81,6 +81,10 @@ def test_a_system_listening_nowhere_fails_its_own_cells_and_the_run_exits_0(tmp_
     assert df.loc[df["pipeline"] == PIPELINE, "cell_id"].nunique() == 2  # the other pipeline's rows are all there
     events = list(read_log(run_dir / "log.jsonl"))
     assert sum(e["event"] == "cell_failed_for_good" for e in events) == 2
+    from lyra_lab.reports import write_report
+
+    summary = next(p for p in write_report(run_dir) if p.name == "summary.md").read_text(encoding="utf-8")
+    assert "2 failed.open.unreachable" in summary and "--retry-failed" in summary  # the report counts and says so
     assert not any(e["event"] == "cell_failed" for e in events)
 
 
