@@ -108,6 +108,11 @@ class BackendError(RuntimeError):
         why = "; stopped by the call's deadline" if gave_up == "deadline" else ""
         super().__init__(f"{backend}: {code}: {self.provider_message} (after {attempts} attempt(s){why})")
 
+    @property
+    def recurs(self) -> bool:
+        """The provider refused the request itself (HTTP 400, 413, 422): sent again, it fails the same way."""
+        return self.status in (400, 413, 422)
+
     def __reduce__(self) -> tuple[Any, ...]:
         # Errors cross process boundaries (worker processes, Ray): rebuild from the fields, not the message.
         return (type(self), (self.backend, self.provider_message, self.status, self.attempts, self.gave_up))

@@ -28,6 +28,9 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
                    help="on resume, keep finished cells whose rows are degraded (a fallback taken or a call lost "
                         "for good) instead of running them again (default: run them again; the response cache "
                         "serves the calls that succeeded)")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="on resume, run again the cells that failed for good (failed.<stage>.<reason> in their rows: "
+                        "a bad request, a system that cannot start), which a plain resume keeps")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--executor", choices=("serial", "threads", "processes", "ray"), default=None,
@@ -67,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         confirm_fresh(run_dir, args.yes)  # finished work is deleted only with the user's agreement
     forecast = plan_and_ask(spec, run_dir, args)
     options = RunOptions(resume=not args.fresh, progress=not args.quiet, ray_address=args.address,
-                         keep_degraded=args.keep_degraded, forecast=forecast,
+                         keep_degraded=args.keep_degraded, retry_failed=args.retry_failed, forecast=forecast,
                          status_line=not args.quiet and not bars_show())  # bars show on a terminal with a width
     df = run_in_folder(spec, run_dir, args, options)
     return finish(run_dir, df, report=not args.no_report, compact=True)
@@ -94,13 +97,13 @@ def plan_and_ask(spec, run_dir: Path, args: argparse.Namespace) -> dict | None:
     and before a run above ``confirm_above_usd`` dollars or ``confirm_above_minutes`` minutes.
     """
     from lyra_lab.commands._consent import agree, remember_remote, remote_agreed
-    from lyra_lab.experiments import forecast_text, plan, remote_endpoints
+    from lyra_lab.experiments import Resume, forecast_text, plan, remote_endpoints
 
     if args.no_plan:
         sha, remote = remote_endpoints(spec)
         forecast = None
     else:
-        forecast = plan(spec, None if args.fresh else run_dir)
+        forecast = plan(spec, None if args.fresh else Resume(run_dir, args.keep_degraded, args.retry_failed))
         print(forecast_text(forecast), flush=True)
         sha, remote = forecast.corpus_sha256, forecast.remote
     for endpoint in remote:

@@ -21,6 +21,9 @@ from lyra_lab.experiments._plan import AnswerPlan, CellPlan
 from lyra_lab.experiments._forecast import (BackendForecast, CellForecast, EmbedderForecast, Forecast, Span, plan,
                                             remote_endpoints)
 from lyra_lab.experiments._forecast_text import forecast_text
+from lyra_lab.experiments._cells import CellKind, CellNeeds
+from lyra_lab.experiments._reach import Destination, destinations
+from lyra_lab.experiments._work import Resume, Work, decide
 from lyra_lab.experiments._resources import Injected
 from lyra_lab.experiments._rescore import Changes, RescorePlan, RescoreResult, rescore, rescore_plan
 from lyra_lab.experiments._runner import RunOptions, cell_plan, executor_of, plan_cells, run_experiment
@@ -34,6 +37,8 @@ __all__ = [
     "AnswerPlan",
     "BackendForecast",
     "Cell",
+    "CellKind",
+    "CellNeeds",
     "CellForecast",
     "CellExecutor",
     "CellJob",
@@ -41,6 +46,7 @@ __all__ = [
     "CellPlan",
     "Changes",
     "CorpusSpec",
+    "Destination",
     "EmbedderForecast",
     "ExperimentSpec",
     "Forecast",
@@ -54,10 +60,14 @@ __all__ = [
     "RecallEvalResult",
     "RescorePlan",
     "RescoreResult",
+    "Resume",
     "RunOptions",
     "Selection",
     "Span",
+    "Work",
     "cell_plan",
+    "decide",
+    "destinations",
     "distinct_labels",
     "executor_of",
     "forecast_text",

@@ -37,10 +37,9 @@ from lyra_lab.experiments._cells import (Cell, add_control_rows, add_conversatio
                                         phase_metrics)
 from lyra_lab.experiments._plan import CellPlan
 from lyra_lab.experiments._resources import Resources, SeededBackend
-from lyra_lab.experiments._system_cell import SystemCellJob, run_system_cell
-from lyra_lab.experiments._system_pipeline import SystemPipeline
+from lyra_lab.experiments._failures import CELL_FAILURES, deterministic, failed_rows
 from lyra_lab.measures import ControlPool, JudgeResult, answer_scores, score_recall, session_map
-from lyra_lab.replay import EventLog, ProbeOutcome, ReplayResult, ReplaySetup, plan, replay_iter
+from lyra_lab.replay import EventLog, Pipeline, ProbeOutcome, ReplayResult, ReplaySetup, plan, replay_iter
 from lyra_lab.runs import DETAIL_EVENT, CellRows
 
 
@@ -92,14 +91,39 @@ class Scored:
 
 
 def run_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
-    """The tidy rows of one cell, grouped (nothing is written here; the runner writes them atomically)."""
+    """The tidy rows of one cell, grouped (nothing is written here; the runner writes them atomically).
+
+    The cell's kind runs it (``CellKind.run``).  A failure that would fail the same way again (a bad
+    request, a system that cannot start, ``_failures.deterministic``) gives the cell's rows of that
+    failure (``failed.<stage>.<reason>``); any other ``BackendError`` or ``MemorySystemError``
+    propagates and fails the cell for this run only.
+    """
+    try:
+        return cell.kind.run(plan_, cell, corpus, res, log)
+    except CELL_FAILURES as exc:
+        failure = deterministic(exc)
+        if failure is None:
+            raise
+        log.event("cell_failed_for_good", cell_id=cell.cell_id, pipeline=cell.label, failure=failure.metric,
+                  error=str(exc))
+        return failed_rows(cell.kind.columns(plan_, cell), failure)
+
+
+def cell_models(plan_: CellPlan, cell: Cell, res: Resources, log: EventLog) -> tuple[RetryReporting, "_AnswerBackends | None", CellLog]:
+    """The cell's backend (seeded, its retries logged), its answering models and judges, and its log."""
+    clog = CellLog(log, cell.cell_id)
+    backend = RetryReporting(SeededBackend(res.backend(cell.backend), cell.seed), clog)
+    return backend, _answer_backends(plan_, cell, res, backend, clog), clog
+
+
+def run_pipeline_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
+    """The rows of a cell of lyra-lab's own pipeline (see the module docstring)."""
+    if not isinstance(cell.pipeline, Pipeline):
+        raise TypeError(f"cell {cell.cell_id} runs a memory system, not a pipeline")
     conv = corpus.conversation(cell.conversation_id)
     probes = list(corpus.probes_for(conv.id))
     clog = CellLog(log, cell.cell_id)
     backend = RetryReporting(SeededBackend(res.backend(cell.backend), cell.seed), clog)
-    if isinstance(cell.pipeline, SystemPipeline):  # a memory system lyra-lab does not build: same rows, its own run
-        return run_system_cell(SystemCellJob(plan_, cell, cell.pipeline, corpus, clog, backend, res.embedder(cell.embedder),
-                                             _answer_backends(plan_, cell, res, backend, clog)))
     flushes = sum(1 for s in plan(conv, probes, cell.pipeline.trigger) if s.kind == "flush")
     clog.event("cell_started", pipeline=cell.label, backend=cell.backend_label, embedder=cell.embedder_label,
                seed=cell.seed, conversation_id=conv.id, probes=len(probes), flushes=flushes, spec=cell.pipeline.to_dict())

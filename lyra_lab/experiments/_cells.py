@@ -1,8 +1,9 @@
-"""Cells of an experiment and their tidy rows.
+"""Cells of an experiment, the one protocol every kind of cell answers (``CellKind``), and their tidy rows.
 
 A cell is one memory pipeline × backend × embedder × seed × conversation: one
 replay, whose memory serves every recaller (or one memory system's run over the
-conversation, ``_system_cell``).  Its id hashes everything that
+conversation, ``_system_cell``).  What reasons about a run (the plan, consent, the
+runner, resume) asks the cell's ``kind`` (``_cell_kinds``), never its type.  Its id hashes everything that
 determines its rows (corpus hash, conversation, selected probes, the resolved
 pipeline and recallers, backend, embedder, seed, ks, QA and judge settings),
 so a changed spec never reuses a stale cell.
@@ -14,7 +15,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Literal, Mapping, Protocol
 
 import numpy as np
 
@@ -22,13 +23,64 @@ from lyra_lab.backends import BackendSpec, EmbedderSpec
 from lyra_lab.corpus import Probe
 from lyra_lab.measures import ControlVerdict, JudgeResult
 from lyra_lab.recall import Recaller
+from lyra_lab.experiments._labels import spec_label
 from lyra_lab.experiments._system_pipeline import SystemPipeline
 from lyra_lab.replay import PhaseCost, Pipeline, flatten_params, strategy_spec
 from lyra_lab.runs import CellRows
 
+__all__ = ["PHASE_METRICS", "Cell", "CellKind", "CellNeeds", "add_conversation_rows", "add_probe_rows", "base_columns",
+           "cell_id", "phase_metrics", "probe_columns", "probe_origin", "spec_label"]
+
+if TYPE_CHECKING:
+    from lyra_lab.corpus import Corpus
+    from lyra_lab.experiments._plan import CellPlan
+    from lyra_lab.experiments._resources import Resources
+    from lyra_lab.replay import EventLog
+
 
 PHASE_METRICS = ("latency_s", "calls", "prompt_tokens", "completion_tokens", "cost_usd", "paid_latency_s",
                  "paid_cost_usd", "cached_calls")
+
+
+@dataclass(frozen=True)
+class CellNeeds:
+    """What a cell needs and every place its conversation's text can reach.
+
+    Attributes:
+        backends: the backends its calls go to (its own, the answering model's, the judges').
+        embedders: the embedders it embeds with.
+        urls: services outside lyra-lab that receive the text (an ``http`` system).
+        processes: command lines it starts that receive the text (an MCP server, ``serve-memory``).
+    """
+
+    backends: tuple[BackendSpec, ...] = ()
+    embedders: tuple[EmbedderSpec, ...] = ()
+    urls: tuple[str, ...] = ()
+    processes: tuple[str, ...] = ()
+
+
+class CellKind(Protocol):
+    """A kind of cell (lyra-lab's pipelines, memory systems): how to run, forecast and describe its cells.
+
+    Four questions rather than STYLE's one method: they are what consent, the runner, the plan's
+    dry run and a failed cell's rows must each ask of any cell, and each kind answers them together.
+    """
+
+    def needs(self, cell: Cell, plan: CellPlan) -> CellNeeds:
+        """The backends and embedders it uses, the services and processes its text reaches."""
+        ...
+
+    def run(self, plan: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
+        """The cell's rows (it may raise ``BackendError`` or ``MemorySystemError``)."""
+        ...
+
+    def dry(self, cell: Cell, reply: Literal["low", "high"]) -> Cell:
+        """The cell the plan's dry run may execute in its place: one that sends nothing out of this process."""
+        ...
+
+    def columns(self, plan: CellPlan, cell: Cell) -> list[dict[str, object]]:
+        """The identifying columns of each of its groups of conversation rows (one per recaller, or one)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -43,6 +95,7 @@ class Cell:
         embedder: the embedder's spec (``"none"``: no embedder).
         seed: passed to every LLM call.
         conversation_id: the conversation replayed.
+        kind: how the cell runs, is forecast and what it reaches (``CellKind``).
     """
 
     cell_id: str
@@ -52,6 +105,7 @@ class Cell:
     embedder: EmbedderSpec
     seed: int
     conversation_id: str
+    kind: CellKind
 
     @property
     def backend_label(self) -> str:
@@ -62,14 +116,6 @@ class Cell:
     def embedder_label(self) -> str:
         """The embedder's short name (the ``embedder`` column)."""
         return spec_label(self.embedder)
-
-
-def spec_label(spec: BackendSpec | EmbedderSpec) -> str:
-    """A short name for a backend or embedder spec (a string, or a table's ``name``/``preset`` and ``model``)."""
-    if isinstance(spec, str):
-        return spec
-    name = str(spec.get("name") or spec.get("preset") or "custom")
-    return f"{name}/{spec['model']}" if spec.get("model") and "/" not in name else name
 
 
 def cell_id(payload: Mapping[str, object], conversation_id: str) -> str:

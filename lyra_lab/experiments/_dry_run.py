@@ -3,7 +3,10 @@
 ``plan`` (``_forecast``) needs, before anything is started, the calls and tokens each backend
 will be asked for and the texts each embedder will embed.  Rather than a second, hand-kept
 model of every chunker, summarizer, rollup and answering stage, the dry run runs the real
-cells (``run_cell``) with the real strategies and counts what reaches the models:
+cells (``run_cell``) with the real strategies and counts what reaches the models.  It runs
+what each cell's kind allows (``CellKind.dry``): a pipeline's cell itself, a memory system's
+cell with the system replaced by what it declares (``_system_stand_in``), since a plan runs
+nothing outside lyra-lab's process:
 
 * a backend that sends text somewhere (the bundled local server, a cloud API) is replaced by a
   ``StandIn`` that answers at once with the first words of its prompt, as long as the call
@@ -273,7 +276,7 @@ def dry_run(plan_: CellPlan, cells: Sequence[Cell], corpus: Corpus, models_: Dry
             models[label] = _in_process(facts, injected) if facts.in_process else StandIn(facts, reply, tallies[label], f"c{number}")
         cell_start = time.perf_counter()
         with Resources("off", Path("."), Injected(backends=models, embedders=recorders)) as res:
-            run_cell(plan_, cell, corpus, res, _NullLog())
+            run_cell(plan_, cell.kind.dry(cell, reply), corpus, res, _NullLog())  # what the kind lets a dry run run
         for label, model in models.items():
             if not isinstance(model, StandIn):
                 tallies[label] = _usage_of(model)

@@ -21,18 +21,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Iterator, NamedTuple, Protocol, Sequence
 
-from lyra_lab.backends import BackendError
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._cell_run import run_cell
 from lyra_lab.experiments._cells import Cell
+from lyra_lab.experiments._failures import CELL_FAILURES
 from lyra_lab.experiments._plan import CellPlan
 from lyra_lab.experiments._resources import Resources
 from lyra_lab.runs import CellRows, RunLog
-from lyra_lab.systems import MemorySystemError
 
 EXECUTORS = ("serial", "threads", "processes", "ray")
-#: What fails one cell, not the run: a backend that failed for good, a memory system that failed.
-CELL_FAILURES: tuple[type[Exception], ...] = (BackendError, MemorySystemError)
+__all__ = ["CELL_FAILURES", "EXECUTORS", "CellExecutor", "CellJob", "CellOutcome", "RunContext", "SerialCells",
+           "ThreadCells"]
 
 
 class CellOutcome(NamedTuple):

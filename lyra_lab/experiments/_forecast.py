@@ -11,7 +11,7 @@ machine's calibration of each model (``_calibrate``), with an uncertainty of at 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
@@ -21,10 +21,12 @@ from lyra_lab.experiments._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBE
 from lyra_lab.experiments._cells import Cell, spec_label
 from lyra_lab.experiments._combos import alias_sources
 from lyra_lab.experiments._dry_run import BackendFacts, DryRun, DryRunModels, backend_facts, dry_run
+from lyra_lab.experiments._reach import Destination, destinations
 from lyra_lab.experiments._resources import Injected
 from lyra_lab.experiments._runner import cell_plan, plan_cells
 from lyra_lab.experiments._select import load_corpus, select
 from lyra_lab.experiments._spec import ExperimentSpec
+from lyra_lab.experiments._work import Resume, decide
 from lyra_lab.runs import RunFolder, file_sha256
 
 #: The least uncertainty of a wall-time figure, as a factor 1 + MIN_SPREAD either way (a calibration is not the run).
@@ -120,6 +122,10 @@ class Forecast:
         wall_s: the run's wall time on this machine, low–high.
         cost_usd: dollars at list prices, low–high.
         corpus_sha256: the corpus's hash (what a consent to send it somewhere is kept under).
+        reasons: why the cells to run run (``_work.REASONS``: new, degraded, failed) → how many.
+        failed_kept: cells that failed for good and are not run again (``--retry-failed`` would).
+        aliases: alias cells that get their source's rows in this run (never run).
+        destinations: every place the text of the cells to run can reach (``_reach``).
         judge_controls: the judges' control calls (answers of known truth; already counted in the
             judges' backends above) and their share of the cost; None when no judge sends controls.
     """
@@ -137,13 +143,21 @@ class Forecast:
     wall_s: Span
     cost_usd: Span
     corpus_sha256: str = ""
+    reasons: Mapping[str, int] = field(default_factory=dict)
+    failed_kept: int = 0
+    aliases: int = 0
+    destinations: tuple[Destination, ...] = ()
     judge_controls: "ControlCalls | None" = None
 
     @property
     def remote(self) -> list[str]:
-        """The non-local endpoints that would receive conversation text (none: an empty list)."""
-        out = [b.endpoint for b in self.backends if not b.local and b.calls.high > 0 and b.endpoint]
-        out += [e.endpoint for e in self.embedders if not e.local and e.to_embed > 0 and e.endpoint]
+        """The non-local endpoints that would receive conversation text (none: an empty list).
+
+        A backend or embedder the forecast gives no work is left out (an LLM-free grid sends its backend nothing).
+        """
+        idle = {b.label for b in self.backends if not b.calls.high} | {e.label for e in self.embedders if not e.to_embed}
+        out = [d.where for d in self.destinations
+               if not d.local and not (d.role in ("backend", "embedder") and d.label in idle)]
         return list(dict.fromkeys(out))
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,13 +165,17 @@ class Forecast:
         return {**asdict(self), "remote_endpoints": self.remote}
 
 
-def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLike[str] | None = None,
+def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLike[str] | Resume | None = None,
          injected: Injected | None = None, calibrate: bool = False, measure: bool = True) -> Forecast:
     """What running ``spec`` (into ``run_dir``) will do and cost, before it starts.
 
+    The cells counted are those the run will run (``_work.decide``, as the runner decides); nothing
+    leaves this process (memory systems are forecast from what they declare).
+
     Args:
         spec: an ``ExperimentSpec`` or the path of its TOML file.
-        run_dir: a run folder to resume (its finished cells are not counted); None: a fresh run.
+        run_dir: a run folder to resume (its kept cells are not counted), or a ``Resume`` saying also what
+            the resume runs again (``--keep-degraded``, ``--retry-failed``); None: a fresh run.
         injected: backends and embedders the run will be given (as for ``run_experiment``).
         calibrate: measure this machine's model rates again even if kept ones are fresh.
         measure: calibrate models with no kept rates (False: use none, and give no wall time for them).
@@ -172,14 +190,18 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
     selection = select(corpus, spec.corpus)
     sha = corpus.sha256 or file_sha256(spec.corpus.path)
     cells = plan_cells(spec, selection.corpus, sha)
-    finished = RunFolder(run_dir).finished() if run_dir is not None and Path(run_dir).is_dir() else set()
-    sources = alias_sources(spec.aliases, cells)
-    todo = [c for c in cells if c.cell_id not in finished and c.cell_id not in sources]
+    resume = run_dir if isinstance(run_dir, Resume) else None if run_dir is None else Resume(run_dir)
+    folder = RunFolder(resume.run_dir) if resume is not None and Path(resume.run_dir).is_dir() else None
+    work = decide(cells, alias_sources(spec.aliases, cells), folder,
+                  keep_degraded=resume is not None and resume.keep_degraded,
+                  retry_failed=resume is not None and resume.retry_failed)
+    todo = list(work.todo)
     facts = {f.label: f for f in map(lambda s: backend_facts(s, injected), _backend_specs(spec, todo))}
     cplan = cell_plan(spec, selection.corpus.name)
     models = DryRunModels(facts, spec.embedders, injected)
     low = dry_run(cplan, todo, selection.corpus, models, "low")
-    stand_ins = any(not f.in_process for f in facts.values())
+    stand_ins = any(not f.in_process for f in facts.values()) or any(c.kind.dry(c, "low") != c.kind.dry(c, "high")
+                                                                    for c in todo)
     high = dry_run(cplan, todo, selection.corpus, models, "high") if stand_ins else low
     lanes = max(1, min(spec.max_cells, len(todo) or 1)) * spec.workers
     rating = _Rating(calibrate, measure)
@@ -194,7 +216,9 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
     cost = Span(sum(b.cost_usd.low for b in backends), sum(b.cost_usd.high for b in backends))
     return Forecast(spec.name, len(cells), len(todo), len(conv), sum(len(list(c.turns())) for c in conv),
                     len(selection.corpus.probes), per_cell, embedders, backends, round(low.wall_s, 3), wall, cost, sha,
-                    judge_control_calls(spec, todo, selection.corpus, backends))
+                    work.reasons(), len(work.failed_kept()), work.aliases_waiting(),
+                    destinations(todo, cplan, injected),
+                    judge_controls=judge_control_calls(spec, todo, selection.corpus, backends))
 
 
 class ControlCalls(NamedTuple):
@@ -240,23 +264,18 @@ def judge_control_calls(spec: ExperimentSpec, todo: Sequence[Cell], corpus: Any,
 
 
 def remote_endpoints(spec: ExperimentSpec, injected: Injected | None = None) -> tuple[str, list[str]]:
-    """The corpus's hash and the non-local endpoints a run of ``spec`` may send its text to (no dry run)."""
-    from lyra_lab.backends import make_embedder
-    from lyra_lab.probes import is_local_endpoint
+    """The corpus's hash and the non-local endpoints a run of ``spec`` may send its text to (no dry run).
 
+    Every place any cell of the grid can reach (``_reach.destinations``): backends, embedders, judges,
+    memory services, and what the memory systems' processes build.
+    """
     injected = injected or Injected()
     corpus = load_corpus(spec.corpus)
+    selection = select(corpus, spec.corpus)
     sha = corpus.sha256 or file_sha256(spec.corpus.path)
-    qa = spec.qa
-    specs = [*spec.backends, *(([qa.backend] if qa.backend else []) + [j.backend for j in qa.judges] if qa.enabled else [])]
-    out = [f.endpoint for f in (backend_facts(s, injected) for s in specs) if not f.local and f.endpoint]
-    for e in spec.embedders:
-        if e in (None, "none"):
-            continue
-        url = dict((injected.embedders.get(spec_label(e)) or make_embedder(e)).identity()).get("base_url")
-        if isinstance(url, str) and not is_local_endpoint(url):
-            out.append(url)
-    return sha, list(dict.fromkeys(out))
+    cells = plan_cells(spec, selection.corpus, sha)
+    reach = destinations(cells, cell_plan(spec, selection.corpus.name), injected)
+    return sha, list(dict.fromkeys(d.where for d in reach if not d.local))
 
 
 def _backend_specs(spec: ExperimentSpec, todo: Sequence[Cell]) -> list[BackendSpec]:

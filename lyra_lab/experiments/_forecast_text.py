@@ -16,6 +16,9 @@ def forecast_text(f: Forecast) -> str:
     """The forecast as a readable table (what ``lyra-lab plan`` prints)."""
     out = [f"plan of {f.run}: {f.todo} of {f.cells} cells to run · {f.conversations} conversations, "
            f"{f.turns:,} turns, {f.probes:,} probes"]
+    resume = _resume(f)
+    if resume:
+        out.append(resume)
     if f.per_cell:
         out += _cells(f.per_cell)
     for e in f.embedders:
@@ -68,14 +71,28 @@ def _sum(spans: object) -> Span:
     return Span(sum(s.low for s in items), sum(s.high for s in items))
 
 
+def _resume(f: Forecast) -> str:
+    """What a resume runs again and why, and the failed cells it keeps (empty for a fresh run)."""
+    again = [f"{n} {why}" for why, n in (("degraded (healed from the cache)", f.reasons.get("degraded", 0)),
+                                         ("failed for good (--retry-failed)", f.reasons.get("failed", 0))) if n]
+    parts = [f"runs again {', '.join(again)}"] if again else []
+    if f.failed_kept:
+        parts.append(f"keeps {f.failed_kept} failed for good (they would fail the same way; --retry-failed runs them)")
+    if f.aliases:
+        parts.append(f"copies {f.aliases} alias cell(s) from their source")
+    return "resume: " + "; ".join(parts) if parts else ""
+
+
 def _data(f: Forecast) -> str:
     sent = [f"{b.endpoint} ({b.label}: {_span(b.calls)} calls, {_span(b.prompt_tokens, True)} prompt tokens)"
             for b in f.backends if not b.local and b.calls.high]
     sent += [f"{e.endpoint} ({e.label}: {e.to_embed:,} texts, {e.to_embed_chars:,} characters)"
              for e in f.embedders if not e.local and e.to_embed]
-    if not sent:
-        return "data: conversation text stays on this machine"
-    return "data: conversation text goes to " + "; ".join(sent)
+    sent += [f"{d.where} (memory service)" for d in f.destinations if d.role == "service" and not d.local]
+    here = [f"{d.label} ({d.role} on this machine)" for d in f.destinations
+            if d.role in ("service", "process") and d.local]
+    text = "data: conversation text " + ("goes to " + "; ".join(sent) if sent else "stays on this machine")
+    return text + (f"; it also reaches {'; '.join(here)}" if here else "")
 
 
 def _rated(r: Rates) -> str:

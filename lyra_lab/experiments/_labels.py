@@ -5,12 +5,14 @@ strategies of the same name, the label adds the parameters that tell them
 apart (``hybrid[method=weighted]``).  Pipeline settings that vary across the
 grid (trigger, budgets, keep_raw) are appended too; those that do not vary are
 left out to keep labels short (they are in the ``<kind>.<param>`` columns).
+A backend or embedder spec is labelled by ``spec_label`` (``openai/gpt-4o-mini``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+from lyra_lab.backends import BackendSpec, EmbedderSpec
 from lyra_lab.replay import Pipeline, strategy_spec
 
 
@@ -53,3 +55,11 @@ def _short(value: Any) -> str:
         return str(int(value))
     text = str(value)
     return text if len(text) <= 24 else text[:21] + "..."
+
+
+def spec_label(spec: BackendSpec | EmbedderSpec) -> str:
+    """A short name for a backend or embedder spec (a string, or a table's ``name``/``preset`` and ``model``)."""
+    if isinstance(spec, str):
+        return spec
+    name = str(spec.get("name") or spec.get("preset") or "custom")
+    return f"{name}/{spec['model']}" if spec.get("model") and "/" not in name else name

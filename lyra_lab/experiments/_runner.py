@@ -15,7 +15,10 @@ call lost for good, ``degraded`` > 0) is run again by default, the response cach
 call that succeeded, so a resume pays only the calls that failed (and those whose prompts quoted
 a fallback); its ``cell_resumed`` event says ``rerun: "degraded"``.  ``RunOptions(keep_degraded=True)``
 (``lyra-lab run --keep-degraded``) keeps such cells as they are.  A cell whose backend fails for good (``BackendError``), or whose
-memory system fails (``MemorySystemError``), is logged as ``cell_failed`` and skipped; the run goes on, and the next run retries it.  A
+memory system fails (``MemorySystemError``), is logged as ``cell_failed`` and skipped; the run goes on, and the next run retries it
+-- unless the failure would happen again (a bad request, a system that cannot start: ``_failures``): then the cell's rows say
+``failed.<stage>.<reason>``, and a resume keeps them unless ``RunOptions(retry_failed=True)`` (``lyra-lab run --retry-failed``).
+Which cells run is decided once, by ``_work.decide``, which ``plan`` shares.  A
 pipeline that builds the same memory as an earlier one (``spec.aliases``) is not run: each
 of its cells gets its source cell's rows, copied with its own identifiers, as soon as the
 source finishes (an ``alias`` event in the log).
@@ -33,8 +36,10 @@ from tqdm.auto import tqdm
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.corpus import Corpus
+from lyra_lab.experiments._cell_kinds import PIPELINE_CELLS
 from lyra_lab.experiments._cells import Cell, cell_id
 from lyra_lab.experiments._combos import alias_rows, alias_sources
+from lyra_lab.experiments._work import Work, decide
 from lyra_lab.experiments._executors import CellExecutor, CellJob, CellOutcome, RunContext, SerialCells, ThreadCells
 from lyra_lab.experiments._heartbeat import CellCount, Heartbeat
 from lyra_lab.experiments._labels import pipeline_labels
@@ -58,6 +63,8 @@ class RunOptions:
         progress: progress bars (shown only on a terminal).
         ray_address: with ``executor = "ray"``, the Ray cluster to join (default: start a local one).
         keep_degraded: on resume, keep finished cells whose rows are degraded instead of running them again.
+        retry_failed: on resume, run again the cells that failed for good (``failed.<stage>.<reason>``), which a
+            plain resume keeps (they would fail the same way).
         forecast: the run's plan (``Forecast.to_dict()``), logged as a ``plan`` event when the run starts.
         status_line: print the run's heartbeat as a line on stderr every 10 s (``lyra-lab run`` off a terminal;
             notebooks keep their progress bars).
@@ -67,6 +74,7 @@ class RunOptions:
     progress: bool = True
     ray_address: str | None = None
     keep_degraded: bool = False
+    retry_failed: bool = False
     forecast: Mapping[str, Any] | None = None
     status_line: bool = False
 
@@ -85,7 +93,7 @@ def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list
             if spec.score_adversarial_retrieval:  # only when set
                 payload["score_adversarial_retrieval"] = True
             cells.append(Cell(cell_id(payload, point.conversation_id), pipeline, labels[pipeline], point.backend,
-                              point.embedder, point.seed, point.conversation_id))
+                              point.embedder, point.seed, point.conversation_id, PIPELINE_CELLS))
     return cells + system_cells(spec, corpus, corpus_sha256)
 
 
@@ -173,15 +181,11 @@ class _Run:
         sha = corpus.sha256 or file_sha256(spec.corpus.path)
         folder.write_spec({**spec.to_dict(), "corpus_sha256": sha})
         cells = plan_cells(spec, selection.corpus, sha)
-        # degraded cells are run again (the cache pays for what succeeded), unless the user keeps them
-        degraded = {} if self.options.keep_degraded else folder.degraded()
-        finished = folder.finished() - set(degraded)
-        aliases = _Aliases(alias_sources(spec.aliases, cells))  # alias cells are not run: their source's rows are copied
+        work = decide(cells, alias_sources(spec.aliases, cells), folder, keep_degraded=self.options.keep_degraded,
+                      retry_failed=self.options.retry_failed)
+        todo, finished = list(work.todo), work.kept
+        aliases = _Aliases(work.sources, {source: list(a) for source, a in work.waiting.items()})
         sources, waiting = aliases.sources, aliases.waiting
-        todo = [c for c in cells if c.cell_id not in finished and c.cell_id not in sources]
-        for c in cells:
-            if c.cell_id in sources and c.cell_id not in finished:
-                waiting.setdefault(sources[c.cell_id].cell_id, []).append(c)
         job = CellJob(cell_plan(spec, selection.corpus.name, self.options.progress), selection.corpus,
                       tuple(dict.fromkeys(p.tokenizer for p in spec.pipelines)))
         # worker processes start first: before the run opens its log, builds anything or starts a thread
@@ -191,11 +195,7 @@ class _Run:
             counts = _CellCounts(len(cells), len(todo), sum(map(len, waiting.values())))
             attempt = self._start(run, counts, selection, sha)
             for c in cells:  # what this resume picked up: each finished cell, kept or run again
-                if c.cell_id in finished:
-                    log.event("cell_resumed", cell_id=c.cell_id, pipeline=c.label, rerun=None)
-                elif c.cell_id in degraded:
-                    log.event("cell_resumed", cell_id=c.cell_id, pipeline=c.label, rerun="degraded",
-                              degraded=degraded[c.cell_id])
+                _log_resumed(log, c, work)
             if todo:  # check every backend spec now (starting nothing), so a missing API key fails before any work
                 self._check_backends(todo, res)
             for source_id in [s for s in waiting if s in finished]:  # sources finished by an earlier run
@@ -312,6 +312,20 @@ class _Run:
             log.event("cell_done", cell_id=alias.cell_id, pipeline=alias.label, rows=len(copied),
                       alias_of=source.cell_id)
             log.sync()
+
+
+def _log_resumed(log: RunLog, cell: Cell, work: Work) -> None:
+    """A ``cell_resumed`` event for a cell with rows: kept (``rerun`` null) or run again (``degraded``, ``failed``)."""
+    cid = cell.cell_id
+    extra: dict[str, object] = {}
+    if cid in work.degraded:
+        extra["degraded"] = work.degraded[cid]
+    if cid in work.failed:
+        extra["failed"] = work.failed[cid]
+    if cid in work.kept:
+        log.event("cell_resumed", cell_id=cid, pipeline=cell.label, rerun=None, **extra)
+    elif cid in work.why and work.why[cid] != "new":
+        log.event("cell_resumed", cell_id=cid, pipeline=cell.label, rerun=work.why[cid], **extra)
 
 
 def _share_resources(plan: CellPlan, todo: list[Cell], res: Resources) -> None:

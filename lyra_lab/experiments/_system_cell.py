@@ -14,6 +14,11 @@ calls, tokens, dollars, cached calls, failed calls, replies that were not the JS
 embedding requests, seconds and seconds per turn), ``open_s``/``close_s`` (starting and stopping
 the system), the memory's size at the end where it can be listed, and the answer/judge phases.
 
+A store the system refuses outright (an MCP tool error; for mem0, an LLM request the provider refused: HTTP
+400, a prompt over the model's context) would be refused again: it is counted as ``failed.ingest.refused``
+(in ``degraded`` too), not as ``degraded.ingest.failed``, so a plain resume keeps a cell whose only losses
+are such refusals (``_work``), and ``--retry-failed`` runs it again.
+
 A system that crashes, hangs or answers garbage raises ``MemorySystemError`` (one line naming the
 system and the call): the cell fails, the run goes on (``CELL_FAILURES``).  The session is closed
 on every way out, Ctrl-C included, and so is every process it started; in a worker process that
@@ -152,9 +157,10 @@ def run_system_cell(job: SystemCellJob) -> CellRows:
             add_control_rows(rows, base, probe, answered.controls)
         log.event(DETAIL_EVENT, **probe_record(item.outcome, "", answered))
     degraded = _degraded(run.ingest, stage)
+    refused = run.ingest.refused_calls  # would be refused again: failed for good, not healed by a resume
     add_conversation_rows(rows, base, {**_conversation_metrics(run.ingest, run.open_s, run.close_s, memory, stage),
-                                       **degraded.metrics()})
-    rows.set_column("degraded", degraded.total)
+                                       **degraded.metrics(), **({"failed.ingest.refused": refused} if refused else {})})
+    rows.set_column("degraded", degraded.total + refused)
     rows.set_column("simulated", job.backend.simulated or (job.answers is not None and job.answers.simulated()))
     if plan_.answering is not None:  # QA figures scored under different rules must never mix silently
         rows.set_column("qa.scorer", plan_.answering.scorer)
@@ -193,14 +199,15 @@ def _conversation_metrics(ingest: IngestReport, open_s: float, close_s: float, m
 
 
 def _degraded(ingest: IngestReport, stage: AnswerStage | None) -> DegradationTally:
-    """What a system cell lost: ingest calls that failed for good, and failed answering and judging calls."""
-    lost = DegradationTally({("ingest", "failed"): ingest.failed_calls})
+    """What a system cell lost: ingest calls that failed (but were not refused outright), failed answering and judging calls."""
+    lost = DegradationTally({("ingest", "failed"): ingest.failed_calls - ingest.refused_calls})
     return lost + stage.degradation_tally() if stage is not None else lost
 
 
 def _report_fields(report: IngestReport) -> dict[str, object]:
     usage = report.usage
     return {"turns": report.turns, "items": report.items, "calls": usage.calls, "failed_calls": report.failed_calls,
+            "refused_calls": report.refused_calls,
             "bad_outputs": report.bad_outputs, "embed_calls": report.embed_calls,
             "seconds": round(report.seconds, 6), "notes": list(report.notes)}
 

@@ -6,6 +6,7 @@ from typing import Iterator, NamedTuple
 
 from lyra_lab.backends import BackendSpec, EmbedderSpec
 from lyra_lab.corpus import Corpus
+from lyra_lab.experiments._cell_kinds import SYSTEM_CELLS
 from lyra_lab.experiments._cells import Cell, cell_id
 from lyra_lab.experiments._spec import ExperimentSpec, vars_of
 from lyra_lab.experiments._system_pipeline import system_labels
@@ -46,5 +47,6 @@ def system_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> li
     return [Cell(cell_id({**point.payload, "system": pipeline.to_dict(),
                           "context_budgets": list(spec.context_budgets),
                           "score_adversarial_retrieval": spec.score_adversarial_retrieval}, point.conversation_id),
-                 pipeline, labels[pipeline], point.backend, point.embedder, point.seed, point.conversation_id)
+                 pipeline, labels[pipeline], point.backend, point.embedder, point.seed, point.conversation_id,
+                 SYSTEM_CELLS)
             for pipeline in spec.systems for point in grid_points(spec, corpus, corpus_sha256)]

@@ -58,7 +58,7 @@ def degraded_pipelines(df: pd.DataFrame) -> dict[str, DegradedPipeline]:
     if "degraded" not in df.columns or "cell_id" not in df.columns or df.empty:
         return {}
     per_cell = df.groupby(["pipeline", "cell_id"], dropna=False)["degraded"].max().fillna(0)
-    kinds = df[df["metric"].astype(str).str.startswith("degraded.")]
+    kinds = df[df["metric"].astype(str).str.startswith(("degraded.", "failed."))]  # failed.*: a cell failed for good
     out = {}
     for pipeline, counts in per_cell.groupby(level="pipeline"):
         if counts.sum() <= 0:
@@ -88,8 +88,10 @@ def warning(degraded: Mapping[str, DegradedPipeline], run: str = "") -> str | No
     listed = "; ".join(f"{d.pipeline}: {d.cells} of {d.of} cell(s), {_kinds(d.kinds) or f'{d.total} fallback(s)'}"
                        for d in degraded.values())
     where = f"{run}: " if run else ""
+    failed = any(k.startswith("failed.") for d in degraded.values() for k in d.kinds)
+    hint = " (failed.*: a failure that would recur; lyra-lab run --retry-failed runs those cells again)" if failed else ""
     return (f"{MARK}: {where}{len(degraded)} pipeline(s) fell back or lost calls, so their figures describe "
-            f"another memory than they meant to build — {listed}. Resume the run to re-run those cells.")
+            f"another memory than they meant to build — {listed}. Resume the run to re-run those cells{hint}.")
 
 
 def compare_warning(runs: Mapping[str, Mapping[str, DegradedPipeline]]) -> str | None:

@@ -165,6 +165,22 @@ def degraded_count(path: Path, error: type[Exception] = ValueError) -> int:
     return max((int(g.columns.get("degraded") or 0) for g in read_cell_rows(path, error).groups), default=0)
 
 
+def failure_of(path: Path, error: type[Exception] = ValueError) -> str | None:
+    """The ``failed.<stage>.<reason>`` metric of a rows file whose cell failed for good (None: it did not).
+
+    A cell failed for good when its rows count a failure that would recur (``failed.*``) and nothing that a
+    resume could heal (no ``degraded.*`` kind).  Reads the header alone (it lists every metric name of the file).
+    """
+    with path.open("rb") as f:
+        first = f.readline()
+    header = next(iter(jsonl_objects(path, [first], error)), None)
+    sets = header.get("metrics") if isinstance(header, dict) else None
+    names = [n for names in sets if isinstance(names, list) for n in names] if isinstance(sets, list) else []
+    if any(isinstance(n, str) and n.startswith("degraded.") for n in names):
+        return None
+    return next((n for n in names if isinstance(n, str) and n.startswith("failed.")), None)
+
+
 def _group(path: Path, n: int, record: dict[str, Any], sets: list[list[str]], error: type[Exception]) -> RowGroup:
     columns, k, value = record.get("columns"), record.get("metrics"), record.get("value")
     if (set(record) != {"columns", "metrics", "value"} or type(columns) is not dict or type(k) is not int

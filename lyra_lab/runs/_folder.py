@@ -29,7 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any, Mapping
 
-from lyra_lab.runs._cell_rows import CellRows, degraded_count, read_cell_rows
+from lyra_lab.runs._cell_rows import CellRows, degraded_count, failure_of, read_cell_rows
 from lyra_lab._records import RecordError, iter_jsonl
 from lyra_lab._run_records import RUN_FOLDER, RUN_FOLDER_VERSION, SPEC, read_spec
 from lyra_lab._registry import ConfigError
@@ -159,6 +159,15 @@ class RunFolder:
         """
         counts = {p.stem: degraded_count(p, RecordError) for p in self.rows_dir.glob("*.jsonl")}
         return {cell: n for cell, n in sorted(counts.items()) if n > 0}
+
+    def failed(self) -> dict[str, str]:
+        """Finished cells that failed for good (a deterministic failure, counted in their rows).
+
+        Returns:
+            cell id → its ``failed.<stage>.<reason>`` metric.
+        """
+        found = {p.stem: failure_of(p, RecordError) for p in self.rows_dir.glob("*.jsonl")}
+        return {cell: metric for cell, metric in sorted(found.items()) if metric is not None}
 
     def read_rows(self, cell_id: str) -> CellRows:
         """The rows a finished cell wrote."""

@@ -2,7 +2,9 @@
 
 ``cells`` is the number of cells the last attempt planned (its ``run_started`` event), ``finished``
 the cells with a rows file, ``failed`` the cells whose last word in the log is ``cell_failed``
-(and that have no rows since).  The state, in one word:
+(and that have no rows since); ``failed_for_good`` the finished cells whose rows say they failed for good
+(``failed.<stage>.<reason>``: a plain resume keeps them, ``lyra-lab run --retry-failed`` runs them again).
+The state, in one word:
 
 * ``finished`` — every planned cell has its rows;
 * ``failed`` — some cell failed (re-running the same command retries it);
@@ -19,7 +21,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from lyra_lab._records import iter_jsonl
+from lyra_lab._records import RecordError, iter_jsonl
+from lyra_lab.runs._cell_rows import failure_of
 
 _EVENTS = (b'"run_started"', b'"run_done"', b'"run_interrupted"', b'"cell_done"', b'"cell_failed"')
 
@@ -35,6 +38,7 @@ class RunStatus:
     attempts: int
     started_at: str | None  # of the last attempt
     stopped: bool  # the last attempt logged run_interrupted, or never logged run_done
+    failed_for_good: int = 0  # finished cells whose rows are a failure that would recur (failed.<stage>.<reason>)
 
     def describe(self) -> str:
         """``"6 of 8 cells finished, 2 failed"``: the status as a phrase."""
@@ -42,6 +46,8 @@ class RunStatus:
         text = f"{self.finished}{of} cells finished"
         if self.failed:
             text += f", {len(self.failed)} failed"
+        if self.failed_for_good:
+            text += f", {self.failed_for_good} failed for good (--retry-failed runs them again)"
         if self.state == "partial" and self.stopped:
             text += " (stopped, or still running)"
         return text
@@ -50,7 +56,8 @@ class RunStatus:
 def run_status(run_dir: str | os.PathLike[str]) -> RunStatus:
     """The ``RunStatus`` of ``run_dir`` (a folder without a log is judged by its rows alone)."""
     run_dir = Path(run_dir)
-    finished = {p.stem for p in (run_dir / "rows").glob("*.jsonl")}
+    rows = list((run_dir / "rows").glob("*.jsonl"))
+    finished = {p.stem for p in rows}
     log = run_dir / "log.jsonl"
     cells: int | None = None
     attempts, started_at, stopped = 0, None, False
@@ -77,5 +84,14 @@ def run_status(run_dir: str | os.PathLike[str]) -> RunStatus:
         state = "finished"
     else:
         state = "partial"
+    for_good = sum(_failed_for_good(p) for p in rows)
     return RunStatus(state, cells if isinstance(cells, int) else None, len(finished), failed, attempts, started_at,
-                     stopped)
+                     stopped, for_good)
+
+
+def _failed_for_good(path: Path) -> bool:
+    """Whether a rows file is a failure that would recur (a file that cannot be read is not: ``load_results`` says why)."""
+    try:
+        return failure_of(path, RecordError) is not None
+    except (RecordError, OSError):
+        return False

@@ -34,7 +34,7 @@ from lyra_lab.systems._served import ServedSession, ServedSystem
 from lyra_lab.systems._serve_config import ServeConfig, load_serve_config, read_toml, serve_config
 from lyra_lab.systems._serve_http import MemoryHttpServer
 from lyra_lab.systems._serve_mcp import RememberedTurn, ServedMemory, memory_mcp_server, run_mcp_stdio
-from lyra_lab.systems._types import (HIT_KINDS, SYSTEMS, IngestReport, MemorySession, MemorySystem,
+from lyra_lab.systems._types import (HIT_KINDS, SYSTEMS, Declared, IngestReport, MemorySession, MemorySystem,
                                      MemorySystemError, Needs, SystemHit)
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "SYSTEMS",
     "BaseSession",
     "BaseSystem",
+    "Declared",
     "HttpSession",
     "HttpSystem",
     "IngestReport",

@@ -16,7 +16,7 @@ from typing import Callable, Sequence, TypeVar
 
 from lyra_lab._params import Strategy, strategy_name
 from lyra_lab.corpus import Turn
-from lyra_lab.systems._types import IngestReport, MemorySystemError, Needs, SystemHit
+from lyra_lab.systems._types import Declared, IngestReport, MemorySystemError, Needs, SystemHit
 
 T = TypeVar("T")
 
@@ -37,6 +37,10 @@ class BaseSystem(Strategy):
     def traces(self) -> bool:
         """Hits name their source turns unless a system says otherwise."""
         return True
+
+    def declare(self) -> Declared:
+        """Where its text goes and what it asks of models (``Declared``): nothing beyond the cell's own by default."""
+        return Declared()
 
 
 class BaseSession:
@@ -84,7 +88,8 @@ class BaseSession:
         report = self.guard("ingest", lambda: self._ingest(turns, final))
         return IngestReport(turns=len(turns), items=report.items, usage=report.usage,
                             failed_calls=report.failed_calls, bad_outputs=report.bad_outputs,
-                            embed_calls=report.embed_calls, seconds=time.perf_counter() - start, notes=report.notes)
+                            embed_calls=report.embed_calls, seconds=time.perf_counter() - start, notes=report.notes,
+                            refused_calls=report.refused_calls)
 
     def query(self, question: str, k: int, *, now: datetime | None = None) -> list[SystemHit]:
         """At most ``k`` hits for ``question`` (``_query``), best first.

@@ -51,6 +51,7 @@ class Tally:
     Attributes:
         usage: the completions' usage, added up (a cached completion counts as a cached call).
         failed_calls: completions the backend failed.
+        refused_calls: of those, the ones the provider refused outright (``BackendError.recurs``).
         bad_outputs: replies that were not the JSON object the request asked for.
         embed_calls: embedding requests.
         notes: the distinct failure messages.
@@ -58,6 +59,7 @@ class Tally:
 
     usage: Usage = field(default_factory=Usage)
     failed_calls: int = 0
+    refused_calls: int = 0
     bad_outputs: int = 0
     embed_calls: int = 0
     notes: list[str] = field(default_factory=list)
@@ -123,6 +125,9 @@ class OpenAIEndpoint(ThreadedServer):
             completion = self.backend.complete(messages, **params)
         except BackendError as exc:
             self._count(failed=1, note=str(exc))
+            if exc.recurs:  # refused outright: it would fail the same way again
+                with self._lock:
+                    self._tally.refused_calls += 1
             return 400, _error(str(exc))
         response_format = params.get("response_format")
         wants_json = isinstance(response_format, Mapping) and \

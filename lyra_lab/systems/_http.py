@@ -26,7 +26,7 @@ from lyra_lab.corpus import Turn
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._protocol import (PROTOCOL, ProtocolError, check_protocol, hits_from_json, report_from_json,
                                         turn_json)
-from lyra_lab.systems._types import SYSTEMS, IngestReport, MemorySystemError, SystemHit
+from lyra_lab.systems._types import SYSTEMS, Declared, IngestReport, MemorySystemError, SystemHit
 
 
 def _is_http_url(url: str) -> bool:
@@ -51,6 +51,10 @@ class HttpSystem(BaseSystem):
     def traces(self) -> bool:
         """Whether the service returns its hits' source turn ids (the ``turn_ids`` parameter)."""
         return self.turn_ids
+
+    def declare(self) -> Declared:
+        """The service at ``url`` receives every turn and question."""
+        return Declared(urls=(self.url,))
 
     def label(self) -> str:
         """``http:<host:port><path>``."""

@@ -41,7 +41,7 @@ from lyra_lab.systems._mcp_client import McpConnection, ToolAnswer, log_tail
 from lyra_lab.systems._protocol import ProtocolError, report_from_json
 from lyra_lab.systems._templates import (QUERY_FIELDS, TURN_FIELDS, at_path, canonical, fields_of_template,
                                          fill_arguments, query_fields, query_terms, turn_fields)
-from lyra_lab.systems._types import HIT_KINDS, SYSTEMS, IngestReport, MemorySystemError, SystemHit
+from lyra_lab.systems._types import HIT_KINDS, SYSTEMS, Declared, IngestReport, MemorySystemError, SystemHit
 
 SERVER_MEMORY = ("npx", "-y", "@modelcontextprotocol/server-memory")
 STORE_TURN_ENTITY = {"entities": [{"name": "{turn_id}", "entityType": "{timestamp}",
@@ -98,6 +98,10 @@ class McpSystem(BaseSystem):
     def traces(self) -> bool:
         return bool(self.turn_ids_field)
 
+    def declare(self) -> Declared:
+        """The server its command starts receives every turn and question."""
+        return Declared(processes=(" ".join(self.command),))
+
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "McpSession":
         return McpSession(self)
 
@@ -144,7 +148,7 @@ class McpSession(BaseSession):
         for tool, arguments in calls:
             answer = self._call("ingest", tool, arguments)
             if answer.is_error:  # the server refused: counted, and the memory goes on without it
-                report = report + IngestReport(failed_calls=1)
+                report = report + IngestReport(failed_calls=1, refused_calls=1)
                 notes.append(f"{tool}: {answer.text[:200]}")
             elif self.system.reports:
                 try:

@@ -46,7 +46,7 @@ from lyra_lab.backends import Backend, Embedder, cache_dir
 from lyra_lab.corpus import Turn
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._endpoint import QUERY_SUFFIX, OpenAIEndpoint
-from lyra_lab.systems._types import SYSTEMS, IngestReport, MemorySystemError, Needs, SystemHit
+from lyra_lab.systems._types import SYSTEMS, Declared, IngestReport, MemorySystemError, Needs, SystemHit
 
 EMBED_MODEL = "lyra-lab-embedder"
 
@@ -193,6 +193,18 @@ class Mem0System(BaseSystem):
         """What a run's log says once about this system: the mem0 extras that are off, and why."""
         return EXTRAS_OFF
 
+    def declare(self) -> Declared:
+        """With ``infer``, one LLM call per ``add()`` of ``batch`` turns (mem0 2.2's single extraction call).
+
+        Its prompt adds mem0's extraction instructions (7,606 o200k tokens in mem0ai 2.2.1) and up to
+        10 memories it already holds and the last messages (up to about 1,400 more) to the turns' text.
+        """
+        if not self.infer:
+            return Declared()
+        per_add = 1 / self.batch
+        return Declared(calls_per_turn=(per_add, per_add), prompt_overhead_tokens=(7606, 9000),
+                        max_tokens=self.max_tokens)
+
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "Mem0Session":
         if embedder is None:
             raise MemorySystemError(self.label(), "open", "mem0 needs an embedder (the cell gave none)")
@@ -277,6 +289,7 @@ class Mem0Session(BaseSession):
             bad = int(answered and not tally.bad_outputs)  # a reply that was not JSON is counted already
             failed = int(not answered and not tally.failed_calls)
         return IngestReport(items=stored, usage=tally.usage, failed_calls=tally.failed_calls + failed,
+                            refused_calls=tally.refused_calls,
                             bad_outputs=tally.bad_outputs + bad, embed_calls=tally.embed_calls,
                             notes=tuple(dict.fromkeys([*tally.notes, *([note] if note else [])]))[:5])
 

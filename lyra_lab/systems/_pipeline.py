@@ -27,7 +27,7 @@ from lyra_lab.memory import MemoryEntry
 from lyra_lab.recall import Recaller
 from lyra_lab.replay import LiveSetup, Pipeline, PipelineMemory, Registries, strategy_spec
 from lyra_lab.systems._base import BaseSession, BaseSystem
-from lyra_lab.systems._types import SYSTEMS, IngestReport, Needs, SystemHit
+from lyra_lab.systems._types import SYSTEMS, Declared, IngestReport, Needs, SystemHit
 
 DEFAULT_PIPELINE = {"chunker": {"name": "turn_window"}, "summarizer": "none"}
 
@@ -114,6 +114,10 @@ class PipelineSystem(BaseSystem):
         pipeline, recaller = self.build()
         return Needs(backend=pipeline.summarizer is not None or pipeline.rollup is not None,
                      embedder=recaller.needs_embedder())
+
+    def declare(self) -> Declared:
+        """It runs in lyra-lab's process: the plan's dry run runs it as it is, against stand-in models."""
+        return Declared(in_process=True)
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "PipelineSession":
         pipeline, recaller = self.build()

@@ -41,7 +41,7 @@ from lyra_lab.systems._http import HttpSystem
 from lyra_lab.systems._mcp import served_pipeline_mcp
 from lyra_lab.systems._mcp_client import SERVER_LOG, log_tail, reap
 from lyra_lab.systems._pipeline import PipelineSystem, pipeline_param, recaller_param
-from lyra_lab.systems._types import SYSTEMS, IngestReport, MemorySession, MemorySystemError, SystemHit
+from lyra_lab.systems._types import SYSTEMS, Declared, IngestReport, MemorySession, MemorySystemError, SystemHit
 
 T = TypeVar("T")
 ROUTES = ("mcp", "http")
@@ -70,6 +70,13 @@ class ServedSystem(BaseSystem):
     def label(self) -> str:
         """``served-<via>:<pipeline>`` (``served-mcp:turn_window+bm25``)."""
         return f"served-{self.via}:{self.served().label().removeprefix('pipeline:')}"
+
+    def declare(self) -> Declared:
+        """The ``serve-memory`` process receives the text, and passes it to the presets its pipeline needs."""
+        needs = self.served().needs()
+        return Declared(processes=(f"lyra-lab serve-memory --{self.via}",),
+                        backends=(self.backend,) if needs.backend else (),
+                        embedders=(self.embedder,) if needs.embedder else ())
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "ServedSession":
         return ServedSession(self, conversation_id)

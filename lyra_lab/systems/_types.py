@@ -90,6 +90,8 @@ class IngestReport:
         items: items the system says it stored (memories, facts, observations, entries).
         usage: the LLM calls lyra-lab metered for it (tokens, dollars, calls, cached calls).
         failed_calls: calls that failed (an LLM call, a tool call); the system went on without them.
+        refused_calls: of those, the calls refused outright (a tool error, an LLM request the provider
+            refused: HTTP 400, a prompt over the model's context), which would fail the same way again.
         bad_outputs: LLM replies that were not what the system asked for (JSON it could not read).
         embed_calls: embedding requests served to it.
         seconds: wall time of the ingest calls.
@@ -104,6 +106,7 @@ class IngestReport:
     embed_calls: int = 0
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    refused_calls: int = 0
 
     def __add__(self, other: object) -> "IngestReport":
         """The two reports summed field by field; their notes merged (distinct, at most ``MAX_NOTES``)."""
@@ -112,7 +115,8 @@ class IngestReport:
         notes = tuple(dict.fromkeys((*self.notes, *other.notes)))[:MAX_NOTES]
         return IngestReport(self.turns + other.turns, self.items + other.items, self.usage + other.usage,
                             self.failed_calls + other.failed_calls, self.bad_outputs + other.bad_outputs,
-                            self.embed_calls + other.embed_calls, self.seconds + other.seconds, notes)
+                            self.embed_calls + other.embed_calls, self.seconds + other.seconds, notes,
+                            self.refused_calls + other.refused_calls)
 
     def __radd__(self, other: object) -> "IngestReport":
         """``0 + report`` is the report, so ``sum(reports)`` adds up."""
@@ -132,6 +136,37 @@ class Needs:
 
     backend: bool = False
     embedder: bool = False
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What a system declares about where a conversation's text goes and what it asks of models.
+
+    ``lyra-lab plan`` forecasts a system's cells from this and never runs the system; consent asks
+    before text reaches any of these places.
+
+    Attributes:
+        urls: services that receive the text (an ``http`` system's URL).
+        processes: command lines it starts that receive the text (an MCP server started by a command).
+        backends: backend presets a process it starts builds (a ``served`` pipeline that summarizes).
+        embedders: embedder presets a process it starts builds.
+        calls_per_turn: LLM calls to the cell's backend per ingested turn, low and high.
+        calls_per_query: LLM calls to the cell's backend per query, low and high.
+        prompt_overhead_tokens: prompt tokens each such call adds to the text it carries, low and high.
+        max_tokens: the completion cap of those calls.
+        in_process: it runs in lyra-lab's process and sends nothing anywhere but the cell's backend and
+            embedder (lyra-lab's own pipeline): the plan's dry run may run it itself, against stand-in models.
+    """
+
+    urls: tuple[str, ...] = ()
+    processes: tuple[str, ...] = ()
+    backends: tuple[str, ...] = ()
+    embedders: tuple[str, ...] = ()
+    calls_per_turn: tuple[float, float] = (0.0, 0.0)
+    calls_per_query: tuple[float, float] = (0.0, 0.0)
+    prompt_overhead_tokens: tuple[int, int] = (0, 0)
+    max_tokens: int = 0
+    in_process: bool = False
 
 
 @runtime_checkable

@@ -48,3 +48,29 @@ def test_embeddings_are_the_embedders_as_passages_or_as_queries():
     assert np.allclose(query["data"][0]["embedding"], embedder.embed(["a dog"], kind="query")[0])
     assert no_llm.status_code == 400 and "serves no LLM" in no_llm.json()["error"]["message"]
     assert tally.embed_calls == 2
+
+
+class _Refusing:
+    """A backend that fails every call with ``status`` (what the provider answered, after retries)."""
+
+    name, model = "refusing", "m"
+
+    def __init__(self, status: int):
+        self.status = status
+
+    def complete(self, messages, **params):
+        from lyra_lab.backends import BackendError
+
+        raise BackendError("refusing", "the request exceeds the available context size", status=self.status)
+
+
+def test_a_refused_call_is_counted_apart_from_one_that_may_pass():
+    counts = {}
+    for status in (400, 503):
+        with OpenAIEndpoint(_Refusing(status), None) as endpoint:
+            answer = httpx.post(f"{endpoint.base_url}/chat/completions",
+                                json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+            counts[status] = endpoint.tally()
+        assert answer.status_code == 400
+    assert counts[400].failed_calls == counts[400].refused_calls == 1  # refused outright: it would recur
+    assert counts[503].failed_calls == 1 and counts[503].refused_calls == 0  # may pass next time
