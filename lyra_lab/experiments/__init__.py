@@ -8,6 +8,7 @@ backend × embedder × seed × conversation) and ``cell_plan`` (the ``CellPlan``
 ``Forecast``; ``forecast_text`` renders it), from a dry run of the cells against stand-in models.
 """
 
+from lyra_lab._moved import moved_names
 from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._inspect import HitView, PipelineView, ProbeView, inspect_probe
 from lyra_lab.experiments._labels import distinct_labels, pipeline_labels
@@ -19,7 +20,8 @@ from lyra_lab.experiments._forecast import (BackendForecast, CellForecast, Embed
                                             remote_endpoints)
 from lyra_lab.experiments._forecast_text import forecast_text
 from lyra_lab.experiments._resources import Injected
-from lyra_lab.experiments._runner import RunOptions, cell_plan, executor_of, plan_cells, run_experiment
+from lyra_lab.experiments._runner import RunOptions, cell_plan, executor_of, plan_cells
+from lyra_lab.experiments._legacy_run import run_experiment
 from lyra_lab.experiments._select import Selection, load_corpus, select
 from lyra_lab.experiments._spec import CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, QASpec
 
@@ -67,3 +69,6 @@ __all__ = [
     "select",
     "skip_reason",
 ]
+
+# names that moved away keep importing from here for one release, with a DeprecationWarning (lyra_lab._moved)
+__getattr__ = moved_names(__name__)
