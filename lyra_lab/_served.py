@@ -10,9 +10,11 @@ payload) with every such address inside its strings replaced by a token named
 for what is served (``http://127.0.0.1:41234/v1`` becomes
 ``lyra-lab-served://simulated-3eb3ea353dcd/v1``).  A spec's fingerprint, the
 cell ids and the cache keys hash that, so a notebook that starts its own
-simulated server resumes its run on the next execution.  An address nobody
-registered in this process (a server another program runs, a remote API) passes
-through unchanged: its port stays part of what it is.
+simulated server resumes its run on the next execution.  The registration is
+also kept in the user cache folder while the registering process lives, so a
+``lyra-lab run`` or a worker process it starts names the address the same way.
+An address nobody registered (a server another program runs, a remote API)
+passes through unchanged: its port stays part of what it is.
 
 >>> register(41234, "simulated", lambda: {"model": "m", "latency_s": 0.5})
 >>> stable({"base_url": "http://127.0.0.1:41234/v1"})
@@ -26,25 +28,36 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import threading
+from pathlib import Path
 from typing import Any, Callable, Mapping
+
+from lyra_lab._paths import cache_dir
 
 #: a loopback origin and its port; the port must end there (``:8080`` is not ``:80``)
 _ORIGIN = re.compile(r"http://(?:127\.0\.0\.1|localhost):(\d+)(?!\d)")
 _LOCK = threading.Lock()
-_SERVED: dict[int, tuple[str, Callable[[], Mapping[str, Any]]]] = {}
-_TOKENS: dict[int, str] = {}  # port -> token, computed on first need (what a GGUF serves costs a hash)
+_TOKENS: dict[int, str] = {}  # port -> token, of the servers this process runs
 
 
 def register(port: int, kind: str, what: Callable[[], Mapping[str, Any]]) -> None:
     """Record that this process serves ``kind`` on ``port``; ``what()`` says what (plain JSON values).
 
-    ``what`` is called at most once, when an address on the port is first made ``stable``.
+    The token is also written to ``<cache dir>/served/<port>.json`` with this process's id, so a child
+    process (``lyra-lab run`` started from a notebook, a worker of the ``processes`` executor) names the
+    address alike while this process lives.  What cannot be read (a GGUF removed) registers nothing.
     """
+    try:
+        served = dict(what())
+    except OSError:
+        return
+    text = json.dumps({"kind": kind, "serves": served}, sort_keys=True, default=str, separators=(",", ":"))
+    token = f"lyra-lab-served://{kind}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:12]}"
     with _LOCK:
-        _SERVED[int(port)] = (kind, what)
-        _TOKENS.pop(int(port), None)
+        _TOKENS[int(port)] = token
+    _write(_record(int(port)), {"pid": os.getpid(), "token": token})
 
 
 def unregister(port: int | None) -> None:
@@ -52,28 +65,54 @@ def unregister(port: int | None) -> None:
     if port is None:
         return
     with _LOCK:
-        _SERVED.pop(int(port), None)
-        _TOKENS.pop(int(port), None)
+        known = _TOKENS.pop(int(port), None)
+    if known is not None and _read(_record(int(port))).get("pid") == os.getpid():
+        _record(int(port)).unlink(missing_ok=True)
+
+
+def _record(port: int) -> Path:
+    return cache_dir() / "served" / f"{port}.json"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache: other processes name the address by its port
+        return
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
 
 
 def _token(port: int) -> str | None:
     with _LOCK:
         if port in _TOKENS:
             return _TOKENS[port]
-        entry = _SERVED.get(port)
-    if entry is None:
+    if not (cache_dir() / "served").is_dir():
         return None
-    kind, what = entry
-    try:
-        served = dict(what())
-    except OSError:  # what it serves cannot be read (a GGUF removed): the address stays as it is
-        return None
-    text = json.dumps({"kind": kind, "serves": served}, sort_keys=True, default=str, separators=(",", ":"))
-    token = f"lyra-lab-served://{kind}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:12]}"
-    with _LOCK:
-        if _SERVED.get(port) is entry:
-            _TOKENS[port] = token
-    return token
+    data = _read(_record(port))  # a server another lyra-lab process runs (the one that started this one)
+    token = data.get("token")
+    return token if isinstance(token, str) and _alive(data.get("pid")) else None
 
 
 def served_origins(value: Any) -> dict[str, str]:

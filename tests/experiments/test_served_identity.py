@@ -59,3 +59,24 @@ def test_a_rerun_with_its_own_new_simulated_server_resumes_and_asks_it_nothing(t
     assert sorted(set(resumed["cell_id"])) == sorted(set(df["cell_id"]))
     with SimulatedServer(seed=1) as other, pytest.raises(ConfigError, match="different experiment spec"):
         run_experiment(_spec(other.base_url), folder, RunOptions(progress=False))
+
+
+def test_a_child_process_names_the_parents_server_alike():
+    """``lyra-lab run`` started from a notebook plans the cells the notebook's own resume plans."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, json\nfrom tests.experiments.test_served_identity import _spec, _cell_ids\n"
+            "print(json.dumps(_cell_ids(_spec(sys.argv[1]))))")
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
+    with SimulatedServer(seed=0) as server:
+        here = _cell_ids(_spec(server.base_url))
+        done = subprocess.run([sys.executable, "-c", code, server.base_url], cwd=repo, env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == here
+    done = subprocess.run([sys.executable, "-c", code, server.base_url], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert set(json.loads(done.stdout.strip().splitlines()[-1])).isdisjoint(here)  # stopped: a plain address
