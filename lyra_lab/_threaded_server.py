@@ -26,7 +26,9 @@ import socket
 import threading
 import time
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Self
+
+from lyra_lab import _served
 
 if TYPE_CHECKING:
     import uvicorn
@@ -48,12 +50,16 @@ class ThreadedServer(ABC):
 
     thread_name: ClassVar[str] = "threaded-server"
     start_failure: ClassVar[str] = "server on port {port} did not start within {timeout_s}s"
+    #: a server that says what it serves (``_serves``) is known by that, not its port, while it runs
+    #: (``lyra_lab._served``); None: known by its address
+    served_kind: ClassVar[str | None] = None
 
     def __init__(self, *, port: int = 0, keep_alive_s: int = 5):
         self.port = port
         self.keep_alive_s = keep_alive_s
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        self._served_port: int | None = None
 
     def __enter__(self) -> Self:
         """Start serving (``start``)."""
@@ -92,9 +98,14 @@ class ThreadedServer(ABC):
                 raise RuntimeError(self.start_failure.format(port=port, timeout_s=timeout_s))
             time.sleep(0.01)
         self._started_on(port)
+        if self.served_kind is not None:
+            _served.register(port, self.served_kind, self._serves)
+            self._served_port = port
 
     def stop(self) -> None:
         """Ask the server to exit and wait for its thread (at most 10 s); nothing when it is not serving."""
+        _served.unregister(self._served_port)
+        self._served_port = None
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
@@ -108,3 +119,7 @@ class ThreadedServer(ABC):
     @abstractmethod
     def _started_on(self, port: int) -> None:
         """Say where the server answers (its URL), now that it does on ``port``."""
+
+    def _serves(self) -> Mapping[str, Any]:
+        """What the server serves, as plain values (asked only when ``served_kind`` is set)."""
+        return {}

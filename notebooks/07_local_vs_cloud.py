@@ -72,7 +72,7 @@ from lyra_lab.bench import CLOUD_LIKE, SweepSpec, bench_backend, cloud_like_serv
 from lyra_lab.bench import summarize as summarize_sweep
 from lyra_lab.reports import Estimate, ci_point, error_bars, is_small, log_axis, small_note
 from lyra_lab.stats import aggregate, bootstrap_ci, compare
-from lyra_lab.experiments import ExperimentSpec, RunOptions, load_corpus, run_experiment, select
+from lyra_lab.experiments import ExperimentSpec, load_corpus, run_experiment, select
 from lyra_lab.runs import RunFolder
 from lyra_lab.runs import read_log
 
@@ -139,8 +139,8 @@ print(f"price of {CLOUD_MODEL}: ${PRICE.input_per_m}/M input, ${PRICE.output_per
 #
 # Recall is BM25 (no embedder involved, so the backend is the only thing that differs); QA
 # answers the first probes of each pipeline with at most 16 tokens. Each grid × backend has its
-# own run folder and response cache (running the notebook again resumes and calls nothing twice;
-# a simulated cloud starts its folders over, as its address changes with each run);
+# own run folder and response cache (running the notebook again resumes and calls nothing twice,
+# also with a simulated cloud: lyra-lab knows the server it started by what it serves, not its port);
 # the local runs go one after another in one thread and the cloud runs in another, so the cloud's
 # waiting overlaps the local model's computing (their per-call latencies are measured per call, so
 # this does not mix them, though both share the machine's CPU).
@@ -179,10 +179,7 @@ def run(tag: str, grid: dict, side: str):
         "qa": {"enabled": True, "max_probes": QA_PROBES, "max_tokens": 16},
     })
     folder = OUT / f"{tag}-{side}-{MODE}"
-    # the simulated endpoint listens on a new port each time the notebook runs, and its address is part
-    # of the experiment: its folder starts over (its replies cost seconds); the other side resumes
-    fresh = side == "cloud" and server is not None
-    df = run_experiment(spec, folder, RunOptions(resume=not fresh))
+    df = run_experiment(spec, folder)
     if df.attrs.get("failed_cells"):
         raise RuntimeError(f"{tag} on {side}: cells failed: {df.attrs['failed_cells']}")
     return spec, folder, df.assign(grid=tag)

@@ -24,6 +24,7 @@ import time
 from typing import Any, Mapping, Sequence
 
 from lyra_lab._run_records import RESPONSE_CACHE
+from lyra_lab._served import stable
 from lyra_lab.backends._sqlite import check_version, connect, retry_busy, write
 from lyra_lab.backends._types import Backend, BackendError, Capabilities, Completion, Message, Usage
 
@@ -80,10 +81,13 @@ class ResponseCache:
 
 
 def cache_key(identity: Mapping[str, Any], messages: Sequence[Message], params: Mapping[str, Any]) -> str:
-    """sha256 of the backend identity, messages and generation params (canonical JSON)."""
+    """sha256 of the backend identity, messages and generation params (canonical JSON).
+
+    A server this process started is named by what it serves, not its port (``lyra_lab._served``).
+    """
     payload = {
         "v": _KEY_VERSION,
-        "identity": identity,
+        "identity": stable(dict(identity)),
         "messages": [dict(m) for m in messages],
         "params": {k: v for k, v in params.items() if k not in _NOT_GENERATION},
     }

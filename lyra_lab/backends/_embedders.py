@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from lyra_lab._registry import ConfigError
+from lyra_lab.backends._backend_config import endpoint_url
 from lyra_lab.backends._progress import track
 from lyra_lab.backends._types import BackendError, Usage
 
@@ -231,8 +232,13 @@ class OpenAIEmbedder:
         return self._dim
 
     def identity(self) -> dict[str, Any]:
-        """What determines the vectors; safe to record (no key)."""
-        return {"embedder": self.name, "base_url": self.base_url, "dimensions": self.dimensions,
+        """What determines the vectors; safe to record (no key, no credentials in the URL).
+
+        ``base_url`` is ``endpoint_url``'s spelling of the endpoint (credentials and key-like query
+        params dropped, host lower-cased), so spellings of one server agree.  Batch size, timeouts
+        and retries change no vector and are left out.
+        """
+        return {"embedder": self.name, "base_url": endpoint_url(self.base_url), "dimensions": self.dimensions,
                 "prefixes": self.prefixes, "send_input_type": self.send_input_type}
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:

@@ -26,6 +26,7 @@ import numpy as np
 from lyra_lab.backends._embedders import check_texts
 from lyra_lab.backends._progress import track
 from lyra_lab._run_records import EMBEDDING_CACHE
+from lyra_lab._served import stable
 from lyra_lab.backends._sqlite import check_version, connect, retry_busy, write
 from lyra_lab.backends._types import Embedder
 from lyra_lab.backends._wrap import EmbedderWrapper
@@ -44,8 +45,11 @@ _CHUNK = 500  # keys per SELECT, well under SQLite's bound-variable limit
 
 
 def embedder_identity(embedder: Embedder) -> str:
-    """``embedder.identity()`` as canonical JSON: the key of its rows."""
-    return json.dumps(embedder.identity(), sort_keys=True, separators=(",", ":"))
+    """``embedder.identity()`` as canonical JSON: the key of its rows.
+
+    A server this process started is named by what it serves, not its port (``lyra_lab._served``).
+    """
+    return json.dumps(stable(dict(embedder.identity())), sort_keys=True, separators=(",", ":"))
 
 
 def text_sha256(text: str) -> str:
@@ -152,6 +156,7 @@ class CachedEmbedder(EmbedderWrapper):
             raise ValueError(f"write_every and write_chars must be >= 1, got {write_every}, {write_chars}")
         super().__init__(embedder)
         self.cache = cache
+        self._identity = dict(embedder.identity())
         self.identity_key = embedder_identity(embedder)
         self.write_every, self.write_chars = write_every, write_chars
         self._stats = EmbeddingCacheStats(embedder.name)
@@ -171,7 +176,7 @@ class CachedEmbedder(EmbedderWrapper):
             return self._stats
 
     def identity(self) -> dict[str, Any]:
-        return dict(json.loads(self.identity_key))  # as keyed when built, without asking ``inner`` again
+        return dict(self._identity)  # as when built, without asking ``inner`` again
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         texts = check_texts(texts, kind)

@@ -92,7 +92,8 @@ class HashingEmbedder:
         self.name = f"{name}-{dim}"
 
     def identity(self) -> dict[str, Any]:
-        return {"embedder": self.name, "dim": self.dim, "class": type(self).__qualname__}
+        """What determines the vectors: the dimension and the class (a subclass may embed otherwise), not the label."""
+        return {"embedder": "hashing", "dim": self.dim, "class": type(self).__qualname__}
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         return hashed_vectors(texts, self.dim)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from typing import Any, Callable, Sequence
 
 from lyra_lab.backends._backend_config import BackendConfig
@@ -42,15 +41,20 @@ class LocalBackend(OpenAIBackend):
         return (type(self), (self.config, None, self.model_path))
 
     def identity(self) -> dict[str, Any]:
-        """The served GGUF instead of the endpoint: the local server's port changes with each start.
+        """The served GGUF's content instead of the endpoint: the local server's port changes with each start.
 
-        ``model`` is the GGUF's file stem (the server's alias), so two local
-        models never share cache entries while restarts keep theirs.
+        ``model_sha256`` is the GGUF's sha256 (``gguf_sha256``: hashed once, then
+        read from the user cache), so two different models saved under one file
+        name never share cache entries, while restarts (new ports) keep theirs.
+        ``model`` stays: it is the server's alias (the file's stem), which an
+        answer carries and a cache hit replays.
         """
+        from lyra_lab.backends._gguf_identity import gguf_sha256
+        from lyra_lab.backends._local_process import bundled_model_path
+
         identity = {k: v for k, v in self.config.identity().items() if k != "endpoint"}
         identity["endpoint"] = "local-gguf"
-        if self.model_path is not None:
-            identity["model_file"] = os.path.basename(os.fspath(self.model_path))
+        identity["model_sha256"] = gguf_sha256(self.model_path or bundled_model_path())
         return identity
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from lyra_lab import _served
 from lyra_lab._machine import usable_cores
 from lyra_lab._registry import ConfigError
 import lyra_lab.backends._local_process as proc_util
@@ -115,6 +116,7 @@ class LocalServer:
             if self.running():
                 return self
             if self.reuse and self._attach():
+                self._register()
                 return self
             for attempt in range(3):
                 port = self.requested_port or proc_util.free_port(HOST)
@@ -129,11 +131,25 @@ class LocalServer:
                         raise
             proc_util.write_state(self.state_path, self._state())
             atexit.register(self.stop)
+            self._register()
             return self
+
+    def _register(self) -> None:
+        # Known by what it serves, not its port, while it runs (lyra_lab._served): a spec naming its
+        # address (a ``llamacpp/<url>`` backend) keeps its fingerprint, cell ids and cache keys across starts.
+        from lyra_lab.backends._gguf_identity import gguf_sha256
+
+        path, n_ctx, extra = self.model_path, self.n_ctx, list(self.extra_args)
+        if self.port is None:
+            return
+        _served.register(self.port, "llama-cpp",
+                         lambda: {"model_sha256": gguf_sha256(path), "n_ctx": n_ctx, "extra_args": extra})
 
     def stop(self) -> None:
         """Stop the server if this object started it (else just detach). Idempotent."""
         with self._lock:
+            if self._proc is not None or self._attached:
+                _served.unregister(self.port)
             proc, self._proc = self._proc, None
             if proc is not None:
                 proc_util.terminate(proc)
@@ -247,6 +263,8 @@ class LocalServer:
         state = proc_util.read_state(self.state_path)
         if not state or state.get("model_path") != str(self.model_path) or state.get("n_ctx") != self.n_ctx:
             return False
+        if list(state.get("extra_args") or []) != list(self.extra_args):  # another rope scaling, say
+            return False
         if self.requested_port and state.get("port") != self.requested_port:
             return False
         if not proc_util.pid_alive(state.get("pid")):
@@ -264,7 +282,7 @@ class LocalServer:
     def _state(self) -> dict[str, Any]:
         return {"pid": self.pid, "port": self.port, "host": HOST, "model_path": str(self.model_path),
                 "model": self.model, "n_ctx": self.n_ctx, "n_threads": self.n_threads,
-                "log": str(self.log_path), "owner_pid": os.getpid(), "started_at": time.time()}
+                "extra_args": list(self.extra_args), "log": str(self.log_path), "owner_pid": os.getpid(), "started_at": time.time()}
 
     def __repr__(self) -> str:
         where = f"{self.base_url}, pid {self.pid}" if self.port else "not started"

@@ -10,6 +10,7 @@ backend × embedder × seed × conversation) and ``cell_plan`` (the ``CellPlan``
 its LLM answers from the file, paying only for what a change adds (``Changes``: judges).
 """
 
+from lyra_lab._moved import moved_names
 from lyra_lab.experiments._cells import Cell
 from lyra_lab.experiments._inspect import HitView, PipelineView, ProbeView, inspect_probe
 from lyra_lab.experiments._probe_ids import ProbeListing, resolve_probe_id, run_probes
@@ -26,7 +27,8 @@ from lyra_lab.experiments._reach import Destination, destinations
 from lyra_lab.experiments._work import Resume, Work, decide
 from lyra_lab.experiments._resources import Injected
 from lyra_lab.experiments._rescore import Changes, RescorePlan, RescoreResult, rescore, rescore_plan
-from lyra_lab.experiments._runner import RunOptions, cell_plan, executor_of, plan_cells, run_experiment
+from lyra_lab.experiments._runner import RunOptions, cell_plan, executor_of, plan_cells
+from lyra_lab.experiments._legacy_run import run_experiment
 from lyra_lab.experiments._select import Selection, load_corpus, select
 from lyra_lab.experiments._spec import CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, QASpec
 
@@ -89,3 +91,6 @@ __all__ = [
     "select",
     "skip_reason",
 ]
+
+# names that moved away keep importing from here for one release, with a DeprecationWarning (lyra_lab._moved)
+__getattr__ = moved_names(__name__)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Iterable, Literal, Mapping, Protocol
 
 import numpy as np
 
+from lyra_lab._served import stable
 from lyra_lab.backends import BackendSpec, EmbedderSpec
 from lyra_lab.corpus import Probe
 from lyra_lab.measures import ControlVerdict, JudgeResult
@@ -119,8 +120,12 @@ class Cell:
 
 
 def cell_id(payload: Mapping[str, object], conversation_id: str) -> str:
-    """``<conversation slug>-<12 hex>``: readable and filesystem-safe, unique per payload."""
-    digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+    """``<conversation slug>-<12 hex>``: readable and filesystem-safe, unique per payload.
+
+    A server this process started is named by what it serves, not its port (``lyra_lab._served``).
+    """
+    plain = stable(json.loads(json.dumps(payload, default=str)))
+    digest = hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode("utf-8")).hexdigest()
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", conversation_id)[:40].strip("._") or "conv"
     return f"{slug}-{digest[:12]}"
 

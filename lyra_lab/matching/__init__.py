@@ -17,6 +17,7 @@ The text rules that replay, probe drafting and evaluation share, below all of th
 True
 """
 
+from lyra_lab._moved import moved_names
 from lyra_lab.matching._retention import (
     DEFAULT_RETENTION_THRESHOLD,
     RetainedAnswer,
@@ -46,3 +47,6 @@ __all__ = [
     "normalized_tokens",
     "token_f1",
 ]
+
+# names that moved away keep importing from here for one release, with a DeprecationWarning (lyra_lab._moved)
+__getattr__ = moved_names(__name__)

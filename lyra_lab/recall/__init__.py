@@ -6,6 +6,7 @@
 Hybrid(method='weighted', rrf_k=60, weight=0.7, candidates=50)
 """
 
+from lyra_lab._moved import moved_names
 from lyra_lab.memory import date_label
 from lyra_lab.recall._ann import AnnIndex, DenseAnn, ann_index
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, render
@@ -58,3 +59,6 @@ __all__ = [
     "rrf_scores",
     "weighted_fuse",
 ]
+
+# names that moved away keep importing from here for one release, with a DeprecationWarning (lyra_lab._moved)
+__getattr__ = moved_names(__name__)

@@ -7,6 +7,7 @@ and deeper ranking) while the memory is as the probe found it; ``replay`` runs t
 ``LiveSetup`` says.
 """
 
+from lyra_lab._moved import moved_names
 from lyra_lab.replay._ask import MemoryTally
 from lyra_lab.replay._engine import EventLog, ReplayResult, ReplayRun, ReplaySetup, by_name, replay, replay_iter
 from lyra_lab.replay._ranking import DeepRanking
@@ -47,3 +48,6 @@ __all__ = [
     "replay_iter",
     "strategy_spec",
 ]
+
+# names that moved away keep importing from here for one release, with a DeprecationWarning (lyra_lab._moved)
+__getattr__ = moved_names(__name__)

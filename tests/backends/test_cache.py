@@ -132,7 +132,9 @@ def test_the_key_holds_the_endpoint_without_credentials():
 def test_same_model_name_on_two_servers_never_shares_and_no_credential_reaches_the_file(tmp_path):
     secret = "sk-url-SECRET-987"
     path = tmp_path / "c.sqlite"
-    with SimulatedServer() as one, SimulatedServer() as two, ResponseCache(path) as cache:
+    # two servers serving different things (seeds) under one model name: a server lyra-lab started is known
+    # by what it serves (lyra_lab._served), so two started alike would be one model, as a restart is
+    with SimulatedServer(seed=1) as one, SimulatedServer(seed=2) as two, ResponseCache(path) as cache:
         url_one = one.base_url.replace("http://", f"http://alice:{secret}@")
         a = CachedBackend(_backend(one, base_url=url_one, model="default"), cache)
         b = CachedBackend(_backend(two, model="default"), cache)

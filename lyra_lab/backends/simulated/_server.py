@@ -37,6 +37,7 @@ class SimulatedServer(ThreadedServer):
     """Start with ``with SimulatedServer(spec_or_fields) as server:``; ``server.base_url`` ends in ``/v1``."""
 
     thread_name = "simulated-server"
+    served_kind = "simulated"  # known by its spec, not its port (a notebook's resumed run keeps its cells)
     start_failure = "simulated server on port {port} did not start within {timeout_s}s"
 
     def __init__(self, spec: SimulatedSpec | None = None, **fields: Any):  # SimulatedSpec fields
@@ -54,6 +55,10 @@ class SimulatedServer(ThreadedServer):
 
     def _started_on(self, port: int) -> None:
         self.base_url = f"http://127.0.0.1:{port}/v1"
+
+    def _serves(self) -> dict[str, Any]:
+        """Its spec: what its answers, latencies and faults follow (scripts added by tests aside)."""
+        return dataclasses.asdict(self.spec)
 
     # ------------------------------------------------------------ test API
     def enqueue(self, *outcomes: str) -> None:
