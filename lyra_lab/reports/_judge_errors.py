@@ -44,8 +44,8 @@ class Proportion(NamedTuple):
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> Proportion:
     """``k`` successes of ``n`` with the Wilson score interval.
 
-    >>> [round(x, 3) for x in wilson_interval(3, 10)[:3]]
-    [0.3, 0.108, 0.603]
+    >>> tuple(round(x, 3) for x in wilson_interval(3, 10)[:3])
+    (0.3, 0.108, 0.603)
     """
     if n <= 0:
         return Proportion(float("nan"), float("nan"), float("nan"), 0)
