@@ -228,6 +228,23 @@ class ControlCalls(NamedTuple):
     cost_usd: Span
 
 
+def conversation_controls(spec: ExperimentSpec, corpus: Any, conversation_id: str) -> list[tuple[str, str]]:
+    """The (probe id, control answer) pairs a cell of ``conversation_id`` sends each judge with controls.
+
+    The judged probes are the first ``max_probes`` in the replay's asking order (timed, then untimed);
+    each gets its controls (``lyra_lab.measures.judge_controls``).
+    """
+    from lyra_lab.measures import ControlPool, judge_controls
+
+    conv = corpus.conversation(conversation_id)
+    probes = list(corpus.probes_for(conv.id))
+    asked = sorted((p for p in probes if p.asked_at is not None), key=lambda p: p.asked_at)
+    asked += [p for p in probes if p.asked_at is None]
+    judged = asked[:spec.qa.max_probes] if spec.qa.max_probes else asked
+    pool = ControlPool.from_texts((t.text for t in conv.turns()), (p.answer for p in probes))
+    return [(p.id, c.answer) for p in judged for c in judge_controls(p, pool)]
+
+
 def judge_control_calls(spec: ExperimentSpec, todo: Sequence[Cell], corpus: Any,
                         backends: Sequence[BackendForecast]) -> ControlCalls | None:
     """The control calls of the cells ``todo`` (None when no judge sends controls).
@@ -238,20 +255,10 @@ def judge_control_calls(spec: ExperimentSpec, todo: Sequence[Cell], corpus: Any,
     backend's forecast cost times the controls' share of its calls (a control prompt is a
     judge prompt like the others).
     """
-    from lyra_lab.measures import ControlPool, judge_controls
-
     judges = [j for j in spec.qa.judges if j.controls] if spec.qa.enabled else []
     if not judges:
         return None
-    calls = 0
-    for cell in todo:
-        conv = corpus.conversation(cell.conversation_id)
-        probes = list(corpus.probes_for(conv.id))
-        asked = sorted((p for p in probes if p.asked_at is not None), key=lambda p: p.asked_at)
-        asked += [p for p in probes if p.asked_at is None]
-        judged = asked[:spec.qa.max_probes] if spec.qa.max_probes else asked
-        pool = ControlPool.from_texts((t.text for t in conv.turns()), (p.answer for p in probes))
-        calls += sum(len(judge_controls(p, pool)) for p in judged)
+    calls = sum(len(conversation_controls(spec, corpus, cell.conversation_id)) for cell in todo)
     per_backend: dict[str, int] = {}
     for j in judges:
         per_backend[spec_label(j.backend)] = per_backend.get(spec_label(j.backend), 0) + calls

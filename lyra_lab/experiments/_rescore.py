@@ -28,8 +28,10 @@ from typing import Any, Mapping
 import pandas as pd
 
 from lyra_lab._registry import ConfigError
+from lyra_lab.experiments._forecast import conversation_controls
 from lyra_lab.experiments._resources import Injected
 from lyra_lab.experiments._runner import RunOptions, run_experiment
+from lyra_lab.experiments._select import load_corpus, select
 from lyra_lab.experiments._spec import ExperimentSpec
 from lyra_lab.runs import Exported, copy_inputs, load_results, read_export, read_log, restore, rows_folder
 
@@ -66,6 +68,7 @@ class RescorePlan:
     new_judges: tuple[str, ...]
     new_calls: int
     cache_mode: str = "run"
+    control_calls: int = 0
 
     def lines(self) -> list[str]:
         """The plan in a few lines (what ``lyra-lab rescore`` prints first)."""
@@ -79,6 +82,9 @@ class RescorePlan:
                        f"{self.distinct_answers} distinct question × answer pairs × {len(self.new_judges)} "
                        f"new judge{'s' * (len(self.new_judges) != 1)}: {', '.join(self.new_judges)}; "
                        "a pair asked again is answered by the response cache)")
+            if self.control_calls:
+                out.append(f"new: {self.control_calls} judge control calls (answers of known truth that measure "
+                           "the new judges' error rates; `controls = false` on a judge leaves them out)")
         else:
             out.append("new: 0 LLM calls")
         return out
@@ -147,7 +153,17 @@ def rescore_plan(path: str | os.PathLike[str], run_dir: str | os.PathLike[str],
     answers = int(((old["metric"] == "qa_f1") & (old["probe_id"].astype(str) != "")).sum()) if len(old) else 0
     distinct = len(_answered(exported))
     return RescorePlan(spec, int(exported.manifest.get("responses", 0)), answers, distinct, new, distinct * len(new),
-                       str(exported.manifest.get("cache_mode", "run")))
+                       str(exported.manifest.get("cache_mode", "run")), _control_calls(spec, new))
+
+
+def _control_calls(spec: ExperimentSpec, new: tuple[str, ...]) -> int:
+    """The new judges' control calls: distinct (probe, control answer) pairs each (a repeat is a cache hit)."""
+    judges = [j for j in spec.qa.judges if j.label in new and j.controls] if spec.qa.enabled else []
+    if not judges:
+        return 0
+    corpus = select(load_corpus(spec.corpus), spec.corpus).corpus
+    pairs = {pair for conv in corpus.conversations for pair in conversation_controls(spec, corpus, conv.id)}
+    return len(pairs) * len(judges)
 
 
 def _answered(exported: Exported) -> set[tuple[str, str]]:

@@ -105,9 +105,10 @@ def test_rescore_without_the_original_caches_calls_no_llm_and_rebuilds_the_same_
     assert qa(rebuilt).equals(qa(rows))
 
 
-def test_a_judge_added_at_rescore_pays_exactly_its_calls_and_the_plan_counts_them_first(exported, tmp_path):
+@pytest.mark.parametrize("controls", [True, False])
+def test_a_judge_added_at_rescore_pays_exactly_its_calls_and_the_plan_counts_them_first(exported, tmp_path, controls):
     out, rows = exported
-    changes = Changes(judges=({"prompt": "correct_wrong_v1", "backend": "judge"},))
+    changes = Changes(judges=({"prompt": "correct_wrong_v1", "backend": "judge", "controls": controls},))
     plan = rescore_plan(out, tmp_path / "judged", changes)
     answers = int(((rows["metric"] == "qa_f1") & (rows["probe_id"] != "")).sum())
     assert plan.answers == answers > 0 and plan.new_judges == ("correct_wrong_v1@judge",)
@@ -116,7 +117,10 @@ def test_a_judge_added_at_rescore_pays_exactly_its_calls_and_the_plan_counts_the
     result = rescore(out, tmp_path / "judged", changes,
                      injected=Injected(backends={"answerer": answerer, "judge": judge}))
     assert answerer.calls == []
-    assert len(judge.calls) == plan.new_calls == result.paid_calls["judge"] == result.total_paid
+    assert (plan.control_calls > 0) == controls  # answers of known truth that measure the new judge's error rates
+    assert len(judge.calls) == plan.new_calls + plan.control_calls == result.total_paid
+    assert result.paid_calls["judge"] == plan.new_calls
+    assert result.paid_calls.get("judge_control", 0) == plan.control_calls
     judged = result.rows[result.rows["metric"] == "judge"]
     assert len(judged) == answers  # every answer graded, the repeats from the cache
 
