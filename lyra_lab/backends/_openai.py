@@ -117,7 +117,9 @@ class OpenAIBackend:
         ``latency_s``/``ttft_s`` time the attempt that answered and
         ``attempts`` counts the requests sent; ``meta`` adds ``attempts``,
         ``queue_s`` (waiting for a concurrency slot) and ``retry_s`` (failed
-        attempts and backoff before it).
+        attempts and backoff before it), and for a streamed answer
+        ``chunk_times_s`` (when each chunk carrying choices arrived, seconds
+        into the answering attempt: what TTFT and inter-token latency are timed by).
 
         Raises:
             BackendError: HTTP status + provider message, once retries are spent
@@ -194,8 +196,10 @@ class OpenAIBackend:
             prompt = sum(count(str(m.get("content") or "")) for m in messages) + framing
             completion = count(answer.text)
         usage = Usage(prompt, completion, self._price.cost(prompt, completion), calls=1, estimated=estimated)
-        meta = {"attempts": attempts, "queue_s": queue_s, "retry_s": max(0.0, retry_s),
-                "price_known": self._price.known, "response_model": answer.response_model}
+        meta: dict[str, object] = {"attempts": attempts, "queue_s": queue_s, "retry_s": max(0.0, retry_s),
+                                   "price_known": self._price.known, "response_model": answer.response_model}
+        if answer.chunk_times:
+            meta["chunk_times_s"] = answer.chunk_times
         # The simulated server marks its answers, so they stay labelled even
         # when a config forgot to say ``simulated=True``.
         simulated = self.config.simulated or answer.fingerprint == SIMULATED_FINGERPRINT

@@ -63,10 +63,15 @@ class Answer:
     ttft_s: float | None
     response_model: str | None
     fingerprint: str | None = None
+    chunk_times: tuple[float, ...] = ()  # seconds from the request to each streamed chunk carrying choices
 
 
 class StreamAccumulator:
-    """Collects a stream's chunks (decoded JSON objects): text, time to first token, finish reason, usage."""
+    """Collects a stream's chunks (decoded JSON objects): text, time to first token, finish reason, usage.
+
+    ``chunk_times``: when each chunk carrying ``choices`` arrived (seconds after
+    ``started``), what vLLM's benchmark times TTFT and inter-token latency by.
+    """
 
     def __init__(self) -> None:
         self.started = time.perf_counter()
@@ -76,13 +81,17 @@ class StreamAccumulator:
         self.usage: Mapping[str, Any] | None = None  # the last chunk's usage, as decoded
         self.model: str | None = None
         self.fingerprint: str | None = None
+        self.chunk_times: list[float] = []
 
     def add(self, chunk: Mapping[str, Any]) -> None:
         if chunk.get("usage") is not None:
             self.usage = chunk["usage"]
         self.model = chunk.get("model") or self.model
         self.fingerprint = chunk.get("system_fingerprint") or self.fingerprint
-        for choice in chunk.get("choices") or ():
+        choices = chunk.get("choices")
+        if choices:
+            self.chunk_times.append(time.perf_counter() - self.started)
+        for choice in choices or ():
             delta = choice.get("delta")
             content = delta.get("content") if isinstance(delta, Mapping) else None
             if content:
@@ -98,7 +107,8 @@ class StreamAccumulator:
                 f"stream cut short: ended without a finish_reason after {len(self.parts)} chunk(s)")
         prompt, completion = _usage_pair(self.usage)
         return Answer("".join(self.parts), self.finish_reason, prompt, completion,
-                      time.perf_counter() - self.started, self.ttft_s, self.model, self.fingerprint)
+                      time.perf_counter() - self.started, self.ttft_s, self.model, self.fingerprint,
+                      tuple(self.chunk_times))
 
 
 def read_events(lines: Iterable[str], acc: StreamAccumulator, request: httpx2.Request, deadline: float | None = None) -> None:
