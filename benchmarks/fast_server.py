@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing
 import statistics
 import tempfile
 import textwrap
@@ -37,50 +36,22 @@ from typing import Any
 import httpx
 import orjson
 
-from lyra_lab.bench import GPU_LIKE, SweepSpec, bench_backend, gpu_like_server, run_sweep, synthetic_prompts
+from lyra_lab.bench import GPU_LIKE, ServerProcess, SweepSpec, bench_backend, run_sweep, synthetic_prompts
 
 MAX_TOKENS = 64
 
 
-def _serve(conn: Any) -> None:
-    """The child process: the GPU-shaped server, answering ``reset`` / ``times`` / ``stop`` on ``conn``."""
-    with gpu_like_server() as server:
-        conn.send(server.base_url)
-        while (command := conn.recv()) != "stop":
-            if command == "reset":
-                server.reset()
-                conn.send(None)
-            else:  # "times": (received, started, finished) of every finished chat request
-                conn.send([(r.received, r.started, r.finished) for r in server.chat_log()
-                           if r.finished is not None and r.started is not None and r.status == 200])
-
-
-class Server:
-    """The GPU-shaped simulated server in a child process (a GPU server is not in the client's interpreter)."""
+class Server(ServerProcess):
+    """The GPU-shaped simulated server in its own process (a GPU server is not in the client's interpreter)."""
 
     def __init__(self) -> None:
-        self._conn, child = multiprocessing.get_context("spawn").Pipe()
-        self._process = multiprocessing.get_context("spawn").Process(target=_serve, args=(child,), daemon=True)
-        self._process.start()
-        self.base_url: str = self._conn.recv()
-
-    def reset(self) -> None:
-        self._conn.send("reset")
-        self._conn.recv()
-
-    def service_times(self) -> list[float]:
-        """Each finished chat request's time inside the server (received to last byte queued)."""
-        self._conn.send("times")
-        return [finished - received for received, _, finished in self._conn.recv()]
+        super().__init__(GPU_LIKE)
+        self.start()
 
     def span(self) -> float:
-        self._conn.send("times")
-        times = self._conn.recv()
-        return max(t[2] for t in times) - min(t[0] for t in times)
-
-    def stop(self) -> None:
-        self._conn.send("stop")
-        self._process.join(timeout=30)
+        """First request received to last answered, in the server's clock."""
+        served = self.served()
+        return max(s.finished for s in served) - min(s.received for s in served)
 
 
 # ------------------------------------------------------------------ the minimal client

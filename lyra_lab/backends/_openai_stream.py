@@ -73,8 +73,8 @@ class StreamAccumulator:
     ``started``), what vLLM's benchmark times TTFT and inter-token latency by.
     """
 
-    def __init__(self) -> None:
-        self.started = time.perf_counter()
+    def __init__(self, started: float | None = None) -> None:
+        self.started = time.perf_counter() if started is None else started
         self.parts: list[str] = []
         self.ttft_s: float | None = None
         self.finish_reason: str | None = None
@@ -164,6 +164,29 @@ def read_events(lines: Iterable[str], acc: StreamAccumulator, request: httpx2.Re
         chunk = orjson.loads("\n".join(data))  # a last event without its blank line
         if isinstance(chunk, Mapping):
             acc.add(chunk)
+
+
+def answer_from_body(body: bytes, started: float, ended: float) -> Answer:
+    """An ``Answer`` from a non-streamed response's raw body, read in full at ``ended``.
+
+    One ``orjson.loads`` instead of the openai client's model objects; the
+    latency is ``ended - started``, so parsing is not counted as the server's time.
+
+    Raises:
+        json.JSONDecodeError: a body that is not JSON (orjson's error is one).
+        StreamError: JSON without choices.
+    """
+    import orjson
+
+    data = orjson.loads(body)
+    choices = data.get("choices") if isinstance(data, Mapping) else None
+    if not choices or not isinstance(choices[0], Mapping):
+        raise StreamError(f"malformed response: no choices in {body[:200]!r}")
+    message = choices[0].get("message")
+    text = (message.get("content") if isinstance(message, Mapping) else None) or ""
+    prompt, completion = _usage_pair(data.get("usage"))
+    return Answer(text, choices[0].get("finish_reason"), prompt, completion, ended - started, None,
+                  data.get("model"), data.get("system_fingerprint"))
 
 
 def answer_from_response(response: ChatCompletion | str | bytes, started: float) -> Answer:

@@ -15,6 +15,7 @@ from lyra_lab.bench._backend import CLOUD_LIKE, GPU_LIKE, bench_backend, cloud_l
 from lyra_lab.bench._plots import plot_latency, plot_sweep, plot_throughput, plot_tradeoff
 from lyra_lab.bench._prompts import BenchPrompt, corpus_prompts, prompts_sha256, synthetic_prompts
 from lyra_lab.bench._results import COLUMNS, BenchResult, combine, load_result
+from lyra_lab.bench._server_process import Served, ServerProcess
 from lyra_lab.bench._serving_metrics import SLO_METRICS, chunk_metrics, goodput, parse_slo, tpot
 from lyra_lab.bench._stats import SUMMARY_COLUMNS, error_counts, percentile, summarize
 from lyra_lab.bench._sweep import ARRIVALS, SweepSpec, backend_label, run_sweep
@@ -26,6 +27,8 @@ __all__ = [
     "GPU_LIKE",
     "SLO_METRICS",
     "SUMMARY_COLUMNS",
+    "Served",
+    "ServerProcess",
     "BenchPrompt",
     "BenchResult",
     "SweepSpec",
