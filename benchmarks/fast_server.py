@@ -138,7 +138,7 @@ workers = {per_cell}
 def grid_run(server: Server, folder: Path, max_cells: int, per_cell: int, stream: bool) -> dict[str, float]:
     """Run the grid; its requests/s while it summarizes (the server's log), recorded vs served latency."""
     from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
-    from lyra_lab.replay import read_log
+    from lyra_lab.runs import read_log
 
     toml = folder / f"grid-{max_cells}-{per_cell}-{stream}.toml"
     toml.write_text(textwrap.dedent(GRID.format(url=server.base_url, max_tokens=MAX_TOKENS, per_cell=per_cell,
