@@ -68,3 +68,44 @@ def test_the_clients_own_work_is_not_recorded_as_the_servers(server, slow_client
     assert (records["latency_s"] - records["service_s"]).median() > SLOW_S * 0.9
     if stream:  # TTFT and the last chunk are timed from the sending too
         assert (records["ttft_s"] >= SERVICE_S).all() and (records["ttft_s"] < records["service_s"]).all()
+
+
+GRID = """
+name = "recorded-latency"
+[corpus]
+path = "corpus.jsonl"
+max_sessions = 2
+max_probes = 1
+[grid]
+chunkers = [{{ name = "turn_window", max_turns = 4 }}]
+summarizers = [{{ name = "map_reduce", max_tokens = 16, merge_max_tokens = 16 }}]
+keep_raw = [false]
+recallers = ["bm25"]
+[run]
+backends = [{{ preset = "simulated", base_url = "{url}", stream = {stream} }}]
+embedders = ["none"]
+ks = [1]
+cache = "off"
+"""
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_grids_rows_record_the_servers_latency_too(server, slow_client, monkeypatch, tmp_path, stream):
+    from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
+    from lyra_lab.runs import read_log
+    from lyra_lab.synthetic import generate_synthetic
+
+    if not stream:
+        monkeypatch.setattr(orjson, "loads", slow_client(orjson.loads))
+    generate_synthetic(0, conversations=1).save(tmp_path / "corpus.jsonl")
+    (tmp_path / "grid.toml").write_text(GRID.format(url=server.base_url, stream=str(stream).lower()),
+                                        encoding="utf-8")
+    server.reset()
+    run_experiment(ExperimentSpec.from_toml(tmp_path / "grid.toml"), tmp_path / "run", RunOptions(resume=False))
+    served = server.service_times()
+    recorded = [float(e["latency_s"]) for e in read_log(tmp_path / "run" / "log.jsonl")
+                if e.get("event") == "llm_call"]
+    assert len(recorded) == len(served) >= 3 and min(served) >= SERVICE_S
+    # one request at a time, in order: each row's latency against the server's time for that request
+    added = [r - s for r, s in zip(recorded, served)]
+    assert min(added) >= 0 and statistics.median(added) < 0.02, added
