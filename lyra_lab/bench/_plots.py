@@ -138,7 +138,7 @@ def _tradeoff(ax: Axes, summary: pd.DataFrame, mode: str, slo: Mapping[str, floa
                         **small_marker(9 if small else 10, color))
         for x, y, level in zip(g[column], g["throughput_rps"], g["level"]):
             ax.annotate(f"{'c=' if mode == 'closed' else ''}{level:g}", (x, y), textcoords="offset points",
-                        xytext=(-5, 0), ha="right", va="center", fontsize=7, color=color)
+                        xytext=(0, 5), ha="center", va="bottom", fontsize=7, color=color)
         labels.append(LineLabel(g[column].iloc[-1], g["throughput_rps"].iloc[-1], label, color))
         top_x = max(top_x, float(g[column].max()))
     name = _METRIC_NAMES[metric]
