@@ -162,7 +162,7 @@ def _to_json(c: Completion) -> str:
         "text": c.text, "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
         "cost_usd": u.cost_usd, "estimated": u.estimated, "latency_s": c.latency_s, "ttft_s": c.ttft_s,
         "backend": c.backend, "model": c.model, "simulated": c.simulated, "finish_reason": c.finish_reason,
-        "meta": dict(c.meta),
+        "meta": {k: v for k, v in c.meta.items() if k != "chunk_times_s"},  # timings of no use in a cache
     }, default=str)
 
 

@@ -22,8 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from lyra_lab.backends._backend_config import BackendConfig, safe_url
-from lyra_lab.backends._openai_stream import (Answer, StreamAccumulator, answer_from_response, build_request,
-                                              read_events)
+from lyra_lab.backends._openai_stream import Answer, StreamAccumulator, answer_from_body, build_request, read_events
 from lyra_lab.backends._retry import CallTimes, call_with_retries
 from lyra_lab.backends._tokens import token_counter
 from lyra_lab.backends._types import BackendError, Capabilities, Completion, Message, Usage
@@ -38,6 +37,25 @@ log = logging.getLogger("lyra_lab.backends")
 # used only when a server reports no usage.
 _TOKENS_PER_MESSAGE = 3
 _REPLY_PRIMING = 3
+
+
+# When this thread's last request was handed to the socket (``time.perf_counter()``): the
+# HTTP client's request hook sets it once the request is built, so an attempt's latency
+# counts from the sending, not from the openai client's own work before it.
+class _Sent(threading.local):
+    at = 0.0  # 0: no request sent by this thread yet
+
+
+_SENT = _Sent()
+
+
+def _mark_sent(request: object) -> None:
+    _SENT.at = time.perf_counter()
+
+
+def _sent_at() -> float:
+    """When this thread's current request was sent (now, if the hook did not run)."""
+    return _SENT.at or time.perf_counter()
 
 
 def _rejects_stream_options(exc: openai.APIStatusError) -> bool:
@@ -117,7 +135,9 @@ class OpenAIBackend:
         ``latency_s``/``ttft_s`` time the attempt that answered and
         ``attempts`` counts the requests sent; ``meta`` adds ``attempts``,
         ``queue_s`` (waiting for a concurrency slot) and ``retry_s`` (failed
-        attempts and backoff before it).
+        attempts and backoff before it), and for a streamed answer
+        ``chunk_times_s`` (when each chunk carrying choices arrived, seconds
+        into the answering attempt: what TTFT and inter-token latency are timed by).
 
         Raises:
             BackendError: HTTP status + provider message, once retries are spent
@@ -147,8 +167,14 @@ class OpenAIBackend:
 
         client = self._sync_client()
         if not self.config.stream:
-            started = time.perf_counter()
-            return answer_from_response(client.chat.completions.create(**kwargs, timeout=timeout), started)
+            # The raw body, timed from the moment the request is sent (``_mark_sent``) to its last
+            # byte: the openai client's request building and any parsing are the client's time, not
+            # the server's; one orjson.loads replaces its model objects.
+            create = client.chat.completions.with_streaming_response.create
+            with create(**kwargs, timeout=timeout) as response:
+                body = response.read()
+                ended = time.perf_counter()
+            return answer_from_body(body, _sent_at(), ended)
         with_options = self._stream_options_ok
         try:
             return self._stream_once(client, kwargs, timeout, deadline, with_options)
@@ -163,10 +189,10 @@ class OpenAIBackend:
                      with_options: bool) -> Answer:
         # The openai client sends the request (auth, extra_* params, timeouts, status errors with the
         # provider's body); the events are parsed here, one JSON decode each (see ``read_events``).
-        acc = StreamAccumulator()
         extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if with_options else {}
         create = client.chat.completions.with_streaming_response.create
         with create(**kwargs, **extra, stream=True, timeout=timeout) as response:
+            acc = StreamAccumulator(started=_sent_at())  # timed from the request's sending, as the server's
             read_events(response.iter_lines(), acc, response.http_request, deadline)
         return acc.answer()
 
@@ -194,8 +220,10 @@ class OpenAIBackend:
             prompt = sum(count(str(m.get("content") or "")) for m in messages) + framing
             completion = count(answer.text)
         usage = Usage(prompt, completion, self._price.cost(prompt, completion), calls=1, estimated=estimated)
-        meta = {"attempts": attempts, "queue_s": queue_s, "retry_s": max(0.0, retry_s),
-                "price_known": self._price.known, "response_model": answer.response_model}
+        meta: dict[str, object] = {"attempts": attempts, "queue_s": queue_s, "retry_s": max(0.0, retry_s),
+                                   "price_known": self._price.known, "response_model": answer.response_model}
+        if answer.chunk_times:
+            meta["chunk_times_s"] = answer.chunk_times
         # The simulated server marks its answers, so they stay labelled even
         # when a config forgot to say ``simulated=True``.
         simulated = self.config.simulated or answer.fingerprint == SIMULATED_FINGERPRINT
@@ -213,8 +241,9 @@ class OpenAIBackend:
 
         with self._lock:
             if self._client is None:
+                http = openai.DefaultHttpxClient(event_hooks={"request": [_mark_sent]})
                 self._client = openai.OpenAI(api_key=self._key, base_url=self.config.base_url,
-                                             max_retries=0, timeout=self.config.timeout_s)
+                                             max_retries=0, timeout=self.config.timeout_s, http_client=http)
             return self._client
 
     def close(self) -> None:

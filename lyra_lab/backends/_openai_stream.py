@@ -63,26 +63,35 @@ class Answer:
     ttft_s: float | None
     response_model: str | None
     fingerprint: str | None = None
+    chunk_times: tuple[float, ...] = ()  # seconds from the request to each streamed chunk carrying choices
 
 
 class StreamAccumulator:
-    """Collects a stream's chunks (decoded JSON objects): text, time to first token, finish reason, usage."""
+    """Collects a stream's chunks (decoded JSON objects): text, time to first token, finish reason, usage.
 
-    def __init__(self) -> None:
-        self.started = time.perf_counter()
+    ``chunk_times``: when each chunk carrying ``choices`` arrived (seconds after
+    ``started``), what vLLM's benchmark times TTFT and inter-token latency by.
+    """
+
+    def __init__(self, started: float | None = None) -> None:
+        self.started = time.perf_counter() if started is None else started
         self.parts: list[str] = []
         self.ttft_s: float | None = None
         self.finish_reason: str | None = None
         self.usage: Mapping[str, Any] | None = None  # the last chunk's usage, as decoded
         self.model: str | None = None
         self.fingerprint: str | None = None
+        self.chunk_times: list[float] = []
 
     def add(self, chunk: Mapping[str, Any]) -> None:
         if chunk.get("usage") is not None:
             self.usage = chunk["usage"]
         self.model = chunk.get("model") or self.model
         self.fingerprint = chunk.get("system_fingerprint") or self.fingerprint
-        for choice in chunk.get("choices") or ():
+        choices = chunk.get("choices")
+        if choices:
+            self.chunk_times.append(time.perf_counter() - self.started)
+        for choice in choices or ():
             delta = choice.get("delta")
             content = delta.get("content") if isinstance(delta, Mapping) else None
             if content:
@@ -98,7 +107,8 @@ class StreamAccumulator:
                 f"stream cut short: ended without a finish_reason after {len(self.parts)} chunk(s)")
         prompt, completion = _usage_pair(self.usage)
         return Answer("".join(self.parts), self.finish_reason, prompt, completion,
-                      time.perf_counter() - self.started, self.ttft_s, self.model, self.fingerprint)
+                      time.perf_counter() - self.started, self.ttft_s, self.model, self.fingerprint,
+                      tuple(self.chunk_times))
 
 
 def read_events(lines: Iterable[str], acc: StreamAccumulator, request: httpx2.Request, deadline: float | None = None) -> None:
@@ -154,6 +164,29 @@ def read_events(lines: Iterable[str], acc: StreamAccumulator, request: httpx2.Re
         chunk = orjson.loads("\n".join(data))  # a last event without its blank line
         if isinstance(chunk, Mapping):
             acc.add(chunk)
+
+
+def answer_from_body(body: bytes, started: float, ended: float) -> Answer:
+    """An ``Answer`` from a non-streamed response's raw body, read in full at ``ended``.
+
+    One ``orjson.loads`` instead of the openai client's model objects; the
+    latency is ``ended - started``, so parsing is not counted as the server's time.
+
+    Raises:
+        json.JSONDecodeError: a body that is not JSON (orjson's error is one).
+        StreamError: JSON without choices.
+    """
+    import orjson
+
+    data = orjson.loads(body)
+    choices = data.get("choices") if isinstance(data, Mapping) else None
+    if not choices or not isinstance(choices[0], Mapping):
+        raise StreamError(f"malformed response: no choices in {body[:200]!r}")
+    message = choices[0].get("message")
+    text = (message.get("content") if isinstance(message, Mapping) else None) or ""
+    prompt, completion = _usage_pair(data.get("usage"))
+    return Answer(text, choices[0].get("finish_reason"), prompt, completion, ended - started, None,
+                  data.get("model"), data.get("system_fingerprint"))
 
 
 def answer_from_response(response: ChatCompletion | str | bytes, started: float) -> Answer:

@@ -11,10 +11,12 @@ statistics, plots, and a result folder that reloads tomorrow::
     result.save("runs/bench/simulated")
 """
 
-from lyra_lab.bench._backend import CLOUD_LIKE, bench_backend, cloud_like_server
-from lyra_lab.bench._plots import plot_latency, plot_sweep, plot_throughput
+from lyra_lab.bench._backend import CLOUD_LIKE, GPU_LIKE, bench_backend, cloud_like_server, gpu_like_server
+from lyra_lab.bench._plots import plot_latency, plot_sweep, plot_throughput, plot_tradeoff
 from lyra_lab.bench._prompts import BenchPrompt, corpus_prompts, prompts_sha256, synthetic_prompts
 from lyra_lab.bench._results import COLUMNS, BenchResult, combine, load_result
+from lyra_lab.bench._server_process import Served, ServerProcess
+from lyra_lab.bench._serving_metrics import SLO_METRICS, chunk_metrics, goodput, parse_slo, tpot
 from lyra_lab.bench._stats import SUMMARY_COLUMNS, error_counts, percentile, summarize
 from lyra_lab.bench._sweep import ARRIVALS, SweepSpec, backend_label, run_sweep
 
@@ -22,23 +24,33 @@ __all__ = [
     "ARRIVALS",
     "CLOUD_LIKE",
     "COLUMNS",
+    "GPU_LIKE",
+    "SLO_METRICS",
     "SUMMARY_COLUMNS",
+    "Served",
+    "ServerProcess",
     "BenchPrompt",
     "BenchResult",
     "SweepSpec",
     "backend_label",
     "bench_backend",
+    "chunk_metrics",
     "cloud_like_server",
     "combine",
     "corpus_prompts",
     "error_counts",
+    "goodput",
+    "gpu_like_server",
     "load_result",
+    "parse_slo",
     "percentile",
     "plot_latency",
     "plot_sweep",
     "plot_throughput",
+    "plot_tradeoff",
     "prompts_sha256",
     "run_sweep",
     "summarize",
     "synthetic_prompts",
+    "tpot",
 ]

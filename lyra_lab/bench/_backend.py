@@ -8,6 +8,11 @@ time to first token lognormal around 0.4 s, 60 tokens/s per stream, 8 requests
 served at once (more wait in a queue), and a 5 requests/s rate limit
 (burst 5) answered with 429 + ``Retry-After``. Results from it are labelled
 simulated.
+
+``GPU_LIKE`` is shaped like a GPU serving engine (vLLM, TEI, llama.cpp's server
+on a GPU; issue 37): 20 ms to first token, 2,000 tokens/s per stream, 256
+requests served at once, no rate limit. On it the client, not the server, is
+what a benchmark on a small machine can run out of.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from lyra_lab.backends import Backend, SimulatedServer, SimulatedSpec, make_back
 CLOUD_LIKE = SimulatedSpec(model="simulated-cloud", latency_s=0.4, latency_sigma=0.25, tokens_per_s=60.0,
                            max_concurrency=8, rate_limit_rps=5.0, rate_limit_burst=5, seed=0)
 
+GPU_LIKE = SimulatedSpec(model="simulated-gpu", latency_s=0.02, tokens_per_s=2000.0, max_concurrency=256, seed=0)
+
 
 def cloud_like_server(**overrides: Any) -> SimulatedServer:
     """A (not yet started) ``SimulatedServer`` with ``CLOUD_LIKE`` behaviour, fields overridden by name.
@@ -31,6 +38,14 @@ def cloud_like_server(**overrides: Any) -> SimulatedServer:
     """
     try:
         return SimulatedServer(dataclasses.replace(CLOUD_LIKE, **overrides))
+    except TypeError as exc:
+        raise ConfigError(f"simulated server: {exc}") from None
+
+
+def gpu_like_server(**overrides: Any) -> SimulatedServer:
+    """A (not yet started) ``SimulatedServer`` with ``GPU_LIKE`` behaviour, fields overridden by name."""
+    try:
+        return SimulatedServer(dataclasses.replace(GPU_LIKE, **overrides))
     except TypeError as exc:
         raise ConfigError(f"simulated server: {exc}") from None
 

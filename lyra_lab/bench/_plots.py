@@ -1,4 +1,8 @@
-"""Figures of a sweep: throughput and latency (p50, p95) against load, one line per backend.
+"""Figures of a sweep: throughput and latency (p50, p95) against load, and throughput against latency.
+
+The third panel (``plot_tradeoff``) puts each level at its latency p90 (the
+metric the SLO names first, else end to end) and its throughput, with the SLO
+as a vertical line: levels left of it keep 90% of requests within the target.
 
 Built on ``matplotlib.figure.Figure`` directly (no pyplot state), so they render headless
 (Agg) in scripts and tests and display inline in notebooks.  They follow the report's
@@ -11,7 +15,7 @@ in their label.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
 import pandas as pd
 
@@ -113,8 +117,67 @@ def _plot(summary: pd.DataFrame, ax: Axes | None, mode: str,
     return fig
 
 
-def plot_sweep(summary: pd.DataFrame) -> Figure:
-    """Throughput and latency side by side, one row per load mode present in ``summary``.
+_METRIC_NAMES = {"ttft": "TTFT", "tpot": "TPOT", "e2el": "end-to-end latency"}
+
+
+def _tradeoff(ax: Axes, summary: pd.DataFrame, mode: str, slo: Mapping[str, float] | None) -> list[LineLabel]:
+    metric = next(iter(slo)) if slo else "e2el"
+    column = f"{metric}_p90_s"
+    labels = []
+    top_x = 0.0
+    for i, (label, g) in enumerate(_lines(summary, mode)):
+        g = g[g[column].notna()] if column in g else g.iloc[0:0]
+        if not len(g):
+            continue
+        color = f"C{i}"
+        ax.plot(g[column], g["throughput_rps"], "-", color=color, zorder=2)
+        for small in (False, True):
+            part = g[(g["requests"] < 10) == small]
+            if len(part):
+                ax.plot(part[column], part["throughput_rps"], "o", ms=5, ls="none", zorder=3,
+                        **small_marker(9 if small else 10, color))
+        for x, y, level in zip(g[column], g["throughput_rps"], g["level"]):
+            ax.annotate(f"{'c=' if mode == 'closed' else ''}{level:g}", (x, y), textcoords="offset points",
+                        xytext=(0, 5), ha="center", va="bottom", fontsize=7, color=color)
+        labels.append(LineLabel(g[column].iloc[-1], g["throughput_rps"].iloc[-1], label, color))
+        top_x = max(top_x, float(g[column].max()))
+    name = _METRIC_NAMES[metric]
+    if slo:
+        target = slo[metric]
+        ax.axvline(target, color="0.3", ls="--", lw=1, zorder=1)
+        ax.annotate(f"SLO {metric} <= {target:g} s", (target, 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(-3, -10), textcoords="offset points", ha="right", fontsize=7.5, color="0.3")
+        top_x = max(top_x, target)
+    ax.set_xlim(0, top_x * 1.2 if top_x > 0 else 1.0)
+    others = ", ".join(f"{k} <= {v:g} s" for k, v in (slo or {}).items() if k != metric)
+    counts = summary.loc[summary["mode"] == mode, "requests"]
+    ax.set_title(f"Throughput vs {name} p90" + (f" (SLO also {others})" if others else "")
+                 + f"\n{n_phrase(counts, 'requests', each=False)} per level{small_note(counts)}", fontsize=9)
+    ax.set_xlabel(f"{name} p90 (s)")
+    ax.set_ylabel("throughput (ok requests/s)")
+    top = float(summary.loc[summary["mode"] == mode, "throughput_rps"].max() or 0.0)
+    ax.set_ylim(0, top * 1.15 if top > 0 else 1.0)
+    ax.grid(alpha=0.3)
+    return labels
+
+
+def plot_tradeoff(summary: pd.DataFrame, ax: Axes | None = None, *, mode: str = "closed",
+                  slo: Mapping[str, float] | None = None) -> Figure | SubFigure:
+    """Throughput against latency p90, one point per level, the SLO (``{"ttft": 0.5}``…) as a vertical line.
+
+    The x axis is the p90 of the metric ``slo`` names first (end-to-end latency
+    without an SLO); levels whose p90 is missing (TTFT of unstreamed requests) are left out.
+
+    Returns:
+        The ``Figure`` drawn on.
+    """
+    fig, ax = _new_axes(ax)
+    label_lines(ax, _tradeoff(ax, summary, mode, slo))
+    return fig
+
+
+def plot_sweep(summary: pd.DataFrame, slo: Mapping[str, float] | None = None) -> Figure:
+    """Throughput, latency and throughput against latency (with ``slo``'s line), one row per load mode.
 
     Raises:
         ValueError: an empty summary.
@@ -124,11 +187,12 @@ def plot_sweep(summary: pd.DataFrame) -> Figure:
     modes = [m for m in ("closed", "open") if (summary["mode"] == m).any()]
     if not modes:
         raise ValueError("nothing to plot: the summary has no levels")
-    fig = Figure(figsize=(10, 3.6 * len(modes) + 0.4), layout="constrained")
-    axes = fig.subplots(len(modes), 2, squeeze=False)
+    fig = Figure(figsize=(15, 3.8 * len(modes) + 0.4), layout="constrained")
+    axes = fig.subplots(len(modes), 3, squeeze=False)
     pending = []
     for row, mode in zip(axes, modes):
-        pending += [(row[0], _throughput(row[0], summary, mode)), (row[1], _latency(row[1], summary, mode))]
+        pending += [(row[0], _throughput(row[0], summary, mode)), (row[1], _latency(row[1], summary, mode)),
+                    (row[2], _tradeoff(row[2], summary, mode, slo))]
     for ax, labels in pending:  # last: the axes have their final size once every other text is in
         label_lines(ax, labels)
     return fig

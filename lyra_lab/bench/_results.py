@@ -26,10 +26,11 @@ if TYPE_CHECKING:
     from lyra_lab.backends import Backend
 
 COLUMNS = ("label", "backend", "model", "simulated", "mode", "level", "seq", "prompt_id", "start_s",
-           "sent_s", "end_s", "latency_s", "service_s", "ttft_s", "queue_s", "retry_s", "prompt_tokens",
-           "completion_tokens", "tokens_estimated", "ok", "status", "error", "attempts", "finish_reason",
-           "cached")
-_FLOATS = ("level", "start_s", "sent_s", "end_s", "latency_s", "service_s", "ttft_s", "queue_s", "retry_s")
+           "sent_s", "end_s", "latency_s", "service_s", "ttft_s", "tpot_s", "itl_s", "queue_s", "retry_s",
+           "prompt_tokens", "completion_tokens", "tokens_estimated", "ok", "status", "error", "attempts",
+           "finish_reason", "cached")
+_FLOATS = ("level", "start_s", "sent_s", "end_s", "latency_s", "service_s", "ttft_s", "tpot_s", "queue_s",
+           "retry_s")
 _INTS = ("seq", "prompt_tokens", "completion_tokens", "attempts")
 _BOOLS = ("simulated", "tokens_estimated", "ok", "cached")
 _STRS = ("label", "backend", "model", "mode", "prompt_id", "status", "error", "finish_reason")
@@ -47,8 +48,15 @@ def records_frame(rows: Sequence[Mapping[str, Any]], backend: Backend, label: st
 
 
 def coerce(frame: pd.DataFrame) -> pd.DataFrame:
-    """Fix the dtypes of a records frame (missing numbers → NaN or 0, missing text → "")."""
+    """Fix the dtypes of a records frame (missing numbers → NaN or 0, missing text → "", missing ITLs → []).
+
+    Columns a frame lacks (a result saved before they existed) are added empty.
+    """
     out = frame.copy()
+    for col in COLUMNS:
+        if col not in out.columns:
+            out[col] = None
+    out["itl_s"] = out["itl_s"].map(_gaps).astype(object)
     for col in _FLOATS:
         out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)
     for col in _INTS:
@@ -60,6 +68,13 @@ def coerce(frame: pd.DataFrame) -> pd.DataFrame:
     return out[list(COLUMNS)].reset_index(drop=True)
 
 
+def _gaps(value: Any) -> list[float]:
+    """A record's inter-token gaps as a list of floats (None or NaN: none)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return []
+    return [float(v) for v in value]
+
+
 @dataclass
 class BenchResult:
     """Per-request ``records`` of a sweep and the ``meta`` describing it (backend, sweep, prompts, env)."""
@@ -67,11 +82,11 @@ class BenchResult:
     records: pd.DataFrame
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def summary(self) -> pd.DataFrame:
-        """One row per level (see ``summarize``)."""
+    def summary(self, slo: Mapping[str, float] | None = None) -> pd.DataFrame:
+        """One row per level (see ``summarize``); goodput under ``slo``, else under ``meta["slo"]`` if set."""
         from lyra_lab.bench._stats import summarize
 
-        return summarize(self.records)
+        return summarize(self.records, slo if slo is not None else self.meta.get("slo"))
 
     def save(self, folder: str | os.PathLike[str], *, plots: bool = True) -> list[Path]:
         """Write the result folder; returns the paths written.
@@ -94,7 +109,7 @@ class BenchResult:
         if plots and len(summary):
             from lyra_lab.bench._plots import plot_sweep
 
-            fig = plot_sweep(summary)
+            fig = plot_sweep(summary, self.meta.get("slo"))
             paths.append(folder / "sweep.png")
             fig.savefig(paths[-1], dpi=120, bbox_inches="tight")
         return paths

@@ -10,19 +10,28 @@ Definitions (so figures from two runs mean the same thing):
   default (linear interpolation between order statistics);
 - ``errors_by_status`` counts failed requests by final HTTP status
   (``no-status`` for timeouts and connection errors); ``retried`` counts
-  requests that needed more than one attempt, failed or not.
+  requests that needed more than one attempt, failed or not;
+- TTFT, TPOT, ITL and E2EL percentiles (p50/p90/p99), ``total_tps`` and
+  ``goodput_rps`` under latency targets are vLLM's (``_serving_metrics``).
 """
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 import pandas as pd
+
+from lyra_lab.bench._serving_metrics import serving_metrics
 
 KEYS = ["label", "backend", "model", "simulated", "mode", "level"]
 SUMMARY_COLUMNS = KEYS + ["requests", "ok", "errors", "error_rate", "errors_by_status", "retried",
                           "mean_attempts", "duration_s", "throughput_rps", "completion_tps",
                           "mean_completion_tokens", "tokens_estimated", "latency_p50_s", "latency_p95_s",
                           "latency_p99_s", "ttft_p50_s"]
+SERVING_COLUMNS = [f"{m}_{s}_s" for m in ("ttft", "tpot", "itl", "e2el") for s in ("p50", "p90", "p99", "mean")
+                   if f"{m}_{s}_s" not in SUMMARY_COLUMNS]  # ttft_p50_s is there already
+SUMMARY_COLUMNS += SERVING_COLUMNS + ["total_tps", "goodput_rps"]
 
 
 def percentile(values: pd.Series, q: float) -> float:
@@ -31,7 +40,7 @@ def percentile(values: pd.Series, q: float) -> float:
     return float(np.percentile(clean, q)) if clean.size else float("nan")
 
 
-def _level(group: pd.DataFrame) -> dict[str, object]:
+def _level(group: pd.DataFrame, slo: Mapping[str, float] | None) -> dict[str, object]:
     ok = group[group["ok"]]
     failed = group[~group["ok"]]
     duration = float(group["end_s"].max() - group["start_s"].min()) if len(group) else float("nan")
@@ -54,15 +63,18 @@ def _level(group: pd.DataFrame) -> dict[str, object]:
         "latency_p95_s": percentile(ok["latency_s"], 95),
         "latency_p99_s": percentile(ok["latency_s"], 99),
         "ttft_p50_s": percentile(ok["ttft_s"], 50),
+        **serving_metrics(ok, duration, slo),
     }
 
 
-def summarize(records: pd.DataFrame) -> pd.DataFrame:
+def summarize(records: pd.DataFrame, slo: Mapping[str, float] | None = None) -> pd.DataFrame:
     """One row per (backend label, mode, level), in ``SUMMARY_COLUMNS`` order.
 
+    ``slo``: latency targets in seconds (``{"ttft": 0.5, "tpot": 0.05}``, see
+    ``parse_slo``) for ``goodput_rps``; without them it is NaN.
     Sorted by label, then mode (closed loop before open loop), then level.
     """
-    rows = [{**dict(zip(KEYS, key)), **_level(group)}
+    rows = [{**dict(zip(KEYS, key)), **_level(group, slo)}
             for key, group in records.groupby(KEYS, sort=False, dropna=False)]
     out = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     if len(out):

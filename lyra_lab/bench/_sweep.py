@@ -11,7 +11,9 @@ Two kinds of load (a level is one setting, run to a request count or a time cap)
 
 Only ``Backend.complete`` is used, so any backend works (a ``FakeLLM`` too).
 Latency here is end to end: waiting for a client slot, failed attempts and
-backoff included; ``service_s`` is the answering attempt alone.
+backoff included; ``service_s`` is the answering attempt alone. Streamed
+requests also record TTFT, TPOT and their inter-token gaps as ``vllm bench
+serve`` defines them (``_serving_metrics``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import Backend, BackendError
 from lyra_lab.bench._prompts import BenchPrompt, prompts_sha256
+from lyra_lab.bench._serving_metrics import chunk_metrics
 
 if TYPE_CHECKING:
     from lyra_lab.bench._results import BenchResult
@@ -174,8 +177,12 @@ def _call(backend: Backend, prompt: BenchPrompt, params: Mapping[str, Any]) -> d
         return {"prompt_id": prompt.id, "ok": False, "status": str(exc.status) if exc.status else "no-status",
                 "error": str(exc)[:300], "attempts": exc.attempts}
     meta = c.meta or {}
+    # Streamed: TTFT, ITL and TPOT as vLLM times them, from the chunks carrying choices.
+    timed = chunk_metrics(meta.get("chunk_times_s") or (), c.usage.completion_tokens)
     return {"prompt_id": prompt.id, "ok": True, "status": "ok", "error": "",
-            "attempts": int(meta.get("attempts", 1)), "service_s": c.latency_s, "ttft_s": c.ttft_s,
+            "attempts": int(meta.get("attempts", 1)), "service_s": c.latency_s,
+            "ttft_s": c.ttft_s if timed["ttft_s"] is None else timed["ttft_s"],
+            "tpot_s": timed["tpot_s"], "itl_s": timed["itl_s"],
             "queue_s": meta.get("queue_s"), "retry_s": meta.get("retry_s"),
             "prompt_tokens": c.usage.prompt_tokens, "completion_tokens": c.usage.completion_tokens,
             "tokens_estimated": c.usage.estimated, "finish_reason": c.finish_reason,

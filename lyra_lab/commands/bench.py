@@ -6,7 +6,14 @@ from --corpus, else synthetic text), prints one row per level and writes
 records.parquet, summary.csv, spec.json and sweep.png to the
 result folder. --backend simulated starts a simulated cloud-like server
 (lognormal ~0.4 s to first token, 60 tokens/s, 8 served at once, 5 req/s rate
-limit) and labels its results simulated.
+limit) and labels its results simulated; --backend simulated-gpu a GPU-shaped one
+(20 ms to first token, 2,000 tokens/s per stream, 256 served at once, no rate limit).
+
+Latencies are also printed under vLLM's names and definitions (``vllm bench
+serve``): TTFT, TPOT (first token excluded), ITL (per streamed chunk) and E2EL
+p50/p90/p99 in milliseconds, and with --slo ttft=0.5,tpot=0.05 (seconds; also
+e2el) the goodput: requests/s that met every target. TTFT, TPOT and ITL need
+--stream.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ if TYPE_CHECKING:
     from lyra_lab.commands._checks import Subparsers
 
 SHOWN = ("label", "mode", "level", "requests", "ok", "errors_by_status", "mean_attempts", "throughput_rps",
-         "completion_tps", "latency_p50_s", "latency_p95_s", "latency_p99_s", "ttft_p50_s")
+         "completion_tps", "total_tps", "latency_p50_s", "latency_p95_s", "latency_p99_s")
+SERVING_SHOWN = tuple(f"{m}_p{q}_s" for m in ("ttft", "tpot", "itl", "e2el") for q in (50, 90, 99))
 
 
 def _numbers(kind: type):
@@ -44,7 +52,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("bench", help="benchmark a backend's throughput and latency vs load",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", default="simulated",
-                   help="local | simulated | openai/<model> | ollama/<model> | vllm/<model> | llamacpp/<url> "
+                   help="local | simulated | simulated-gpu | openai/<model> | ollama/<model> | vllm/<model> | llamacpp/<url> "
                         "(default: simulated)")
     p.add_argument("--concurrency", type=_numbers(int), default=None,
                    help="closed-loop levels, e.g. 1,2,4,8 (default 1,2,4,8 unless --rate is given)")
@@ -60,6 +68,8 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--stream", action="store_true",
                    help="stream answers, for time to first token (the local preset does not stream by "
                         "default; streamed, its token counts are local estimates)")
+    p.add_argument("--slo", default=None, metavar="ttft=0.5,tpot=0.05",
+                   help="latency targets in seconds (ttft, tpot, e2el) for goodput: ok requests/s meeting all")
     p.add_argument("--seed", type=int, default=0, help="seeds prompt order and Poisson arrivals")
     p.add_argument("--out", default=None, help="result folder (default runs/bench/<backend>-<UTC time>)")
     p.add_argument("--no-plots", action="store_true", help="do not write sweep.png")
@@ -73,10 +83,11 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from lyra_lab._registry import ConfigError
-    from lyra_lab.bench import SweepSpec, bench_backend, cloud_like_server, run_sweep
+    from lyra_lab.bench import SweepSpec, bench_backend, cloud_like_server, gpu_like_server, parse_slo, run_sweep
     from lyra_lab.commands._checks import at_least_one
 
     at_least_one(args, "requests", "prompt_tokens", "max_tokens", "max_attempts")
+    slo = parse_slo(args.slo) if args.slo is not None else None
     if args.time_cap <= 0:
         raise ConfigError(f"--time-cap must be > 0, got {args.time_cap}")
     concurrency = args.concurrency if args.concurrency is not None else ([] if args.rate else [1, 2, 4, 8])
@@ -92,8 +103,9 @@ def run(args: argparse.Namespace) -> int:
     if args.stream:
         fields["stream"] = True
     progress = False if args.quiet else None
-    if args.backend == "simulated":
-        with cloud_like_server(seed=args.seed) as server:
+    if args.backend in ("simulated", "simulated-gpu"):
+        make_server = cloud_like_server if args.backend == "simulated" else gpu_like_server
+        with make_server(seed=args.seed) as server:
             backend = bench_backend({"preset": f"simulated/{server.spec.model}", "base_url": server.base_url},
                                     cap, **fields)
             result = run_sweep(backend, prompts, spec, progress=progress, meta={"prompt_source": source})
@@ -107,17 +119,32 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("--backend simulated takes no model: it starts its own simulated server")
         backend = bench_backend(args.backend, cap, **fields)
         result = run_sweep(backend, prompts, spec, progress=progress, meta={"prompt_source": source})
+    if slo is not None:
+        result.meta["slo"] = slo
     out = Path(args.out) if args.out else Path("runs") / "bench" / _folder_name(args.backend)
     paths = result.save(out, plots=not args.no_plots)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-        table = result.summary()[list(SHOWN)]
+        summary = result.summary()
+        table = summary[list(SHOWN) + (["goodput_rps"] if slo else [])]
         table["level"] = table["level"].map("{:g}".format)
         print(table.to_string(index=False, float_format="%.3f"))
-    print("(throughput: ok requests/s and completion tokens/s; latency: seconds, end to end, ok requests)")
+        print("(throughput: ok requests/s, completion and prompt+completion tokens/s; latency: seconds, end to end, "
+              "ok requests" + (f"; goodput: ok requests/s meeting {_slo_text(slo)}" if slo else "") + ")")
+        serving = summary[["mode", "level", *SERVING_SHOWN]].copy()
+        serving["level"] = serving["level"].map("{:g}".format)
+        serving[list(SERVING_SHOWN)] = serving[list(SERVING_SHOWN)] * 1000
+        serving.columns = ["mode", "level", *(c.removesuffix("_s").replace("_", " ") for c in SERVING_SHOWN)]
+        print(serving.to_string(index=False, float_format="%.1f", na_rep="-"))
+        print("(milliseconds, as vllm bench serve defines them: TTFT to the first streamed chunk, TPOT excluding "
+              "the first token, ITL per streamed chunk, E2EL end to end; '-': not streamed)")
     print(f"result folder: {out}")
     for path in paths:
         print(f"  {path}")
     return 0
+
+
+def _slo_text(slo: dict[str, float]) -> str:
+    return " and ".join(f"{name} <= {seconds:g} s" for name, seconds in slo.items())
 
 
 def _prompts(args: argparse.Namespace):

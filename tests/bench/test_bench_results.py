@@ -74,8 +74,8 @@ def test_plots_have_one_line_per_backend_and_say_simulated(keyed_result, tmp_pat
     other = records.assign(label="local/SmolLM2", start_s=records["start_s"] * 2, end_s=records["end_s"] * 2,
                            latency_s=records["latency_s"] * 2)
     both = combine([result, BenchResult(other)])
-    fig = plot_sweep(BenchResult(both).summary())
-    assert len(fig.axes) == 4  # closed and open rows, throughput and latency
+    fig = plot_sweep(BenchResult(both).summary(), {"e2el": 0.5})
+    assert len(fig.axes) == 6  # closed and open rows: throughput, latency, throughput against latency
     throughput = fig.axes[0]
     named = sorted(line.get_label() for line in throughput.get_lines() if not line.get_label().startswith("_"))
     assert named == ["local/SmolLM2", "simulated/simulated-llm (simulated)"]
@@ -83,7 +83,11 @@ def test_plots_have_one_line_per_backend_and_say_simulated(keyed_result, tmp_pat
     assert throughput.get_legend() is None and sorted(t.get_text() for t in throughput.texts
                                                       if "err" not in t.get_text()) == named
     assert throughput.get_xlabel().startswith("concurrency")
-    assert fig.axes[2].get_xlabel().startswith("offered rate")
+    assert fig.axes[3].get_xlabel().startswith("offered rate")
+    tradeoff = fig.axes[2]
+    assert tradeoff.get_xlabel() == "end-to-end latency p90 (s)"
+    slo_lines = [line for line in tradeoff.get_lines() if list(line.get_xdata()) == [0.5, 0.5]]
+    assert len(slo_lines) == 1 and any(t.get_text() == "SLO e2el <= 0.5 s" for t in tradeoff.texts)
     latency_labels = {line.get_label() for line in fig.axes[1].get_lines()}
     assert any("simulated/simulated-llm (simulated) p95" in label for label in latency_labels)
     from lyra_lab.reports import figure_problems

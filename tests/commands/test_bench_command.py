@@ -54,3 +54,28 @@ def test_bad_concurrency_list_is_an_argparse_error(capsys):
     assert main(["bench", "--concurrency", "1,two"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and "comma-separated" in err
+
+
+def test_bench_with_slo_prints_goodput_tpot_and_itl_percentiles(tmp_path, capsys):
+    out = tmp_path / "gpu"
+    code = main(["bench", "--backend", "simulated-gpu", "--stream", "--concurrency", "1,2", "--requests", "4",
+                 "--max-tokens", "8", "--prompt-tokens", "80", "--slo", "ttft=5,tpot=5", "--out", str(out),
+                 "--quiet"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "simulated/simulated-gpu (simulated)" in printed and "goodput_rps" in printed
+    for column in ("ttft p90", "tpot p50", "tpot p99", "itl p50", "itl p90", "itl p99", "e2el p99"):
+        assert column in printed
+    assert "meeting ttft <= 5 s and tpot <= 5 s" in printed
+    summary = pd.read_csv(out / "summary.csv")
+    # generous targets: every ok request meets them, so goodput is the throughput
+    assert (summary["goodput_rps"] == summary["throughput_rps"]).all()
+    assert summary["itl_p50_s"].notna().all() and summary["tpot_p50_s"].notna().all()
+    assert json.loads((out / "spec.json").read_text())["slo"] == {"ttft": 5.0, "tpot": 5.0}
+
+
+def test_a_bad_slo_is_one_line_and_a_nonzero_exit(tmp_path, capsys):
+    code = main(["bench", "--backend", "simulated-gpu", "--slo", "latency=fast", "--out", str(tmp_path / "x"),
+                 "--quiet"])
+    err = capsys.readouterr().err
+    assert code != 0 and "--slo" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,225 @@
+"""Does lyra-lab keep a fast (GPU-shaped) server busy, and are its latencies the server's? (issue 37)
+
+The simulated server shaped like a GPU serving engine (``lyra_lab.bench.GPU_LIKE``: 20 ms to first
+token, 2,000 tokens/s per stream, 256 served at once, no rate limit; labelled simulated) runs in its
+own process. In the same run, on the same cores, two clients send the same requests (synthetic
+prompts, 64-token answers) at concurrency 1, 8, 16 and 32, streamed and not:
+
+- ``minimal``: an asyncio loop over ``httpx.AsyncClient``, no retries, no records: what the cores allow;
+- ``lyra-lab``: ``lyra_lab.bench.run_sweep`` over ``bench_backend`` (the openai client, the retry
+  wrapper, the records), its own ``throughput_rps``.
+
+For each level it prints the ideal requests/s (concurrency / the server's time per request), both
+clients' requests/s, their ratio, each client's CPU milliseconds per request (this process only: the
+server is in its own), and the median latency each recorded against the server's own time for the
+same requests (from its request log). Then a summarizing grid (map_reduce over synthetic
+conversations, ``max_cells`` × ``workers`` requests in flight) against the same
+server: its requests/s while it summarizes, against the minimal client at the same concurrency and
+answer length, and the median latency its ``llm_call`` events recorded against the server's.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/fast_server.py [--levels 1 8 16 32] [--repeat 1] [--no-grid]
+
+Measured figures and their spread: docs/performance.md ("A fast server").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from lyra_lab.bench import GPU_LIKE, ServerProcess, SweepSpec, bench_backend, run_sweep, synthetic_prompts
+
+MAX_TOKENS = 64
+
+
+class Server(ServerProcess):
+    """The GPU-shaped simulated server in its own process (a GPU server is not in the client's interpreter)."""
+
+    def __init__(self) -> None:
+        super().__init__(GPU_LIKE)
+        self.start()
+
+    def span(self) -> float:
+        """First request received to last answered, in the server's clock."""
+        served = self.served()
+        return max(s.finished for s in served) - min(s.received for s in served)
+
+
+# ------------------------------------------------------------------ the minimal client
+async def _minimal(url: str, bodies: list[dict[str, Any]], concurrency: int, n: int, stream: bool) -> list[float]:
+    latencies: list[float] = []
+    issued = 0
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+        async def one(body: dict[str, Any]) -> None:
+            start = time.perf_counter()
+            if stream:
+                async with client.stream("POST", url, json=body) as response:
+                    response.raise_for_status()
+                    async for line in response.aiter_lines():
+                        if line.startswith("data: ") and line != "data: [DONE]":
+                            orjson.loads(line[6:])
+            else:
+                response = await client.post(url, json=body)
+                response.raise_for_status()
+                orjson.loads(response.content)
+            latencies.append(time.perf_counter() - start)
+
+        async def worker() -> None:
+            nonlocal issued
+            while issued < n:
+                i, issued = issued, issued + 1
+                await one(bodies[i % len(bodies)])
+
+        await one(bodies[0])  # warm-up: a connection, the imports
+        latencies.clear()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return latencies
+
+
+def minimal_client(server: Server, bodies: list[dict[str, Any]], concurrency: int, n: int,
+                   stream: bool) -> dict[str, float]:
+    """Requests/s, CPU ms per request and median latency of the minimal client; the server's median time."""
+    server.reset()
+    cpu, wall = time.process_time(), time.perf_counter()
+    latencies = asyncio.run(_minimal(server.base_url + "/chat/completions", bodies, concurrency, n, stream))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    served = server.service_times()[1:]  # the warm-up request first
+    return {"rps": n / server.span(), "cpu_ms": 1000 * cpu / n, "p50": statistics.median(latencies),
+            "server_p50": statistics.median(served), "wall": wall}
+
+
+def lyra_client(server: Server, backend: Any, prompts: list[Any], concurrency: int, n: int) -> dict[str, float]:
+    """The same through ``run_sweep``: its own ``throughput_rps``, CPU per request, median ``service_s``."""
+    server.reset()
+    spec = SweepSpec(concurrency=(concurrency,), requests=n, max_tokens=MAX_TOKENS, warmup=1)
+    cpu = time.process_time()
+    result = run_sweep(backend, prompts, spec, progress=False)
+    cpu = time.process_time() - cpu
+    summary = result.summary().iloc[0]
+    served = server.service_times()[1:]
+    ok = result.records[result.records["ok"]]
+    return {"rps": float(summary["throughput_rps"]), "cpu_ms": 1000 * cpu / n,
+            "p50": float(ok["service_s"].median()), "server_p50": statistics.median(served),
+            "errors": int(summary["errors"]), "tokens": float(summary["mean_completion_tokens"])}
+
+
+# ------------------------------------------------------------------ a summarizing grid
+GRID = """
+name = "fast-server-grid"
+[corpus]
+path = "corpus.jsonl"
+max_sessions = 8
+max_probes = 2
+[grid]
+chunkers = [{{ name = "turn_window", max_turns = 2 }}]
+summarizers = [{{ name = "map_reduce", max_tokens = {max_tokens}, merge_max_tokens = {max_tokens} }}]
+keep_raw = [true, false]
+recallers = ["bm25"]
+[run]
+backends = [{{ preset = "simulated", base_url = "{url}", max_concurrency = {inflight}, stream = {stream} }}]
+embedders = ["none"]
+ks = [1]
+cache = "off"
+max_cells = {max_cells}
+workers = {per_cell}
+"""
+
+
+def grid_run(server: Server, folder: Path, max_cells: int, per_cell: int, stream: bool) -> dict[str, float]:
+    """Run the grid; its requests/s while it summarizes (the server's log), recorded vs served latency."""
+    from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
+    from lyra_lab.runs import read_log
+
+    toml = folder / f"grid-{max_cells}-{per_cell}-{stream}.toml"
+    toml.write_text(textwrap.dedent(GRID.format(url=server.base_url, max_tokens=MAX_TOKENS, per_cell=per_cell,
+                                                inflight=max_cells * per_cell,
+                                                stream=str(stream).lower(), max_cells=max_cells)), encoding="utf-8")
+    out = folder / f"run-{max_cells}-{per_cell}-{stream}"
+    server.reset()
+    cpu = time.process_time()
+    run_experiment(ExperimentSpec.from_toml(toml), out, RunOptions(resume=False))
+    cpu = time.process_time() - cpu
+    served = server.service_times()
+    recorded = [float(e["latency_s"]) for e in read_log(out / "log.jsonl") if e.get("event") == "llm_call"]
+    return {"rps": len(served) / server.span(), "requests": len(served), "cpu_ms": 1000 * cpu / len(served),
+            "p50": statistics.median(recorded), "server_p50": statistics.median(served)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 8, 16, 32])
+    parser.add_argument("--per-level", type=int, default=20, help="requests per unit of concurrency (min 32)")
+    parser.add_argument("--repeat", type=int, default=1, help="measure every level this many times")
+    parser.add_argument("--no-grid", action="store_true", help="skip the summarizing grid")
+    args = parser.parse_args()
+    prompts = synthetic_prompts(32, prompt_tokens=300, seed=0)
+    server = Server()
+    per_request_s = GPU_LIKE.latency_s + MAX_TOKENS / float(GPU_LIKE.tokens_per_s or 1)
+    print(f"GPU-shaped simulated server (SIMULATED) in its own process: {GPU_LIKE.latency_s * 1000:g} ms to first "
+          f"token, {GPU_LIKE.tokens_per_s:g} tokens/s per stream, {GPU_LIKE.max_concurrency} served at once; "
+          f"{MAX_TOKENS}-token answers, {len(prompts)} synthetic prompts")
+    try:
+        print(f"{'level':>12}{'ideal':>8}{'minimal':>9}{'lyra-lab':>10}{'ratio':>7}{'cpu ms min':>11}"
+              f"{'cpu ms lyra':>12}{'p50 ms min':>11}{'p50 ms lyra':>12}{'server p50':>11}{'err':>5}")
+        for stream in (False, True):
+            backend = bench_backend({"preset": "simulated/simulated-gpu", "base_url": server.base_url},
+                                    max(args.levels), stream=stream)
+            bodies = [{"model": "simulated-gpu", "messages": list(p.messages), "max_tokens": MAX_TOKENS,
+                       **({"stream": True, "stream_options": {"include_usage": True}} if stream else {})}
+                      for p in prompts]
+            for level in args.levels:
+                n = max(32, args.per_level * level)
+                for _ in range(args.repeat):
+                    mini = minimal_client(server, bodies, level, n, stream)
+                    lyra = lyra_client(server, backend, prompts, level, n)
+                    ideal = level / (GPU_LIKE.latency_s + lyra["tokens"] / float(GPU_LIKE.tokens_per_s or 1))
+                    name = f"{level}{', streamed' if stream else ''}"
+                    print(f"{name:>12}{ideal:>8.1f}{mini['rps']:>9.1f}{lyra['rps']:>10.1f}"
+                          f"{lyra['rps'] / mini['rps']:>7.2f}{mini['cpu_ms']:>11.2f}{lyra['cpu_ms']:>12.2f}"
+                          f"{1000 * mini['p50']:>11.1f}{1000 * lyra['p50']:>12.1f}"
+                          f"{1000 * lyra['server_p50']:>11.1f}{lyra['errors']:>5}", flush=True)
+        print(f"(requests/s: ok requests over the span the server saw them (minimal) / bench's throughput_rps "
+              f"(lyra-lab); ideal = concurrency / {per_request_s * 1000:.0f} ms; cpu: this process's CPU per "
+              "request; p50: median latency each client recorded, lyra-lab's service_s; server p50: the "
+              "server's own median time for lyra-lab's requests)")
+        if not args.no_grid:
+            with tempfile.TemporaryDirectory() as tmp:
+                from lyra_lab.synthetic import generate_synthetic
+
+                generate_synthetic(0, conversations=4).save(Path(tmp) / "corpus.jsonl")
+                print("\nsummarizing grid (map_reduce, 8 cells, bm25, no QA), same server:")
+                print(f"{'in flight':>22}{'requests':>9}{'grid rps':>9}{'minimal':>9}{'ratio':>7}{'cpu ms':>8}"
+                      f"{'rows p50 ms':>12}{'server p50':>11}")
+                for stream in (False, True):
+                    bodies = [{"model": "simulated-gpu", "messages": list(p.messages), "max_tokens": MAX_TOKENS,
+                               **({"stream": True, "stream_options": {"include_usage": True}} if stream else {})}
+                              for p in prompts]
+                    for max_cells, per_cell in ((1, 1), (4, 8)):
+                        inflight = max_cells * per_cell
+                        for _ in range(args.repeat):
+                            grid = grid_run(server, Path(tmp), max_cells, per_cell, stream)
+                            mini = minimal_client(server, bodies, inflight, max(32, 20 * inflight), stream)
+                            name = f"{max_cells} x {per_cell}{', streamed' if stream else ''}"
+                            print(f"{name:>22}{grid['requests']:>9}{grid['rps']:>9.1f}{mini['rps']:>9.1f}"
+                                  f"{grid['rps'] / mini['rps']:>7.2f}{grid['cpu_ms']:>8.2f}"
+                                  f"{1000 * grid['p50']:>12.1f}{1000 * grid['server_p50']:>11.1f}", flush=True)
+                print("(in flight: max_cells x workers; grid rps: its chat requests over the "
+                      "span the server saw them; minimal: the minimal client at the same concurrency; rows p50: "
+                      "median latency_s of the run log's llm_call events; server p50: the server's own median)")
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
