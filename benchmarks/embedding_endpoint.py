@@ -16,7 +16,7 @@ once before the timing: the server computes a text's vector once and keeps it, s
 device time is simulated and a GPU server's CPU does not compute vectors.
 
     python benchmarks/embedding_endpoint.py                       # 20,000 texts of ~48 tokens
-    python benchmarks/embedding_endpoint.py --texts 5000 --repeat 1
+    python benchmarks/embedding_endpoint.py --texts 5000 --repeat 1 --configs 2   # the default configuration only
 """
 
 from __future__ import annotations
@@ -101,6 +101,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--device-rate", type=float, default=2e6, help="the simulated device's tokens/s")
     parser.add_argument("--latency", type=float, default=0.005, help="seconds a request adds before it queues")
+    parser.add_argument("--configs", default="", help="only these configurations, by position (e.g. 1,3)")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -123,9 +124,11 @@ def main() -> int:
         # every text once, untimed: the server computes a text's vector once (its device time is simulated)
         OpenAIEmbedder("sim-e5-small", base_url=base_url, api_key_env=None, passage_prefix="passage: ").embed(texts)
         reference = None
-        figures: dict[str, list[dict]] = {label: [] for label in CONFIGS}
+        chosen = [int(i) for i in args.configs.split(",") if i.strip()] or range(len(CONFIGS))
+        configs = {label: kw for i, (label, kw) in enumerate(CONFIGS.items()) if i in chosen}
+        figures: dict[str, list[dict]] = {label: [] for label in configs}
         for _ in range(args.repeat):
-            for label, kw in CONFIGS.items():
+            for label, kw in configs.items():
                 embedder = Before(base_url) if label == BEFORE else OpenAIEmbedder(
                     "sim-e5-small", base_url=base_url, api_key_env=None, passage_prefix="passage: ", **kw)
                 embedder.embed(texts[:4])  # connect and settle outside the timing

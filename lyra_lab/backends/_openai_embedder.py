@@ -114,23 +114,41 @@ class OpenAIEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         extra = {"input_type": kind} if self.send_input_type else None
         inputs = [self.prefixes[kind] + t for t in texts]
-        parts, start = [], 0
-        if not self._settled:  # the first batch alone: it learns the format and the batch size that fit
-            parts.append(self._fitted(inputs[: self.batch_size], extra))
-            start = sum(len(p) for p in parts)
+        done = 0
+        if not self._settled or self._dim is None:  # the first batch alone: it learns the format, size and width
+            first = self._checked(self._fitted(inputs[: self.batch_size], extra))
+            done = len(first)
+        out = np.empty((len(inputs), self._width()), dtype=np.float32)
+        if done:
+            out[:done] = first
+
+        def fill(start: int) -> None:  # each batch unit-normed into its rows as it arrives (row by row, as before)
+            batch = inputs[start : start + step]
+            out[start : start + len(batch)] = self._checked(self._fitted(batch, extra))
+
         step = self.batch_size
-        batches = [inputs[i : i + step] for i in range(start, len(inputs), step)]
-        if len(batches) > 1 and self.max_concurrency > 1:
-            with ThreadPoolExecutor(min(self.max_concurrency, len(batches)), "embed") as pool:
-                parts += pool.map(lambda batch: self._fitted(batch, extra), batches)
+        starts = range(done, len(inputs), step)
+        if len(starts) > 1 and self.max_concurrency > 1:
+            with ThreadPoolExecutor(min(self.max_concurrency, len(starts)), "embed") as pool:
+                list(pool.map(fill, starts))
         else:
-            parts += [self._fitted(batch, extra) for batch in batches]
-        out = unit_rows(np.vstack(parts))
-        if self._dim is None:
-            self._dim = out.shape[1]
-        elif out.shape[1] != self._dim:
-            raise BackendError(self.name, f"server returned {out.shape[1]}-d vectors, expected {self._dim}")
+            for start in starts:
+                fill(start)
         return out
+
+    def _width(self) -> int:
+        if self._dim is None:
+            raise RuntimeError("unreachable: the first batch sets the width")
+        return self._dim
+
+    def _checked(self, matrix: np.ndarray) -> np.ndarray:
+        """``matrix`` unit-normed, after checking its width against the embedder's (set by the first answer)."""
+        with self._lock:
+            if self._dim is None:
+                self._dim = matrix.shape[1]
+        if matrix.shape[1] != self._dim:
+            raise BackendError(self.name, f"server returned {matrix.shape[1]}-d vectors, expected {self._dim}")
+        return unit_rows(matrix)
 
     def _fitted(self, inputs: list[str], extra: dict[str, str] | None) -> np.ndarray:
         """Vectors of ``inputs``, split in halves (and the batch size lowered) while the server finds them too many."""
