@@ -140,23 +140,29 @@ def main() -> int:
                 requests = embedder.usage.calls - calls
                 if reference is None:
                     reference = vectors
+                client_s, server_s = time.process_time() - cpu, cpu_seconds(child.pid) - server_cpu
                 figures[label].append({
                     "tokens_s": (embedder.usage.prompt_tokens - tokens) / seconds,
-                    "client_ms": (time.process_time() - cpu) / requests * 1000,
-                    "server_ms": (cpu_seconds(child.pid) - server_cpu) / requests * 1000,
+                    "client_ms": client_s / requests * 1000, "server_ms": server_s / requests * 1000,
+                    "cores": (client_s + server_s) / seconds,
+                    "cpu_bound": (embedder.usage.prompt_tokens - tokens) / (client_s + server_s),
                     "same": bool(np.array_equal(vectors, reference)), "fallbacks": sum(embedder.fallbacks.values()),
                 })
         ideal = args.device_rate
         print(f"\n{'configuration':<56}{'tokens/s':>10}{'of device':>10}{'client ms/req':>14}{'server ms/req':>14}"
-              f"{'same vectors':>13}{'fallbacks':>10}")
+              f"{'cores used':>11}{'tokens/CPU-s':>13}{'same vectors':>13}{'fallbacks':>10}")
         for label, runs in figures.items():
             rate = statistics.median(r["tokens_s"] for r in runs)
             print(f"{label:<56}{rate:>10,.0f}{rate / ideal:>10.0%}"
                   f"{statistics.median(r['client_ms'] for r in runs):>14.2f}"
                   f"{statistics.median(r['server_ms'] for r in runs):>14.2f}"
+                  f"{statistics.median(r['cores'] for r in runs):>11.2f}"
+                  f"{statistics.median(r['cpu_bound'] for r in runs):>13,.0f}"
                   f"{'yes' if all(r['same'] for r in runs) else 'NO':>13}{sum(r['fallbacks'] for r in runs):>10}")
         print(f"\nmedian of {args.repeat} alternating runs; 'same vectors': bit-identical to the first "
-              "configuration's, in order")
+              "configuration's, in order; 'cores used': client and server CPU seconds over the wall time "
+              "(what the shared cores gave them); 'tokens/CPU-s': tokens over those CPU seconds, the rate "
+              "with a core free for each")
     finally:
         child.stdin.close()  # type: ignore[union-attr]
         child.wait(30)
