@@ -121,12 +121,12 @@ class OpenAIEmbedder:
         out = np.empty((len(inputs), self._width()), dtype=np.float32)
         if done:
             out[:done] = first
+        step = self.batch_size
 
         def fill(start: int) -> None:  # each batch unit-normed into its rows as it arrives (row by row, as before)
             batch = inputs[start : start + step]
             out[start : start + len(batch)] = self._checked(self._fitted(batch, extra))
 
-        step = self.batch_size
         starts = range(done, len(inputs), step)
         if len(starts) > 1 and self.max_concurrency > 1:
             with ThreadPoolExecutor(min(self.max_concurrency, len(starts)), "embed") as pool:
