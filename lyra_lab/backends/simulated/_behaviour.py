@@ -102,6 +102,12 @@ class SimulatedSpec:
         reject_stream_options: answer 400 to requests carrying ``stream_options``.
         default_max_tokens: reply length cap when a request sets none.
         embedding_dim: dimension of ``/v1/embeddings`` vectors.
+        embedding_tokens_per_s: the embeddings endpoint's speed, GPU-shaped: one device
+            embeds the requests' batches one after another at this many tokens a second
+            (None: instantly). ``embedding_latency_s`` is added to each request before it
+            queues (network and tokenizing).
+        embedding_max_batch: inputs a request may hold; more get 413, as TEI answers.
+        embedding_base64: offer ``encoding_format="base64"`` (false: 400, as servers that lack it).
         seed: seeds fault draws, latency draws and reply choice.
         api_key: if set, requests without ``Authorization: Bearer <api_key>``
             get 401, whose message (like a careless provider's) repeats the
@@ -125,6 +131,10 @@ class SimulatedSpec:
     reject_stream_options: bool = False
     default_max_tokens: int = 64
     embedding_dim: int = 64
+    embedding_tokens_per_s: float | None = None
+    embedding_latency_s: float = 0.0
+    embedding_max_batch: int | None = None
+    embedding_base64: bool = True
     seed: int = 0
     api_key: str | None = field(default=None, repr=False)
     judge: SimulatedJudge | None = None
@@ -140,6 +150,10 @@ class SimulatedSpec:
             raise ValueError("rate_limit_rps must be > 0 (or None for no limit)")
         if self.rate_limit_burst < 1 or self.default_max_tokens < 1 or self.embedding_dim < 1:
             raise ValueError("rate_limit_burst, default_max_tokens and embedding_dim must be >= 1")
+        if (self.embedding_tokens_per_s is not None and self.embedding_tokens_per_s <= 0) \
+                or self.embedding_latency_s < 0 or (self.embedding_max_batch is not None and self.embedding_max_batch < 1):
+            raise ValueError("embedding_tokens_per_s and embedding_max_batch must be > 0 (or None), "
+                             "embedding_latency_s >= 0")
         bad = sorted(set(self.fault_rates) - OUTCOMES)
         if bad:
             raise ValueError(f"unknown fault {bad[0]!r}; known: {', '.join(sorted(OUTCOMES))}")

@@ -22,8 +22,9 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from lyra_lab._threaded_server import ThreadedServer
-from lyra_lab.backends.simulated._behaviour import (hashed_vectors, ERROR_STATUSES, SIMULATED_FINGERPRINT, FaultRule,
-                                                    SimulatedSpec, count_pieces, error_body, messages_text)
+from lyra_lab.backends.simulated._behaviour import (ERROR_STATUSES, SIMULATED_FINGERPRINT, FaultRule, SimulatedSpec,
+                                                    error_body, messages_text)
+from lyra_lab.backends.simulated._embeddings import EmbeddingsRoute
 from lyra_lab.backends.simulated._serving import RequestRecord, Serving
 from lyra_lab.backends.simulated._sse import stream_response
 
@@ -45,6 +46,7 @@ class SimulatedServer(ThreadedServer):
         self.spec = dataclasses.replace(spec or SimulatedSpec(), **fields)
         self._serving = Serving(self.spec)
         self.behaviour = self._serving.behaviour  # the fault script and seeded draws (tests script it)
+        self._embeddings_route = EmbeddingsRoute(self.spec)
         self.base_url = ""
 
     # ------------------------------------------------------------ lifecycle
@@ -124,17 +126,12 @@ class SimulatedServer(ThreadedServer):
         from starlette.responses import JSONResponse
 
         rec = self._record(request)
-        body = await request.json()
-        texts = [body["input"]] if isinstance(body.get("input"), str) else list(body.get("input") or [])
-        vectors = hashed_vectors([str(t) for t in texts], self.spec.embedding_dim)
-        rec.prompt_tokens = count_pieces([{"content": str(t)} for t in texts])
-        rec.finished = time.monotonic()
-        return JSONResponse({
-            "object": "list", "model": body.get("model", self.spec.model),
-            "data": [{"object": "embedding", "index": i, "embedding": v.tolist()}
-                     for i, v in enumerate(vectors)],
-            "usage": {"prompt_tokens": rec.prompt_tokens, "total_tokens": rec.prompt_tokens},
-        })
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            body = None  # answered 400 by the route
+        status, answer = await self._embeddings_route.answer(body, rec)
+        return JSONResponse(answer, status_code=status)
 
     async def _chat(self, request: Request) -> Response:
         from starlette.responses import JSONResponse
