@@ -26,7 +26,6 @@ from lyra_lab.experiments._system_pipeline import SystemPipeline
 from lyra_lab.experiments._system_stand_in import DeclaredSystem
 from lyra_lab.replay import EventLog
 from lyra_lab.runs import CellRows
-from lyra_lab.systems import Declared
 
 
 def answering_backends(plan: CellPlan, cell: Cell) -> tuple[BackendSpec, ...]:
@@ -65,7 +64,7 @@ class SystemCells:
     def needs(self, cell: Cell, plan: CellPlan) -> CellNeeds:
         """What the system uses of the cell and declares (``MemorySystem.declare``), and the answering stage."""
         system = _pipeline(cell).system
-        uses, declared = system.needs(), _declared(system)
+        uses, declared = system.needs(), system.declare()
         backends = ((cell.backend,) if uses.backend else ()) + answering_backends(plan, cell) + declared.backends
         embedders = ((cell.embedder,) if uses.embedder and cell.embedder not in (None, "none") else ()) \
             + declared.embedders
@@ -83,7 +82,7 @@ class SystemCells:
         A system that declares it runs in this process (lyra-lab's own pipeline) is run as it is.
         """
         pipeline = _pipeline(cell)
-        if _declared(pipeline.system).in_process:
+        if pipeline.system.declare().in_process:
             return cell
         stand_in = dataclasses.replace(pipeline, system=DeclaredSystem.of(pipeline.system, reply))
         return dataclasses.replace(cell, pipeline=stand_in)
@@ -99,9 +98,6 @@ def _pipeline(cell: Cell) -> SystemPipeline:
     return cell.pipeline
 
 
-def _declared(system: object) -> Declared:
-    declare = getattr(system, "declare", None)  # a system written before declare() declares nothing more
-    return declare() if callable(declare) else Declared()
 
 
 #: The kind of every cell of lyra-lab's pipelines.

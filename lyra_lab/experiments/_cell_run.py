@@ -47,12 +47,12 @@ class CellLog:
     """The run log as one cell sees it: every event carries the cell id."""
 
     def __init__(self, log: EventLog, cell_id: str):
-        self._log = log
+        self.run_log = log
         self.cell_id = cell_id
 
     def event(self, event: str, /, **fields: object) -> None:
         """Record ``event`` with the cell's id."""
-        self._log.event(event, cell_id=self.cell_id, **fields)
+        self.run_log.event(event, cell_id=self.cell_id, **fields)
 
 
 class RetryReporting(BackendWrapper):

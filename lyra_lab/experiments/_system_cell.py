@@ -38,6 +38,7 @@ from lyra_lab._degradation import DegradationTally
 from lyra_lab.backends import Backend, Embedder
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments._answer import AnswerStage, Judge
+from lyra_lab.experiments._cell_run import CellLog
 from lyra_lab.experiments._cells import Cell, add_control_rows, add_conversation_rows, add_probe_rows, phase_metrics
 from lyra_lab.experiments._detail import probe_record
 from lyra_lab.experiments._plan import CellPlan
@@ -46,7 +47,7 @@ from lyra_lab.experiments._system_recall import SystemMemory, context_counter, s
 from lyra_lab.measures import ControlPool, answer_scores, score_recall, session_map
 from lyra_lab.replay import EventLog, ProbeOutcome
 from lyra_lab.runs import DETAIL_EVENT, CellRows
-from lyra_lab.systems import IngestReport, SystemReplay
+from lyra_lab.systems import IngestReport, MemorySystem, SystemReplay
 
 
 class CellBackend(Backend, Protocol):
@@ -87,17 +88,16 @@ _SAID: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary
 _SAID_LOCK = threading.Lock()
 
 
-def _say_once(log: EventLog, system: object) -> None:
-    """A ``system_notice`` event with the system's ``notice()`` (if it has one), once per run log.
+def _say_once(log: EventLog, system: MemorySystem) -> None:
+    """A ``system_notice`` event with the system's ``notice()`` (unless empty), once per run log.
 
     Cells in worker processes (``executor = "processes"``, Ray) each log through their own, so there it
     is once per worker.
     """
-    notice = getattr(system, "notice", None)
-    if notice is None:
+    text = system.notice()
+    if not text:
         return
-    run_log = getattr(log, "_log", log)
-    text = str(notice())
+    run_log = log.run_log if isinstance(log, CellLog) else log
     with _SAID_LOCK:
         said = _SAID.setdefault(run_log, set())
         if text in said:

@@ -39,10 +39,8 @@ class DeclaredSystem:
 
     @classmethod
     def of(cls, system: MemorySystem, reply: Literal["low", "high"]) -> "DeclaredSystem":
-        """The stand-in of ``system`` (a system without ``declare()`` declares nothing beyond its needs)."""
-        declare = getattr(system, "declare", None)
-        declared = declare() if callable(declare) else Declared()
-        return cls(system.label(), declared, system.needs(), system.traces(), reply)
+        """The stand-in of ``system``."""
+        return cls(system.label(), system.declare(), system.needs(), system.traces(), reply)
 
     def label(self) -> str:
         return self.name
@@ -52,6 +50,12 @@ class DeclaredSystem:
 
     def traces(self) -> bool:
         return self.traced
+
+    def declare(self) -> Declared:
+        return self.declared
+
+    def notice(self) -> str:
+        return ""  # a plan's stand-in says nothing in a run's log
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "DeclaredSession":
         return DeclaredSession(self, backend, embedder)

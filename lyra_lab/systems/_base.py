@@ -42,6 +42,10 @@ class BaseSystem(Strategy):
         """Where its text goes and what it asks of models (``Declared``): nothing beyond the cell's own by default."""
         return Declared()
 
+    def notice(self) -> str:
+        """Nothing for the run's log unless a system says otherwise."""
+        return ""
+
 
 class BaseSession:
     """A session's life cycle: ``with system.open(...) as session:`` closes it whatever happens.

@@ -221,6 +221,14 @@ class MemorySystem(Protocol):
         """Whether its hits name their source turns (``SystemHit.turn_ids``): turn-level retrieval applies."""
         ...
 
+    def declare(self) -> "Declared":
+        """Where its text goes and what it asks of models (``Declared``): what a plan forecasts it from."""
+        ...
+
+    def notice(self) -> str:
+        """What a run's log says once about it (choices lyra-lab made for it); empty: nothing."""
+        ...
+
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> MemorySession:
         """A fresh memory for ``conversation_id``.
 

@@ -12,6 +12,7 @@ import pytest
 from lyra_lab.cli import main
 from lyra_lab.experiments import ExperimentSpec, destinations, plan, cell_plan, plan_cells, remote_endpoints
 from lyra_lab.experiments import load_corpus
+from lyra_lab.experiments._forecast import conversation_controls
 from lyra_lab.runs import load_results, read_log
 from tests.experiments.memory_service import CountingService, free_port, non_loopback_address
 from tests.systems.conftest import SYNTHETIC
@@ -54,8 +55,12 @@ def test_plan_sends_an_http_memory_service_no_request(tmp_path, capsys):
         assert service.total == 0, service.requests
     system_cells = [c for c in forecast.per_cell if c.pipeline.startswith("http:")]
     assert len(system_cells) == 2  # one per conversation, forecast from what the system declares
-    # the answering stage and the judge are lyra-lab's own: forecast as for any cell (2 probes x answer + judge)
-    assert all(c.calls.low == 4 for c in system_cells), system_cells
+    # the answering stage and the judge are lyra-lab's own: forecast as for any cell (2 probes x answer + judge,
+    # and the judge's controls of known truth for those probes)
+    corpus = load_corpus(spec.corpus)
+    for c in system_cells:
+        controls = len(conversation_controls(spec, corpus, c.conversation_id))
+        assert controls > 0 and c.calls.low == c.calls.high == 4 + controls, c
     assert [d.where for d in forecast.destinations if d.role == "service"] == [service.url]
     out = capsys.readouterr().out
     assert service.url.removeprefix("http://") in out and "on this machine" in out
