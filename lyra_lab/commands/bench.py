@@ -9,8 +9,8 @@ result folder. --backend simulated starts a simulated cloud-like server
 limit) and labels its results simulated; --backend simulated-gpu a GPU-shaped one
 (20 ms to first token, 2,000 tokens/s per stream, 256 served at once, no rate limit).
 
-Latencies are also printed under vLLM's names and definitions (``vllm bench
-serve``): TTFT, TPOT (first token excluded), ITL (per streamed chunk) and E2EL
+Latencies are also printed under vLLM's names and definitions (as vllm bench
+serve reports them): TTFT, TPOT (first token excluded), ITL (per streamed chunk) and E2EL
 p50/p90/p99 in milliseconds, and with --slo ttft=0.5,tpot=0.05 (seconds; also
 e2el) the goodput: requests/s that met every target. TTFT, TPOT and ITL need
 --stream.

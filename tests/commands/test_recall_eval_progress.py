@@ -23,7 +23,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "locomo_m
 
 
 class SlowEmbedder(HashingEmbedder):
-    """A hashing embedder that takes 0.05 s a call, so the run lasts several beats."""
+    """A hashing embedder that takes 0.05 s a call, so each cell lasts several beats."""
 
     def embed(self, texts, kind="passage") -> np.ndarray:
         time.sleep(0.05)
@@ -33,8 +33,13 @@ class SlowEmbedder(HashingEmbedder):
 def test_recall_eval_prints_status_lines_with_counts_and_an_eta_and_logs_them(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(_heartbeat, "EVERY_S", 0.02)
     monkeypatch.setattr(lyra_lab.backends, "make_embedder", lambda spec, cache=None: SlowEmbedder(32))
+    # two conversations that both ask questions (locomo_mini's second asks none that count, so its cell ends
+    # within a few ms and a beat showing the run's ETA during it would be a race)
+    first = json.loads(CORPUS.read_text(encoding="utf-8"))[0]
+    corpus = tmp_path / "two.json"
+    corpus.write_text(json.dumps([first, {**first, "sample_id": f"{first['sample_id']}-again"}]), encoding="utf-8")
     out = tmp_path / "run"
-    assert main(["recall-eval", str(CORPUS), "--recaller", "dense", "--embedder", "hashing", "--k", "5",
+    assert main(["recall-eval", str(corpus), "--recaller", "dense", "--embedder", "hashing", "--k", "5",
                  "--out", str(out)]) == 0
     captured = capsys.readouterr()
     lines = [line for line in captured.err.splitlines() if "recall-eval: " in line]
