@@ -11,26 +11,21 @@ its LLM answers from the file, paying only for what a change adds (``Changes``: 
 """
 
 from lyra_lab._moved import moved_names
-from lyra_lab.experiments._cells import Cell
+from lyra_lab.experiments.cells import (AnswerPlan, Cell, CellKind, CellNeeds, CellPlan, cell_plan, executor_of,
+                                        plan_cells)
 from lyra_lab.experiments._inspect import HitView, PipelineView, ProbeView, inspect_probe
 from lyra_lab.experiments._probe_ids import ProbeListing, resolve_probe_id, run_probes
-from lyra_lab.experiments._labels import distinct_labels, pipeline_labels
+from lyra_lab.experiments.grid import (CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, Injected, QASpec,
+                                       Selection, distinct_labels, load_corpus, pipeline_labels, select)
 from lyra_lab.experiments._recall_eval import recall_eval_spec, recall_result, run_recall_eval
 from lyra_lab.experiments._recall_result import ProbeRecall, RecallEvalResult, raw_turn_pipeline, skip_reason
-from lyra_lab.experiments._executors import CellExecutor, CellJob, CellOutcome
-from lyra_lab.experiments._plan import AnswerPlan, CellPlan
-from lyra_lab.experiments._forecast import (BackendForecast, CellForecast, EmbedderForecast, Forecast, Span, plan,
-                                            remote_endpoints)
-from lyra_lab.experiments._forecast_text import forecast_text
-from lyra_lab.experiments._cells import CellKind, CellNeeds
-from lyra_lab.experiments._reach import Destination, destinations
-from lyra_lab.experiments._work import Resume, Work, decide
-from lyra_lab.experiments._resources import Injected
+from lyra_lab.experiments.executors import CellExecutor, CellJob, CellOutcome
+from lyra_lab.experiments.forecast import (BackendForecast, CellForecast, Destination, EmbedderForecast, Forecast,
+                                           Resume, Span, Work, decide, destinations, forecast_text, plan,
+                                           remote_endpoints)
 from lyra_lab.experiments._rescore import Changes, RescorePlan, RescoreResult, rescore, rescore_plan
-from lyra_lab.experiments._runner import RunOptions, cell_plan, executor_of, plan_cells
+from lyra_lab.experiments._runner import RunOptions
 from lyra_lab.experiments._legacy_run import run_experiment
-from lyra_lab.experiments._select import Selection, load_corpus, select
-from lyra_lab.experiments._spec import CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, QASpec
 
 __all__ = [
     "CACHE_MODES",

@@ -17,7 +17,7 @@ the system), the memory's size at the end where it can be listed, and the answer
 A store the system refuses outright (an MCP tool error; for mem0, an LLM request the provider refused: HTTP
 400, a prompt over the model's context) would be refused again: it is counted as ``failed.ingest.refused``
 (in ``degraded`` too), not as ``degraded.ingest.failed``, so a plain resume keeps a cell whose only losses
-are such refusals (``_work``), and ``--retry-failed`` runs it again.
+are such refusals (``forecast._work``), and ``--retry-failed`` runs it again.
 
 A system that crashes, hangs or answers garbage raises ``MemorySystemError`` (one line naming the
 system and the call): the cell fails, the run goes on (``CELL_FAILURES``).  The session is closed
@@ -37,12 +37,12 @@ from typing import Iterator, Mapping, Protocol
 from lyra_lab._degradation import DegradationTally
 from lyra_lab.backends import Backend, Embedder
 from lyra_lab.corpus import Corpus
-from lyra_lab.experiments._answer import AnswerStage, Judge
-from lyra_lab.experiments._cells import Cell, add_control_rows, add_conversation_rows, add_probe_rows, phase_metrics
-from lyra_lab.experiments._detail import probe_record
-from lyra_lab.experiments._plan import CellPlan
-from lyra_lab.experiments._system_pipeline import SystemPipeline
-from lyra_lab.experiments._system_recall import SystemMemory, context_counter, system_outcome
+from lyra_lab.experiments.cells._answer import AnswerStage, Judge
+from lyra_lab.experiments.cells._cell import Cell, add_control_rows, add_conversation_rows, add_probe_rows, phase_metrics
+from lyra_lab.experiments.cells._detail import probe_record
+from lyra_lab.experiments.cells._setup import CellPlan
+from lyra_lab.experiments.grid import SystemPipeline
+from lyra_lab.experiments.cells._system_recall import SystemMemory, context_counter, system_outcome
 from lyra_lab.measures import ControlPool, answer_scores, score_recall, session_map
 from lyra_lab.replay import EventLog, ProbeOutcome
 from lyra_lab.runs import DETAIL_EVENT, CellRows
@@ -57,7 +57,7 @@ class CellBackend(Backend, Protocol):
 
 
 class AnswerModels(Protocol):
-    """The answering model and the judges of a cell (``_cell_run``'s, built once per cell)."""
+    """The answering model and the judges of a cell (``_run``'s, built once per cell)."""
 
     @property
     def answerer(self) -> CellBackend: ...

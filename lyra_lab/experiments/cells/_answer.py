@@ -25,7 +25,7 @@ from typing import Sequence
 from lyra_lab._degradation import Degradation, DegradationTally
 from lyra_lab.backends import AttemptTally, Backend, BackendError, Completion
 from lyra_lab.corpus import Probe
-from lyra_lab.experiments._plan import AnswerPlan
+from lyra_lab.experiments.cells._setup import AnswerPlan
 from lyra_lab.measures import (ControlPool, ControlVerdict, JudgeConfig, JudgeResult, answer_probe, judge_answer,
                                judge_controls)
 from lyra_lab.replay import EventLog, PhaseMeter

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 from lyra_lab.backends import BackendSpec, EmbedderSpec
-from lyra_lab.experiments._cells import Cell, spec_label
-from lyra_lab.experiments._dry_run import backend_facts
-from lyra_lab.experiments._plan import CellPlan
-from lyra_lab.experiments._resources import Injected
+from lyra_lab.experiments.cells import Cell, CellPlan
+from lyra_lab.experiments.grid import Injected, spec_label
+from lyra_lab.experiments.forecast._dry_run import backend_facts
 
 Role = Literal["backend", "embedder", "service", "process"]
 

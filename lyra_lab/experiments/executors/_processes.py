@@ -43,10 +43,10 @@ from typing import Any, Iterator, Sequence
 
 from lyra_lab._machine import usable_cores
 from lyra_lab.runs import CellRows
-from lyra_lab.experiments._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
-from lyra_lab.experiments._cells import Cell
-from lyra_lab.experiments._executors import CellJob, CellOutcome, RunContext
-from lyra_lab.experiments._resources import Injected
+from lyra_lab.experiments.executors._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
+from lyra_lab.experiments.cells import Cell
+from lyra_lab.experiments.executors._in_process import CellJob, CellOutcome, RunContext
+from lyra_lab.experiments.grid import Injected
 
 STOP_WAIT_S = 5.0  # a worker asked to stop gets this long before it is killed
 

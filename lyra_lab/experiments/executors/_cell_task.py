@@ -20,11 +20,10 @@ from typing import Any, Callable
 from lyra_lab.runs import CellRows
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import EmbeddingCacheStats
-from lyra_lab.experiments._cell_run import run_cell
-from lyra_lab.experiments._executors import CELL_FAILURES, CellJob, CellOutcome, RunContext
-from lyra_lab.experiments._cells import Cell
-from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
-from lyra_lab.experiments._resources import Injected, Resources
+from lyra_lab.experiments.cells import Cell, run_cell
+from lyra_lab.experiments.executors._in_process import CELL_FAILURES, CellJob, CellOutcome, RunContext
+from lyra_lab.experiments.executors._machine_locks import MachineSlots, OneCallAcrossProcesses
+from lyra_lab.experiments.grid import Injected, Resources
 from lyra_lab.runs import RunLog
 
 

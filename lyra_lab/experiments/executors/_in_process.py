@@ -22,11 +22,8 @@ from types import TracebackType
 from typing import Any, Iterator, NamedTuple, Protocol, Sequence
 
 from lyra_lab.corpus import Corpus
-from lyra_lab.experiments._cell_run import run_cell
-from lyra_lab.experiments._cells import Cell
-from lyra_lab.experiments._failures import CELL_FAILURES
-from lyra_lab.experiments._plan import CellPlan
-from lyra_lab.experiments._resources import Resources
+from lyra_lab.experiments.cells import CELL_FAILURES, Cell, CellPlan, run_cell
+from lyra_lab.experiments.grid import Resources
 from lyra_lab.runs import CellRows, RunLog
 
 EXECUTORS = ("serial", "threads", "processes", "ray")

@@ -38,10 +38,10 @@ from typing import Any, Iterator, Sequence
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.runs import CellRows
-from lyra_lab.experiments._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
-from lyra_lab.experiments._cells import Cell
-from lyra_lab.experiments._executors import CellJob, CellOutcome, RunContext
-from lyra_lab.experiments._resources import Injected, Resources
+from lyra_lab.experiments.executors._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
+from lyra_lab.experiments.cells import Cell
+from lyra_lab.experiments.executors._in_process import CellJob, CellOutcome, RunContext
+from lyra_lab.experiments.grid import Injected, Resources
 
 logger = logging.getLogger(__name__)
 

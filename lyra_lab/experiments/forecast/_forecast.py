@@ -16,17 +16,13 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from lyra_lab.backends import BackendSpec, Embedder, EmbedderSpec, token_counter
-from lyra_lab.experiments._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBEDDER, Rates, busier_now, calibration,
+from lyra_lab.experiments.forecast._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBEDDER, Rates, busier_now, calibration,
                                              identity_key, measure_backend, measure_embedder)
-from lyra_lab.experiments._cells import Cell, spec_label
-from lyra_lab.experiments._combos import alias_sources
-from lyra_lab.experiments._dry_run import BackendFacts, DryRun, DryRunModels, backend_facts, dry_run
-from lyra_lab.experiments._reach import Destination, destinations
-from lyra_lab.experiments._resources import Injected
-from lyra_lab.experiments._runner import cell_plan, plan_cells
-from lyra_lab.experiments._select import load_corpus, select
-from lyra_lab.experiments._spec import ExperimentSpec
-from lyra_lab.experiments._work import Resume, decide
+from lyra_lab.experiments.cells import Cell, alias_sources, cell_plan, plan_cells
+from lyra_lab.experiments.grid import ExperimentSpec, Injected, load_corpus, select, spec_label
+from lyra_lab.experiments.forecast._dry_run import BackendFacts, DryRun, DryRunModels, backend_facts, dry_run
+from lyra_lab.experiments.forecast._reach import Destination, destinations
+from lyra_lab.experiments.forecast._work import Resume, decide
 from lyra_lab.runs import RunFolder, file_sha256
 
 #: The least uncertainty of a wall-time figure, as a factor 1 + MIN_SPREAD either way (a calibration is not the run).

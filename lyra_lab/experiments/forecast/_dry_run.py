@@ -5,7 +5,7 @@ will be asked for and the texts each embedder will embed.  Rather than a second,
 model of every chunker, summarizer, rollup and answering stage, the dry run runs the real
 cells (``run_cell``) with the real strategies and counts what reaches the models.  It runs
 what each cell's kind allows (``CellKind.dry``): a pipeline's cell itself, a memory system's
-cell with the system replaced by what it declares (``_system_stand_in``), since a plan runs
+cell with the system replaced by what it declares (``cells._system_stand_in``), since a plan runs
 nothing outside lyra-lab's process:
 
 * a backend that sends text somewhere (the bundled local server, a cloud API) is replaced by a
@@ -42,10 +42,8 @@ import numpy as np
 from lyra_lab.backends import (Backend, BackendSpec, Capabilities, Completion, EmbedderSpec, GgufCounts,
                                HashingEmbedder, Message, Price, Usage, gguf_counts, token_counter)
 from lyra_lab.corpus import Corpus
-from lyra_lab.experiments._cell_run import run_cell
-from lyra_lab.experiments._cells import Cell, spec_label
-from lyra_lab.experiments._plan import CellPlan
-from lyra_lab.experiments._resources import Injected, Resources
+from lyra_lab.experiments.cells import Cell, CellPlan, run_cell
+from lyra_lab.experiments.grid import Injected, Resources, spec_label
 
 Reply = Literal["low", "high"]
 #: A stand-in's reply in ``reply="low"`` mode: this many tokens, or the call's ``max_tokens`` if smaller.

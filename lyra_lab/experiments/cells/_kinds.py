@@ -1,6 +1,6 @@
 """The two kinds of cell: lyra-lab's own pipelines (``PIPELINE_CELLS``) and memory systems (``SYSTEM_CELLS``).
 
-Each answers ``CellKind`` (``_cells``): what the cell needs and where its text can go
+Each answers ``CellKind`` (``_cell``): what the cell needs and where its text can go
 (``needs``), how it runs (``run``), the cell the plan's dry run may execute in its place
 (``dry``), and the identifying columns of its conversation rows (``columns``, for a failed
 cell's rows).  A pipeline cell runs in process, so its dry run is itself against stand-in
@@ -17,13 +17,12 @@ from typing import Literal
 
 from lyra_lab.backends import BackendSpec
 from lyra_lab.corpus import Corpus
-from lyra_lab.experiments._cell_run import cell_models, run_pipeline_cell
-from lyra_lab.experiments._cells import Cell, CellNeeds, base_columns
-from lyra_lab.experiments._plan import CellPlan
-from lyra_lab.experiments._resources import Resources
-from lyra_lab.experiments._system_cell import SystemCellJob, run_system_cell, system_columns
-from lyra_lab.experiments._system_pipeline import SystemPipeline
-from lyra_lab.experiments._system_stand_in import DeclaredSystem
+from lyra_lab.experiments.cells._run import cell_models, run_pipeline_cell
+from lyra_lab.experiments.cells._cell import Cell, CellNeeds, base_columns
+from lyra_lab.experiments.cells._setup import CellPlan
+from lyra_lab.experiments.grid import Resources, SystemPipeline
+from lyra_lab.experiments.cells._system_cell import SystemCellJob, run_system_cell, system_columns
+from lyra_lab.experiments.cells._system_stand_in import DeclaredSystem
 from lyra_lab.replay import EventLog
 from lyra_lab.runs import CellRows
 from lyra_lab.systems import Declared
@@ -46,7 +45,7 @@ class PipelineCells:
         return CellNeeds(backends=(cell.backend, *answering_backends(plan, cell)), embedders=embedders)
 
     def run(self, plan: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
-        """Replay the conversation, score, answer (``_cell_run.run_pipeline_cell``)."""
+        """Replay the conversation, score, answer (``_run.run_pipeline_cell``)."""
         return run_pipeline_cell(plan, cell, corpus, res, log)
 
     def dry(self, cell: Cell, reply: Literal["low", "high"]) -> Cell:
@@ -54,7 +53,7 @@ class PipelineCells:
         return cell
 
     def columns(self, plan: CellPlan, cell: Cell) -> list[dict[str, object]]:
-        """One set per recaller (``_cells.base_columns``)."""
+        """One set per recaller (``_cell.base_columns``)."""
         return [base_columns(plan.run, cell, label, recaller, plan.corpus) for label, recaller in plan.recallers]
 
 

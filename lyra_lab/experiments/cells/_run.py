@@ -31,13 +31,13 @@ from tqdm.auto import tqdm
 from lyra_lab.backends import (AttemptTally, BackendSpec, BackendWrapper, Completion, Message, ProgressEvent,
                                RetryEvent, report_progress, report_retries)
 from lyra_lab.corpus import Corpus
-from lyra_lab.experiments._answer import Answered, AnswerStage, Judge
-from lyra_lab.experiments._detail import probe_record
-from lyra_lab.experiments._cells import (Cell, add_control_rows, add_conversation_rows, add_probe_rows, base_columns,
+from lyra_lab.experiments.cells._answer import Answered, AnswerStage, Judge
+from lyra_lab.experiments.cells._detail import probe_record
+from lyra_lab.experiments.cells._cell import (Cell, add_control_rows, add_conversation_rows, add_probe_rows, base_columns,
                                         phase_metrics)
-from lyra_lab.experiments._plan import CellPlan
-from lyra_lab.experiments._resources import Resources, SeededBackend
-from lyra_lab.experiments._failures import CELL_FAILURES, deterministic, failed_rows
+from lyra_lab.experiments.cells._setup import CellPlan
+from lyra_lab.experiments.grid import Resources, SeededBackend
+from lyra_lab.experiments.cells._failures import CELL_FAILURES, deterministic, failed_rows
 from lyra_lab.measures import ControlPool, JudgeResult, answer_scores, score_recall, session_map
 from lyra_lab.replay import EventLog, Pipeline, ProbeOutcome, ReplayResult, ReplaySetup, plan, replay_iter
 from lyra_lab.runs import DETAIL_EVENT, CellRows

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from lyra_lab.experiments._cells import Cell
+from lyra_lab.experiments.cells import Cell
 from lyra_lab.runs import RunFolder
 
 #: Why a cell runs: it has no rows yet, its rows are degraded, or it failed for good and the run retries it.
