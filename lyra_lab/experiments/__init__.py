@@ -1,7 +1,7 @@
 """Experiments: a TOML grid of strategies run into a resumable run folder of tidy results.
 
-``ExperimentSpec`` (the experiment file, validated) → ``plan_cells`` (one ``Cell`` per pipeline ×
-backend × embedder × seed × conversation) and ``cell_plan`` (the ``CellPlan`` every cell runs with)
+``ExperimentSpec`` (the experiment file, validated) → ``grid_cells`` (one ``Cell`` per pipeline ×
+backend × embedder × seed × conversation) and ``cell_setup`` (the ``CellSetup`` every cell runs with)
 → an executor (serial, threads, worker processes, Ray) → rows written by ``run_experiment``.
 
 ``plan(spec)`` says beforehand what a run will embed, call, cost and take on this machine (a
@@ -11,8 +11,8 @@ its LLM answers from the file, paying only for what a change adds (``Changes``: 
 """
 
 from lyra_lab._moved import moved_names
-from lyra_lab.experiments.cells import (AnswerPlan, Cell, CellKind, CellNeeds, CellPlan, cell_plan, executor_of,
-                                        plan_cells)
+from lyra_lab.experiments.cells import (AnswerSetup, Cell, CellKind, CellNeeds, CellSetup, cell_setup, executor_of,
+                                        grid_cells)
 from lyra_lab.experiments._inspect import HitView, PipelineView, ProbeView, inspect_probe
 from lyra_lab.experiments._probe_ids import ProbeListing, resolve_probe_id, run_probes
 from lyra_lab.experiments.grid import (CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, Injected, QASpec,
@@ -31,16 +31,16 @@ __all__ = [
     "CACHE_MODES",
     "EXECUTORS",
     "TABLES",
-    "AnswerPlan",
+    "AnswerSetup",
     "BackendForecast",
     "Cell",
+    "CellExecutor",
+    "CellForecast",
+    "CellJob",
     "CellKind",
     "CellNeeds",
-    "CellForecast",
-    "CellExecutor",
-    "CellJob",
     "CellOutcome",
-    "CellPlan",
+    "CellSetup",
     "Changes",
     "CorpusSpec",
     "Destination",
@@ -62,17 +62,17 @@ __all__ = [
     "Selection",
     "Span",
     "Work",
-    "cell_plan",
+    "cell_setup",
     "decide",
     "destinations",
     "distinct_labels",
     "executor_of",
     "forecast_text",
+    "grid_cells",
     "inspect_probe",
     "load_corpus",
     "pipeline_labels",
     "plan",
-    "plan_cells",
     "raw_turn_pipeline",
     "recall_eval_spec",
     "recall_result",

@@ -1,9 +1,9 @@
 """``run_experiment``: every cell of the grid, resumable, into a run folder.
 
 The path of every number: the experiment file is validated into an ``ExperimentSpec``; the
-corpus is loaded and cut (``select``); the spec is expanded into cells (``plan_cells``: one
+corpus is loaded and cut (``select``); the spec is expanded into cells (``grid_cells``: one
 per memory pipeline × backend × embedder × seed × conversation, each id a hash of what its
-rows depend on) and resolved once into the ``CellPlan`` every cell runs with; an executor
+rows depend on) and resolved once into the ``CellSetup`` every cell runs with; an executor
 (``executors``: serial, threads, worker processes or Ray tasks, ``[run] executor``) runs the
 cells not finished yet and hands each back as it finishes; this process alone writes the run
 folder: each finished cell's rows land atomically in ``rows/<cell_id>.jsonl`` and the log is
@@ -35,7 +35,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.experiments.cells import Cell, CellPlan, alias_rows, alias_sources, cell_plan, executor_of, plan_cells
+from lyra_lab.experiments.cells import Cell, CellSetup, alias_rows, alias_sources, cell_setup, executor_of, grid_cells
 from lyra_lab.experiments.executors import (CellCount, CellExecutor, CellJob, CellOutcome, Heartbeat, RunContext,
                                             SerialCells, ThreadCells)
 from lyra_lab.experiments.forecast import Work, decide
@@ -121,7 +121,7 @@ class _CellCounts(NamedTuple):
 
 
 class _Run:
-    """One attempt at a run folder: plan, resume, execute, write (the steps of ``run_experiment``)."""
+    """One attempt at a run folder: its cells, resume, execute, write (the steps of ``run_experiment``)."""
 
     def __init__(self, spec: ExperimentSpec, folder: RunFolder, options: RunOptions, injected: Injected):
         self.spec, self.folder, self.options, self.injected = spec, folder, options, injected
@@ -136,13 +136,13 @@ class _Run:
         selection = select(corpus, spec.corpus)
         sha = corpus.sha256 or file_sha256(spec.corpus.path)
         folder.write_spec({**spec.to_dict(), "corpus_sha256": sha})
-        cells = plan_cells(spec, selection.corpus, sha)
+        cells = grid_cells(spec, selection.corpus, sha)
         work = decide(cells, alias_sources(spec.aliases, cells), folder, keep_degraded=self.options.keep_degraded,
                       retry_failed=self.options.retry_failed)
         todo, finished = list(work.todo), work.kept
         aliases = _Aliases(work.sources, {source: list(a) for source, a in work.waiting.items()})
         sources, waiting = aliases.sources, aliases.waiting
-        job = CellJob(cell_plan(spec, selection.corpus.name, self.options.progress), selection.corpus,
+        job = CellJob(cell_setup(spec, selection.corpus.name, self.options.progress), selection.corpus,
                       tuple(dict.fromkeys(p.tokenizer for p in spec.pipelines)))
         # worker processes start first: before the run opens its log, builds anything or starts a thread
         with self._executor(job, todo) as executor, RunLog(folder.log_path) as log, \
@@ -156,7 +156,7 @@ class _Run:
                 self._check_backends(todo, res)
             for source_id in [s for s in waiting if s in finished]:  # sources finished by an earlier run
                 self._copy_aliases(log, folder.read_rows(source_id), sources, waiting.pop(source_id))
-            _share_resources(job.plan, todo, res)
+            _share_resources(job.setup, todo, res)
             self.cells = len(cells)
             self._execute(executor, todo, run, attempt, aliases)
             log.event("run_done", run=spec.name, failed=len(self.failed), backends={**res.describe(), **run.started},
@@ -284,7 +284,7 @@ def _log_resumed(log: RunLog, cell: Cell, work: Work) -> None:
         log.event("cell_resumed", cell_id=cid, pipeline=cell.label, rerun=work.why[cid], **extra)
 
 
-def _share_resources(plan: CellPlan, todo: list[Cell], res: Resources) -> None:
+def _share_resources(setup: CellSetup, todo: list[Cell], res: Resources) -> None:
     """Make every backend and embedder proxy now, on this thread (building nothing), so all cells share them.
 
     ``Resources`` makes one proxy per spec on first request; asking from one thread before any cell starts
@@ -294,10 +294,10 @@ def _share_resources(plan: CellPlan, todo: list[Cell], res: Resources) -> None:
     for cell in todo:
         res.backend(cell.backend)
         res.embedder(cell.embedder)
-    if not todo or plan.answering is None:
+    if not todo or setup.answering is None:
         return
-    answerer = [plan.answering.backend] if plan.answering.backend else []
-    for backend in (*answerer, *(j.backend for j in plan.judges)):
+    answerer = [setup.answering.backend] if setup.answering.backend else []
+    for backend in (*answerer, *(j.backend for j in setup.judges)):
         res.backend(backend)
 
 

@@ -134,11 +134,11 @@ def test_a_killed_worker_fails_its_cell_and_the_others_finish(write_toml, regist
 
 
 def test_spawned_workers_need_injected_objects_they_can_unpickle(write_toml, registries, tmp_path):
-    from lyra_lab.experiments import CellJob, cell_plan
+    from lyra_lab.experiments import CellJob, cell_setup
     from lyra_lab.experiments.executors._processes import CellProcesses
 
     spec = _processes_spec(write_toml, registries)
-    job = CellJob(cell_plan(spec, "tiny"), None)  # type: ignore[arg-type]
+    job = CellJob(cell_setup(spec, "tiny"), None)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"backends\['fake'\]: a FakeLLM cannot be sent to worker processes"):
         CellProcesses(job, 2, tmp_path, Injected(backends={"fake": FakeLLM()}), method="spawn")
 

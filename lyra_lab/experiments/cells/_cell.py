@@ -33,7 +33,7 @@ __all__ = ["PHASE_METRICS", "Cell", "CellKind", "CellNeeds", "add_conversation_r
 
 if TYPE_CHECKING:
     from lyra_lab.corpus import Corpus
-    from lyra_lab.experiments.cells._setup import CellPlan
+    from lyra_lab.experiments.cells._setup import CellSetup
     from lyra_lab.experiments.grid import Resources
     from lyra_lab.replay import EventLog
 
@@ -66,11 +66,11 @@ class CellKind(Protocol):
     dry run and a failed cell's rows must each ask of any cell, and each kind answers them together.
     """
 
-    def needs(self, cell: Cell, plan: CellPlan) -> CellNeeds:
+    def needs(self, cell: Cell, setup: CellSetup) -> CellNeeds:
         """The backends and embedders it uses, the services and processes its text reaches."""
         ...
 
-    def run(self, plan: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
+    def run(self, setup: CellSetup, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
         """The cell's rows (it may raise ``BackendError`` or ``MemorySystemError``)."""
         ...
 
@@ -78,7 +78,7 @@ class CellKind(Protocol):
         """The cell the plan's dry run may execute in its place: one that sends nothing out of this process."""
         ...
 
-    def columns(self, plan: CellPlan, cell: Cell) -> list[dict[str, object]]:
+    def columns(self, setup: CellSetup, cell: Cell) -> list[dict[str, object]]:
         """The identifying columns of each of its groups of conversation rows (one per recaller, or one)."""
         ...
 

@@ -1,4 +1,4 @@
-"""A grid's cells and what they run with: ``plan_cells`` (every cell of a spec), ``cell_plan`` (their ``CellPlan``).
+"""A grid's cells and what they run with: ``grid_cells`` (every cell of a spec), ``cell_setup`` (their ``CellSetup``).
 
 The grid's points (backend × embedder × seed × conversation, ``grid_points``) each hold a cell per
 memory pipeline and, after them, per memory system (``[grid] systems``, ``system_cells``); each
@@ -13,7 +13,7 @@ from lyra_lab.backends import BackendSpec, EmbedderSpec
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments.cells._cell import Cell, cell_id
 from lyra_lab.experiments.cells._kinds import PIPELINE_CELLS, SYSTEM_CELLS
-from lyra_lab.experiments.cells._setup import AnswerPlan, CellPlan
+from lyra_lab.experiments.cells._setup import AnswerSetup, CellSetup
 from lyra_lab.experiments.grid import ExperimentSpec, pipeline_labels, system_labels, vars_of
 from lyra_lab.measures import Scoring
 from lyra_lab.replay import strategy_spec
@@ -59,7 +59,7 @@ def system_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> li
             for pipeline in spec.systems for point in grid_points(spec, corpus, corpus_sha256)]
 
 
-def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list[Cell]:
+def grid_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list[Cell]:
     """Every cell: memory pipeline × backend × embedder × seed × conversation (in that nesting).
 
     Then the memory systems' cells (``[grid] systems``) in the same nesting.
@@ -77,13 +77,13 @@ def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list
     return cells + system_cells(spec, corpus, corpus_sha256)
 
 
-def cell_plan(spec: ExperimentSpec, corpus: str, progress: bool = False) -> CellPlan:
-    """The ``CellPlan`` of ``spec``: what every cell of its run is replayed, scored and answered with."""
+def cell_setup(spec: ExperimentSpec, corpus: str, progress: bool = False) -> CellSetup:
+    """The ``CellSetup`` of ``spec``: what every cell of its run is replayed, scored and answered with."""
     qa = spec.qa
-    answering = AnswerPlan(backend=qa.backend or None, prompt=qa.prompt, max_probes=qa.max_probes,
+    answering = AnswerSetup(backend=qa.backend or None, prompt=qa.prompt, max_probes=qa.max_probes,
                            max_tokens=qa.max_tokens, scorer=qa.scorer) if qa.enabled else None
     scoring = Scoring(ks=spec.ks, budgets=spec.context_budgets, adversarial_retrieval=spec.score_adversarial_retrieval)
-    return CellPlan(run=spec.name, corpus=corpus, recallers=spec.recallers, scoring=scoring, answering=answering,
+    return CellSetup(run=spec.name, corpus=corpus, recallers=spec.recallers, scoring=scoring, answering=answering,
                     judges=qa.judges if qa.enabled else (), workers=spec.workers, cache=spec.cache,
                     progress=progress and executor_of(spec) == "serial")
 

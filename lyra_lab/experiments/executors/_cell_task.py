@@ -57,7 +57,7 @@ def run_cell_task(job: CellJob, cell: Cell, res: Resources, *, node: str = "", l
         before = {stats.embedder: stats for stats in res.embedding_stats()}
         with RunLog(path, durable=False) as log:  # the run log's own lines, appended by the driver as they are
             try:
-                rows = run_cell(job.plan, cell, job.corpus, res, log)
+                rows = run_cell(job.setup, cell, job.corpus, res, log)
             except CELL_FAILURES as exc:
                 error = str(exc)
             except ConfigError as exc:

@@ -80,7 +80,7 @@ class CellProcesses:
     """A pool of worker processes for one run's cells; a context manager (the workers are gone on exit).
 
     Args:
-        job: the run's plan and corpus, as every cell gets them.
+        job: the run's cell setup and corpus, as every cell gets them.
         workers: processes to start (the runner passes ``min(cells_at_once(max_cells), cells to run)``).
         cache_dir: the run's cache folder (the workers' caches and machine-wide locks).
         injected: objects given to ``run_experiment``, inherited (fork) or pickled (spawn).
@@ -287,7 +287,7 @@ def _death(worker: _Worker) -> str:
 def _serve(conn: Connection, job: CellJob, cache_dir: str, injected: Injected, log_dir: str) -> None:
     """A worker: run each cell the driver sends until it sends None (or goes away)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the driver stops us
-    res = WorkerResources(job.plan.cache, Path(cache_dir), injected)
+    res = WorkerResources(job.setup.cache, Path(cache_dir), injected)
     try:
         while True:
             try:

@@ -42,7 +42,7 @@ import numpy as np
 from lyra_lab.backends import (Backend, BackendSpec, Capabilities, Completion, EmbedderSpec, GgufCounts,
                                HashingEmbedder, Message, Price, Usage, gguf_counts, token_counter)
 from lyra_lab.corpus import Corpus
-from lyra_lab.experiments.cells import Cell, CellPlan, run_cell
+from lyra_lab.experiments.cells import Cell, CellSetup, run_cell
 from lyra_lab.experiments.grid import Injected, Resources, spec_label
 
 Reply = Literal["low", "high"]
@@ -252,12 +252,12 @@ class DryRunModels(NamedTuple):
     injected: Injected
 
 
-def dry_run(plan_: CellPlan, cells: Sequence[Cell], corpus: Corpus, models_: DryRunModels,
+def dry_run(setup: CellSetup, cells: Sequence[Cell], corpus: Corpus, models_: DryRunModels,
             reply: Reply = "low") -> DryRun:
     """Run ``cells`` with stand-in models (see the module docstring) and count their model work.
 
     Args:
-        plan_: the cell plan of the run (without progress bars).
+        setup: the cells' setup of the run (without progress bars).
         cells: the cells to run.
         corpus: the selected corpus.
         models_: the backends' facts, the embedder specs and the injected objects (``DryRunModels``).
@@ -274,7 +274,7 @@ def dry_run(plan_: CellPlan, cells: Sequence[Cell], corpus: Corpus, models_: Dry
             models[label] = _in_process(facts, injected) if facts.in_process else StandIn(facts, reply, tallies[label], f"c{number}")
         cell_start = time.perf_counter()
         with Resources("off", Path("."), Injected(backends=models, embedders=recorders)) as res:
-            run_cell(plan_, cell.kind.dry(cell, reply), corpus, res, _NullLog())  # what the kind lets a dry run run
+            run_cell(setup, cell.kind.dry(cell, reply), corpus, res, _NullLog())  # what the kind lets a dry run run
         for label, model in models.items():
             if not isinstance(model, StandIn):
                 tallies[label] = _usage_of(model)

@@ -87,7 +87,7 @@ def decide(cells: Sequence[Cell], sources: Mapping[str, Cell], folder: RunFolder
     """The ``Work`` of a run of ``cells`` into ``folder`` (None, or a folder without rows: a fresh run).
 
     Args:
-        cells: the grid's cells (``plan_cells``).
+        cells: the grid's cells (``grid_cells``).
         sources: alias cell id → its source cell (``alias_sources``).
         folder: the run folder resumed.
         keep_degraded: keep degraded cells as they are (``lyra-lab run --keep-degraded``).
