@@ -9,7 +9,7 @@
 * **Aliases**: pipelines whose resolved specs differ only in parameters the
   code provably never reads build the same memory.  Only the first of each
   group is run; the runner writes each alias's rows by copying its source
-  cell's rows with the alias's identifiers (``alias_rows``), so every table
+  cell's rows with the alias's identifiers (``cells.alias_rows``), so every table
   still lists every pipeline (the grid stays the product its file describes).
   They are recorded in ``spec.json`` under ``aliases`` and noted in the
   report, so identical rows are not read as a finding.  Provably unused:
