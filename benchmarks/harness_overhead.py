@@ -225,7 +225,9 @@ def _timed(totals: dict[str, float], phase: str, owner: object, attr: str) -> No
 
 def instrument(totals: dict[str, float]) -> None:
     """Time the phases by wrapping the functions that do them (in this process)."""
-    from lyra_lab.experiments import _cell_run, _executors, _runner
+    from lyra_lab.experiments import _runner
+    from lyra_lab.experiments.cells import _run as _cell_run
+    from lyra_lab.experiments.executors import _in_process as _executors
     from lyra_lab.replay import _ask
     from lyra_lab.runs import _folder, _log
 

@@ -35,7 +35,7 @@ from lyra_lab.experiments import RunOptions, run_experiment
 
 def start_ray(cpus: int) -> float:
     """Start a local Ray as the runner would (127.0.0.1, no dashboard); return the seconds it took."""
-    from lyra_lab.experiments._ray import connect  # the runner's own start-up, so the figure is its
+    from lyra_lab.experiments.executors._ray import connect  # the runner's own start-up, so the figure is its
 
     started = time.perf_counter()
     connect(None, cpus)

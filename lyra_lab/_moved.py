@@ -4,7 +4,8 @@ A notebook or script written against an earlier lyra-lab keeps working after an
 upgrade and says where each name went: ``from lyra_lab.experiments import
 load_results`` warns "lyra_lab.experiments.load_results moved to
 lyra_lab.runs.load_results" and returns that very function.  A package lists
-its moved names in ``MOVED`` (its old home's module name → name → new home) and
+its moved names in ``MOVED`` (its old home's module name → name → new home, or
+``"new home:new name"`` for a name that was renamed) and
 gets them with one line, ``__getattr__ = moved_names(__name__)``: Python calls a
 module's ``__getattr__`` only for names the module itself lacks, so nothing
 current is slowed or shadowed.  Names that were removed, not moved, raise the
@@ -54,11 +55,16 @@ _EVALUATE: dict[str, str] = {
     "probe_record": "lyra_lab.probes",
 }
 
-#: old home → name → new home
+#: ``lyra_lab.experiments``' names that said "plan" for what is not ``lyra-lab plan``'s forecast (2026-11-28):
+#: renamed in place, ``"home:new name"``
+_PLAN_RENAMED: dict[str, str] = {old: f"{_EXPERIMENTS}:{new}" for old, new in (
+    ("CellPlan", "CellSetup"), ("AnswerPlan", "AnswerSetup"), ("cell_plan", "cell_setup"), ("plan_cells", "grid_cells"))}
+
+#: old home → name → new home (``"home:new name"`` when the name changed too)
 MOVED: dict[str, dict[str, str]] = {
     "lyra_lab.evaluate": _EVALUATE,
-    _EXPERIMENTS: dict.fromkeys(("RunFolder", "environment", "file_sha256", "load_results", "schema_version"),
-                                _RUNS),
+    _EXPERIMENTS: {**dict.fromkeys(("RunFolder", "environment", "file_sha256", "load_results", "schema_version"),
+                                   _RUNS), **_PLAN_RENAMED},
     "lyra_lab.replay": dict.fromkeys(("NullLog", "RunLog", "read_log"), _RUNS),
     _MATCHING: {"retention_scores": _MEASURES},
 }
@@ -81,6 +87,12 @@ GONE: dict[str, dict[str, str]] = {
 }
 
 
+def new_home(entry: str, name: str) -> tuple[str, str]:
+    """A ``MOVED`` entry as (new home, new name): ``"lyra_lab.runs"`` keeps the name, ``"home:new"`` renames it."""
+    home, _, new_name = entry.partition(":")
+    return home, new_name or name
+
+
 def moved_names(module: str) -> Callable[[str], Any]:
     """A module ``__getattr__`` handing out ``module``'s moved names with a ``DeprecationWarning``."""
     moved = MOVED.get(module, {})
@@ -88,10 +100,10 @@ def moved_names(module: str) -> Callable[[str], Any]:
 
     def __getattr__(name: str) -> Any:  # noqa: N807 - the module hook's own name
         if name in moved:
-            new = moved[name]
-            warnings.warn(f"{module}.{name} moved to {new}.{name}; import it from {new} "
+            new, new_name = new_home(moved[name], name)
+            warnings.warn(f"{module}.{name} moved to {new}.{new_name}; import it from {new} "
                           f"(the old name goes in the next release)", DeprecationWarning, stacklevel=2)
-            return getattr(importlib.import_module(new), name)
+            return getattr(importlib.import_module(new), new_name)
         if name in gone:
             # ImportError, not AttributeError: ``from m import name`` would turn the latter into its
             # generic "cannot import name", losing what to use instead

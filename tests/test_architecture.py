@@ -212,6 +212,30 @@ def test_measures_sit_below_the_runner_and_reporting_above_it():
         assert "lyra_lab.experiments" not in _reaches(edges, package), package
 
 
+#: the rooms of ``lyra_lab.experiments`` -> the rooms each may import (docs/architecture.md, "Inside experiments")
+EXPERIMENTS_ROOMS = {"grid": set(), "cells": {"grid"}, "executors": {"grid", "cells"}, "forecast": {"grid", "cells"}}
+
+
+def room_violations(edges: dict[str, set[str]], parent: str, rooms: dict[str, set[str]]) -> list[str]:
+    """Imports of a room of ``parent`` into ``parent`` itself or a room it may not import, as ``room -> package``."""
+    bad = []
+    for room, allowed in rooms.items():
+        for dst in sorted(edges.get(f"{parent}.{room}", ())):
+            inside = dst == parent or dst.startswith(parent + ".")
+            if inside and dst.removeprefix(parent + ".").split(".")[0] not in allowed:
+                bad.append(f"{parent}.{room} -> {dst}")
+    return bad
+
+
+def test_experiments_rooms_import_leftwards():
+    """grid <- cells <- executors, forecast <- the runner: no room imports a room to its right, nor the runner."""
+    names = module_names(ROOT)
+    assert {m.split(".")[2] for m in names if m.startswith("lyra_lab.experiments.") and m.count(".") >= 3} \
+        == set(EXPERIMENTS_ROOMS), "a room of experiments is missing from EXPERIMENTS_ROOMS (or gone)"
+    bad = room_violations(package_graph(ROOT), "lyra_lab.experiments", EXPERIMENTS_ROOMS)
+    assert not bad, "experiments' rooms import rightwards:\n" + "\n".join(bad)
+
+
 def test_package_graph_is_acyclic():
     cycle = find_cycle(package_graph(ROOT))
     assert cycle is None, "package import circle: " + " -> ".join(cycle or [])
@@ -310,6 +334,15 @@ def test_a_module_circle_inside_one_package_is_caught(tmp_path):
 def test_relative_imports_are_resolved(tmp_path):
     root = plant(tmp_path, {**CLEAN, "high/_own.py": "from ..low import _core\n"})
     assert face_violations(root) == [f"{Path('pkg/high/_own.py')}:1: pkg.high._own imports pkg.low._core"]
+
+
+def test_a_room_importing_rightwards_is_caught(tmp_path):
+    rooms = {"low": {"_floor"}, "high": {"low", "_floor"}}
+    assert room_violations(package_graph(plant(tmp_path, CLEAN)), "pkg", rooms) == []
+    root = plant(tmp_path, {**CLEAN, "low/_core.py": "thing = 1\ndef f():\n    from pkg.high import use\n"})
+    assert room_violations(package_graph(root), "pkg", rooms) == ["pkg.low -> pkg.high"]
+    root = plant(tmp_path, {**CLEAN, "high/_own.py": "from pkg import cli\nown = 2\n"})
+    assert room_violations(package_graph(root), "pkg", rooms) == ["pkg.high -> pkg.cli"]
 
 
 @pytest.mark.parametrize("edges, cycle", [

@@ -26,7 +26,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("_records.py", "__record_schema__"): "the marker @record sets: whether a nested field's type is a record type",
     ("commands/_errors.py", "command"): "an argparse Namespace names the subcommand only once one was parsed",
     ("commands/_errors.py", "log_path"): "an argparse Namespace holds log_path only once a command set it (a run folder exists)",
-    ("experiments/_ray.py", "ENABLE_RAY_CLUSTER"): "a Ray constant that some Ray versions lack, read to be restored",
+    ("experiments/executors/_ray.py", "ENABLE_RAY_CLUSTER"): "a Ray constant that some Ray versions lack, read to be restored",
     ("cli.py", "_parser"): "an argparse Namespace holds the subparser only once a subcommand was parsed",
     ("_machine.py", "sched_getaffinity"): "a platform feature (Linux only), not an object of ours",
     ("backends/_retry.py", "status_code"): "openai exceptions: only APIStatusError carries a status",

@@ -1,7 +1,7 @@
 """Experiments: a TOML grid of strategies run into a resumable run folder of tidy results.
 
-``ExperimentSpec`` (the experiment file, validated) → ``plan_cells`` (one ``Cell`` per pipeline ×
-backend × embedder × seed × conversation) and ``cell_plan`` (the ``CellPlan`` every cell runs with)
+``ExperimentSpec`` (the experiment file, validated) → ``grid_cells`` (one ``Cell`` per pipeline ×
+backend × embedder × seed × conversation) and ``cell_setup`` (the ``CellSetup`` every cell runs with)
 → an executor (serial, threads, worker processes, Ray) → rows written by ``run_experiment``.
 
 ``plan(spec)`` says beforehand what a run will embed, call, cost and take on this machine (a
@@ -11,41 +11,36 @@ its LLM answers from the file, paying only for what a change adds (``Changes``: 
 """
 
 from lyra_lab._moved import moved_names
-from lyra_lab.experiments._cells import Cell
+from lyra_lab.experiments.cells import (AnswerSetup, Cell, CellKind, CellNeeds, CellSetup, cell_setup, executor_of,
+                                        grid_cells)
 from lyra_lab.experiments._inspect import HitView, PipelineView, ProbeView, inspect_probe
 from lyra_lab.experiments._probe_ids import ProbeListing, resolve_probe_id, run_probes
-from lyra_lab.experiments._labels import distinct_labels, pipeline_labels
+from lyra_lab.experiments.grid import (CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, Injected, QASpec,
+                                       Selection, distinct_labels, load_corpus, pipeline_labels, select)
 from lyra_lab.experiments._recall_eval import recall_eval_spec, recall_result, run_recall_eval
 from lyra_lab.experiments._recall_result import ProbeRecall, RecallEvalResult, raw_turn_pipeline, skip_reason
-from lyra_lab.experiments._executors import CellExecutor, CellJob, CellOutcome
-from lyra_lab.experiments._plan import AnswerPlan, CellPlan
-from lyra_lab.experiments._forecast import (BackendForecast, CellForecast, EmbedderForecast, Forecast, Span, plan,
-                                            remote_endpoints)
-from lyra_lab.experiments._forecast_text import forecast_text
-from lyra_lab.experiments._cells import CellKind, CellNeeds
-from lyra_lab.experiments._reach import Destination, destinations
-from lyra_lab.experiments._work import Resume, Work, decide
-from lyra_lab.experiments._resources import Injected
+from lyra_lab.experiments.executors import CellExecutor, CellJob, CellOutcome
+from lyra_lab.experiments.forecast import (BackendForecast, CellForecast, Destination, EmbedderForecast, Forecast,
+                                           Resume, Span, Work, decide, destinations, forecast_text, plan,
+                                           remote_endpoints)
 from lyra_lab.experiments._rescore import Changes, RescorePlan, RescoreResult, rescore, rescore_plan
-from lyra_lab.experiments._runner import RunOptions, cell_plan, executor_of, plan_cells
+from lyra_lab.experiments._runner import RunOptions
 from lyra_lab.experiments._legacy_run import run_experiment
-from lyra_lab.experiments._select import Selection, load_corpus, select
-from lyra_lab.experiments._spec import CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, QASpec
 
 __all__ = [
     "CACHE_MODES",
     "EXECUTORS",
     "TABLES",
-    "AnswerPlan",
+    "AnswerSetup",
     "BackendForecast",
     "Cell",
+    "CellExecutor",
+    "CellForecast",
+    "CellJob",
     "CellKind",
     "CellNeeds",
-    "CellForecast",
-    "CellExecutor",
-    "CellJob",
     "CellOutcome",
-    "CellPlan",
+    "CellSetup",
     "Changes",
     "CorpusSpec",
     "Destination",
@@ -67,17 +62,17 @@ __all__ = [
     "Selection",
     "Span",
     "Work",
-    "cell_plan",
+    "cell_setup",
     "decide",
     "destinations",
     "distinct_labels",
     "executor_of",
     "forecast_text",
+    "grid_cells",
     "inspect_probe",
     "load_corpus",
     "pipeline_labels",
     "plan",
-    "plan_cells",
     "raw_turn_pipeline",
     "recall_eval_spec",
     "recall_result",

@@ -16,10 +16,9 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from lyra_lab.experiments._resources import Injected
+from lyra_lab.experiments.grid import ExperimentSpec, Injected
 from lyra_lab.experiments._runner import RunOptions
 from lyra_lab.experiments._runner import run_experiment as _run_experiment
-from lyra_lab.experiments._spec import ExperimentSpec
 
 _OPTIONS = ("resume", "progress", "ray_address")  # the old keywords that are RunOptions fields now
 _INJECTED = ("backends", "embedders")  # ... and Injected fields

@@ -28,9 +28,7 @@ from typing import TYPE_CHECKING, Any, Mapping, TypedDict, Unpack
 import pandas as pd
 
 from lyra_lab._params import strategy_name
-from lyra_lab.experiments._cells import spec_label
-from lyra_lab.experiments._resources import Injected
-from lyra_lab.experiments._spec import CorpusSpec, ExperimentSpec, _corpus
+from lyra_lab.experiments.grid import CorpusSpec, ExperimentSpec, Injected, corpus_spec, spec_label
 
 if TYPE_CHECKING:
     from lyra_lab.backends import Embedder, EmbedderSpec
@@ -139,7 +137,7 @@ def recall_result(run_dir: str | os.PathLike[str], df: pd.DataFrame | None = Non
     from lyra_lab.runs import DETAIL_EVENT
     from lyra_lab.experiments._recall_result import RecallEvalResult, probe_recall, skip_reason
     from lyra_lab.runs import load_results
-    from lyra_lab.experiments._select import load_corpus, select
+    from lyra_lab.experiments.grid import load_corpus, select
     from lyra_lab.runs import read_log
 
     run_dir = Path(run_dir)
@@ -148,11 +146,11 @@ def recall_result(run_dir: str | os.PathLike[str], df: pd.DataFrame | None = Non
     k = int(stored["ks"][0])
     if include_adversarial is None:
         include_adversarial = bool(stored.get("score_adversarial_retrieval", False))
-    corpus_spec = _corpus(stored["corpus"], run_dir)  # spec.json holds absolute paths
-    corpus = load_corpus(corpus_spec) if loaded is None else loaded
-    asked = select(corpus, corpus_spec).corpus  # what the runner asked, as it selected it
-    every = select(corpus, dataclasses.replace(corpus_spec, categories=None, max_probes=None)).corpus
-    skipped = Counter("category" for p in every.probes if skip_reason(p, corpus_spec.categories, True) == "category")
+    stored_corpus = corpus_spec(stored["corpus"], run_dir)  # spec.json holds absolute paths
+    corpus = load_corpus(stored_corpus) if loaded is None else loaded
+    asked = select(corpus, stored_corpus).corpus  # what the runner asked, as it selected it
+    every = select(corpus, dataclasses.replace(stored_corpus, categories=None, max_probes=None)).corpus
+    skipped = Counter("category" for p in every.probes if skip_reason(p, stored_corpus.categories, True) == "category")
     skipped.update(reason for p in asked.probes if (reason := skip_reason(p, None, include_adversarial)) is not None)
 
     per = df[df["probe_id"] != ""]

@@ -28,11 +28,9 @@ from typing import Any, Mapping
 import pandas as pd
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.experiments._forecast import conversation_controls
-from lyra_lab.experiments._resources import Injected
+from lyra_lab.experiments.forecast import conversation_controls
+from lyra_lab.experiments.grid import ExperimentSpec, Injected, load_corpus, select
 from lyra_lab.experiments._runner import RunOptions, run_experiment
-from lyra_lab.experiments._select import load_corpus, select
-from lyra_lab.experiments._spec import ExperimentSpec
 from lyra_lab.runs import Exported, copy_inputs, load_results, read_export, read_log, restore, rows_folder
 
 _NOT_COMPARED = ("attempt",)  # which attempt of which folder wrote a row: never the same

@@ -1,10 +1,10 @@
 """``run_experiment``: every cell of the grid, resumable, into a run folder.
 
 The path of every number: the experiment file is validated into an ``ExperimentSpec``; the
-corpus is loaded and cut (``select``); the spec is expanded into cells (``plan_cells``: one
+corpus is loaded and cut (``select``); the spec is expanded into cells (``grid_cells``: one
 per memory pipeline × backend × embedder × seed × conversation, each id a hash of what its
-rows depend on) and resolved once into the ``CellPlan`` every cell runs with; an executor
-(``_executors``: serial, threads, worker processes or Ray tasks, ``[run] executor``) runs the
+rows depend on) and resolved once into the ``CellSetup`` every cell runs with; an executor
+(``executors``: serial, threads, worker processes or Ray tasks, ``[run] executor``) runs the
 cells not finished yet and hands each back as it finishes; this process alone writes the run
 folder: each finished cell's rows land atomically in ``rows/<cell_id>.jsonl`` and the log is
 fsynced, so killing the process at any moment loses no finished cell and duplicates none.
@@ -16,9 +16,9 @@ call that succeeded, so a resume pays only the calls that failed (and those whos
 a fallback); its ``cell_resumed`` event says ``rerun: "degraded"``.  ``RunOptions(keep_degraded=True)``
 (``lyra-lab run --keep-degraded``) keeps such cells as they are.  A cell whose backend fails for good (``BackendError``), or whose
 memory system fails (``MemorySystemError``), is logged as ``cell_failed`` and skipped; the run goes on, and the next run retries it
--- unless the failure would happen again (a bad request, a system that cannot start: ``_failures``): then the cell's rows say
+-- unless the failure would happen again (a bad request, a system that cannot start: ``cells._failures``): then the cell's rows say
 ``failed.<stage>.<reason>``, and a resume keeps them unless ``RunOptions(retry_failed=True)`` (``lyra-lab run --retry-failed``).
-Which cells run is decided once, by ``_work.decide``, which ``plan`` shares.  A
+Which cells run is decided once, by ``forecast.decide``, which ``plan`` shares.  A
 pipeline that builds the same memory as an earlier one (``spec.aliases``) is not run: each
 of its cells gets its source cell's rows, copied with its own identifiers, as soon as the
 source finishes (an ``alias`` event in the log).
@@ -35,22 +35,12 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.corpus import Corpus
-from lyra_lab.experiments._cell_kinds import PIPELINE_CELLS
-from lyra_lab.experiments._cells import Cell, cell_id
-from lyra_lab.experiments._combos import alias_rows, alias_sources
-from lyra_lab.experiments._work import Work, decide
-from lyra_lab.experiments._executors import CellExecutor, CellJob, CellOutcome, RunContext, SerialCells, ThreadCells
-from lyra_lab.experiments._heartbeat import CellCount, Heartbeat
-from lyra_lab.experiments._labels import pipeline_labels
-from lyra_lab.experiments._plan import AnswerPlan, CellPlan
-from lyra_lab.experiments._resources import Injected, Resources, spec_key
-from lyra_lab.experiments._select import Selection, load_corpus, select
-from lyra_lab.experiments._spec import ExperimentSpec
-from lyra_lab.experiments._system_plan import grid_points, system_cells
-from lyra_lab.measures import Scoring
+from lyra_lab.experiments.cells import Cell, CellSetup, alias_rows, alias_sources, cell_setup, executor_of, grid_cells
+from lyra_lab.experiments.executors import (CellCount, CellExecutor, CellJob, CellOutcome, Heartbeat, RunContext,
+                                            SerialCells, ThreadCells)
+from lyra_lab.experiments.forecast import Work, decide
+from lyra_lab.experiments.grid import ExperimentSpec, Injected, Resources, Selection, load_corpus, select, spec_key
 from lyra_lab.recall import Recaller
-from lyra_lab.replay import strategy_spec
 from lyra_lab.runs import CellRows, RunFolder, RunLog, file_sha256, load_results, read_log
 
 
@@ -77,40 +67,6 @@ class RunOptions:
     retry_failed: bool = False
     forecast: Mapping[str, Any] | None = None
     status_line: bool = False
-
-
-def plan_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list[Cell]:
-    """Every cell: memory pipeline × backend × embedder × seed × conversation (in that nesting).
-
-    Then the memory systems' cells (``[grid] systems``) in the same nesting.
-    """
-    labels = pipeline_labels(spec.pipelines)
-    recallers = [{"label": label, **strategy_spec(r)} for label, r in spec.recallers]
-    cells = []
-    for pipeline in spec.pipelines:
-        for point in grid_points(spec, corpus, corpus_sha256):
-            payload = {**point.payload, "pipeline": pipeline.to_dict(), "recallers": recallers}
-            if spec.score_adversarial_retrieval:  # only when set
-                payload["score_adversarial_retrieval"] = True
-            cells.append(Cell(cell_id(payload, point.conversation_id), pipeline, labels[pipeline], point.backend,
-                              point.embedder, point.seed, point.conversation_id, PIPELINE_CELLS))
-    return cells + system_cells(spec, corpus, corpus_sha256)
-
-
-def cell_plan(spec: ExperimentSpec, corpus: str, progress: bool = False) -> CellPlan:
-    """The ``CellPlan`` of ``spec``: what every cell of its run is replayed, scored and answered with."""
-    qa = spec.qa
-    answering = AnswerPlan(backend=qa.backend or None, prompt=qa.prompt, max_probes=qa.max_probes,
-                           max_tokens=qa.max_tokens, scorer=qa.scorer) if qa.enabled else None
-    scoring = Scoring(ks=spec.ks, budgets=spec.context_budgets, adversarial_retrieval=spec.score_adversarial_retrieval)
-    return CellPlan(run=spec.name, corpus=corpus, recallers=spec.recallers, scoring=scoring, answering=answering,
-                    judges=qa.judges if qa.enabled else (), workers=spec.workers, cache=spec.cache,
-                    progress=progress and executor_of(spec) == "serial")
-
-
-def executor_of(spec: ExperimentSpec) -> str:
-    """How the cells run: ``[run] executor``, else serial (``max_cells = 1``) or threads."""
-    return spec.executor or ("serial" if spec.max_cells == 1 else "threads")
 
 
 def run_experiment(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLike[str] | None = None,
@@ -165,7 +121,7 @@ class _CellCounts(NamedTuple):
 
 
 class _Run:
-    """One attempt at a run folder: plan, resume, execute, write (the steps of ``run_experiment``)."""
+    """One attempt at a run folder: its cells, resume, execute, write (the steps of ``run_experiment``)."""
 
     def __init__(self, spec: ExperimentSpec, folder: RunFolder, options: RunOptions, injected: Injected):
         self.spec, self.folder, self.options, self.injected = spec, folder, options, injected
@@ -180,13 +136,13 @@ class _Run:
         selection = select(corpus, spec.corpus)
         sha = corpus.sha256 or file_sha256(spec.corpus.path)
         folder.write_spec({**spec.to_dict(), "corpus_sha256": sha})
-        cells = plan_cells(spec, selection.corpus, sha)
+        cells = grid_cells(spec, selection.corpus, sha)
         work = decide(cells, alias_sources(spec.aliases, cells), folder, keep_degraded=self.options.keep_degraded,
                       retry_failed=self.options.retry_failed)
         todo, finished = list(work.todo), work.kept
         aliases = _Aliases(work.sources, {source: list(a) for source, a in work.waiting.items()})
         sources, waiting = aliases.sources, aliases.waiting
-        job = CellJob(cell_plan(spec, selection.corpus.name, self.options.progress), selection.corpus,
+        job = CellJob(cell_setup(spec, selection.corpus.name, self.options.progress), selection.corpus,
                       tuple(dict.fromkeys(p.tokenizer for p in spec.pipelines)))
         # worker processes start first: before the run opens its log, builds anything or starts a thread
         with self._executor(job, todo) as executor, RunLog(folder.log_path) as log, \
@@ -200,7 +156,7 @@ class _Run:
                 self._check_backends(todo, res)
             for source_id in [s for s in waiting if s in finished]:  # sources finished by an earlier run
                 self._copy_aliases(log, folder.read_rows(source_id), sources, waiting.pop(source_id))
-            _share_resources(job.plan, todo, res)
+            _share_resources(job.setup, todo, res)
             self.cells = len(cells)
             self._execute(executor, todo, run, attempt, aliases)
             log.event("run_done", run=spec.name, failed=len(self.failed), backends={**res.describe(), **run.started},
@@ -214,11 +170,11 @@ class _Run:
         kind, spec = executor_of(self.spec), self.spec
         cache_dir = self.folder.cache_dir.resolve()
         if kind == "processes" and todo:
-            from lyra_lab.experiments._processes import CellProcesses, cells_at_once
+            from lyra_lab.experiments.executors import CellProcesses, cells_at_once
 
             return CellProcesses(job, min(cells_at_once(spec.max_cells), len(todo)), cache_dir, self.injected)
         if kind == "ray":
-            from lyra_lab.experiments._ray import RayCells
+            from lyra_lab.experiments.executors import RayCells
 
             return RayCells(job, spec.max_cells, cache_dir, self.injected, self.options.ray_address)
         if kind == "threads" and len(todo) > 1:
@@ -328,7 +284,7 @@ def _log_resumed(log: RunLog, cell: Cell, work: Work) -> None:
         log.event("cell_resumed", cell_id=cid, pipeline=cell.label, rerun=work.why[cid], **extra)
 
 
-def _share_resources(plan: CellPlan, todo: list[Cell], res: Resources) -> None:
+def _share_resources(setup: CellSetup, todo: list[Cell], res: Resources) -> None:
     """Make every backend and embedder proxy now, on this thread (building nothing), so all cells share them.
 
     ``Resources`` makes one proxy per spec on first request; asking from one thread before any cell starts
@@ -338,16 +294,16 @@ def _share_resources(plan: CellPlan, todo: list[Cell], res: Resources) -> None:
     for cell in todo:
         res.backend(cell.backend)
         res.embedder(cell.embedder)
-    if not todo or plan.answering is None:
+    if not todo or setup.answering is None:
         return
-    answerer = [plan.answering.backend] if plan.answering.backend else []
-    for backend in (*answerer, *(j.backend for j in plan.judges)):
+    answerer = [setup.answering.backend] if setup.answering.backend else []
+    for backend in (*answerer, *(j.backend for j in setup.judges)):
         res.backend(backend)
 
 
 def _all_embeddings(res: Resources, run: RunContext) -> list[dict[str, Any]]:
     """Every embedder's cache hits and misses: this process's and the worker processes' (or Ray tasks')."""
-    from lyra_lab.experiments._cell_task import add_embeddings
+    from lyra_lab.experiments.executors import add_embeddings
 
     total: dict[str, dict[str, Any]] = {}
     add_embeddings(total, [stats.fields() for stats in res.embedding_stats()])

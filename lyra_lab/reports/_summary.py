@@ -48,7 +48,7 @@ FAIR_NOTE = (
 )
 FLATTERY_GAP = 0.2  # coverage recall this much above answer_in_context (absolute) for a summaries-only memory
 # Phase figures are as first paid (cache hits keep their original latency and cost);
-# ``paid_*`` and ``cached_calls`` say what this run paid (see experiments._cells.phase_metrics).
+# ``paid_*`` and ``cached_calls`` say what this run paid (see experiments.cells._cell.phase_metrics).
 MEAN_METRICS: tuple[str, ...] = (
     "context_tokens", "recall_latency_s",
     "summarize.cost_usd", "summarize.latency_s", "summarize.latency_p50_s", "summarize.latency_p95_s",

@@ -23,10 +23,10 @@ from lyra_lab.backends import (Backend, BackendConfig, BackendWrapper, CachedBac
                                OpenAIEmbedder, Price, ResponseCache, StaticEmbedder, check_backend_spec,
                                make_backend)
 from lyra_lab.backends._local_backend import LocalBackend
-from lyra_lab.experiments._cell_run import CellLog, RetryReporting
-from lyra_lab.experiments._dry_run import BackendFacts, CallTally, CountedBackend, RecordingEmbedder, StandIn
-from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
-from lyra_lab.experiments._resources import LazyBackend, LazyEmbedder, SeededBackend
+from lyra_lab.experiments.cells._run import CellLog, RetryReporting
+from lyra_lab.experiments.forecast._dry_run import BackendFacts, CallTally, CountedBackend, RecordingEmbedder, StandIn
+from lyra_lab.experiments.executors._machine_locks import MachineSlots, OneCallAcrossProcesses
+from lyra_lab.experiments.grid._resources import LazyBackend, LazyEmbedder, SeededBackend
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 
 
@@ -182,7 +182,7 @@ def test_an_object_without_the_protocol_is_refused_with_what_it_lacks():
         def complete(self, messages, **params):
             raise AssertionError("never called")
 
-    from lyra_lab.experiments._resources import Injected, Resources
+    from lyra_lab.experiments.grid._resources import Injected, Resources
 
     assert not isinstance(Bare(), Backend)
     with pytest.raises(TypeError, match=r"backends\['bare'\] is not a Backend: it needs name, model, capabilities"):

@@ -1,6 +1,6 @@
 """``gguf_counts``: the local model's tokens as its llama.cpp server counts them, without the server.
 
-The plan of a run on the ``local`` preset counts with it (``experiments._dry_run.StandIn``); the
+The plan of a run on the ``local`` preset counts with it (``experiments.forecast._dry_run.StandIn``); the
 slow test holds it to the real server's ``usage`` on requests of several shapes.
 """
 
@@ -42,8 +42,8 @@ def test_prompt_and_completion_tokens_equal_the_local_servers_usage(local_backen
 
 
 def test_the_plan_of_a_local_run_counts_with_the_model_vocabulary():
-    from lyra_lab.experiments._dry_run import BackendFacts, CallTally, StandIn, backend_facts
-    from lyra_lab.experiments._resources import Injected
+    from lyra_lab.experiments.forecast._dry_run import BackendFacts, CallTally, StandIn, backend_facts
+    from lyra_lab.experiments.grid._resources import Injected
 
     facts = backend_facts("local", Injected())
     assert isinstance(facts, BackendFacts) and facts.gguf

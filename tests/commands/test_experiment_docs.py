@@ -17,7 +17,7 @@ def test_committed_docs_match_the_code():
 
 def test_docs_cover_every_key_and_strategy():
     from lyra_lab.chunking import CHUNKERS
-    from lyra_lab.experiments._spec import TABLES
+    from lyra_lab.experiments.grid._spec import TABLES
     from lyra_lab.recall import RECALLERS
     from lyra_lab.replay import TRIGGERS
     from lyra_lab.rollup import ROLLUPS

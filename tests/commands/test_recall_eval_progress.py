@@ -17,7 +17,7 @@ import numpy as np
 import lyra_lab.backends
 from lyra_lab.backends import HashingEmbedder
 from lyra_lab.cli import main
-from lyra_lab.experiments import _heartbeat
+from lyra_lab.experiments.executors import _heartbeat
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "locomo_mini.json"  # 2 conversations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
-from lyra_lab.experiments._calibrate import Rates, calibration, machine_key, measure_embedder
+from lyra_lab.experiments.forecast._calibrate import Rates, calibration, machine_key, measure_embedder
 
 
 def test_rates_are_kept_per_machine_and_measured_again_when_stale_or_forced(tmp_path):
@@ -41,7 +41,7 @@ def test_an_embedder_calibration_fits_seconds_per_text_and_per_token():
 
 
 def test_a_forecast_scales_rates_by_how_much_busier_the_machine_is_now(monkeypatch):
-    from lyra_lab.experiments import _calibrate
+    from lyra_lab.experiments.forecast import _calibrate
 
     monkeypatch.setattr(_calibrate, "usable_cores", lambda: 2)
     rates = Rates("k", 0.0, 0.01, measured_at="2026-01-01T00:00:00+00:00", load=2.0)  # one task per core then

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 
 from lyra_lab.cli import main
-from lyra_lab.experiments import _heartbeat, _runner
+from lyra_lab.experiments import _runner
+from lyra_lab.experiments.executors import _heartbeat
 from tests.experiments.test_cli_run import EXPERIMENT
 
 

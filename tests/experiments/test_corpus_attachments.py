@@ -11,7 +11,7 @@ import pytest
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
-from lyra_lab.experiments._select import load_corpus
+from lyra_lab.experiments.grid._select import load_corpus
 
 CLAUDE = Path(__file__).parents[1] / "fixtures" / "corpus" / "claude" / "conversations.json"
 GRID = """

@@ -9,7 +9,7 @@ import numpy as np
 
 from lyra_lab.backends import HashingEmbedder
 from lyra_lab.experiments import ExperimentSpec, Injected, RunOptions, run_experiment
-from lyra_lab.experiments import _heartbeat
+from lyra_lab.experiments.executors import _heartbeat
 
 GRID = """
 name = "beating"

@@ -13,7 +13,7 @@ import lyra_lab.backends
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import _local_server
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.experiments._resources import Injected, LazyBackend, Resources, SeededBackend
+from lyra_lab.experiments.grid._resources import Injected, LazyBackend, Resources, SeededBackend
 from lyra_lab.runs import read_log
 
 LLM_FREE = """

@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from lyra_lab.cli import main
-from lyra_lab.experiments import ExperimentSpec, destinations, plan, cell_plan, plan_cells, remote_endpoints
+from lyra_lab.experiments import ExperimentSpec, destinations, plan, cell_setup, grid_cells, remote_endpoints
 from lyra_lab.experiments import load_corpus
-from lyra_lab.experiments._forecast import conversation_controls
+from lyra_lab.experiments.forecast import conversation_controls
 from lyra_lab.runs import load_results, read_log
 from tests.experiments.memory_service import CountingService, free_port, non_loopback_address
 from tests.systems.conftest import SYNTHETIC
@@ -140,8 +140,8 @@ def test_consent_names_every_place_text_can_reach(monkeypatch):
                                                      "summarizer": {"name": "single_pass"}}}]),
         "run": {"backends": ["fake"], "embedders": [remote_embedder], "cache": "off"}})
     corpus = load_corpus(spec.corpus)
-    cells = plan_cells(spec, corpus, "sha")
-    reach = {(d.role, d.label): d for d in destinations(cells, cell_plan(spec, corpus.name))}
+    cells = grid_cells(spec, corpus, "sha")
+    reach = {(d.role, d.label): d for d in destinations(cells, cell_setup(spec, corpus.name))}
     assert not reach[("embedder", "openai/e5")].local  # the pipelines' and mem0's embedder
     assert reach[("service", "http://10.255.255.1:5000")].where == "http://10.255.255.1:5000"
     assert reach[("process", "npx -y @modelcontextprotocol/server-memory")].local  # named as the process

@@ -134,18 +134,18 @@ def test_a_killed_worker_fails_its_cell_and_the_others_finish(write_toml, regist
 
 
 def test_spawned_workers_need_injected_objects_they_can_unpickle(write_toml, registries, tmp_path):
-    from lyra_lab.experiments import CellJob, cell_plan
-    from lyra_lab.experiments._processes import CellProcesses
+    from lyra_lab.experiments import CellJob, cell_setup
+    from lyra_lab.experiments.executors._processes import CellProcesses
 
     spec = _processes_spec(write_toml, registries)
-    job = CellJob(cell_plan(spec, "tiny"), None)  # type: ignore[arg-type]
+    job = CellJob(cell_setup(spec, "tiny"), None)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"backends\['fake'\]: a FakeLLM cannot be sent to worker processes"):
         CellProcesses(job, 2, tmp_path, Injected(backends={"fake": FakeLLM()}), method="spawn")
 
 
 @pytest.mark.slow
 def test_spawned_workers_give_the_serial_rows(write_toml, registries, tmp_path, monkeypatch):
-    from lyra_lab.experiments import _processes
+    from lyra_lab.experiments.executors import _processes
 
     monkeypatch.setattr(_processes, "start_method", lambda: "spawn")  # as on macOS and Windows
     serial = run_experiment(ExperimentSpec.from_toml(write_toml(name="serial.toml"), registries), tmp_path / "serial", None, Injected(backends={"fake": FailsOnConversation()}))
@@ -157,7 +157,7 @@ def test_spawned_workers_give_the_serial_rows(write_toml, registries, tmp_path, 
 
 
 def test_the_workers_default_to_the_cpus_and_never_outnumber_the_cells(write_toml, registries, tmp_path):
-    from lyra_lab.experiments._processes import cells_at_once
+    from lyra_lab.experiments.executors._processes import cells_at_once
 
     assert cells_at_once(3) == 3
     assert cells_at_once(1) == len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -217,7 +217,7 @@ def test_ctrl_c_stops_the_workers_with_their_cells_in_flight(write_toml, tmp_pat
 def test_the_largest_cells_go_out_first(write_toml, registries, tmp_path, monkeypatch):
     """Longest processing time first: with one worker the cells start largest (turns × probes) first."""
     from lyra_lab.corpus import Corpus
-    from lyra_lab.experiments import _processes
+    from lyra_lab.experiments.executors import _processes
     from tests.experiments.conftest import tiny_corpus
     from tests.experiments.test_lazy_resources import LLM_FREE
 

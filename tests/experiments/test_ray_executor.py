@@ -62,7 +62,7 @@ def test_a_grid_on_ray_gives_the_serial_rows_and_stops_the_ray_it_started(write_
 @pytest.fixture(scope="module")
 def local_ray():
     """One local Ray for the tests below (the runner uses an initialized Ray and leaves it running)."""
-    from lyra_lab.experiments._ray import connect
+    from lyra_lab.experiments.executors._ray import connect
 
     ray, owned = connect(None, 2)
     yield ray
@@ -118,7 +118,7 @@ def test_executor_must_be_one_of_four(write_toml, registries, value):
 
 
 def test_without_executor_max_cells_chooses_and_spec_json_is_unchanged(write_toml, registries, tmp_path):
-    from lyra_lab.experiments._runner import executor_of
+    from lyra_lab.experiments import executor_of
 
     one = ExperimentSpec.from_toml(write_toml(name="one.toml"), registries)
     four = ExperimentSpec.from_toml(write_toml(extra="max_cells = 4\n", name="four.toml"), registries)
@@ -201,7 +201,7 @@ def _ask_twice_at_once(tmp_path, wrap):
 
 
 def test_a_question_two_workers_ask_at_once_is_paid_once(tmp_path):
-    from lyra_lab.experiments._machine_locks import OneCallAcrossProcesses
+    from lyra_lab.experiments.executors._machine_locks import OneCallAcrossProcesses
 
     paid, answers = _ask_twice_at_once(tmp_path, lambda b: OneCallAcrossProcesses(b, tmp_path / "inflight"))
     assert len(paid) == 1 and len(answers) == 2 and answers[0] == answers[1]

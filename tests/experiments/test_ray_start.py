@@ -10,7 +10,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from lyra_lab._registry import ConfigError  # noqa: E402
-from lyra_lab.experiments import _ray  # noqa: E402
+from lyra_lab.experiments.executors import _ray  # noqa: E402
 
 TIMEOUT = "The current node timed out during startup."
 

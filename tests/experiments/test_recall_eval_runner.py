@@ -181,7 +181,7 @@ def _grid(**run) -> dict:
 def test_score_adversarial_retrieval_scores_the_adversarial_probes_and_names_its_cells(tmp_path):
     from lyra_lab._registry import ConfigError
     from lyra_lab.corpus import load
-    from lyra_lab.experiments import ExperimentSpec, plan_cells
+    from lyra_lab.experiments import ExperimentSpec, grid_cells
 
     with pytest.raises(ConfigError, match="score_adversarial_retrieval must be true or false"):
         ExperimentSpec.from_dict(_grid(score_adversarial_retrieval="yes"))
@@ -191,7 +191,7 @@ def test_score_adversarial_retrieval_scores_the_adversarial_probes_and_names_its
     assert "score_adversarial_retrieval" not in off.to_dict() and off.to_dict() == plain.to_dict()
     assert on.to_dict()["score_adversarial_retrieval"] is True
     corpus = load(LOCOMO_MINI)
-    ids = {name: [c.cell_id for c in plan_cells(s, corpus, "sha")] for name, s in (("plain", plain), ("off", off),
+    ids = {name: [c.cell_id for c in grid_cells(s, corpus, "sha")] for name, s in (("plain", plain), ("off", off),
                                                                                     ("on", on))}
     assert ids["plain"] == ids["off"] and not set(ids["on"]) & set(ids["off"])
 

@@ -158,7 +158,7 @@ def test_every_executor_makes_the_same_decisions(tmp_path, corpus_path, executor
     (MemorySystemError("mcp:x", "query", "search: BrokenResourceError: "), None),
 ])
 def test_failures_by_kind(error, metric):
-    from lyra_lab.experiments._failures import deterministic
+    from lyra_lab.experiments.cells._failures import deterministic
 
     failure = deterministic(error)
     assert (failure.metric if failure is not None else None) == metric

@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from lyra_lab.backends import FakeLLM
 from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
-from lyra_lab.experiments._cell_run import _progress_postfix
+from lyra_lab.experiments.cells._run import _progress_postfix
 from lyra_lab.runs import read_log
 
 MAP_REDUCE_GRID = """

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lyra_lab.backends import SimulatedServer
-from lyra_lab.experiments import ExperimentSpec, RunOptions, load_corpus, plan_cells, run_experiment
+from lyra_lab.experiments import ExperimentSpec, RunOptions, load_corpus, grid_cells, run_experiment
 from lyra_lab._registry import ConfigError
 
 SYNTHETIC = Path(__file__).resolve().parents[2] / "datasets" / "synthetic_small.jsonl"
@@ -33,7 +33,7 @@ def _spec(base_url: str) -> ExperimentSpec:
 
 def _cell_ids(spec: ExperimentSpec) -> list[str]:
     corpus = load_corpus(spec.corpus)
-    return [c.cell_id for c in plan_cells(spec, corpus, "sha")]
+    return [c.cell_id for c in grid_cells(spec, corpus, "sha")]
 
 
 def test_the_same_spec_on_two_ports_has_the_same_cell_ids_and_another_server_does_not():

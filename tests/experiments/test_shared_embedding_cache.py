@@ -8,7 +8,7 @@ import pytest
 import lyra_lab.backends
 from lyra_lab.backends import CachedEmbedder, HashingEmbedder, cache_dir
 from lyra_lab.experiments import ExperimentSpec, run_experiment
-from lyra_lab.experiments._resources import Resources
+from lyra_lab.experiments.grid._resources import Resources
 
 GRID = """
 name = "dense"

@@ -70,7 +70,7 @@ def test_the_spec_names_systems_labels_them_and_checks_them():
                                      "grid": {"systems": ["mcp", {"name": "mem0", "threshold": 0.5}, "mem0"],
                                               "context_tokens": [500, 1000]}})
     assert spec.pipelines == () and len(spec.systems) == 6  # no chunkers needed; systems × context budgets
-    from lyra_lab.experiments._system_pipeline import system_labels
+    from lyra_lab.experiments.grid._system_pipeline import system_labels
 
     assert sorted(system_labels(spec.systems).values()) == [
         "mcp:server-memory+ctx=1000", "mcp:server-memory+ctx=500", "mem0:raw[threshold=0.0]+ctx=1000",

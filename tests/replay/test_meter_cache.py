@@ -3,7 +3,7 @@
 import pytest
 
 from lyra_lab.backends._types import Completion, Usage
-from lyra_lab.experiments._cells import phase_metrics
+from lyra_lab.experiments.cells._cell import phase_metrics
 from lyra_lab.replay import PhaseMeter
 
 

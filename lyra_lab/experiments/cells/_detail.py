@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lyra_lab.experiments._answer import Answered
+from lyra_lab.experiments.cells._answer import Answered
 from lyra_lab.memory import EntryKind
 from lyra_lab.measures import Recalled
 from lyra_lab.runs import MAX_TURN_IDS, snip

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from lyra_lab.experiments._cells import Cell
+from lyra_lab.experiments.cells import Cell
 from lyra_lab.runs import RunFolder
 
 #: Why a cell runs: it has no rows yet, its rows are degraded, or it failed for good and the run retries it.
@@ -87,7 +87,7 @@ def decide(cells: Sequence[Cell], sources: Mapping[str, Cell], folder: RunFolder
     """The ``Work`` of a run of ``cells`` into ``folder`` (None, or a folder without rows: a fresh run).
 
     Args:
-        cells: the grid's cells (``plan_cells``).
+        cells: the grid's cells (``grid_cells``).
         sources: alias cell id → its source cell (``alias_sources``).
         folder: the run folder resumed.
         keep_degraded: keep degraded cells as they are (``lyra-lab run --keep-degraded``).

@@ -43,10 +43,10 @@ from typing import Any, Iterator, Sequence
 
 from lyra_lab._machine import usable_cores
 from lyra_lab.runs import CellRows
-from lyra_lab.experiments._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
-from lyra_lab.experiments._cells import Cell
-from lyra_lab.experiments._executors import CellJob, CellOutcome, RunContext
-from lyra_lab.experiments._resources import Injected
+from lyra_lab.experiments.executors._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
+from lyra_lab.experiments.cells import Cell
+from lyra_lab.experiments.executors._in_process import CellJob, CellOutcome, RunContext
+from lyra_lab.experiments.grid import Injected
 
 STOP_WAIT_S = 5.0  # a worker asked to stop gets this long before it is killed
 
@@ -80,7 +80,7 @@ class CellProcesses:
     """A pool of worker processes for one run's cells; a context manager (the workers are gone on exit).
 
     Args:
-        job: the run's plan and corpus, as every cell gets them.
+        job: the run's cell setup and corpus, as every cell gets them.
         workers: processes to start (the runner passes ``min(cells_at_once(max_cells), cells to run)``).
         cache_dir: the run's cache folder (the workers' caches and machine-wide locks).
         injected: objects given to ``run_experiment``, inherited (fork) or pickled (spawn).
@@ -287,7 +287,7 @@ def _death(worker: _Worker) -> str:
 def _serve(conn: Connection, job: CellJob, cache_dir: str, injected: Injected, log_dir: str) -> None:
     """A worker: run each cell the driver sends until it sends None (or goes away)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the driver stops us
-    res = WorkerResources(job.plan.cache, Path(cache_dir), injected)
+    res = WorkerResources(job.setup.cache, Path(cache_dir), injected)
     try:
         while True:
             try:

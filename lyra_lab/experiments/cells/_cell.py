@@ -3,7 +3,7 @@
 A cell is one memory pipeline × backend × embedder × seed × conversation: one
 replay, whose memory serves every recaller (or one memory system's run over the
 conversation, ``_system_cell``).  What reasons about a run (the plan, consent, the
-runner, resume) asks the cell's ``kind`` (``_cell_kinds``), never its type.  Its id hashes everything that
+runner, resume) asks the cell's ``kind`` (``_kinds``), never its type.  Its id hashes everything that
 determines its rows (corpus hash, conversation, selected probes, the resolved
 pipeline and recallers, backend, embedder, seed, ks, QA and judge settings),
 so a changed spec never reuses a stale cell.
@@ -24,18 +24,17 @@ from lyra_lab.backends import BackendSpec, EmbedderSpec
 from lyra_lab.corpus import Probe
 from lyra_lab.measures import ControlVerdict, JudgeResult
 from lyra_lab.recall import Recaller
-from lyra_lab.experiments._labels import spec_label
-from lyra_lab.experiments._system_pipeline import SystemPipeline
+from lyra_lab.experiments.grid import SystemPipeline, spec_label
 from lyra_lab.replay import PhaseCost, Pipeline, flatten_params, strategy_spec
 from lyra_lab.runs import CellRows
 
 __all__ = ["PHASE_METRICS", "Cell", "CellKind", "CellNeeds", "add_conversation_rows", "add_probe_rows", "base_columns",
-           "cell_id", "phase_metrics", "probe_columns", "probe_origin", "spec_label"]
+           "cell_id", "phase_metrics", "probe_columns", "probe_origin"]
 
 if TYPE_CHECKING:
     from lyra_lab.corpus import Corpus
-    from lyra_lab.experiments._plan import CellPlan
-    from lyra_lab.experiments._resources import Resources
+    from lyra_lab.experiments.cells._setup import CellSetup
+    from lyra_lab.experiments.grid import Resources
     from lyra_lab.replay import EventLog
 
 
@@ -67,11 +66,11 @@ class CellKind(Protocol):
     dry run and a failed cell's rows must each ask of any cell, and each kind answers them together.
     """
 
-    def needs(self, cell: Cell, plan: CellPlan) -> CellNeeds:
+    def needs(self, cell: Cell, setup: CellSetup) -> CellNeeds:
         """The backends and embedders it uses, the services and processes its text reaches."""
         ...
 
-    def run(self, plan: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
+    def run(self, setup: CellSetup, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
         """The cell's rows (it may raise ``BackendError`` or ``MemorySystemError``)."""
         ...
 
@@ -79,7 +78,7 @@ class CellKind(Protocol):
         """The cell the plan's dry run may execute in its place: one that sends nothing out of this process."""
         ...
 
-    def columns(self, plan: CellPlan, cell: Cell) -> list[dict[str, object]]:
+    def columns(self, setup: CellSetup, cell: Cell) -> list[dict[str, object]]:
         """The identifying columns of each of its groups of conversation rows (one per recaller, or one)."""
         ...
 

@@ -20,11 +20,10 @@ from typing import Any, Callable
 from lyra_lab.runs import CellRows
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import EmbeddingCacheStats
-from lyra_lab.experiments._cell_run import run_cell
-from lyra_lab.experiments._executors import CELL_FAILURES, CellJob, CellOutcome, RunContext
-from lyra_lab.experiments._cells import Cell
-from lyra_lab.experiments._machine_locks import MachineSlots, OneCallAcrossProcesses
-from lyra_lab.experiments._resources import Injected, Resources
+from lyra_lab.experiments.cells import Cell, run_cell
+from lyra_lab.experiments.executors._in_process import CELL_FAILURES, CellJob, CellOutcome, RunContext
+from lyra_lab.experiments.executors._machine_locks import MachineSlots, OneCallAcrossProcesses
+from lyra_lab.experiments.grid import Injected, Resources
 from lyra_lab.runs import RunLog
 
 
@@ -58,7 +57,7 @@ def run_cell_task(job: CellJob, cell: Cell, res: Resources, *, node: str = "", l
         before = {stats.embedder: stats for stats in res.embedding_stats()}
         with RunLog(path, durable=False) as log:  # the run log's own lines, appended by the driver as they are
             try:
-                rows = run_cell(job.plan, cell, job.corpus, res, log)
+                rows = run_cell(job.setup, cell, job.corpus, res, log)
             except CELL_FAILURES as exc:
                 error = str(exc)
             except ConfigError as exc:

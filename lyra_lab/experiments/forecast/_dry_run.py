@@ -5,7 +5,7 @@ will be asked for and the texts each embedder will embed.  Rather than a second,
 model of every chunker, summarizer, rollup and answering stage, the dry run runs the real
 cells (``run_cell``) with the real strategies and counts what reaches the models.  It runs
 what each cell's kind allows (``CellKind.dry``): a pipeline's cell itself, a memory system's
-cell with the system replaced by what it declares (``_system_stand_in``), since a plan runs
+cell with the system replaced by what it declares (``cells._system_stand_in``), since a plan runs
 nothing outside lyra-lab's process:
 
 * a backend that sends text somewhere (the bundled local server, a cloud API) is replaced by a
@@ -42,10 +42,8 @@ import numpy as np
 from lyra_lab.backends import (Backend, BackendSpec, Capabilities, Completion, EmbedderSpec, GgufCounts,
                                HashingEmbedder, Message, Price, Usage, gguf_counts, token_counter)
 from lyra_lab.corpus import Corpus
-from lyra_lab.experiments._cell_run import run_cell
-from lyra_lab.experiments._cells import Cell, spec_label
-from lyra_lab.experiments._plan import CellPlan
-from lyra_lab.experiments._resources import Injected, Resources
+from lyra_lab.experiments.cells import Cell, CellSetup, run_cell
+from lyra_lab.experiments.grid import Injected, Resources, spec_label
 
 Reply = Literal["low", "high"]
 #: A stand-in's reply in ``reply="low"`` mode: this many tokens, or the call's ``max_tokens`` if smaller.
@@ -254,12 +252,12 @@ class DryRunModels(NamedTuple):
     injected: Injected
 
 
-def dry_run(plan_: CellPlan, cells: Sequence[Cell], corpus: Corpus, models_: DryRunModels,
+def dry_run(setup: CellSetup, cells: Sequence[Cell], corpus: Corpus, models_: DryRunModels,
             reply: Reply = "low") -> DryRun:
     """Run ``cells`` with stand-in models (see the module docstring) and count their model work.
 
     Args:
-        plan_: the cell plan of the run (without progress bars).
+        setup: the cells' setup of the run (without progress bars).
         cells: the cells to run.
         corpus: the selected corpus.
         models_: the backends' facts, the embedder specs and the injected objects (``DryRunModels``).
@@ -276,7 +274,7 @@ def dry_run(plan_: CellPlan, cells: Sequence[Cell], corpus: Corpus, models_: Dry
             models[label] = _in_process(facts, injected) if facts.in_process else StandIn(facts, reply, tallies[label], f"c{number}")
         cell_start = time.perf_counter()
         with Resources("off", Path("."), Injected(backends=models, embedders=recorders)) as res:
-            run_cell(plan_, cell.kind.dry(cell, reply), corpus, res, _NullLog())  # what the kind lets a dry run run
+            run_cell(setup, cell.kind.dry(cell, reply), corpus, res, _NullLog())  # what the kind lets a dry run run
         for label, model in models.items():
             if not isinstance(model, StandIn):
                 tallies[label] = _usage_of(model)

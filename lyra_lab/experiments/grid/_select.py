@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lyra_lab.corpus import Corpus, Probe
 
 if TYPE_CHECKING:
-    from lyra_lab.experiments._spec import CorpusSpec
+    from lyra_lab.experiments.grid._spec import CorpusSpec
 
 
 @dataclass(frozen=True)

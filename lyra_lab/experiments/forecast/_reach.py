@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 from lyra_lab.backends import BackendSpec, EmbedderSpec
-from lyra_lab.experiments._cells import Cell, spec_label
-from lyra_lab.experiments._dry_run import backend_facts
-from lyra_lab.experiments._plan import CellPlan
-from lyra_lab.experiments._resources import Injected
+from lyra_lab.experiments.cells import Cell, CellSetup
+from lyra_lab.experiments.grid import Injected, spec_label
+from lyra_lab.experiments.forecast._dry_run import backend_facts
 
 Role = Literal["backend", "embedder", "service", "process"]
 
@@ -45,14 +44,14 @@ class Destination:
         return f"{self.role} {self.label}" + ("" if self.where == self.label else f" → {self.where}")
 
 
-def destinations(cells: Sequence[Cell], plan: CellPlan, injected: Injected | None = None) -> tuple[Destination, ...]:
+def destinations(cells: Sequence[Cell], setup: CellSetup, injected: Injected | None = None) -> tuple[Destination, ...]:
     """Every place the text of ``cells`` can reach (each once, in the order first met)."""
     from lyra_lab.probes import is_local_endpoint
 
     injected = injected or Injected()
     out: dict[tuple[str, str], Destination] = {}
     for cell in cells:
-        needs = cell.kind.needs(cell, plan)
+        needs = cell.kind.needs(cell, setup)
         found = [*(_backend(b, injected) for b in needs.backends), *(_embedder(e, injected) for e in needs.embedders),
                  *(Destination("service", url, url, is_local_endpoint(url)) for url in needs.urls),
                  *(Destination("process", cmd, "a process on this machine", True) for cmd in needs.processes)]

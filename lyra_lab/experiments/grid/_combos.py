@@ -9,7 +9,7 @@
 * **Aliases**: pipelines whose resolved specs differ only in parameters the
   code provably never reads build the same memory.  Only the first of each
   group is run; the runner writes each alias's rows by copying its source
-  cell's rows with the alias's identifiers (``alias_rows``), so every table
+  cell's rows with the alias's identifiers (``cells.alias_rows``), so every table
   still lists every pipeline (the grid stays the product its file describes).
   They are recorded in ``spec.json`` under ``aliases`` and noted in the
   report, so identical rows are not read as a finding.  Provably unused:
@@ -25,13 +25,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
-from lyra_lab.runs import CellRows
 from lyra_lab._registry import ConfigError
-from lyra_lab.experiments._cells import Cell, base_columns
 from lyra_lab.memory import EntryKind
-from lyra_lab.recall import Recaller
 from lyra_lab.replay import Pipeline, strategy_spec
 
 _BUDGET_WHY = "budget is only read by a rollup, and rollup is none"
@@ -82,36 +79,3 @@ def find_aliases(pipelines: Sequence[Pipeline], labels: dict[Pipeline, str]) -> 
             because.append(_CHUNKER_WHY)
         out.append({"pipeline": labels[p], "same_as": labels[same], "because": because})
     return tuple(out)
-
-
-def alias_sources(aliases: Sequence[dict[str, Any]], cells: Sequence[Cell]) -> dict[str, Cell]:
-    """``{alias cell id: source cell}`` for every cell of an aliased pipeline.
-
-    The source is the cell of the ``same_as`` pipeline with the same backend, embedder, seed and
-    conversation.
-    """
-    same_as = {a["pipeline"]: a["same_as"] for a in aliases}
-    if not same_as:
-        return {}
-
-    def where(c: Cell) -> str:
-        return json.dumps([c.backend, c.embedder, c.seed, c.conversation_id], sort_keys=True, default=str)
-
-    by_place = {(c.label, where(c)): c for c in cells}
-    return {c.cell_id: by_place[(same_as[c.label], where(c))] for c in cells if c.label in same_as}
-
-
-def alias_rows(rows: CellRows, source: Cell, alias: Cell, recallers: Mapping[str, Recaller]) -> CellRows:
-    """The rows of ``alias``: ``source``'s rows with the alias's cell id, pipeline label and strategy columns.
-
-    Every value (metrics, ``simulated``, ``attempt``) is the source's: the alias's memory is the same.
-    """
-    def relabel(columns: dict[str, Any]) -> dict[str, Any]:
-        label = columns["pipeline"][len(source.label) + 1:]  # "<memory label>|<recaller label>"
-        old = base_columns(columns["run"], source, label, recallers[label], columns["corpus"])
-        new = base_columns(columns["run"], alias, label, recallers[label], columns["corpus"])
-        copied = {k: v for k, v in columns.items() if k not in old or k == "simulated"}
-        copied.update({k: v for k, v in new.items() if k != "simulated"})
-        return copied
-
-    return rows.map_columns(relabel)

@@ -31,13 +31,13 @@ from tqdm.auto import tqdm
 from lyra_lab.backends import (AttemptTally, BackendSpec, BackendWrapper, Completion, Message, ProgressEvent,
                                RetryEvent, report_progress, report_retries)
 from lyra_lab.corpus import Corpus
-from lyra_lab.experiments._answer import Answered, AnswerStage, Judge
-from lyra_lab.experiments._detail import probe_record
-from lyra_lab.experiments._cells import (Cell, add_control_rows, add_conversation_rows, add_probe_rows, base_columns,
+from lyra_lab.experiments.cells._answer import Answered, AnswerStage, Judge
+from lyra_lab.experiments.cells._detail import probe_record
+from lyra_lab.experiments.cells._cell import (Cell, add_control_rows, add_conversation_rows, add_probe_rows, base_columns,
                                         phase_metrics)
-from lyra_lab.experiments._plan import CellPlan
-from lyra_lab.experiments._resources import Resources, SeededBackend
-from lyra_lab.experiments._failures import CELL_FAILURES, deterministic, failed_rows
+from lyra_lab.experiments.cells._setup import CellSetup
+from lyra_lab.experiments.grid import Resources, SeededBackend
+from lyra_lab.experiments.cells._failures import CELL_FAILURES, deterministic, failed_rows
 from lyra_lab.measures import ControlPool, JudgeResult, answer_scores, score_recall, session_map
 from lyra_lab.replay import EventLog, Pipeline, ProbeOutcome, ReplayResult, ReplaySetup, plan, replay_iter
 from lyra_lab.runs import DETAIL_EVENT, CellRows
@@ -90,7 +90,7 @@ class Scored:
     metrics: Mapping[str, float]
 
 
-def run_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
+def run_cell(setup: CellSetup, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
     """The tidy rows of one cell, grouped (nothing is written here; the runner writes them atomically).
 
     The cell's kind runs it (``CellKind.run``).  A failure that would fail the same way again (a bad
@@ -99,24 +99,24 @@ def run_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: E
     propagates and fails the cell for this run only.
     """
     try:
-        return cell.kind.run(plan_, cell, corpus, res, log)
+        return cell.kind.run(setup, cell, corpus, res, log)
     except CELL_FAILURES as exc:
         failure = deterministic(exc)
         if failure is None:
             raise
         log.event("cell_failed_for_good", cell_id=cell.cell_id, pipeline=cell.label, failure=failure.metric,
                   error=str(exc))
-        return failed_rows(cell.kind.columns(plan_, cell), failure)
+        return failed_rows(cell.kind.columns(setup, cell), failure)
 
 
-def cell_models(plan_: CellPlan, cell: Cell, res: Resources, log: EventLog) -> tuple[RetryReporting, "_AnswerBackends | None", CellLog]:
+def cell_models(setup: CellSetup, cell: Cell, res: Resources, log: EventLog) -> tuple[RetryReporting, "_AnswerBackends | None", CellLog]:
     """The cell's backend (seeded, its retries logged), its answering models and judges, and its log."""
     clog = CellLog(log, cell.cell_id)
     backend = RetryReporting(SeededBackend(res.backend(cell.backend), cell.seed), clog)
-    return backend, _answer_backends(plan_, cell, res, backend, clog), clog
+    return backend, _answer_backends(setup, cell, res, backend, clog), clog
 
 
-def run_pipeline_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
+def run_pipeline_cell(setup: CellSetup, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
     """The rows of a cell of lyra-lab's own pipeline (see the module docstring)."""
     if not isinstance(cell.pipeline, Pipeline):
         raise TypeError(f"cell {cell.cell_id} runs a memory system, not a pipeline")
@@ -127,36 +127,36 @@ def run_pipeline_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resource
     flushes = sum(1 for s in plan(conv, probes, cell.pipeline.trigger) if s.kind == "flush")
     clog.event("cell_started", pipeline=cell.label, backend=cell.backend_label, embedder=cell.embedder_label,
                seed=cell.seed, conversation_id=conv.id, probes=len(probes), flushes=flushes, spec=cell.pipeline.to_dict())
-    recallers = dict(plan_.recallers)
+    recallers = dict(setup.recallers)
     bar = tqdm(total=flushes + len(probes) * len(recallers), desc=f"{cell.label} · {conv.id}", unit="step",
-               leave=False, disable=None if plan_.progress else True)
-    setup = ReplaySetup(backend, embedder=res.embedder(cell.embedder), recallers=recallers,
-                        k=plan_.scoring.k, workers=plan_.workers, log=clog, on_event=_progress(bar))
+               leave=False, disable=None if setup.progress else True)
+    replay_setup = ReplaySetup(backend, embedder=res.embedder(cell.embedder), recallers=recallers,
+                        k=setup.scoring.k, workers=setup.workers, log=clog, on_event=_progress(bar))
     session_of = session_map(conv.turns())
     scored: dict[str, list[Scored]] = {label: [] for label in recallers}
-    run = replay_iter(conv, probes, cell.pipeline, setup)
+    run = replay_iter(conv, probes, cell.pipeline, replay_setup)
     try:
         with report_progress(_log_progress(clog)):  # long embedding calls of this thread report to the log
             for asked in run:
                 for outcome in asked:
-                    scored[outcome.recaller].append(Scored(outcome, score_recall(outcome, plan_.scoring, session_of)))
+                    scored[outcome.recaller].append(Scored(outcome, score_recall(outcome, setup.scoring, session_of)))
     finally:
         bar.close()
-    backends = _answer_backends(plan_, cell, res, backend, clog)
+    backends = _answer_backends(setup, cell, res, backend, clog)
     rows = CellRows()
     attempts = dict(run.result.attempts)
     pool = ControlPool.from_texts((t.text for t in conv.turns()), (p.answer for p in probes))
-    for number, (label, recaller) in enumerate(plan_.recallers):
-        base = base_columns(plan_.run, cell, label, recaller, plan_.corpus)
+    for number, (label, recaller) in enumerate(setup.recallers):
+        base = base_columns(setup.run, cell, label, recaller, setup.corpus)
         # judge controls once per cell: they do not depend on the recaller (the first one's stage sends them)
-        stage = None if backends is None or plan_.answering is None else \
-            AnswerStage(plan_.answering, backends.answerer, backends.judges, clog, pool if number == 0 else None)
-        limit = 0 if plan_.answering is None else min(len(scored[label]), plan_.answering.max_probes or len(scored[label]))
+        stage = None if backends is None or setup.answering is None else \
+            AnswerStage(setup.answering, backends.answerer, backends.judges, clog, pool if number == 0 else None)
+        limit = 0 if setup.answering is None else min(len(scored[label]), setup.answering.max_probes or len(scored[label]))
         first = len(rows.groups)
         for i, item in enumerate(scored[label]):
             answered = stage.answer(item.outcome.probe, item.outcome.context, label) \
                 if stage is not None and i < limit else None
-            _add_probe(rows, base, item, answered, plan_)
+            _add_probe(rows, base, item, answered, setup)
             clog.event(DETAIL_EVENT, **probe_record(item.outcome, label, answered))
         degraded = run.result.degraded + (stage.degradation_tally() if stage is not None else DegradationTally())
         add_conversation_rows(rows, base, {**_conversation_metrics(run.result, label, stage), **degraded.metrics()})
@@ -169,8 +169,8 @@ def run_pipeline_cell(plan_: CellPlan, cell: Cell, corpus: Corpus, res: Resource
                summary=str(sum(attempts.values(), AttemptTally())),
                degraded=run.result.degraded.metrics())
     rows.set_column("simulated", backend.simulated or (backends is not None and backends.simulated()))
-    if plan_.answering is not None:  # QA figures scored under different rules must never mix silently
-        rows.set_column("qa.scorer", plan_.answering.scorer)
+    if setup.answering is not None:  # QA figures scored under different rules must never mix silently
+        rows.set_column("qa.scorer", setup.answering.scorer)
     return rows
 
 
@@ -215,24 +215,24 @@ class _AnswerBackends:
                                               for j in self.judges)
 
 
-def _answer_backends(plan_: CellPlan, cell: Cell, res: Resources, backend: RetryReporting,
+def _answer_backends(setup: CellSetup, cell: Cell, res: Resources, backend: RetryReporting,
                      log: CellLog) -> _AnswerBackends | None:
-    if plan_.answering is None:
+    if setup.answering is None:
         return None
 
     def wrapped(spec: BackendSpec) -> RetryReporting:
         return RetryReporting(SeededBackend(res.backend(spec), cell.seed), log)
 
-    answerer = backend if plan_.answering.backend is None else wrapped(plan_.answering.backend)
-    return _AnswerBackends(answerer, tuple(Judge(config, wrapped(config.backend)) for config in plan_.judges))
+    answerer = backend if setup.answering.backend is None else wrapped(setup.answering.backend)
+    return _AnswerBackends(answerer, tuple(Judge(config, wrapped(config.backend)) for config in setup.judges))
 
 
 def _add_probe(rows: CellRows, base: Mapping[str, object], item: Scored, answered: Answered | None,
-               plan_: CellPlan) -> None:
+               setup: CellSetup) -> None:
     metrics = dict(item.metrics)
     verdicts: tuple[tuple[str, JudgeResult], ...] = ()
-    if answered is not None and answered.answer is not None and plan_.answering is not None:
-        metrics.update(answer_scores(item.outcome.probe, answered.answer, plan_.answering.scorer))
+    if answered is not None and answered.answer is not None and setup.answering is not None:
+        metrics.update(answer_scores(item.outcome.probe, answered.answer, setup.answering.scorer))
         verdicts = answered.verdicts
     add_probe_rows(rows, base, item.outcome.probe, metrics, verdicts)
     if answered is not None and answered.controls:

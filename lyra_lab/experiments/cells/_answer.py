@@ -25,7 +25,7 @@ from typing import Sequence
 from lyra_lab._degradation import Degradation, DegradationTally
 from lyra_lab.backends import AttemptTally, Backend, BackendError, Completion
 from lyra_lab.corpus import Probe
-from lyra_lab.experiments._plan import AnswerPlan
+from lyra_lab.experiments.cells._setup import AnswerSetup
 from lyra_lab.measures import (ControlPool, ControlVerdict, JudgeConfig, JudgeResult, answer_probe, judge_answer,
                                judge_controls)
 from lyra_lab.replay import EventLog, PhaseMeter
@@ -55,7 +55,7 @@ class AnswerStage:
     """Answers probes on one backend and has each judge grade each answer (one cell, one recaller at a time).
 
     Args:
-        plan: the answering settings.
+        setup: the answering settings.
         backend: the answering model.
         judges: the judges, each on its backend.
         log: the cell's event log.
@@ -64,9 +64,9 @@ class AnswerStage:
             the first recaller's stage already controlled).
     """
 
-    def __init__(self, plan: AnswerPlan, backend: Backend, judges: Sequence[Judge], log: EventLog,
+    def __init__(self, setup: AnswerSetup, backend: Backend, judges: Sequence[Judge], log: EventLog,
                  controls: ControlPool | None = None):
-        self.plan, self.backend, self.judges, self.log = plan, backend, tuple(judges), log
+        self.setup, self.backend, self.judges, self.log = setup, backend, tuple(judges), log
         self.controls = controls
         self.meter = PhaseMeter(log.event)
 
@@ -74,7 +74,7 @@ class AnswerStage:
         """``probe`` answered from ``context``, then graded by every judge."""
         start = time.perf_counter()
         try:
-            answer = answer_probe(probe, context, self.backend, self.plan.prompt, max_tokens=self.plan.max_tokens)
+            answer = answer_probe(probe, context, self.backend, self.setup.prompt, max_tokens=self.setup.max_tokens)
         except BackendError as exc:
             self.meter.wall("answer", time.perf_counter() - start)
             self._failed("answer", f"probe {probe.id}", exc, probe_id=probe.id, recaller=recaller)

@@ -16,7 +16,7 @@ only pay for them again: ``deterministic`` names them, by stage and reason —
 Such a cell finishes with ``failed_rows``: one conversation-level row per recaller, metric
 ``failed.<stage>.<reason>`` = 1, ``degraded`` = 1 (the report marks it), so the failure is
 counted wherever figures appear.  A plain resume keeps it; ``lyra-lab run --retry-failed``
-runs it again (``_work``).
+runs it again (``forecast._work``).
 """
 
 from __future__ import annotations

@@ -57,10 +57,10 @@ from lyra_lab._records import fields_of
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import BackendSpec, redact
 from lyra_lab.measures import JudgeConfig
-from lyra_lab.experiments._combos import check_recallers, find_aliases
-from lyra_lab.experiments._judges import check_judges, parse_judges
-from lyra_lab.experiments._labels import pipeline_labels
-from lyra_lab.experiments._system_pipeline import SystemPipeline, system_pipelines
+from lyra_lab.experiments.grid._combos import check_recallers, find_aliases
+from lyra_lab.experiments.grid._judges import check_judges, parse_judges
+from lyra_lab.experiments.grid._labels import pipeline_labels
+from lyra_lab.experiments.grid._system_pipeline import SystemPipeline, system_pipelines
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
 
 if TYPE_CHECKING:
@@ -173,7 +173,7 @@ class ExperimentSpec:
             if not isinstance(value, Mapping):
                 raise ConfigError(f"[{table}] must be a table, got {type(value).__name__}")
             _check_keys(value, table)
-        corpus = _corpus(data.get("corpus", {}), Path(base_dir))
+        corpus = corpus_spec(data.get("corpus", {}), Path(base_dir))
         grid = data.get("grid", {})
         run = data.get("run", {})
         pipelines = _pipelines(grid, run, regs) if "chunkers" in grid or "systems" not in grid else ()
@@ -273,7 +273,8 @@ def _sub(cls: type[T], table: Mapping[str, Any], name: str) -> T:
         raise ConfigError(f"[{name}]: {exc}") from None
 
 
-def _corpus(table: Mapping[str, Any], base: Path) -> CorpusSpec:
+def corpus_spec(table: Mapping[str, Any], base: Path) -> CorpusSpec:
+    """The ``[corpus]`` table as a ``CorpusSpec``, its relative paths read from ``base``."""
     if "path" not in table:
         raise ConfigError("[corpus] needs a 'path'")
     probes = table.get("probes")
@@ -335,7 +336,7 @@ def _pipelines(grid: Mapping[str, Any], run: Mapping[str, Any], regs: Registries
 
 
 def _recallers(specs: list[Any], regs: Registries) -> tuple[tuple[str, Any], ...]:
-    from lyra_lab.experiments._labels import distinct_labels
+    from lyra_lab.experiments.grid._labels import distinct_labels
 
     try:
         built = [regs.recallers.build(s) for s in specs]

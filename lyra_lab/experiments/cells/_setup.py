@@ -1,9 +1,9 @@
-"""``CellPlan``: how every cell of a run is replayed, scored and answered, built once from the spec.
+"""``CellSetup``: how every cell of a run is replayed, scored and answered, built once from the spec.
 
-The spec (``ExperimentSpec``) is what the experiment file says; the plan is what a cell needs
+The spec (``ExperimentSpec``) is what the experiment file says; the setup is what a cell needs
 of it, typed and resolved: the recallers asked each probe, the ``Scoring`` (cutoffs, context
 budgets, rules), the answering stage (prompt, backend, how many probes) and the judges.  It is
-a frozen value, so a cell is a function of (plan, cell, corpus) and runs the same in a thread,
+a frozen value, so a cell is a function of (setup, cell, corpus) and runs the same in a thread,
 a worker process or a Ray task.
 """
 
@@ -17,7 +17,7 @@ from lyra_lab.recall import Recaller
 
 
 @dataclass(frozen=True)
-class AnswerPlan:
+class AnswerSetup:
     """Answering probes from the recalled context (scored by EM/F1 under ``scorer``).
 
     Attributes:
@@ -36,7 +36,7 @@ class AnswerPlan:
 
 
 @dataclass(frozen=True)
-class CellPlan:
+class CellSetup:
     """What every cell of a run needs besides its own coordinates (``Cell``).
 
     Attributes:
@@ -55,7 +55,7 @@ class CellPlan:
     corpus: str
     recallers: tuple[tuple[str, Recaller], ...]
     scoring: Scoring
-    answering: AnswerPlan | None = None
+    answering: AnswerSetup | None = None
     judges: tuple[JudgeConfig, ...] = ()
     workers: int = 1
     cache: str = "run"

@@ -27,7 +27,7 @@ import numpy as np
 
 from lyra_lab.backends import (Backend, BackendSpec, BackendWrapper, Capabilities, Completion, Embedder,
                                EmbedderSpec, EmbeddingCacheStats, Message)
-from lyra_lab.experiments._labels import spec_label
+from lyra_lab.experiments.grid._labels import spec_label
 
 if TYPE_CHECKING:
     from lyra_lab.backends import EmbeddingCache, ResponseCache

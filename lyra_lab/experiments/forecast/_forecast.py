@@ -16,17 +16,13 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from lyra_lab.backends import BackendSpec, Embedder, EmbedderSpec, token_counter
-from lyra_lab.experiments._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBEDDER, Rates, busier_now, calibration,
+from lyra_lab.experiments.forecast._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBEDDER, Rates, busier_now, calibration,
                                              identity_key, measure_backend, measure_embedder)
-from lyra_lab.experiments._cells import Cell, spec_label
-from lyra_lab.experiments._combos import alias_sources
-from lyra_lab.experiments._dry_run import BackendFacts, DryRun, DryRunModels, backend_facts, dry_run
-from lyra_lab.experiments._reach import Destination, destinations
-from lyra_lab.experiments._resources import Injected
-from lyra_lab.experiments._runner import cell_plan, plan_cells
-from lyra_lab.experiments._select import load_corpus, select
-from lyra_lab.experiments._spec import ExperimentSpec
-from lyra_lab.experiments._work import Resume, decide
+from lyra_lab.experiments.cells import Cell, alias_sources, cell_setup, grid_cells
+from lyra_lab.experiments.grid import ExperimentSpec, Injected, load_corpus, select, spec_label
+from lyra_lab.experiments.forecast._dry_run import BackendFacts, DryRun, DryRunModels, backend_facts, dry_run
+from lyra_lab.experiments.forecast._reach import Destination, destinations
+from lyra_lab.experiments.forecast._work import Resume, decide
 from lyra_lab.runs import RunFolder, file_sha256
 
 #: The least uncertainty of a wall-time figure, as a factor 1 + MIN_SPREAD either way (a calibration is not the run).
@@ -189,7 +185,7 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
     corpus = load_corpus(spec.corpus)
     selection = select(corpus, spec.corpus)
     sha = corpus.sha256 or file_sha256(spec.corpus.path)
-    cells = plan_cells(spec, selection.corpus, sha)
+    cells = grid_cells(spec, selection.corpus, sha)
     resume = run_dir if isinstance(run_dir, Resume) else None if run_dir is None else Resume(run_dir)
     folder = RunFolder(resume.run_dir) if resume is not None and Path(resume.run_dir).is_dir() else None
     work = decide(cells, alias_sources(spec.aliases, cells), folder,
@@ -197,12 +193,12 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
                   retry_failed=resume is not None and resume.retry_failed)
     todo = list(work.todo)
     facts = {f.label: f for f in map(lambda s: backend_facts(s, injected), _backend_specs(spec, todo))}
-    cplan = cell_plan(spec, selection.corpus.name)
+    setup = cell_setup(spec, selection.corpus.name)
     models = DryRunModels(facts, spec.embedders, injected)
-    low = dry_run(cplan, todo, selection.corpus, models, "low")
+    low = dry_run(setup, todo, selection.corpus, models, "low")
     stand_ins = any(not f.in_process for f in facts.values()) or any(c.kind.dry(c, "low") != c.kind.dry(c, "high")
                                                                     for c in todo)
-    high = dry_run(cplan, todo, selection.corpus, models, "high") if stand_ins else low
+    high = dry_run(setup, todo, selection.corpus, models, "high") if stand_ins else low
     lanes = max(1, min(spec.max_cells, len(todo) or 1)) * spec.workers
     rating = _Rating(calibrate, measure)
     backends = tuple(_backend_forecast(f, (low, high), lanes, rating) for f in facts.values())
@@ -217,7 +213,7 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
     return Forecast(spec.name, len(cells), len(todo), len(conv), sum(len(list(c.turns())) for c in conv),
                     len(selection.corpus.probes), per_cell, embedders, backends, round(low.wall_s, 3), wall, cost, sha,
                     work.reasons(), len(work.failed_kept()), work.aliases_waiting(),
-                    destinations(todo, cplan, injected),
+                    destinations(todo, setup, injected),
                     judge_controls=judge_control_calls(spec, todo, selection.corpus, backends))
 
 
@@ -280,8 +276,8 @@ def remote_endpoints(spec: ExperimentSpec, injected: Injected | None = None) -> 
     corpus = load_corpus(spec.corpus)
     selection = select(corpus, spec.corpus)
     sha = corpus.sha256 or file_sha256(spec.corpus.path)
-    cells = plan_cells(spec, selection.corpus, sha)
-    reach = destinations(cells, cell_plan(spec, selection.corpus.name), injected)
+    cells = grid_cells(spec, selection.corpus, sha)
+    reach = destinations(cells, cell_setup(spec, selection.corpus.name), injected)
     return sha, list(dict.fromkeys(d.where for d in reach if not d.local))
 
 

@@ -22,11 +22,8 @@ from types import TracebackType
 from typing import Any, Iterator, NamedTuple, Protocol, Sequence
 
 from lyra_lab.corpus import Corpus
-from lyra_lab.experiments._cell_run import run_cell
-from lyra_lab.experiments._cells import Cell
-from lyra_lab.experiments._failures import CELL_FAILURES
-from lyra_lab.experiments._plan import CellPlan
-from lyra_lab.experiments._resources import Resources
+from lyra_lab.experiments.cells import CELL_FAILURES, Cell, CellSetup, run_cell
+from lyra_lab.experiments.grid import Resources
 from lyra_lab.runs import CellRows, RunLog
 
 EXECUTORS = ("serial", "threads", "processes", "ray")
@@ -46,11 +43,11 @@ class CellOutcome(NamedTuple):
 class CellJob:
     """Everything a cell needs besides its own coordinates.
 
-    The plan, the corpus and the tokenizers its pipelines count with (loaded once before worker
+    The cell setup, the corpus and the tokenizers its pipelines count with (loaded once before worker
     processes fork).
     """
 
-    plan: CellPlan
+    setup: CellSetup
     corpus: Corpus
     tokenizers: tuple[str, ...] = ("o200k_base",)
 
@@ -101,7 +98,7 @@ class SerialCells(contextlib.AbstractContextManager["SerialCells"]):
         """Each cell run here, in order."""
         for cell in todo:
             try:
-                yield CellOutcome(cell, run_cell(self.job.plan, cell, self.job.corpus, run.res, run.log))
+                yield CellOutcome(cell, run_cell(self.job.setup, cell, self.job.corpus, run.res, run.log))
             except CELL_FAILURES as exc:
                 yield CellOutcome(cell, CellRows(), exc)
 
@@ -138,7 +135,7 @@ class ThreadCells(contextlib.AbstractContextManager["ThreadCells"]):
         """Each cell as its thread finishes it."""
         self._pool = ThreadPoolExecutor(max_workers=self.max_cells, thread_name_prefix="cell")
         futures: dict[Future[CellRows], Cell] = {
-            self._pool.submit(run_cell, self.job.plan, cell, self.job.corpus, run.res, run.log): cell
+            self._pool.submit(run_cell, self.job.setup, cell, self.job.corpus, run.res, run.log): cell
             for cell in todo}
         self._unclaimed = dict(futures)
         for future in as_completed(futures):

@@ -38,10 +38,10 @@ from typing import Any, Iterator, Sequence
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.runs import CellRows
-from lyra_lab.experiments._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
-from lyra_lab.experiments._cells import Cell
-from lyra_lab.experiments._executors import CellJob, CellOutcome, RunContext
-from lyra_lab.experiments._resources import Injected, Resources
+from lyra_lab.experiments.executors._cell_task import CellResult, WorkerResources, delivered, run_cell_task, shippable
+from lyra_lab.experiments.cells import Cell
+from lyra_lab.experiments.executors._in_process import CellJob, CellOutcome, RunContext
+from lyra_lab.experiments.grid import Injected, Resources
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class RayCells(contextlib.AbstractContextManager["RayCells"]):
     """Each cell a Ray task, on a local Ray started for the run or a cluster joined by ``address``.
 
     Args:
-        job: the run's plan and corpus (put into Ray's object store once).
+        job: the run's cell setup and corpus (put into Ray's object store once).
         max_cells: tasks in flight at once (and the local Ray's CPUs); 1: every cell, on the machine's CPUs.
         cache_dir: the run's cache folder (the workers' caches and machine-wide locks).
         injected: objects given to ``run_experiment`` (they must pickle).
@@ -250,7 +250,7 @@ def _run_task(token: str, job: CellJob, cell: Cell, cache_dir: str, given: Injec
 
     node = ray.util.get_node_ip_address()
     try:
-        res = _worker_resources(token, job.plan.cache, Path(cache_dir), given)
+        res = _worker_resources(token, job.setup.cache, Path(cache_dir), given)
     except ConfigError as exc:
         return CellResult(CellRows(), b"", config_error=str(exc), node=node, pid=os.getpid())
     return run_cell_task(job, cell, res, node=node)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from lyra_lab.backends import PRICES_AS_OF
-from lyra_lab.experiments._calibrate import Rates
-from lyra_lab.experiments._forecast import CellForecast, Forecast, Span
+from lyra_lab.experiments.forecast._calibrate import Rates
+from lyra_lab.experiments.forecast._forecast import CellForecast, Forecast, Span
 
 #: Up to this many cells the table lists each; beyond, one line per pipeline.
 CELL_LINES = 12

@@ -17,7 +17,7 @@ the system), the memory's size at the end where it can be listed, and the answer
 A store the system refuses outright (an MCP tool error; for mem0, an LLM request the provider refused: HTTP
 400, a prompt over the model's context) would be refused again: it is counted as ``failed.ingest.refused``
 (in ``degraded`` too), not as ``degraded.ingest.failed``, so a plain resume keeps a cell whose only losses
-are such refusals (``_work``), and ``--retry-failed`` runs it again.
+are such refusals (``forecast._work``), and ``--retry-failed`` runs it again.
 
 A system that crashes, hangs or answers garbage raises ``MemorySystemError`` (one line naming the
 system and the call): the cell fails, the run goes on (``CELL_FAILURES``).  The session is closed
@@ -37,13 +37,13 @@ from typing import Iterator, Mapping, Protocol
 from lyra_lab._degradation import DegradationTally
 from lyra_lab.backends import Backend, Embedder
 from lyra_lab.corpus import Corpus
-from lyra_lab.experiments._answer import AnswerStage, Judge
-from lyra_lab.experiments._cell_run import CellLog
-from lyra_lab.experiments._cells import Cell, add_control_rows, add_conversation_rows, add_probe_rows, phase_metrics
-from lyra_lab.experiments._detail import probe_record
-from lyra_lab.experiments._plan import CellPlan
-from lyra_lab.experiments._system_pipeline import SystemPipeline
-from lyra_lab.experiments._system_recall import SystemMemory, context_counter, system_outcome
+from lyra_lab.experiments.cells._answer import AnswerStage, Judge
+from lyra_lab.experiments.cells._run import CellLog
+from lyra_lab.experiments.cells._cell import Cell, add_control_rows, add_conversation_rows, add_probe_rows, phase_metrics
+from lyra_lab.experiments.cells._detail import probe_record
+from lyra_lab.experiments.cells._setup import CellSetup
+from lyra_lab.experiments.grid import SystemPipeline
+from lyra_lab.experiments.cells._system_recall import SystemMemory, context_counter, system_outcome
 from lyra_lab.measures import ControlPool, answer_scores, score_recall, session_map
 from lyra_lab.replay import EventLog, ProbeOutcome
 from lyra_lab.runs import DETAIL_EVENT, CellRows
@@ -58,7 +58,7 @@ class CellBackend(Backend, Protocol):
 
 
 class AnswerModels(Protocol):
-    """The answering model and the judges of a cell (``_cell_run``'s, built once per cell)."""
+    """The answering model and the judges of a cell (``_run``'s, built once per cell)."""
 
     @property
     def answerer(self) -> CellBackend: ...
@@ -71,9 +71,9 @@ class AnswerModels(Protocol):
 
 @dataclass(frozen=True)
 class SystemCellJob:
-    """What a system cell runs with: the run's plan, the cell, its system pipeline, and what the cell built."""
+    """What a system cell runs with: the run's cell setup, the cell, its system pipeline, and what the cell built."""
 
-    plan: CellPlan
+    setup: CellSetup
     cell: Cell
     pipeline: SystemPipeline
     corpus: Corpus
@@ -114,7 +114,7 @@ class _Scored:
 
 def run_system_cell(job: SystemCellJob) -> CellRows:
     """The tidy rows of a system cell (see the module docstring); ``MemorySystemError`` fails the cell."""
-    plan_, cell, pipeline, log = job.plan, job.cell, job.pipeline, job.log
+    setup, cell, pipeline, log = job.setup, job.cell, job.pipeline, job.log
     conv = job.corpus.conversation(cell.conversation_id)
     probes = list(job.corpus.probes_for(conv.id))
     system = pipeline.system
@@ -125,33 +125,33 @@ def run_system_cell(job: SystemCellJob) -> CellRows:
     _say_once(log, system)
     count = context_counter(pipeline.tokenizer)
     session_of = session_map(conv.turns())
-    replay = SystemReplay(system, conv, probes, k=plan_.scoring.k, backend=job.backend if needs.backend else None,
+    replay = SystemReplay(system, conv, probes, k=setup.scoring.k, backend=job.backend if needs.backend else None,
                           embedder=job.embedder if needs.embedder else None)
     memory = SystemMemory(replay, cell.label, session_of, count)
     replay.at_end = memory.sync  # the memory's size once every turn is in
     scored: list[_Scored] = []
     with _stopped_by_sigterm():
         for asked in replay:
-            outcome = system_outcome(asked, memory, plan_.scoring.k, pipeline.context_budget, count)
+            outcome = system_outcome(asked, memory, setup.scoring.k, pipeline.context_budget, count)
             read = outcome if system.traces() else outcome.untraced()
-            scored.append(_Scored(outcome, score_recall(read, plan_.scoring, session_of)))
+            scored.append(_Scored(outcome, score_recall(read, setup.scoring, session_of)))
             log.event("recall", conversation_id=conv.id, probe_id=asked.probe.id, recaller="", now=asked.now,
                       latency_s=round(asked.latency_s, 6), context_tokens=outcome.context_tokens,
                       hits=[[h.entry.id, round(float(h.score), 6)] for h in outcome.hits])
     run = replay.result
     log.event("ingest_report", conversation_id=conv.id, system=system.label(), **_report_fields(run.ingest))
-    stage = None if job.answers is None or plan_.answering is None else \
-        AnswerStage(plan_.answering, job.answers.answerer, job.answers.judges, log,
+    stage = None if job.answers is None or setup.answering is None else \
+        AnswerStage(setup.answering, job.answers.answerer, job.answers.judges, log,
                     ControlPool.from_texts((t.text for t in conv.turns()), (p.answer for p in probes)))
-    limit = 0 if plan_.answering is None else min(len(scored), plan_.answering.max_probes or len(scored))
+    limit = 0 if setup.answering is None else min(len(scored), setup.answering.max_probes or len(scored))
     rows = CellRows()
-    base = system_columns(plan_.run, cell, pipeline, plan_.corpus)
+    base = system_columns(setup.run, cell, pipeline, setup.corpus)
     for i, item in enumerate(scored):
         probe = item.outcome.probe
         answered = stage.answer(probe, item.outcome.context, "") if stage is not None and i < limit else None
         metrics = dict(item.metrics)
-        if answered is not None and answered.answer is not None and plan_.answering is not None:
-            metrics.update(answer_scores(probe, answered.answer, plan_.answering.scorer))
+        if answered is not None and answered.answer is not None and setup.answering is not None:
+            metrics.update(answer_scores(probe, answered.answer, setup.answering.scorer))
         add_probe_rows(rows, base, probe, metrics, answered.verdicts if answered is not None else ())
         if answered is not None and answered.controls:
             add_control_rows(rows, base, probe, answered.controls)
@@ -162,8 +162,8 @@ def run_system_cell(job: SystemCellJob) -> CellRows:
                                        **degraded.metrics(), **({"failed.ingest.refused": refused} if refused else {})})
     rows.set_column("degraded", degraded.total + refused)
     rows.set_column("simulated", job.backend.simulated or (job.answers is not None and job.answers.simulated()))
-    if plan_.answering is not None:  # QA figures scored under different rules must never mix silently
-        rows.set_column("qa.scorer", plan_.answering.scorer)
+    if setup.answering is not None:  # QA figures scored under different rules must never mix silently
+        rows.set_column("qa.scorer", setup.answering.scorer)
     return rows
 
 
