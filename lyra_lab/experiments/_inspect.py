@@ -24,10 +24,8 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 import pandas as pd
 
 from lyra_lab._records import iter_jsonl
-from lyra_lab._registry import ConfigError
-from lyra_lab.experiments._probe_ids import resolve_probe_id
+from lyra_lab.experiments._probe_ids import resolve_probe_id, run_results
 from lyra_lab.runs import AliasOf, LoggedProbes, logged_aliases, logged_probes, run_corpus, turn_texts
-from lyra_lab.runs import load_results
 
 
 @dataclass(frozen=True)
@@ -136,11 +134,7 @@ def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:
             the unique suffix of one (the message suggests the closest id, or lists the ids it ends).
     """
     run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise ConfigError(f"{run_dir}: no such run folder")
-    if not any((run_dir / "rows").glob("*.jsonl")) and not (run_dir / "results.parquet").exists():
-        raise ConfigError(f"{run_dir}: not a run folder with results (no rows/*.jsonl or results.parquet)")
-    df = load_results(run_dir, write=False)
+    df = run_results(run_dir)
     # the full id or a unique suffix of it (``planted-q001`` for ``<conversation>:planted-q001``)
     probe_id = resolve_probe_id({str(p) for p in df["probe_id"] if str(p)}, str(probe_id), str(run_dir))
     mine = df[df["probe_id"].astype(str) == probe_id]

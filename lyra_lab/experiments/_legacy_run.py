@@ -57,9 +57,8 @@ def run_experiment(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str |
         old["resume"], options = options, None
     if isinstance(injected, bool):  # the old fourth positional: progress
         old["progress"], injected = injected, None
-    if not old:
-        return _run_experiment(spec, run_dir, options, injected)
-    spec, options, injected = _translated(spec, options, injected, old)
+    if old:
+        spec, options, injected = _translated(spec, options, injected, old)
     return _run_experiment(spec, run_dir, options, injected)
 
 

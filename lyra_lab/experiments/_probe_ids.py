@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+import pandas as pd
+
 from lyra_lab._registry import ConfigError
 from lyra_lab.runs import load_results, run_corpus
 
@@ -51,6 +53,19 @@ def resolve_probe_id(known: Iterable[str], asked: str, where: str = "this run") 
     raise ConfigError(f"{where}: no probe {asked!r} in this run{hint}")
 
 
+def run_results(run_dir: Path) -> pd.DataFrame:
+    """The rows of the run folder ``run_dir`` (``load_results``, nothing written), for ``show``.
+
+    Raises:
+        ConfigError: ``run_dir`` is not a run folder with results.
+    """
+    if not run_dir.is_dir():
+        raise ConfigError(f"{run_dir}: no such run folder")
+    if not any((run_dir / "rows").glob("*.jsonl")) and not (run_dir / "results.parquet").exists():
+        raise ConfigError(f"{run_dir}: not a run folder with results (no rows/*.jsonl or results.parquet)")
+    return load_results(run_dir, write=False)
+
+
 def run_probes(run_dir: str | Path) -> list[ProbeListing]:
     """The probes ``run_dir`` asked, in the order of its rows' conversations and ids, with their questions.
 
@@ -58,11 +73,7 @@ def run_probes(run_dir: str | Path) -> list[ProbeListing]:
         ConfigError: ``run_dir`` is not a run folder with results.
     """
     run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise ConfigError(f"{run_dir}: no such run folder")
-    if not any((run_dir / "rows").glob("*.jsonl")) and not (run_dir / "results.parquet").exists():
-        raise ConfigError(f"{run_dir}: not a run folder with results (no rows/*.jsonl or results.parquet)")
-    df = load_results(run_dir, write=False)
+    df = run_results(run_dir)
     asked = df[df["probe_id"].astype(str) != ""][["conversation_id", "probe_id"]].astype(str).drop_duplicates()
     corpus = run_corpus(run_dir)
     questions = {p.id: p.question for p in corpus.probes} if corpus is not None else {}
