@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from lyra_lab.reports import LineLabel, group_identical, label_lines, n_phrase, small_marker, small_note
@@ -24,6 +25,7 @@ from lyra_lab.reports import LineLabel, group_identical, label_lines, n_phrase, 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure, SubFigure
+    from matplotlib.text import Annotation
 
 _XLABEL = {"closed": "concurrency (closed-loop workers)", "open": "offered rate (requests/s)"}
 
@@ -120,10 +122,27 @@ def _plot(summary: pd.DataFrame, ax: Axes | None, mode: str,
 _METRIC_NAMES = {"ttft": "TTFT", "tpot": "TPOT", "e2el": "end-to-end latency"}
 
 
-def _tradeoff(ax: Axes, summary: pd.DataFrame, mode: str, slo: Mapping[str, float] | None) -> list[LineLabel]:
+class _Level(NamedTuple):
+    """One point of the trade-off panel: where it is drawn, its load level and its series' colour."""
+
+    x: float
+    y: float
+    level: float
+    color: str
+
+
+class _Tradeoff(NamedTuple):
+    """What the trade-off panel still has to write once the figure has its final size."""
+
+    labels: list[LineLabel]
+    levels: list[_Level]
+
+
+def _tradeoff(ax: Axes, summary: pd.DataFrame, mode: str, slo: Mapping[str, float] | None) -> _Tradeoff:
     metric = next(iter(slo)) if slo else "e2el"
     column = f"{metric}_p90_s"
     labels = []
+    levels: list[_Level] = []
     top_x = 0.0
     for i, (label, g) in enumerate(_lines(summary, mode)):
         g = g[g[column].notna()] if column in g else g.iloc[0:0]
@@ -136,9 +155,7 @@ def _tradeoff(ax: Axes, summary: pd.DataFrame, mode: str, slo: Mapping[str, floa
             if len(part):
                 ax.plot(part[column], part["throughput_rps"], "o", ms=5, ls="none", zorder=3,
                         **small_marker(9 if small else 10, color))
-        for x, y, level in zip(g[column], g["throughput_rps"], g["level"]):
-            ax.annotate(f"{'c=' if mode == 'closed' else ''}{level:g}", (x, y), textcoords="offset points",
-                        xytext=(0, 5), ha="center", va="bottom", fontsize=7, color=color)
+        levels += [_Level(x, y, level, color) for x, y, level in zip(g[column], g["throughput_rps"], g["level"])]
         labels.append(LineLabel(g[column].iloc[-1], g["throughput_rps"].iloc[-1], label, color))
         top_x = max(top_x, float(g[column].max()))
     name = _METRIC_NAMES[metric]
@@ -158,7 +175,52 @@ def _tradeoff(ax: Axes, summary: pd.DataFrame, mode: str, slo: Mapping[str, floa
     top = float(summary.loc[summary["mode"] == mode, "throughput_rps"].max() or 0.0)
     ax.set_ylim(0, top * 1.15 if top > 0 else 1.0)
     ax.grid(alpha=0.3)
-    return labels
+    return _Tradeoff(labels, levels)
+
+
+_OFFSETS = ((0, 5, "center", "bottom"), (0, -5, "center", "top"), (5, 0, "left", "center"),
+            (-5, 0, "right", "center"))  # above, below, right, left of the point, in points
+
+
+def _write_levels(ax: Axes, levels: list[_Level], mode: str) -> None:
+    """Name each point's level beside it where no other level's name is; points too close share one name.
+
+    Run once the axes have their final size.  A point drawn on (within 3 pt of) one already
+    named, or whose name fits nowhere around it, joins that name ("c=8, 16").
+    """
+    fig = ax.get_figure(root=True)
+    assert fig is not None, "the trade-off panel needs an axes on a figure"
+    if not levels:
+        return
+    if fig.get_layout_engine() is not None:
+        fig.draw_without_rendering()
+    prefix = "c=" if mode == "closed" else ""
+    placed: list[_Named] = []
+    near = 3 * fig.dpi / 72  # 3 points, in pixels: closer than this, two points read as one
+    for level in levels:
+        name = f"{level.level:g}"
+        at = ax.transData.transform((level.x, level.y))
+        hit = next((p for p in placed if abs(p.at - at).max() < near), None)
+        for dx, dy, ha, va in _OFFSETS if hit is None else ():
+            text = ax.annotate(f"{prefix}{name}", (level.x, level.y), textcoords="offset points", xytext=(dx, dy),
+                               ha=ha, va=va, fontsize=7, color=level.color)
+            box = text.get_window_extent()  # measured with the figure's own renderer
+            hit = next((p for p in placed if box.overlaps(p.text.get_window_extent())), None)
+            if hit is None:
+                placed.append(_Named(text, at, [name]))
+                break
+            text.remove()
+        if hit is not None:
+            hit.levels.append(name)
+            hit.text.set_text(prefix + ", ".join(hit.levels))
+
+
+class _Named(NamedTuple):
+    """A level name written on the trade-off panel and the levels it names."""
+
+    text: Annotation
+    at: np.ndarray  # the point named, in pixels
+    levels: list[str]
 
 
 def plot_tradeoff(summary: pd.DataFrame, ax: Axes | None = None, *, mode: str = "closed",
@@ -172,7 +234,9 @@ def plot_tradeoff(summary: pd.DataFrame, ax: Axes | None = None, *, mode: str = 
         The ``Figure`` drawn on.
     """
     fig, ax = _new_axes(ax)
-    label_lines(ax, _tradeoff(ax, summary, mode, slo))
+    drawn = _tradeoff(ax, summary, mode, slo)
+    _write_levels(ax, drawn.levels, mode)
+    label_lines(ax, drawn.labels)
     return fig
 
 
@@ -189,11 +253,15 @@ def plot_sweep(summary: pd.DataFrame, slo: Mapping[str, float] | None = None) ->
         raise ValueError("nothing to plot: the summary has no levels")
     fig = Figure(figsize=(15, 3.8 * len(modes) + 0.4), layout="constrained")
     axes = fig.subplots(len(modes), 3, squeeze=False)
-    pending = []
+    pending, levels = [], []
     for row, mode in zip(axes, modes):
+        drawn = _tradeoff(row[2], summary, mode, slo)
         pending += [(row[0], _throughput(row[0], summary, mode)), (row[1], _latency(row[1], summary, mode)),
-                    (row[2], _tradeoff(row[2], summary, mode, slo))]
-    for ax, labels in pending:  # last: the axes have their final size once every other text is in
+                    (row[2], drawn.labels)]
+        levels.append((row[2], drawn.levels, mode))
+    for ax, marks, mode in levels:  # last: the axes have their final size once every other text is in
+        _write_levels(ax, marks, mode)
+    for ax, labels in pending:
         label_lines(ax, labels)
     return fig
 

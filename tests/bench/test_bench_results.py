@@ -103,3 +103,18 @@ def test_a_backend_that_measured_the_same_is_drawn_once_and_named_with_the_other
     fig = plot_sweep(BenchResult(combine([result, BenchResult(twin)])).summary())
     named = [line.get_label() for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
     assert named == ["simulated/simulated-llm (simulated) = twin"]
+
+
+@pytest.mark.parametrize("p90_at_16, names", [(1.5005, ["c=1", "c=2", "c=4", "c=8, 16"]),  # on the same point
+                                               (1.53, ["c=1", "c=16", "c=2", "c=4", "c=8"])])  # a few px apart
+def test_levels_on_the_tradeoff_are_named_without_overlapping(p90_at_16, names):
+    """A saturated server: c=8 and c=16 land at (nearly) the same throughput and p90."""
+    from lyra_lab.bench import plot_tradeoff
+    from lyra_lab.reports import figure_problems
+
+    summary = pd.DataFrame({"mode": "closed", "label": "simulated", "level": [1.0, 2.0, 4.0, 8.0, 16.0],
+                            "requests": 12, "errors": 0, "throughput_rps": [1.0, 2.0, 4.0, 5.0, 5.0],
+                            "e2el_p90_s": [0.20, 0.40, 0.60, 1.50, p90_at_16]})
+    fig = plot_tradeoff(summary)
+    assert sorted(t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("c=")) == names
+    assert figure_problems(fig) == []

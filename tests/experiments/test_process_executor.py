@@ -217,7 +217,7 @@ def test_ctrl_c_stops_the_workers_with_their_cells_in_flight(write_toml, tmp_pat
 def test_the_largest_cells_go_out_first(write_toml, registries, tmp_path, monkeypatch):
     """Longest processing time first: with one worker the cells start largest (turns × probes) first."""
     from lyra_lab.corpus import Corpus
-    from lyra_lab.experiments.executors import _processes
+    from lyra_lab.experiments import executors
     from tests.experiments.conftest import tiny_corpus
     from tests.experiments.test_lazy_resources import LLM_FREE
 
@@ -227,10 +227,11 @@ def test_the_largest_cells_go_out_first(write_toml, registries, tmp_path, monkey
     turns = {t.id for c in convs for t in c.turns()}
     probes = tuple(p for p in full.probes if all(e in turns for e in p.evidence))
     Corpus(name="tiny", conversations=convs, probes=probes, format="native").save(tmp_path / "tiny.jsonl")
-    monkeypatch.setattr(_processes, "cells_at_once", lambda max_cells: 1)
+    monkeypatch.setattr(executors, "cells_at_once", lambda max_cells: 1)  # where the runner looks it up
     spec = _processes_spec(write_toml, registries, extra="executor = \"processes\"\n",
                            text=LLM_FREE)
     run_experiment(spec, tmp_path / "run")
+    assert [e["workers"] for e in _events(tmp_path / "run", "processes_started")] == [1]  # else the order is a race
     started = sorted(_events(tmp_path / "run", "cell_started"), key=lambda e: e["t"])
     assert [e["conversation_id"] for e in started] == ["u1", "u2", "u0"]
 
