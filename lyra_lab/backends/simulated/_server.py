@@ -113,7 +113,8 @@ class SimulatedServer(ThreadedServer):
         ])
 
     def _record(self, request: Request) -> RequestRecord:
-        return self._serving.record(request.url.path, "authorization" in request.headers)
+        return self._serving.record(request.url.path, "authorization" in request.headers,
+                                    request.client.port if request.client else None)
 
     async def _models(self, request: Request) -> Response:
         from starlette.responses import JSONResponse
