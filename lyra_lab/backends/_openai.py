@@ -86,10 +86,7 @@ class OpenAIBackend:
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self._caps: tuple[BackendConfig, Capabilities] | None = None
         self._lock = threading.Lock()
-        # One client (and connection pool) per calling thread: threads sharing one pool queue on its
-        # lock, where it scans every connection for each request (half of the client's time at 32
-        # threads, by py-spy); a thread's own pool has its one connection.
-        self._clients: dict[threading.Thread, openai.OpenAI] = {}
+        self._client: openai.OpenAI | None = None
         self._counter = counter
         # Flipped off once a server rejects ``stream_options`` and accepts the call without it.
         self._stream_options_ok = True
@@ -240,25 +237,18 @@ class OpenAIBackend:
         return self._counter
 
     def _sync_client(self) -> openai.OpenAI:
-        """This thread's client; made on its first call, when the clients of threads that ended are closed."""
-        thread = threading.current_thread()
-        client = self._clients.get(thread)
-        if client is not None:
-            return client
         import openai
 
         with self._lock:
-            for ended in [t for t in self._clients if not t.is_alive()]:
-                self._clients.pop(ended).close()
-            http = openai.DefaultHttpxClient(event_hooks={"request": [_mark_sent]})
-            client = self._clients[thread] = openai.OpenAI(
-                api_key=self._key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout_s,
-                http_client=http)
-            return client
+            if self._client is None:
+                http = openai.DefaultHttpxClient(event_hooks={"request": [_mark_sent]})
+                self._client = openai.OpenAI(api_key=self._key, base_url=self.config.base_url,
+                                             max_retries=0, timeout=self.config.timeout_s, http_client=http)
+            return self._client
 
     def close(self) -> None:
-        """Close every thread's HTTP connections (the next call opens new ones)."""
+        """Close the HTTP connection pool (the next call opens a new one)."""
         with self._lock:
-            for client in self._clients.values():
-                client.close()
-            self._clients.clear()
+            if self._client is not None:
+                self._client.close()
+            self._client = None

@@ -138,48 +138,6 @@ def test_threads_sharing_a_backend_keep_max_concurrency_calls_in_flight():
     assert [r.text for r in results] == [f"Item number {i} is here." for i in range(9)]
 
 
-def _connections_to(port: int) -> int:
-    """This machine's established TCP connections to ``port`` (the client ends: remote port ``port``)."""
-    from pathlib import Path
-
-    rows = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
-    return sum(1 for row in rows if int(row[2].split(":")[1], 16) == port and row[3] == "01")
-
-
-@pytest.mark.skipif(not __import__("os").path.exists("/proc/net/tcp"), reason="counts connections in /proc")
-def test_each_thread_keeps_its_own_connection_and_ended_threads_connections_are_closed():
-    """No pool shared by threads (they would queue on its lock); no connection left behind by a thread."""
-    from urllib.parse import urlsplit
-
-    with SimulatedServer(latency_s=0.01) as sim:  # its own: other tests' clients hold connections to theirs
-        _threads_and_connections(sim, urlsplit(sim.base_url).port)
-
-
-def _threads_and_connections(sim: SimulatedServer, port: int) -> None:
-    import threading
-
-    backend = _backend(sim)
-    assert _connections_to(port) == 0
-
-    def two_calls():
-        for _ in range(2):
-            backend.complete(MESSAGES, max_tokens=2)
-
-    threads = [threading.Thread(target=two_calls) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    ports = [r.client_port for r in sim.chat_log()]
-    by_thread = sorted(ports.count(p) for p in set(ports))
-    assert len(ports) == 6 and by_thread == [2, 2, 2]  # three connections, each used by one thread twice
-    assert _connections_to(port) == 3  # the ended threads' connections are still open...
-    backend.complete(MESSAGES, max_tokens=2)  # ...until a new thread (this one) opens its own
-    assert _connections_to(port) == 1 and sim.chat_log()[-1].client_port not in ports
-    backend.close()
-    assert _connections_to(port) == 0
-
-
 @pytest.mark.parametrize("fields, problem", [
     ({"base_url": "localhost:8080"}, "base_url"),
     ({"max_concurrency": 0}, "max_concurrency"),

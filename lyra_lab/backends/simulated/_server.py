@@ -113,8 +113,7 @@ class SimulatedServer(ThreadedServer):
         ])
 
     def _record(self, request: Request) -> RequestRecord:
-        return self._serving.record(request.url.path, "authorization" in request.headers,
-                                    request.client.port if request.client else None)
+        return self._serving.record(request.url.path, "authorization" in request.headers)
 
     async def _models(self, request: Request) -> Response:
         from starlette.responses import JSONResponse

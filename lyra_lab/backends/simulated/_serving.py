@@ -40,7 +40,6 @@ class RequestRecord:
     retry_after: float | None = None  # what a 429 asked the client to wait
     rule: int | None = None  # the index of the fault rule that decided its outcome, if one did
     params: dict[str, Any] = dataclasses.field(default_factory=dict)  # the body minus messages
-    client_port: int | None = None  # the client's end of the connection it came over
 
 
 class Serving:
@@ -68,9 +67,9 @@ class Serving:
             self._log.clear()
             self.max_serving = 0
 
-    def record(self, path: str, has_auth: bool, client_port: int | None = None) -> RequestRecord:
+    def record(self, path: str, has_auth: bool) -> RequestRecord:
         with self._lock:
-            rec = RequestRecord(len(self._log), path, time.monotonic(), has_auth=has_auth, client_port=client_port)
+            rec = RequestRecord(len(self._log), path, time.monotonic(), has_auth=has_auth)
             self._log.append(rec)
             return rec
 
