@@ -40,6 +40,7 @@ from lyra_lab.backends._tokens import (
     token_counter,
 )
 from lyra_lab.backends._types import (
+    AsyncBackend,
     Backend,
     BackendError,
     BackendSpec,
@@ -66,6 +67,7 @@ __all__ = [
     "PRESETS",
     "PRICES",
     "PRICES_AS_OF",
+    "AsyncBackend",
     "AttemptTally",
     "Backend",
     "BackendConfig",

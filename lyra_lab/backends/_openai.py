@@ -6,8 +6,12 @@ times each call (wall latency, time to first token via streaming), reads the
 server's usage (or counts tokens locally and says so), prices it, and retries
 under lyra-lab's own policy (the client's built-in retries are off).
 
-Concurrency: a bounded semaphore per backend caps calls in flight from the
-threads that share it (``max_concurrency``).
+Requests: ``acomplete`` on the caller's event loop. ``complete`` sends a streamed
+request from the process's request loop (``_loop_thread``) and waits, so the
+calling thread is woken once, not once per chunk; a non-streamed one from the
+calling thread, which is woken once anyway (handing it to the loop measured
+slower: ``docs/performance.md``, "A fast server"). At most ``max_concurrency``
+calls are in flight from the threads that share a backend, and from each loop.
 
 Time: each attempt is bounded by ``timeout_s``; a call's ``deadline`` (a
 ``time.monotonic()`` instant) bounds the whole call, the wait for a
@@ -16,14 +20,17 @@ concurrency slot included (``lyra_lab.backends._retry``).
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
 from lyra_lab.backends._backend_config import BackendConfig, safe_url
-from lyra_lab.backends._openai_stream import Answer, StreamAccumulator, answer_from_body, build_request, read_events
-from lyra_lab.backends._retry import CallTimes, call_with_retries
+from lyra_lab.backends._loop_thread import loop_thread
+from lyra_lab.backends._openai_stream import Answer, StreamAccumulator, answer_from_body, aread_events, build_request
+from lyra_lab.backends._retry import CallTimes, acall_with_retries, call_with_retries
 from lyra_lab.backends._tokens import token_counter
 from lyra_lab.backends._types import BackendError, Capabilities, Completion, Message, Usage
 from lyra_lab.backends.simulated import SIMULATED_FINGERPRINT
@@ -58,6 +65,29 @@ def _sent_at() -> float:
     return _SENT.at or time.perf_counter()
 
 
+# The same for a request sent on an event loop: when this task's request was handed to the socket (``time.perf_counter()``): the HTTP
+# client's request hook sets it once the request is built (the client awaits its hooks inside
+# the request's task), so an attempt's latency counts from the sending, not from the openai
+# client's own work before it.
+_ASENT: contextvars.ContextVar[float] = contextvars.ContextVar("lyra_lab_request_sent", default=0.0)
+
+
+async def _amark_sent(request: object) -> None:
+    _ASENT.set(time.perf_counter())
+
+
+def _asent_at() -> float:
+    """When this task's current request was sent (now, if the hook did not run)."""
+    return _ASENT.get() or time.perf_counter()
+
+
+def _no_slot(backend: OpenAIBackend, queued: float) -> BackendError:
+    """The error of a call whose deadline passed while it waited for a concurrency slot (since ``queued``)."""
+    return BackendError(backend.name, f"the call's deadline passed after {time.perf_counter() - queued:.2f}s "
+                        f"waiting for one of {backend.config.max_concurrency} concurrency slot(s); "
+                        "no request was sent", attempts=0, gave_up="deadline")
+
+
 def _rejects_stream_options(exc: openai.APIStatusError) -> bool:
     # Older OpenAI-compatible servers answer 400/422 naming the field they do not know.
     return exc.status_code in (400, 422) and "stream_options" in f"{exc.message} {exc.body}"
@@ -83,10 +113,12 @@ class OpenAIBackend:
         self._key = config.api_key()  # fail fast, before any call is made
         self._price = config.price()
         self._policy = config.retry_policy
-        self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self._caps: tuple[BackendConfig, Capabilities] | None = None
+        self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self._lock = threading.Lock()
-        self._client: openai.OpenAI | None = None
+        self._client: openai.OpenAI | None = None  # complete's for non-streamed requests, shared by threads
+        # acomplete's client and concurrency slots on each event loop (they cannot move between loops)
+        self._on_loops: dict[asyncio.AbstractEventLoop, _LoopClient] = {}
         self._counter = counter
         # Flipped off once a server rejects ``stream_options`` and accepts the call without it.
         self._stream_options_ok = True
@@ -145,55 +177,123 @@ class OpenAIBackend:
             ValueError: a ``timeout`` call parameter (the backend's ``timeout_s``
                 bounds each attempt; ``deadline`` bounds the call).
         """
+        if self.config.stream:
+            return loop_thread().run(self.acomplete(messages, deadline=deadline, **params))
         kwargs = self._request(messages, params)
         queued = time.perf_counter()
         # The slot is held through backoff sleeps: a struggling server gets less load, not more.
         if not self._slots.acquire(timeout=None if deadline is None else max(0.0, deadline - time.monotonic())):
-            raise BackendError(self.name, f"the call's deadline passed after {time.perf_counter() - queued:.2f}s "
-                               f"waiting for one of {self.config.max_concurrency} concurrency slot(s); "
-                               "no request was sent", attempts=0, gave_up="deadline")
+            raise _no_slot(self, queued)
         try:
             began = time.perf_counter()
             answer, attempts = call_with_retries(
-                lambda timeout: self._attempt(kwargs, timeout, deadline), self._policy, self.name, (self._key,),
+                lambda timeout: self._attempt(kwargs, timeout), self._policy, self.name, (self._key,),
                 times=CallTimes(self.config.timeout_s, deadline))
         finally:
             self._slots.release()
         return self._completion(kwargs["messages"], answer, attempts, began - queued,
                                 time.perf_counter() - began - answer.latency_s)
 
-    def _attempt(self, kwargs: dict[str, Any], timeout: float, deadline: float | None) -> Answer:
+    def _attempt(self, kwargs: dict[str, Any], timeout: float) -> Answer:
+        # The raw body, timed from the moment the request is sent (``_mark_sent``) to its last
+        # byte: the openai client's request building and any parsing are the client's time, not
+        # the server's; one orjson.loads replaces its model objects.
+        create = self._sync_client().chat.completions.with_streaming_response.create
+        with create(**kwargs, timeout=timeout) as response:
+            body = response.read()
+            ended = time.perf_counter()
+        return answer_from_body(body, _sent_at(), ended)
+
+    def _sync_client(self) -> openai.OpenAI:
         import openai
 
-        client = self._sync_client()
+        with self._lock:
+            if self._client is None:
+                http = openai.DefaultHttpxClient(event_hooks={"request": [_mark_sent]})
+                self._client = openai.OpenAI(api_key=self._key, base_url=self.config.base_url,
+                                             max_retries=0, timeout=self.config.timeout_s, http_client=http)
+            return self._client
+
+    # ---------------------------------------------------------------- event loop
+    async def acomplete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                        **params: object) -> Completion:
+        """``complete`` on the running event loop (``complete`` runs this on the process's request loop).
+
+        At most ``max_concurrency`` calls of one loop are in flight; the slot is held through
+        backoff sleeps (a struggling server gets less load, not more). ``bench`` drives it from
+        its own loop.
+
+        Raises:
+            BackendError, ValueError: as ``complete``.
+        """
+        kwargs = self._request(messages, params)
+        on_loop = self._loop_client()
+        queued = time.perf_counter()
+        try:
+            await asyncio.wait_for(on_loop.slots.acquire(),
+                                   None if deadline is None else max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            raise _no_slot(self, queued) from None
+        try:
+            began = time.perf_counter()
+            answer, attempts = await acall_with_retries(
+                lambda timeout: self._aattempt(on_loop.client, kwargs, timeout, deadline), self._policy,
+                self.name, (self._key,), times=CallTimes(self.config.timeout_s, deadline))
+        finally:
+            on_loop.slots.release()
+        return self._completion(kwargs["messages"], answer, attempts, began - queued,
+                                time.perf_counter() - began - answer.latency_s)
+
+    async def aclose(self) -> None:
+        """Close the running event loop's HTTP connections (the next call there opens new ones)."""
+        with self._lock:
+            on_loop = self._on_loops.pop(asyncio.get_running_loop(), None)
+        if on_loop is not None:
+            await on_loop.client.close()
+
+    def _loop_client(self) -> _LoopClient:
+        """The running loop's async client and slots, made on its first call; those of closed loops are dropped."""
+        import openai
+
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            on_loop = self._on_loops.get(loop)
+            if on_loop is None:
+                for ended in [other for other in self._on_loops if other.is_closed()]:
+                    del self._on_loops[ended]  # its connections went with its loop
+                http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [_amark_sent]})
+                client = openai.AsyncOpenAI(api_key=self._key, base_url=self.config.base_url, max_retries=0,
+                                            timeout=self.config.timeout_s, http_client=http)
+                on_loop = self._on_loops[loop] = _LoopClient(client, asyncio.Semaphore(self.config.max_concurrency))
+            return on_loop
+
+    async def _aattempt(self, client: openai.AsyncOpenAI, kwargs: dict[str, Any], timeout: float,
+                        deadline: float | None) -> Answer:
+        import openai
+
         if not self.config.stream:
-            # The raw body, timed from the moment the request is sent (``_mark_sent``) to its last
-            # byte: the openai client's request building and any parsing are the client's time, not
-            # the server's; one orjson.loads replaces its model objects.
             create = client.chat.completions.with_streaming_response.create
-            with create(**kwargs, timeout=timeout) as response:
-                body = response.read()
+            async with create(**kwargs, timeout=timeout) as response:
+                body = await response.read()
                 ended = time.perf_counter()
-            return answer_from_body(body, _sent_at(), ended)
+            return answer_from_body(body, _asent_at(), ended)
         with_options = self._stream_options_ok
         try:
-            return self._stream_once(client, kwargs, timeout, deadline, with_options)
+            return await self._astream_once(client, kwargs, timeout, deadline, with_options)
         except openai.APIStatusError as exc:
             if not (with_options and _rejects_stream_options(exc)):
                 raise
-            answer = self._stream_once(client, kwargs, timeout, deadline, False)
+            answer = await self._astream_once(client, kwargs, timeout, deadline, False)
             self._note_no_stream_options(exc)
             return answer
 
-    def _stream_once(self, client: openai.OpenAI, kwargs: dict[str, Any], timeout: float, deadline: float | None,
-                     with_options: bool) -> Answer:
-        # The openai client sends the request (auth, extra_* params, timeouts, status errors with the
-        # provider's body); the events are parsed here, one JSON decode each (see ``read_events``).
+    async def _astream_once(self, client: openai.AsyncOpenAI, kwargs: dict[str, Any], timeout: float,
+                            deadline: float | None, with_options: bool) -> Answer:
         extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if with_options else {}
         create = client.chat.completions.with_streaming_response.create
-        with create(**kwargs, **extra, stream=True, timeout=timeout) as response:
-            acc = StreamAccumulator(started=_sent_at())  # timed from the request's sending, as the server's
-            read_events(response.iter_lines(), acc, response.http_request, deadline)
+        async with create(**kwargs, **extra, stream=True, timeout=timeout) as response:
+            acc = StreamAccumulator(started=_asent_at())
+            await aread_events(response.iter_lines(), acc, response.http_request, deadline)
         return acc.answer()
 
     # ------------------------------------------------------------- helpers
@@ -236,19 +336,20 @@ class OpenAIBackend:
             self._counter = token_counter(self.model)
         return self._counter
 
-    def _sync_client(self) -> openai.OpenAI:
-        import openai
-
-        with self._lock:
-            if self._client is None:
-                http = openai.DefaultHttpxClient(event_hooks={"request": [_mark_sent]})
-                self._client = openai.OpenAI(api_key=self._key, base_url=self.config.base_url,
-                                             max_retries=0, timeout=self.config.timeout_s, http_client=http)
-            return self._client
-
     def close(self) -> None:
-        """Close the HTTP connection pool (the next call opens a new one)."""
+        """Close the HTTP connections of ``complete``'s calls (the next call opens new ones)."""
+        loop = loop_thread()
         with self._lock:
-            if self._client is not None:
-                self._client.close()
-            self._client = None
+            client, self._client = self._client, None
+            open_there = loop.loop in self._on_loops
+        if client is not None:
+            client.close()
+        if open_there:
+            loop.run(self.aclose())
+
+
+class _LoopClient(NamedTuple):
+    """What ``acomplete`` uses on one event loop: its async client and its concurrency slots."""
+
+    client: openai.AsyncOpenAI
+    slots: asyncio.Semaphore

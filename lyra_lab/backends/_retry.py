@@ -60,7 +60,7 @@ import random
 import re
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, TypeVar
+from typing import Any, Awaitable, Callable, Iterable, Iterator, NamedTuple, TypeVar
 
 import tenacity
 
@@ -358,16 +358,56 @@ def call_with_retries(
     def once() -> T:
         nonlocal attempts
         attempts += 1
-        left = timeout_s if deadline is None else deadline - time.monotonic()
-        return fn(max(0.001, min(timeout_s, left)))
+        return fn(_attempt_timeout(times))
 
-    if deadline is not None and deadline - time.monotonic() <= 0:
-        raise BackendError(backend, "the call's deadline passed before its first attempt; no request was sent",
-                           attempts=0, gave_up="deadline")
+    _check_started(backend, deadline)
     try:
         return tenacity.Retrying(stop=stop, **_retry_kwargs(policy, backend, secrets))(once), attempts
     except Exception as exc:
-        if _is_call_failure(exc):
-            gave_up = stop.reason if is_retryable(exc) else "not_retryable"
-            raise to_backend_error(backend, exc, attempts, secrets, gave_up) from exc
-        raise
+        if not _is_call_failure(exc):
+            raise  # a bug, not a failed call
+        raise _given_up(exc, backend, stop, attempts, secrets) from exc
+
+
+async def acall_with_retries(
+    fn: Callable[[float], Awaitable[T]], policy: RetryPolicy, backend: str, secrets: Iterable[str] = (), *,
+    times: CallTimes,
+) -> tuple[T, int]:
+    """``call_with_retries`` on an event loop: ``fn`` is a coroutine function, backoff an ``asyncio.sleep``.
+
+    Raises:
+        BackendError: as ``call_with_retries``.
+    """
+    attempts = 0
+    stop = _Stop(policy, times.timeout_s, times.deadline)
+
+    async def once() -> T:
+        nonlocal attempts
+        attempts += 1
+        return await fn(_attempt_timeout(times))
+
+    _check_started(backend, times.deadline)
+    try:
+        return await tenacity.AsyncRetrying(stop=stop, **_retry_kwargs(policy, backend, secrets))(once), attempts
+    except Exception as exc:
+        if not _is_call_failure(exc):
+            raise  # a bug, not a failed call
+        raise _given_up(exc, backend, stop, attempts, secrets) from exc
+
+
+def _attempt_timeout(times: CallTimes) -> float:
+    """The seconds the next attempt may take: ``timeout_s``, or less when the deadline is nearer."""
+    left = times.timeout_s if times.deadline is None else times.deadline - time.monotonic()
+    return max(0.001, min(times.timeout_s, left))
+
+
+def _check_started(backend: str, deadline: float | None) -> None:
+    if deadline is not None and deadline - time.monotonic() <= 0:
+        raise BackendError(backend, "the call's deadline passed before its first attempt; no request was sent",
+                           attempts=0, gave_up="deadline")
+
+
+def _given_up(exc: Exception, backend: str, stop: _Stop, attempts: int, secrets: Iterable[str]) -> BackendError:
+    """The ``BackendError`` of a call whose last attempt failed with ``exc``, saying why it stopped."""
+    gave_up = stop.reason if is_retryable(exc) else "not_retryable"
+    return to_backend_error(backend, exc, attempts, secrets, gave_up)

@@ -196,6 +196,22 @@ class Backend(Protocol):
 
 
 @runtime_checkable
+class AsyncBackend(Backend, Protocol):
+    """A ``Backend`` that also completes on an event loop: many calls in flight from one thread.
+
+    ``acomplete`` takes what ``complete`` takes and returns the same ``Completion``;
+    ``aclose`` closes the loop's connections (awaited on that loop before it ends).
+    ``bench`` drives such a backend from one event loop instead of a thread per request
+    (``OpenAIBackend`` is one).
+    """
+
+    async def acomplete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                        **params: object) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
 class Embedder(Protocol):
     """Turns texts into unit-norm row vectors.
 

@@ -9,7 +9,11 @@ Two kinds of load (a level is one setting, run to a request count or a time cap)
   counts from its scheduled arrival, so a backlog on the client side is
   measured instead of hidden ("coordinated omission").
 
-Only ``Backend.complete`` is used, so any backend works (a ``FakeLLM`` too).
+Only ``Backend.complete`` is used, so any backend works (a ``FakeLLM`` too), each
+request in flight on its own thread; the streamed requests of a backend that also
+completes on an event loop (``AsyncBackend``: ``OpenAIBackend``) are sent from one loop
+instead (``_on_loop``), since a thread per streamed request is woken for every chunk.
+The result's info says which (``client``: "event loop" or "threads").
 Latency here is end to end: waiting for a client slot, failed attempts and
 backoff included; ``service_s`` is the answering attempt alone. Streamed
 requests also record TTFT, TPOT and their inter-token gaps as ``vllm bench
@@ -24,10 +28,10 @@ import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence, TypeGuard
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends import Backend, BackendError
+from lyra_lab.backends import AsyncBackend, Backend, BackendError, Completion
 from lyra_lab.bench._prompts import BenchPrompt, prompts_sha256
 from lyra_lab.bench._serving_metrics import chunk_metrics
 
@@ -150,8 +154,7 @@ def run_sweep(backend: Backend, prompts: Sequence[BenchPrompt], spec: SweepSpec 
         name = f"c={int(level)}" if mode == "closed" else f"rate={level:g}/s"
         with tqdm(total=spec.requests, desc=f"{label} {name}", unit="req",
                   disable=None if progress is None else not progress) as bar:
-            run = _closed if mode == "closed" else _open
-            for row in run(_Load(backend, prompts, params), spec, level, bar.update):
+            for row in _level(_Load(backend, prompts, params), spec, mode, level, bar.update):
                 rows.append({"mode": mode, "level": level, **row})
     frame = records_frame(rows, backend, label)
     label = str(frame["label"].iloc[0]) if len(frame) else label  # "(simulated)" may have been added
@@ -161,8 +164,29 @@ def run_sweep(backend: Backend, prompts: Sequence[BenchPrompt], spec: SweepSpec 
     info = {"label": label, "backend": _describe(backend), "sweep": spec.to_dict(),
             "prompts": {"n": len(prompts), "sha256": prompts_sha256(prompts),
                         "mean_prompt_tokens": sum(p.prompt_tokens for p in prompts) / len(prompts)},
-            "client_max_concurrency": cap, **(meta or {})}
+            "client_max_concurrency": cap,
+            "client": "event loop" if _on_a_loop(backend) else "threads", **(meta or {})}
     return BenchResult(frame, info)
+
+
+def _level(load: _Load, spec: SweepSpec, mode: str, level: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
+    """The records of one level: streamed requests of an ``AsyncBackend`` on one event loop, else a thread each."""
+    if _on_a_loop(load.backend):
+        from lyra_lab.bench import _on_loop
+
+        loop_load = _on_loop.LoopLoad(load.backend, load.prompts, load.params)
+        return (_on_loop.closed if mode == "closed" else _on_loop.open_loop)(loop_load, spec, level, tick)
+    return (_closed if mode == "closed" else _open)(load, spec, level, tick)
+
+
+def _on_a_loop(backend: Backend) -> TypeGuard[AsyncBackend]:
+    """Whether a sweep drives ``backend`` from one event loop: its streamed requests, when it can.
+
+    A thread per streamed request is woken for every chunk (at 32 in flight, 61% of a minimal
+    asyncio client's throughput); a non-streamed one is woken once, and threads measured
+    faster there than one loop (``benchmarks/fast_server.py``).
+    """
+    return isinstance(backend, AsyncBackend) and backend.capabilities.streaming
 
 
 def _describe(backend: Backend) -> dict[str, Any]:
@@ -174,8 +198,18 @@ def _call(backend: Backend, prompt: BenchPrompt, params: Mapping[str, Any]) -> d
     try:
         c = backend.complete(list(prompt.messages), **params)
     except BackendError as exc:
-        return {"prompt_id": prompt.id, "ok": False, "status": str(exc.status) if exc.status else "no-status",
-                "error": str(exc)[:300], "attempts": exc.attempts}
+        return failure_record(prompt, exc)
+    return answer_record(prompt, c)
+
+
+def failure_record(prompt: BenchPrompt, exc: BackendError) -> dict[str, Any]:
+    """The record of a request that failed for good."""
+    return {"prompt_id": prompt.id, "ok": False, "status": str(exc.status) if exc.status else "no-status",
+            "error": str(exc)[:300], "attempts": exc.attempts}
+
+
+def answer_record(prompt: BenchPrompt, c: Completion) -> dict[str, Any]:
+    """The record of an answered request."""
     meta = c.meta or {}
     # Streamed: TTFT, ITL and TPOT as vLLM times them, from the chunks carrying choices.
     timed = chunk_metrics(meta.get("chunk_times_s") or (), c.usage.completion_tokens)

@@ -34,8 +34,8 @@ def _backend(server, **fields) -> OpenAIBackend:
 
 
 @pytest.mark.parametrize("stream", [True, False])
-def test_completion_carries_text_server_usage_and_labels(sim, stream):
-    completion = _backend(sim, stream=stream).complete(MESSAGES, max_tokens=5)
+def test_completion_carries_text_server_usage_and_labels(sim, stream, call):
+    completion = call(_backend(sim, stream=stream), MESSAGES, max_tokens=5)
     (rec,) = sim.chat_log()
     assert isinstance(completion, Completion)
     assert all(word in TEXT.split() for word in completion.text.split())
@@ -72,11 +72,11 @@ def test_a_given_counter_is_used_for_missing_usage():
     assert completion.usage.completion_tokens == len(completion.text)
 
 
-def test_falls_back_when_a_server_rejects_stream_options():
+def test_falls_back_when_a_server_rejects_stream_options(call):
     with SimulatedServer(reject_stream_options=True) as server:
         backend = _backend(server)
-        first = backend.complete(MESSAGES)
-        second = backend.complete(MESSAGES)
+        first = call(backend, MESSAGES)
+        second = call(backend, MESSAGES)
         log = server.chat_log()
     assert [r.status for r in log] == [400, 200, 200]  # rejected once, then never sent again
     assert "stream_options" not in log[1].params and "stream_options" not in log[2].params
@@ -125,6 +125,50 @@ def test_a_per_call_timeout_is_refused_naming_the_deadline_instead(sim):
     with pytest.raises(ValueError, match="'timeout' is not a call parameter.*timeout_s.*deadline="):
         _backend(sim, timeout_s=30, max_attempts=1).complete(MESSAGES, timeout=0.3)
     assert sim.chat_log() == []
+
+
+def test_calls_on_one_event_loop_keep_max_concurrency_in_flight_and_stay_in_order():
+    import asyncio
+
+    batch = [[{"role": "user", "content": f"Item number {i} is here."}] for i in range(9)]
+    with SimulatedServer(latency_s=0.15) as server:
+        backend = _backend(server, max_concurrency=3)
+
+        async def all_at_once():
+            try:
+                return await asyncio.gather(*(backend.acomplete(m) for m in batch))
+            finally:
+                await backend.aclose()
+
+        results = asyncio.run(all_at_once())
+        peak = server.max_serving
+    assert peak == 3
+    assert [r.text for r in results] == [f"Item number {i} is here." for i in range(9)]
+
+
+def test_an_event_loops_call_gives_up_at_its_deadline_while_waiting_for_a_slot():
+    import asyncio
+    import time
+
+    from lyra_lab.backends import BackendError
+
+    with SimulatedServer(latency_s=1.0) as server:
+        backend = _backend(server, max_concurrency=1)
+
+        async def second_waits():
+            first = asyncio.create_task(backend.acomplete(MESSAGES))
+            await asyncio.sleep(0.1)  # the first holds the one slot
+            try:
+                with pytest.raises(BackendError) as info:
+                    await backend.acomplete(MESSAGES, deadline=time.monotonic() + 0.2)
+                return info.value, await first
+            finally:
+                await backend.aclose()
+
+        error, first = asyncio.run(second_waits())
+        assert len(server.chat_log()) == 1  # the second never sent a request
+    assert error.gave_up == "deadline" and error.attempts == 0 and "concurrency slot" in str(error)
+    assert first.text
 
 
 def test_threads_sharing_a_backend_keep_max_concurrency_calls_in_flight():

@@ -39,27 +39,27 @@ def _backend(server: SimulatedServer, **fields) -> OpenAIBackend:
 
 @pytest.mark.parametrize("fault", ["429", "500", "502", "503", "504", "529", "hang", "cut", "malformed"])
 @pytest.mark.parametrize("stream", [True, False])
-def test_one_fault_then_success_takes_two_attempts(sim, fault, stream):
+def test_one_fault_then_success_takes_two_attempts(sim, call, fault, stream):
     sim.enqueue(fault, "ok")
-    completion = _backend(sim, stream=stream).complete(MESSAGES)
+    completion = call(_backend(sim, stream=stream), MESSAGES)
     log = sim.chat_log()
     assert [r.outcome for r in log] == [fault, "ok"]
     assert completion.meta["attempts"] == 2
     assert completion.text and completion.text in MESSAGES[0]["content"]
 
 
-def test_recovers_within_the_policy_from_a_run_of_faults(sim):
+def test_recovers_within_the_policy_from_a_run_of_faults(sim, call):
     sim.enqueue("529", "hang", "cut", "ok")
-    completion = _backend(sim, max_attempts=4).complete(MESSAGES)
+    completion = call(_backend(sim, max_attempts=4), MESSAGES)
     assert [r.outcome for r in sim.chat_log()] == ["529", "hang", "cut", "ok"]
     assert completion.meta["attempts"] == 4
 
 
 @pytest.mark.parametrize("fault, status", [("503", 503), ("529", 529), ("429", 429), ("500", 500)])
-def test_gives_up_after_max_attempts_with_status_and_provider_message(sim, fault, status):
+def test_gives_up_after_max_attempts_with_status_and_provider_message(sim, call, fault, status):
     sim.enqueue(*[fault] * 3, "ok")
     with pytest.raises(BackendError) as info:
-        _backend(sim, max_attempts=3).complete(MESSAGES)
+        call(_backend(sim, max_attempts=3), MESSAGES)
     error = info.value
     assert len(sim.chat_log()) == 3  # exactly max_attempts requests, the "ok" never reached
     assert error.status == status and error.attempts == 3
@@ -67,20 +67,20 @@ def test_gives_up_after_max_attempts_with_status_and_provider_message(sim, fault
     assert f"simulated {fault} fault (injected)" in str(error)
 
 
-def test_a_hang_on_every_attempt_fails_as_a_timeout_without_status(sim):
+def test_a_hang_on_every_attempt_fails_as_a_timeout_without_status(sim, call):
     sim.enqueue("hang", "hang")
     with pytest.raises(BackendError) as info:
-        _backend(sim, max_attempts=2, timeout_s=0.3).complete(MESSAGES)
+        call(_backend(sim, max_attempts=2, timeout_s=0.3), MESSAGES)
     assert info.value.status is None and info.value.attempts == 2
     assert "timed out" in str(info.value)
     assert [r.outcome for r in sim.chat_log()] == ["hang", "hang"]
 
 
 @pytest.mark.parametrize("fault, status", [("400", 400)])
-def test_client_errors_are_not_retried(sim, fault, status):
+def test_client_errors_are_not_retried(sim, call, fault, status):
     sim.enqueue(fault, "ok")
     with pytest.raises(BackendError) as info:
-        _backend(sim, max_attempts=4).complete(MESSAGES)
+        call(_backend(sim, max_attempts=4), MESSAGES)
     assert len(sim.chat_log()) == 1
     assert info.value.status == status and info.value.attempts == 1
     assert "simulated 400 fault (injected)" in str(info.value)

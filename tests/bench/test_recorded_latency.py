@@ -37,7 +37,7 @@ def server():
 
 @pytest.fixture()
 def slow_client(monkeypatch):
-    """The openai client's request building and the body's parsing each take ``SLOW_S`` longer."""
+    """The openai client's request building (threads' and event loop's) and the body's parsing take ``SLOW_S`` longer."""
     from openai.resources.chat.completions import completions
 
     def slow(fn):
@@ -46,7 +46,14 @@ def slow_client(monkeypatch):
             return fn(*args, **kwargs)
         return wrapper
 
+    def aslow(fn):  # the event-loop client's (bench's): the work blocks the loop, as real CPU work does
+        async def wrapper(*args, **kwargs):
+            time.sleep(SLOW_S)
+            return await fn(*args, **kwargs)
+        return wrapper
+
     monkeypatch.setattr(completions, "maybe_transform", slow(completions.maybe_transform))
+    monkeypatch.setattr(completions, "async_maybe_transform", aslow(completions.async_maybe_transform))
     return slow
 
 

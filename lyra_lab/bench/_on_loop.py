@@ -1,0 +1,106 @@
+"""A sweep's load levels on one event loop, for backends that complete there (``AsyncBackend``).
+
+The same two loads as ``_sweep``'s threads (closed loop: ``c`` workers each sending
+its next request when the last one answered; open loop: requests at scheduled
+arrivals, at most ``max_in_flight`` in flight) and the same records, but every
+request in flight is a task of one loop in this thread: no thread is woken per
+streamed chunk, so at 32 streams in flight the client costs what a minimal asyncio
+client costs (``benchmarks/fast_server.py``). Each level runs its own loop
+(``asyncio.run``) and closes the backend's connections on it before it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
+
+from lyra_lab.backends import AsyncBackend, BackendError
+from lyra_lab.bench._prompts import BenchPrompt
+from lyra_lab.bench._sweep import answer_record, failure_record
+
+if TYPE_CHECKING:
+    from lyra_lab.bench._sweep import SweepSpec
+
+
+class LoopLoad(NamedTuple):
+    """What every request of a level sends: one of ``prompts`` (in turn) to ``backend`` with ``params``."""
+
+    backend: AsyncBackend
+    prompts: Sequence[BenchPrompt]
+    params: Mapping[str, Any]
+
+    async def call(self, i: int) -> dict[str, Any]:
+        """Request ``i``'s outcome record (prompts reused round-robin; an unexpected exception is a bug)."""
+        prompt = self.prompts[i % len(self.prompts)]
+        try:
+            completion = await self.backend.acomplete(list(prompt.messages), **self.params)
+        except BackendError as exc:
+            return failure_record(prompt, exc)
+        return answer_record(prompt, completion)
+
+
+def closed(load: LoopLoad, spec: SweepSpec, level: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
+    """``level`` workers, each sending its next request when the last one answered."""
+    return asyncio.run(_level(load, _closed(load, spec, int(level), tick)))
+
+
+def open_loop(load: LoopLoad, spec: SweepSpec, level: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
+    """Requests arriving at ``level`` per second (Poisson or evenly spaced), whether or not earlier ones answered."""
+    return asyncio.run(_level(load, _open(load, spec, level, tick)))
+
+
+async def _level(load: LoopLoad, rows: Any) -> list[dict[str, Any]]:
+    try:
+        return sorted(await rows, key=lambda r: r["seq"])
+    finally:
+        await load.backend.aclose()
+
+
+async def _closed(load: LoopLoad, spec: SweepSpec, workers: int, tick: Callable[[int], object]) -> list[dict[str, Any]]:
+    issued, rows = [0], []
+    t0 = time.perf_counter()
+
+    async def worker() -> None:
+        while True:
+            i = issued[0]  # no lock: the loop switches tasks only at an await
+            if i >= spec.requests or time.perf_counter() - t0 > spec.time_cap_s:
+                return
+            issued[0] += 1
+            start = time.perf_counter() - t0
+            row = await load.call(i)
+            end = time.perf_counter() - t0
+            rows.append({"seq": i, "start_s": start, "sent_s": start, "end_s": end, "latency_s": end - start, **row})
+            tick(1)
+
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return rows
+
+
+async def _open(load: LoopLoad, spec: SweepSpec, rate: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
+    rng = random.Random(spec.seed)
+    arrivals, t = [], 0.0
+    for _ in range(spec.requests):
+        arrivals.append(t)
+        t += rng.expovariate(rate) if spec.arrivals == "poisson" else 1.0 / rate
+    in_flight = asyncio.Semaphore(spec.max_in_flight)
+    t0 = time.perf_counter()
+
+    async def one(i: int, scheduled: float) -> dict[str, Any]:
+        async with in_flight:
+            sent = time.perf_counter() - t0
+            row = await load.call(i)
+            end = time.perf_counter() - t0
+        tick(1)
+        return {"seq": i, "start_s": scheduled, "sent_s": sent, "end_s": end, "latency_s": end - scheduled, **row}
+
+    tasks = []
+    for i, at in enumerate(arrivals):
+        if at > spec.time_cap_s:
+            break
+        delay = at - (time.perf_counter() - t0)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(i, at)))
+    return list(await asyncio.gather(*tasks))
