@@ -57,6 +57,7 @@ from lyra_lab.backends._wrap import BackendWrapper, EmbedderWrapper
 from lyra_lab.backends._backend_config import redact
 from lyra_lab.backends._local_process import bundled_model_path, check_gguf, log_tail
 from lyra_lab.backends._local_server import DEFAULT_N_CTX
+from lyra_lab.backends._loop_thread import loop_thread as request_loop
 from lyra_lab.backends._make_embedder import embedder_names
 from lyra_lab.backends._paths import cache_dir
 from lyra_lab.backends._presets import _LOCAL_ONLY as LOCAL_ONLY_FIELDS  # the keys only the local preset takes
@@ -136,5 +137,6 @@ __all__ = [
     "check_gguf",
     "embedder_names",
     "log_tail",
+    "request_loop",
     "redact",
 ]

@@ -5,8 +5,9 @@ its next request when the last one answered; open loop: requests at scheduled
 arrivals, at most ``max_in_flight`` in flight) and the same records, but every
 request in flight is a task of one loop in this thread: no thread is woken per
 streamed chunk, so at 32 streams in flight the client costs what a minimal asyncio
-client costs (``benchmarks/fast_server.py``). Each level runs its own loop
-(``asyncio.run``) and closes the backend's connections on it before it ends.
+client costs (``benchmarks/fast_server.py``). The loop is the process's request loop
+(``lyra_lab.backends.request_loop``: a notebook's thread runs a loop of its own), and
+the backend's connections there are closed when a level ends.
 """
 
 from __future__ import annotations
@@ -14,14 +15,30 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Coroutine, Mapping, NamedTuple, Protocol, Sequence
 
-from lyra_lab.backends import AsyncBackend, BackendError
+from lyra_lab.backends import AsyncBackend, BackendError, request_loop
 from lyra_lab.bench._prompts import BenchPrompt
-from lyra_lab.bench._sweep import answer_record, failure_record
+from lyra_lab.bench._request_records import answer_record, failure_record
 
-if TYPE_CHECKING:
-    from lyra_lab.bench._sweep import SweepSpec
+
+class Bounds(Protocol):
+    """What a level's load needs of the sweep's spec (``SweepSpec`` has it)."""
+
+    @property
+    def requests(self) -> int: ...
+
+    @property
+    def time_cap_s(self) -> float: ...
+
+    @property
+    def max_in_flight(self) -> int: ...
+
+    @property
+    def arrivals(self) -> str: ...
+
+    @property
+    def seed(self) -> int: ...
 
 
 class LoopLoad(NamedTuple):
@@ -41,24 +58,32 @@ class LoopLoad(NamedTuple):
         return answer_record(prompt, completion)
 
 
-def closed(load: LoopLoad, spec: SweepSpec, level: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
+def closed(load: LoopLoad, spec: Bounds, level: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
     """``level`` workers, each sending its next request when the last one answered."""
-    return asyncio.run(_level(load, _closed(load, spec, int(level), tick)))
+    return _run(load, _closed(load, spec, int(level), tick))
 
 
-def open_loop(load: LoopLoad, spec: SweepSpec, level: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
+def open_loop(load: LoopLoad, spec: Bounds, level: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
     """Requests arriving at ``level`` per second (Poisson or evenly spaced), whether or not earlier ones answered."""
-    return asyncio.run(_level(load, _open(load, spec, level, tick)))
+    return _run(load, _open(load, spec, level, tick))
 
 
-async def _level(load: LoopLoad, rows: Any) -> list[dict[str, Any]]:
-    try:
-        return sorted(await rows, key=lambda r: r["seq"])
-    finally:
-        await load.backend.aclose()
+def _run(load: LoopLoad, rows: Coroutine[Any, Any, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The level's records, sent from the process's request loop; the backend's connections there closed after.
+
+    Not the caller's thread: it may run a loop of its own (a notebook's).
+    """
+
+    async def level() -> list[dict[str, Any]]:
+        try:
+            return sorted(await rows, key=lambda r: r["seq"])
+        finally:
+            await load.backend.aclose()
+
+    return request_loop().run(level())
 
 
-async def _closed(load: LoopLoad, spec: SweepSpec, workers: int, tick: Callable[[int], object]) -> list[dict[str, Any]]:
+async def _closed(load: LoopLoad, spec: Bounds, workers: int, tick: Callable[[int], object]) -> list[dict[str, Any]]:
     issued, rows = [0], []
     t0 = time.perf_counter()
 
@@ -78,7 +103,7 @@ async def _closed(load: LoopLoad, spec: SweepSpec, workers: int, tick: Callable[
     return rows
 
 
-async def _open(load: LoopLoad, spec: SweepSpec, rate: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
+async def _open(load: LoopLoad, spec: Bounds, rate: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
     rng = random.Random(spec.seed)
     arrivals, t = [], 0.0
     for _ in range(spec.requests):

@@ -185,16 +185,30 @@ _OFFSETS = ((0, 5, "center", "bottom"), (0, -5, "center", "top"), (5, 0, "left",
 def _write_levels(ax: Axes, levels: list[_Level], mode: str) -> None:
     """Name each point's level beside it where no other level's name is; points too close share one name.
 
-    Run once the axes have their final size.  A point drawn on (within 3 pt of) one already
-    named, or whose name fits nowhere around it, joins that name ("c=8, 16").
+    Run last, once every other text is in: the names are placed in pixels around their points,
+    so a layout that still moved the axes would move the points apart from where the names were
+    fitted (placed again, up to three times, until the layout holds).  A point drawn on (within
+    3 pt of) one already named, or whose name fits nowhere around it, joins that name ("c=8, 16").
     """
     fig = ax.get_figure(root=True)
     assert fig is not None, "the trade-off panel needs an axes on a figure"
     if not levels:
         return
-    if fig.get_layout_engine() is not None:
+    for _ in range(3):
         fig.draw_without_rendering()
-    prefix = "c=" if mode == "closed" else ""
+        where = ax.get_position().bounds
+        placed = _place_levels(ax, levels, "c=" if mode == "closed" else "")
+        fig.draw_without_rendering()
+        if ax.get_position().bounds == where:
+            return
+        for named in placed:
+            named.text.remove()
+    _place_levels(ax, levels, "c=" if mode == "closed" else "")
+
+
+def _place_levels(ax: Axes, levels: list[_Level], prefix: str) -> list[_Named]:
+    fig = ax.get_figure(root=True)
+    assert fig is not None
     placed: list[_Named] = []
     near = 3 * fig.dpi / 72  # 3 points, in pixels: closer than this, two points read as one
     for level in levels:
@@ -213,6 +227,7 @@ def _write_levels(ax: Axes, levels: list[_Level], mode: str) -> None:
         if hit is not None:
             hit.levels.append(name)
             hit.text.set_text(prefix + ", ".join(hit.levels))
+    return placed
 
 
 class _Named(NamedTuple):
@@ -235,8 +250,8 @@ def plot_tradeoff(summary: pd.DataFrame, ax: Axes | None = None, *, mode: str = 
     """
     fig, ax = _new_axes(ax)
     drawn = _tradeoff(ax, summary, mode, slo)
-    _write_levels(ax, drawn.levels, mode)
     label_lines(ax, drawn.labels)
+    _write_levels(ax, drawn.levels, mode)
     return fig
 
 
@@ -259,10 +274,10 @@ def plot_sweep(summary: pd.DataFrame, slo: Mapping[str, float] | None = None) ->
         pending += [(row[0], _throughput(row[0], summary, mode)), (row[1], _latency(row[1], summary, mode)),
                     (row[2], drawn.labels)]
         levels.append((row[2], drawn.levels, mode))
-    for ax, marks, mode in levels:  # last: the axes have their final size once every other text is in
-        _write_levels(ax, marks, mode)
-    for ax, labels in pending:
+    for ax, labels in pending:  # last: the axes have their final size once every other text is in
         label_lines(ax, labels)
+    for ax, marks, mode in levels:
+        _write_levels(ax, marks, mode)
     return fig
 
 
