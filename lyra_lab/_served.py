@@ -34,6 +34,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from lyra_lab._atomic import write_whole
 from lyra_lab._paths import cache_dir
 
 #: a loopback origin and its port; the port must end there (``:8080`` is not ``:80``)
@@ -84,10 +85,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _write(path: Path, data: dict[str, Any]) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_whole(path, json.dumps(data) + "\n")
     except OSError:  # a read-only cache: other processes name the address by its port
         return
 

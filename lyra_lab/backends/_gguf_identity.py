@@ -18,6 +18,7 @@ import os
 import threading
 from pathlib import Path
 
+from lyra_lab._atomic import write_whole
 from lyra_lab.backends._paths import cache_dir
 
 _MEMO: dict[tuple[str, int, int], str] = {}
@@ -60,10 +61,7 @@ def _read(record: Path, key: tuple[str, int, int]) -> str | None:
 def _write(record: Path, data: dict[str, object]) -> None:
     # Atomic (temp file, rename): two processes hashing the same model write the same text.
     try:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        tmp = record.with_name(f".{record.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
-        os.replace(tmp, record)
+        write_whole(record, json.dumps(data) + "\n")
     except OSError:  # a read-only cache: the hash is computed again next time, nothing breaks
         return
 

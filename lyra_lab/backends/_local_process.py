@@ -26,6 +26,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from lyra_lab._atomic import write_whole
 from lyra_lab._registry import ConfigError
 
 _PR_SET_PDEATHSIG = 1
@@ -203,6 +204,4 @@ def read_state(path: Path) -> dict[str, Any] | None:
 
 def write_state(path: Path, state: dict[str, Any]) -> None:
     """Write atomically, so a concurrent reader never sees half a file."""
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state, indent=2, sort_keys=True))
-    os.replace(tmp, path)
+    write_whole(path, json.dumps(state, indent=2, sort_keys=True))

@@ -11,11 +11,11 @@ send a corpus to (endpoint + corpus hash), so a run asks the first time only.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from lyra_lab._atomic import write_whole
 from lyra_lab._registry import ConfigError
 
 
@@ -56,6 +56,4 @@ def remember_remote(endpoint: str, corpus_sha256: str) -> None:
     except (OSError, ValueError):
         kept = {}
     kept[f"{endpoint} {corpus_sha256}"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(kept, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    write_whole(path, json.dumps(kept, indent=1, sort_keys=True))

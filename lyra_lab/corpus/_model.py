@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Literal, Mapping, TypeGuard, overload
 
+from lyra_lab._atomic import replaced
 from lyra_lab._records import SCHEMA_KEY, Schema, record
 
 Role = Literal["user", "assistant"]
@@ -236,10 +237,7 @@ def dump_lines(corpus: Corpus) -> Iterable[str]:
 
 def save(corpus: Corpus, path: str | os.PathLike[str]) -> Path:
     """Write ``corpus`` to ``path`` (atomically: a temp file renamed into place)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+    with replaced(path) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as fh:
         for line in dump_lines(corpus):
             fh.write(line + "\n")
-    tmp.replace(path)
-    return path
+    return Path(path)

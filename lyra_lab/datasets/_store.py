@@ -13,10 +13,10 @@ import hashlib
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
+from lyra_lab._atomic import replaced
 from lyra_lab._errors import ConfigError
 from lyra_lab.datasets._catalog import CATALOG, Dataset
 
@@ -138,13 +138,8 @@ def _copy(ds: Dataset, source: Path, target: Path) -> Installed:
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists() and target.samefile(source):
         return Installed(ds, target, "already installed")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{ds.filename}.", suffix=".part")
-    os.close(fd)
-    try:
+    with replaced(target) as tmp:
         shutil.copyfile(source, tmp)
-        os.replace(tmp, target)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
     return Installed(ds, target, "copied")
 
 

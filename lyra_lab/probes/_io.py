@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from lyra_lab._atomic import write_whole
 from lyra_lab._records import jsonl_text, to_record
 from lyra_lab.backends import Backend
 from lyra_lab.corpus import Probe
@@ -26,11 +27,7 @@ def probe_record(probe: Probe) -> dict[str, Any]:
 
 def save_probes(probes: Iterable[Probe], path: str | os.PathLike[str]) -> Path:
     """Write ``probes`` as a probes JSONL file, atomically (a temporary file renamed into place)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(jsonl_text(map(probe_record, probes), ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_whole(path, jsonl_text(map(probe_record, probes), ensure_ascii=False))
 
 
 def endpoint_of(backend: Backend) -> str | None:

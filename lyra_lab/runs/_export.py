@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
+from lyra_lab._atomic import replaced
 from lyra_lab._registry import ConfigError
 
 FORMAT = "lyra-lab-export"
@@ -111,14 +112,10 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str],
         "embedders": [_embedder_entry(e) for e in spec.get("embedders", [])],
         "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(members.items())},
     }
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    with replaced(out) as tmp, zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("manifest.json", json.dumps(manifest, indent=2))
         for name, data in sorted(members.items()):
             zf.writestr(name, data)
-    os.replace(tmp, out)
     return manifest
 
 

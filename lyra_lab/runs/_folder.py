@@ -29,6 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any, Mapping
 
+from lyra_lab._atomic import write_whole
 from lyra_lab.runs._cell_rows import CellRows, degraded_count, failure_of, read_cell_rows
 from lyra_lab._records import RecordError, iter_jsonl
 from lyra_lab._run_records import RUN_FOLDER, RUN_FOLDER_VERSION, SPEC, read_spec
@@ -110,7 +111,7 @@ class RunFolder:
         for tmp in self.rows_dir.glob(".*.tmp"):  # a cell a killed run was writing
             tmp.unlink()
         if version is None:
-            _atomic_write(self.path / META, json.dumps(RUN_FOLDER.wrap({}), indent=2) + "\n")
+            write_whole(self.path / META, json.dumps(RUN_FOLDER.wrap({}), indent=2) + "\n", durable=True)
 
     def write_spec(self, spec: Mapping[str, Any]) -> None:
         """Write spec.json, refusing to mix two different experiments in one folder.
@@ -130,7 +131,7 @@ class RunFolder:
                     f"{self.path} holds a run of a different experiment spec; "
                     "use --fresh to start it over or --run-dir to choose another folder")
             return
-        _atomic_write(path, json.dumps(SPEC.wrap(plain), indent=2, default=str, sort_keys=True) + "\n")
+        write_whole(path, json.dumps(SPEC.wrap(plain), indent=2, default=str, sort_keys=True) + "\n", durable=True)
 
     def attempts(self) -> list[dict[str, Any]]:
         """The environment records of every attempt so far (a line cut short by a kill is skipped)."""
@@ -188,7 +189,7 @@ class RunFolder:
         A header, then a group of rows a line (``CellRows.to_jsonl``), read back as the values given.
         """
         final = self.rows_dir / f"{cell_id}.jsonl"
-        _atomic_write(final, rows.to_jsonl())
+        write_whole(final, rows.to_jsonl(), durable=True)
         return final
 
 
@@ -231,24 +232,6 @@ def _fingerprint(spec: Mapping[str, Any]) -> dict[str, Any]:
         out["qa"] = {**qa, "judges": [{"controls": True, "corrected": False, **j} if isinstance(j, dict) else j
                                       for j in qa["judges"]]}
     return out
-
-
-def _atomic_write(path: Path, data: str | bytes) -> None:
-    """``data`` (text is written as UTF-8) at ``path``, whole or not at all."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    try:
-        fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:  # some platforms cannot open a directory; the rename is still atomic
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from lyra_lab._atomic import replaced
 from lyra_lab.runs._cell_rows import RowGroup, read_cell_rows
 from lyra_lab.runs._folder import schema_version
 
@@ -67,9 +68,8 @@ def load_results(run_dir: str | os.PathLike[str], write: bool = True) -> pd.Data
     df = table.to_pandas()  # the frame the parquet holds, so a fresh build and a cached read agree exactly
     if write and files:
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: cells})
-        tmp = parquet.with_name(f".results.{os.getpid()}.tmp")
-        pq.write_table(table, tmp)
-        os.replace(tmp, parquet)
+        with replaced(parquet) as tmp:
+            pq.write_table(table, tmp)
     return df
 
 

@@ -28,6 +28,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from lyra_lab._atomic import write_whole
 from lyra_lab._machine import usable_cores
 
 STALE_DAYS = 30
@@ -99,10 +100,7 @@ def calibration(key: str, measure: Callable[[], Rates], force: bool = False,
             return rates
     rates = measure()
     kept.setdefault(machine_key(), {})[key] = asdict(rates)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(kept, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    write_whole(path, json.dumps(kept, indent=1, sort_keys=True))
     return rates
 
 
