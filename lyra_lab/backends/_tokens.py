@@ -25,8 +25,8 @@ two per piece from one whole-text call.
 
 from __future__ import annotations
 
-import functools
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence, runtime_checkable
 
@@ -77,11 +77,25 @@ def encoding_name_for(model: str) -> str | None:
         return None
 
 
-@functools.lru_cache(maxsize=8)
-def _encoding(name: str) -> bpe_openai.Encoding:
-    import bpe_openai
+_ENCODINGS: dict[str, bpe_openai.Encoding] = {}
+_ENCODINGS_LOCK = threading.Lock()
 
-    return bpe_openai.get_encoding(name)
+
+def _encoding(name: str) -> bpe_openai.Encoding:
+    """The BPE table ``name``, built once per process (20–70 ms each), even when threads first ask at once.
+
+    An ``lru_cache`` built it once per thread that missed together: a grid's cells starting
+    side by side built it four times (a py-spy profile of ``benchmarks/fast_server.py``'s grid).
+    """
+    found = _ENCODINGS.get(name)
+    if found is None:
+        with _ENCODINGS_LOCK:
+            found = _ENCODINGS.get(name)
+            if found is None:
+                import bpe_openai
+
+                found = _ENCODINGS[name] = bpe_openai.get_encoding(name)
+    return found
 
 
 @runtime_checkable

@@ -92,3 +92,35 @@ def test_encode_decode_round_trip(text, encoding):
     assert counter.decode(ids) == text
     # counts never exceed the UTF-8 length (each token covers at least one byte)
     assert len(ids) <= len(text.encode("utf-8"))
+
+
+def test_threads_asking_for_an_encoding_at_once_build_it_once(monkeypatch):
+    """Cells starting side by side share one BPE table instead of each building its own."""
+    import threading
+
+    import bpe_openai
+
+    from lyra_lab.backends import _tokens
+
+    built = []
+    real = bpe_openai.get_encoding
+
+    def counted(name):
+        built.append(name)
+        return real(name)
+
+    monkeypatch.setattr(bpe_openai, "get_encoding", counted)
+    monkeypatch.setattr(_tokens, "_ENCODINGS", {})
+    start = threading.Barrier(6)
+    got = []
+
+    def ask():
+        start.wait()
+        got.append(_tokens._encoding("cl100k_base"))
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert built == ["cl100k_base"] and len({id(e) for e in got}) == 1
