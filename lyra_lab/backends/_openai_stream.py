@@ -7,9 +7,10 @@ ends without a ``finish_reason`` was cut short, which is a retryable
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, AsyncIterable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, AsyncIterable, Iterable, Iterator, Mapping, Sequence
 
 from lyra_lab.backends._retry import DeadlineExceeded, StreamError
 
@@ -170,11 +171,15 @@ class EventReader:
             self.acc.add(chunk)
 
 
-def _broken(exc: Exception) -> Exception:
-    """``exc`` as a retryable ``StreamError`` when the connection broke (an httpx/httpcore error), else itself."""
-    if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2"):
-        return StreamError(f"stream broken while reading: {type(exc).__name__}: {exc}")
-    return exc
+@contextlib.contextmanager
+def _breaks_as_stream_errors() -> Iterator[None]:
+    """A connection that breaks while the body is read (an httpx/httpcore error) raises a retryable ``StreamError``."""
+    try:
+        yield
+    except Exception as exc:
+        if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2"):
+            raise StreamError(f"stream broken while reading: {type(exc).__name__}: {exc}") from exc
+        raise
 
 
 def read_events(lines: Iterable[str], acc: StreamAccumulator, request: httpx2.Request, deadline: float | None = None) -> None:
@@ -189,14 +194,9 @@ def read_events(lines: Iterable[str], acc: StreamAccumulator, request: httpx2.Re
         DeadlineExceeded: ``deadline`` passed before the stream ended.
     """
     reader = EventReader(acc, request, deadline)
-    try:
+    with _breaks_as_stream_errors():
         for line in lines:
             reader.line(line)
-    except Exception as exc:
-        broken = _broken(exc)
-        if broken is exc:
-            raise
-        raise broken from exc
     reader.end()
 
 
@@ -208,14 +208,9 @@ async def aread_events(lines: AsyncIterable[str], acc: StreamAccumulator, reques
         openai.APIError, json.JSONDecodeError, StreamError, DeadlineExceeded: as ``read_events``.
     """
     reader = EventReader(acc, request, deadline)
-    try:
+    with _breaks_as_stream_errors():
         async for line in lines:
             reader.line(line)
-    except Exception as exc:
-        broken = _broken(exc)
-        if broken is exc:
-            raise
-        raise broken from exc
     reader.end()
 
 
