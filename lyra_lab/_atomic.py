@@ -19,14 +19,16 @@ from typing import Iterator
 
 
 @contextlib.contextmanager
-def replaced(path: str | os.PathLike[str]) -> Iterator[Path]:
+def replaced(path: str | os.PathLike[str], *, make_folder: bool = False) -> Iterator[Path]:
     """A temporary path beside ``path`` to write; renamed onto ``path`` when the block ends without error.
 
-    The parent folder is made if missing; on an error the temporary file is removed and
-    ``path`` is left as it was.
+    On an error the temporary file is removed and ``path`` is left as it was. ``make_folder``:
+    make a missing parent folder (a cache's); otherwise a missing one is the caller's error to
+    report (a user's ``--out`` in a folder that does not exist).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if make_folder:
+        path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         yield tmp
@@ -35,14 +37,16 @@ def replaced(path: str | os.PathLike[str]) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
-def write_whole(path: str | os.PathLike[str], data: str | bytes, *, durable: bool = False) -> Path:
+def write_whole(path: str | os.PathLike[str], data: str | bytes, *, durable: bool = False,
+                make_folder: bool = False) -> Path:
     """``data`` at ``path`` (text as UTF-8), whole or not at all; returns the path.
 
     ``durable``: also flushed to the disk, the file and then its folder's entry, so a power
     cut after the return keeps it (a run's own records; caches do not need it).
+    ``make_folder``: as ``replaced``.
     """
     path = Path(path)
-    with replaced(path) as tmp:
+    with replaced(path, make_folder=make_folder) as tmp:
         with open(tmp, "wb") as fh:
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             if durable:

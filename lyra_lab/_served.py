@@ -85,7 +85,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _write(path: Path, data: dict[str, Any]) -> None:
     try:
-        write_whole(path, json.dumps(data) + "\n")
+        write_whole(path, json.dumps(data) + "\n", make_folder=True)
     except OSError:  # a read-only cache: other processes name the address by its port
         return
 

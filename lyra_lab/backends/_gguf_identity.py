@@ -61,7 +61,7 @@ def _read(record: Path, key: tuple[str, int, int]) -> str | None:
 def _write(record: Path, data: dict[str, object]) -> None:
     # Atomic (temp file, rename): two processes hashing the same model write the same text.
     try:
-        write_whole(record, json.dumps(data) + "\n")
+        write_whole(record, json.dumps(data) + "\n", make_folder=True)
     except OSError:  # a read-only cache: the hash is computed again next time, nothing breaks
         return
 

@@ -112,7 +112,7 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str],
         "embedders": [_embedder_entry(e) for e in spec.get("embedders", [])],
         "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(members.items())},
     }
-    with replaced(out) as tmp, zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    with replaced(out, make_folder=True) as tmp, zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("manifest.json", json.dumps(manifest, indent=2))
         for name, data in sorted(members.items()):
             zf.writestr(name, data)

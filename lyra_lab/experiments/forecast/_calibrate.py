@@ -100,7 +100,7 @@ def calibration(key: str, measure: Callable[[], Rates], force: bool = False,
             return rates
     rates = measure()
     kept.setdefault(machine_key(), {})[key] = asdict(rates)
-    write_whole(path, json.dumps(kept, indent=1, sort_keys=True))
+    write_whole(path, json.dumps(kept, indent=1, sort_keys=True), make_folder=True)
     return rates
 
 
