@@ -13,13 +13,12 @@ the backend's connections there are closed when a level ends.
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from typing import Any, Callable, Coroutine, Mapping, NamedTuple, Protocol, Sequence
 
 from lyra_lab.backends import AsyncBackend, BackendError, request_loop
 from lyra_lab.bench._prompts import BenchPrompt
-from lyra_lab.bench._request_records import answer_record, failure_record
+from lyra_lab.bench._request_records import answer_record, arrival_times, failure_record, timed_record
 
 
 class Bounds(Protocol):
@@ -96,7 +95,7 @@ async def _closed(load: LoopLoad, spec: Bounds, workers: int, tick: Callable[[in
             start = time.perf_counter() - t0
             row = await load.call(i)
             end = time.perf_counter() - t0
-            rows.append({"seq": i, "start_s": start, "sent_s": start, "end_s": end, "latency_s": end - start, **row})
+            rows.append(timed_record(i, start, start, end, row))
             tick(1)
 
     await asyncio.gather(*(worker() for _ in range(workers)))
@@ -104,11 +103,7 @@ async def _closed(load: LoopLoad, spec: Bounds, workers: int, tick: Callable[[in
 
 
 async def _open(load: LoopLoad, spec: Bounds, rate: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
-    rng = random.Random(spec.seed)
-    arrivals, t = [], 0.0
-    for _ in range(spec.requests):
-        arrivals.append(t)
-        t += rng.expovariate(rate) if spec.arrivals == "poisson" else 1.0 / rate
+    arrivals = arrival_times(spec.requests, rate, spec.arrivals, spec.seed)
     in_flight = asyncio.Semaphore(spec.max_in_flight)
     t0 = time.perf_counter()
 
@@ -118,7 +113,7 @@ async def _open(load: LoopLoad, spec: Bounds, rate: float, tick: Callable[[int],
             row = await load.call(i)
             end = time.perf_counter() - t0
         tick(1)
-        return {"seq": i, "start_s": scheduled, "sent_s": sent, "end_s": end, "latency_s": end - scheduled, **row}
+        return timed_record(i, scheduled, sent, end, row)
 
     tasks = []
     for i, at in enumerate(arrivals):

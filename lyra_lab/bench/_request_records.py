@@ -1,7 +1,12 @@
-"""One request of a sweep as a record: what it answered (tokens, timings as vLLM names them) or why it failed."""
+"""A sweep's requests as records (when due, sent, answered; what came back or why not) and an open loop's schedule.
+
+Timings are as vLLM names them. Shared by the thread loads (``_sweep``) and the event-loop loads (``_on_loop``), so both
+schedule and record a level alike.
+"""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from lyra_lab.backends import BackendError, Completion
@@ -28,3 +33,18 @@ def answer_record(prompt: BenchPrompt, c: Completion) -> dict[str, Any]:
             "prompt_tokens": c.usage.prompt_tokens, "completion_tokens": c.usage.completion_tokens,
             "tokens_estimated": c.usage.estimated, "finish_reason": c.finish_reason,
             "simulated": c.simulated, "cached": c.cached}
+
+
+def timed_record(seq: int, due_s: float, sent_s: float, end_s: float, row: dict[str, Any]) -> dict[str, Any]:
+    """Request ``seq``'s record: due (``start_s``), sent and answered, seconds into the level; latency from due."""
+    return {"seq": seq, "start_s": due_s, "sent_s": sent_s, "end_s": end_s, "latency_s": end_s - due_s, **row}
+
+
+def arrival_times(requests: int, rate: float, arrivals: str, seed: int) -> list[float]:
+    """When each of an open loop's ``requests`` is due (seconds): Poisson at ``rate`` per second, else evenly spaced."""
+    rng = random.Random(seed)
+    times, t = [], 0.0
+    for _ in range(requests):
+        times.append(t)
+        t += rng.expovariate(rate) if arrivals == "poisson" else 1.0 / rate
+    return times

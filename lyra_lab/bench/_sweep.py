@@ -22,7 +22,6 @@ serve`` defines them (``_serving_metrics``).
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 import warnings
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence, 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import AsyncBackend, Backend, BackendError
 from lyra_lab.bench._prompts import BenchPrompt, prompts_sha256
-from lyra_lab.bench._request_records import answer_record, failure_record
+from lyra_lab.bench._request_records import answer_record, arrival_times, failure_record, timed_record
 
 if TYPE_CHECKING:
     from lyra_lab.bench._results import BenchResult
@@ -235,8 +234,7 @@ def _closed(load: _Load, spec: SweepSpec, level: float, tick: Callable[[int], ob
                 raise
             end = time.perf_counter() - t0
             with lock:
-                rows.append({"seq": i, "start_s": start, "sent_s": start, "end_s": end,
-                             "latency_s": end - start, **row})
+                rows.append(timed_record(i, start, start, end, row))
             tick(1)
 
     with ThreadPoolExecutor(int(level), thread_name_prefix="bench-worker") as pool:
@@ -247,11 +245,7 @@ def _closed(load: _Load, spec: SweepSpec, level: float, tick: Callable[[int], ob
 
 def _open(load: _Load, spec: SweepSpec, level: float, tick: Callable[[int], object]) -> list[dict[str, Any]]:
     """Requests arriving at ``level`` per second (Poisson or evenly spaced), whether or not earlier ones answered."""
-    rng = random.Random(spec.seed)
-    arrivals, t = [], 0.0
-    for _ in range(spec.requests):
-        arrivals.append(t)
-        t += rng.expovariate(level) if spec.arrivals == "poisson" else 1.0 / level
+    arrivals = arrival_times(spec.requests, level, spec.arrivals, spec.seed)
     t0 = time.perf_counter()
 
     def one(i: int, scheduled: float) -> dict[str, Any]:
@@ -259,8 +253,7 @@ def _open(load: _Load, spec: SweepSpec, level: float, tick: Callable[[int], obje
         row = load.call(i)
         end = time.perf_counter() - t0
         tick(1)
-        return {"seq": i, "start_s": scheduled, "sent_s": sent, "end_s": end, "latency_s": end - scheduled,
-                **row}
+        return timed_record(i, scheduled, sent, end, row)
 
     futures = []
     with ThreadPoolExecutor(spec.max_in_flight, thread_name_prefix="bench-arrival") as pool:

@@ -9,18 +9,22 @@ from lyra_lab.backends import FakeLLM, SimulatedServer, make_backend
 from lyra_lab.bench import SweepSpec, bench_backend, run_sweep, synthetic_prompts
 
 PROMPTS = synthetic_prompts(8, prompt_tokens=60)
+# Streamed levels are sent from one event loop, the others from a thread per request: both loads keep each promise.
+BOTH_LOADS = pytest.mark.parametrize("stream", [False, True], ids=["threads", "event loop"])
 
 
 def _backend(server, cap, **fields):
     return bench_backend({"preset": "simulated", "base_url": server.base_url}, cap, **fields)
 
 
-def test_throughput_rises_with_concurrency_then_plateaus_at_the_server_limit():
+@BOTH_LOADS
+def test_throughput_rises_with_concurrency_then_plateaus_at_the_server_limit(stream):
     with SimulatedServer(latency_s=0.2, max_concurrency=2) as server:
-        backend = _backend(server, 4)
+        backend = _backend(server, 4, stream=stream)
         spec = SweepSpec(concurrency=(1, 2, 4), requests=8, max_tokens=8, warmup=0)
         result = run_sweep(backend, PROMPTS, spec, progress=False)
         log = server.chat_log()
+    assert result.meta["client"] == ("event loop" if stream else "threads")
     assert len(log) == 24 and all(r.status == 200 for r in log)
     assert server.max_serving == 2  # the server never served more than its limit
     waited = {}  # per level: requests that waited in the server's queue for a slot
@@ -34,9 +38,10 @@ def test_throughput_rises_with_concurrency_then_plateaus_at_the_server_limit():
     assert lat[4.0] / lat[2.0] > 1.5  # ideal 2: queueing shows up as latency
 
 
-def test_rate_limit_429s_are_retried_and_counted_exactly():
+@BOTH_LOADS
+def test_rate_limit_429s_are_retried_and_counted_exactly(stream):
     with SimulatedServer(rate_limit_rps=4, rate_limit_burst=1) as server:
-        backend = _backend(server, 4, max_attempts=3, retry_after_max_s=0.05)
+        backend = _backend(server, 4, max_attempts=3, retry_after_max_s=0.05, stream=stream)
         result = run_sweep(backend, PROMPTS, SweepSpec(concurrency=(4,), requests=12, max_tokens=4, warmup=0),
                            progress=False)
         log = server.chat_log()
@@ -65,9 +70,10 @@ def test_without_retries_429s_are_errors_by_status():
     assert result.records.loc[~result.records["ok"], "error"].str.contains("HTTP 429").all()
 
 
-def test_open_loop_arrivals_follow_the_schedule_and_poisson_is_seeded():
+@BOTH_LOADS
+def test_open_loop_arrivals_follow_the_schedule_and_poisson_is_seeded(stream):
     with SimulatedServer(latency_s=0.0) as server:
-        backend = _backend(server, 8)
+        backend = _backend(server, 8, stream=stream)
         spec = SweepSpec(concurrency=(), rates=(20.0,), requests=6, max_tokens=4, max_in_flight=8)
         uniform = run_sweep(backend, PROMPTS, spec, progress=False)
         spec = SweepSpec(concurrency=(), rates=(10.0,), requests=6, max_tokens=4, arrivals="poisson",
@@ -83,9 +89,10 @@ def test_open_loop_arrivals_follow_the_schedule_and_poisson_is_seeded():
     assert len(set(p1.records["start_s"].diff().dropna().round(6))) > 1  # not evenly spaced
 
 
-def test_time_cap_stops_new_requests():
+@BOTH_LOADS
+def test_time_cap_stops_new_requests(stream):
     with SimulatedServer(latency_s=0.2) as server:
-        result = run_sweep(_backend(server, 1), PROMPTS,
+        result = run_sweep(_backend(server, 1, stream=stream), PROMPTS,
                            SweepSpec(concurrency=(1,), requests=100, time_cap_s=0.5, max_tokens=4, warmup=0),
                            progress=False)
     assert 2 <= len(result.records) <= 5  # a few 0.2 s requests, far from 100
