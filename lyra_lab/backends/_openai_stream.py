@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, AsyncIterable, Iterable, Iterator, Mapping, Sequence
 
 from lyra_lab.backends._retry import DeadlineExceeded, StreamError
@@ -19,37 +19,66 @@ if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion
 
 # Parameters of the chat completions API; any other generation parameter
-# (repeat_penalty, top_k, min_p…) is a server extension sent in ``extra_body``.
+# (repeat_penalty, top_k, min_p…) is a server extension sent at the body's top level, as the
+# openai client's ``extra_body`` would put it.
 OPENAI_PARAMS = frozenset({
-    "audio", "frequency_penalty", "logit_bias", "logprobs", "max_completion_tokens", "max_tokens",
-    "metadata", "modalities", "n", "parallel_tool_calls", "prediction", "presence_penalty",
-    "prompt_cache_key", "reasoning_effort", "response_format", "safety_identifier", "seed",
-    "service_tier", "stop", "store", "temperature", "tool_choice", "tools", "top_logprobs", "top_p",
-    "user", "verbosity", "web_search_options", "extra_headers", "extra_query",
+    "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
+    "max_completion_tokens", "max_tokens", "metadata", "modalities", "n", "parallel_tool_calls",
+    "prediction", "presence_penalty", "prompt_cache_key", "reasoning_effort", "response_format",
+    "safety_identifier", "seed", "service_tier", "stop", "store", "temperature", "tool_choice", "tools",
+    "top_logprobs", "top_p", "user", "verbosity", "web_search_options",
 })
 
 
-def build_request(model: str, messages: Sequence[Mapping[str, Any]],
-                  params: Mapping[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of ``chat.completions.create`` (minus stream and timeout)."""
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completions request as it is sent.
+
+    Attributes:
+        body: the JSON body: model, messages, the API's parameters and any server extensions
+            (``extra_body`` entries and unknown parameters) at its top level.
+        headers: extra HTTP headers (the ``extra_headers`` param).
+        query: extra query parameters (the ``extra_query`` param).
+    """
+
+    body: dict[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    query: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.body["messages"]
+
+    def streamed(self, usage: bool) -> "ChatRequest":
+        """The same request streamed; ``usage``: ask for the usage chunk (``stream_options``)."""
+        extra: dict[str, Any] = {"stream": True, **({"stream_options": {"include_usage": True}} if usage else {})}
+        return ChatRequest({**self.body, **extra}, self.headers, self.query)
+
+
+def build_request(model: str, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> ChatRequest:
+    """The request of ``messages`` under ``params`` (not streamed; the backend owns stream and timeout)."""
     if not messages:
         raise ValueError("complete() needs at least one message")
     if params.get("n", 1) != 1:
         raise ValueError("n != 1 is not supported: one call gives one completion")
-    kwargs: dict[str, Any] = {"model": model, "messages": [dict(m) for m in messages]}
+    body: dict[str, Any] = {"model": model, "messages": [dict(m) for m in messages]}
     extra: dict[str, Any] = {}
+    headers: dict[str, str] = {}
+    query: dict[str, object] = {}
     for key, value in params.items():
         if key == "extra_body":
             extra.update(value or {})
+        elif key == "extra_headers":
+            headers.update(value or {})
+        elif key == "extra_query":
+            query.update(value or {})
         elif key in ("stream", "stream_options", "model", "messages"):
             raise ValueError(f"{key!r} is set by the backend, not by call params")
         elif key in OPENAI_PARAMS:
-            kwargs[key] = value
+            body[key] = value
         else:
             extra[key] = value
-    if extra:
-        kwargs["extra_body"] = extra
-    return kwargs
+    return ChatRequest({**body, **extra}, headers, query)
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -230,3 +231,61 @@ def test_real_servers_answers_are_not_labelled_simulated(sim):
     backend = _backend(sim, simulated=False)
     answer = Answer("x", "stop", 1, 1, 0.1, 0.05, "gpt-4o", fingerprint="fp_abc123")
     assert backend._completion([{"role": "user", "content": "q"}], answer, 1, 0.0, 0.0).simulated is False
+
+
+def _capturing(monkeypatch, stream: bool) -> list:
+    """Every request the backend's openai clients send, answered by a mock transport (no server)."""
+    import httpx2
+    import openai
+
+    seen: list = []
+    if stream:
+        events = [{"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": None}]},
+                  {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                  {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}]
+        content = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+        answer = {"headers": {"content-type": "text/event-stream"}, "content": content.encode()}
+    else:
+        answer = {"json": {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                           "choices": [{"index": 0, "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": "ok"}}],
+                           "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}}
+
+    def handler(request):
+        seen.append(request)
+        return httpx2.Response(200, **answer)
+
+    def client(factory):
+        return lambda **kw: factory(transport=httpx2.MockTransport(handler), **kw)
+
+    monkeypatch.setattr(openai, "DefaultHttpxClient", client(openai.DefaultHttpxClient))
+    monkeypatch.setattr(openai, "DefaultAsyncHttpxClient", client(openai.DefaultAsyncHttpxClient))
+    return seen
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_request_goes_out_as_the_sdks_create_sends_it(monkeypatch, stream):
+    """The backend posts its own body (no SDK transform of it): body, URL, query and headers as ``create``'s."""
+    import openai
+
+    seen = _capturing(monkeypatch, stream)
+    params = {"temperature": 0, "seed": 7, "repeat_penalty": 1.3, "extra_body": {"min_p": 0.1},
+              "extra_headers": {"X-Org": "lab"}, "extra_query": {"api-version": "2024-01"}}
+    backend = OpenAIBackend(BackendConfig(name="mock", base_url="http://127.0.0.1:9/v1", model="m",
+                                          max_attempts=1, stream=stream, params=params))
+    completion = backend.complete(MESSAGES, max_tokens=6)
+    assert completion.text == "ok" and completion.usage.prompt_tokens == 3
+    sdk = openai.OpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1", max_retries=0,
+                        http_client=openai.DefaultHttpxClient())
+    extra = {"stream": True, "stream_options": {"include_usage": True}} if stream else {}
+    with sdk.chat.completions.with_streaming_response.create(
+            model="m", messages=MESSAGES, max_tokens=6, temperature=0, seed=7,
+            extra_body={"repeat_penalty": 1.3, "min_p": 0.1, **extra},
+            extra_headers={"X-Org": "lab"}, extra_query={"api-version": "2024-01"}) as response:
+        response.read()
+    ours, theirs = seen
+    assert json.loads(ours.content) == json.loads(theirs.content)
+    assert json.loads(ours.content)["repeat_penalty"] == 1.3  # an extension at the body's top level
+    assert (ours.method, ours.url) == (theirs.method, theirs.url)
+    assert ours.url.params["api-version"] == "2024-01" and ours.headers["X-Org"] == "lab"
+    assert ours.headers["content-type"] == theirs.headers["content-type"] == "application/json"

@@ -37,8 +37,9 @@ def server():
 
 @pytest.fixture()
 def slow_client(monkeypatch):
-    """The openai client's request building (threads' and event loop's) and the body's parsing take ``SLOW_S`` longer."""
-    from openai.resources.chat.completions import completions
+    """The openai client's request building (threads' and event loop's: one method of its base client) and
+    the body's parsing take ``SLOW_S`` longer; on the event loop the sleep blocks the loop, as real CPU work does."""
+    from openai import _base_client
 
     def slow(fn):
         def wrapper(*args, **kwargs):
@@ -46,14 +47,7 @@ def slow_client(monkeypatch):
             return fn(*args, **kwargs)
         return wrapper
 
-    def aslow(fn):  # the event-loop client's (bench's): the work blocks the loop, as real CPU work does
-        async def wrapper(*args, **kwargs):
-            time.sleep(SLOW_S)
-            return await fn(*args, **kwargs)
-        return wrapper
-
-    monkeypatch.setattr(completions, "maybe_transform", slow(completions.maybe_transform))
-    monkeypatch.setattr(completions, "async_maybe_transform", aslow(completions.async_maybe_transform))
+    monkeypatch.setattr(_base_client.BaseClient, "_build_request", slow(_base_client.BaseClient._build_request))
     return slow
 
 
