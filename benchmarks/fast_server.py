@@ -13,11 +13,14 @@ For each level it prints the ideal requests/s (concurrency / the server's time p
 clients' requests/s, their ratio, each client's CPU milliseconds per request (this process only: the
 server is in its own), and the median latency each recorded against the server's own time for the
 same requests (from its request log). Then a summarizing grid (map_reduce over synthetic
-conversations, ``max_cells`` × ``workers`` requests in flight) against the same
-server: its requests/s while it summarizes, against the minimal client at the same concurrency and
-answer length, and the median latency its ``llm_call`` events recorded against the server's.
+conversations, ``max_cells`` × ``workers`` requests in flight; 8 conversations, 16 cells, ~970
+requests) against the same server: its requests/s while it summarizes, against the minimal client
+sending the grid's own requests (the bodies the server kept, in the order it got them) at the same
+concurrency, the median latency its ``llm_call`` events recorded against the server's, and the mean
+number of its requests the server had in flight.
 
     PYTHONPATH=. .venv/bin/python benchmarks/fast_server.py [--levels 1 8 16 32] [--repeat 1] [--no-grid]
+        [--conversations 8]
 
 Measured figures and their spread: docs/performance.md ("A fast server").
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import statistics
 import tempfile
 import textwrap
@@ -45,7 +49,7 @@ class Server(ServerProcess):
     """The GPU-shaped simulated server in its own process (a GPU server is not in the client's interpreter)."""
 
     def __init__(self) -> None:
-        super().__init__(GPU_LIKE)
+        super().__init__(GPU_LIKE, keep_bodies=True)  # the grid's requests are replayed by the minimal client
         self.start()
 
     def span(self) -> float:
@@ -117,7 +121,7 @@ def lyra_client(server: Server, backend: Any, prompts: list[Any], concurrency: i
 GRID = """
 name = "fast-server-grid"
 [corpus]
-path = "corpus.jsonl"
+path = "{corpus}"
 max_sessions = 8
 max_probes = 2
 [grid]
@@ -135,15 +139,20 @@ workers = {per_cell}
 """
 
 
-def grid_run(server: Server, folder: Path, max_cells: int, per_cell: int, stream: bool) -> dict[str, float]:
-    """Run the grid; its requests/s while it summarizes (the server's log), recorded vs served latency."""
+def grid_run(server: Server, folder: Path, max_cells: int, per_cell: int, stream: bool,
+             corpus: str = "corpus.jsonl") -> dict[str, Any]:
+    """Run the grid; its requests/s while it summarizes (the server's log), recorded vs served latency.
+
+    ``bodies``: the requests the server answered, in arrival order, for the minimal client to replay.
+    """
     from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
     from lyra_lab.runs import read_log
 
     toml = folder / f"grid-{max_cells}-{per_cell}-{stream}.toml"
     toml.write_text(textwrap.dedent(GRID.format(url=server.base_url, max_tokens=MAX_TOKENS, per_cell=per_cell,
                                                 inflight=max_cells * per_cell,
-                                                stream=str(stream).lower(), max_cells=max_cells)), encoding="utf-8")
+                                                stream=str(stream).lower(), max_cells=max_cells, corpus=corpus)),
+                    encoding="utf-8")
     out = folder / f"run-{max_cells}-{per_cell}-{stream}"
     server.reset()
     cpu = time.process_time()
@@ -152,7 +161,78 @@ def grid_run(server: Server, folder: Path, max_cells: int, per_cell: int, stream
     served = server.service_times()
     recorded = [float(e["latency_s"]) for e in read_log(out / "log.jsonl") if e.get("event") == "llm_call"]
     return {"rps": len(served) / server.span(), "requests": len(served), "cpu_ms": 1000 * cpu / len(served),
-            "p50": statistics.median(recorded), "server_p50": statistics.median(served)}
+            "p50": statistics.median(recorded), "server_p50": statistics.median(served),
+            "in_flight": sum(served) / server.span(), "bodies": server.bodies(),
+            "dag": dag_ceiling(out / "log.jsonl", statistics.median(served), max_cells, max_cells * per_cell)}
+
+
+def dag_ceiling(log: Path, service_s: float, max_cells: int, in_flight: int, map_concurrency: int = 3) -> float:
+    """Requests/s of a client that costs nothing running this grid's calls, each taking ``service_s``.
+
+    The grid's calls depend on one another: a window's merge waits for its chunk calls (at most
+    ``map_concurrency`` at once), a cell's windows for its start, a cell for a free place among
+    ``max_cells``; at most ``in_flight`` calls are out. Replayed from the run log's chunk counts in
+    cell order (every window of a cell starts at once: the grid's ``workers`` ≥ its windows per cell).
+    """
+    from lyra_lab.runs import read_log
+
+    windows: dict[str, list[int]] = {}
+    for event in read_log(log):
+        if event.get("event") == "cell_started":
+            windows[event["cell_id"]] = []
+        elif event.get("event") == "summarize_progress" and event.get("stage") == "load":
+            windows[event["cell_id"]].append(int(event["n"]))
+    counts = list(windows.values())  # each cell's windows' chunk counts, in cell order
+    waiting = list(range(len(counts)))  # cells not started
+    todo: dict[tuple[int, int], int] = {}  # (cell, window) -> chunk calls not yet sent
+    out: dict[tuple[int, int], int] = {}  # calls of the window in flight
+    merging: set[tuple[int, int]] = set()  # windows whose merge call was sent
+    ready: list[tuple[int, int]] = []  # calls that may go, in the order they became ready
+    ends: list[tuple[float, int, int]] = []  # (when, cell, window) of the calls in flight
+    open_cells: dict[int, int] = {}  # cell -> its windows not finished
+    now, sent = 0.0, 0
+
+    def send(key: tuple[int, int]) -> None:
+        out[key] = out.get(key, 0) + 1
+        ready.append(key)
+
+    def open_cell() -> None:
+        cell = waiting.pop(0)
+        open_cells[cell] = len(counts[cell])
+        for w, n in enumerate(counts[cell]):
+            todo[cell, w] = n
+            for _ in range(min(map_concurrency, n)):
+                todo[cell, w] -= 1
+                send((cell, w))
+
+    def window_done(cell: int) -> None:
+        open_cells[cell] -= 1
+        if open_cells[cell] == 0:
+            del open_cells[cell]
+            if waiting:
+                open_cell()
+
+    while waiting and len(open_cells) < max_cells:
+        open_cell()
+    while ready or ends:
+        while ready and len(ends) < in_flight:
+            heapq.heappush(ends, (now + service_s, *ready.pop(0)))
+            sent += 1
+        now, cell, w = heapq.heappop(ends)
+        key = (cell, w)
+        out[key] -= 1
+        if key in merging:
+            window_done(cell)
+        elif todo[key] > 0:
+            todo[key] -= 1
+            send(key)
+        elif out[key] == 0:
+            if counts[cell][w] > 1:
+                merging.add(key)
+                send(key)
+            else:  # one chunk: its summary is the window's, no merge
+                window_done(cell)
+    return sent / now
 
 
 def main() -> int:
@@ -161,6 +241,8 @@ def main() -> int:
     parser.add_argument("--per-level", type=int, default=20, help="requests per unit of concurrency (min 32)")
     parser.add_argument("--repeat", type=int, default=1, help="measure every level this many times")
     parser.add_argument("--no-grid", action="store_true", help="skip the summarizing grid")
+    parser.add_argument("--conversations", type=int, default=8,
+                        help="synthetic conversations the grid summarizes (two cells each)")
     args = parser.parse_args()
     prompts = synthetic_prompts(32, prompt_tokens=300, seed=0)
     server = Server()
@@ -196,26 +278,32 @@ def main() -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 from lyra_lab.synthetic import generate_synthetic
 
-                generate_synthetic(0, conversations=4).save(Path(tmp) / "corpus.jsonl")
-                print("\nsummarizing grid (map_reduce, 8 cells, bm25, no QA), same server:")
+                generate_synthetic(0, conversations=args.conversations).save(Path(tmp) / "corpus.jsonl")
+                generate_synthetic(0, conversations=1).save(Path(tmp) / "one.jsonl")  # one at a time: 2 cells
+                print(f"\nsummarizing grid (map_reduce, bm25, no QA; {2 * args.conversations} cells, 2 at 1 x 1), "
+                      "same server:")
                 print(f"{'in flight':>22}{'requests':>9}{'grid rps':>9}{'minimal':>9}{'ratio':>7}{'cpu ms':>8}"
-                      f"{'rows p50 ms':>12}{'server p50':>11}")
+                      f"{'rows p50 ms':>12}{'server p50':>11}{'server saw':>11}{'calls allow':>12}")
                 for stream in (False, True):
-                    bodies = [{"model": "simulated-gpu", "messages": list(p.messages), "max_tokens": MAX_TOKENS,
-                               **({"stream": True, "stream_options": {"include_usage": True}} if stream else {})}
-                              for p in prompts]
                     for max_cells, per_cell in ((1, 1), (4, 8)):
                         inflight = max_cells * per_cell
                         for _ in range(args.repeat):
-                            grid = grid_run(server, Path(tmp), max_cells, per_cell, stream)
-                            mini = minimal_client(server, bodies, inflight, max(32, 20 * inflight), stream)
+                            grid = grid_run(server, Path(tmp), max_cells, per_cell, stream,
+                                            "one.jsonl" if inflight == 1 else "corpus.jsonl")
+                            # the same requests, in the order the server got them, at the same concurrency
+                            mini = minimal_client(server, grid["bodies"], inflight, grid["requests"], stream)
                             name = f"{max_cells} x {per_cell}{', streamed' if stream else ''}"
                             print(f"{name:>22}{grid['requests']:>9}{grid['rps']:>9.1f}{mini['rps']:>9.1f}"
                                   f"{grid['rps'] / mini['rps']:>7.2f}{grid['cpu_ms']:>8.2f}"
-                                  f"{1000 * grid['p50']:>12.1f}{1000 * grid['server_p50']:>11.1f}", flush=True)
+                                  f"{1000 * grid['p50']:>12.1f}{1000 * grid['server_p50']:>11.1f}"
+                                  f"{grid['in_flight']:>11.1f}{grid['dag']:>12.1f}", flush=True)
                 print("(in flight: max_cells x workers; grid rps: its chat requests over the "
-                      "span the server saw them; minimal: the minimal client at the same concurrency; rows p50: "
-                      "median latency_s of the run log's llm_call events; server p50: the server's own median)")
+                      "span the server saw them; minimal: the minimal client sending the grid's own requests at the same "
+                      "concurrency; rows p50: "
+                      "median latency_s of the run log's llm_call events; server p50: the server's own median; "
+                      "server saw: the grid's mean requests in flight at the server over the span; calls allow: "
+                      "the requests/s of a client that costs nothing running the grid's dependent calls, each "
+                      "taking the server's p50, dag_ceiling)")
     finally:
         server.stop()
     return 0

@@ -9,6 +9,9 @@ for its request log's timings::
     with ServerProcess(GPU_LIKE) as server:
         ...  # requests to server.base_url
         served = server.service_times()  # each finished chat request's time inside the server
+
+``ServerProcess(spec, keep_bodies=True)`` also keeps each chat request's body, so another client
+can replay exactly the requests one client sent (``bodies()``).
 """
 
 from __future__ import annotations
@@ -32,17 +35,20 @@ class Served(NamedTuple):
         return self.finished - self.received
 
 
-def _serve(conn: Any, spec: SimulatedSpec) -> None:
-    """The child process: serve ``spec`` and answer ``reset`` / ``served`` on ``conn`` until ``stop``."""
+def _serve(conn: Any, spec: SimulatedSpec, keep_bodies: bool) -> None:
+    """The child process: serve ``spec`` and answer ``reset`` / ``served`` / ``bodies`` on ``conn`` until ``stop``."""
     with SimulatedServer(spec) as server:
+        server.keep_bodies = keep_bodies
         conn.send(server.base_url)
         while (command := conn.recv()) != "stop":
+            finished = [r for r in server.chat_log() if r.finished is not None]
             if command == "reset":
                 server.reset()
                 conn.send(None)
+            elif command == "bodies":
+                conn.send([r.body for r in finished if r.status == 200])
             else:
-                conn.send([Served(r.received, r.finished, r.status) for r in server.chat_log()
-                           if r.finished is not None])
+                conn.send([Served(r.received, r.finished, r.status) for r in finished if r.finished is not None])
 
 
 class ServerProcess:
@@ -52,8 +58,9 @@ class ServerProcess:
         base_url: where it answers (ends in ``/v1``), once started.
     """
 
-    def __init__(self, spec: SimulatedSpec):
+    def __init__(self, spec: SimulatedSpec, keep_bodies: bool = False):
         self.spec = spec
+        self.keep_bodies = keep_bodies
         self.base_url = ""
         self._conn: Any = None
         self._process: Any = None
@@ -73,7 +80,7 @@ class ServerProcess:
         """
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child, self.spec), daemon=True,
+        self._process = context.Process(target=_serve, args=(child, self.spec, self.keep_bodies), daemon=True,
                                         name="simulated-server-process")
         self._process.start()
         if not self._conn.poll(timeout_s):
@@ -89,6 +96,17 @@ class ServerProcess:
     def served(self) -> list[Served]:
         """Every finished chat request so far, in arrival order."""
         self._conn.send("served")
+        return list(self._conn.recv())
+
+    def bodies(self) -> list[dict[str, Any]]:
+        """The JSON body of each finished, answered chat request, in arrival order.
+
+        Raises:
+            ValueError: the server was started without ``keep_bodies``.
+        """
+        if not self.keep_bodies:
+            raise ValueError("this ServerProcess keeps no request bodies: start it with keep_bodies=True")
+        self._conn.send("bodies")
         return list(self._conn.recv())
 
     def service_times(self) -> list[float]:

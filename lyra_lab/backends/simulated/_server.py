@@ -48,6 +48,9 @@ class SimulatedServer(ThreadedServer):
         self.behaviour = self._serving.behaviour  # the fault script and seeded draws (tests script it)
         self._embeddings_route = EmbeddingsRoute(self.spec)
         self.base_url = ""
+        #: keep each chat request's whole JSON body in its record (``RequestRecord.body``), to replay a
+        #: client's exact requests (``benchmarks/fast_server.py``); not part of what it serves
+        self.keep_bodies = False
 
     # ------------------------------------------------------------ lifecycle
     def stop(self) -> None:
@@ -145,6 +148,8 @@ class SimulatedServer(ThreadedServer):
         except (ValueError, KeyError, TypeError) as exc:
             return self._fail(rec, 400, f"invalid request: {exc}")
         rec.params = {k: v for k, v in body.items() if k != "messages"}
+        if self.keep_bodies:
+            rec.body = body
         if self.spec.api_key is not None:
             sent = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
             if sent != self.spec.api_key:

@@ -40,6 +40,7 @@ class RequestRecord:
     retry_after: float | None = None  # what a 429 asked the client to wait
     rule: int | None = None  # the index of the fault rule that decided its outcome, if one did
     params: dict[str, Any] = dataclasses.field(default_factory=dict)  # the body minus messages
+    body: dict[str, Any] | None = None  # the whole JSON body, kept only when the server keeps bodies
 
 
 class Serving:
