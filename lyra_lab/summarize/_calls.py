@@ -8,11 +8,17 @@ waiting shortly after the deadline (``GRACE_S``, for the backend's own error to
 arrive), so a backend that ignores its deadline cannot stall a summary.  Calls
 run on daemon threads rather than a ``ThreadPoolExecutor`` because the executor
 joins its workers at interpreter exit: one hung call would then hang the
-process.  An abandoned call's late answer is discarded.
+process.  A thread that finished a call waits a few seconds for the next one
+(``CallThreads``): starting a thread per call cost ~0.1 ms of CPU a call, ~7% of
+a grid's client time against a fast server (``docs/performance.md``, "A fast
+server").  An abandoned call's late answer is discarded.
 """
 
 from __future__ import annotations
 
+import contextvars
+import os
+import queue
 import threading
 import time
 from concurrent.futures import Future
@@ -54,6 +60,61 @@ def start_call(backend: Backend, messages: Sequence[Message], deadline: float, *
     return run_in_thread(backend.complete, list(messages), deadline=deadline, **params)
 
 
+class CallThreads:
+    """Daemon threads that run calls, each waiting ``idle_s`` for another before it ends.
+
+    ``idle`` counts the threads waiting for a call that no call was promised to: a call
+    submitted while one waits is promised to it (any waiting thread takes it), otherwise
+    a new thread starts. A thread whose wait runs out ends only if it is not promised.
+    Each call runs in a fresh, empty ``contextvars.Context``, as on a new thread.
+    """
+
+    def __init__(self, idle_s: float = 5.0):
+        self.idle_s = idle_s
+        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self.started = 0  # threads started so far (for tests)
+
+    def run(self, call: Callable[[], None]) -> None:
+        """Run ``call()`` on one of the threads (it must not raise)."""
+        self._calls.put(call)
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+                return
+            self.started += 1
+        threading.Thread(target=self._work, name="lyra-summarize-call", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                call = self._calls.get(timeout=self.idle_s)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle:  # no call is promised to a waiting thread beyond those left
+                        self._idle -= 1
+                        return
+                continue  # a call promised to a waiting thread is on its way
+            try:
+                contextvars.Context().run(call)
+            finally:
+                with self._lock:
+                    self._idle += 1
+
+
+_CALL_THREADS = CallThreads()
+
+
+def _forget_after_fork() -> None:
+    """A forked child has none of its parent's threads: its calls start threads of its own."""
+    global _CALL_THREADS
+    _CALL_THREADS = CallThreads()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def run_in_thread(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> Future[R]:
     """Run ``fn(*args, **kwargs)`` on a daemon thread; its result or exception goes to the returned future."""
     future: Future[R] = Future()
@@ -66,7 +127,7 @@ def run_in_thread(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> Futu
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
             future.set_exception(exc)
 
-    threading.Thread(target=target, name="lyra-summarize-call", daemon=True).start()
+    _CALL_THREADS.run(target)
     return future
 
 
