@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure, SubFigure
     from matplotlib.text import Annotation
+    from matplotlib.path import Path
 
 _XLABEL = {"closed": "concurrency (closed-loop workers)", "open": "offered rate (requests/s)"}
 
@@ -211,23 +212,42 @@ def _place_levels(ax: Axes, levels: list[_Level], prefix: str) -> list[_Named]:
     assert fig is not None
     placed: list[_Named] = []
     near = 3 * fig.dpi / 72  # 3 points, in pixels: closer than this, two points read as one
+    # the drawn lines (series, SLO), in pixels: a name is not written across one where it fits elsewhere
+    lines = [line.get_transform().transform_path(line.get_path()) for line in ax.get_lines()
+             if line.get_visible() and line.get_linestyle() not in ("None", "none", "", " ")]
     for level in levels:
         name = f"{level.level:g}"
         at = ax.transData.transform((level.x, level.y))
         hit = next((p for p in placed if abs(p.at - at).max() < near), None)
-        for dx, dy, ha, va in _OFFSETS if hit is None else ():
-            text = ax.annotate(f"{prefix}{name}", (level.x, level.y), textcoords="offset points", xytext=(dx, dy),
-                               ha=ha, va=va, fontsize=7, color=level.color)
-            box = text.get_window_extent()  # measured with the figure's own renderer
-            hit = next((p for p in placed if box.overlaps(p.text.get_window_extent())), None)
-            if hit is None:
-                placed.append(_Named(text, at, [name]))
-                break
-            text.remove()
-        if hit is not None:
+        text = None
+        if hit is None:
+            text, hit = _free_place(ax, level, prefix + name, placed, lines)
+        if text is not None:
+            placed.append(_Named(text, at, [name]))
+        elif hit is not None:
             hit.levels.append(name)
             hit.text.set_text(prefix + ", ".join(hit.levels))
     return placed
+
+
+def _free_place(ax: Axes, level: _Level, label: str, placed: list[_Named],
+                lines: list[Path]) -> tuple[Annotation | None, _Named | None]:
+    """``label`` written beside its point clear of other names, and of the lines where it can be.
+
+    Returns the text, or (None, the name in the way of the last place tried) when no place is clear.
+    """
+    hit = None
+    for clear_of_lines in (True, False):
+        for dx, dy, ha, va in _OFFSETS:
+            text = ax.annotate(label, (level.x, level.y), textcoords="offset points", xytext=(dx, dy),
+                               ha=ha, va=va, fontsize=7, color=level.color)
+            box = text.get_window_extent()  # measured with the figure's own renderer
+            hit = next((p for p in placed if box.overlaps(p.text.get_window_extent())), None)
+            crosses = clear_of_lines and any(path.intersects_bbox(box, filled=False) for path in lines)
+            if hit is None and not crosses:
+                return text, None
+            text.remove()
+    return None, hit
 
 
 class _Named(NamedTuple):

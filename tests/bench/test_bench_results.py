@@ -118,3 +118,25 @@ def test_levels_on_the_tradeoff_are_named_without_overlapping(p90_at_16, names):
     fig = plot_tradeoff(summary)
     assert sorted(t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("c=")) == names
     assert figure_problems(fig) == []
+
+
+def test_a_level_name_is_not_written_across_the_lines_when_it_fits_beside_them():
+    """A steep rise: above c=1 is where the series climbs to c=2; the name goes where no line is."""
+    from lyra_lab.bench import plot_tradeoff
+    from lyra_lab.reports import figure_problems
+
+    summary = pd.DataFrame({"mode": "closed", "label": "simulated", "level": [1.0, 2.0, 4.0],
+                            "requests": 12, "errors": 0, "throughput_rps": [1.0, 5.0, 5.5],
+                            "e2el_p90_s": [0.200, 0.201, 0.60]})
+    fig = plot_tradeoff(summary, slo={"e2el": 0.4})
+    ax = fig.axes[0]
+    fig.draw_without_rendering()
+    names = [t for t in ax.texts if t.get_text().startswith("c=")]
+    assert sorted(t.get_text() for t in names) == ["c=1", "c=2", "c=4"]
+    paths = [line.get_transform().transform_path(line.get_path()) for line in ax.get_lines()
+             if line.get_linestyle() not in ("None", "none", "", " ")]
+    assert len(paths) >= 2  # the series and the SLO
+    for text in names:
+        box = text.get_window_extent()
+        assert not any(path.intersects_bbox(box, filled=False) for path in paths), text.get_text()
+    assert figure_problems(fig) == []
