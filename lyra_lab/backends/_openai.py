@@ -87,7 +87,7 @@ def _asent_at() -> float:
 # ("Making custom/undocumented requests" in openai's README): the same client, URL, headers,
 # timeout and status errors as ``chat.completions.create``, without the SDK's per-request walk
 # of the body against its TypedDicts, which returns our body unchanged and cost ~0.5 ms of CPU
-# a request, a quarter of a grid's client time (``docs/performance.md``, "A fast server").
+# a request, a fifth of a grid's client time (``docs/performance.md``, "A fast server").
 # ``stream=True``: the response comes unread, so its last byte is timed here.
 def _options(request: ChatRequest, timeout: float) -> openai.RequestOptions:
     return {"timeout": timeout, "headers": dict(request.headers), "params": dict(request.query)}
