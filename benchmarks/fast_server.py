@@ -35,7 +35,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 import httpx
 import orjson
@@ -159,25 +159,26 @@ def grid_run(server: Server, folder: Path, max_cells: int, per_cell: int, stream
     run_experiment(ExperimentSpec.from_toml(toml), out, RunOptions(resume=False))
     cpu = time.process_time() - cpu
     served = server.service_times()
-    recorded = [float(e["latency_s"]) for e in read_log(out / "log.jsonl") if e.get("event") == "llm_call"]
+    events = list(read_log(out / "log.jsonl"))
+    recorded = [float(e["latency_s"]) for e in events if e.get("event") == "llm_call"]
     return {"rps": len(served) / server.span(), "requests": len(served), "cpu_ms": 1000 * cpu / len(served),
             "p50": statistics.median(recorded), "server_p50": statistics.median(served),
             "in_flight": sum(served) / server.span(), "bodies": server.bodies(),
-            "dag": dag_ceiling(out / "log.jsonl", statistics.median(served), max_cells, max_cells * per_cell)}
+            "dag": dag_ceiling(events, statistics.median(served), max_cells, max_cells * per_cell)}
 
 
-def dag_ceiling(log: Path, service_s: float, max_cells: int, in_flight: int, map_concurrency: int = 3) -> float:
+def dag_ceiling(events: Iterable[Mapping[str, Any]], service_s: float, max_cells: int, in_flight: int,
+                map_concurrency: int = 3) -> float:
     """Requests/s of a client that costs nothing running this grid's calls, each taking ``service_s``.
 
     The grid's calls depend on one another: a window's merge waits for its chunk calls (at most
     ``map_concurrency`` at once), a cell's windows for its start, a cell for a free place among
-    ``max_cells``; at most ``in_flight`` calls are out. Replayed from the run log's chunk counts in
-    cell order (every window of a cell starts at once: the grid's ``workers`` ≥ its windows per cell).
+    ``max_cells``; at most ``in_flight`` calls are out. Replayed from the chunk counts of the run log's
+    ``events`` in cell order (every window of a cell starts at once: the grid's ``workers`` ≥ its windows
+    per cell).
     """
-    from lyra_lab.runs import read_log
-
     windows: dict[str, list[int]] = {}
-    for event in read_log(log):
+    for event in events:
         if event.get("event") == "cell_started":
             windows[event["cell_id"]] = []
         elif event.get("event") == "summarize_progress" and event.get("stage") == "load":

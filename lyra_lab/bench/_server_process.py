@@ -41,14 +41,15 @@ def _serve(conn: Any, spec: SimulatedSpec, keep_bodies: bool) -> None:
         server.keep_bodies = keep_bodies
         conn.send(server.base_url)
         while (command := conn.recv()) != "stop":
-            finished = [r for r in server.chat_log() if r.finished is not None]
             if command == "reset":
                 server.reset()
                 conn.send(None)
-            elif command == "bodies":
-                conn.send([r.body for r in finished if r.status == 200])
+                continue
+            finished = [(r, r.finished) for r in server.chat_log() if r.finished is not None]
+            if command == "bodies":
+                conn.send([r.body for r, _ in finished if r.status == 200])
             else:
-                conn.send([Served(r.received, r.finished, r.status) for r in finished if r.finished is not None])
+                conn.send([Served(r.received, end, r.status) for r, end in finished])
 
 
 class ServerProcess:
