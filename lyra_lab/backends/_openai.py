@@ -10,7 +10,8 @@ Requests: ``acomplete`` on the caller's event loop. ``complete`` sends a streame
 request from the process's request loop (``_loop_thread``) and waits, so the
 calling thread is woken once, not once per chunk; a non-streamed one from the
 calling thread, which is woken once anyway (handing it to the loop measured
-slower: ``docs/performance.md``, "A fast server"). At most ``max_concurrency``
+slower: ``docs/performance.md``, "A fast server"), on an HTTP client it has
+to itself while the call lasts (``_client_stack``). At most ``max_concurrency``
 calls are in flight from the threads that share a backend, and from each loop.
 
 Time: each attempt is bounded by ``timeout_s``; a call's ``deadline`` (a
@@ -28,6 +29,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
 from lyra_lab.backends._backend_config import BackendConfig, safe_url
+from lyra_lab.backends._client_stack import ClientStack
 from lyra_lab.backends._loop_thread import loop_thread
 from lyra_lab.backends._openai_stream import (Answer, ChatRequest, StreamAccumulator, answer_from_body, aread_events,
                                               build_request)
@@ -37,6 +39,8 @@ from lyra_lab.backends._types import BackendError, Capabilities, Completion, Mes
 from lyra_lab.backends.simulated import SIMULATED_FINGERPRINT
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx2
     import openai
 
@@ -148,7 +152,10 @@ class OpenAIBackend:
         self._caps: tuple[BackendConfig, Capabilities] | None = None
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self._lock = threading.Lock()
-        self._client: openai.OpenAI | None = None  # complete's for non-streamed requests, shared by threads
+        # complete's clients for non-streamed requests: one a call in flight (``_client_stack``), sharing
+        # one TLS context (making one reads the system's certificates: ~25 ms of CPU)
+        self._clients: ClientStack[openai.OpenAI] = ClientStack(self._new_sync_client)
+        self._tls: ssl.SSLContext | None = None
         # acomplete's client and concurrency slots on each event loop (they cannot move between loops)
         self._on_loops: dict[asyncio.AbstractEventLoop, _LoopClient] = {}
         self._counter = counter
@@ -230,23 +237,26 @@ class OpenAIBackend:
         # The raw body, timed from the moment the request is sent (``_mark_sent``) to its last
         # byte: the openai client's request building and any parsing are the client's time, not
         # the server's; one orjson.loads replaces its model objects.
-        response = _post_chat(self._sync_client(), request, timeout)
-        try:
-            body = response.read()
-            ended = time.perf_counter()
-        finally:
-            response.close()
+        with self._clients.client() as client:
+            response = _post_chat(client, request, timeout)
+            try:
+                body = response.read()
+                ended = time.perf_counter()
+            finally:
+                response.close()
         return answer_from_body(body, _sent_at(), ended)
 
-    def _sync_client(self) -> openai.OpenAI:
+    def _new_sync_client(self) -> openai.OpenAI:
+        import httpx2
         import openai
 
         with self._lock:
-            if self._client is None:
-                http = openai.DefaultHttpxClient(event_hooks={"request": [_mark_sent]})
-                self._client = openai.OpenAI(api_key=self._key, base_url=self.config.base_url,
-                                             max_retries=0, timeout=self.config.timeout_s, http_client=http)
-            return self._client
+            if self._tls is None:
+                self._tls = httpx2.create_ssl_context()  # what the client makes when given none
+            tls, base_url = self._tls, self.config.base_url
+        http = openai.DefaultHttpxClient(event_hooks={"request": [_mark_sent]}, verify=tls)
+        return openai.OpenAI(api_key=self._key, base_url=base_url, max_retries=0, timeout=self.config.timeout_s,
+                             http_client=http)
 
     # ---------------------------------------------------------------- event loop
     async def acomplete(self, messages: Sequence[Message], *, deadline: float | None = None,
@@ -376,11 +386,9 @@ class OpenAIBackend:
     def close(self) -> None:
         """Close the HTTP connections of ``complete``'s calls (the next call opens new ones)."""
         loop = loop_thread()
+        self._clients.close()
         with self._lock:
-            client, self._client = self._client, None
             open_there = loop.loop in self._on_loops
-        if client is not None:
-            client.close()
         if open_there:
             loop.run(self.aclose())
 

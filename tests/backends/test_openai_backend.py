@@ -172,14 +172,22 @@ def test_an_event_loops_call_gives_up_at_its_deadline_while_waiting_for_a_slot()
     assert first.text
 
 
-def test_threads_sharing_a_backend_keep_max_concurrency_calls_in_flight():
+@pytest.mark.parametrize("stream", [True, False])
+def test_threads_sharing_a_backend_keep_max_concurrency_calls_in_flight(stream):
     batch = [[{"role": "user", "content": f"Item number {i} is here."}] for i in range(9)]
     with SimulatedServer(latency_s=0.15) as server:
-        backend = _backend(server, max_concurrency=3)
+        backend = _backend(server, max_concurrency=3, stream=stream)
         with ThreadPoolExecutor(max_workers=9) as pool:
             results = list(pool.map(backend.complete, batch))
         peak = server.max_serving
+        # a non-streamed call in flight has an HTTP client of its own (``_client_stack``); streamed
+        # ones go out from the request loop's client
+        clients = len(backend._clients)
+        backend.close()
+        assert len(backend._clients) == 0
+        assert backend.complete(batch[0]).text == "Item number 0 is here."  # new connections after close
     assert 2 <= peak <= 3
+    assert clients == 0 if stream else 2 <= clients <= 3
     assert [r.text for r in results] == [f"Item number {i} is here." for i in range(9)]
 
 
