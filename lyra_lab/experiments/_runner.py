@@ -73,21 +73,9 @@ def run_experiment(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str |
                    options: RunOptions | None = None, injected: Injected | None = None) -> pd.DataFrame:
     """Run (or resume) an experiment and return its tidy results.
 
-    Args:
-        spec: an ``ExperimentSpec``, or the path of its TOML file (lyra-lab's own strategies;
-            build the spec with ``ExperimentSpec.from_toml(path, registries)`` for your own).
-        run_dir: the run folder (default ``runs/<name>``).
-        options: resume, progress bars, a Ray cluster to join (``RunOptions``).
-        injected: backends and embedders to use for spec labels instead of building them.
-
-    Returns:
-        The tidy long frame of ``lyra_lab.runs.load_results``; ``df.attrs["failed_cells"]`` lists
-        ``(cell_id, error)`` of cells that failed in this run.  Each row's ``attempt`` names the run
-        attempt that produced it (its environment is line ``attempt`` of the folder's ``attempts.jsonl``).
-
-    Raises:
-        ConfigError: the folder holds another experiment, or a run folder of a schema version this
-            lyra-lab does not write; on Ray, an injected backend or embedder that cannot be pickled.
+    The public entry is ``lyra_lab.experiments.run_experiment`` (``_legacy_run``: it also takes the last
+    round's keywords, with a ``DeprecationWarning``); its docstring gives the arguments, the result and
+    the errors, which are this function's.
     """
     if not isinstance(spec, ExperimentSpec):
         spec = ExperimentSpec.from_toml(spec)
