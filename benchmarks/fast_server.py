@@ -17,7 +17,8 @@ conversations, ``max_cells`` × ``workers`` requests in flight; 8 conversations,
 requests) against the same server: its requests/s while it summarizes, against the minimal client
 sending the grid's own requests (the bodies the server kept, in the order it got them) at the same
 concurrency, the median latency its ``llm_call`` events recorded against the server's, and the mean
-number of its requests the server had in flight.
+number of its requests the server had in flight. Last, the grid's own work: its CPU a call on the
+in-process fake backend, where no request is sent (what it adds to each request's client cost).
 
     PYTHONPATH=. .venv/bin/python benchmarks/fast_server.py [--levels 1 8 16 32] [--repeat 1] [--no-grid]
         [--conversations 8]
@@ -130,7 +131,7 @@ summarizers = [{{ name = "map_reduce", max_tokens = {max_tokens}, merge_max_toke
 keep_raw = [true, false]
 recallers = ["bm25"]
 [run]
-backends = [{{ preset = "simulated", base_url = "{url}", max_concurrency = {inflight}, stream = {stream} }}]
+backends = [{backend}]
 embedders = ["none"]
 ks = [1]
 cache = "off"
@@ -149,10 +150,9 @@ def grid_run(server: Server, folder: Path, max_cells: int, per_cell: int, stream
     from lyra_lab.runs import read_log
 
     toml = folder / f"grid-{max_cells}-{per_cell}-{stream}.toml"
-    toml.write_text(textwrap.dedent(GRID.format(url=server.base_url, max_tokens=MAX_TOKENS, per_cell=per_cell,
-                                                inflight=max_cells * per_cell,
-                                                stream=str(stream).lower(), max_cells=max_cells, corpus=corpus)),
-                    encoding="utf-8")
+    backend = (f'{{ preset = "simulated", base_url = "{server.base_url}", max_concurrency = {max_cells * per_cell}, '
+               f'stream = {str(stream).lower()} }}')
+    toml.write_text(grid_toml(backend, max_cells, per_cell, corpus), encoding="utf-8")
     out = folder / f"run-{max_cells}-{per_cell}-{stream}"
     server.reset()
     cpu = time.process_time()
@@ -165,6 +165,31 @@ def grid_run(server: Server, folder: Path, max_cells: int, per_cell: int, stream
             "p50": statistics.median(recorded), "server_p50": statistics.median(served),
             "in_flight": sum(served) / server.span(), "bodies": server.bodies(),
             "dag": dag_ceiling(events, statistics.median(served), max_cells, max_cells * per_cell)}
+
+
+def grid_toml(backend: str, max_cells: int, per_cell: int, corpus: str) -> str:
+    """The grid's spec with ``backend`` (a TOML value) as its one backend."""
+    return textwrap.dedent(GRID.format(backend=backend, max_tokens=MAX_TOKENS, per_cell=per_cell, max_cells=max_cells,
+                                       corpus=corpus))
+
+
+def grid_own_work(folder: Path, max_cells: int, per_cell: int, corpus: str = "corpus.jsonl") -> float:
+    """CPU ms a call of the grid's own work: the same grid on the in-process fake backend (no HTTP).
+
+    Run twice (the first warms imports and tokenizers up); the second is timed.
+    """
+    from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
+    from lyra_lab.runs import read_log
+
+    toml = folder / "grid-fake.toml"
+    toml.write_text(grid_toml('"fake"', max_cells, per_cell, corpus), encoding="utf-8")
+    for attempt in ("warm", "timed"):
+        out = folder / f"run-fake-{attempt}"
+        cpu = time.process_time()
+        run_experiment(ExperimentSpec.from_toml(toml), out, RunOptions(resume=False, progress=False))
+        cpu = time.process_time() - cpu
+    calls = sum(1 for e in read_log(out / "log.jsonl") if e.get("event") == "llm_call")
+    return 1000 * cpu / calls
 
 
 def dag_ceiling(events: Iterable[Mapping[str, Any]], service_s: float, max_cells: int, in_flight: int,
@@ -304,6 +329,8 @@ def main() -> int:
                             grid_rps, mini_rps = (statistics.median(p[i] for p in pairs) for i in (0, 1))
                             print(f"{'median of ' + str(args.repeat):>22}{'':>9}{grid_rps:>9.1f}{mini_rps:>9.1f}"
                                   f"{grid_rps / mini_rps:>7.2f}", flush=True)
+                own = grid_own_work(Path(tmp), 4, 8)
+                print(f"the grid's own work (4 x 8 on the in-process fake backend, no HTTP): {own:.2f} ms of CPU a call")
                 print("(in flight: max_cells x workers; grid rps: its chat requests over the "
                       "span the server saw them; minimal: the minimal client sending the grid's own requests at the same "
                       "concurrency; rows p50: "
