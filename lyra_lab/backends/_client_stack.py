@@ -8,11 +8,13 @@ pool has only that one to look at: a summarizing grid at 32 in flight against a 
 11–14% more requests a second, and recorded ~5–10 ms less of its own time in each request's latency
 (``docs/performance.md``, "A fast server"). A call takes the
 client used last (its connection is the warmest) or makes one; there are never more clients than
-calls ever in flight at once, which the backend's concurrency slots bound.
+calls ever in flight at once, which the backend's concurrency slots bound. A forked child makes its
+own: its parent's clients hold the parent's connections.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from typing import Callable, Generic, Iterator, Protocol, TypeVar
@@ -34,7 +36,11 @@ class ClientStack(Generic[C]):
 
     def __init__(self, make: Callable[[], C]):
         self._make = make
-        self._lock = threading.Lock()
+        self._start_afresh()
+
+    def _start_afresh(self) -> None:
+        self._pid = os.getpid()
+        self._lock = threading.Lock()  # a new one in a forked child: the parent's may have been held
         self._idle: list[C] = []  # clients not lent, the one given back last on top
         self._made: list[C] = []  # every client not closed, lent or not
 
@@ -46,6 +52,8 @@ class ClientStack(Generic[C]):
     @contextmanager
     def client(self) -> Iterator[C]:
         """A client for one call, given back when the call ends."""
+        if self._pid != os.getpid():
+            self._start_afresh()  # forked: the parent's clients are not this process's to use or close
         with self._lock:
             lent = self._idle.pop() if self._idle else None
         if lent is None:

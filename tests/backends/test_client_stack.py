@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 
 from lyra_lab.backends._client_stack import ClientStack
@@ -79,3 +80,21 @@ def test_close_closes_every_client_and_one_lent_then_is_not_lent_again():
     with stack.client() as fresh:
         assert fresh is made[2] and not fresh.closed
     assert len(stack) == 1
+
+
+def _number_lent_in_child(stack: ClientStack[FakeClient], made: list[FakeClient], out: multiprocessing.Queue) -> None:
+    with stack.client() as client:
+        out.put((client.number, len(made), client is made[0]))
+
+
+def test_a_forked_child_makes_its_own_clients_and_leaves_its_parents_open():
+    stack, made = _stack()
+    with stack.client():
+        pass  # the parent has one idle client
+    out: multiprocessing.Queue = multiprocessing.get_context("fork").Queue()
+    child = multiprocessing.get_context("fork").Process(target=_number_lent_in_child, args=(stack, made, out))
+    child.start()
+    number, made_in_child, parents = out.get(timeout=30)
+    child.join(timeout=30)
+    assert (number, made_in_child, parents) == (1, 2, False)  # a second client, made in the child
+    assert not made[0].closed and len(stack) == 1  # the parent's, untouched
