@@ -6,10 +6,10 @@ idle one whether its socket became readable (``httpcore2``'s pool, under ``httpx
 another of the waiting threads takes. A client per call in flight holds one connection, so its
 pool has only that one to look at: a summarizing grid at 32 in flight against a fast server sent
 11–14% more requests a second, and recorded ~5–10 ms less of its own time in each request's latency
-(``docs/performance.md``, "A fast server"). A call takes the
-client used last (its connection is the warmest) or makes one; there are never more clients than
-calls ever in flight at once, which the backend's concurrency slots bound. A forked child makes its
-own: its parent's clients hold the parent's connections.
+(``docs/performance.md``, "A fast server"). A call takes the client used last (its connection is the
+warmest) or makes one; there are never more clients than calls ever in flight at once, which the
+backend's concurrency slots bound. A forked child makes its own: its parent's clients hold the
+parent's connections.
 """
 
 from __future__ import annotations

@@ -152,8 +152,8 @@ class OpenAIBackend:
         self._caps: tuple[BackendConfig, Capabilities] | None = None
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self._lock = threading.Lock()
-        # complete's clients for non-streamed requests: one a call in flight (``_client_stack``), sharing
-        # one TLS context (making one reads the system's certificates: ~25 ms of CPU)
+        # complete's clients for non-streamed requests: one a call in flight (``_client_stack``); every
+        # client of this backend shares one TLS context (making one reads the system's certificates: ~25 ms of CPU)
         self._clients: ClientStack[openai.OpenAI] = ClientStack(self._new_sync_client)
         self._tls: ssl.SSLContext | None = None
         # acomplete's client and concurrency slots on each event loop (they cannot move between loops)
@@ -247,16 +247,21 @@ class OpenAIBackend:
         return answer_from_body(body, _sent_at(), ended)
 
     def _new_sync_client(self) -> openai.OpenAI:
-        import httpx2
         import openai
 
         with self._lock:
-            if self._tls is None:
-                self._tls = httpx2.create_ssl_context()  # what the client makes when given none
-            tls, base_url = self._tls, self.config.base_url
+            tls, base_url = self._tls_held(), self.config.base_url
         http = openai.DefaultHttpxClient(event_hooks={"request": [_mark_sent]}, verify=tls)
         return openai.OpenAI(api_key=self._key, base_url=base_url, max_retries=0, timeout=self.config.timeout_s,
                              http_client=http)
+
+    def _tls_held(self) -> ssl.SSLContext:
+        """The TLS context all this backend's clients verify with, made on first use (``_lock`` held)."""
+        if self._tls is None:
+            import httpx2
+
+            self._tls = httpx2.create_ssl_context()  # what a client makes when given none
+        return self._tls
 
     # ---------------------------------------------------------------- event loop
     async def acomplete(self, messages: Sequence[Message], *, deadline: float | None = None,
@@ -305,7 +310,7 @@ class OpenAIBackend:
             if on_loop is None:
                 for ended in [other for other in self._on_loops if other.is_closed()]:
                     del self._on_loops[ended]  # its connections went with its loop
-                http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [_amark_sent]})
+                http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [_amark_sent]}, verify=self._tls_held())
                 client = openai.AsyncOpenAI(api_key=self._key, base_url=self.config.base_url, max_retries=0,
                                             timeout=self.config.timeout_s, http_client=http)
                 on_loop = self._on_loops[loop] = _LoopClient(client, asyncio.Semaphore(self.config.max_concurrency))
