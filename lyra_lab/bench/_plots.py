@@ -234,8 +234,13 @@ def _free_place(ax: Axes, level: _Level, label: str, placed: list[_Named],
                 lines: list[Path]) -> tuple[Annotation | None, _Named | None]:
     """``label`` written beside its point clear of other names, and of the lines where it can be.
 
-    Returns the text, or (None, the name in the way of the last place tried) when no place is clear.
+    A name clears a line by 2 points (a box that stops short of a line by less reads as written on
+    it: a glyph's ink can reach past its box). Returns the text, or (None, the name in the way of the
+    last place tried) when no place is clear.
     """
+    fig = ax.get_figure(root=True)
+    assert fig is not None
+    clearance = 2 * fig.dpi / 72  # 2 points, in pixels
     hit = None
     for clear_of_lines in (True, False):
         for dx, dy, ha, va in _OFFSETS:
@@ -243,7 +248,8 @@ def _free_place(ax: Axes, level: _Level, label: str, placed: list[_Named],
                                ha=ha, va=va, fontsize=7, color=level.color)
             box = text.get_window_extent()  # measured with the figure's own renderer
             hit = next((p for p in placed if box.overlaps(p.text.get_window_extent())), None)
-            crosses = clear_of_lines and any(path.intersects_bbox(box, filled=False) for path in lines)
+            crosses = clear_of_lines and any(path.intersects_bbox(box.padded(clearance), filled=False)
+                                             for path in lines)
             if hit is None and not crosses:
                 return text, None
             text.remove()

@@ -140,3 +140,30 @@ def test_a_level_name_is_not_written_across_the_lines_when_it_fits_beside_them()
         box = text.get_window_extent()
         assert not any(path.intersects_bbox(box, filled=False) for path in paths), text.get_text()
     assert figure_problems(fig) == []
+
+
+def test_a_level_name_stands_clear_of_the_slo_line_not_just_off_it():
+    """A sweep measured on the GPU-shaped server: above its point, c=16's box stopped 2 px short of the
+    SLO line and its last glyph was drawn on it; names keep 2 points from a line where they fit."""
+    from lyra_lab.bench import plot_sweep
+    from lyra_lab.reports import figure_problems
+
+    summary = pd.DataFrame({"mode": "closed", "label": "simulated/simulated-gpu (simulated)",
+                            "level": [1.0, 8.0, 16.0, 32.0], "requests": 96, "errors": 0,
+                            "throughput_rps": [10.32, 65.06, 107.52, 123.85],
+                            "latency_p50_s": [0.0966, 0.1192, 0.1444, 0.2226],
+                            "latency_p95_s": [0.0994, 0.1287, 0.1723, 0.3453],
+                            "ttft_p90_s": [0.02217, 0.02828, 0.04377, 0.08064],
+                            "tpot_p90_s": [0.00120, 0.00160, 0.00187, 0.00440]})
+    fig = plot_sweep(summary, slo={"ttft": 0.05, "tpot": 0.002})
+    ax = fig.axes[2]
+    fig.draw_without_rendering()
+    names = [t for t in ax.texts if t.get_text().startswith("c=")]
+    assert sorted(t.get_text() for t in names) == ["c=1", "c=16", "c=32", "c=8"]
+    paths = [line.get_transform().transform_path(line.get_path()) for line in ax.get_lines()
+             if line.get_linestyle() not in ("None", "none", "", " ")]
+    clearance = 2 * fig.dpi / 72
+    for text in names:
+        box = text.get_window_extent().padded(clearance)
+        assert not any(path.intersects_bbox(box, filled=False) for path in paths), text.get_text()
+    assert figure_problems(fig) == []
