@@ -2,12 +2,15 @@
 
 Usage::
 
-    lyra-lab probes plant EXPORT [--n 60] [--kinds single_fact,...] [--seed 0] [--language auto] --out planted.jsonl
+    lyra-lab probes plant EXPORT [--n 60] [--kinds single_fact,...] [--seed 0] [--language auto]
+                             [--max-share 0.3] --out planted.jsonl
     lyra-lab probes draft EXPORT [--backend local] [--style json|qa] [--n 100] [--sessions 20] --out drafts.jsonl
 
 ``plant`` writes the export with planted evidence sessions and their probes as a
 lyra-lab corpus (``lyra_lab.load`` reads both back), written in the history's main language where
-templates exist (English, Korean); otherwise it says plainly that planted text is in another language.  ``draft`` writes a probes
+a phrasebook exists (``lyra_lab.synthetic.PLANT_LANGUAGES``: en, ko, fr, es, de, pt, it, ja, zh); otherwise
+it says plainly that planted text is in another language.  It prints planted turns' share of the
+history's turns and warns when they are more than ``--max-share``.  ``draft`` writes a probes
 file (``lyra_lab.load_probes``) of model-written, checked questions (``--style qa``, the
 default for the bundled ``local`` model, asks for one ``A:``/``Q:`` pair per fact-stating
 user turn; ``json``, the default otherwise, for several JSON drafts per session); responses are
@@ -23,7 +26,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lyra_lab.corpus import load
-from lyra_lab.synthetic import CATEGORIES, plant_probes, planted_counts, planting_warnings
+from lyra_lab.synthetic import (
+    CATEGORIES,
+    MAX_SHARE,
+    PLANT_LANGUAGES,
+    plant_probes,
+    planted_counts,
+    planted_share_warnings,
+    planting_warnings,
+)
 
 if TYPE_CHECKING:
     from lyra_lab.commands._checks import Subparsers
@@ -40,9 +51,12 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     plant.add_argument("--n", type=int, default=60, help="probes to plant (default 60)")
     plant.add_argument("--kinds", default=",".join(CATEGORIES), help="comma-separated probe kinds")
     plant.add_argument("--seed", type=int, default=0)
-    plant.add_argument("--language", default="auto", choices=("auto", "en", "ko"),
+    plant.add_argument("--language", default="auto", choices=("auto", *PLANT_LANGUAGES),
                        help="write planted text in this language (default auto: the history's main language "
                             "where templates exist, else English with a warning)")
+    plant.add_argument("--max-share", type=float, default=MAX_SHARE, metavar="SHARE",
+                       help="shorten planted sessions so planted turns are at most this share of a "
+                            f"conversation's turns, and warn past it (default {MAX_SHARE})")
     plant.add_argument("--out", required=True, metavar="FILE", help="write the planted corpus here")
     draft = sub.add_parser("draft", help="have a model draft questions about sampled sessions, checked")
     draft.add_argument("path", metavar="EXPORT")
@@ -73,24 +87,28 @@ def run(args: argparse.Namespace) -> int:
 def _plant(args: argparse.Namespace) -> int:
     corpus = load(args.path, args.format)
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-    planted = plant_probes(corpus, n=args.n, kinds=kinds, seed=args.seed, language=args.language)
+    planted = plant_probes(corpus, n=args.n, kinds=kinds, seed=args.seed, language=args.language,
+                           max_share=args.max_share)
     path = planted.save(args.out)
     counts = planted_counts(planted)
     sessions = sum(1 for c in planted.conversations for s in c.sessions if s.meta.get("planted"))
     turns = sum(1 for t in planted.turns() if t.meta.get("planted"))
     kept = sum(counts.values())
     print(f"wrote {path}: {kept} planted probes ({', '.join(f'{k} {v}' for k, v in counts.items() if k in kinds)})")
-    print(f"  {sessions} planted sessions, {turns} planted turns beside {corpus.stats()['turns']:,} real turns")
+    real = corpus.stats()["turns"]
+    share = turns / (turns + real) if turns else 0.0
+    print(f"  {sessions} planted sessions, {turns} planted turns beside {real:,} real turns: "
+          f"{share:.0%} of the turns are planted (at most {args.max_share:.0%} per conversation where it fits)")
     pairs = sorted({(str(c.meta["planted"].get("language")), str(c.meta["planted"].get("history_language")))
                     for c in planted.conversations if isinstance(c.meta.get("planted"), dict)})
     for written, history in pairs:
         print(f"  planted text in {written}" + (", the history's own language" if written == history
                                                  else f"; the history's main language: {history}"))
-    for line in planting_warnings(planted):
+    for line in planting_warnings(planted) + planted_share_warnings(planted):
         print(f"  warning: {line}", file=sys.stderr)
     if kept < args.n:
-        print(f"  {args.n - kept} fewer than --n {args.n}: the fact pools or the gaps between sessions ran out",
-              file=sys.stderr)
+        print(f"  {args.n - kept} fewer than --n {args.n}: the gaps between sessions ran out (a longer history "
+              "has more)", file=sys.stderr)
     return 0
 
 

@@ -11,22 +11,31 @@ committed dataset is regenerated with
 
 ``plant_probes(corpus, n, kinds, seed, language)``: the same kinds of facts inserted as new
 sessions into the gaps of a real corpus (an export), with probes that point at
-them, written in the history's main language where templates exist (English,
-Korean); ``planted_counts`` counts a corpus's planted probes by kind and
-``planting_warnings`` says where planted text is in another language than the history.
+them, written in the history's main language where a phrasebook exists (``PLANT_LANGUAGES``:
+English, Korean, French, Spanish, German, Portuguese, Italian, Japanese, Chinese), names,
+places and dates from Faker's locale of that language; planted turns stay at most ``MAX_SHARE``
+of a conversation's turns where they can.  ``planted_counts`` counts a corpus's planted probes by
+kind, ``planting_warnings`` says where planted text is in another language than the history and
+``planted_share_warnings`` where planted turns are more than their share.
 
 It builds on the data model of ``lyra_lab.corpus`` and sits above it.
 """
 
 from lyra_lab.synthetic._corpus import ABSTENTION_ANSWER, CATEGORIES, category_counts, generate_synthetic
-from lyra_lab.synthetic._plant import plant_probes, planted_counts, planting_warnings
+from lyra_lab.synthetic._plant import MAX_SHARE, plant_probes, planted_counts, planted_share_warnings, planting_warnings
+from lyra_lab.synthetic._plant_templates import LANGUAGES
+
+PLANT_LANGUAGES: tuple[str, ...] = tuple(LANGUAGES)  # ISO 639-1 codes planted text can be written in
 
 __all__ = [
     "ABSTENTION_ANSWER",
     "CATEGORIES",
+    "MAX_SHARE",
+    "PLANT_LANGUAGES",
     "category_counts",
     "generate_synthetic",
     "plant_probes",
     "planted_counts",
+    "planted_share_warnings",
     "planting_warnings",
 ]

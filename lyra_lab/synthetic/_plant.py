@@ -15,13 +15,19 @@ names.  Every planted session and turn carries ``meta["planted"] = True``, real
 turns are kept as they are, and planted ids never collide with real ones.
 
 Language: planted text is written in the history's main language (``_language``:
-Unicode script, then langid within a shared script) where templates exist (English,
-Korean: ``_plant_templates``); otherwise in English, and the conversation's
+Unicode script, then langid within a shared script) where a phrasebook exists (the
+languages of ``_plant_templates.LANGUAGES``), its names, places, companies and dates from
+Faker's locale of that language, so any ``n`` can be planted; otherwise in English, and the conversation's
 ``meta["planted"]`` and every probe's ``meta`` say so (``language``,
 ``history_language``, ``warning``), as ``planting_warnings`` does for the plant command and
 the report.  Planted text in another language than the user's stands out by language alone:
 recall then separates planted sessions from each other more than it finds a fact among the
 user's own turns.
+
+Share: planted turns stay a minority of each conversation.  Planted sessions are shortened
+(fewer ordinary exchanges around the fact, down to the fact alone) until planted turns are at
+most ``max_share`` of the conversation's turns, ``MAX_SHARE`` by default; the share is kept in
+``meta["planted"]["share"]`` and ``planted_share_warnings`` says where even that was too many.
 
 Determinism: one ``random.Random`` stream per conversation from the seed and the
 conversation id; the same corpus, ``n``, ``kinds``, seed and language give the same bytes.
@@ -29,6 +35,8 @@ conversation id; the same corpus, ``n``, ``kinds``, seed and language give the s
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
 import statistics
 from collections import Counter
@@ -43,10 +51,11 @@ from lyra_lab.synthetic._plant_facts import EVIDENCE_KINDS, Placed, capacity, pl
 from lyra_lab.synthetic._plant_slots import Moments, free_moments, session_spans
 from lyra_lab.synthetic._corpus import ABSTENTION_ANSWER, CATEGORIES, _filler, mentions
 from lyra_lab.synthetic._plan import ProbeDraft
-from lyra_lab.synthetic._language import Language, detect_language
-from lyra_lab.synthetic._plant_templates import ENGLISH, TEMPLATES, PlantTemplates, templates_for
+from lyra_lab.synthetic._language import NAMES, Language, detect_language
+from lyra_lab.synthetic._plant_templates import LANGUAGES, PlantTemplates, templates_for
 
 MAX_EXCHANGES = 4
+MAX_SHARE = 0.3  # planted turns' largest share of a conversation's turns, by default
 
 
 @dataclass(frozen=True)
@@ -60,28 +69,34 @@ class Style:
 
 
 def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES, seed: int = 0,
-                 language: str = "auto") -> Corpus:
+                 language: str = "auto", max_share: float | None = MAX_SHARE) -> Corpus:
     """Insert evidence sessions with planted facts into ``corpus`` and return it with probes about them.
 
     Args:
         corpus: an imported corpus with timestamps (conversations without any are left as they are).
-        n: probes to plant in all, spread round-robin over ``kinds`` and conversations; fewer when the
-            fact pools or the gaps between sessions run out (count the returned probes).
+        n: probes to plant in all, spread round-robin over ``kinds`` and conversations; fewer only when
+            the gaps between sessions run out (count the returned probes).
         kinds: categories from ``CATEGORIES`` (single_fact, updated_fact, temporal, multi_hop, abstention).
         seed: the only source of randomness.
-        language: ``auto`` writes each conversation's planted text in its main language where templates
-            exist (English, Korean), else in English with a warning in the metadata; ``en`` or ``ko``
-            writes in that language whatever the history's.
+        language: ``auto`` writes each conversation's planted text in its main language where a
+            phrasebook exists (``LANGUAGES``), else in English with a warning in the metadata; a code of
+            ``LANGUAGES`` (``fr``) writes in that language whatever the history's.
+        max_share: planted sessions are shortened until planted turns are at most this share of each
+            conversation's turns (where even one exchange per fact is more, the share says so); None:
+            planted sessions as long as the user's own, whatever the share.
 
     Returns:
         A new Corpus named ``<name>+planted``: the real probes, then the planted ones
         (``meta["planted"] = True``), each asked the day after its conversation's last turn.
 
     Raises:
-        ConfigError: ``n`` below 1, an unknown kind or language, or no conversation with timestamps.
+        ConfigError: ``n`` below 1, an unknown kind or language, ``max_share`` outside (0, 1), or no
+            conversation with timestamps.
     """
     if n < 1:
         raise ConfigError(f"n must be >= 1, got {n}")
+    if max_share is not None and not 0 < max_share < 1:
+        raise ConfigError(f"max_share must be between 0 and 1, got {max_share}")
     kinds = tuple(dict.fromkeys(kinds))
     unknown = [k for k in kinds if k not in CATEGORIES]
     if unknown or not kinds:
@@ -89,12 +104,13 @@ def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES,
     hosts = [c for c in corpus.conversations if session_spans(c)]
     if not hosts:
         raise ConfigError(f"corpus {corpus.name!r} has no timestamps: planted sessions need dated gaps to go in")
-    if language != "auto" and language not in TEMPLATES:
-        raise ConfigError(f"no planting templates in language {language!r}; allowed: auto, {', '.join(TEMPLATES)}")
+    if language != "auto" and language not in LANGUAGES:
+        raise ConfigError(f"no planting templates in language {language!r}; allowed: auto, {', '.join(LANGUAGES)}")
     texts = {c.id: "\n".join(t.text for t in c.turns()) for c in hosts}
     spoken = {c.id: _history_language(c) for c in hosts}
-    packs = {cid: templates_for(language if language != "auto" else lang.code) or ENGLISH
-             for cid, lang in spoken.items()}
+    per = math.ceil(n / len(hosts))  # facts of each kind one conversation may need
+    packs = {cid: templates_for(language if language != "auto" else lang.code, f"lyra-lab-plant:{seed}:{cid}", per,
+                                texts[cid]) for cid, lang in spoken.items()}
     caps = {c.id: {**capacity(texts[c.id], packs[c.id]),
                    "abstention": len(packs[c.id].never) + len(packs[c.id].facts)} for c in hosts}
     counts = _allocate(n, kinds, [c.id for c in hosts], caps)
@@ -107,7 +123,7 @@ def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES,
             continue
         rng = random.Random(f"lyra-lab-plant:{seed}:{conv.id}")
         written = _Written(packs[conv.id], spoken[conv.id])
-        new_conv, drafts = _plant_conversation(rng, conv, counts[conv.id], taken, written)
+        new_conv, drafts = _plant_conversation(rng, conv, counts[conv.id], taken, written, max_share)
         convs.append(new_conv)
         probes += _probes(new_conv, drafts, seed, taken_probes, written.meta())
     return Corpus(name=f"{corpus.name}+planted", conversations=tuple(convs), probes=tuple(probes),
@@ -127,6 +143,18 @@ def planting_warnings(corpus: Corpus, conversations: Iterable[str] | None = None
     return out
 
 
+def planted_share_warnings(corpus: Corpus) -> list[str]:
+    """One line per conversation whose planted turns are more than its ``max_share`` even at one exchange a fact."""
+    out = []
+    for conv in corpus.conversations:
+        planted = conv.meta.get("planted")
+        if isinstance(planted, dict) and planted.get("max_share") and planted.get("share", 0) > planted["max_share"]:
+            out.append(f"{conv.id}: planted turns are {planted['share']:.0%} of its turns, above the "
+                       f"{planted['max_share']:.0%} share even with one exchange per planted fact: plant fewer "
+                       "probes (--n) for planted text to stay a small part of your history")
+    return out
+
+
 @dataclass(frozen=True)
 class _Written:
     """The templates a conversation's planted text comes from, and the language its history is in."""
@@ -137,7 +165,7 @@ class _Written:
     def warning(self) -> str | None:
         if self.templates.language == self.history.code:
             return None
-        planted = ENGLISH_NAMES.get(self.templates.language, self.templates.language)
+        planted = NAMES.get(self.templates.language, self.templates.language)
         if self.history.code == "und":
             said = "this history's language could not be told from its text (too little, or too mixed)"
         else:
@@ -151,9 +179,6 @@ class _Written:
         warning = self.warning()
         return {"language": self.templates.language, "history_language": self.history.code,
                 **({"warning": warning} if warning else {})}
-
-
-ENGLISH_NAMES = {"en": "English", "ko": "Korean"}
 
 
 def _history_language(conv: Conversation) -> Language:
@@ -198,11 +223,15 @@ def _style(conv: Conversation) -> Style:
                  assistant_speaker=assistants.most_common(1)[0][0] if assistants else None)
 
 
-def _plant_conversation(rng: random.Random, conv: Conversation, counts: dict[str, int],
-                        taken: set[str], written: _Written) -> tuple[Conversation, list[ProbeDraft]]:
+def _plant_conversation(rng: random.Random, conv: Conversation, counts: dict[str, int], taken: set[str],
+                        written: _Written, max_share: float | None) -> tuple[Conversation, list[ProbeDraft]]:
     t, real_text = written.templates, "\n".join(turn.text for turn in conv.turns())
     placed, drafts = plan_facts(rng, Moments(free_moments(rng, conv)), counts, real_text, t)
+    real_turns = sum(len(s.turns) for s in conv.sessions)
     style = _style(conv)
+    if max_share is not None and placed:  # shorter planted sessions, down to the fact alone, to keep the share
+        room = int(max_share * real_turns / (1 - max_share) / (2 * len(placed)))
+        style = dataclasses.replace(style, exchanges=max(1, min(style.exchanges, room)))
     chat = _PlantedChat(rng, conv.id, style, set(), taken, t)
     planted = [_session(chat, p) for p in sorted(placed, key=lambda p: p.at)]
     sessions: list[Session] = []
@@ -213,11 +242,17 @@ def _plant_conversation(rng: random.Random, conv: Conversation, counts: dict[str
             sessions.append(pending.pop(0))
         sessions.append(session)
     sessions += pending
-    meta = {**conv.meta, "planted": {"sessions": len(planted), "turns": sum(len(s.turns) for s in planted),
+    planted_turns = sum(len(s.turns) for s in planted)
+    share = planted_turns / (planted_turns + real_turns) if planted_turns else 0.0
+    meta = {**conv.meta, "planted": {"sessions": len(planted), "turns": planted_turns, "share": round(share, 4),
+                                     **({"max_share": max_share} if max_share is not None else {}),
                                      **written.meta()}}
     new_conv = Conversation(id=conv.id, sessions=tuple(sessions), title=conv.title, meta=meta)
     final_text = real_text + "\n" + "\n".join(t.text for s in planted for t in s.turns)
-    return new_conv, drafts + _abstentions(rng, drafts, final_text, counts.get("abstention", 0), t)
+    drafts = drafts + _abstentions(rng, drafts, final_text, counts.get("abstention", 0), t)
+    for d in drafts:
+        d.question = t.finish(d.question)
+    return new_conv, drafts
 
 
 def _fresh_id(base: str, taken: set[str]) -> str:
@@ -247,7 +282,7 @@ class _PlantedChat:
     style: Style
     seen: set[str]  # ordinary user lines used so far (none repeats)
     taken: set[str]  # session and turn ids of the corpus and of what was planted
-    templates: PlantTemplates = ENGLISH  # the language planted text is written in
+    templates: PlantTemplates  # the language planted text is written in
 
 
 def _session(chat: _PlantedChat, placed: Placed) -> Session:
@@ -270,7 +305,7 @@ def _session(chat: _PlantedChat, placed: Placed) -> Session:
                 placed.plant.turn_id = tid
                 meta["planted_fact"] = placed.category
             speaker = style.user_speaker if role == "user" else style.assistant_speaker
-            turns.append(Turn(id=tid, conversation_id=cid, session_id=sid, role=role, text=text,
+            turns.append(Turn(id=tid, conversation_id=cid, session_id=sid, role=role, text=t.finish(text),
                               timestamp=clock, speaker=speaker, meta=meta))
             clock += timedelta(seconds=rng.randint(4, 40) if role == "user" else rng.randint(30, 240))
     return Session(id=sid, conversation_id=cid, turns=tuple(turns), title=t.session_title, started_at=placed.at,
@@ -307,7 +342,8 @@ def _probes(conv: Conversation, drafts: list[ProbeDraft], seed: int, taken: set[
     return probes
 
 
-__all__ = ["EVIDENCE_KINDS", "plant_probes", "planted_counts", "planting_warnings"]
+__all__ = ["EVIDENCE_KINDS", "MAX_SHARE", "plant_probes", "planted_counts", "planted_share_warnings",
+           "planting_warnings"]
 
 
 def _start(session: Session) -> datetime:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from lyra_lab.synthetic._plant_slots import Moments
 from lyra_lab.synthetic._corpus import mentions
 from lyra_lab.synthetic._plan import MIN_UPDATE_GAP, Plant, ProbeDraft, natural_date
-from lyra_lab.synthetic._plant_templates import ENGLISH, PlantTemplates
+from lyra_lab.synthetic._plant_templates import PlantTemplates
 from lyra_lab.synthetic._facts import FactKind
 
 EVIDENCE_KINDS: tuple[str, ...] = ("single_fact", "updated_fact", "temporal", "multi_hop")
@@ -31,10 +31,10 @@ class Placed:
     category: str
 
 
-def capacity(real_text: str, t: PlantTemplates = ENGLISH) -> dict[str, int]:
+def capacity(real_text: str, t: PlantTemplates) -> dict[str, int]:
     """How many probes of each evidence kind one conversation can take (abstention is counted later)."""
     return {"single_fact": len(_free_facts(real_text, t)), "updated_fact": len(t.updates),
-            "temporal": len(t.events), "multi_hop": min(len(t.links), len(t.relations))}
+            "temporal": len(t.events), "multi_hop": min(len(t.links), len(t.relations), len(t.people))}
 
 
 def _free_facts(real_text: str, t: PlantTemplates) -> list[FactKind]:
@@ -42,7 +42,7 @@ def _free_facts(real_text: str, t: PlantTemplates) -> list[FactKind]:
 
 
 def plan_facts(rng: random.Random, moments: Moments, counts: dict[str, int],
-               real_text: str, t: PlantTemplates = ENGLISH) -> tuple[list[Placed], list[ProbeDraft]]:
+               real_text: str, t: PlantTemplates) -> tuple[list[Placed], list[ProbeDraft]]:
     """Choose the facts of each evidence kind and the moments that state them, written from ``t``.
 
     Kinds take turns, one probe each, so that when the free moments run out every
@@ -99,8 +99,9 @@ def plan_facts(rng: random.Random, moments: Moments, counts: dict[str, int],
 
     def multi_hop() -> Iterator[None]:
         hops = counts.get("multi_hop", 0)
-        for relation, name, kind in zip(rng.sample(t.relations, hops), rng.sample(t.people, hops),
-                                        rng.sample(t.links, hops)):
+        # a relation and its person are drawn together: the relation's gender agrees with the person's
+        for (relation, name), kind in zip(rng.sample(list(zip(t.relations, t.people)), hops),
+                                          rng.sample(t.links, hops)):
             pair = moments.take_pair(rng, timedelta(hours=1))
             if pair is None:
                 return

@@ -1,25 +1,37 @@
-"""The templates planted sessions are written from, one set per language: English and Korean.
+"""The languages planted sessions are written in, and the templates one conversation is planted from.
 
-A ``PlantTemplates`` holds everything ``plant_probes`` writes: the facts of each kind
-(``_facts``), the ordinary chat that pads a planted session (``_templates``), the
-relative-day phrases of dated events and the title of a planted session.  English
-is the synthetic generator's own set; Korean (``_facts_ko``) is the same kinds
-written in Korean.  ``templates_for(code)`` gives a language's set, or None.
+``LANGUAGES`` is the one list of languages ``plant_probes`` writes (ISO 639-1 code →
+its phrasebook, one module per language: ``_lang_en``, ``_lang_ko``, …); the plant
+command's ``--language`` choices, the docs and the tests read it.  A ``PlantTemplates``
+holds everything one conversation's planted text is made of: facts of each kind
+(made by ``_faker_kinds`` from the phrasebook and Faker's locale, as many as asked),
+the ordinary chat that pads a planted session, the relative-day phrases of dated
+events, the title of a planted session and the phrasebook's ``finish``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from lyra_lab.synthetic import _facts as F
-from lyra_lab.synthetic import _facts_ko as KO
+from lyra_lab.synthetic import _lang_de, _lang_en, _lang_es, _lang_fr, _lang_it, _lang_ja, _lang_ko, _lang_pt, _lang_zh
 from lyra_lab.synthetic._facts import EventKind, FactKind, LinkKind, UpdateKind
-from lyra_lab.synthetic._templates import SLOTS, TOPICS, Topic
+from lyra_lab.synthetic._phrasebook import Phrasebook, same
+from lyra_lab.synthetic._templates import Topic
+
+LANGUAGES: dict[str, Phrasebook] = {b.code: b for b in (
+    _lang_en.BOOK, _lang_ko.BOOK, _lang_fr.BOOK, _lang_es.BOOK, _lang_de.BOOK, _lang_pt.BOOK, _lang_it.BOOK,
+    _lang_ja.BOOK, _lang_zh.BOOK)}
+FALLBACK = "en"  # the language of a history no phrasebook is written in
 
 
 @dataclass(frozen=True)
 class PlantTemplates:
-    """Every text a planted session can hold in one language (``language``: ISO 639-1)."""
+    """Every text one conversation's planted sessions can hold, in one language (``language``: ISO 639-1).
+
+    ``relations[i]`` names the person ``people[i]`` (their gender agrees); ``finish`` runs over
+    every planted line and question (grammar that depends on a filled-in word's sound).
+    """
 
     language: str
     facts: tuple[FactKind, ...]
@@ -35,15 +47,19 @@ class PlantTemplates:
     topics: tuple[Topic, ...]
     slots: dict[str, tuple[str, ...]]
     session_title: str
+    finish: Callable[[str], str] = same
 
 
-ENGLISH = PlantTemplates("en", F.FACTS, F.UPDATES, F.EVENTS, F.WHEN, F.RELATIONS, F.PEOPLE, F.INTRODUCTIONS,
-                         F.INTRO_REPLIES, F.LINKS, F.NEVER, TOPICS, SLOTS, "Catching up")
-KOREAN = PlantTemplates("ko", KO.FACTS, KO.UPDATES, KO.EVENTS, KO.WHEN, KO.RELATIONS, KO.PEOPLE, KO.INTRODUCTIONS,
-                        KO.INTRO_REPLIES, KO.LINKS, KO.NEVER, KO.TOPICS, KO.SLOTS, "근황 이야기")
-TEMPLATES: dict[str, PlantTemplates] = {t.language: t for t in (ENGLISH, KOREAN)}
+def phrasebook_for(code: str) -> Phrasebook | None:
+    """The phrasebook of language ``code`` (``fr``), or None when planted text cannot be written in it."""
+    return LANGUAGES.get(code)
 
 
-def templates_for(code: str) -> PlantTemplates | None:
-    """The templates written in language ``code`` (``en``, ``ko``), or None when there are none."""
-    return TEMPLATES.get(code)
+def templates_for(code: str, seed: str, count: int, avoid: str = "") -> PlantTemplates:
+    """``count`` facts of every kind in language ``code`` (``FALLBACK`` when it has no phrasebook).
+
+    ``avoid`` is the user's own text (no planted name occurs in it); ``seed`` seeds Faker.
+    """
+    from lyra_lab.synthetic._faker_kinds import faker_templates
+
+    return faker_templates(LANGUAGES.get(code) or LANGUAGES[FALLBACK], seed, count, avoid)

@@ -21,6 +21,10 @@ GERMAN = ["Kannst du mir helfen, eine E-Mail an meinen Vermieter zu schreiben? D
           "Ich möchte am Wochenende wandern gehen, aber es soll regnen. Was soll ich stattdessen machen?",
           "Wie koche ich Linsen, damit sie nicht matschig werden? Ich habe keine Zeit zum Einweichen.",
           "Erkläre mir bitte den Unterschied zwischen einer Liste und einem Tupel in Python."]
+DUTCH = ["Kun je me helpen een e-mail aan mijn huisbaas te schrijven? De verwarming is weer kapot.",
+         "Ik wil dit weekend gaan wandelen, maar het gaat regenen. Wat kan ik beter doen?",
+         "Hoe kook ik linzen zodat ze niet papperig worden? Ik heb geen tijd om ze te weken.",
+         "Leg me alsjeblieft het verschil uit tussen een lijst en een tupel in Python."]
 
 
 @pytest.mark.parametrize(("texts", "code", "script"), [
@@ -76,15 +80,15 @@ def test_planted_text_in_another_language_says_so_in_the_corpus_and_its_probes(t
     assert planting_warnings(saved) == [warning]
     assert all(p.meta["language"] == "en" and p.meta["history_language"] == "ko" and p.meta["warning"]
                for p in saved.probes)
-    with pytest.raises(ConfigError, match="no planting templates in language 'fr'"):
-        plant_probes(lyra_lab.load(KOREAN), language="fr")
+    with pytest.raises(ConfigError, match="no planting templates in language 'ru'"):
+        plant_probes(lyra_lab.load(KOREAN), language="ru")
 
 
-def write_german_export(path: Path) -> Path:
+def write_export(path: Path, asks: list[str], reply: str) -> Path:
     lines, clock = [], datetime(2024, 3, 1, 9, tzinfo=UTC)
     for s in range(10):
         clock += timedelta(days=3)
-        for i, text in enumerate((GERMAN[s % 4], "Gern! Hier ist ein Vorschlag.")):
+        for i, text in enumerate((asks[s % 4], reply)):
             lines.append({"session_id": f"chat-{s}", "role": ("user", "assistant")[i], "content": text,
                           "timestamp": (clock + timedelta(minutes=i)).isoformat(), "id": f"m{s}-{i}"})
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in lines) + "\n", encoding="utf-8")
@@ -92,10 +96,14 @@ def write_german_export(path: Path) -> Path:
 
 
 def test_a_history_without_templates_is_planted_in_english_with_a_warning(tmp_path):
-    corpus = plant_probes(lyra_lab.load(write_german_export(tmp_path / "de.jsonl")), n=6, seed=0)
+    dutch = write_export(tmp_path / "nl.jsonl", DUTCH, "Graag! Hier is een voorstel.")
+    corpus = plant_probes(lyra_lab.load(dutch), n=6, seed=0)
     (warning,) = planting_warnings(corpus)
-    assert "planted text is in English but this history is mostly German (de" in warning
+    assert "planted text is in English but this history is mostly Dutch (nl" in warning
     assert corpus.conversations[0].meta["planted"]["language"] == "en"
+    german = plant_probes(lyra_lab.load(write_export(tmp_path / "de.jsonl", GERMAN, "Gern! Hier ist ein Vorschlag.")),
+                          n=6, seed=0)  # German has templates now: no warning
+    assert planting_warnings(german) == [] and german.conversations[0].meta["planted"]["language"] == "de"
 
 
 def test_the_plant_command_says_which_language_and_warns(tmp_path, capsys):

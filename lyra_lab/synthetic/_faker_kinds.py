@@ -1,0 +1,133 @@
+"""Planted facts without a pool that runs out: a phrasebook's templates filled from Faker's locale.
+
+Every planted fact is about a person of its own (a name drawn from the language's
+Faker locale, unique in the conversation and absent from the user's own turns), so
+``count`` facts of every kind can be made for any ``count``: the question names the
+person (``Where does Anouk Adam live?``) and nothing else answers it.  Values are the
+locale's cities and companies, a date written the language's way, a first name, a
+small number.  Facts made but not planted become abstention questions (a person
+never mentioned).  Seeded: the same phrasebook, seed and count give the same kinds.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from lyra_lab.synthetic._facts import EventKind, FactKind, LinkKind, UpdateKind
+from lyra_lab.synthetic._phrasebook import Phrasebook, Said, gendered
+
+if TYPE_CHECKING:
+    from faker import Faker
+
+    from lyra_lab.synthetic._plant_templates import PlantTemplates
+
+
+@functools.cache
+def _faker(locale: str) -> Faker:
+    from faker import Faker  # a core dependency, imported on first planting only
+
+    return Faker(locale)
+
+
+class _People:
+    """Names drawn from a locale, each new one unique, no substring of another, absent from ``avoid``."""
+
+    def __init__(self, fake: Faker, book: Phrasebook, avoid: str):
+        self.fake, self.book, self.avoid, self.names = fake, book, avoid.lower(), list[str]()
+
+    def new(self) -> tuple[str, bool]:
+        """A fresh (name, feminine)."""
+        for _ in range(200):
+            feminine = self.fake.random.random() < 0.5
+            first = self.fake.first_name_female() if feminine else self.fake.first_name_male()
+            last = self.fake.last_name()
+            name = f"{last}{first}" if self.book.family_first else f"{first} {last}"
+            low = name.lower()
+            if _clean(name) and low not in self.avoid and not any(low in n or n in low for n in self.names):
+                self.names.append(low)
+                return name, feminine
+        raise RuntimeError(f"Faker's {self.book.locale} locale gave no new name in 200 tries")
+
+
+def _clean(text: str) -> bool:
+    return "{" not in text and "}" not in text and bool(text.strip())
+
+
+def _put(texts: tuple[str, ...], person: str, feminine: bool) -> tuple[str, ...]:
+    return tuple(gendered(t, feminine).replace("{p}", person) for t in texts)
+
+
+def faker_templates(book: Phrasebook, seed: str, count: int, avoid: str = "") -> PlantTemplates:
+    """``book``'s templates with ``count`` facts of every kind, values from Faker's ``book.locale``.
+
+    Args:
+        book: the language's phrasebook.
+        seed: seeds Faker (the same seed, the same facts).
+        count: facts to make of each kind (single, updated, dated, two-session).
+        avoid: the user's own text: no drawn name occurs in it.
+    """
+    from lyra_lab.synthetic._plant_templates import PlantTemplates
+
+    fake = _faker(book.locale)
+    fake.seed_instance(seed)
+    people = _People(fake, book, avoid)
+
+    def distinct(draw: Callable[[], str], n: int) -> list[str]:
+        out: list[str] = []
+        while len(out) < n:
+            value = draw()
+            if _clean(value) and value not in out:
+                out.append(value)
+        return out
+
+    def number() -> str:
+        return str(fake.random_int(2, 6))
+
+    def birthday() -> str:
+        return book.date(fake.date_of_birth())
+
+    singles: list[tuple[str, Said, Callable[[], str]]] = [
+        ("lives_in", book.lives_in, fake.city), ("works_at", book.works_at, fake.company),
+        ("birthday", book.birthday, birthday), ("cat", book.cat, fake.first_name), ("children", book.children, number)]
+    facts = []
+    for i in range(count):
+        key, said, draw = singles[i % len(singles)]
+        person, feminine = people.new()
+        value = distinct(draw, 1)[0]
+        facts.append(FactKind(f"{key}:{person}", (value,), _put(said.statements, person, feminine),
+                              _put(said.questions, person, feminine), _put(said.replies, person, feminine),
+                              (person.lower(),)))
+    updates = []
+    for i in range(count):
+        key, changed, draw = (("moved", book.moved, fake.city), ("new_employer", book.new_employer, fake.company))[i % 2]
+        person, feminine = people.new()
+        updates.append(UpdateKind(f"{key}:{person}", tuple(distinct(draw, 2)), _put(changed.statements, person, feminine),
+                                  _put(changed.updates, person, feminine), _put(changed.questions, person, feminine),
+                                  _put(changed.replies, person, feminine),
+                                  _put(changed.update_replies, person, feminine)))
+    events = []
+    for i in range(count):
+        happened = book.events[i % len(book.events)]
+        person, feminine = people.new()
+        events.append(EventKind(f"event{i % len(book.events)}:{person}", _put(happened.statements, person, feminine),
+                                _put((happened.question,), person, feminine)[0],
+                                _put(happened.replies, person, feminine)))
+    relations, names, links = [], [], []
+    for i, company in enumerate(distinct(fake.company, count)):
+        person, feminine = people.new()
+        relations.append(gendered(book.relation, feminine).replace("{company}", company))
+        names.append(person)
+        key, told, draw = (("moving_to", book.moving_to, fake.city), ("adopted", book.adopted, fake.first_name))[i % 2]
+        links.append(LinkKind(f"{key}:{person}", tuple(distinct(draw, 1)), told.statements, told.question,
+                              told.replies))
+    return PlantTemplates(book.code, tuple(facts), tuple(updates), tuple(events), book.when, tuple(relations),
+                          tuple(names), book.introductions, book.intro_replies, tuple(links), (), book.topics,
+                          book.slots, book.title, book.finish)
+
+
+def seed_of(rng: random.Random) -> str:
+    """A Faker seed drawn from a conversation's random stream."""
+    return f"{rng.getrandbits(64):016x}"
