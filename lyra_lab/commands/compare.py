@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab compare`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab._registry import ConfigError
     from lyra_lab.commands._checks import at_least_one, check_parquet, run_folder
-    from lyra_lab.reports import compare_runs
+    from lyra_lab.reports import compare_runs, run_planting_warnings, warning_lines
     from lyra_lab.runs import ResultsFormatError
 
     at_least_one(args, "resamples")
@@ -61,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
                               seed=args.seed)
     except ResultsFormatError as exc:  # unreadable rows or missing columns: the user's input, not a bug
         raise ConfigError(str(exc)) from None
+    for line in warning_lines([w for folder in folders for w in run_planting_warnings(folder)]):
+        print(line)
     print(result.markdown())
     if result.section.files:
         print("wrote:")

@@ -42,4 +42,8 @@ def run(args: argparse.Namespace) -> int:
               "a rescore calls the LLM for them")
     for entry in manifest["embedders"]:
         print(f"embedder {entry['spec']}: vectors {entry['vectors']}")
+    from lyra_lab.reports import run_planting_warnings, warning_lines
+
+    for line in warning_lines(run_planting_warnings(run_dir)):  # the corpus in the file carries it too
+        print(line)
     return 0

@@ -166,6 +166,10 @@ def finish(run_dir: Path, df, report: bool = True, compact: bool = False) -> int
             import pandas as pd
 
             print(compact_table(pd.read_csv(table)))
+            from lyra_lab.reports import run_planting_warnings, warning_lines
+
+            for line in warning_lines(run_planting_warnings(run_dir)):  # the figures above are not about own turns
+                print(line)
             print("(each mean with n, the values it was computed over: probes for quality, conversations for "
                   f"latency and memory; n_probes: the probes a pipeline asked; full table with 95% CIs: {summary})")
         elif summary is not None:

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from lyra_lab.commands._errors import UsageError
-    from lyra_lab.reports import write_index
+    from lyra_lab.reports import warning_lines, write_index
 
     root = Path(args.runs_dir)
     if not root.exists():
@@ -49,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
         best = f"; best {entry.metric} {entry.top[0]['mean']:.3f} (n={int(entry.top[0]['n'])})" if entry.top else ""
         flag = f"; ⚠ degraded: {len(entry.degraded)} pipeline(s) fell back or lost calls" if entry.degraded else ""
         print(f"{entry.name}: {state}, {status}{flag}{best}")
+        for line in warning_lines(entry.planted_warnings):
+            print(f"  {line}")
     print(f"wrote: {page.path}")
     if args.open:
         import webbrowser

@@ -52,6 +52,7 @@ from lyra_lab.reports._judge_errors import (
     wilson_interval,
 )
 from lyra_lab.reports._judge_prompts import draw_prompt_figure, prompt_accuracy, prompt_differences
+from lyra_lab.reports._planted_report import run_planting_warnings, warning_lines
 from lyra_lab.reports._plots import quality_vs_context_tokens
 from lyra_lab.reports._report import write_report
 from lyra_lab.reports._summary import summarize_results
@@ -79,6 +80,8 @@ __all__ = [
     "ci_point",
     "cohen_kappa",
     "compare_runs",
+    "run_planting_warnings",
+    "warning_lines",
     "corrected_accuracy",
     "draw_prompt_figure",
     "comparison_plot",

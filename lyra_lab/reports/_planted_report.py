@@ -113,6 +113,23 @@ def _cells(table: pd.DataFrame) -> list[list[str]]:
     return body
 
 
+def run_planting_warnings(run_dir: Path) -> list[str]:
+    """The language warnings of a run's corpus (``planting_warnings``), shown wherever the run's figures are.
+
+    ``view``, ``run``, ``compare`` and ``export`` print them; empty when planted text is in each history's
+    language, or when the corpus cannot be read.
+    """
+    corpus = run_corpus(Path(run_dir))
+    return [] if corpus is None else planting_warnings(corpus)
+
+
+def warning_lines(warnings: list[str], width: int = 100) -> list[str]:
+    """Each warning as ``⚠ warning: …`` wrapped to ``width`` columns (continuation lines indented)."""
+    import textwrap
+
+    return [line for w in warnings for line in textwrap.wrap(f"⚠ warning: {w}", width, subsequent_indent="  ")]
+
+
 def planted_section(run_dir: Path, rows: pd.DataFrame) -> PlantedSection | None:
     """The section for a run whose corpus holds planted turns (None otherwise, or without the corpus)."""
     if not {"pipeline", "cell_id", "probe_id", "conversation_id"} <= set(rows.columns):

@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from lyra_lab.reports._planted_report import run_planting_warnings
 from lyra_lab.reports._degraded import MARK, DegradedPipeline, degraded_pipelines, warning
 from lyra_lab.runs import RunStatus, load_results, run_status
 from lyra_lab.stats import aggregate, group_columns
@@ -47,6 +48,7 @@ class RunEntry:
     metric: str | None = None
     top: list[dict[str, Any]] = field(default_factory=list)  # label, pipeline, mean, ci_low, ci_high, n
     degraded: dict[str, DegradedPipeline] = field(default_factory=dict)  # pipelines that fell back or lost calls
+    planted_warnings: list[str] = field(default_factory=list)  # planted text in another language than the history
     tied: int = 0  # pipelines whose mean equals the best's (more than TOP: the page says so)
     figures: list[Path] = field(default_factory=list)
     report: Path | None = None
@@ -108,6 +110,7 @@ def run_entry(folder: Path) -> RunEntry:
             rows = load_results(folder, write=False)  # read once: the headline and the degradation both need it
             entry.metric, entry.top, entry.tied = _headline(folder, rows)
             entry.degraded = degraded_pipelines(rows)
+            entry.planted_warnings = run_planting_warnings(folder)
     except Exception as exc:  # noqa: BLE001 - one bad folder must not hide the others: it is listed with why
         entry.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     report = folder / "report" / "report.html"
@@ -198,7 +201,9 @@ def _headline_cell(entry: RunEntry) -> str:
                     + f" <span class=muted>n={int(t['n'])}</span></li>" for t in entry.top)
     best = (f"{entry.tied} pipelines tie at the best, {entry.top[0]['mean']:.3f}; {len(entry.top)} of them"
             if entry.tied > len(entry.top) else f"best {len(entry.top)}")
-    return f"<b>{_esc(entry.metric)}</b>, {best}:<ol>{items}</ol>"
+    planted = "".join(f'<br><span class="state degraded">⚠ planted language</span> {_esc(w)}'
+                      for w in entry.planted_warnings)
+    return f"<b>{_esc(entry.metric)}</b>, {best}:<ol>{items}</ol>{planted}"
 
 
 def _links_cell(entry: RunEntry, base: Path) -> str:

@@ -68,7 +68,7 @@ class Style:
     assistant_speaker: str | None
 
 
-def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES, seed: int = 0,
+def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES, seed: int = 0,  # noqa: PLR0913
                  language: str = "auto", max_share: float | None = MAX_SHARE) -> Corpus:
     """Insert evidence sessions with planted facts into ``corpus`` and return it with probes about them.
 
@@ -122,8 +122,8 @@ def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES,
             convs.append(conv)
             continue
         rng = random.Random(f"lyra-lab-plant:{seed}:{conv.id}")
-        written = _Written(packs[conv.id], spoken[conv.id])
-        new_conv, drafts = _plant_conversation(rng, conv, counts[conv.id], taken, written, max_share)
+        written = _Written(packs[conv.id], spoken[conv.id], max_share)
+        new_conv, drafts = _plant_conversation(rng, conv, counts[conv.id], taken, written)
         convs.append(new_conv)
         probes += _probes(new_conv, drafts, seed, taken_probes, written.meta())
     return Corpus(name=f"{corpus.name}+planted", conversations=tuple(convs), probes=tuple(probes),
@@ -157,10 +157,11 @@ def planted_share_warnings(corpus: Corpus) -> list[str]:
 
 @dataclass(frozen=True)
 class _Written:
-    """The templates a conversation's planted text comes from, and the language its history is in."""
+    """The templates a conversation's planted text comes from, its history's language, planted turns' top share."""
 
     templates: PlantTemplates
     history: Language
+    max_share: float | None
 
     def warning(self) -> str | None:
         if self.templates.language == self.history.code:
@@ -224,8 +225,8 @@ def _style(conv: Conversation) -> Style:
 
 
 def _plant_conversation(rng: random.Random, conv: Conversation, counts: dict[str, int], taken: set[str],
-                        written: _Written, max_share: float | None) -> tuple[Conversation, list[ProbeDraft]]:
-    t, real_text = written.templates, "\n".join(turn.text for turn in conv.turns())
+                        written: _Written) -> tuple[Conversation, list[ProbeDraft]]:
+    t, real_text, max_share = written.templates, "\n".join(turn.text for turn in conv.turns()), written.max_share
     placed, drafts = plan_facts(rng, Moments(free_moments(rng, conv)), counts, real_text, t)
     real_turns = sum(len(s.turns) for s in conv.sessions)
     style = _style(conv)
