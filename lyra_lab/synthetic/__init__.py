@@ -22,7 +22,8 @@ It builds on the data model of ``lyra_lab.corpus`` and sits above it.
 """
 
 from lyra_lab.synthetic._corpus import ABSTENTION_ANSWER, CATEGORIES, category_counts, generate_synthetic
-from lyra_lab.synthetic._plant import MAX_SHARE, plant_probes, planted_counts, planted_share_warnings, planting_warnings
+from lyra_lab.synthetic._plant import MAX_SHARE, plant_probes
+from lyra_lab.synthetic._plant_notes import planted_counts, planted_share_warnings, planting_warnings
 from lyra_lab.synthetic._plant_templates import LANGUAGES
 
 PLANT_LANGUAGES: tuple[str, ...] = tuple(LANGUAGES)  # ISO 639-1 codes planted text can be written in

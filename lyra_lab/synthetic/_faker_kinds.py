@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lyra_lab.synthetic._facts import EventKind, FactKind, LinkKind, UpdateKind
 from lyra_lab.synthetic._phrasebook import Phrasebook, Said, gendered
+
+DOUBLE_PERIOD = re.compile(r"(?<!\.)\.\.(?!\.)")
 
 if TYPE_CHECKING:
     from faker import Faker
@@ -125,7 +128,12 @@ def faker_templates(book: Phrasebook, seed: str, count: int, avoid: str = "") ->
                               told.replies))
     return PlantTemplates(book.code, tuple(facts), tuple(updates), tuple(events), book.when, tuple(relations),
                           tuple(names), book.introductions, book.intro_replies, tuple(links), (), book.topics,
-                          book.slots, book.title, book.finish)
+                          book.slots, book.title, functools.partial(_finish, book.finish))
+
+
+def _finish(language: Callable[[str], str], text: str) -> str:
+    """The language's ``finish``, after one period where a value ending in one closes a sentence (``S.A..``)."""
+    return language(DOUBLE_PERIOD.sub(".", text))
 
 
 def seed_of(rng: random.Random) -> str:

@@ -1,7 +1,12 @@
-"""French planted sentences (Faker ``fr_FR``): ``mon ami‹|e›`` and participles agree with the person's gender."""
+"""French planted sentences (Faker ``fr_FR``): ``mon ami‹|e›`` and participles agree with the person's gender.
+
+``finish`` elides and contracts where a filled-in name asks for it: ``de Antoine`` → ``d'Antoine``,
+``à Le Havre`` → ``au Havre``, ``à Les Sables`` → ``aux Sables``, ``de Le`` → ``du``.
+"""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 from lyra_lab.synthetic._phrasebook import Changed, Happened, Phrasebook, Said, Told
@@ -9,6 +14,17 @@ from lyra_lab.synthetic._templates import Topic
 
 MONTHS = ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
           "novembre", "décembre")
+
+
+ELIDED = re.compile(r"\b([Dd])e (?=[AEIOUYÉÈÊÂÎÔaeiouyéèêâîô])")
+CONTRACTED = (("à Le ", "au "), ("à Les ", "aux "), ("de Le ", "du "), ("de Les ", "des "))
+
+
+def finish(text: str) -> str:
+    """``text`` with ``de`` elided before a vowel and ``à``/``de`` contracted with a name's article."""
+    for written, said in CONTRACTED:
+        text = text.replace(written, said)
+    return ELIDED.sub(r"\1'", text)
 
 
 def _date(day: date) -> str:
@@ -47,7 +63,7 @@ TOPICS: tuple[Topic, ...] = (
 )
 
 BOOK = Phrasebook(
-    code="fr", locale="fr_FR", title="Des nouvelles", date=_date,
+    code="fr", locale="fr_FR", title="Des nouvelles", date=_date, finish=finish,
     lives_in=Said(("Mon ami‹|e› {p} habite maintenant à {v}, alors on se parle surtout au téléphone.",
                    "Longue discussion avec {p} ce soir : ‹il|elle› s'est installé‹|e› à {v} et trouve qu'il y pleut "
                    "tout le temps."),

@@ -1,6 +1,7 @@
 """Italian planted sentences (Faker ``it_IT``): ``‹il mio amico|la mia amica›`` and participles by gender.
 
-``finish`` elides the article before a date that starts with a vowel sound (``l'8 marzo``, ``l'11``).
+``finish`` elides the article before a date that starts with a vowel sound (``l'8 marzo``, ``l'11``)
+and writes ``ad`` before a place starting with *a* (``ad Alvignano``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from lyra_lab.synthetic._templates import Topic
 MONTHS = ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre",
           "novembre", "dicembre")
 ELIDED = re.compile(r"\bil (8|11) ")
+BEFORE_A = re.compile(r"\ba (?=[Aa]\w)")
 
 
 def _date(day: date) -> str:
@@ -21,8 +23,8 @@ def _date(day: date) -> str:
 
 
 def finish(text: str) -> str:
-    """``il 8 marzo`` → ``l'8 marzo`` (and ``l'11``): the article elides before a vowel sound."""
-    return ELIDED.sub(r"l'\1 ", text)
+    """``il 8 marzo`` → ``l'8 marzo`` (and ``l'11``); ``a Alvignano`` → ``ad Alvignano``."""
+    return BEFORE_A.sub("ad ", ELIDED.sub(r"l'\1 ", text))
 
 
 SLOTS: dict[str, tuple[str, ...]] = {

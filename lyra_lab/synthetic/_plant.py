@@ -51,7 +51,13 @@ from lyra_lab.synthetic._plant_facts import EVIDENCE_KINDS, Placed, capacity, pl
 from lyra_lab.synthetic._plant_slots import Moments, free_moments, session_spans
 from lyra_lab.synthetic._corpus import ABSTENTION_ANSWER, CATEGORIES, _filler, mentions
 from lyra_lab.synthetic._plan import ProbeDraft
-from lyra_lab.synthetic._language import NAMES, Language, detect_language
+from lyra_lab.synthetic._plant_notes import (
+    Written,
+    history_language,
+    planted_counts,
+    planted_share_warnings,
+    planting_warnings,
+)
 from lyra_lab.synthetic._plant_templates import LANGUAGES, PlantTemplates, templates_for
 
 MAX_EXCHANGES = 4
@@ -107,7 +113,7 @@ def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES,
     if language != "auto" and language not in LANGUAGES:
         raise ConfigError(f"no planting templates in language {language!r}; allowed: auto, {', '.join(LANGUAGES)}")
     texts = {c.id: "\n".join(t.text for t in c.turns()) for c in hosts}
-    spoken = {c.id: _history_language(c) for c in hosts}
+    spoken = {c.id: history_language(c) for c in hosts}
     per = math.ceil(n / len(hosts))  # facts of each kind one conversation may need
     packs = {cid: templates_for(language if language != "auto" else lang.code, f"lyra-lab-plant:{seed}:{cid}", per,
                                 texts[cid]) for cid, lang in spoken.items()}
@@ -122,77 +128,12 @@ def plant_probes(corpus: Corpus, n: int = 60, kinds: Sequence[str] = CATEGORIES,
             convs.append(conv)
             continue
         rng = random.Random(f"lyra-lab-plant:{seed}:{conv.id}")
-        written = _Written(packs[conv.id], spoken[conv.id], max_share)
+        written = Written(packs[conv.id], spoken[conv.id], max_share)
         new_conv, drafts = _plant_conversation(rng, conv, counts[conv.id], taken, written)
         convs.append(new_conv)
         probes += _probes(new_conv, drafts, seed, taken_probes, written.meta())
     return Corpus(name=f"{corpus.name}+planted", conversations=tuple(convs), probes=tuple(probes),
                   source=corpus.source, format="planted")
-
-
-def planting_warnings(corpus: Corpus, conversations: Iterable[str] | None = None) -> list[str]:
-    """One line per conversation (of ``conversations``, default all) whose planted text is in another language."""
-    out = []
-    wanted = None if conversations is None else set(conversations)
-    for conv in corpus.conversations:
-        if wanted is not None and conv.id not in wanted:
-            continue
-        planted = conv.meta.get("planted")
-        if isinstance(planted, dict) and planted.get("warning"):
-            out.append(f"{conv.id}: {planted['warning']}")
-    return out
-
-
-def planted_share_warnings(corpus: Corpus) -> list[str]:
-    """One line per conversation whose planted turns are more than its ``max_share`` even at one exchange a fact."""
-    out = []
-    for conv in corpus.conversations:
-        planted = conv.meta.get("planted")
-        if isinstance(planted, dict) and planted.get("max_share") and planted.get("share", 0) > planted["max_share"]:
-            out.append(f"{conv.id}: planted turns are {planted['share']:.0%} of its turns, above the "
-                       f"{planted['max_share']:.0%} share even with one exchange per planted fact: plant fewer "
-                       "probes (--n) for planted text to stay a small part of your history")
-    return out
-
-
-@dataclass(frozen=True)
-class _Written:
-    """The templates a conversation's planted text comes from, its history's language, planted turns' top share."""
-
-    templates: PlantTemplates
-    history: Language
-    max_share: float | None
-
-    def warning(self) -> str | None:
-        if self.templates.language == self.history.code:
-            return None
-        planted = NAMES.get(self.templates.language, self.templates.language)
-        if self.history.code == "und":
-            said = "this history's language could not be told from its text (too little, or too mixed)"
-        else:
-            said = (f"this history is mostly {self.history.name} ({self.history.code}, {self.history.share:.0%} of "
-                    f"its letters in {self.history.script.title()} script)")
-        return (f"planted text is in {planted} but {said}: planted sessions stand out from your own turns by "
-                "language alone, so these probes measure how well recall separates planted sessions from "
-                "each other, not recall among your own turns")
-
-    def meta(self) -> dict[str, Any]:
-        warning = self.warning()
-        return {"language": self.templates.language, "history_language": self.history.code,
-                **({"warning": warning} if warning else {})}
-
-
-def _history_language(conv: Conversation) -> Language:
-    """The main language of a conversation's real user turns (all its turns when it has no user turn)."""
-    turns = [t for t in conv.turns() if not t.meta.get("planted")]
-    users = [t.text for t in turns if t.role == "user"]
-    return detect_language(users or [t.text for t in turns])
-
-
-def planted_counts(corpus: Corpus) -> dict[str, int]:
-    """Planted probes per category, in ``CATEGORIES`` order."""
-    counts = Counter(p.category for p in corpus.probes if p.meta.get("planted"))
-    return {c: counts.get(c, 0) for c in CATEGORIES}
 
 
 def _allocate(n: int, kinds: tuple[str, ...], conv_ids: list[str],
@@ -225,7 +166,7 @@ def _style(conv: Conversation) -> Style:
 
 
 def _plant_conversation(rng: random.Random, conv: Conversation, counts: dict[str, int], taken: set[str],
-                        written: _Written) -> tuple[Conversation, list[ProbeDraft]]:
+                        written: Written) -> tuple[Conversation, list[ProbeDraft]]:
     t, real_text, max_share = written.templates, "\n".join(turn.text for turn in conv.turns()), written.max_share
     placed, drafts = plan_facts(rng, Moments(free_moments(rng, conv)), counts, real_text, t)
     real_turns = sum(len(s.turns) for s in conv.sessions)
