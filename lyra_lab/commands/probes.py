@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,15 +98,16 @@ def _plant(args: argparse.Namespace) -> int:
     print(f"wrote {path}: {kept} planted probes ({', '.join(f'{k} {v}' for k, v in counts.items() if k in kinds)})")
     real = corpus.stats()["turns"]
     share = turns / (turns + real) if turns else 0.0
-    print(f"  {sessions} planted sessions, {turns} planted turns beside {real:,} real turns: "
-          f"{share:.0%} of the turns are planted (at most {args.max_share:.0%} per conversation where it fits)")
+    print(f"  {sessions} planted sessions, {turns} planted turns beside {real:,} real turns")
+    print(f"  planted turns: {share:.0%} of all turns (held to at most {args.max_share:.0%} per conversation "
+          "where it fits)")
     pairs = sorted({(str(c.meta["planted"].get("language")), str(c.meta["planted"].get("history_language")))
                     for c in planted.conversations if isinstance(c.meta.get("planted"), dict)})
     for written, history in pairs:
         print(f"  planted text in {written}" + (", the history's own language" if written == history
                                                  else f"; the history's main language: {history}"))
     for line in planting_warnings(planted) + planted_share_warnings(planted):
-        print(f"  warning: {line}", file=sys.stderr)
+        print(textwrap.fill(f"  warning: {line}", 100, subsequent_indent="    "), file=sys.stderr)
     if kept < args.n:
         print(f"  {args.n - kept} fewer than --n {args.n}: the gaps between sessions ran out (a longer history "
               "has more)", file=sys.stderr)
