@@ -41,8 +41,8 @@ class _People:
     def __init__(self, fake: Faker, book: Phrasebook, avoid: str):
         self.fake, self.book, self.avoid, self.names = fake, book, avoid.lower(), list[str]()
 
-    def new(self) -> tuple[str, bool]:
-        """A fresh (name, feminine)."""
+    def new(self) -> tuple[str, bool] | None:
+        """A fresh (name, feminine); None when 200 draws in a row gave none (the locale's names are used up)."""
         for _ in range(200):
             feminine = self.fake.random.random() < 0.5
             first = self.fake.first_name_female() if feminine else self.fake.first_name_male()
@@ -52,7 +52,14 @@ class _People:
             if _clean(name) and low not in self.avoid and not any(low in n or n in low for n in self.names):
                 self.names.append(low)
                 return name, feminine
-        raise RuntimeError(f"Faker's {self.book.locale} locale gave no new name in 200 tries")
+        return None
+
+    def several(self, count: int) -> list[tuple[str, bool]]:
+        """Up to ``count`` fresh (name, feminine), fewer when the locale's names run out."""
+        out: list[tuple[str, bool]] = []
+        while len(out) < count and (drawn := self.new()) is not None:
+            out.append(drawn)
+        return out
 
 
 def _clean(text: str) -> bool:
@@ -79,11 +86,14 @@ def faker_templates(book: Phrasebook, seed: str, count: int, avoid: str = "") ->
     people = _People(fake, book, avoid)
 
     def distinct(draw: Callable[[], str], n: int) -> list[str]:
+        """Up to ``n`` distinct values (fewer when the locale has fewer)."""
         out: list[str] = []
-        while len(out) < n:
+        for _ in range(50 * n):
             value = draw()
             if _clean(value) and value not in out:
                 out.append(value)
+                if len(out) == n:
+                    break
         return out
 
     def number() -> str:
@@ -96,36 +106,35 @@ def faker_templates(book: Phrasebook, seed: str, count: int, avoid: str = "") ->
         ("lives_in", book.lives_in, fake.city), ("works_at", book.works_at, fake.company),
         ("birthday", book.birthday, birthday), ("cat", book.cat, fake.first_name), ("children", book.children, number)]
     facts = []
-    for i in range(count):
+    for i, (person, feminine) in enumerate(people.several(count)):
         key, said, draw = singles[i % len(singles)]
-        person, feminine = people.new()
-        value = distinct(draw, 1)[0]
-        facts.append(FactKind(f"{key}:{person}", (value,), _put(said.statements, person, feminine),
+        if not (value := distinct(draw, 1)):
+            continue
+        facts.append(FactKind(f"{key}:{person}", tuple(value), _put(said.statements, person, feminine),
                               _put(said.questions, person, feminine), _put(said.replies, person, feminine),
                               (person.lower(),)))
     updates = []
-    for i in range(count):
+    for i, (person, feminine) in enumerate(people.several(count)):
         key, changed, draw = (("moved", book.moved, fake.city), ("new_employer", book.new_employer, fake.company))[i % 2]
-        person, feminine = people.new()
-        updates.append(UpdateKind(f"{key}:{person}", tuple(distinct(draw, 2)), _put(changed.statements, person, feminine),
+        if len(pair := distinct(draw, 2)) < 2:
+            continue
+        updates.append(UpdateKind(f"{key}:{person}", tuple(pair), _put(changed.statements, person, feminine),
                                   _put(changed.updates, person, feminine), _put(changed.questions, person, feminine),
                                   _put(changed.replies, person, feminine),
                                   _put(changed.update_replies, person, feminine)))
     events = []
-    for i in range(count):
+    for i, (person, feminine) in enumerate(people.several(count)):
         happened = book.events[i % len(book.events)]
-        person, feminine = people.new()
         events.append(EventKind(f"event{i % len(book.events)}:{person}", _put(happened.statements, person, feminine),
                                 _put((happened.question,), person, feminine)[0],
                                 _put(happened.replies, person, feminine)))
     relations, names, links = [], [], []
-    for i, company in enumerate(distinct(fake.company, count)):
-        person, feminine = people.new()
+    for i, (company, (person, feminine)) in enumerate(zip(distinct(fake.company, count), people.several(count))):
         relations.append(gendered(book.relation, feminine).replace("{company}", company))
         names.append(person)
         key, told, draw = (("moving_to", book.moving_to, fake.city), ("adopted", book.adopted, fake.first_name))[i % 2]
-        links.append(LinkKind(f"{key}:{person}", tuple(distinct(draw, 1)), told.statements, told.question,
-                              told.replies))
+        if value := distinct(draw, 1):
+            links.append(LinkKind(f"{key}:{person}", tuple(value), told.statements, told.question, told.replies))
     return PlantTemplates(book.code, tuple(facts), tuple(updates), tuple(events), book.when, tuple(relations),
                           tuple(names), book.introductions, book.intro_replies, tuple(links), (), book.topics,
                           book.slots, book.title, functools.partial(_finish, book.finish))

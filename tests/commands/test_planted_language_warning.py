@@ -46,6 +46,8 @@ def test_the_warning_reaches_run_view_and_compare(tmp_path, capsys):
     assert "⚠ planted language" in page and "planted text is in English" in page
     assert main(["compare", str(tmp_path / "en" / "run"), "--resamples", "50"]) == 0
     assert SAID in capsys.readouterr().out
+    assert main(["export", str(tmp_path / "en" / "run"), "--out", str(tmp_path / "en.zip")]) == 0
+    assert SAID in capsys.readouterr().out
 
 
 def test_a_run_planted_in_its_own_language_has_no_warning(tmp_path, capsys):
