@@ -102,9 +102,12 @@ def faker_templates(book: Phrasebook, seed: str, count: int, avoid: str = "") ->
     def birthday() -> str:
         return book.date(fake.date_of_birth())
 
+    def pet() -> str:
+        return book.pet_name(fake.first_name())
+
     singles: list[tuple[str, Said, Callable[[], str]]] = [
         ("lives_in", book.lives_in, fake.city), ("works_at", book.works_at, fake.company),
-        ("birthday", book.birthday, birthday), ("cat", book.cat, fake.first_name), ("children", book.children, number)]
+        ("birthday", book.birthday, birthday), ("cat", book.cat, pet), ("children", book.children, number)]
     facts = []
     for i, (person, feminine) in enumerate(people.several(count)):
         key, said, draw = singles[i % len(singles)]
@@ -132,7 +135,7 @@ def faker_templates(book: Phrasebook, seed: str, count: int, avoid: str = "") ->
     for i, (company, (person, feminine)) in enumerate(zip(distinct(fake.company, count), people.several(count))):
         relations.append(gendered(book.relation, feminine).replace("{company}", company))
         names.append(person)
-        key, told, draw = (("moving_to", book.moving_to, fake.city), ("adopted", book.adopted, fake.first_name))[i % 2]
+        key, told, draw = (("moving_to", book.moving_to, fake.city), ("adopted", book.adopted, pet))[i % 2]
         if value := distinct(draw, 1):
             links.append(LinkKind(f"{key}:{person}", tuple(value), told.statements, told.question, told.replies))
     return PlantTemplates(book.code, tuple(facts), tuple(updates), tuple(events), book.when, tuple(relations),

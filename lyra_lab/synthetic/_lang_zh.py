@@ -8,6 +8,11 @@ from lyra_lab.synthetic._phrasebook import Changed, Happened, Phrasebook, Said, 
 from lyra_lab.synthetic._templates import Topic
 
 
+def _pet(name: str) -> str:
+    """A pet's name the way Chinese often makes one: a one-character given name doubled (勇 → 勇勇)."""
+    return name * 2 if len(name) == 1 else name
+
+
 def _date(day: date) -> str:
     return f"{day.month}月{day.day}日"
 
@@ -44,7 +49,7 @@ TOPICS: tuple[Topic, ...] = (
 )
 
 BOOK = Phrasebook(
-    code="zh", locale="zh_CN", title="聊聊近况", date=_date, family_first=True,
+    code="zh", locale="zh_CN", title="聊聊近况", date=_date, family_first=True, pet_name=_pet,
     lives_in=Said(("我的朋友{p}现在住在{v}，所以我们一般打电话聊天。",
                    "今天和{p}打了很久的电话，‹他|她›最近在{v}生活，听说那边天气不太好。"),
                   ("{p}住在哪里？", "{p}住在哪个城市？"),

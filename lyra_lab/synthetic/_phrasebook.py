@@ -109,3 +109,4 @@ class Phrasebook:
     slots: dict[str, tuple[str, ...]]
     family_first: bool = False
     finish: Callable[[str], str] = same
+    pet_name: Callable[[str], str] = same  # a pet's name made from a drawn first name
