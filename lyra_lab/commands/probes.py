@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lyra_lab._terminal import fit
 from lyra_lab.corpus import load
 from lyra_lab.synthetic import CATEGORIES, plant_probes, planted_counts, planting_warnings
 
@@ -87,7 +88,7 @@ def _plant(args: argparse.Namespace) -> int:
         print(f"  planted text in {written}" + (", the history's own language" if written == history
                                                  else f"; the history's main language: {history}"))
     for line in planting_warnings(planted):
-        print(f"  warning: {line}", file=sys.stderr)
+        print(fit(f"  warning: {line}"), file=sys.stderr)
     if kept < args.n:
         print(f"  {args.n - kept} fewer than --n {args.n}: the fact pools or the gaps between sessions ran out",
               file=sys.stderr)
