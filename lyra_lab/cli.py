@@ -10,9 +10,10 @@ path the line gives (the run's ``log.jsonl`` when a command has a run folder).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from lyra_lab.commands import EXIT_USAGE, UsageError, report_failure, suggest
 
@@ -103,12 +104,31 @@ def _flag_hint(parser: argparse.ArgumentParser, token: str) -> str:
     return suggest(token.split("=", 1)[0], _flags(parser)) if token.startswith("-") else ""
 
 
+@contextlib.contextmanager
+def _fitted_stdout(machine_readable: bool) -> Iterator[None]:
+    """Standard output wrapped at ``COLUMNS`` while a command runs (JSON output as it is)."""
+    from lyra_lab._terminal import WrappedLines
+
+    if machine_readable:
+        yield
+        return
+    original = sys.stdout
+    wrapped = WrappedLines(original)
+    sys.stdout = wrapped
+    try:
+        yield
+    finally:
+        wrapped.flush()
+        sys.stdout = original
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``lyra-lab`` command; returns the exit code (errors are one line on stderr, no traceback)."""
     args = None
     try:
         args = parse_args(argv)
-        return int(args._run(args) or 0)
+        with _fitted_stdout(machine_readable=bool(getattr(args, "json", False))):
+            return int(args._run(args) or 0)
     except SystemExit as exc:  # --help and --version exit 0 through argparse
         return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_USAGE
     except BrokenPipeError:

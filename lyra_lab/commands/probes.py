@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lyra_lab._terminal import fit
 from lyra_lab.corpus import load
 from lyra_lab.synthetic import (
     CATEGORIES,
@@ -107,7 +107,7 @@ def _plant(args: argparse.Namespace) -> int:
         print(f"  planted text in {written}" + (", the history's own language" if written == history
                                                  else f"; the history's main language: {history}"))
     for line in planting_warnings(planted) + planted_share_warnings(planted):
-        print(textwrap.fill(f"  warning: {line}", 100, subsequent_indent="    "), file=sys.stderr)
+        print(fit(f"  warning: {line}"), file=sys.stderr)
     if kept < args.n:
         print(f"  {args.n - kept} fewer than --n {args.n}: the gaps between sessions ran out (a longer history "
               "has more)", file=sys.stderr)

@@ -49,12 +49,29 @@ def run(args: argparse.Namespace) -> int:
                              n_resamples=args.resamples, seed=args.seed, cluster=args.cluster)
     except ResultsFormatError as exc:  # unreadable rows or missing columns: the user's input, not a bug
         raise ConfigError(str(exc)) from None
-    summary_md = next(p for p in paths if p.name == "summary.md")
-    print(summary_md.read_text(encoding="utf-8"))
-    print("wrote:")
-    for path in paths:
-        print(f"  {Path(path)}")
+    print(report_digest(run_dir, [Path(p) for p in paths]))
     return 0
+
+
+def report_digest(run_dir: Path, paths: list[Path]) -> str:
+    """What ``lyra-lab report`` prints: the headline and where the files are (the full tables are in summary.md)."""
+    from lyra_lab.reports import run_headline
+
+    folder = run_dir / "report"
+    top = run_headline(run_dir)
+    lines = [f"report of {run_dir.name}"]
+    if top is not None:
+        lines.append(top.caption() + ":")
+        lines += [f"  {i}. {row.text()}" for i, row in enumerate(top.rows, 1)]
+    from lyra_lab._terminal import count
+
+    kinds = {"CSV table": [p for p in paths if p.suffix == ".csv"], "figure": [p for p in paths if p.suffix == ".png"]}
+    inside = [p.name for p in paths if p.suffix in (".md", ".html") and p.parent == folder]
+    inside += [count(len(found), kind) for kind, found in kinds.items() if found]
+    lines.append(f"wrote {folder}/: {', '.join(inside)}")
+    lines.append(f"full tables with 95% CIs: {folder / 'summary.md'}")
+    lines.append(f"open in a browser: {folder / 'report.html'}")
+    return "\n".join(lines)
 
 
 def print_table(run_dir: Path, name: str, labels: str | None) -> int:

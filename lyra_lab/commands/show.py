@@ -27,7 +27,9 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--pipeline", metavar="TEXT", default=None,
                    help="only pipelines whose label contains TEXT (e.g. '|bm25')")
     p.add_argument("--context-lines", type=int, default=40, metavar="N",
-                   help="context lines shown per pipeline (default 40)")
+                   help="with --full: context lines shown per pipeline (default 40)")
+    p.add_argument("--full", action="store_true",
+                   help="every pipeline's hits, context, answer and verdicts (default: a page of at most 60 lines)")
     p.add_argument("--json", action="store_true", help="print the view as JSON")
     return p
 
@@ -56,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
         view = dataclasses.replace(view, pipelines=kept)
     if args.json:
         print(json.dumps(dataclasses.asdict(view), indent=2, default=str, ensure_ascii=False))
-    else:
+    elif args.full:
         print(view.render(context_lines=args.context_lines))
+    else:
+        print(view.page())
     return 0
 
 
@@ -75,5 +79,5 @@ def _list(run_dir: Path, as_json: bool) -> int:
     width = max((len(p.probe_id) for p in probes), default=0)
     print(f"{len(probes)} probes in {run_dir} (show one: lyra-lab show {run_dir} PROBE_ID, or a unique end of the id)")
     for p in probes:
-        print(f"  {p.probe_id:<{width}}  {p.question[:100]}")
+        print(f"  {p.probe_id:<{width}}  {p.question}")
     return 0

@@ -19,13 +19,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import pandas as pd
 
 from lyra_lab._records import iter_jsonl
 from lyra_lab.experiments._probe_ids import resolve_probe_id, run_results
 from lyra_lab.runs import AliasOf, LoggedProbes, logged_aliases, logged_probes, run_corpus, turn_texts
+
+#: ``lyra-lab show RUN PROBE`` fits its page in this many lines (``--full`` prints everything).
+PAGE_LINES = 60
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,60 @@ class ProbeView:
             for name, score, raw in p.verdicts:
                 out.append(f"  judge {name}: {'correct' if score else 'wrong'}  (reply: {_one_line(raw)[:80]!r})")
         return "\n".join(out)
+
+    def page(self, max_lines: int = PAGE_LINES) -> str:
+        """The view in at most ``max_lines`` lines of at most 100 columns (what ``lyra-lab show`` prints).
+
+        Per pipeline: where the first evidence hit ranks, the context's size, the top hit, the answer and
+        the verdicts; the pipelines that do not fit are counted (``render()`` has everything).
+        """
+        from lyra_lab._terminal import COLUMNS, count
+
+        def cut(text: str, room: int) -> str:  # an excerpt that fits, marked as one
+            text = text.replace("\n", " ")
+            return text if len(text) <= room else text[:max(room - 1, 0)] + "…"
+
+        head = [cut(f"probe {self.probe_id}  (conversation {self.conversation_id}"
+                    + (f", category {self.category})" if self.category else ")"), COLUMNS),
+                cut(f"question: {_one_line(self.question)}", COLUMNS), cut(f"gold:     {_one_line(self.gold)}", COLUMNS)]
+        evidence = [cut(f"evidence: {tid}  {_one_line(text) or '(text not available)'}", COLUMNS)
+                    for tid, text in self.evidence]
+        head += evidence[:3] + ([f"          … {len(evidence) - 3} more evidence turns"] if len(evidence) > 3 else [])
+        blocks = [self._pipeline_lines(p, cut) for p in self.pipelines]
+        head.append(f"{count(len(blocks), 'pipeline')} (hits, context and replies in full: --full; "
+                    "some pipelines: --pipeline TEXT)")
+        out, shown = list(head), 0
+        for block in blocks:
+            if len(out) + len(block) + 1 > max_lines:
+                break
+            out += block
+            shown += 1
+        if shown < len(blocks):
+            out.append(f"… {count(len(blocks) - shown, 'more pipeline')} not shown here: --full, or --pipeline TEXT")
+        return "\n".join(out)
+
+    @staticmethod
+    def _pipeline_lines(p: PipelineView, cut: Callable[[str, int], str]) -> list[str]:
+        """One pipeline in a few lines: label, evidence rank and context, top hit, answer and verdicts."""
+        from lyra_lab._terminal import COLUMNS
+
+        first = next((h for h in p.hits if h.evidence), None)
+        found = f"evidence at rank {first.rank} of {len(p.hits)}" if first else (
+            f"no evidence in {len(p.hits)} hits" if p.hits else "no hits recorded")
+        context = "" if p.context_tokens is None else f" · context {p.context_tokens:,.0f} tokens"
+        where = ", ".join(f"{k} {v}" for k, v in p.where.items())
+        lines = [cut(f"== {p.pipeline}" + (f"  ({where})" if where else ""), COLUMNS)]
+        if p.same_as:
+            lines.append(cut(f"   same memory as {p.same_as} (an alias: run once, its rows copied)", COLUMNS))
+        lines.append(f"   {found}{context}")
+        if p.hits:
+            h = p.hits[0]
+            lines.append(cut(f"   top: {h.score:.3f} {h.kind} {h.entry_id}{' *evidence*' if h.evidence else ''}"
+                             f"  {_one_line(h.text)}", COLUMNS))
+        verdicts = " · ".join(f"judge {name}: {'correct' if score else 'wrong'}" for name, score, _ in p.verdicts)
+        if p.answer is not None:
+            lines.append(cut(f"   answer: {_one_line(p.answer)}" + (f"  ({verdicts})" if verdicts else ""), COLUMNS))
+        return lines
 
 
 def inspect_probe(run_dir: str | Path, probe_id: str) -> ProbeView:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -72,3 +73,21 @@ def headline(summary: pd.DataFrame, metric: str | None, keys: list[str],
                                 mark.total if mark is not None else 0))
     tied = int((ranked[metric] == ranked[metric].max()).sum())
     return Headline(metric, tuple(rows), len(ranked), tied)
+
+
+
+def run_headline(run_dir: Path) -> Headline | None:
+    """The headline of a reported run: ``report/summary.csv``'s lead metric, grouped by what varies.
+
+    The key columns are the pipeline and every other group column whose value differs between rows
+    (a backend, an embedder, a seed), as in the report's own tables; degraded pipelines keep their mark.
+    """
+    from lyra_lab.reports._degraded import degraded_pipelines
+    from lyra_lab.reports._summary import main_quality_metric
+    from lyra_lab.runs import load_results
+    from lyra_lab.stats import group_columns
+
+    summary = pd.read_csv(Path(run_dir) / "report" / "summary.csv")
+    metric = main_quality_metric([str(c) for c in summary.columns])
+    keys = [c for c in group_columns(summary) if c == "pipeline" or summary[c].nunique(dropna=False) > 1]
+    return headline(summary, metric, keys, degraded_pipelines(load_results(run_dir, write=False)))

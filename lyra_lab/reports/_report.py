@@ -37,6 +37,7 @@ from lyra_lab.stats import aggregate
 from lyra_lab.stats import row_pipeline_labels
 from lyra_lab.reports import _degraded
 from lyra_lab.reports._compare_report import lead_metric, paired_section
+from lyra_lab._terminal import fit
 from lyra_lab.reports._headline import headline
 from lyra_lab.reports._html import ReportPage, probe_views, render_html
 from lyra_lab.reports._judge_parts import error_rates_line
@@ -142,7 +143,7 @@ def write_report(
     if planted is not None:
         warnings += planted.warnings
     for text in warnings:
-        print(f"warning: {text}", file=sys.stderr)
+        print(fit(f"warning: {text}"), file=sys.stderr)
     md += [f"> **Warning:** {text}\n" for text in warnings]
     aliases = _aliases(run_dir)
     if aliases:

@@ -1,7 +1,7 @@
 """``write_index(runs_dir)``: one page over a folder of runs — what each ran, how far it got, what it found.
 
 For every run folder directly inside ``runs_dir`` (a folder with a ``spec.json``, ``rows/`` or
-``results.parquet``), newest first: its spec in a line (corpus and selection, pipelines ×
+``results.parquet``), the last run first: its spec in a line (corpus and selection, pipelines ×
 recallers and the memory systems beside them, backends, embedders, seeds), its status (``lyra_lab.runs.run_status``: finished,
 partial or failed cells) with a ``⚠ degraded`` line when pipelines fell back or lost calls (the
 report's mark, also on those pipelines in the headline), the headline metric's best three
@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from lyra_lab._terminal import count
 from lyra_lab.reports._planted_report import run_planting_warnings
 from lyra_lab.reports._degraded import MARK, DegradedPipeline, degraded_pipelines, warning
 from lyra_lab.runs import RunStatus, load_results, run_status
@@ -103,7 +104,7 @@ def run_entry(folder: Path) -> RunEntry:
     """Everything the page shows of ``folder``; an unreadable folder gets its reason in ``error``."""
     entry = RunEntry(folder.name, folder)
     try:
-        entry.modified = max(p.stat().st_mtime for p in [folder, *folder.iterdir()])
+        entry.modified = last_ran(folder)
         entry.spec = _spec(folder)
         entry.status = run_status(folder)
         if entry.status.finished:
@@ -119,11 +120,43 @@ def run_entry(folder: Path) -> RunEntry:
     return entry
 
 
+def last_ran(folder: Path) -> float:
+    """When a run last wrote its own records (its log, rows, results): what "newest" means for a run.
+
+    A report written later, or a page written beside it, does not make an old run new.
+    """
+    own = [folder / "log.jsonl", folder / "results.parquet", folder / "spec.json", folder / "rows"]
+    own += list((folder / "rows").glob("*.jsonl")) if (folder / "rows").is_dir() else []
+    times = [p.stat().st_mtime for p in own if p.exists()]
+    return max(times) if times else folder.stat().st_mtime
+
+
+def run_folders(root: Path, depth: int = 3) -> list[Path]:
+    """The run folders under ``root`` (``root`` itself when it is a run), nested ones included.
+
+    Folders of runs are searched ``depth`` levels down (``runs/ablations/chunk_sizes``); a run folder's
+    own subfolders are not.
+    """
+    if is_run(root) and (root / "spec.json").is_file():
+        return [root]
+    found: list[Path] = []
+    for p in sorted(q for q in root.iterdir() if q.is_dir() and not q.name.startswith(".")):
+        if is_run(p):
+            found.append(p)
+        elif depth > 1:
+            found += run_folders(p, depth - 1)
+    return found
+
+
 def runs_overview(runs_dir: str | os.PathLike[str]) -> list[RunEntry]:
-    """One ``RunEntry`` per run folder inside ``runs_dir`` (``runs_dir`` itself when it is a run), newest first."""
+    """One ``RunEntry`` per run folder under ``runs_dir`` (see ``run_folders``), the last run first."""
     root = Path(runs_dir)
-    folders = [root] if (root / "spec.json").is_file() else sorted(p for p in root.iterdir() if is_run(p))
-    return sorted((run_entry(f) for f in folders), key=lambda e: -e.modified)
+    folders = run_folders(root)
+    entries = [run_entry(f) for f in folders]
+    for entry, folder in zip(entries, folders):
+        if folder != root and folder.parent != root:  # nested: named by its path below the root
+            entry.name = folder.relative_to(root).as_posix()
+    return sorted(entries, key=lambda e: -e.modified)
 
 
 def _esc(value: object) -> str:
@@ -230,7 +263,8 @@ def render_index(entries: list[RunEntry], base: Path, title: str) -> str:
     tally = ", ".join(f"{n} {state}" for state, n in counts.items())
     return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
             f"<meta name=viewport content='width=device-width'><title>{_esc(title)}</title><style>{_CSS}</style>"
-            f"</head><body>\n<h1>{_esc(title)}</h1>\n<p>{len(entries)} runs ({_esc(tally)}), newest first. Quality: "
+            f"</head><body>\n<h1>{_esc(title)}</h1>\n<p>{_esc(count(len(entries), 'run'))} ({_esc(tally)}), the last run "
+            "first. Quality: "
             "the mean over probes [95% bootstrap CI] and n, the probes behind it.</p>\n<table><thead><tr><th>run</th>"
             "<th>what it ran</th><th>status</th><th>headline</th><th>report</th></tr></thead><tbody>\n"
             f"{rows}</tbody></table>\n</body></html>\n")

@@ -73,7 +73,7 @@ def test_forced_format(capsys):
 
 def test_import_reports_what_was_skipped_and_mended(capsys):
     assert main(["import", str(FIXTURES / "chatgpt" / "conversations.json")]) == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split("\n" + " " * 15))  # the value's lines, wrapped under it
     assert ("skipped        empty chats 1 · hidden 1 · non_text 1 · system 1 · tool 2 · "
             "edited-away branch nodes 2") in out
     assert main(["import", str(FIXTURES / "locomo_mini.json")]) == 0

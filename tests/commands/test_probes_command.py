@@ -35,7 +35,7 @@ def test_plant_writes_a_corpus_that_loads_back_with_its_probes(tmp_path, capsys)
     export = write_export(tmp_path / "export.jsonl")
     out = tmp_path / "planted.jsonl"
     assert main(["probes", "plant", str(export), "--n", "12", "--seed", "1", "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
+    printed = " ".join(capsys.readouterr().out.split())  # as read, across the terminal's wrapped lines
     assert "12 planted probes" in printed and "planted sessions" in printed
     corpus = lyra_lab.load(out)
     assert len(corpus.probes) == 12 and all(p.meta["planted"] for p in corpus.probes)
@@ -70,7 +70,7 @@ def test_draft_keeps_checked_probes_and_a_rerun_pays_nothing(tmp_path, capsys, f
     out = tmp_path / "drafts.jsonl"
     args = ["probes", "draft", str(export), "--backend", "fake", "--sessions", "3", "--out", str(out)]
     assert main(args) == 0
-    printed = capsys.readouterr().out
+    printed = " ".join(capsys.readouterr().out.split())  # as read, across the terminal's wrapped lines
     assert "kept 1 of 3 drafted" in printed and "dropped 2: near-duplicate" in printed
     assert len(fake_backend[0].calls) == 3
     probes = lyra_lab.load_probes(out, lyra_lab.load(export))

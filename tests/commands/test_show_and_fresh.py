@@ -64,9 +64,10 @@ def test_show_without_an_id_lists_the_probe_ids_with_their_questions(planted_run
     code, out, _ = _show(capsys, str(planted_run / "run"))
     probes = run_probes(planted_run / "run")
     lines = out.splitlines()
-    assert code == 0 and lines[0].startswith(f"{len(probes)} probes in ") and len(lines) == len(probes) + 1
+    listed = [line for line in lines if line.startswith("  ") and line.split()[0].endswith(tuple(p.probe_id for p in probes))]
+    assert code == 0 and lines[0].startswith(f"{len(probes)} probes in ") and len(listed) == len(probes)
     assert probes[0].probe_id.endswith(":planted-q001") and probes[0].question
-    assert lines[1].split(None, 1) == [probes[0].probe_id, probes[0].question]
+    assert listed[0].split(None, 1) == [probes[0].probe_id, probes[0].question]
 
 
 def test_resolve_probe_id_prefers_the_exact_id_then_a_unique_end():

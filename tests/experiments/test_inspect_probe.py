@@ -102,6 +102,10 @@ def test_unknown_probe_suggests_the_closest_id(run_dir):
 
 def test_show_prints_the_probe_and_fails_in_one_line(run_dir, tmp_path, capsys):
     assert main(["show", str(run_dir), "u0:q0", "--pipeline", "|bm25"]) == 0
+    page = capsys.readouterr().out  # the page: a few lines per pipeline
+    assert "== turn_window+single_pass+none|bm25  (backend fake, embedder hashing, seed 0)" in page
+    assert "evidence at rank 1 of" in page and "answer: Biscuit  (judge correct_wrong_v1@judge: correct)" in page
+    assert main(["show", str(run_dir), "u0:q0", "--pipeline", "|bm25", "--full"]) == 0
     out = capsys.readouterr().out
     assert "question: what did I say: Biscuit?" in out and "gold:     Biscuit" in out
     assert "== turn_window+single_pass+none|bm25  (backend fake, embedder hashing, seed 0, cell u0-" in out

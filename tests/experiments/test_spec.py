@@ -58,6 +58,8 @@ def test_unknown_strategy_names_and_parameters_fail_before_any_work(write_toml, 
 
 @pytest.mark.parametrize("old, new, message", [
     ("ks = [1, 3]", "ks = [0, 3]", "ks must be positive"),
+    ("ks = [1, 3]", 'ks = "10"', 'got ks = "10"$'),  # as the file wrote it, not as a tuple of strings
+    ("ks = [1, 3]", 'ks = [1, "5"]', r'got ks = \[1, "5"\]$'),  # mixed: one line, not a TypeError from sorting
     ('cache = "off"', 'cache = "sometimes"', "cache must be one of"),
     ("[run]", "[run]\nworkers = 0", "workers must be a positive integer"),
     ("[corpus]", "[corpus]\nmax_sessions = -1", "max_sessions must be a positive integer"),

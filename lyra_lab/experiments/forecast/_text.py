@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from lyra_lab._terminal import COLUMNS, count
 from lyra_lab.backends import PRICES_AS_OF
 from lyra_lab.experiments.forecast._calibrate import Rates
 from lyra_lab.experiments.forecast._forecast import CellForecast, Forecast, Span
@@ -14,8 +15,8 @@ CELL_LINES = 12
 
 def forecast_text(f: Forecast) -> str:
     """The forecast as a readable table (what ``lyra-lab plan`` prints)."""
-    out = [f"plan of {f.run}: {f.todo} of {f.cells} cells to run · {f.conversations} conversations, "
-           f"{f.turns:,} turns, {f.probes:,} probes"]
+    out = [f"plan of {f.run}: {f.todo} of {count(f.cells, 'cell')} to run · {count(f.conversations, 'conversation')}, "
+           f"{count(f.turns, 'turn')}, {count(f.probes, 'probe')}"]
     resume = _resume(f)
     if resume:
         out.append(resume)
@@ -56,13 +57,15 @@ def _cells(cells: tuple[CellForecast, ...]) -> list[str]:
             rows.append((label, len(group), sum(c.turns for c in group), sum(c.probes for c in group),
                          _sum(c.calls for c in group), _sum(c.prompt_tokens for c in group),
                          _sum(c.completion_tokens for c in group)))
-    width = min(60, max(len(r[0]) for r in rows))
-    head = f"  {'cell' if len(cells) <= CELL_LINES else 'pipeline':<{width}}  cells   turns  probes  LLM calls  " \
-           "prompt tokens  completion tokens"
-    lines = [head]
+    numbers = "  cells   turns  probes  LLM calls  prompt tok  compl. tok"
+    width = min(COLUMNS - 2 - len(numbers), max(len(r[0]) for r in rows))
+    lines = [f"  {'cell' if len(cells) <= CELL_LINES else 'pipeline':<{width}}{numbers}"]
     for name, n, turns, probes, calls, prompt, completion in rows:
-        lines.append(f"  {name[:width]:<{width}}  {n:>5} {turns:>7,} {probes:>7,}  {_span(calls):>9}  "
-                     f"{_span(prompt, True):>13}  {_span(completion, True):>17}")
+        if len(name) > width:  # a long label on a line of its own, its figures below it: wrapped, not cut
+            lines.append(f"  {name}")
+            name = ""
+        lines.append(f"  {name:<{width}}  {n:>5} {turns:>7,} {probes:>7,}  {_span(calls):>9}  "
+                     f"{_span(prompt, True):>10}  {_span(completion, True):>10}")
     return lines
 
 

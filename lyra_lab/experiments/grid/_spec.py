@@ -181,13 +181,16 @@ class ExperimentSpec:
                                    run.get("tokenizer", "o200k_base")) if "systems" in grid else ()
         recallers = _recallers(_list(grid, "recallers", ["dense"], "grid"), regs)
         check_recallers(pipelines, recallers)
-        ks = tuple(sorted(set(_list(run, "ks", [1, 5, 10], "run"))))
-        if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
-            raise ConfigError(f"[run] ks must be positive integers, got {ks!r}")
+        written = _list(run, "ks", [1, 5, 10], "run")
+        if any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in written):
+            raise ConfigError(f"[run] ks must be positive integers, e.g. ks = [1, 5, 10]; got ks = {_as_toml(run['ks'])}")
+        ks = tuple(sorted(set(written)))
         budgets = run.get("score_at_tokens", [256, 512, 1024])  # [] turns equal-budget scoring off
-        budgets = budgets if isinstance(budgets, list) else [budgets]
-        if any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
-            raise ConfigError(f"[run] score_at_tokens must be positive integers (tokens), got {list(budgets)!r}")
+        listed = budgets if isinstance(budgets, list) else [budgets]
+        if any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in listed):
+            raise ConfigError("[run] score_at_tokens must be positive integers (tokens), e.g. [256, 512, 1024]; "
+                              f"got score_at_tokens = {_as_toml(budgets)}")
+        budgets = listed
         cache = run.get("cache", "run")
         if cache not in CACHE_MODES:
             raise ConfigError(f"[run] cache must be one of {CACHE_MODES}, got {cache!r}")
@@ -255,6 +258,16 @@ def _check_keys(table: Mapping[str, Any], name: str) -> None:
         if key not in allowed:
             where = f"table [{name}]" if name else "the top level"
             raise ConfigError(f"unknown key {key!r} in {where}; allowed: {', '.join(allowed)}")
+
+
+def _as_toml(value: object) -> str:
+    """``value`` as the experiment file wrote it (``"10"`` for a string, ``[1, "5"]`` for a list)."""
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def _list(table: Mapping[str, Any], key: str, default: list[Any], name: str) -> list[Any]:
