@@ -75,7 +75,8 @@ def print_summary(corpus: Corpus, out: TextIO) -> None:
         ("source", str(corpus.source)),
         ("conversations", f"{s['conversations']:,}"),
         ("sessions", f"{s['sessions']:,}"),
-        ("turns", f"{s['turns']:,}  (user {s['user_turns']:,} · assistant {s['assistant_turns']:,})"),
+        ("turns", f"{s['turns']:,}  (user {s['user_turns']:,} · assistant {s['assistant_turns']:,})"
+                  + _parts(s["part_turns"])),
         ("probes", f"{s['probes']:,}"),
         ("date span", span),
     ]
@@ -126,3 +127,12 @@ def _notes(corpus: Corpus) -> list[tuple[str, str]]:
 
 def _day(iso: str) -> str:
     return iso[:10]
+
+
+def _parts(parts: dict[str, int]) -> str:
+    """Why there are more turns than messages: ``; 15 of them attachments' text`` (empty when none)."""
+    from lyra_lab._terminal import count
+
+    names = {"attachment": ("attachment's text", "attachments' text"), "canvas": ("canvas document", "canvas documents")}
+    said = [count(n, *names.get(part, (f"{part} part", f"{part} parts"))) for part, n in parts.items()]
+    return f"; of them {', '.join(said)}, a turn each" if said else ""

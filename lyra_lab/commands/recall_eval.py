@@ -66,7 +66,8 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
                    help="embedding cache SQLite file (default ~/.cache/lyra-lab/embeddings.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not cache embeddings")
     p.add_argument("--category-labels", choices=sorted(LOCOMO_LABELS), default=None,
-                   help="label LoCoMo category numbers in the table with this scheme (default: the numbers)")
+                   help="label LoCoMo category numbers in the table with this scheme (default for a LoCoMo "
+                        "corpus: locomo_paper, as `report --table locomo` names them; otherwise the numbers)")
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the CIs (default 1000)")
     p.add_argument("--json", action="store_true",
                    help="print the result as JSON (with CIs and one row per probe)")
@@ -117,8 +118,15 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_json(result, args.resamples), indent=2))
     else:
-        print(_human(result, corpus.name, args.category_labels, args.resamples))
+        print(_human(result, corpus.name, _labels(args.category_labels, corpus.format), args.resamples))
     return 0
+
+
+def _labels(asked: str | None, corpus_format: str | None) -> str | None:
+    """The category scheme of the table: the one asked for, else LoCoMo's own names for a LoCoMo corpus."""
+    from lyra_lab.reports._labels import DEFAULT_LOCOMO_LABELS
+
+    return asked or (DEFAULT_LOCOMO_LABELS if corpus_format == "locomo" else None)
 
 
 def _categories(text: str, corpus) -> list[str]:

@@ -185,6 +185,7 @@ class Corpus:
         turns = list(self.turns())
         stamps = [t.timestamp for t in turns if t.timestamp is not None]
         roles = Counter(t.role for t in turns)
+        parts = Counter(str(t.meta.get("part")) for t in turns if t.meta.get("part"))
         return {
             "name": self.name,
             "format": self.format,
@@ -194,6 +195,8 @@ class Corpus:
             "probes": len(self.probes),
             "user_turns": roles.get("user", 0),
             "assistant_turns": roles.get("assistant", 0),
+            # turns that are not messages: an attachment's text or a canvas document, a turn each
+            "part_turns": dict(sorted(parts.items())),
             "first": min(stamps).isoformat() if stamps else None,
             "last": max(stamps).isoformat() if stamps else None,
             "sha256": self.sha256,

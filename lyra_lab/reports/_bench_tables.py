@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from lyra_lab.reports._labels import LOCOMO_LABELS, category_label
+from lyra_lab.reports._labels import DEFAULT_LOCOMO_LABELS, LOCOMO_LABELS, category_label
 
 LOCOMO_ORDER = (4, 1, 2, 3, 5)  # the release's print order (analyze_aggr_acc's keys)
 LONGMEMEVAL_TYPES = ("single-session-user", "single-session-preference", "single-session-assistant",
@@ -89,7 +89,7 @@ def _mean(rows: pd.DataFrame) -> tuple[float, int]:
     return (float(values.mean()) if len(values) else float("nan")), int(len(values))
 
 
-def locomo_table(df: pd.DataFrame, labels: str = "locomo_paper") -> BenchmarkTable:
+def locomo_table(df: pd.DataFrame, labels: str = DEFAULT_LOCOMO_LABELS) -> BenchmarkTable:
     """LoCoMo's table of a run's rows (see the module docstring); ``labels`` a ``LOCOMO_LABELS`` scheme."""
     probes = df[df["probe_id"].astype(str) != ""].copy()
     numbers = pd.to_numeric(probes["category"], errors="coerce")
@@ -180,7 +180,7 @@ def longmemeval_table(df: pd.DataFrame) -> BenchmarkTable:
 def benchmark_table(df: pd.DataFrame, name: str, labels: str | None = None) -> BenchmarkTable:
     """The table ``name`` (one of ``BENCHMARK_TABLES``) of a run's rows; ``labels`` names LoCoMo's categories."""
     if name == "locomo":
-        return locomo_table(df, labels or "locomo_paper")
+        return locomo_table(df, labels or DEFAULT_LOCOMO_LABELS)
     if name == "longmemeval":
         return longmemeval_table(df)
     raise TableError(f"unknown table {name!r}; known: {', '.join(BENCHMARK_TABLES)}")

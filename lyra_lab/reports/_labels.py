@@ -11,6 +11,9 @@ from typing import Mapping
 
 import pandas as pd
 
+#: How a LoCoMo corpus's categories are named when nobody asked for a scheme: as the release names them.
+DEFAULT_LOCOMO_LABELS = "locomo_paper"
+
 LOCOMO_LABELS: dict[str, dict[int, str]] = {
     "locomo_paper": {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"},
     "mem0": {1: "single-hop", 2: "temporal", 3: "multi-hop", 4: "open-domain", 5: "adversarial"},

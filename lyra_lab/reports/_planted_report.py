@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from lyra_lab._terminal import COLUMNS, wrap_line
 from lyra_lab._run_records import read_spec
 from lyra_lab.reports._compare_report import markdown_table
 from lyra_lab.runs import LoggedProbes, logged_probes, read_log, run_corpus
@@ -123,11 +124,9 @@ def run_planting_warnings(run_dir: Path) -> list[str]:
     return [] if corpus is None else planting_warnings(corpus)
 
 
-def warning_lines(warnings: list[str], width: int = 100) -> list[str]:
+def warning_lines(warnings: list[str], width: int = COLUMNS) -> list[str]:
     """Each warning as ``⚠ warning: …`` wrapped to ``width`` columns (continuation lines indented)."""
-    import textwrap
-
-    return [line for w in warnings for line in textwrap.wrap(f"⚠ warning: {w}", width, subsequent_indent="  ")]
+    return [line for w in warnings for line in wrap_line(f"⚠ warning: {w}", width)]
 
 
 def planted_section(run_dir: Path, rows: pd.DataFrame) -> PlantedSection | None:

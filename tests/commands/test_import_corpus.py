@@ -96,3 +96,11 @@ def test_no_attachments_leaves_out_canvas_and_attachment_turns(tmp_path, capsys,
     assert load(left_out) == load(path, include_attachments=False)
     assert [t.id for t in load(left_out).turns() if t.meta.get("part")] == []
     assert len(list(load(left_out).turns())) == with_parts - len(parts)
+
+
+def test_import_says_why_there_are_more_turns_than_messages(capsys):
+    assert main(["import", str(FIXTURES / "claude" / "conversations.json")]) == 0
+    turns = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("turns "))
+    assert turns.endswith("; of them 1 attachment's text, a turn each")  # 4 messages, 5 turns
+    assert main(["import", str(FIXTURES / "messages.jsonl")]) == 0
+    assert "of them" not in capsys.readouterr().out  # plain messages: nothing to explain
