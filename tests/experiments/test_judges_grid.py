@@ -151,3 +151,16 @@ def test_the_report_shows_each_judge_apart_and_how_much_they_agree(write_toml, c
     assert "judge[correct_wrong_v1@strict]" in header and "judge[lenient-lme]" in header and "judge" not in header
     page = (tmp_path / "run" / "report" / "report.html").read_text(encoding="utf-8")
     assert "<h2 id=judges>Judges</h2>" in page and "lenient-lme" in page
+
+
+@pytest.mark.parametrize("command", ["plan", "run"])
+def test_a_mem0_judge_below_its_prompts_need_is_refused_at_plan_and_run_in_one_line(write_toml, corpus_path,
+                                                                                      capsys, command):
+    from lyra_lab.cli import main
+
+    path = write_toml(RUN, '[qa]\nenabled = true\njudges = [{ prompt = "mem0_locomo", backend = "fake", '
+                           'max_tokens = 8 }]\n')
+    assert main([command, str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and len(err) <= 100 and "Traceback" not in err, err
+    assert "judges[0]" in err and "mem0_locomo" in err and "max_tokens = 8" in err and "minimum of 128" in err
