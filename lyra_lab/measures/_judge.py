@@ -138,6 +138,7 @@ def judge_answer(
     tokens = prompt.reply.max_tokens if max_tokens is None else max_tokens
     check_judge_tokens(prompt, tokens)
     message = {"role": "user", "content": prompt.render(probe, answer)}
-    completion = backend.complete([message], max_tokens=tokens, temperature=0.0, **prompt.reply.params())
+    params: dict[str, object] = {"max_tokens": tokens, "temperature": 0.0, **prompt.reply.params()}
+    completion = backend.complete([message], deadline=None, **params)
     score, parsed = prompt.reply.read(completion.text)
     return JudgeResult(score=score, raw=completion.text, parsed=parsed, prompt=prompt.name, completion=completion)
