@@ -19,8 +19,15 @@ from typing import Sequence, TypeVar
 
 from lyra_lab._registry import Registry
 from lyra_lab._params import declared, is_registered, strategy_name
+from lyra_lab.measures import JUDGE_PROMPTS
 
 T = TypeVar("T")
+
+
+def _judge_prompts() -> str:
+    """The judge prompts as the reference lists them, from ``JUDGE_PROMPTS`` (the one list)."""
+    return ", ".join(f"`{name}` ({p.reply.max_tokens} tokens, {p.reply.verdict})" for name, p in JUDGE_PROMPTS.items())
+
 
 # What each key of the experiment file means (the code holds names and defaults; this holds the prose).
 # A key in TABLES without an entry here fails the generator, and so the docs test.
@@ -105,9 +112,10 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "scorer": "how answers are scored: squad (default), locomo or longmemeval (the benchmarks' own rules); "
                   "recorded in every row as qa.scorer",
         "judges": "several judges grading every answer: a list of tables `{ prompt = ..., backend = ... }` "
-                  "(optional `max_tokens`, `name`); judge rows name theirs in the `judge` column "
-                  "(see `judge_agreement`). Prompts: `correct_wrong_v1` (lyra-lab's own), `mem0_locomo` "
-                  "(mem0's LoCoMo judge, quoted), `longmemeval_v1` (LongMemEval's typed rules), `strict_v1`; "
+                  "(optional `max_tokens`, default and minimum the prompt's need, and `name`); judge rows "
+                  "name theirs in the `judge` column (see `judge_agreement`). Prompts (each with the "
+                  f"`max_tokens` it needs and the rule that reads its reply): {_judge_prompts()}; the "
+                  "benchmarks' (mem0_locomo, longmemeval_v1) are verbatim: see docs/experiments.md, Judges; "
                   "several prompts give the report a judge-prompt table and figure with paired differences. "
                   "`controls = true` (default) also sends each judge, per judged probe, the gold answer and "
                   "wrong but on-topic answers built from the conversation, so the report prints its "
@@ -131,6 +139,7 @@ DATASETS = (
 
 _SECTION = re.compile(r"^(Args|Arguments|Attributes|Parameters):\s*$")
 _ENTRY = re.compile(r"^([\w, ]+?)(?: \([^)]*\))?: (.*)$")
+
 
 
 def arg_docs(doc: str | None) -> dict[str, str]:

@@ -17,8 +17,9 @@ answer_session_ids}``; each haystack session is a list of
   ``meta["sessions_after_question"]``.  A lone instance (an object, not a list)
   is read as a one-instance file.
 * One Probe per instance: ``category`` = ``question_type``; evidence = the turns
-  marked ``has_answer``, else every turn of the answer sessions; ids ending in
-  ``_abs`` are flagged ``abstention=True``; ``asked_at`` = ``question_date``.
+  marked ``has_answer``, else every turn of the answer sessions; an id holding
+  ``_abs`` anywhere is flagged ``abstention=True`` (LongMemEval's ``evaluate_qa.py`` and
+  ``print_qa_metrics.py``: ``'_abs' in question_id``); ``asked_at`` = ``question_date``.
 """
 
 from __future__ import annotations
@@ -146,4 +147,4 @@ def _probe(f: Fields, inst: dict[str, Any], where: str, haystack: _Haystack, ask
                  answer=f.answer(inst, "answer", where), evidence=tuple(evidence),
                  category=f.text(inst, "question_type", where, required=False),
                  asked_at=asked,
-                 abstention=qid.endswith("_abs"), meta=meta)
+                 abstention="_abs" in qid, meta=meta)

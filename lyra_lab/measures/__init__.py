@@ -17,19 +17,19 @@ from lyra_lab.measures._controls import (
     control_count,
     judge_controls,
 )
-from lyra_lab.measures._judge import (
+from lyra_lab.measures._judge import JudgeConfig, JudgeResult, check_judge_tokens, judge_answer
+from lyra_lab.measures._judge_prompts import (
     DEFAULT_JUDGE_PROMPT,
     JUDGE_PROMPTS,
     LONGMEMEVAL_JUDGE,
-    JudgeConfig,
-    JudgePrompt,
-    JudgeResult,
     MEM0_JUDGE,
+    MEM0_LENIENT_JUDGE,
     STRICT_JUDGE,
+    JudgePrompt,
+    JudgeReply,
     TypedJudgePrompt,
-    judge_answer,
-    parse_judgement,
 )
+from lyra_lab.measures._verdicts import VERDICTS, longmemeval_yes, mem0_label, parse_judgement
 from lyra_lab.measures._measure import MEASURES, Measure, MeasureInfo, measure_names
 from lyra_lab.measures._qa import ANSWER_PROMPTS, DEFAULT_ANSWER_PROMPT, AnswerPrompt, answer_probe, score_answer
 from lyra_lab.measures._retrieval import (
@@ -68,6 +68,7 @@ __all__ = [
     "ControlVerdict",
     "JudgeControl",
     "MEM0_JUDGE",
+    "MEM0_LENIENT_JUDGE",
     "STRICT_JUDGE",
     "control_count",
     "judge_controls",
@@ -81,6 +82,7 @@ __all__ = [
     "SCORERS",
     "AnswerPrompt",
     "JudgeConfig",
+    "JudgeReply",
     "JudgePrompt",
     "JudgeResult",
     "Measure",
@@ -90,6 +92,7 @@ __all__ = [
     "Recalled",
     "Scoring",
     "SessionScores",
+    "VERDICTS",
     "TypedJudgePrompt",
     "answer_probe",
     "answer_scores",
@@ -97,6 +100,7 @@ __all__ = [
     "budget_metric",
     "budget_scores",
     "check_budgets",
+    "check_judge_tokens",
     "check_ks",
     "check_scorer",
     "coverage_recall_at",
@@ -105,7 +109,9 @@ __all__ = [
     "locomo_f1",
     "locomo_normalize",
     "longmemeval_session_scores",
+    "longmemeval_yes",
     "measure_names",
+    "mem0_label",
     "mrr",
     "ndcg_any_at",
     "ndcg_at",

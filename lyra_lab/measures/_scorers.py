@@ -23,7 +23,7 @@ side by side silently.
   - other categories: the stemmed F1 of the whole strings.
 * ``longmemeval``: LongMemEval grades answers only with its question-type-aware
   judge (``lyra_lab.measures.JUDGE_PROMPTS["longmemeval_v1"]``); its string
-  scores here are SQuAD's, and abstention questions (``_abs``) are correct when
+  scores here are SQuAD's, and abstention questions (``_abs`` in the id) are correct when
   the answer abstains.  Put the judge's ``judge`` column beside LongMemEval tables.
 
 >>> from lyra_lab.corpus import Probe

@@ -11,8 +11,9 @@ column stands beside it. Categories are labelled by ``LOCOMO_LABELS`` (``locomo_
 
 ``longmemeval_table`` follows LongMemEval (xiaowu0162/LongMemEval, ``src/evaluation/print_qa_metrics.py``
 and ``print_retrieval_metrics.py``): accuracy (a judge's verdict) per question type, the task-averaged
-and overall accuracy, abstention accuracy over the questions whose id ends ``_abs`` apart; session
-recall_any/recall_all at 5 and 10 over the questions that are not abstentions.
+accuracy (the mean of the six types' means: NaN when a type has no question, as there) and the overall
+accuracy, abstention accuracy over the questions whose id holds ``_abs`` apart; session recall_any/recall_all
+at 5 and 10 over the questions that are not abstentions.
 
 Each cell is a mean with its n (the questions behind it).
 """
@@ -148,14 +149,12 @@ def longmemeval_table(df: pd.DataFrame) -> BenchmarkTable:
     cells = []
     for pipeline, rows in probes.groupby("pipeline", sort=True):
         for measure, part in _measures(rows, f1=False).items():
-            means = []
-            for t in present:
-                value, n = _mean(part[part["type"] == t])
-                cells.append((pipeline, measure, t, value, n))
-                if n:
-                    means.append(value)
-            cells.append((pipeline, measure, "task-averaged", float(np.mean(means)) if means else float("nan"),
-                          int(len(part))))
+            means = {t: _mean(part[part["type"] == t]) for t in LONGMEMEVAL_TYPES}
+            cells += [(pipeline, measure, t, *means[t]) for t in present]
+            # print_qa_metrics: the mean over all six types' means, NaN when a type has no question
+            task = float("nan") if any(n == 0 for _, n in means.values()) else \
+                float(np.mean([value for value, _ in means.values()]))
+            cells.append((pipeline, measure, "task-averaged", task, int(len(part))))
             cells.append((pipeline, measure, "overall", *_mean(part)))
             cells.append((pipeline, measure, "abstention", *_mean(part[abstention.loc[part.index]])))
         answerable = rows[~abstention.loc[rows.index]]
@@ -168,9 +167,12 @@ def longmemeval_table(df: pd.DataFrame) -> BenchmarkTable:
     if not cells:
         raise TableError("the run has no judge or session_recall rows: LongMemEval's table needs a judge "
                          "([qa] judges) or session-level retrieval measures")
+    missing = [t for t in LONGMEMEVAL_TYPES if t not in present]
     notes = ["accuracy is a judge's verdict, as LongMemEval's print_qa_metrics counts autoeval_label; "
-             "abstention = the questions whose id ends _abs (they also count in their type and overall)",
-             "task-averaged = the mean of the question types' accuracies",
+             "abstention = the questions whose id holds _abs (they also count in their type and overall)",
+             "task-averaged = the mean of the six question types' accuracies, as print_qa_metrics computes it: "
+             + (f"NaN here, as there, since no question is of type {', '.join(missing)}" if missing
+                else "every type has questions"),
              "session recall (LongMemEval's turn-to-session rule) over the questions that are not abstentions, "
              "as print_retrieval_metrics does"]
     frame = pd.DataFrame(cells, columns=["pipeline", "measure", "column", "value", "n"])

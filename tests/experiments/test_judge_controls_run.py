@@ -20,7 +20,9 @@ from lyra_lab.reports import write_report
 from tests.helpers.locomo import locomo_path
 
 ACCEPT_RIGHT = 0.9
-# each judge prompt's set false-positive rate: lyra-lab's own 0.3, mem0's 0.5 (generous), strict_v1's 0.1
+# each judge prompt's set false-positive rate: lyra-lab's own 0.3, mem0's 0.5 (generous), strict_v1's 0.1.
+# mem0's text is judged under mem0_locomo_lenient: the simulated judge replies one word, which mem0's own
+# rule (mem0_locomo: a JSON label) does not read.
 ACCEPT_WRONG = {"own": 0.3, "mem0": 0.5, "strict": 0.1}
 SIMULATED = SimulatedJudge(accept_wrong=ACCEPT_WRONG["own"], accept_right=ACCEPT_RIGHT,
                            accept_wrong_when=(("be generous with your grading", ACCEPT_WRONG["mem0"]),
@@ -44,7 +46,7 @@ cache = "off"
 [qa]
 enabled = true
 judges = [{{ prompt = "correct_wrong_v1", backend = {{ preset = "simulated", base_url = "{url}" }}, name = "own", corrected = true{controls} }},
-          {{ prompt = "mem0_locomo", backend = {{ preset = "simulated", base_url = "{url}" }}, name = "mem0" }},
+          {{ prompt = "mem0_locomo_lenient", backend = {{ preset = "simulated", base_url = "{url}" }}, name = "mem0" }},
           {{ prompt = "strict_v1", backend = {{ preset = "simulated", base_url = "{url}" }}, name = "strict" }}]
 """
 
@@ -147,7 +149,7 @@ def test_the_same_answers_under_three_named_prompts_in_one_table_and_one_figure(
     lines = [x for x in table.splitlines() if x.startswith("| ") and not x.startswith("| judge |")]
     rows = {line.split("|")[1].strip(): line for line in lines[:3]}
     assert set(rows) == {"own", "mem0", "strict"}
-    assert "| mem0_locomo |" in rows["mem0"] and "mem0ai/mem0" in rows["mem0"] and "Apache-2.0" in rows["mem0"]
+    assert "| mem0_locomo_lenient |" in rows["mem0"] and "mem0ai/mem0" in rows["mem0"] and "Apache-2.0" in rows["mem0"]
     assert "| strict_v1 |" in rows["strict"] and "| correct_wrong_v1 |" in rows["own"]
     assert rows["own"].rstrip(" |").endswith("reference")
     # the simulated mem0 prompt is more lenient than lyra-lab's own, strict_v1 stricter: paired CIs say so
@@ -156,5 +158,5 @@ def test_the_same_answers_under_three_named_prompts_in_one_table_and_one_figure(
     assert diff["mem0"][1] > 0 and diff["strict"][2] < 0, diff
     assert "(80)" in rows["own"]  # n shown
     accuracy = prompt_accuracy(df)
-    assert set(accuracy["prompt"]) == {"correct_wrong_v1", "mem0_locomo", "strict_v1"}
+    assert set(accuracy["prompt"]) == {"correct_wrong_v1", "mem0_locomo_lenient", "strict_v1"}
     assert figure_problems(draw_prompt_figure(accuracy, prompt_differences(df))) == []

@@ -59,7 +59,7 @@ def test_judges_parse_into_configs_with_labels_and_reach_spec_json(write_toml, c
     saved = spec.to_dict()["qa"]["judges"]
     assert saved == [{"prompt": "correct_wrong_v1", "backend": "strict", "max_tokens": 8, "name": None,
                       "controls": True, "corrected": False},
-                     {"prompt": "longmemeval_v1", "backend": "lenient", "max_tokens": 8, "name": "lenient-lme",
+                     {"prompt": "longmemeval_v1", "backend": "lenient", "max_tokens": 10, "name": "lenient-lme",
                       "controls": True, "corrected": False}]
     # one way to name a judge: the old [judge] table is refused, saying where judges go now
     with pytest.raises(ConfigError, match=r"the \[judge\] table is gone: list the judges in \[qa\] judges"):
@@ -77,6 +77,10 @@ def test_judges_parse_into_configs_with_labels_and_reach_spec_json(write_toml, c
      "corrected = true needs controls = true"),
     ('enabled = true\njudges = [{ prompt = "correct_wrong_v1", backend = "x", max_tokens = 0 }]',
      "max_tokens must be a positive integer"),
+    ('enabled = true\njudges = [{ prompt = "mem0_locomo", backend = "x", max_tokens = 8 }]',
+     r"^\[qa\] judges\[0\]: judge 'mem0_locomo': max_tokens = 8 is below its prompt's minimum of 128$"),
+    ('enabled = true\njudges = [{ prompt = "longmemeval_v1", backend = "x", max_tokens = 9 }]',
+     "max_tokens = 9 is below its prompt's minimum of 10"),
     ('judges = [{ prompt = "correct_wrong_v1", backend = "x" }]', r"\[qa\] judges needs \[qa\] enabled"),
     ('enabled = true\njudges = [{ prompt = "correct_wrong_v1", backend = "x" }, '
      '{ prompt = "correct_wrong_v1", backend = "x" }]', "'correct_wrong_v1@x' is listed twice"),
@@ -103,7 +107,7 @@ def test_one_run_is_scored_by_every_judge_and_their_agreement_is_computed(write_
     controls = df[df["metric"].isin(["judge_tpr", "judge_fpr"])]
     assert len(controls) == 2 * len(controls[controls["judge"] == "lenient-lme"]) > 0  # both judges, same controls
     assert len(strict.calls) == len(lenient.calls) == 4 + len(controls) // 2  # 4 answers + each control
-    assert all("Reply with yes or no only" in c[-1]["content"] for c in lenient.calls)  # its own prompt
+    assert all("Answer yes or no only" in c[-1]["content"] for c in lenient.calls)  # its own prompt
     assert df[df["metric"] == "judge.calls"]["value"].tolist() == [8.0]  # both judges' calls in the judge phase
     assert df[~df["metric"].isin(["judge", "judge_tpr", "judge_fpr"])]["judge"].isna().all()  # only judge rows name a judge
     table = judge_agreement(df).set_index(["rater", "other"])
@@ -147,3 +151,16 @@ def test_the_report_shows_each_judge_apart_and_how_much_they_agree(write_toml, c
     assert "judge[correct_wrong_v1@strict]" in header and "judge[lenient-lme]" in header and "judge" not in header
     page = (tmp_path / "run" / "report" / "report.html").read_text(encoding="utf-8")
     assert "<h2 id=judges>Judges</h2>" in page and "lenient-lme" in page
+
+
+@pytest.mark.parametrize("command", ["plan", "run"])
+def test_a_mem0_judge_below_its_prompts_need_is_refused_at_plan_and_run_in_one_line(write_toml, corpus_path,
+                                                                                      capsys, command):
+    from lyra_lab.cli import main
+
+    path = write_toml(RUN, '[qa]\nenabled = true\njudges = [{ prompt = "mem0_locomo", backend = "fake", '
+                           'max_tokens = 8 }]\n')
+    assert main([command, str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and len(err) <= 100 and "Traceback" not in err, err
+    assert "judges[0]" in err and "mem0_locomo" in err and "max_tokens = 8" in err and "minimum of 128" in err

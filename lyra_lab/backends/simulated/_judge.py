@@ -2,8 +2,8 @@
 
 Not a model — a simulation whose truth is known, so a test can check that the error rates
 lyra-lab *measures* for a judge (from its controls) are the ones the judge *has*.  When the
-last user message is a judge prompt — a line ``Gold answer:`` (or ``Correct answer:``,
-``Rubric:``, ``Explanation:``) followed by a line ``Generated answer:`` (or ``Response:``) —
+last user message is a judge prompt — a line ``Gold answer:`` (or ``Correct [Aa]nswer:``,
+``Rubric:``, ``Explanation:``) followed by a line ``Generated answer:`` (or ``[Model ]Response:``) —
 the server replies one word, ``CORRECT`` or ``WRONG``:
 
 * the answer is *right* when every word of the gold is among its words and it adds no negation
@@ -22,8 +22,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-_PROMPT = re.compile(r"(?:Gold answer|Correct answer|Rubric|Explanation):[ \t]*(?P<gold>[^\n]*)\n+[ \t]*"
-                     r"(?:Generated answer|Response):[ \t]*(?P<answer>.*?)(?:\n\n|\Z)", re.DOTALL)
+_PROMPT = re.compile(r"(?:Gold answer|Correct [Aa]nswer|Rubric|Explanation):[ \t]*(?P<gold>[^\n]*)\n+[ \t]*"
+                     r"(?:Generated answer|(?:Model )?Response):[ \t]*(?P<answer>.*?)(?:\n\n|\Z)", re.DOTALL)
 _WORD = re.compile(r"\w+")
 _NEGATIONS = frozenset({"not", "never", "no", "nothing", "none"})
 
