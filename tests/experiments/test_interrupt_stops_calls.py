@@ -3,7 +3,8 @@
 ``run_experiment`` is interrupted as in a notebook (SIGINT to the main thread, from another thread)
 while its cells' calls are retrying against a server that answers 503: the calls in flight, on cell
 threads, on the summarizers' call threads and on the request loop (streamed) or their own thread
-(not streamed), must stop with it.  Requests the server receives after the interrupt stay within
+(not streamed), must stop with it.  (Worker processes, which the runner already stopped at once
+before issue 42, are checked the same way as a guard.)  Requests the server receives after the interrupt stay within
 the backend's ``max_concurrency`` (the attempts already on their way), nothing prints a traceback
 (a retry reported to the closed run log did, once per retry), and a resume then completes the run.
 """
@@ -24,7 +25,7 @@ from lyra_lab.runs import read_log
 CONCURRENCY = 2
 
 
-def spec_of(tmp_path, corpus_path, url: str, stream: bool) -> ExperimentSpec:
+def spec_of(tmp_path, corpus_path, url: str, stream: bool, executor: str) -> ExperimentSpec:
     backend = (f'{{ preset = "simulated", base_url = "{url}", max_concurrency = {CONCURRENCY}, max_attempts = 8, '
                f'retry_base_s = 0.2, retry_max_s = 0.4, timeout_s = 5, stream = {str(stream).lower()} }}')
     path = tmp_path / "exp.toml"
@@ -41,17 +42,19 @@ def spec_of(tmp_path, corpus_path, url: str, stream: bool) -> ExperimentSpec:
         embedders = ["none"]
         ks = [1]
         cache = "run"
-        executor = "threads"
-        max_cells = 2
+        executor = "{executor}"
+        max_cells = {1 if executor == "serial" else 2}
         """), encoding="utf-8")
     return ExperimentSpec.from_toml(path)
 
 
-@pytest.mark.parametrize("stream", [True, False], ids=["request-loop", "thread"])
-def test_an_interrupt_stops_every_call_and_its_retries_and_a_resume_completes(stream, tmp_path, corpus_path,
-                                                                               capfd, caplog):
+@pytest.mark.parametrize("executor, stream", [("threads", True), ("threads", False), ("serial", True),
+                                              ("processes", True)],
+                         ids=["threads-request-loop", "threads-thread", "serial", "processes"])
+def test_an_interrupt_stops_every_call_and_its_retries_and_a_resume_completes(executor, stream, tmp_path,
+                                                                               corpus_path, capfd, caplog):
     with SimulatedServer(latency_s=0.05, default_max_tokens=8) as server:
-        spec = spec_of(tmp_path, corpus_path, server.base_url, stream)
+        spec = spec_of(tmp_path, corpus_path, server.base_url, stream, executor)
         server.fail_matching("503")  # every request, every attempt: the calls sit in their retries
         main, sent = threading.main_thread().ident, []
 
