@@ -20,8 +20,15 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from concurrent.futures import Future
-from typing import Any, Iterator
+from typing import Iterator, Protocol
+
+
+class Cancellable(Protocol):
+    """A request in flight that can be cancelled (a ``concurrent.futures.Future`` of the request loop)."""
+
+    def cancel(self) -> bool:
+        """Cancel it; false when it had already finished."""
+        ...
 
 
 class CallsStopped(KeyboardInterrupt):
@@ -34,7 +41,7 @@ class StopToken:
     def __init__(self) -> None:
         self._stopped = threading.Event()
         self._lock = threading.Lock()
-        self._in_flight: set[Future[Any]] = set()
+        self._in_flight: set[Cancellable] = set()
 
     @property
     def stopped(self) -> bool:
@@ -60,7 +67,7 @@ class StopToken:
             raise CallsStopped("the run was stopped during a retry's backoff")
 
     @contextlib.contextmanager
-    def flying(self, future: Future[Any]) -> Iterator[None]:
+    def flying(self, future: Cancellable) -> Iterator[None]:
         """Hold ``future`` (a request on the loop) as in flight, so ``stop`` cancels it."""
         with self._lock:
             if self._stopped.is_set():
