@@ -18,6 +18,11 @@ The kinds lyra-lab's own strategies report (``degraded.<stage>.<kind>``):
 ``degraded.rollup.unchanged``             a rollup step failed; the rollup left the memory as it was
 ========================================  =====================================================
 
+A fallback whose failed call would fail the same way again (``recurs``: the provider refused
+the request itself, ``BackendError.recurs``) is counted as ``failed.<stage>.<recurs>``
+(``failed.answer.bad_request``, ``failed.summarize.context_overflow``…) instead: a resume
+cannot heal it, so a plain resume keeps it and ``lyra-lab run --retry-failed`` runs it again.
+
 >>> d = Degradation("summarize", "chunk_excerpt", "chunk 2/3", "attempts", "HTTP 503: overloaded", attempts=8)
 >>> d.metric, d.failed_call
 ('degraded.summarize.chunk_excerpt', True)
@@ -30,7 +35,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping
+
+if TYPE_CHECKING:
+    from lyra_lab.backends import Recurs
 
 #: Why a fallback was taken. The first four are failed LLM calls: ``attempts`` (every attempt the
 #: backend allows failed), ``deadline`` (the call's deadline left no time for another attempt, or
@@ -54,6 +62,8 @@ class Degradation:
         error: the failure's own message (an HTTP status and the provider's words, truncated).
         attempts: how many attempts the failed call made (None: no call failed, or not known).
         turn_ids: the turns whose memory the fallback changed (the chunk's turns, the window's…).
+        recurs: the failed call would fail the same way again (``BackendError.recurs``, passed on;
+            None: it may pass, or no call failed).
     """
 
     stage: str
@@ -63,6 +73,7 @@ class Degradation:
     error: str = ""
     attempts: int | None = None
     turn_ids: tuple[str, ...] = field(default=(), repr=False)
+    recurs: Recurs | None = None
 
     def __post_init__(self) -> None:
         for name in ("stage", "kind"):
@@ -76,8 +87,8 @@ class Degradation:
 
     @property
     def metric(self) -> str:
-        """``degraded.<stage>.<kind>``: the name of its count in result rows."""
-        return f"degraded.{self.stage}.{self.kind}"
+        """``degraded.<stage>.<kind>``, or ``failed.<stage>.<recurs>`` when it recurs: its count's name in rows."""
+        return f"failed.{self.stage}.{self.recurs}" if self.recurs else f"degraded.{self.stage}.{self.kind}"
 
     @property
     def failed_call(self) -> bool:
@@ -88,7 +99,7 @@ class Degradation:
         """The record as plain JSON fields (for a run-log event); ``turn_ids`` as a count and the first and last."""
         ids = self.turn_ids
         return {"stage": self.stage, "kind": self.kind, "metric": self.metric, "where": self.where,
-                "cause": self.cause, "attempts": self.attempts, "error": self.error[:300],
+                "cause": self.cause, "attempts": self.attempts, "error": self.error[:300], "recurs": self.recurs,
                 "turns": len(ids), "first_turn": ids[0] if ids else None, "last_turn": ids[-1] if ids else None}
 
 
@@ -97,30 +108,37 @@ class DegradationTally:
     """How many fallbacks of each ``(stage, kind)`` a replay (or a run) took; adds up with ``+``.
 
     Attributes:
-        counts: ``(stage, kind)`` → number of fallbacks.
+        counts: ``(stage, kind)`` → number of fallbacks a resume could heal.
+        failed: ``(stage, recurs)`` → number of fallbacks whose call would fail the same way again.
     """
 
     counts: Mapping[tuple[str, str], int] = field(default_factory=dict, hash=False)
+    failed: Mapping[tuple[str, str], int] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "counts", {k: int(v) for k, v in sorted(self.counts.items()) if v})
+        object.__setattr__(self, "failed", {k: int(v) for k, v in sorted(self.failed.items()) if v})
 
     @classmethod
     def of(cls, degradations: Iterable[Degradation]) -> "DegradationTally":
         """The tally of ``degradations``."""
-        return cls(Counter((d.stage, d.kind) for d in degradations))
+        degradations = tuple(degradations)
+        return cls(Counter((d.stage, d.kind) for d in degradations if not d.recurs),
+                   Counter((d.stage, d.recurs) for d in degradations if d.recurs))
 
     @property
     def total(self) -> int:
-        return sum(self.counts.values())
+        """Every fallback, healable or not (a row's ``degraded`` column)."""
+        return sum(self.counts.values()) + sum(self.failed.values())
 
     def __bool__(self) -> bool:
-        return bool(self.counts)
+        return bool(self.counts) or bool(self.failed)
 
     def __add__(self, other: "DegradationTally") -> "DegradationTally":
         if not isinstance(other, DegradationTally):
             return NotImplemented
-        return DegradationTally(Counter(self.counts) + Counter(other.counts))
+        return DegradationTally(Counter(self.counts) + Counter(other.counts),
+                                Counter(self.failed) + Counter(other.failed))
 
     def __radd__(self, other: object) -> "DegradationTally":
         # so that sum(tallies) works from its start value 0
@@ -131,10 +149,11 @@ class DegradationTally:
     def by_stage(self) -> dict[str, int]:
         """Fallbacks per stage."""
         out: Counter[str] = Counter()
-        for (stage, _), n in self.counts.items():
+        for (stage, _), n in [*self.counts.items(), *self.failed.items()]:
             out[stage] += n
         return dict(out)
 
     def metrics(self) -> dict[str, int]:
-        """``{"degraded.<stage>.<kind>": n}`` for every kind that occurred (none: an empty dict)."""
-        return {f"degraded.{stage}.{kind}": n for (stage, kind), n in self.counts.items()}
+        """``{"degraded.<stage>.<kind>": n, "failed.<stage>.<recurs>": n}`` for every kind that occurred."""
+        return {**{f"degraded.{stage}.{kind}": n for (stage, kind), n in self.counts.items()},
+                **{f"failed.{stage}.{recurs}": n for (stage, recurs), n in self.failed.items()}}

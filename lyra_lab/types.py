@@ -15,7 +15,8 @@ object as ``from lyra_lab.corpus import Turn`` and so on:
   (tokens and cost, adding up with ``+``), and ``BackendError``;
 - ``ConfigError``: a bad strategy, experiment or backend setting;
 - ``Degradation``: one fallback a strategy took (what stood in, where, why), and
-  ``DegradationTally``, their counts per ``degraded.<stage>.<kind>``, adding up with ``+``.
+  ``DegradationTally``, their counts per ``degraded.<stage>.<kind>`` (``failed.<stage>.<recurs>`` for
+  those whose failed call would fail again), adding up with ``+``.
 
 >>> from lyra_lab.types import Turn
 >>> from lyra_lab.corpus import Turn as CorpusTurn

@@ -39,6 +39,7 @@ from lyra_lab.backends._tokens import (
     encoding_name_for,
     token_counter,
 )
+from lyra_lab.backends._stopping import CallsStopped, StopToken, stop_token, stoppable
 from lyra_lab.backends._types import (
     AsyncBackend,
     Backend,
@@ -50,7 +51,10 @@ from lyra_lab.backends._types import (
     EmbedderSpec,
     GaveUp,
     Message,
+    Recurs,
     Usage,
+    overflows,
+    recurrence,
 )
 from lyra_lab.backends._wrap import BackendWrapper, EmbedderWrapper
 # What other lyra_lab packages use beyond the above:
@@ -79,10 +83,17 @@ __all__ = [
     "EmbedderWrapper",
     "Capabilities",
     "CachedBackend",
+    "CallsStopped",
+    "StopToken",
+    "stop_token",
+    "stoppable",
     "DeadlineExceeded",
     "FaultRule",
     "GaveUp",
     "OpenAIBackend",
+    "Recurs",
+    "overflows",
+    "recurrence",
     "Price",
     "RequestRecord",
     "ResponseCache",

@@ -7,8 +7,10 @@ client reached 61% of a minimal asyncio client's throughput
 (``benchmarks/fast_server.py``). Here the calling thread hands the request to this
 loop and is woken once, with the ``Completion``; the loop reads every stream in
 flight as its data arrives. ``run`` carries the caller's context variables (the
-retry sink of ``report_retries``) into the request's task, and cancels the task
-when the caller stops waiting (Ctrl-C).
+retry sink of ``report_retries``, the run's ``StopToken``) into the request's task, and
+cancels the task when the caller stops waiting (Ctrl-C) or the caller's run is stopped
+(``_stopping``: the token cancels every request it holds in flight, whichever thread waits
+for it, and the waiting thread gets ``CallsStopped``).
 
 The loop starts on first use; a forked child starts its own (the parent's thread
 does not exist there). The thread is a daemon: it ends with the interpreter.
@@ -17,9 +19,13 @@ does not exist there). The thread is a daemon: it ends with the interpreter.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import os
 import threading
 from typing import Any, Coroutine, TypeVar
+
+from lyra_lab.backends._stopping import CallsStopped, stop_token
 
 T = TypeVar("T")
 
@@ -38,14 +44,24 @@ class LoopThread:
 
         Raises:
             RuntimeError: called from the loop's own thread (it would wait for itself).
+            CallsStopped: the caller's run was stopped (before or while the request was in flight).
             Whatever ``coro`` raises.
         """
         if threading.current_thread() is self.thread:
             coro.close()
             raise RuntimeError("a backend call made from its own request loop would wait for itself")
+        token = stop_token()
+        if token is not None and token.stopped:
+            coro.close()
+            raise CallsStopped("the run was stopped; no request sent")
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
-            return future.result()
+            with token.flying(future) if token is not None else contextlib.nullcontext():
+                return future.result()
+        except concurrent.futures.CancelledError:
+            if token is not None and token.stopped:
+                raise CallsStopped("the run was stopped while its request was in flight") from None
+            raise
         except BaseException:
             future.cancel()  # the caller stopped waiting (Ctrl-C, a bug): the request stops too
             raise

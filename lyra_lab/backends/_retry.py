@@ -47,6 +47,10 @@ and a ``RetryEvent`` to the retry sink of the calling context, if one is set
 retry lands in the run log with its cell id.  A sink sees no secret: the
 provider's message is masked with the backend's secrets and any URL
 credentials, and cut to 200 characters.
+
+A call made for a run that was stopped (``_stopping``: Ctrl-C, an interrupt in a notebook)
+sends no further attempt: it raises ``CallsStopped`` before an attempt, instead of a retry
+(no retry is reported) and out of a backoff sleep.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from typing import Any, Awaitable, Callable, Iterable, Iterator, NamedTuple, Typ
 
 import tenacity
 
+from lyra_lab.backends._stopping import CallsStopped, stop_token
 from lyra_lab.backends._types import BackendError, GaveUp
 
 log = logging.getLogger("lyra_lab.backends")
@@ -354,15 +359,24 @@ def call_with_retries(
     attempts = 0
     timeout_s, deadline = times
     stop = _Stop(policy, timeout_s, deadline)
+    token = stop_token()
 
     def once() -> T:
         nonlocal attempts
+        if token is not None:
+            token.check(backend)
         attempts += 1
-        return fn(_attempt_timeout(times))
+        try:
+            return fn(_attempt_timeout(times))
+        except Exception as exc:
+            if token is not None and token.stopped:  # not retried, nor reported: the run has stopped
+                raise CallsStopped(f"{backend}: the run was stopped during an attempt") from exc
+            raise
 
     _check_started(backend, deadline)
     try:
-        return tenacity.Retrying(stop=stop, **_retry_kwargs(policy, backend, secrets))(once), attempts
+        sleep = token.sleep if token is not None else time.sleep
+        return tenacity.Retrying(stop=stop, sleep=sleep, **_retry_kwargs(policy, backend, secrets))(once), attempts
     except Exception as exc:
         if not _is_call_failure(exc):
             raise  # a bug, not a failed call
@@ -380,11 +394,19 @@ async def acall_with_retries(
     """
     attempts = 0
     stop = _Stop(policy, times.timeout_s, times.deadline)
+    token = stop_token()  # the request loop cancels the task when it stops; this refuses what comes after
 
     async def once() -> T:
         nonlocal attempts
+        if token is not None:
+            token.check(backend)
         attempts += 1
-        return await fn(_attempt_timeout(times))
+        try:
+            return await fn(_attempt_timeout(times))
+        except Exception as exc:
+            if token is not None and token.stopped:
+                raise CallsStopped(f"{backend}: the run was stopped during an attempt") from exc
+            raise
 
     _check_started(backend, times.deadline)
     try:

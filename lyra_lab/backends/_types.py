@@ -9,6 +9,7 @@ attributes, and a fake is a backend like any other.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
@@ -26,6 +27,34 @@ EmbedderSpec = str | Mapping[str, Any]
 #: (the caller's deadline passed, or left no time for another attempt), ``not_retryable`` (a
 #: failure retrying cannot fix: HTTP 400, 401, a malformed request).
 GaveUp = Literal["attempts", "deadline", "not_retryable"]
+
+#: Why a failed call would fail the same way whenever it is sent again: the provider refused the request
+#: itself (``bad_request``), or the prompt is over the model's context (``context_overflow``).  A failure
+#: that may pass (a timeout, HTTP 429 or 5xx, a dropped connection) recurs as None.
+Recurs = Literal["bad_request", "context_overflow"]
+#: HTTP statuses of a request the provider refused itself: sent again, it fails the same way.
+RECURRING_STATUSES: frozenset[int] = frozenset({400, 413, 422})
+_OVERFLOW = re.compile(r"context (length|window|size)|too (long|many tokens)|exceeds? the (model'?s? )?(maximum|context)"
+                       r"|maximum context|n_ctx|prompt is too long", re.IGNORECASE)
+
+
+def recurrence(status: int | None, message: str = "") -> Recurs | None:
+    """Whether a call answered ``status`` (with the provider's ``message``) would fail again: the one decision.
+
+    Every wrapper of a failed call (summarizers, rollups, the answerer, judges, memory systems) carries
+    the value this returns (``BackendError.recurs``) instead of deciding again.
+
+    >>> recurrence(400, "unknown parameter"), recurrence(400, "prompt is too long"), recurrence(429), recurrence(None)
+    ('bad_request', 'context_overflow', None, None)
+    """
+    if status not in RECURRING_STATUSES:
+        return None
+    return "context_overflow" if overflows(message) else "bad_request"
+
+
+def overflows(message: str) -> bool:
+    """Whether a provider's ``message`` says the prompt is over the model's context."""
+    return _OVERFLOW.search(message) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,28 +123,28 @@ class BackendError(RuntimeError):
     The message is the HTTP status plus the provider's own message, truncated
     to 500 characters, never an opaque "failed". ``attempts`` is how many
     requests were sent (0: the deadline passed before the first), and
-    ``gave_up`` why there was no further one (``GaveUp``).
+    ``gave_up`` why there was no further one (``GaveUp``).  ``recurs`` says whether it
+    would fail the same way again (``Recurs``, None: it may pass): decided from the status
+    by ``recurrence`` unless given, as a wrapper that re-raises another error's failure
+    passes it on.
     """
 
-    def __init__(self, backend: str, message: str, status: int | None = None, attempts: int = 1,
-                 gave_up: GaveUp = "attempts"):
+    def __init__(self, backend: str, message: str, status: int | None = None, attempts: int = 1,  # noqa: PLR0913
+                 gave_up: GaveUp = "attempts", recurs: Recurs | None | Literal["from_status"] = "from_status"):
         self.backend = backend
         self.status = status
         self.provider_message = message[:500]
         self.attempts = attempts
         self.gave_up: GaveUp = gave_up
+        self.recurs: Recurs | None = recurrence(status, self.provider_message) if recurs == "from_status" else recurs
         code = f"HTTP {status}" if status is not None else "no HTTP status"
         why = "; stopped by the call's deadline" if gave_up == "deadline" else ""
         super().__init__(f"{backend}: {code}: {self.provider_message} (after {attempts} attempt(s){why})")
 
-    @property
-    def recurs(self) -> bool:
-        """The provider refused the request itself (HTTP 400, 413, 422): sent again, it fails the same way."""
-        return self.status in (400, 413, 422)
-
     def __reduce__(self) -> tuple[Any, ...]:
         # Errors cross process boundaries (worker processes, Ray): rebuild from the fields, not the message.
-        return (type(self), (self.backend, self.provider_message, self.status, self.attempts, self.gave_up))
+        return (type(self), (self.backend, self.provider_message, self.status, self.attempts, self.gave_up,
+                             self.recurs))
 
 
 @dataclass(frozen=True)

@@ -26,15 +26,17 @@ source finishes (an ``alias`` event in the log).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Iterator, Mapping, NamedTuple
 
 import pandas as pd
 from tqdm.auto import tqdm
 
 from lyra_lab._registry import ConfigError
+from lyra_lab.backends import StopToken, stoppable
 from lyra_lab.experiments.cells import Cell, CellSetup, alias_rows, alias_sources, cell_setup, executor_of, grid_cells
 from lyra_lab.experiments.executors import (CellCount, CellExecutor, CellJob, CellOutcome, Heartbeat, RunContext,
                                             SerialCells, ThreadCells)
@@ -115,6 +117,7 @@ class _Run:
         self.spec, self.folder, self.options, self.injected = spec, folder, options, injected
         self.failed: list[tuple[str, str]] = []
         self.cells = 0  # the grid's cells, once planned
+        self.stop = StopToken()  # every call of this run, on any thread, stops with it (``backends._stopping``)
 
     def run(self) -> pd.DataFrame:
         """Run the cells not finished yet and return every finished cell's rows."""
@@ -132,9 +135,10 @@ class _Run:
         sources, waiting = aliases.sources, aliases.waiting
         job = CellJob(cell_setup(spec, selection.corpus.name, self.options.progress), selection.corpus,
                       tuple(dict.fromkeys(p.tokenizer for p in spec.pipelines)))
-        # worker processes start first: before the run opens its log, builds anything or starts a thread
+        # worker processes start first: before the run opens its log, builds anything or starts a thread;
+        # the stop token is left last, so calls still running stop before the log and the backends close
         with self._executor(job, todo) as executor, RunLog(folder.log_path) as log, \
-                Resources(spec.cache, folder.cache_dir, self.injected) as res:
+                Resources(spec.cache, folder.cache_dir, self.injected) as res, self._stopping():
             run = RunContext(log, res, folder.cache_dir.resolve())
             counts = _CellCounts(len(cells), len(todo), sum(map(len, waiting.values())))
             attempt = self._start(run, counts, selection, sha)
@@ -152,6 +156,15 @@ class _Run:
         df = load_results(folder.path)
         df.attrs["failed_cells"] = self.failed
         return df
+
+    @contextlib.contextmanager
+    def _stopping(self) -> Iterator[None]:
+        """The run's calls carry its stop token; leaving (done, interrupted, failed) stops what is still running."""
+        try:
+            with stoppable(self.stop):
+                yield
+        finally:
+            self.stop.stop()
 
     def _executor(self, job: CellJob, todo: list[Cell]) -> CellExecutor:
         """The executor of ``[run] executor`` (serial or threads by ``max_cells`` when unset)."""
@@ -214,6 +227,7 @@ class _Run:
                 written.add(current.cell.cell_id)
                 bar.update(1 + copies)
         except KeyboardInterrupt:
+            self.stop.stop()  # calls in flight and their retries, on every thread: no request is sent after this
             kept = [o for o in [current] if o is not None and o.cell.cell_id not in written]
             kept += executor.drain(run)
             for outcome in kept:

@@ -18,7 +18,7 @@ from typing import Iterable, NamedTuple, Sequence
 from lyra_lab._degradation import Cause, Degradation
 from lyra_lab._params import Strategy, strategy_name
 from lyra_lab._registry import Registry
-from lyra_lab.backends import Backend, BackendError, Completion
+from lyra_lab.backends import Backend, BackendError, Completion, Recurs
 from lyra_lab.memory import EntryKind, MemoryEntry, MemoryStore, entry_line, memory_order, render_memory
 from lyra_lab.rollup._prompts import PARAMS
 from lyra_lab.rollup._types import CompactRequest, Rollup, RollupReport
@@ -33,13 +33,16 @@ class RollupFailed(Exception):
         step: which call failed (``digest 2024-W03``, ``facts batch 2/3``…; "" when not named).
         cause: why (``attempts``, ``deadline``, ``not_retryable``, ``error``, ``empty``).
         attempts: requests the failed call sent, when the backend said.
+        recurs: the failed call would fail the same way again (``BackendError.recurs``, passed on), or None.
     """
 
-    def __init__(self, message: str, *, step: str = "", cause: Cause = "error", attempts: int | None = None):
+    def __init__(self, message: str, *, step: str = "", cause: Cause = "error", attempts: int | None = None,
+                 recurs: Recurs | None = None):
         super().__init__(message)
         self.step = step
         self.cause: Cause = cause
         self.attempts = attempts
+        self.recurs: Recurs | None = recurs
 
 
 def ask(backend: Backend, prompt: str, max_tokens: int, step: str = "") -> Completion:
@@ -51,7 +54,8 @@ def ask(backend: Backend, prompt: str, max_tokens: int, step: str = "") -> Compl
     try:
         completion = backend.complete([{"role": "user", "content": prompt}], max_tokens=max_tokens, **PARAMS)
     except BackendError as exc:
-        raise RollupFailed(f"BackendError: {exc}", step=step, cause=exc.gave_up, attempts=exc.attempts) from exc
+        raise RollupFailed(f"BackendError: {exc}", step=step, cause=exc.gave_up, attempts=exc.attempts,
+                           recurs=exc.recurs) from exc
     except Exception as exc:  # a network error, a bug in a user's backend: all fail clean
         raise RollupFailed(f"{type(exc).__name__}: {exc}", step=step) from exc
     if not completion.text.strip():
@@ -118,7 +122,7 @@ def failed(rollup: str, exc: RollupFailed, entries: Sequence[MemoryEntry]) -> De
     """The degradation of a compaction that failed: ``rollup.unchanged``, naming the rollup and its step."""
     where = f"{rollup}: {exc.step}" if exc.step else rollup
     return Degradation("rollup", "unchanged", where, exc.cause, str(exc), exc.attempts,
-                       tuple(sorted(turn_ids(entries))))
+                       tuple(sorted(turn_ids(entries))), exc.recurs)
 
 
 @dataclass

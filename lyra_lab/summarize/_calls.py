@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, ParamSpec, Sequence, TypeVar
 
 from lyra_lab._degradation import Cause
-from lyra_lab.backends import Backend, BackendError, Completion, Message
+from lyra_lab.backends import Backend, BackendError, Completion, Message, Recurs, stop_token, stoppable
 from lyra_lab.chunking import Chunk
 
 P = ParamSpec("P")
@@ -46,6 +46,8 @@ class CallOutcome:
         duration_s: from the start of the call to its answer or failure.
         cause: why it failed (``attempts``, ``deadline``, ``not_retryable``), or None.
         attempts: requests the failed call sent, when the backend said (None: it did not, or no failure).
+        status: the HTTP status of the failure, when there was one.
+        recurs: the failure would happen again (``BackendError.recurs``, passed on), or None.
     """
 
     completion: Completion | None
@@ -53,6 +55,8 @@ class CallOutcome:
     duration_s: float
     cause: Cause | None = None
     attempts: int | None = None
+    status: int | None = None
+    recurs: Recurs | None = None
 
 
 def start_call(backend: Backend, messages: Sequence[Message], deadline: float, **params: object) -> Future:
@@ -118,12 +122,14 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 def run_in_thread(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> Future[R]:
     """Run ``fn(*args, **kwargs)`` on a daemon thread; its result or exception goes to the returned future."""
     future: Future[R] = Future()
+    token = stop_token()  # the call's thread stops with the caller's run (``backends._stopping``)
 
     def target() -> None:
         if not future.set_running_or_notify_cancel():
             return
         try:
-            future.set_result(fn(*args, **kwargs))
+            with stoppable(token):
+                future.set_result(fn(*args, **kwargs))
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
             future.set_exception(exc)
 
@@ -141,7 +147,8 @@ def outcome_of(future: Future, started: float, deadline: float) -> CallOutcome:
         completion = future.result(timeout=max(0.0, deadline + GRACE_S - time.monotonic()))
         return CallOutcome(completion, None, time.monotonic() - started)
     except BackendError as exc:
-        return CallOutcome(None, str(exc), time.monotonic() - started, exc.gave_up, exc.attempts)
+        return CallOutcome(None, str(exc), time.monotonic() - started, exc.gave_up, exc.attempts, exc.status,
+                           exc.recurs)
     except TimeoutError:
         return CallOutcome(None, f"no answer within {deadline - started:g}s (timed out at the call's deadline)",
                            time.monotonic() - started, "deadline")

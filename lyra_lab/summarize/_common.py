@@ -80,6 +80,7 @@ class Run:
         self.on_event = on_event
         self.calls: list[Completion] = []
         self.errors: list[str] = []
+        self.failures: list[CallOutcome] = []
         self.degraded: list[Degradation] = []
         emit(on_event, "load", n=len(chunks), detail={
             "chunks": len(chunks), "chars": len(joined_text(chunks)), "turns": len(turn_ids_of(chunks))})
@@ -99,10 +100,16 @@ class Run:
 
         The error message goes to ``errors`` as ``"<where>: <error>"``; the typed record to ``degraded``.
         """
+        error = self.lost(where, outcome)
+        self.degraded.append(Degradation("summarize", kind, where, outcome.cause or "error", error,
+                                         outcome.attempts, tuple(turn_ids), outcome.recurs))
+
+    def lost(self, where: str, outcome: CallOutcome) -> str:
+        """Record the failed call ``where`` (its message in ``errors``, the outcome kept for ``fail``); its error."""
         error = outcome.error or "failed"
         self.errors.append(f"{where}: {error}")
-        self.degraded.append(Degradation("summarize", kind, where, outcome.cause or "error", error,
-                                         outcome.attempts, tuple(turn_ids)))
+        self.failures.append(outcome)
+        return error
 
     def finish(self, text: str, partial: bool = False) -> Summary:
         """Emit ``complete`` and build the summary."""
@@ -115,11 +122,22 @@ class Run:
                        degraded=tuple(self.degraded))
 
     def fail(self, backend: Backend, what: str) -> BackendError:
-        """Emit a failed ``complete`` and return the error to raise: nothing usable was produced."""
+        """Emit a failed ``complete`` and return the error to raise: nothing usable was produced.
+
+        The error carries the first failed call's status, attempts and cause, and recurs when every
+        failed call would fail the same way again (their ``recurs``, passed on, never decided here).
+        """
         emit(self.on_event, "complete", ok=False, duration_s=time.monotonic() - self.started, detail={
             "decision": self.decision, "calls": len(self.calls), "partial": True, "errors": len(self.errors)})
         first = self.errors[0] if self.errors else "no detail"
-        return BackendError(backend.name, f"{self.summarizer}: {what}; first error: {first}")
+        lost = self.failures[0] if self.failures else None
+        recurs = lost.recurs if lost is not None and all(f.recurs for f in self.failures) else None
+        cause = lost.cause if lost is not None else None
+        return BackendError(backend.name, f"{self.summarizer}: {what}; first error: {first}",
+                            status=lost.status if lost is not None else None,
+                            attempts=lost.attempts if lost is not None and lost.attempts is not None else 1,
+                            gave_up=cause if cause in ("attempts", "deadline", "not_retryable") else "attempts",
+                            recurs=recurs)
 
 
 class BaseSummarizer(Strategy):

@@ -43,7 +43,7 @@ class SinglePassSummarizer(BaseSummarizer):
                        temperature=self.temperature)
         run.chunk_done(1, 1, outcome)
         if outcome.completion is None:
-            run.errors.append(f"call 1/1: {outcome.error}")
+            run.lost("call 1/1", outcome)
             raise run.fail(backend, "the call failed")
         run.calls.append(outcome.completion)
         return run.finish(outcome.completion.text)

@@ -14,6 +14,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Callable, Sequence, TypeVar
 
+from lyra_lab.backends import BackendError
 from lyra_lab._params import Strategy, strategy_name
 from lyra_lab.corpus import Turn
 from lyra_lab.systems._types import Declared, IngestReport, MemorySystemError, Needs, SystemHit
@@ -83,7 +84,8 @@ class BaseSession:
         except (MemorySystemError, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - any failure of the system is its one error
-            raise MemorySystemError(self.label, call, f"{type(exc).__name__}: {exc}") from exc
+            recurs = exc.recurs if isinstance(exc, BackendError) else None  # decided once, by the backend
+            raise MemorySystemError(self.label, call, f"{type(exc).__name__}: {exc}", recurs) from exc
 
     def ingest(self, turns: Sequence[Turn], *, final: bool = False) -> IngestReport:
         """Store ``turns`` (``_ingest``), timed; ``turns`` and ``seconds`` of the report are set here."""

@@ -142,7 +142,7 @@ class ServedSession(BaseSession):
         try:
             return fn()
         except MemorySystemError as exc:
-            raise MemorySystemError(self.label, exc.call, exc.reason) from None
+            raise MemorySystemError(self.label, exc.call, exc.reason, exc.recurs) from None
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - a process that would not start: one line

@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
 
 from lyra_lab._registry import Registry
-from lyra_lab.backends import Backend, Embedder, Usage
+from lyra_lab.backends import Backend, Embedder, Recurs, Usage
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import EntryKind
 
@@ -41,11 +41,14 @@ class MemorySystemError(RuntimeError):
         system: the system's label.
         call: what lyra-lab asked of it (``open``, ``ingest``, ``query``, ``contents``, ``close``).
         reason: what went wrong, in one line.
+        recurs: whether it would fail the same way again, when a backend call of the system's failed
+            (``BackendError.recurs``, passed on; None: not known from a backend, or it may pass).
     """
 
-    def __init__(self, system: str, call: str, reason: str):
+    def __init__(self, system: str, call: str, reason: str, recurs: Recurs | None = None):
         self.system = system
         self.call = call
+        self.recurs: Recurs | None = recurs
         self.reason = " ".join(str(reason).split())[:500] or "no reason given"
         super().__init__(f"memory system {system!r}: {call} failed: {self.reason}")
 

@@ -151,6 +151,11 @@ def test_every_executor_makes_the_same_decisions(tmp_path, corpus_path, executor
     (MemorySystemError("http:x", "open", "ConnectError: [Errno 111] Connection refused"), "failed.open.unreachable"),
     (MemorySystemError("mcp:x", "open", "ProcessLookupError: exited"), "failed.open.cannot_start"),
     (MemorySystemError("mcp:x", "ingest", "HTTP 400: the store is full"), "failed.ingest.refused"),
+    # a backend call of the system's refused outright: its recurrence passed on, not parsed from the text
+    (MemorySystemError("mem0:x", "ingest", "BackendError: refused", recurs="bad_request"), "failed.ingest.refused"),
+    (MemorySystemError("mem0:x", "query", "BackendError: too big", recurs="context_overflow"),
+     "failed.query.context_overflow"),
+    (BackendError("single_pass", "the call failed; first error: HTTP 400", recurs=None), None),
     (BackendError("openai", "rate limited", status=429), None),
     (BackendError("openai", "server error", status=503), None),
     (MemorySystemError("http:x", "query", "HTTP 500: boom"), None),
@@ -183,3 +188,16 @@ def test_a_system_refusing_its_stores_is_counted_and_kept_by_a_plain_resume(tmp_
     run_experiment(spec, run_dir, RunOptions(progress=False, retry_failed=True))
     assert started(run_dir, 3) == set(refused["cell_id"])
     assert not running_servers("refuse", tmp_path)
+
+
+def test_a_system_session_passes_on_whether_its_backend_call_recurs():
+    from lyra_lab.experiments.cells._failures import deterministic
+    from lyra_lab.systems._base import BaseSession
+
+    def refused():
+        raise BackendError("local", "the request exceeds the available context size", status=400)
+
+    with pytest.raises(MemorySystemError) as raised:
+        BaseSession("mem0:x").guard("ingest", refused)
+    assert raised.value.recurs == "context_overflow"
+    assert deterministic(raised.value).metric == "failed.ingest.context_overflow"

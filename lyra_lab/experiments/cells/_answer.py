@@ -6,7 +6,9 @@ event with the text).  A call that fails for good (``BackendError``: its retries
 deadline passed, a failure retrying cannot fix) is degradation, counted, never a silent 0: a failed
 answer is ``degraded.answer.failed`` and its probe gets no QA score (nor verdicts); a failed judge call
 is ``degraded.judge.failed`` and leaves no ``judge`` row.  Both are in ``degradation_tally()`` and,
-like every fallback, a ``degraded`` event in the run log.
+like every fallback, a ``degraded`` event in the run log.  A call the provider refused itself
+(``BackendError.recurs``: an HTTP 400 every time) is counted ``failed.<stage>.<recurs>`` instead
+(``failed.answer.bad_request``): a resume would only pay for it again, so a plain resume keeps the cell.
 
 Judge controls (``JudgeConfig.controls``, on by default): a stage given a ``ControlPool`` (the
 cell's first recaller's) also sends each judge, for each probe it judges, the probe's controls —
@@ -127,8 +129,8 @@ class AnswerStage:
 
     def _failed(self, stage: str, where: str, exc: BackendError, **context: object) -> None:
         """Count a call of ``stage`` that failed for good (``degraded.<stage>.failed``) and log it."""
-        self.meter.degradations(stage, [Degradation(stage, "failed", where, exc.gave_up, str(exc), exc.attempts)],
-                                **context)
+        self.meter.degradations(stage, [Degradation(stage, "failed", where, exc.gave_up, str(exc), exc.attempts,
+                                                    recurs=exc.recurs)], **context)
 
     def degradation_tally(self) -> DegradationTally:
         """The answering and judging calls that failed for good so far, per ``(stage, "failed")``."""

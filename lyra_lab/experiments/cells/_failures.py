@@ -7,7 +7,8 @@ the next run tries it again.  Some would fail the same way every time, so a resu
 only pay for them again: ``deterministic`` names them, by stage and reason —
 
 * ``failed.backend.bad_request`` / ``failed.backend.context_overflow``: the provider refused
-  the request itself (HTTP 400, 413, 422; a prompt over the model's context);
+  the request itself (``BackendError.recurs``, decided once by ``backends.recurrence``; every
+  wrapper of a call, a summarizer's included, passes it on);
 * ``failed.<call>.unreachable``: a memory service listening nowhere (connection refused);
 * ``failed.open.cannot_start``: a memory system that cannot start (its process exited, no URL);
 * ``failed.ingest.refused`` / ``failed.<call>.bad_request``: a system refusing a store or a
@@ -25,16 +26,12 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from lyra_lab.backends import BackendError
+from lyra_lab.backends import BackendError, overflows
 from lyra_lab.runs import CellRows
 from lyra_lab.systems import MemorySystemError
 
 #: What fails one cell, not the run: a backend that failed for good, a memory system that failed.
 CELL_FAILURES: tuple[type[Exception], ...] = (BackendError, MemorySystemError)
-#: HTTP statuses of a request that fails the same way whenever it is sent again.
-BAD_REQUEST = (400, 413, 422)
-_OVERFLOW = re.compile(r"context (length|window|size)|too (long|many tokens)|exceeds? the (model'?s? )?(maximum|context)"
-                       r"|maximum context|n_ctx|prompt is too long", re.IGNORECASE)
 _HTTP_4XX = re.compile(r"\bHTTP (4\d\d)\b")
 _TRANSIENT = re.compile(r"\bHTTP (408|409|429|5\d\d)\b|no answer|within \d|timeout|timed out", re.IGNORECASE)
 _REFUSED = re.compile(r"ConnectError|Connection refused|Errno 111|Name or service not known|nodename nor servname",
@@ -59,20 +56,19 @@ def deterministic(exc: BaseException) -> Failure | None:
     """The ``Failure`` of ``exc`` when it would fail the same way again; None when it may pass."""
     message = " ".join(str(exc).split())[:500]
     if isinstance(exc, BackendError):
-        if exc.status not in BAD_REQUEST:
-            return None
-        return Failure("backend", "context_overflow" if _OVERFLOW.search(exc.provider_message) else "bad_request",
-                       message)
+        return None if exc.recurs is None else Failure("backend", exc.recurs, message)
     if not isinstance(exc, MemorySystemError):
         return None
     call, reason = re.sub(r"[^a-z0-9_]+", "_", exc.call.lower()).strip("_") or "call", exc.reason
+    if exc.recurs is not None:  # a backend call of the system's refused outright (passed on, not parsed)
+        return Failure(call, "refused" if call == "ingest" and exc.recurs == "bad_request" else exc.recurs, message)
     if _REFUSED.search(reason):
         return Failure(call, "unreachable", message)
     if _TRANSIENT.search(reason):
         return None
     status = _HTTP_4XX.search(reason)
     if status is not None:
-        if _OVERFLOW.search(reason):
+        if overflows(reason):
             return Failure(call, "context_overflow", message)
         return Failure(call, "refused" if call == "ingest" else "bad_request", message)
     if call == "open":

@@ -28,8 +28,8 @@ from lyra_lab._degradation import DegradationTally
 
 from tqdm.auto import tqdm
 
-from lyra_lab.backends import (AttemptTally, BackendSpec, BackendWrapper, Completion, Message, ProgressEvent,
-                               RetryEvent, report_progress, report_retries)
+from lyra_lab.backends import (AttemptTally, BackendSpec, BackendWrapper, CallsStopped, Completion, Message,
+                               ProgressEvent, RetryEvent, report_progress, report_retries, stop_token)
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments.cells._answer import Answered, AnswerStage, Judge
 from lyra_lab.experiments.cells._detail import probe_record
@@ -44,14 +44,21 @@ from lyra_lab.runs import DETAIL_EVENT, CellRows
 
 
 class CellLog:
-    """The run log as one cell sees it: every event carries the cell id."""
+    """The run log as one cell sees it: every event carries the cell id.
+
+    Once the cell's run has stopped (its ``StopToken``, carried by the thread that makes the log), the
+    cell stops too: an event it would write, to a log the run is closing, raises ``CallsStopped`` instead.
+    """
 
     def __init__(self, log: EventLog, cell_id: str):
         self.run_log = log
         self.cell_id = cell_id
+        self._stop = stop_token()
 
     def event(self, event: str, /, **fields: object) -> None:
         """Record ``event`` with the cell's id."""
+        if self._stop is not None and self._stop.stopped:
+            raise CallsStopped(f"cell {self.cell_id}: the run was stopped; {event!r} not written")
         self.run_log.event(event, cell_id=self.cell_id, **fields)
 
 

@@ -15,6 +15,7 @@ back yet, and writes them: an interrupted concurrent run keeps every cell that f
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,8 +135,10 @@ class ThreadCells(contextlib.AbstractContextManager["ThreadCells"]):
     def outcomes(self, todo: Sequence[Cell], run: RunContext) -> Iterator[CellOutcome]:
         """Each cell as its thread finishes it."""
         self._pool = ThreadPoolExecutor(max_workers=self.max_cells, thread_name_prefix="cell")
+        # each cell's thread runs in a copy of this context: its calls carry the run's stop token
         futures: dict[Future[CellRows], Cell] = {
-            self._pool.submit(run_cell, self.job.setup, cell, self.job.corpus, run.res, run.log): cell
+            self._pool.submit(contextvars.copy_context().run, run_cell, self.job.setup, cell, self.job.corpus,
+                              run.res, run.log): cell
             for cell in todo}
         self._unclaimed = dict(futures)
         for future in as_completed(futures):
