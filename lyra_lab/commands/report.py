@@ -76,6 +76,7 @@ def report_digest(run_dir: Path, paths: list[Path]) -> str:
 
 def print_table(run_dir: Path, name: str, labels: str | None) -> int:
     """Print the benchmark table ``name`` of ``run_dir`` and write it to ``report/table_<name>.csv``."""
+    from lyra_lab._atomic import write_whole
     from lyra_lab._registry import ConfigError
     from lyra_lab.reports import TableError, benchmark_table
     from lyra_lab.runs import ResultsFormatError, load_results
@@ -87,6 +88,7 @@ def print_table(run_dir: Path, name: str, labels: str | None) -> int:
     out = run_dir / "report" / f"table_{name}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
     table.cells.to_csv(out, index=False)
-    print(table.markdown())
-    print(f"wrote: {out}")
+    write_whole(out.with_suffix(".md"), table.markdown() + "\n")
+    print(table.text())
+    print(f"wrote: {out} and {out.with_suffix('.md').name} (the table as markdown)")
     return 0

@@ -62,6 +62,21 @@ class BenchmarkTable:
                   for row in wide.itertuples(index=False)]
         return "\n".join(lines + [""] + [f"- {note}" for note in self.notes])
 
+    def text(self) -> str:
+        """The table for a terminal: a block per pipeline, then the notes, wrapped.
+
+        In a block the table's columns are the rows and its measures go across: a benchmark's seven
+        columns side by side pass 100 columns.
+        """
+        from lyra_lab._terminal import fit
+
+        out = [f"{self.name} table (each cell: mean over probes, and n)"]
+        for pipeline, block in self.wide().groupby(level="pipeline", sort=False):
+            rows = block.droplevel("pipeline").T  # the table's columns down, the measures across
+            out += ["", str(pipeline)]
+            out += ["  " + line for line in rows.rename_axis(None, axis=1).to_string(index_names=False).splitlines()]
+        return "\n".join(out + [""] + [fit(f"- {note}") for note in self.notes])
+
 
 def _cell(value: float, n: int) -> str:
     return f"{value:.3f} (n={n})" if n else "– (n=0)"

@@ -85,13 +85,20 @@ def test_locomo_table_counts_follow_the_release_category_rule(locomo_run):
 def test_report_table_locomo_prints_the_release_names_with_n_and_mem0_names_on_request(locomo_run, capsys):
     run_dir, df = locomo_run
     assert main(["report", str(run_dir), "--table", "locomo"]) == 0
-    out = capsys.readouterr().out
+    out = capsys.readouterr().out  # a block per pipeline, the release's columns as its rows, in its order
     n5 = int(((df["metric"] == "qa_f1") & (df["category"].astype(str) == "5")).sum())
-    assert "| 4 single-hop | 1 multi-hop | 2 temporal | 3 open-domain | 5 adversarial | overall | overall 1-4 |" in out
-    assert f"(n={n5})" in out and "turn_window+none+none\\|bm25" in out
+    rows = [line.split("  ")[1] for line in out.splitlines() if line.startswith("  ") and "(n=" in line]
+    assert rows[:7] == ["4 single-hop", "1 multi-hop", "2 temporal", "3 open-domain", "5 adversarial", "overall",
+                        "overall 1-4"]
+    assert f"(n={n5})" in out and "\nturn_window+none+none|bm25\n" in out
+    assert all(len(line) <= 100 for line in out.splitlines())
+    markdown = (run_dir / "report" / "table_locomo.md").read_text(encoding="utf-8")  # the table as the paper's
+    assert "| 4 single-hop | 1 multi-hop | 2 temporal | 3 open-domain | 5 adversarial | overall | overall 1-4 |" in markdown
     assert (run_dir / "report" / "table_locomo.csv").exists()
     assert main(["report", str(run_dir), "--table", "locomo", "--category-labels", "mem0"]) == 0
-    assert "| 4 open-domain | 1 single-hop | 2 temporal | 3 multi-hop | 5 adversarial |" in capsys.readouterr().out
+    capsys.readouterr()
+    assert "| 4 open-domain | 1 single-hop | 2 temporal | 3 multi-hop | 5 adversarial |" in (
+        run_dir / "report" / "table_locomo.md").read_text(encoding="utf-8")
 
 
 @needs_locomo
