@@ -30,6 +30,23 @@ def _scrub(fields: dict[str, Any]) -> dict[str, Any]:
     return redact({**fields, "base_url": safe_url(fields["base_url"])})
 
 
+#: How a backend is reached, not what it answers: how many calls at once, how long one attempt may take, how
+#: often and how patiently to retry.  A cell's identity leaves them out (``result_settings``), so tuning a grid's
+#: speed never re-runs its finished cells; the run's ``spec.json`` still records them.
+TRANSPORT_FIELDS: tuple[str, ...] = ("max_concurrency", "timeout_s", "max_attempts", "retry_base_s", "retry_max_s",
+                                     "retry_after_max_s")
+
+
+def result_settings(spec: str | Mapping[str, Any]) -> str | Mapping[str, Any]:
+    """A backend spec without its ``TRANSPORT_FIELDS``: what changes its answers (a cell id hashes this).
+
+    A preset name, or a table that sets none of them, comes back as it is (the same hash as before).
+    """
+    if isinstance(spec, str) or not any(k in spec for k in TRANSPORT_FIELDS):
+        return spec
+    return {k: v for k, v in spec.items() if k not in TRANSPORT_FIELDS}
+
+
 @record(Schema("backend_config", 1, legacy=1, encode=_scrub))
 @dataclass(frozen=True)
 class BackendConfig:

@@ -335,17 +335,29 @@ def _backend_rates(facts: BackendFacts, calibrate: bool, measure: bool) -> Rates
         return _kept_or_unknown(key)
 
     def run() -> Rates:
-        from lyra_lab.backends import make_backend
+        from lyra_lab._registry import ConfigError
+        from lyra_lab.backends import BackendError, make_backend
 
-        backend = make_backend(facts.spec)
+        backend = make_backend(_one_try(facts.spec))
 
         def complete(prompt: str, max_tokens: int) -> tuple[int, int]:
             usage = backend.complete([{"role": "user", "content": prompt}], max_tokens=max_tokens).usage
             return usage.prompt_tokens, usage.completion_tokens
 
-        return measure_backend(key, complete)
+        try:
+            return measure_backend(key, complete)
+        except BackendError as exc:  # one try, one line: a plan never sits in a server's retries
+            raise ConfigError(f"backend {facts.label!r} at {facts.endpoint}: the local server did not answer "
+                              f"the plan's speed measurement ({exc}); start it or correct its base_url") from None
 
     return calibration(key, run, force=calibrate)
+
+
+def _one_try(spec: BackendSpec) -> BackendSpec:
+    """``spec`` with one attempt a call: measuring a speed is one short try, never the run's retries."""
+    if isinstance(spec, str):
+        return {"preset": spec, "max_attempts": 1}
+    return {**spec, "max_attempts": 1}
 
 
 def _kept_or_unknown(key: str) -> Rates:

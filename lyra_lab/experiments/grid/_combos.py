@@ -20,6 +20,9 @@
     restores it exactly, so the single call gets the same prompt; the chunker
     only labels the summary's ``decision`` meta, which nothing reads.
     (``map_reduce`` and no summarizer do depend on the chunker.)
+* **Needs**: a recaller (``needs_embedder()``) or a memory system (``needs().embedder``) that
+  embeds cannot run at the grid's ``"none"`` embedder: ``check_needs`` names the key at spec time,
+  so ``plan`` and ``run`` both stop in one line before anything runs.
 """
 
 from __future__ import annotations
@@ -50,6 +53,24 @@ def check_recallers(pipelines: Sequence[Pipeline], recallers: Sequence[tuple[str
                     "keep_raw = false and rollups = [\"none\"]: memory holds only chunk entries, which tiered "
                     "never reads (it recalls turns and summary/digest/gist/fact entries), so it would score 0. "
                     "Fix: add a summarizer, set keep_raw = true, or give tiered coarse_kinds including \"chunk\".")
+
+
+def check_needs(recallers: Sequence[tuple[str, Any]], systems: Sequence[Any], embedders: Sequence[Any]) -> None:
+    """Raise ``ConfigError`` for a recaller or system that needs an embedder when ``embedders`` has ``"none"``.
+
+    Each strategy says what it needs (``BaseRecaller.needs_embedder``, ``MemorySystem.needs``); this
+    asks them, never their names.
+    """
+    if not any(e in (None, "none") for e in embedders):
+        return
+    from lyra_lab.systems import PipelineRecaller
+
+    needing = [f"recaller {label!r}" for label, recaller in recallers
+               if isinstance(recaller, PipelineRecaller) and recaller.needs_embedder()]
+    needing += [f"system {s.system.label()!r}" for s in systems if s.system.needs().embedder]
+    if needing:
+        raise ConfigError(f"[run] embedders: \"none\" gives no embedder, but [grid] {', '.join(needing)} "
+                          "needs one; drop \"none\" or use a recaller that needs none (bm25, recency)")
 
 
 def _effective(p: Pipeline) -> dict[str, Any]:
