@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Literal, Sequence
+from typing import Literal, Sequence, TypedDict, Unpack
 
 Unit = Literal["", "k", "tok"]
 Level = Literal["probe", "conversation"]
@@ -38,8 +38,10 @@ _NAME = re.compile(r"^(?P<base>[A-Za-z_][\w.]*)(?:\[(?P<qual>[^\]]*)\])?(?:@(?P<
 
 @dataclass(frozen=True)
 class Shown:
-    """Where a measure appears, as name patterns (``""`` the bare name, ``"@K"`` every cutoff in hits, ``"@Kmax"``
-    the largest, ``"@Btok"`` every context budget, ``"@5"``/``"@512tok"`` one cutoff).
+    """Where a measure appears, as name patterns.
+
+    ``""`` is the bare name, ``"@K"`` every cutoff in hits, ``"@Kmax"`` the largest, ``"@Btok"`` every
+    context budget, ``"@5"``/``"@512tok"`` one cutoff.
 
     Attributes:
         summary: its figures in ``summary.csv`` (quality with 95% CIs, the rest as means).
@@ -92,13 +94,28 @@ def _every_cutoff(units: tuple[Unit, ...]) -> tuple[str, ...]:
     return ("",) + (("@K",) if "k" in units else ()) + (("@Btok",) if "tok" in units else ())
 
 
-def _info(base: str, doc: str, units: tuple[Unit, ...] = (), *, summary: bool = True, markdown: tuple[str, ...] = (),
-          compact: tuple[str, ...] = (), level: Level = "probe", higher_is_better: bool | None = None,
-          benchmark: str | None = None, rule: str = "lyra-lab", fair: bool = False, kind: Kind = "quality",
-          traced: bool = False) -> tuple[str, MeasureInfo]:
-    better = kind == "quality" if higher_is_better is None else higher_is_better
-    shown = Shown(_every_cutoff(units) if summary else (), markdown, compact)
-    return base, MeasureInfo(base, doc, units, level, better, benchmark, rule, fair, kind, traced, shown)
+class _Options(TypedDict, total=False):
+    """``MeasureInfo`` fields a registry entry sets (see ``_info``); ``summary`` false keeps it out of summary.csv."""
+
+    level: Level
+    higher_is_better: bool
+    benchmark: str | None
+    rule: str
+    fair: bool
+    kind: Kind
+    traced: bool
+    summary: bool
+    markdown: tuple[str, ...]
+    compact: tuple[str, ...]
+
+
+def _info(base: str, doc: str, units: tuple[Unit, ...] = (), **kw: Unpack[_Options]) -> tuple[str, MeasureInfo]:
+    kind = kw.get("kind", "quality")
+    shown = Shown(_every_cutoff(units) if kw.get("summary", True) else (), kw.get("markdown", ()),
+                  kw.get("compact", ()))
+    return base, MeasureInfo(base, doc, units, kw.get("level", "probe"), kw.get("higher_is_better", kind == "quality"),
+                             kw.get("benchmark"), kw.get("rule", "lyra-lab"), kw.get("fair", False), kind,
+                             kw.get("traced", False), shown)
 
 
 _LME = "LongMemEval"

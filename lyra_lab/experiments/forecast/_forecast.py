@@ -347,8 +347,8 @@ def _backend_rates(facts: BackendFacts, calibrate: bool, measure: bool) -> Rates
         try:
             return measure_backend(key, complete)
         except BackendError as exc:  # one try, one line: a plan never sits in a server's retries
-            raise ConfigError(f"backend {facts.label!r} at {facts.endpoint}: the local server did not answer "
-                              f"the plan's speed measurement ({exc}); start it or correct its base_url") from None
+            raise ConfigError(f"backend {facts.label!r} did not answer the plan's speed measurement, one try "
+                              f"({exc}): start its server or correct its URL") from None
 
     return calibration(key, run, force=calibrate)
 
