@@ -323,7 +323,7 @@ def measures_section() -> list[str]:
     rows: list[tuple[str, ...]] = [(f"`{m.base}`", cutoffs(m.units) or "-", m.kind, m.level, "higher" if m.higher_is_better else "lower",
              rule(m.benchmark, m.rule), _plain(m.doc) + (" (fair across memory kinds)" if m.fair else ""))
             for m in MEASURES.values()]
-    phases = [(f"`<phase>.{name}`", "-", m.kind, "conversation", "higher" if m.higher_is_better else "lower",
+    phases: list[tuple[str, ...]] = [(f"`<phase>.{name}`", "-", m.kind, "conversation", "higher" if m.higher_is_better else "lower",
                "lyra-lab", _plain(m.doc)) for name, m in PHASE_FIGURES.items()]
     return ["## Measures", "",
             ("Each row's `metric` names a measure (`lyra_lab.measures.Measure.parse`). Its kind decides how it is "

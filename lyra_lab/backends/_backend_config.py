@@ -18,6 +18,7 @@ from lyra_lab._records import Schema, from_record, plain, record, to_record
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._prices import Price, price_for
 from lyra_lab.backends._retry import DEFAULT_MAX_ATTEMPTS, RetryPolicy
+from lyra_lab.backends._types import BackendSpec
 
 _POLICY_NAMES = {"base_delay_s": "retry_base_s", "max_delay_s": "retry_max_s",
                  "max_retry_after_s": "retry_after_max_s"}  # RetryPolicy field -> BackendConfig field
@@ -37,7 +38,7 @@ TRANSPORT_FIELDS: tuple[str, ...] = ("max_concurrency", "timeout_s", "max_attemp
                                      "retry_after_max_s")
 
 
-def result_settings(spec: str | Mapping[str, Any]) -> str | Mapping[str, Any]:
+def result_settings(spec: BackendSpec) -> BackendSpec:
     """A backend spec without its ``TRANSPORT_FIELDS``: what changes its answers (a cell id hashes this).
 
     A preset name, or a table that sets none of them, comes back as it is (the same hash as before).

@@ -239,13 +239,14 @@ def _fingerprint(spec: Mapping[str, Any], transport: bool = False) -> dict[str, 
     return out
 
 
-def _without_transport(spec: Mapping[str, Any]) -> dict[str, Any]:
+def _without_transport(spec: Mapping[str, object]) -> dict[str, object]:
     """``spec`` with its backends' transport settings left out (``lyra_lab.backends.result_settings``)."""
     from lyra_lab.backends import result_settings
 
     out = dict(spec)
-    if isinstance(out.get("backends"), list):
-        out["backends"] = [result_settings(b) if isinstance(b, (str, dict)) else b for b in out["backends"]]
+    backends = out.get("backends")
+    if isinstance(backends, list):
+        out["backends"] = [result_settings(b) if isinstance(b, (str, dict)) else b for b in backends]
     qa = out.get("qa")
     if isinstance(qa, dict):
         qa = dict(qa)

@@ -28,18 +28,22 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from lyra_lab._registry import ConfigError
+from lyra_lab.backends import EmbedderSpec
 from lyra_lab.memory import EntryKind
 from lyra_lab.replay import Pipeline, strategy_spec
+
+if TYPE_CHECKING:
+    from lyra_lab.experiments.grid._system_pipeline import SystemPipeline
 
 _BUDGET_WHY = "budget is only read by a rollup, and rollup is none"
 _CHUNKER_WHY = ("single_pass summarizes the joined transcript, which every built-in chunker restores "
                 "exactly; the chunker only labels the summary's decision")
 
 
-def check_recallers(pipelines: Sequence[Pipeline], recallers: Sequence[tuple[str, Any]]) -> None:
+def check_recallers(pipelines: Sequence[Pipeline], recallers: Sequence[tuple[str, object]]) -> None:
     """Raise ``ConfigError`` for a recaller that can never read a pipeline's memory."""
     for label, recaller in recallers:
         spec = strategy_spec(recaller)
@@ -55,7 +59,8 @@ def check_recallers(pipelines: Sequence[Pipeline], recallers: Sequence[tuple[str
                     "Fix: add a summarizer, set keep_raw = true, or give tiered coarse_kinds including \"chunk\".")
 
 
-def check_needs(recallers: Sequence[tuple[str, Any]], systems: Sequence[Any], embedders: Sequence[Any]) -> None:
+def check_needs(recallers: Sequence[tuple[str, object]], systems: Sequence[SystemPipeline],
+                embedders: Sequence[EmbedderSpec]) -> None:
     """Raise ``ConfigError`` for a recaller or system that needs an embedder when ``embedders`` has ``"none"``.
 
     Each strategy says what it needs (``BaseRecaller.needs_embedder``, ``MemorySystem.needs``); this
