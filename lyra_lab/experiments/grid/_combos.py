@@ -75,7 +75,7 @@ def check_needs(recallers: Sequence[tuple[str, object]], systems: Sequence[Syste
     needing += [f"system {s.system.label()!r}" for s in systems if s.system.needs().embedder]
     if needing:
         raise ConfigError(f"[run] embedders: \"none\" gives no embedder, but [grid] {', '.join(needing)} "
-                          "needs one; drop \"none\" or use a recaller that needs none (bm25, recency)")
+                          "needs one: name an embedder there instead of \"none\", or leave that strategy out")
 
 
 def _effective(p: Pipeline) -> dict[str, Any]:
