@@ -28,7 +28,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from lyra_lab.measures import measure_info, shown_in
+from lyra_lab.measures import MEASURES, measure_info, shown_in
 from lyra_lab.reports._agreement import split_judges
 from lyra_lab.stats import aggregate, group_columns
 
@@ -80,18 +80,22 @@ def expand_metrics(present: Sequence[str], patterns: Sequence[str]) -> list[str]
 def main_quality_metric(present: Sequence[str]) -> str | None:
     """The headline metric for plots and the category table: the fair one (see ``FAIR_NOTE``).
 
-    ``answer_in_context`` at the middle context budget if scored, else
-    ``evidence_recall@10`` (or the largest K), else a legacy ``recall@K``, else QA/retention.
+    The first measure the registry marks ``fair`` that the run scored, in its first unit: ``answer_in_context``
+    at the middle context budget, else ``evidence_recall@10`` (or the largest K); else a legacy ``recall@K``,
+    else QA/retention.
     """
-    in_context = expand_metrics(present, ["answer_in_context@Btok"])
-    if in_context:
-        return in_context[(len(in_context) - 1) // 2]
-    for base in ("evidence_recall", "recall"):
-        recalls = expand_metrics(present, [f"{base}@K"])
-        if f"{base}@10" in recalls:
+    fair = [(m.base, m.units[0]) for m in MEASURES.values() if m.fair and m.units] + [("recall", "k")]
+    for base, unit in fair:
+        if unit == "tok":
+            budgets = expand_metrics(present, [f"{base}@Btok"])
+            if budgets:
+                return budgets[(len(budgets) - 1) // 2]
+            continue
+        ks = expand_metrics(present, [f"{base}@K"])
+        if f"{base}@10" in ks:
             return f"{base}@10"
-        if recalls:
-            return recalls[-1]
+        if ks:
+            return ks[-1]
     for name in ("judge", "qa_f1", "retention", "context_retention"):
         if name in present:
             return name
