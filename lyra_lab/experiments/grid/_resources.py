@@ -215,7 +215,9 @@ class Resources:
     def _build_backend(self, spec: BackendSpec) -> Backend:
         label = spec_label(spec)
         if label in self._given_backends:
-            backend = given_backend(self._given_backends[label], label)
+            backend = self._given_backends[label]
+            if self.cache != "off":  # the caches key by identity: two given alike must not share answers
+                backend = given_backend(backend, label)
         else:
             from lyra_lab.backends import make_backend
 
