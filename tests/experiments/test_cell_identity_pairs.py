@@ -103,3 +103,13 @@ def test_dense_at_the_none_embedder_is_one_line_naming_the_key(write_toml, tmp_p
     assert "\n" not in err and "Traceback" not in err and "failed unexpectedly" not in err, err
     assert err.startswith("error:") and "[run] embedders" in err and "recaller 'dense'" in err, err
     assert not (tmp_path / "run").exists()
+
+
+def test_dense_at_the_none_embedder_is_a_config_error_from_the_api_too(write_toml):
+    from lyra_lab._registry import ConfigError
+
+    text = RUN.replace("[run]\n", '[run]\nbackends = ["fake"]\n').replace('"bm25"', '"bm25", "dense"')
+    with pytest.raises(ConfigError, match=r"\[run\] embedders: .*recaller 'dense' needs one"):
+        ExperimentSpec.from_toml(write_toml(text))
+    embeds = text.replace('embedders = ["none"]', 'embedders = ["hashing"]')
+    assert ExperimentSpec.from_toml(write_toml(embeds)).recallers  # with an embedder it is a grid
