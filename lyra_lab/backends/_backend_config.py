@@ -18,6 +18,7 @@ from lyra_lab._records import Schema, from_record, plain, record, to_record
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._prices import Price, price_for
 from lyra_lab.backends._retry import DEFAULT_MAX_ATTEMPTS, RetryPolicy
+from lyra_lab.backends._types import BackendSpec
 
 _POLICY_NAMES = {"base_delay_s": "retry_base_s", "max_delay_s": "retry_max_s",
                  "max_retry_after_s": "retry_after_max_s"}  # RetryPolicy field -> BackendConfig field
@@ -28,6 +29,23 @@ DUMMY_KEY = "sk-no-key-needed"  # local servers ignore the key but the client wa
 def _scrub(fields: dict[str, Any]) -> dict[str, Any]:
     # A record on disk never holds a key: the URL loses its credentials, credential-like params are masked.
     return redact({**fields, "base_url": safe_url(fields["base_url"])})
+
+
+#: How a backend is reached, not what it answers: how many calls at once, how long one attempt may take, how
+#: often and how patiently to retry.  A cell's identity leaves them out (``result_settings``), so tuning a grid's
+#: speed never re-runs its finished cells; the run's ``spec.json`` still records them.
+TRANSPORT_FIELDS: tuple[str, ...] = ("max_concurrency", "timeout_s", "max_attempts", "retry_base_s", "retry_max_s",
+                                     "retry_after_max_s")
+
+
+def result_settings(spec: BackendSpec) -> BackendSpec:
+    """A backend spec without its ``TRANSPORT_FIELDS``: what changes its answers (a cell id hashes this).
+
+    A preset name, or a table that sets none of them, comes back as it is (the same hash as before).
+    """
+    if isinstance(spec, str) or not any(k in spec for k in TRANSPORT_FIELDS):
+        return spec
+    return {k: v for k, v in spec.items() if k not in TRANSPORT_FIELDS}
 
 
 @record(Schema("backend_config", 1, legacy=1, encode=_scrub))

@@ -126,18 +126,17 @@ def plan_and_ask(spec, run_dir: Path, args: argparse.Namespace) -> dict | None:
     return forecast.to_dict()
 
 
-# Fair across memory kinds first (answer_in_context at a context budget, evidence recall), then the
-# flattering coverage recall beside them (see lyra_lab.reports._summary.FAIR_NOTE).
-COMPACT = ("pipeline", "n_probes", "answer_in_context@512tok", "evidence_recall@5", "coverage_recall@5", "mrr",
-           "qa_f1", "retention", "context_tokens", "summarize.latency_p50_s", "memory_tokens")
-
-
 def compact_table(summary: pd.DataFrame) -> str:
-    """The ``COMPACT`` columns of a summary.csv frame as text.
+    """The compact columns of a summary.csv frame as text: the measures whose ``shown.compact`` names them.
 
-    Each mean is followed by its own n (``0.857 n=7``); a degraded pipeline is marked ``⚠ degraded (n)``.
+    Fair across memory kinds first (answer_in_context at a context budget, evidence recall), then the
+    flattering coverage recall beside them (``lyra_lab.measures.MEASURES`` holds the order). Each mean is
+    followed by its own n (``0.857 n=7``); a degraded pipeline is marked ``⚠ degraded (n)``.
     """
-    shown = summary[[c for c in COMPACT if c in summary.columns]].copy()
+    from lyra_lab.measures import shown_in
+
+    columns = ("pipeline", "n_probes", *shown_in("compact"))
+    shown = summary[[c for c in columns if c in summary.columns]].copy()
     if "degraded" in summary.columns:  # a pipeline that fell back or lost calls is marked here too
         shown["pipeline"] = [p + (f" ⚠ degraded ({int(n)})" if n > 0 else "")
                              for p, n in zip(shown["pipeline"], summary["degraded"].fillna(0))]

@@ -190,16 +190,16 @@ def rescore(path: str | os.PathLike[str], run_dir: str | os.PathLike[str], chang
     return RescoreResult(rows, paid, tuple(row_differences(old, rows)), compared=True)
 
 
-def _timed(metric: str) -> bool:
-    """Time measured on this machine, or where an answer came from (paid then, cached now): not the result."""
-    return ("latency" in metric or metric.endswith("_s") or "seconds" in metric or "cached_calls" in metric
-            or ".paid_" in metric or metric.startswith("paid_"))
-
-
 def row_differences(old: pd.DataFrame, new: pd.DataFrame, limit: int = 5) -> list[str]:
-    """Where ``new`` differs from ``old`` (the first ``limit``), time measured on the machine left out."""
+    """Where ``new`` differs from ``old`` (the first ``limit``): results only, by each measure's declared kind.
+
+    Time measured on the machine and bookkeeping (where an answer came from: paid then, cached now) are left
+    out (``lyra_lab.measures.is_result``).
+    """
+    from lyra_lab.measures import is_result
+
     def keyed(df: pd.DataFrame) -> pd.DataFrame:
-        df = df[~df["metric"].astype(str).map(_timed)].drop(columns=[c for c in _NOT_COMPARED if c in df.columns])
+        df = df[df["metric"].astype(str).map(is_result)].drop(columns=[c for c in _NOT_COMPARED if c in df.columns])
         key = ["cell_id", "pipeline", "conversation_id", "probe_id", "metric"]
         extra = [c for c in ("judge",) if c in df.columns]
         df = df.astype(object).where(df.notna(), "<missing>").astype(str)  # NaN == NaN here

@@ -30,7 +30,8 @@ from lyra_lab.measures._judge_prompts import (
     TypedJudgePrompt,
 )
 from lyra_lab.measures._verdicts import VERDICTS, longmemeval_yes, mem0_label, parse_judgement
-from lyra_lab.measures._measure import MEASURES, Measure, MeasureInfo, measure_names
+from lyra_lab.measures._measure import (KINDS, MEASURES, PHASE_FIGURES, PHASE_SHOWN, Kind, Measure, MeasureInfo,
+                                        Shown, is_result, measure_info, measure_names, shown_in)
 from lyra_lab.measures._qa import ANSWER_PROMPTS, DEFAULT_ANSWER_PROMPT, AnswerPrompt, answer_probe, score_answer
 from lyra_lab.measures._retrieval import (
     any_recall_at,
@@ -78,7 +79,10 @@ __all__ = [
     "DEFAULT_SCORER",
     "JUDGE_PROMPTS",
     "LONGMEMEVAL_JUDGE",
+    "KINDS",
     "MEASURES",
+    "PHASE_FIGURES",
+    "PHASE_SHOWN",
     "SCORERS",
     "AnswerPrompt",
     "JudgeConfig",
@@ -86,7 +90,12 @@ __all__ = [
     "JudgePrompt",
     "JudgeResult",
     "Measure",
+    "Kind",
     "MeasureInfo",
+    "Shown",
+    "is_result",
+    "measure_info",
+    "shown_in",
     "MemoryFacts",
     "RankedEntries",
     "Recalled",

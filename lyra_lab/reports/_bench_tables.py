@@ -15,7 +15,10 @@ accuracy (the mean of the six types' means: NaN when a type has no question, as 
 accuracy, abstention accuracy over the questions whose id holds ``_abs`` apart; session recall_any/recall_all
 at 5 and 10 over the questions that are not abstentions.
 
-Each cell is a mean with its n (the questions behind it).
+Each cell is a mean with its n (the questions behind it).  Rows are the report's pipelines
+(``row_pipeline_labels``: the pipeline with its backend and embedder where they vary, judges in rows of
+their own), so two backends are never pooled into one figure; a pipeline that fell back or lost calls
+carries its mark and count (``⚠ degraded (4)``) and a note says what it lost.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from lyra_lab.reports._degraded import degraded_pipelines, relabel, warning
 from lyra_lab.reports._labels import DEFAULT_LOCOMO_LABELS, LOCOMO_LABELS, category_label
+from lyra_lab.stats import row_pipeline_labels
 
 LOCOMO_ORDER = (4, 1, 2, 3, 5)  # the release's print order (analyze_aggr_acc's keys)
 LONGMEMEVAL_TYPES = ("single-session-user", "single-session-preference", "single-session-assistant",
@@ -100,6 +105,16 @@ def _measures(df: pd.DataFrame, f1: bool) -> dict[str, pd.DataFrame]:
     return out
 
 
+def _pipelines(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The per-probe rows labelled as the report labels its pipelines, degraded ones marked; the notes to add."""
+    df = df.reset_index(drop=True)
+    df = df.assign(pipeline=row_pipeline_labels(df))  # backend/embedder where they vary, as summary.md
+    degraded = degraded_pipelines(df)
+    note = warning(degraded)
+    df = relabel(df, degraded)
+    return df[df["probe_id"].astype(str) != ""].copy(), [note] if note else []
+
+
 def _mean(rows: pd.DataFrame) -> tuple[float, int]:
     values = rows["value"].astype(float)
     return (float(values.mean()) if len(values) else float("nan")), int(len(values))
@@ -107,7 +122,7 @@ def _mean(rows: pd.DataFrame) -> tuple[float, int]:
 
 def locomo_table(df: pd.DataFrame, labels: str = DEFAULT_LOCOMO_LABELS) -> BenchmarkTable:
     """LoCoMo's table of a run's rows (see the module docstring); ``labels`` a ``LOCOMO_LABELS`` scheme."""
-    probes = df[df["probe_id"].astype(str) != ""].copy()
+    probes, marks = _pipelines(df)
     numbers = pd.to_numeric(probes["category"], errors="coerce")
     if numbers.isna().any() or not set(numbers.astype(int)) <= set(LOCOMO_ORDER):
         odd = sorted(set(probes.loc[numbers.isna() | ~numbers.isin(LOCOMO_ORDER), "category"].astype(str)))[:3]
@@ -138,6 +153,7 @@ def locomo_table(df: pd.DataFrame, labels: str = DEFAULT_LOCOMO_LABELS) -> Bench
         notes.append(f"F1 under the {', '.join(sorted(scorers - {'locomo'}))} scorer: LoCoMo's own rules "
                      "(category 5 right when the answer says it is not mentioned) are the `locomo` scorer "
                      "([qa] scorer = \"locomo\", or `lyra-lab rescore --scorer locomo`)")
+    notes += marks
     frame = pd.DataFrame(cells, columns=["pipeline", "measure", "column", "value", "n"])
     return BenchmarkTable("LoCoMo", frame, columns, tuple(notes))
 
@@ -152,7 +168,7 @@ def _scheme_source(labels: str) -> str:
 
 def longmemeval_table(df: pd.DataFrame) -> BenchmarkTable:
     """LongMemEval's table of a run's rows (see the module docstring)."""
-    probes = df[df["probe_id"].astype(str) != ""].copy()
+    probes, marks = _pipelines(df)
     types = set(probes["category"].dropna().astype(str))
     if not types or not types <= set(LONGMEMEVAL_TYPES):
         odd = sorted(types - set(LONGMEMEVAL_TYPES))[:3]
@@ -189,7 +205,7 @@ def longmemeval_table(df: pd.DataFrame) -> BenchmarkTable:
              + (f"NaN here, as there, since no question is of type {', '.join(missing)}" if missing
                 else "every type has questions"),
              "session recall (LongMemEval's turn-to-session rule) over the questions that are not abstentions, "
-             "as print_retrieval_metrics does"]
+             "as print_retrieval_metrics does"] + marks
     frame = pd.DataFrame(cells, columns=["pipeline", "measure", "column", "value", "n"])
     return BenchmarkTable("LongMemEval", frame, columns, tuple(notes))
 

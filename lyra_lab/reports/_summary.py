@@ -28,18 +28,13 @@ from typing import Sequence
 
 import pandas as pd
 
+from lyra_lab.measures import MEASURES, measure_info, shown_in
 from lyra_lab.reports._agreement import split_judges
 from lyra_lab.stats import aggregate, group_columns
 
-# Quality metrics shown with CIs, in this order: the fair ones first.  ``@K`` expands to every K of the
-# run, ``@Kmax`` to the largest, ``@Btok`` to every context budget.  ``recall@K``: runs written before
-# the metrics were renamed (it was coverage recall).
-QUALITY_METRICS: tuple[str, ...] = (
-    "answer_in_context@Btok", "evidence_recall@K", "evidence_recall@Btok", "coverage_recall@K",
-    "coverage_recall@Btok", "recall_all@K", "recall_any@K", "mrr", "ndcg@K", "ndcg_any@K",
-    "session_recall_all@K", "session_ndcg_any@K",
-    "qa_em", "qa_f1", "judge", "retention", "context_retention", "recall@K",
-)
+# What the summary shows, and in what order, is the measure registry's (``lyra_lab.measures.MEASURES``, each
+# measure's ``shown``): quality with CIs (fair ones first), the rest as means.  ``@K`` expands to every K of
+# the run, ``@Kmax`` to the largest, ``@Btok`` to every context budget.
 FAIR_NOTE = (
     "Fair across memory kinds: `answer_in_context@Btok` (is the gold answer in the context the recaller "
     "fills with B tokens; every pipeline gets the same room, and a summary counts only if its text kept the "
@@ -49,23 +44,9 @@ FAIR_NOTE = (
 FLATTERY_GAP = 0.2  # coverage recall this much above answer_in_context (absolute) for a summaries-only memory
 # Phase figures are as first paid (cache hits keep their original latency and cost);
 # ``paid_*`` and ``cached_calls`` say what this run paid (see experiments.cells._cell.phase_metrics).
-MEAN_METRICS: tuple[str, ...] = (
-    "context_tokens", "recall_latency_s",
-    "summarize.cost_usd", "summarize.latency_s", "summarize.latency_p50_s", "summarize.latency_p95_s",
-    "summarize.paid_cost_usd", "summarize.paid_latency_s", "summarize.cached_calls",
-    "rollup.cost_usd", "rollup.latency_s", "rollup.latency_p50_s", "rollup.latency_p95_s",
-    "rollup.paid_cost_usd", "rollup.paid_latency_s", "rollup.cached_calls",
-    "answer_cost_usd", "memory_tokens", "context_tokens@Btok",
-    "ingest.s_per_turn", "ingest.latency_s", "ingest.calls", "ingest.prompt_tokens", "ingest.completion_tokens",
-    "ingest.cost_usd", "ingest.items", "ingest.failed_calls", "ingest.bad_outputs", "open_s",
-)
 #: Per-probe latency percentiles over all of a pipeline's probes: (column, metric, percentile).
 LATENCY_PERCENTILES: tuple[tuple[str, str, float], ...] = (
     ("recall_latency_p50_s", "recall_latency_s", 50.0), ("recall_latency_p95_s", "recall_latency_s", 95.0))
-#: Measures that need hits traced to turns (by base name): "cannot trace" for a system that cannot.
-TURN_LEVEL = frozenset({"evidence_recall", "coverage_recall", "recall_all", "recall_any", "mrr", "ndcg", "ndcg_any",
-                        "session_recall", "session_recall_all", "session_recall_any", "session_ndcg_any",
-                        "distinct_session_ndcg_any", "recall"})
 CANNOT_TRACE = "cannot trace"
 _K_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<k>\d+)$")
 _B_METRIC = re.compile(r"^(?P<base>[a-z_]+)@(?P<k>\d+)tok$")
@@ -99,18 +80,22 @@ def expand_metrics(present: Sequence[str], patterns: Sequence[str]) -> list[str]
 def main_quality_metric(present: Sequence[str]) -> str | None:
     """The headline metric for plots and the category table: the fair one (see ``FAIR_NOTE``).
 
-    ``answer_in_context`` at the middle context budget if scored, else
-    ``evidence_recall@10`` (or the largest K), else a legacy ``recall@K``, else QA/retention.
+    The first measure the registry marks ``fair`` that the run scored, in its first unit: ``answer_in_context``
+    at the middle context budget, else ``evidence_recall@10`` (or the largest K); else a legacy ``recall@K``,
+    else QA/retention.
     """
-    in_context = expand_metrics(present, ["answer_in_context@Btok"])
-    if in_context:
-        return in_context[(len(in_context) - 1) // 2]
-    for base in ("evidence_recall", "recall"):
-        recalls = expand_metrics(present, [f"{base}@K"])
-        if f"{base}@10" in recalls:
+    fair = [(m.base, m.units[0]) for m in MEASURES.values() if m.fair and m.units] + [("recall", "k")]
+    for base, unit in fair:
+        if unit == "tok":
+            budgets = expand_metrics(present, [f"{base}@Btok"])
+            if budgets:
+                return budgets[(len(budgets) - 1) // 2]
+            continue
+        ks = expand_metrics(present, [f"{base}@K"])
+        if f"{base}@10" in ks:
             return f"{base}@10"
-        if recalls:
-            return recalls[-1]
+        if ks:
+            return ks[-1]
     for name in ("judge", "qa_f1", "retention", "context_retention"):
         if name in present:
             return name
@@ -137,8 +122,8 @@ def summarize_results(
         raise KeyError(f"results frame has no 'pipeline' column; it has {list(df.columns)}")
     df = split_judges(df)  # several judges are never pooled under one ``judge`` figure
     present = sorted(df["metric"].unique())
-    quality = expand_metrics(present, QUALITY_METRICS)
-    means = [m for m in MEAN_METRICS if m in present]
+    quality = expand_metrics(present, shown_in("summary", ("quality",)))
+    means = expand_metrics(present, shown_in("summary", ("cost", "timing", "bookkeeping")))
     wanted = df[df["metric"].isin(quality + means)]
     agg = aggregate(wanted, by=keys, n_resamples=n_resamples, confidence=confidence, seed=seed, cluster=cluster)
     groups = df[keys].drop_duplicates().sort_values(keys).reset_index(drop=True)
@@ -176,7 +161,8 @@ def summarize_results(
 
 def turn_level(metric: str) -> bool:
     """Whether ``metric`` needs hits traced to turns (``evidence_recall@10``, ``mrr``, ``ndcg@5`` ...)."""
-    return metric.split("@", 1)[0].split("[", 1)[0] in TURN_LEVEL
+    info = measure_info(metric.split("@", 1)[0].split("[", 1)[0])
+    return info is not None and info.traced
 
 
 MIN_CI_VALUES = 10  # fewer values than this behind a CI: warn that it is unreliable
@@ -185,7 +171,7 @@ MIN_CI_VALUES = 10  # fewer values than this behind a CI: warn that it is unreli
 def ci_warnings(df: pd.DataFrame, cluster: str | None = None) -> list[str]:
     """Warnings for the report: CIs that rest on one cluster or on few values, and ``flattery_warnings``."""
     keys = group_columns(df)
-    quality = expand_metrics(sorted(df["metric"].unique()), QUALITY_METRICS)
+    quality = expand_metrics(sorted(df["metric"].unique()), shown_in("summary", ("quality",)))
     part = df[df["metric"].isin(quality)]
     if part.empty:
         return []
@@ -260,14 +246,9 @@ def _label(index: object) -> str:
     return " | ".join(map(str, index)) if isinstance(index, tuple) else str(index)
 
 
-# The Markdown summary shows the headline columns, fair ones first; summary.csv and metrics.csv hold everything.
-MARKDOWN_METRICS: tuple[str, ...] = (
-    "answer_in_context@Btok", "evidence_recall@K", "coverage_recall@Kmax", "mrr", "ndcg@Kmax", "recall@K",
-    "qa_f1", "judge", "retention", "context_tokens", "recall_latency_p50_s", "recall_latency_p95_s",
-    "ingest.s_per_turn", "ingest.cost_usd", "ingest.items", "ingest.failed_calls",
-    "summarize.cost_usd", "summarize.latency_s", "summarize.latency_p95_s", "summarize.paid_latency_s",
-    "summarize.cached_calls", "rollup.cost_usd", "rollup.latency_s", "rollup.paid_latency_s",
-)
+# The Markdown summary shows the headline columns (each measure's ``shown.markdown``), fair ones first;
+# summary.csv and metrics.csv hold everything.
+MARKDOWN_METRICS: tuple[str, ...] = shown_in("markdown")
 
 
 def format_cells(summary: pd.DataFrame, keys: Sequence[str],

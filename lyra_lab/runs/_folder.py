@@ -130,7 +130,9 @@ class RunFolder:
                 raise ConfigError(
                     f"{self.path} holds a run of a different experiment spec; "
                     "use --fresh to start it over or --run-dir to choose another folder")
-            return
+            if _fingerprint(old, transport=True) == _fingerprint(plain, transport=True):
+                return
+            # the same experiment, its backends tuned (concurrency, timeouts, retries): record what runs now
         write_whole(path, json.dumps(SPEC.wrap(plain), indent=2, default=str, sort_keys=True) + "\n", durable=True)
 
     def attempts(self) -> list[dict[str, Any]]:
@@ -219,8 +221,11 @@ class _FolderLock:
             self._fh.close()
 
 
-def _fingerprint(spec: Mapping[str, Any]) -> dict[str, Any]:
-    # Where the file lives, its prose, the worker count and the cells in flight do not change results.
+def _fingerprint(spec: Mapping[str, Any], transport: bool = False) -> dict[str, Any]:
+    # Where the file lives, its prose, the worker count and the cells in flight do not change results, nor
+    # do the backends' transport settings (lyra_lab.backends.TRANSPORT_FIELDS) unless ``transport``.
+    if not transport:
+        spec = _without_transport(spec)
     recorded = spec.get("served")
     served: dict[str, str] = recorded if isinstance(recorded, dict) else {}
     out = {k: substitute(v, served) for k, v in spec.items()
@@ -231,6 +236,26 @@ def _fingerprint(spec: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(qa, dict) and isinstance(qa.get("judges"), list):  # judges' keys added later, at their defaults
         out["qa"] = {**qa, "judges": [{"controls": True, "corrected": False, **j} if isinstance(j, dict) else j
                                       for j in qa["judges"]]}
+    return out
+
+
+def _without_transport(spec: Mapping[str, object]) -> dict[str, object]:
+    """``spec`` with its backends' transport settings left out (``lyra_lab.backends.result_settings``)."""
+    from lyra_lab.backends import result_settings
+
+    out = dict(spec)
+    backends = out.get("backends")
+    if isinstance(backends, list):
+        out["backends"] = [result_settings(b) if isinstance(b, (str, dict)) else b for b in backends]
+    qa = out.get("qa")
+    if isinstance(qa, dict):
+        qa = dict(qa)
+        if isinstance(qa.get("backend"), dict):
+            qa["backend"] = result_settings(qa["backend"])
+        if isinstance(qa.get("judges"), list):
+            qa["judges"] = [{**j, "backend": result_settings(j["backend"])}
+                            if isinstance(j, dict) and isinstance(j.get("backend"), dict) else j for j in qa["judges"]]
+        out["qa"] = qa
     return out
 
 

@@ -268,12 +268,24 @@ def holm(p_values) -> np.ndarray:
     return out
 
 
-def compare_all(df: pd.DataFrame, metric: str, *, alpha: float = 0.05, higher_is_better: bool = True,
+def _higher_is_better(metric: str) -> bool:
+    """The registry's direction of ``metric`` (``lyra_lab.measures.Measure``); higher for a name it lacks."""
+    from lyra_lab.measures import Measure
+
+    try:
+        info = Measure.parse(metric).info
+    except ValueError:
+        return True
+    return True if info is None else info.higher_is_better
+
+
+def compare_all(df: pd.DataFrame, metric: str, *, alpha: float = 0.05, higher_is_better: bool | None = None,
                 **test: Unpack[PairedTestOptions]) -> pd.DataFrame:
     """Every pipeline against the best one on ``metric``, Holm-corrected over the comparisons.
 
     The best pipeline has the highest mean over its probes (lowest when
-    ``higher_is_better`` is False; seeds averaged within each probe first).
+    ``higher_is_better`` is False; None: as the measure registry says, ``MeasureInfo.higher_is_better``,
+    higher for a name it does not define; seeds averaged within each probe first).
     Returns one row per pipeline, best first then by mean: ``pipeline``,
     ``best``, ``metric``, ``mean``, ``difference`` (pipeline − best, paired),
     ``ci_low``, ``ci_high``, ``p_value``, ``p_holm``, ``not_worse_than_best``
@@ -281,6 +293,8 @@ def compare_all(df: pd.DataFrame, metric: str, *, alpha: float = 0.05, higher_is
     ``n_clusters``, ``n_dropped`` and ``method``.  The best's own row has
     difference 0 and no test.  ``test`` are ``PairedTest``'s fields (``cluster``, ``n_boot``…).
     """
+    if higher_is_better is None:
+        higher_is_better = _higher_is_better(metric)
     paired = PairedTest(**test)
     values = probe_values(df, metric, paired.cluster)
     per_probe = values.groupby(["label", "probe"])["value"].mean()

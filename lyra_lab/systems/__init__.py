@@ -27,7 +27,7 @@ from lyra_lab.systems._endpoint import OpenAIEndpoint
 from lyra_lab.systems._hits import as_memory_entries, as_memory_entry, as_recall_hits
 from lyra_lab.systems._mem0 import Mem0Session, Mem0System
 from lyra_lab.systems._mcp import McpLaunch, McpSession, McpSystem, served_pipeline_mcp
-from lyra_lab.systems._pipeline import PipelineSession, PipelineSystem
+from lyra_lab.systems._pipeline import PipelineRecaller, PipelineSession, PipelineSystem
 from lyra_lab.systems._protocol import PROTOCOL, ProtocolError
 from lyra_lab.systems._run import SystemProbe, SystemReplay, SystemRun, SystemRunOptions, run_system
 from lyra_lab.systems._served import ServedSession, ServedSystem
@@ -58,6 +58,7 @@ __all__ = [
     "MemorySystemError",
     "Needs",
     "OpenAIEndpoint",
+    "PipelineRecaller",
     "PipelineSession",
     "PipelineSystem",
     "ProtocolError",

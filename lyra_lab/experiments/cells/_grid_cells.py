@@ -7,9 +7,10 @@ cell id is a hash of what its rows depend on.  ``executor_of`` says how the cell
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator, NamedTuple
 
-from lyra_lab.backends import BackendSpec, EmbedderSpec
+from lyra_lab.backends import BackendSpec, EmbedderSpec, result_settings
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments.cells._cell import Cell, cell_id
 from lyra_lab.experiments.cells._kinds import PIPELINE_CELLS, SYSTEM_CELLS
@@ -30,7 +31,12 @@ class GridPoint(NamedTuple):
 
 
 def grid_points(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> Iterator[GridPoint]:
-    """Backend × embedder × seed × conversation (in that nesting), each with what every cell id hashes."""
+    """Backend × embedder × seed × conversation (in that nesting), each with what every cell id hashes.
+
+    A backend's transport settings (``lyra_lab.backends.TRANSPORT_FIELDS``: concurrency, timeouts, retries)
+    change how fast its answers come, not what they are: the ids leave them out (``result_settings``).
+    """
+    qa = qa_identity(spec)
     for backend in spec.backends:
         for embedder in spec.embedders:
             for seed in spec.seeds:
@@ -39,10 +45,20 @@ def grid_points(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> Ite
                         "corpus_sha256": corpus_sha256, "conversation_id": conv.id,
                         "sessions": [s.id for s in conv.sessions],
                         "probes": [p.id for p in corpus.probes_for(conv.id)],
-                        "backend": backend, "embedder": embedder, "seed": seed, "ks": list(spec.ks),
-                        "qa": vars_of(spec.qa),
+                        "backend": result_settings(backend), "embedder": embedder, "seed": seed, "ks": list(spec.ks),
+                        "qa": qa,
                     }
                     yield GridPoint(backend, embedder, seed, conv.id, payload)
+
+
+def qa_identity(spec: ExperimentSpec) -> dict[str, object]:
+    """``[qa]`` as cell ids hash it: its answering and judges' backends without their transport settings."""
+    qa = vars_of(spec.qa)
+    if qa["backend"]:
+        qa["backend"] = result_settings(qa["backend"])
+    qa["judges"] = tuple(j if result_settings(j.backend) is j.backend else replace(j, backend=result_settings(j.backend))
+                         for j in spec.qa.judges)
+    return qa
 
 
 def system_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list[Cell]:

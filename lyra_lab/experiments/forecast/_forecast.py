@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from lyra_lab.backends import BackendSpec, Embedder, EmbedderSpec, token_counter
+from lyra_lab.corpus import Corpus
 from lyra_lab.experiments.forecast._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBEDDER, Rates, busier_now, calibration,
                                              identity_key, measure_backend, measure_embedder)
 from lyra_lab.experiments.cells import Cell, alias_sources, cell_setup, grid_cells
 from lyra_lab.experiments.grid import ExperimentSpec, Injected, load_corpus, select, spec_label
-from lyra_lab.experiments.forecast._dry_run import BackendFacts, DryRun, DryRunModels, backend_facts, dry_run
+from lyra_lab.experiments.forecast._dry_run import BackendFacts, CellWork, DryRun, DryRunModels, backend_facts, dry_run
 from lyra_lab.experiments.forecast._reach import Destination, destinations
 from lyra_lab.experiments.forecast._work import Resume, decide
 from lyra_lab.runs import RunFolder, file_sha256
@@ -241,7 +242,7 @@ def conversation_controls(spec: ExperimentSpec, corpus: Any, conversation_id: st
     return [(p.id, c.answer) for p in judged for c in judge_controls(p, pool)]
 
 
-def judge_control_calls(spec: ExperimentSpec, todo: Sequence[Cell], corpus: Any,
+def judge_control_calls(spec: ExperimentSpec, todo: Sequence[Cell], corpus: Corpus,
                         backends: Sequence[BackendForecast]) -> ControlCalls | None:
     """The control calls of the cells ``todo`` (None when no judge sends controls).
 
@@ -289,7 +290,7 @@ def _backend_specs(spec: ExperimentSpec, todo: Sequence[Cell]) -> list[BackendSp
     return list({spec_label(s): s for s in specs}.values())
 
 
-def _cell_forecast(low: Any, high: Any) -> CellForecast:
+def _cell_forecast(low: CellWork, high: CellWork) -> CellForecast:
     def span(i: int) -> Span:
         return Span(sum(v[i] for v in low.calls.values()), sum(v[i] for v in high.calls.values()))
 
@@ -335,17 +336,29 @@ def _backend_rates(facts: BackendFacts, calibrate: bool, measure: bool) -> Rates
         return _kept_or_unknown(key)
 
     def run() -> Rates:
-        from lyra_lab.backends import make_backend
+        from lyra_lab._registry import ConfigError
+        from lyra_lab.backends import BackendError, make_backend
 
-        backend = make_backend(facts.spec)
+        backend = make_backend(_one_try(facts.spec))
 
         def complete(prompt: str, max_tokens: int) -> tuple[int, int]:
             usage = backend.complete([{"role": "user", "content": prompt}], max_tokens=max_tokens).usage
             return usage.prompt_tokens, usage.completion_tokens
 
-        return measure_backend(key, complete)
+        try:
+            return measure_backend(key, complete)
+        except BackendError as exc:  # one try, one line: a plan never sits in a server's retries
+            raise ConfigError(f"backend {facts.label!r} did not answer the plan's speed measurement, one try "
+                              f"({exc}): start its server or correct its URL") from None
 
     return calibration(key, run, force=calibrate)
+
+
+def _one_try(spec: BackendSpec) -> BackendSpec:
+    """``spec`` with one attempt a call: measuring a speed is one short try, never the run's retries."""
+    if isinstance(spec, str):
+        return {"preset": spec, "max_attempts": 1}
+    return {**spec, "max_attempts": 1}
 
 
 def _kept_or_unknown(key: str) -> Rates:

@@ -20,23 +20,30 @@
     restores it exactly, so the single call gets the same prompt; the chunker
     only labels the summary's ``decision`` meta, which nothing reads.
     (``map_reduce`` and no summarizer do depend on the chunker.)
+* **Needs**: a recaller (``needs_embedder()``) or a memory system (``needs().embedder``) that
+  embeds cannot run at the grid's ``"none"`` embedder: ``check_needs`` names the key at spec time,
+  so ``plan`` and ``run`` both stop in one line before anything runs.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from lyra_lab._registry import ConfigError
+from lyra_lab.backends import EmbedderSpec
 from lyra_lab.memory import EntryKind
 from lyra_lab.replay import Pipeline, strategy_spec
+
+if TYPE_CHECKING:
+    from lyra_lab.experiments.grid._system_pipeline import SystemPipeline
 
 _BUDGET_WHY = "budget is only read by a rollup, and rollup is none"
 _CHUNKER_WHY = ("single_pass summarizes the joined transcript, which every built-in chunker restores "
                 "exactly; the chunker only labels the summary's decision")
 
 
-def check_recallers(pipelines: Sequence[Pipeline], recallers: Sequence[tuple[str, Any]]) -> None:
+def check_recallers(pipelines: Sequence[Pipeline], recallers: Sequence[tuple[str, object]]) -> None:
     """Raise ``ConfigError`` for a recaller that can never read a pipeline's memory."""
     for label, recaller in recallers:
         spec = strategy_spec(recaller)
@@ -50,6 +57,25 @@ def check_recallers(pipelines: Sequence[Pipeline], recallers: Sequence[tuple[str
                     "keep_raw = false and rollups = [\"none\"]: memory holds only chunk entries, which tiered "
                     "never reads (it recalls turns and summary/digest/gist/fact entries), so it would score 0. "
                     "Fix: add a summarizer, set keep_raw = true, or give tiered coarse_kinds including \"chunk\".")
+
+
+def check_needs(recallers: Sequence[tuple[str, object]], systems: Sequence[SystemPipeline],
+                embedders: Sequence[EmbedderSpec]) -> None:
+    """Raise ``ConfigError`` for a recaller or system that needs an embedder when ``embedders`` has ``"none"``.
+
+    Each strategy says what it needs (``BaseRecaller.needs_embedder``, ``MemorySystem.needs``); this
+    asks them, never their names.
+    """
+    if not any(e in (None, "none") for e in embedders):
+        return
+    from lyra_lab.systems import PipelineRecaller
+
+    needing = [f"recaller {label!r}" for label, recaller in recallers
+               if isinstance(recaller, PipelineRecaller) and recaller.needs_embedder()]
+    needing += [f"system {s.system.label()!r}" for s in systems if s.system.needs().embedder]
+    if needing:
+        raise ConfigError(f"[run] embedders: \"none\" gives no embedder, but [grid] {', '.join(needing)} "
+                          "needs one: name an embedder there instead of \"none\", or leave that strategy out")
 
 
 def _effective(p: Pipeline) -> dict[str, Any]:

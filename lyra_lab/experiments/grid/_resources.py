@@ -121,6 +121,38 @@ class SeededBackend(BackendWrapper):
         return completion
 
 
+class GivenBackend(BackendWrapper):
+    """An in-process backend given by label (``Injected``), its label part of its identity.
+
+    Two objects given under different labels may share a name and model (two ``FakeLLM``s, two
+    notebook classes named alike); the response cache keys by identity, so without the label the
+    second would get the first's answers.  ``given_as`` tells them apart; all else passes through.
+    """
+
+    def __init__(self, inner: Backend, label: str):
+        super().__init__(inner)
+        self.label = label
+        self._caps: tuple[Capabilities, Capabilities] | None = None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        import dataclasses
+
+        inner = self.inner.capabilities
+        if self._caps is None or self._caps[0] is not inner:
+            self._caps = (inner, dataclasses.replace(inner, identity={**inner.identity, "given_as": self.label},
+                                                     description=inner.description))
+        return self._caps[1]
+
+
+def given_backend(backend: Backend, label: str) -> Backend:
+    """``backend`` as the run uses it under ``label``: an in-process one keyed by its label too (``GivenBackend``).
+
+    A backend that sends text to an endpoint is that endpoint's model (its identity says so) and passes as it is.
+    """
+    return GivenBackend(backend, label) if backend.capabilities.endpoint is None else backend
+
+
 @dataclass(frozen=True)
 class Injected:
     """Objects a run uses for spec labels instead of building them (tests, notebooks, your own models).
@@ -184,6 +216,8 @@ class Resources:
         label = spec_label(spec)
         if label in self._given_backends:
             backend = self._given_backends[label]
+            if self.cache != "off":  # the caches key by identity: two given alike must not share answers
+                backend = given_backend(backend, label)
         else:
             from lyra_lab.backends import make_backend
 

