@@ -42,6 +42,10 @@ class PipelineRecaller(Recaller, Protocol):
         """Whether its recall needs the cell's embedder."""
         ...
 
+    def needs_evidence(self) -> bool:
+        """Whether it must be told a probe's gold evidence (a ceiling: no memory system can serve it)."""
+        ...
+
 
 def pipeline_json(value: object) -> str:
     """A pipeline spec (dict, JSON text or ``Pipeline``) as canonical JSON of its resolved spec."""
@@ -100,6 +104,9 @@ class PipelineSystem(BaseSystem):
         if not isinstance(recaller, PipelineRecaller):
             raise ConfigError(f"system 'pipeline': recaller {type(recaller).__name__} has no needs_embedder() "
                               "(a recall.BaseRecaller has)")
+        if recaller.needs_evidence():
+            raise ConfigError(f"system 'pipeline': recaller {type(recaller).__name__} needs each probe's gold "
+                              "evidence, which a memory system is never told (use it in a grid's recallers)")
         return Pipeline.from_dict(json.loads(self.pipeline), regs), recaller
 
     def label(self) -> str:
