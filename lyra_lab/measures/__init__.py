@@ -30,6 +30,7 @@ from lyra_lab.measures._judge import (
     judge_answer,
     parse_judgement,
 )
+from lyra_lab.measures._in_context import EVIDENCE_IN_CONTEXT, evidence_in_context
 from lyra_lab.measures._measure import MEASURES, Measure, MeasureInfo, measure_names
 from lyra_lab.measures._qa import ANSWER_PROMPTS, DEFAULT_ANSWER_PROMPT, AnswerPrompt, answer_probe, score_answer
 from lyra_lab.measures._retrieval import (
@@ -63,6 +64,7 @@ from lyra_lab.measures._score import (
 from lyra_lab.measures._scorers import DEFAULT_SCORER, SCORERS, check_scorer, locomo_f1, locomo_normalize
 
 __all__ = [
+    "EVIDENCE_IN_CONTEXT",
     "CONTROL_KINDS",
     "ControlPool",
     "ControlVerdict",
@@ -78,6 +80,7 @@ __all__ = [
     "JUDGE_PROMPTS",
     "LONGMEMEVAL_JUDGE",
     "MEASURES",
+    "evidence_in_context",
     "SCORERS",
     "AnswerPrompt",
     "JudgeConfig",

@@ -93,6 +93,8 @@ MEASURES: dict[str, MeasureInfo] = dict([
           "judge's false-positive rate", higher_is_better=False),
     _info("retention", "the gold answer is still anywhere in memory (retention rule)"),
     _info("context_retention", "the gold answer is in the rendered context of the top K hits"),
+    _info("evidence_in_context", "1 if every evidence turn was held verbatim by a hit shown whole in the context "
+          "the answerer was given (answered probes; what splits QA into retrieval and answering)"),
     _info("context_tokens", "tokens of the rendered context", ("tok",), higher_is_better=False),
     _info("recall_latency_s", "wall time of the timed top-K recall call", higher_is_better=False),
     _info("answer_latency_s", "latency of the answering call", higher_is_better=False),

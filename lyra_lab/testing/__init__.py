@@ -15,12 +15,14 @@ from lyra_lab.testing._chunk_invariants import InvariantViolation, check_chunker
 from lyra_lab.testing._conversations import SPEAKERS, conversations, huge_lines, turn_texts, turns_strategy
 from lyra_lab.testing._recall_invariants import check_hits, check_recall, check_render, memory_stores
 from lyra_lab.testing._rollup_machine import rollup_machine, word_count
-from lyra_lab.testing._system_contract import (VOCABULARY, ContractQuery, check_answer, check_memory_system,
-                                               check_system_contract, contract_cases, fixed_case)
+from lyra_lab.testing._system_contract import (VOCABULARY, ContractOptions, ContractQuery, check_answer,
+                                               check_memory_system, check_system_contract, contract_cases,
+                                               fixed_case)
 
 __all__ = [
     "SPEAKERS",
     "VOCABULARY",
+    "ContractOptions",
     "ContractQuery",
     "InvariantViolation",
     "check_answer",

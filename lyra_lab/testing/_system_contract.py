@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Sequence
+from typing import Sequence, TypedDict, Unpack
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -103,10 +103,24 @@ def check_answer(system: MemorySystem, hits: Sequence[SystemHit], query: Contrac
         raise InvariantViolation(_name(system), "no duplicate hits", f"{where} returned {twice[0]} more than once")
 
 
+class ContractOptions(TypedDict, total=False):
+    """What a contract check gives the system and what it holds it to (each optional).
+
+    Attributes:
+        backend: the cell's backend, for a system that makes LLM calls (default None).
+        embedder: the cell's embedder, for a system that embeds (default None).
+        deterministic: the system claims the same turns give the same answers (default False).
+    """
+
+    backend: Backend | None
+    embedder: Embedder | None
+    deterministic: bool
+
+
 def _answers(system: MemorySystem, conversation: Conversation, queries: Sequence[ContractQuery],
-             backend: Backend | None, embedder: Embedder | None, empty_first: bool) -> list[tuple[SystemHit, ...]]:
+             options: ContractOptions, empty_first: bool) -> list[tuple[SystemHit, ...]]:
     turns = list(conversation.turns())
-    with system.open(conversation.id, backend, embedder) as session:
+    with system.open(conversation.id, options.get("backend"), options.get("embedder")) as session:
         if empty_first:
             for query in queries:
                 hits = list(session.query(query.text, query.k))
@@ -125,9 +139,8 @@ def _answers(system: MemorySystem, conversation: Conversation, queries: Sequence
     return answers
 
 
-def check_memory_system(system: MemorySystem, conversation: Conversation, queries: Sequence[ContractQuery], *,
-                        backend: Backend | None = None, embedder: Embedder | None = None,
-                        deterministic: bool = False) -> list[tuple[SystemHit, ...]]:
+def check_memory_system(system: MemorySystem, conversation: Conversation, queries: Sequence[ContractQuery],
+                        **options: Unpack[ContractOptions]) -> list[tuple[SystemHit, ...]]:
     """Run ``system`` over ``conversation`` and check every promise of the contract; return its answers.
 
     A fresh memory is asked every query before any turn (no error, no hits), then fed the turns in
@@ -138,17 +151,16 @@ def check_memory_system(system: MemorySystem, conversation: Conversation, querie
         system: the memory system under test.
         conversation: the turns to ingest.
         queries: the questions, each with its ``k``.
-        backend: the cell's backend, for a system that makes LLM calls.
-        embedder: the cell's embedder, for a system that embeds.
-        deterministic: the system claims the same turns give the same answers.
+        **options: ``ContractOptions``: the backend and embedder it is given, and whether it claims to be
+            deterministic.
 
     Raises:
         InvariantViolation: a broken promise, naming the system and the query.
         MemorySystemError: the system failed (an empty memory that cannot answer fails here too).
     """
-    answers = _answers(system, conversation, queries, backend, embedder, empty_first=True)
-    if deterministic:
-        again = _answers(system, conversation, queries, backend, embedder, empty_first=False)
+    answers = _answers(system, conversation, queries, options, empty_first=True)
+    if options.get("deterministic", False):
+        again = _answers(system, conversation, queries, options, empty_first=False)
         for query, first, second in zip(queries, answers, again):
             if [_comparable(h) for h in first] != [_comparable(h) for h in second]:
                 raise InvariantViolation(_name(system), "deterministic",
@@ -184,8 +196,11 @@ def contract_cases(draw: st.DrawFn, max_turns: int = 8) -> tuple[Conversation, l
 
 
 def fixed_case() -> tuple[Conversation, list[ContractQuery]]:
-    """The case every contract check runs first: six turns over two sessions, where every query matches
-    more turns than its ``k`` (a system that ignores ``k`` shows it), and one query that matches nothing."""
+    """The case every contract check runs first: six turns over two sessions.
+
+    Every query but one matches more turns than its ``k`` (a system that ignores ``k`` shows it); one
+    matches nothing.
+    """
     lines = [("kayak Lisbon", 60), ("kayak pottery", 120), ("Lisbon kayak museum", 180),
              ("pottery violin", 7 * 86400), ("kayak violin Zoë", 7 * 86400 + 60), ("李雷 pottery kayak", 7 * 86400 + 90)]
     turns = [Turn(f"D{1 + (i > 2)}:{i % 3 + 1}", "contract", f"contract/S{1 + (i > 2)}", ROLES[i % 2], text,
@@ -198,8 +213,8 @@ def fixed_case() -> tuple[Conversation, list[ContractQuery]]:
     return Conversation("contract", sessions), queries
 
 
-def check_system_contract(system: MemorySystem, *, backend: Backend | None = None, embedder: Embedder | None = None,
-                          deterministic: bool = False, max_examples: int = 5, shrink: bool = True) -> None:
+def check_system_contract(system: MemorySystem, *, max_examples: int = 5, shrink: bool = True,
+                          **options: Unpack[ContractOptions]) -> None:
     """Check the contract on ``fixed_case()``, then on ``max_examples`` drawn conversations (``contract_cases``).
 
     Each case opens one fresh memory (two with ``deterministic``), so a system that starts a process
@@ -209,20 +224,18 @@ def check_system_contract(system: MemorySystem, *, backend: Backend | None = Non
 
     Args:
         system: the memory system under test.
-        backend: the cell's backend, for a system that makes LLM calls.
-        embedder: the cell's embedder, for a system that embeds.
-        deterministic: the system claims the same turns give the same answers (checked on every example).
         max_examples: conversations drawn after the fixed case (0: none).
         shrink: shrink a failing example to a small one (each step runs the system again: a system that
             starts processes may prefer ``False``, the failing example as first found).
+        **options: ``ContractOptions``: the backend and embedder it is given, and whether it claims to be
+            deterministic (then checked on every case).
 
     Raises:
         InvariantViolation: the smallest failing example's broken promise.
         MemorySystemError: the system failed.
     """
     conversation, queries = fixed_case()
-    check_memory_system(system, conversation, queries, backend=backend, embedder=embedder,
-                        deterministic=deterministic)
+    check_memory_system(system, conversation, queries, **options)
     if max_examples < 1:
         return
     phases = tuple(Phase) if shrink else (Phase.explicit, Phase.generate)
@@ -231,8 +244,7 @@ def check_system_contract(system: MemorySystem, *, backend: Backend | None = Non
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
     @given(contract_cases())
     def run(case: tuple[Conversation, list[ContractQuery]]) -> None:
-        conversation, queries = case
-        check_memory_system(system, conversation, queries, backend=backend, embedder=embedder,
-                            deterministic=deterministic)
+        drawn, asked = case
+        check_memory_system(system, drawn, asked, **options)
 
     run()
