@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from lyra_lab.measures._in_context import EVIDENCE_IN_CONTEXT
+from lyra_lab.measures import EVIDENCE_IN_CONTEXT
 from lyra_lab.reports._sections import TableSection
 from lyra_lab.stats import BootstrapCI, cluster_bootstrap_ci, row_pipeline_labels
 
