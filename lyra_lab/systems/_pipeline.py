@@ -24,7 +24,7 @@ from lyra_lab._params import param
 from lyra_lab.backends import Backend, Embedder, FakeLLM
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import MemoryEntry
-from lyra_lab.recall import Recaller
+from lyra_lab.recall import BaseRecaller, Recaller
 from lyra_lab.replay import LiveSetup, Pipeline, PipelineMemory, Registries, strategy_spec
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._types import SYSTEMS, Declared, IngestReport, Needs, SystemHit
@@ -42,9 +42,6 @@ class PipelineRecaller(Recaller, Protocol):
         """Whether its recall needs the cell's embedder."""
         ...
 
-    def needs_evidence(self) -> bool:
-        """Whether it must be told a probe's gold evidence (a ceiling: no memory system can serve it)."""
-        ...
 
 
 def pipeline_json(value: object) -> str:
@@ -58,7 +55,11 @@ def recaller_json(value: object) -> str:
     if isinstance(value, str) and not value.lstrip().startswith("{"):
         value = {"name": value}
     spec = value if isinstance(value, Recaller) else _mapping(value, "recaller")
-    return json.dumps(strategy_spec(Registries.default().recallers.build(spec)), sort_keys=True)
+    recaller = Registries.default().recallers.build(spec)
+    if isinstance(recaller, BaseRecaller) and recaller.needs_evidence():
+        raise ConfigError(f"recaller {type(recaller).__name__} needs each probe's gold evidence, which a memory "
+                          "system is never told: list it among a grid's recallers instead")
+    return json.dumps(strategy_spec(recaller), sort_keys=True)
 
 
 def pipeline_param(doc: str) -> str:
@@ -104,9 +105,6 @@ class PipelineSystem(BaseSystem):
         if not isinstance(recaller, PipelineRecaller):
             raise ConfigError(f"system 'pipeline': recaller {type(recaller).__name__} has no needs_embedder() "
                               "(a recall.BaseRecaller has)")
-        if recaller.needs_evidence():
-            raise ConfigError(f"system 'pipeline': recaller {type(recaller).__name__} needs each probe's gold "
-                              "evidence, which a memory system is never told (use it in a grid's recallers)")
         return Pipeline.from_dict(json.loads(self.pipeline), regs), recaller
 
     def label(self) -> str:

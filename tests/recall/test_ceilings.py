@@ -16,7 +16,7 @@ from lyra_lab.memory import MemoryEntry, MemoryStore, hit_line
 from lyra_lab.recall import RECALLERS, Bm25, FullContext, Oracle, Query
 from lyra_lab.replay._ask import Asker, ContextRender
 from lyra_lab.replay._types import MemoryState
-from lyra_lab.systems import PipelineSystem
+from lyra_lab.systems import PipelineSystem, ServedSystem
 from tests.helpers.locomo import locomo_path
 from tests.systems.conftest import SYNTHETIC
 
@@ -92,9 +92,12 @@ def test_full_context_fills_the_same_budget_newest_first_and_drops_the_oldest():
     assert full.ranking.entries(10)[-1].id == "turn:1"  # the whole memory, read deeper
 
 
-def test_a_memory_system_refuses_the_oracle_in_one_line():
-    with pytest.raises(ConfigError, match="needs each probe's gold evidence, which a memory system is never told"):
-        PipelineSystem(recaller="oracle").build()
+@pytest.mark.parametrize("system", [PipelineSystem, ServedSystem])
+def test_a_memory_system_refuses_the_oracle_in_one_line(system):
+    with pytest.raises(ConfigError) as caught:
+        system(recaller="oracle")
+    assert "needs each probe's gold evidence, which a memory system is never told" in str(caught.value)
+    assert "\n" not in str(caught.value)
 
 
 def ceilings_run(tmp_path, corpus: dict[str, object]):
