@@ -42,7 +42,10 @@ def _distance(table: pd.DataFrame, label: str, ceiling: str, n_resamples: int, s
 
 
 def _fmt(ci: BootstrapCI) -> str:
-    return "—" if ci.n == 0 else f"{ci.mean:+.3f} [{ci.low:+.3f}, {ci.high:+.3f}] (n={ci.n})"
+    if ci.n == 0:
+        return "—"
+    mean, low, high = (round(x, 3) + 0.0 for x in (ci.mean, ci.low, ci.high))  # + 0.0: never "-0.000"
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}] (n={ci.n})"
 
 
 def ceiling_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> TableSection | None:

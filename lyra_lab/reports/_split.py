@@ -40,7 +40,8 @@ from lyra_lab.stats import BootstrapCI, cluster_bootstrap_ci, row_pipeline_label
 #: What "accuracy" is, first present wins: an LLM judge's verdict, else token F1.
 ACCURACY = ("judge", "qa_f1")
 TITLE = "Retrieval and answering apart"
-HEADER = ["pipeline", "n", "evidence in context", "accuracy | in", "n in", "accuracy | not in", "n not in"]
+HEADER = ["pipeline", "n", "evidence in context", "accuracy, evidence in", "n in", "accuracy, evidence not in",
+          "n not in"]
 GAP_HEADER = ["pipeline", "vs", "n", "Δ accuracy", "from retrieval", "from answering"]
 
 
@@ -161,7 +162,8 @@ def _fmt(ci: BootstrapCI, signed: bool = False) -> str:
     if ci.n == 0 or math.isnan(ci.mean):
         return "—"
     sign = "+" if signed else ""
-    return f"{ci.mean:{sign}.3f} [{ci.low:{sign}.3f}, {ci.high:{sign}.3f}]"
+    mean, low, high = (round(x, 3) + 0.0 for x in (ci.mean, ci.low, ci.high))  # + 0.0: never "-0.000"
+    return f"{mean:{sign}.3f} [{low:{sign}.3f}, {high:{sign}.3f}]"
 
 
 def split_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> SplitSection | None:

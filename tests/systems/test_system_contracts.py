@@ -56,7 +56,7 @@ CASES: dict[str, tuple[Callable[[pytest.FixtureRequest], MemorySystem], bool, in
     "pipeline-hybrid": (lambda request: PipelineSystem(pipeline=PIPE, recaller="hybrid"), True, 10),
     "stand-in": (lambda request: DeclaredSystem.of(Mem0System(), "low"), True, 10),
     "http": (_http, False, 6),
-    "mem0": (_mem0, True, 2),
+    "mem0": (_mem0, True, 1),
     # a process (npx and node, or lyra-lab serve-memory) per memory, seconds each: the fixed case alone
     "mcp": (_mcp, False, 0),
     "served": (lambda request: ServedSystem(via="http", pipeline=PIPE, recaller="bm25"), False, 0),
