@@ -31,6 +31,10 @@ def _needs_npx() -> None:
         pytest.skip(f"the reference MCP memory server needs npx: {exc}")
 
 
+def _needs_mcp() -> None:
+    pytest.importorskip("mcp", reason="the MCP client library is not installed (the mcp package)")
+
+
 def _needs_mem0() -> None:
     pytest.importorskip("mem0", reason="mem0 is not installed (the mem0ai package)")
 
@@ -40,8 +44,14 @@ def _http(request: pytest.FixtureRequest) -> MemorySystem:
 
 
 def _mcp(request: pytest.FixtureRequest) -> MemorySystem:
+    _needs_mcp()
     _needs_npx()
     return McpSystem()
+
+
+def _served_mcp(request: pytest.FixtureRequest) -> MemorySystem:
+    _needs_mcp()
+    return ServedSystem(via="mcp", pipeline=PIPE, recaller="bm25")
 
 
 def _mem0(request: pytest.FixtureRequest) -> MemorySystem:
@@ -60,7 +70,7 @@ CASES: dict[str, tuple[Callable[[pytest.FixtureRequest], MemorySystem], bool, in
     # a process (npx and node, or lyra-lab serve-memory) per memory, seconds each: the fixed case alone
     "mcp": (_mcp, False, 0),
     "served": (lambda request: ServedSystem(via="http", pipeline=PIPE, recaller="bm25"), False, 0),
-    "served-mcp": (lambda request: ServedSystem(via="mcp", pipeline=PIPE, recaller="bm25"), False, 0),
+    "served-mcp": (_served_mcp, False, 0),
 }
 
 
