@@ -5,6 +5,7 @@ recaller (the oracle's evidence recall is 1.0 there, on the synthetic corpus and
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +132,10 @@ def test_in_a_grid_the_oracle_recalls_every_evidence_turn_on_locomo(tmp_path):
     # every LoCoMo probe with evidence: its evidence turns are the oracle's context (none has more than 10)
     assert (oracle["value"] == 1.0).all(), oracle[oracle["value"] < 1.0][["probe_id", "value"]].head()
     assert means["bm25"] < 0.9
+
+
+def test_in_a_grid_the_oracle_recalls_the_has_answer_turns_of_longmemeval(tmp_path):
+    mini = Path(__file__).parents[1] / "fixtures" / "corpus" / "longmemeval_mini.json"
+    probes = ceilings_run(tmp_path, {"path": str(mini)})
+    _, oracle = oracle_recall(probes, "recall_all@10")  # LongMemEval's own rule
+    assert list(oracle["probe_id"]) == ["q1"] and (oracle["value"] == 1.0).all()  # q2_abs abstains: not scored
