@@ -63,7 +63,8 @@ KEY_DOCS: dict[str, dict[str, str]] = {
                           "the answering model: what QA and context_retention read (was context_budgets). Not "
                           "[run] score_at_tokens, which scores every pipeline at several sizes",
         "keep_raw": "true: raw turns stay in memory beside summaries; false: summaries replace them",
-        "recallers": "recaller specs, all evaluated on the same memory",
+        "recallers": "recaller specs, all evaluated on the same memory; the ceilings `oracle` (the gold evidence "
+                     "alone) and `full_context` (the whole history) list beside any of them",
         "systems": ("memory systems lyra-lab does not build (mem0, an MCP server, an HTTP service, a pipeline served "
                     "by `lyra-lab serve-memory`), each a pipeline of its own labelled by the system "
                     "(`mem0:raw`, `mcp:server-memory`, `served-http:...`): a name or a table (see Memory systems "

@@ -54,6 +54,7 @@ LONG_FILES = (
     "notebooks/test_notebooks.py",  # 60 s
     "notebooks/test_chunk_tuning_notebook.py",  # 59 s
     "experiments/test_external_systems_example.py",  # 110 s: lyra-lab run with mem0, npx, serve-memory
+    "systems/test_system_contracts.py",  # 35-85 s: the contract on every adapter (npx, serve-memory, mem0)
     "chunking/test_chunker_properties.py",  # 100 s over its cases
     "rollup/test_rollup_machines.py",  # 87 s
     "notebooks/test_property_testing_notebook.py",  # 35 s

@@ -30,6 +30,7 @@ from lyra_lab.measures._judge_prompts import (
     TypedJudgePrompt,
 )
 from lyra_lab.measures._verdicts import VERDICTS, longmemeval_yes, mem0_label, parse_judgement
+from lyra_lab.measures._in_context import EVIDENCE_IN_CONTEXT, evidence_in_context
 from lyra_lab.measures._measure import (KINDS, MEASURES, PHASE_FIGURES, PHASE_SHOWN, Kind, Measure, MeasureInfo,
                                         Shown, is_result, measure_info, measure_names, shown_in)
 from lyra_lab.measures._qa import ANSWER_PROMPTS, DEFAULT_ANSWER_PROMPT, AnswerPrompt, answer_probe, score_answer
@@ -64,6 +65,7 @@ from lyra_lab.measures._score import (
 from lyra_lab.measures._scorers import DEFAULT_SCORER, SCORERS, check_scorer, locomo_f1, locomo_normalize
 
 __all__ = [
+    "EVIDENCE_IN_CONTEXT",
     "CONTROL_KINDS",
     "ControlPool",
     "ControlVerdict",
@@ -83,6 +85,7 @@ __all__ = [
     "MEASURES",
     "PHASE_FIGURES",
     "PHASE_SHOWN",
+    "evidence_in_context",
     "SCORERS",
     "AnswerPrompt",
     "JudgeConfig",

@@ -163,6 +163,8 @@ MEASURES: dict[str, MeasureInfo] = dict([
     _info("retention", "the gold answer is still anywhere in memory (retention rule)", markdown=("",),
           compact=("",)),
     _info("context_retention", "the gold answer is in the rendered context of the top K hits"),
+    _info("evidence_in_context", "1 if every evidence turn was held verbatim by a hit shown whole in the context "
+          "the answerer was given (answered probes; what splits QA into retrieval and answering)"),
     _info("context_tokens", "tokens of the rendered context", ("tok",), kind="cost", markdown=("",),
           compact=("",)),
     _info("recall_latency_s", "wall time of the timed top-K recall call", kind="timing"),

@@ -1,7 +1,9 @@
 """Recall strategies over one conversation's memory, and the context block they feed a model.
 
+``oracle`` and ``full_context`` are ceilings to set beside them (``_ceilings``), not strategies.
+
 >>> sorted(RECALLERS.names())
-['bm25', 'dense', 'dense_ann', 'hybrid', 'recency', 'reference', 'tiered']
+['bm25', 'dense', 'dense_ann', 'full_context', 'hybrid', 'oracle', 'recency', 'reference', 'tiered']
 >>> RECALLERS.build({"name": "hybrid", "method": "weighted", "weight": 0.7})
 Hybrid(method='weighted', rrf_k=60, weight=0.7, candidates=50)
 """
@@ -11,6 +13,7 @@ from lyra_lab.memory import date_label
 from lyra_lab.recall._ann import AnnIndex, DenseAnn, ann_index
 from lyra_lab.recall._base import RECALLERS, BaseRecaller, render
 from lyra_lab.recall._bm25 import Bm25, Bm25Index, Tokenizer, bm25_index
+from lyra_lab.recall._ceilings import FullContext, Oracle, ceiling_names
 from lyra_lab.recall._dense import Dense
 from lyra_lab.recall._fusion import fuse, normalize, rrf_scores
 from lyra_lab.recall._hybrid import Hybrid, rrf_fuse, weighted_fuse
@@ -32,9 +35,11 @@ __all__ = [
     "Dense",
     "DenseAnn",
     "DenseIndex",
+    "FullContext",
     "Hit",
     "Hybrid",
     "KeyedView",
+    "Oracle",
     "Query",
     "Ranking",
     "Recaller",
@@ -45,6 +50,7 @@ __all__ = [
     "Tokenizer",
     "ann_index",
     "bm25_index",
+    "ceiling_names",
     "closeness",
     "date_label",
     "decay",

@@ -103,6 +103,14 @@ class BaseRecaller(Strategy):
         """Whether ``recall`` refuses to run without an embedder (checked before anything else)."""
         return False
 
+    def needs_evidence(self) -> bool:
+        """Whether it must be told the probe's gold evidence (``Query.evidence``): a ceiling, not a strategy."""
+        return False
+
+    def whole_memory(self) -> bool:
+        """Whether it is asked for every entry of the conversation instead of ``k`` (the budget cuts it)."""
+        return False
+
     def recall(self, store: MemoryStore, query: Query, k: int) -> list[Hit]:
         """The top ``k`` entries of ``query.conversation_id`` for ``query``, best first."""
         check_k(k)

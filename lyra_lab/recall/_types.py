@@ -39,6 +39,8 @@ class Query:
         now: the moment it is asked on the replay clock (recency, time spans).
         session_id: the current session, for recallers that treat it apart (``tiered``); None: the
             session of the latest entry.
+        evidence: the probe's gold evidence turn ids, given only to a recaller that declares
+            ``needs_evidence()`` (a ceiling such as ``oracle``); empty for every other recaller.
     """
 
     text: str
@@ -46,6 +48,7 @@ class Query:
     embedder: Embedder | None = None
     now: datetime | None = None
     session_id: str | None = None
+    evidence: tuple[str, ...] = ()
     _work: dict[Hashable, object] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def remember(self, key: Hashable, compute: Callable[[], T]) -> T:

@@ -27,7 +27,7 @@ from lyra_lab.backends import Embedder, LineMemoCounter, TokenCount, TokenCounte
 from lyra_lab.corpus import Probe
 from lyra_lab.matching import answer_token_recall, normalized_tokens
 from lyra_lab.memory import MemoryEntry, MemoryStore, entry_line, fit_context, memory_order
-from lyra_lab.recall import Query, Recaller
+from lyra_lab.recall import BaseRecaller, Query, Recaller
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 from lyra_lab.replay._ranking import DeepRanking
 from lyra_lab.replay._types import MemoryState, ProbeOutcome
@@ -174,12 +174,19 @@ class Asker:
         """Every recaller's outcome for ``probe`` at ``now`` (``memory``: the memory's state then)."""
         out = []
         for label, recaller in self.recallers.items():
-            query = Query(probe.question, self.conversation_id, embedder=self.embedders[label], now=now)
+            # what a recaller needs, it declares (the ceilings do): the evidence, or the whole memory
+            told = isinstance(recaller, BaseRecaller) and recaller.needs_evidence()
+            whole = isinstance(recaller, BaseRecaller) and recaller.whole_memory()
+            query = Query(probe.question, self.conversation_id, embedder=self.embedders[label], now=now,
+                          evidence=probe.evidence if told else ())
+            k = max(self.k, memory.entries) if whole else self.k
             start = time.perf_counter()
-            hits = tuple(recaller.recall(self.store, query, self.k))
+            hits = tuple(recaller.recall(self.store, query, k))
             latency = time.perf_counter() - start
             fit = fit_context([h.entry for h in hits], render.budget, render.count)
-            ranking = DeepRanking(recaller, self.store, query, [h.entry for h in hits], self.k)
+            ranking = DeepRanking(recaller, self.store, query, [h.entry for h in hits], k)
+            if k != self.k:  # the whole memory was asked for: its hits are what the context shows
+                hits = hits[:max(self.k, fit.whole + 1)]  # the whole entries and the one cut, if any
             out.append(ProbeOutcome(probe=probe, recaller=label, now=now, hits=hits, context=fit.text,
                                     context_tokens=fit.tokens, recall_latency_s=latency, memory=memory,
                                     ranking=ranking, count=render.count))

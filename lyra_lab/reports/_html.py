@@ -29,6 +29,7 @@ from lyra_lab.reports._compare_report import PairedSection
 from lyra_lab.reports._headline import Headline
 from lyra_lab.reports._judge_report import JudgeSection
 from lyra_lab.reports._planted_report import PlantedSection
+from lyra_lab.reports._sections import TableSection
 from lyra_lab.runs import LoggedProbes, logged_probes, run_corpus, turn_texts
 
 MAX_PROBES = 300  # drill-down size cap: a LoCoMo grid would otherwise make a file of tens of MB
@@ -199,6 +200,8 @@ class ReportPage:
         paired, judges: the paired-comparison and judge sections, when the run has them.
         headline: the lines the page opens on (the lead metric's best pipelines), above the first figure.
         planted: the share of hits that are planted turns, when the run's corpus has planted probes.
+        sections: more sections of notes and tables, after the judges (retrieval and answering apart,
+            the distance to the ceilings).
     """
 
     title: str
@@ -213,6 +216,7 @@ class ReportPage:
     judges: JudgeSection | None = None
     headline: Headline | None = None
     planted: PlantedSection | None = None
+    sections: list[TableSection] = field(default_factory=list)
 
 
 def render_html(page: ReportPage) -> str:
@@ -241,6 +245,11 @@ def render_html(page: ReportPage) -> str:
         body.append("<h2 id=judges>Judges</h2>")
         body += [f"<p>{_esc(n)}</p>" for n in judges.notes]
         for caption, header, rows in judges.tables:
+            body += [f"<p>{_esc(caption)}</p>", _table(header, rows)]
+    for section in page.sections:
+        body.append(f"<h2 id={section.anchor}>{_esc(section.title)}</h2>")
+        body += [f"<p>{_esc(n)}</p>" for n in section.notes]
+        for caption, header, rows in section.tables:
             body += [f"<p>{_esc(caption)}</p>", _table(header, rows)]
     if page.category_table is not None:
         body += ["<h2>By probe category</h2>", _table(*page.category_table)]

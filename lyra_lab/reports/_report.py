@@ -14,6 +14,10 @@ Reads the tidy rows (``lyra_lab.runs.load_results``) and writes into ``report/``
   lead metric (the summary's first quality metric), paired on the same probes,
   clustered by conversation, Holm-corrected (see ``_compare``), with
   ``paired_comparisons.csv`` and ``paired_differences.png``;
+* "Retrieval and answering apart" in ``summary.md``, for a run that answered probes: per pipeline the share
+  of probes with their evidence in the answerer's context and the accuracy either way, and how much of
+  each gap to the best pipeline comes from retrieval and from answering (see ``_split``); "Distance to
+  the ceilings", for a grid with ``oracle``/``full_context`` among its recallers (see ``_ceiling_report``);
 * "Planted turns among the hits" in ``summary.md``, for a corpus with planted probes: per pipeline,
   the share of its top-k hits that are planted turns, and a warning where planted text is in another
   language than the history (see ``_planted_report``);
@@ -45,8 +49,10 @@ from lyra_lab.reports._planted_report import planted_section
 from lyra_lab.reports._judge_report import judge_section
 from lyra_lab.reports._labels import label_categories
 from lyra_lab.reports._category_plot import by_category
+from lyra_lab.reports._ceiling_report import ceiling_section
 from lyra_lab.reports._latency_plot import latency_boxes
 from lyra_lab.reports._plots import quality_vs_context_tokens, quality_vs_cost
+from lyra_lab.reports._split import split_section
 from lyra_lab.reports._summary import (
     FAIR_NOTE,
     MARKDOWN_METRICS,
@@ -173,6 +179,9 @@ def write_report(
     if judges is not None:
         md.append(judges.markdown())
         written += [f for f in judges.files if f.suffix == ".csv"]
+    sections = [s for s in (split_section(marked, n_resamples, seed), ceiling_section(marked, n_resamples, seed))
+                if s is not None]  # retrieval and answering apart; the distance to the ceilings
+    md += [section.markdown() for section in sections]
     if by_cat is not None and metric is not None:
         md += [f"\n## {metric} by probe category\n", _category_caption(df, category_scheme) + "\n",
                format_markdown(_degraded.relabel(_ci_wide(by_cat, metric), degraded).drop(columns=constant),
@@ -213,7 +222,7 @@ def write_report(
         if {"probe_id", "conversation_id"} <= set(df.columns) else 0
     page = ReportPage(f"Report: {run_dir.name}", notes, warnings, format_cells(summary, shown, columns),
                       category_table, plots, probe_views(run_dir, df), n_probes, paired, judges,
-                      headline=headline(summary, metric, shown, degraded), planted=planted)
+                      headline=headline(summary, metric, shown, degraded), planted=planted, sections=sections)
     (out / "report.html").write_text(render_html(page), encoding="utf-8")
     return written + plots + [out / "report.html"]
 

@@ -24,7 +24,7 @@ from lyra_lab._params import param
 from lyra_lab.backends import Backend, Embedder, FakeLLM
 from lyra_lab.corpus import Turn
 from lyra_lab.memory import MemoryEntry
-from lyra_lab.recall import Recaller
+from lyra_lab.recall import BaseRecaller, Recaller
 from lyra_lab.replay import LiveSetup, Pipeline, PipelineMemory, Registries, strategy_spec
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._types import SYSTEMS, Declared, IngestReport, Needs, SystemHit
@@ -43,6 +43,7 @@ class PipelineRecaller(Recaller, Protocol):
         ...
 
 
+
 def pipeline_json(value: object) -> str:
     """A pipeline spec (dict, JSON text or ``Pipeline``) as canonical JSON of its resolved spec."""
     pipeline = value if isinstance(value, Pipeline) else Pipeline.from_dict(_mapping(value, "pipeline"))
@@ -54,7 +55,11 @@ def recaller_json(value: object) -> str:
     if isinstance(value, str) and not value.lstrip().startswith("{"):
         value = {"name": value}
     spec = value if isinstance(value, Recaller) else _mapping(value, "recaller")
-    return json.dumps(strategy_spec(Registries.default().recallers.build(spec)), sort_keys=True)
+    recaller = Registries.default().recallers.build(spec)
+    if isinstance(recaller, BaseRecaller) and recaller.needs_evidence():
+        raise ConfigError(f"recaller {type(recaller).__name__} needs each probe's gold evidence, which a memory "
+                          "system is never told: list it among a grid's recallers instead")
+    return json.dumps(strategy_spec(recaller), sort_keys=True)
 
 
 def pipeline_param(doc: str) -> str:

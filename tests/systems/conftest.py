@@ -1,8 +1,11 @@
-"""Helpers of the memory-system tests: the synthetic corpus, and the processes still running in a folder."""
+"""Helpers of the memory-system tests: the synthetic corpus, the example HTTP service, and the processes still
+running in a folder."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +78,17 @@ def synthetic():
 def conversation_and_probes(synthetic):
     conv = synthetic.conversations[0]
     return conv, [p for p in synthetic.probes if p.conversation_id == conv.id]
+
+
+@pytest.fixture
+def example_service():
+    """examples/http_memory_service.py on a free port, stopped after the test."""
+    proc = subprocess.Popen([sys.executable, str(REPO / "examples" / "http_memory_service.py"), "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("memory service on "), line
+        yield line.split()[-1]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -5,33 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
 from lyra_lab.backends import HashingEmbedder
 from lyra_lab.systems import HttpSystem, MemoryHttpServer, MemorySystemError, PipelineSystem, run_system
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def example_service():
-    """examples/http_memory_service.py on a free port, stopped after the test."""
-    proc = subprocess.Popen([sys.executable, str(REPO / "examples" / "http_memory_service.py"), "--port", "0"],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("memory service on "), line
-        yield line.split()[-1]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_the_example_service_runs_a_conversation_on_the_replay_clock(example_service, conversation_and_probes):

@@ -38,7 +38,7 @@ from lyra_lab.experiments.cells._cell import (Cell, add_control_rows, add_conver
 from lyra_lab.experiments.cells._setup import CellSetup
 from lyra_lab.experiments.grid import Resources, SeededBackend
 from lyra_lab.experiments.cells._failures import CELL_FAILURES, deterministic, failed_rows
-from lyra_lab.measures import ControlPool, JudgeResult, answer_scores, score_recall, session_map
+from lyra_lab.measures import ControlPool, JudgeResult, answer_scores, evidence_in_context, score_recall, session_map
 from lyra_lab.replay import EventLog, Pipeline, ProbeOutcome, ReplayResult, ReplaySetup, plan, replay_iter
 from lyra_lab.runs import DETAIL_EVENT, CellRows
 
@@ -240,6 +240,7 @@ def _add_probe(rows: CellRows, base: Mapping[str, object], item: Scored, answere
     verdicts: tuple[tuple[str, JudgeResult], ...] = ()
     if answered is not None and answered.answer is not None and setup.answering is not None:
         metrics.update(answer_scores(item.outcome.probe, answered.answer, setup.answering.scorer))
+        metrics.update(evidence_in_context(item.outcome))
         verdicts = answered.verdicts
     add_probe_rows(rows, base, item.outcome.probe, metrics, verdicts)
     if answered is not None and answered.controls:

@@ -44,7 +44,7 @@ from lyra_lab.experiments.cells._detail import probe_record
 from lyra_lab.experiments.cells._setup import CellSetup
 from lyra_lab.experiments.grid import SystemPipeline
 from lyra_lab.experiments.cells._system_recall import SystemMemory, context_counter, system_outcome
-from lyra_lab.measures import ControlPool, answer_scores, score_recall, session_map
+from lyra_lab.measures import ControlPool, answer_scores, evidence_in_context, score_recall, session_map
 from lyra_lab.replay import EventLog, ProbeOutcome
 from lyra_lab.runs import DETAIL_EVENT, CellRows
 from lyra_lab.systems import IngestReport, MemorySystem, SystemReplay
@@ -152,6 +152,7 @@ def run_system_cell(job: SystemCellJob) -> CellRows:
         metrics = dict(item.metrics)
         if answered is not None and answered.answer is not None and setup.answering is not None:
             metrics.update(answer_scores(probe, answered.answer, setup.answering.scorer))
+            metrics.update(evidence_in_context(item.outcome if system.traces() else item.outcome.untraced()))
         add_probe_rows(rows, base, probe, metrics, answered.verdicts if answered is not None else ())
         if answered is not None and answered.controls:
             add_control_rows(rows, base, probe, answered.controls)

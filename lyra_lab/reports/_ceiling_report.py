@@ -1,0 +1,78 @@
+"""The report's "Distance to the ceilings" section: each pipeline's accuracy against ``oracle`` and ``full_context``.
+
+A grid that lists the ceilings among its recallers (``recallers = ["bm25", "oracle", "full_context"]``)
+asks them of the same memory, in the same cells, as every other recaller.  Per pipeline this section
+gives its accuracy (the judge's verdict when judged, else ``qa_f1``: ``reports._split.ACCURACY``) and
+how far each ceiling of the same memory is above it: the mean paired difference (ceiling minus
+pipeline) over the probes both answered, with a 95% CI resampling whole conversations, and n.
+``oracle`` is the answerer's ceiling given perfect retrieval; ``full_context`` the long-context
+baseline (the whole history, newest kept, in the same context budget).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from lyra_lab.recall import ceiling_names
+from lyra_lab.reports._sections import TableSection
+from lyra_lab.reports._split import ACCURACY
+from lyra_lab.stats import BootstrapCI, cluster_bootstrap_ci, row_pipeline_labels
+
+TITLE = "Distance to the ceilings"
+_KEY = ["conversation_id", "probe_id", "seed"]
+
+
+def _accuracy(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """``label``, probe key, ``accuracy`` (several judges: their mean), ``recaller`` and ``cell_id`` per row."""
+    df = df.reset_index(drop=True)
+    rows = df[(df["metric"] == metric) & (df["probe_id"].astype(str) != "")].dropna(subset=["value"])
+    frame = pd.DataFrame({"label": row_pipeline_labels(df).loc[rows.index],
+                          "conversation_id": rows["conversation_id"].astype(str),
+                          "probe_id": rows["probe_id"].astype(str),
+                          "seed": rows["seed"] if "seed" in rows.columns else 0,
+                          "recaller": rows["recaller"].astype(str), "cell_id": rows["cell_id"].astype(str),
+                          "accuracy": rows["value"].astype(float)})
+    return frame.groupby(["label", *_KEY, "recaller", "cell_id"], as_index=False)["accuracy"].mean()
+
+
+def _distance(table: pd.DataFrame, label: str, ceiling: str, n_resamples: int, seed: int) -> BootstrapCI:
+    paired = table[table["label"] == label].merge(table[table["label"] == ceiling], on=_KEY, suffixes=("", "_c"))
+    return cluster_bootstrap_ci((paired["accuracy_c"] - paired["accuracy"]).to_numpy(float),
+                                paired["conversation_id"].tolist(), n_resamples, seed=seed)
+
+
+def _fmt(ci: BootstrapCI) -> str:
+    if ci.n == 0:
+        return "—"
+    mean, low, high = (round(x, 3) + 0.0 for x in (ci.mean, ci.low, ci.high))  # + 0.0: never "-0.000"
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}] (n={ci.n})"
+
+
+def ceiling_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> TableSection | None:
+    """The section; None unless the run answered probes under a ceiling recaller and another one."""
+    if not {"metric", "recaller", "cell_id", "probe_id"} <= set(df.columns):
+        return None
+    metric = next((m for m in ACCURACY if m in set(df["metric"])), None)
+    ceilings = ceiling_names()
+    if metric is None or not df["recaller"].astype(str).isin(ceilings).any():
+        return None
+    table = _accuracy(df, metric)
+    cells = table.groupby("label")["cell_id"].agg(frozenset)
+    recaller = table.groupby("label")["recaller"].first()
+    names = [c for c in ceilings if c in set(recaller)]
+    rows = []
+    for label in sorted(recaller.index[~recaller.isin(ceilings)]):
+        mean = table.loc[table["label"] == label, "accuracy"].mean()
+        found = {recaller[c]: c for c in recaller.index if recaller[c] in names and cells[c] == cells[label]}
+        if not found:
+            continue
+        rows.append([str(label), f"{mean:.3f}"] + [
+            _fmt(_distance(table, label, found[name], n_resamples, seed)) if name in found else "—" for name in names])
+    if not rows:
+        return None
+    notes = [f"Per pipeline, its `{metric}` and how far each ceiling of the same memory (the same cells) is "
+             "above it: mean of the paired difference, ceiling minus pipeline, over the probes both answered "
+             "[95% bootstrap CI, resampling whole conversations] (n). `oracle`: the context is the gold evidence "
+             "alone (perfect retrieval); `full_context`: the whole history, newest kept, in the same budget."]
+    header = ["pipeline", metric] + [f"to {name}" for name in names]
+    return TableSection(TITLE, "ceilings", notes, [(f"{metric}: distance to the ceilings", header, rows)])

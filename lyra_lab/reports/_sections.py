@@ -1,0 +1,34 @@
+"""A report section of notes and tables, written to summary.md and report.html alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lyra_lab.reports._compare_report import markdown_table
+
+#: One table of a section: its caption, header and ready-formatted cells.
+Table = tuple[str, list[str], list[list[str]]]
+
+
+@dataclass
+class TableSection:
+    """A titled section: paragraphs, then tables (each under its caption).
+
+    Attributes:
+        title: the section's heading.
+        anchor: its id in report.html.
+        notes: the paragraphs under the heading.
+        tables: ``(caption, header, rows)`` each.
+    """
+
+    title: str
+    anchor: str
+    notes: list[str]
+    tables: list[Table] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        """The section in Markdown (``summary.md``)."""
+        lines = [f"\n## {self.title}\n"] + [n + "\n" for n in self.notes]
+        for caption, header, rows in self.tables:
+            lines += [caption + "\n", *markdown_table(header, rows), ""]
+        return "\n".join(lines) + "\n"
