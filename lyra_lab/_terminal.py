@@ -118,3 +118,50 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     ('1 conversation', '2,046 turns', '3 memory systems')
     """
     return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def header_lines(name: str, width: int) -> list[str]:
+    """A column name broken into lines of at most ``width`` at its own joints (``_``, ``@``, ``.``).
+
+    >>> header_lines("answer_in_context@512tok", 10)
+    ['answer_in_', 'context', '@512tok']
+    """
+    pieces = re.findall(r"[^_@.]+[_.]?|@[^_@.]+[_.]?", name) or [name]
+    lines = [""]
+    for piece in pieces:
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines.append("")
+        lines[-1] += piece
+    return lines
+
+
+def columns_table(headers: list[str], rows: list[list[str]], labels: list[str], width: int = COLUMNS) -> str:
+    """Rows of short cells under headers broken at their joints, in blocks that fit ``width``.
+
+    ``labels`` head each row (a number, or ``n``); the columns that do not fit beside the first ones go in a
+    block below, with the labels again.
+    """
+    lead = max((len(label) for label in labels), default=0) + 2
+    sizes = [max(len(cell) for cell in [*(r[i] for r in rows), ""]) for i in range(len(headers))]
+    sizes = [max(size, 10) for size in sizes]  # room for a name's pieces (``evidence_``, ``recall@5``)
+    split = [header_lines(h, size) for h, size in zip(headers, sizes)]
+    sizes = [max(size, *(len(x) for x in lines)) for size, lines in zip(sizes, split)]
+    blocks: list[list[int]] = [[]]
+    used = lead
+    for i, size in enumerate(sizes):
+        if blocks[-1] and used + size + 2 > width:
+            blocks.append([])
+            used = lead
+        blocks[-1].append(i)
+        used += size + 2
+    out: list[str] = []
+    for block in blocks:
+        depth = max(len(split[i]) for i in block)
+        if out:
+            out.append("")  # a blank line between blocks
+        for level in range(depth):
+            out.append(" " * lead + "  ".join(
+                (split[i][level] if level < len(split[i]) else "").ljust(sizes[i]) for i in block).rstrip())
+        for label, row in zip(labels, rows):
+            out.append(label.rjust(lead - 2) + "  " + "  ".join(row[i].ljust(sizes[i]) for i in block).rstrip())
+    return "\n".join(out)

@@ -127,25 +127,43 @@ def plan_and_ask(spec, run_dir: Path, args: argparse.Namespace) -> dict | None:
 
 
 def compact_table(summary: pd.DataFrame) -> str:
-    """The compact columns of a summary.csv frame as text: the measures whose ``shown.compact`` names them.
+    """The compact measures of a summary.csv frame as text that fits 100 columns.
 
-    Fair across memory kinds first (answer_in_context at a context budget, evidence recall), then the
-    flattering coverage recall beside them (``lyra_lab.measures.MEASURES`` holds the order). Each mean is
-    followed by its own n (``0.857 n=7``); a degraded pipeline is marked ``⚠ degraded (n)``.
+    The pipelines are numbered and named first (with the probes each asked, and ``⚠ degraded (n)`` for a
+    pipeline that fell back or lost calls); then one row per pipeline under the measures whose
+    ``shown.compact`` names them, fair across memory kinds first (``lyra_lab.measures.MEASURES`` holds the
+    order), and a row ``n`` with the values each mean was computed over (beside a mean when the
+    pipelines' n differ).
     """
-    from lyra_lab.measures import shown_in
+    import pandas as pd
 
-    columns = ("pipeline", "n_probes", *shown_in("compact"))
-    shown = summary[[c for c in columns if c in summary.columns]].copy()
-    if "degraded" in summary.columns:  # a pipeline that fell back or lost calls is marked here too
-        shown["pipeline"] = [p + (f" ⚠ degraded ({int(n)})" if n > 0 else "")
-                             for p, n in zip(shown["pipeline"], summary["degraded"].fillna(0))]
-    for column in shown.columns:
-        if f"{column}_n" not in summary.columns:
-            continue
-        shown[column] = [("" if value != value else f"{value:.3f}") + ("" if n != n or value != value else f" n={int(n)}")
-                         for value, n in zip(summary[column], summary[f"{column}_n"])]
-    return shown.to_string(index=False, float_format="%.3f")
+    from lyra_lab._terminal import columns_table, human, wrap_line
+    from lyra_lab.measures import Measure, shown_in
+
+    measures = [c for c in shown_in("compact") if c in summary.columns]
+    lines = ["pipelines (probes asked):"]
+    for i, row in enumerate(summary.to_dict("records"), 1):
+        degraded, asked = row.get("degraded"), row.get("n_probes")
+        mark = f" ⚠ degraded ({int(degraded)})" if pd.notna(degraded) and degraded > 0 else ""
+        asked = f"  ({int(asked):,})" if pd.notna(asked) else ""
+        lines += wrap_line(f"{i:>3}  {row['pipeline']}{mark}{asked}")
+
+    def cell(measure: str, value: float, n: float, own_n: bool) -> str:
+        if value != value:
+            return ""
+        quality = Measure.parse(measure).info.kind == "quality"
+        text = f"{value:.3f}" if quality else human(float(value))
+        return text + (f" ({int(n)})" if own_n and n == n else "")
+
+    # the n of a mean that has a value (a measure with no value has n 0: nothing to show)
+    ns = {m: (summary[f"{m}_n"] if f"{m}_n" in summary.columns else pd.Series(float("nan"), index=summary.index))
+          .where(summary[m].notna()) for m in measures}
+    varies = {m: ns[m].dropna().nunique() > 1 for m in measures}
+    rows = [[cell(m, summary[m].iloc[i], ns[m].iloc[i], varies[m]) for m in measures] for i in range(len(summary))]
+    counts = ["(each)" if varies[m] else ("" if ns[m].dropna().empty else f"{int(ns[m].dropna().iloc[0]):,}")
+              for m in measures]
+    labels = [str(i) for i in range(1, len(summary) + 1)] + ["n"]
+    return "\n".join(lines + ["", columns_table(measures, rows + [counts], labels)])
 
 
 def finish(run_dir: Path, df, report: bool = True, compact: bool = False) -> int:
@@ -169,8 +187,9 @@ def finish(run_dir: Path, df, report: bool = True, compact: bool = False) -> int
 
             for line in warning_lines(run_planting_warnings(run_dir)):  # the figures above are not about own turns
                 print(line)
-            print("(each mean with n, the values it was computed over: probes for quality, conversations for "
-                  f"latency and memory; n_probes: the probes a pipeline asked; full table with 95% CIs: {summary})")
+            print("(n: the values each mean was computed over, probes for quality and conversations for latency "
+                  "and memory, beside a mean where pipelines differ; full table with 95% CIs: "
+                  f"{summary})")
         elif summary is not None:
             print(summary.read_text(encoding="utf-8"))
         print("wrote:")
