@@ -95,7 +95,7 @@ async def _closed(load: LoopLoad, spec: Bounds, workers: int, tick: Callable[[in
             start = time.perf_counter() - t0
             row = await load.call(i)
             end = time.perf_counter() - t0
-            rows.append(timed_record(i, start, start, end, row))
+            rows.append(timed_record(i, start, start, end, row, t0))
             tick(1)
 
     await asyncio.gather(*(worker() for _ in range(workers)))
@@ -113,7 +113,7 @@ async def _open(load: LoopLoad, spec: Bounds, rate: float, tick: Callable[[int],
             row = await load.call(i)
             end = time.perf_counter() - t0
         tick(1)
-        return timed_record(i, scheduled, sent, end, row)
+        return timed_record(i, scheduled, sent, end, row, t0)
 
     tasks = []
     for i, at in enumerate(arrivals):

@@ -234,7 +234,7 @@ def _closed(load: _Load, spec: SweepSpec, level: float, tick: Callable[[int], ob
                 raise
             end = time.perf_counter() - t0
             with lock:
-                rows.append(timed_record(i, start, start, end, row))
+                rows.append(timed_record(i, start, start, end, row, t0))
             tick(1)
 
     with ThreadPoolExecutor(int(level), thread_name_prefix="bench-worker") as pool:
@@ -253,7 +253,7 @@ def _open(load: _Load, spec: SweepSpec, level: float, tick: Callable[[int], obje
         row = load.call(i)
         end = time.perf_counter() - t0
         tick(1)
-        return timed_record(i, scheduled, sent, end, row)
+        return timed_record(i, scheduled, sent, end, row, t0)
 
     futures = []
     with ThreadPoolExecutor(spec.max_in_flight, thread_name_prefix="bench-arrival") as pool:

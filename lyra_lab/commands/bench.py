@@ -10,10 +10,11 @@ limit) and labels its results simulated; --backend simulated-gpu a GPU-shaped on
 (20 ms to first token, 2,000 tokens/s per stream, 256 served at once, no rate limit).
 
 Latencies are also printed under vLLM's names and definitions (as vllm bench
-serve reports them): TTFT, TPOT (first token excluded), ITL (per streamed chunk) and E2EL
-p50/p90/p99 in milliseconds, and with --slo ttft=0.5,tpot=0.05 (seconds; also
-e2el) the goodput: requests/s that met every target. TTFT, TPOT and ITL need
---stream.
+serve reports them): TTFT, TPOT (first token excluded), ITL (per streamed chunk), E2EL
+(to the last chunk carrying choices), the client queue (due to sent: slot waits and
+retries) and E2EL including it, p50/p90/p99 in milliseconds, and with --slo
+ttft=0.5,tpot=0.05 (seconds; also e2el) the goodput: requests/s that met every
+target. TTFT, TPOT and ITL need --stream.
 """
 
 from __future__ import annotations
@@ -27,11 +28,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from lyra_lab.commands._checks import Subparsers
 
 SHOWN = ("label", "mode", "level", "requests", "ok", "errors_by_status", "mean_attempts", "throughput_rps",
          "completion_tps", "total_tps", "latency_p50_s", "latency_p95_s", "latency_p99_s")
-SERVING_SHOWN = tuple(f"{m}_p{q}_s" for m in ("ttft", "tpot", "itl", "e2el") for q in (50, 90, 99))
+# vLLM's names (as ``vllm bench serve`` prints them), two tables of three so each line stays within 100 columns
+SERVING_TABLES = ((("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL")),
+                  (("e2el", "E2EL"), ("client_queue_time", "client queue"),
+                   ("e2el_including_client_queue", "E2EL incl. client queue")))
+STREAMED_ONLY = ("ttft", "tpot", "itl")
 
 
 def _numbers(kind: type):
@@ -130,17 +137,28 @@ def run(args: argparse.Namespace) -> int:
         print(table.to_string(index=False, float_format="%.3f"))
         print("(throughput: ok requests/s, completion and prompt+completion tokens/s; latency: seconds, end to end, "
               "ok requests" + (f"; goodput: ok requests/s meeting {_slo_text(slo)}" if slo else "") + ")")
-        serving = summary[["mode", "level", *SERVING_SHOWN]].copy()
-        serving["level"] = serving["level"].map("{:g}".format)
-        serving[list(SERVING_SHOWN)] = serving[list(SERVING_SHOWN)] * 1000
-        serving.columns = ["mode", "level", *(c.removesuffix("_s").replace("_", " ") for c in SERVING_SHOWN)]
-        print(serving.to_string(index=False, float_format="%.1f", na_rep="-"))
-        print("(milliseconds, as vllm bench serve defines them: TTFT to the first streamed chunk, TPOT excluding "
-              "the first token, ITL per streamed chunk, E2EL end to end; '-': not streamed)")
+        for shown in SERVING_TABLES:
+            print(serving_table(summary, shown).to_string(index=False))
+        print("(p50 / p90 / p99 in milliseconds, as vllm bench serve defines them: TTFT to the first streamed\n"
+              " chunk, TPOT excluding the first token, ITL per streamed chunk, E2EL from sending the request\n"
+              " that answered to its last chunk carrying choices, client queue from when it was due to that\n"
+              " send (slot waits, retries); '-': not streamed)")
     print(f"result folder: {out}")
     for path in paths:
         print(f"  {path}")
     return 0
+
+
+def serving_table(summary: pd.DataFrame, shown: tuple[tuple[str, str], ...]) -> pd.DataFrame:
+    """The ``shown`` metrics of each level as ``p50 / p90 / p99`` in ms; ``-`` where nothing was streamed."""
+    import pandas as pd
+
+    table = pd.DataFrame({"mode": summary["mode"], "level": summary["level"].map("{:g}".format)})
+    for metric, title in shown:
+        triples = [" / ".join(f"{1000 * row[f'{metric}_p{q}_s']:.1f}" for q in (50, 90, 99))
+                   if metric not in STREAMED_ONLY or row["streamed"] > 0 else "-" for _, row in summary.iterrows()]
+        table[f"{title} ms"] = triples
+    return table
 
 
 def _slo_text(slo: dict[str, float]) -> str:
