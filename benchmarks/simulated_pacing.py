@@ -1,4 +1,4 @@
-"""Does the simulated GPU-shaped server answer in the time its spec says, streamed and not? (issue 43)
+"""Does the simulated GPU-shaped server answer in the time its spec says, streamed and not (issue 43)?
 
 A stand-in for a GPU server must keep its own spec, or every streamed figure measured against it is
 the stand-in's. The server (``lyra_lab.bench.GPU_LIKE`` unless overridden: 20 ms to first token,
@@ -51,6 +51,7 @@ def one(client: httpx.Client, url: str, body: dict, stream: bool) -> tuple[float
 
 
 def main() -> None:
+    """Time each way against the spec and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=30, help="requests per way (default 30)")
     parser.add_argument("--max-tokens", type=int, default=64, help="completion tokens per request (default 64)")

@@ -9,7 +9,7 @@ carrying choices, and ``client_queue_time_s`` from due to that send (``_serving_
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, NamedTuple
 
 from lyra_lab.backends import BackendError, Completion
 from lyra_lab.bench._prompts import BenchPrompt
@@ -41,9 +41,24 @@ def answer_record(prompt: BenchPrompt, c: Completion) -> dict[str, Any]:
 _SENT_AT = "_sent_at"  # the answering request's send (a perf_counter instant), turned into the client queue
 
 
-def timed_record(seq: int, due_s: float, sent_s: float, end_s: float, row: dict[str, Any],
-                 t0: float) -> dict[str, Any]:
-    """Request ``seq``'s record: due (``start_s``), sent and answered, seconds into the level that began at ``t0``.
+class Times(NamedTuple):
+    """When one request was due, sent and answered (seconds into its level), and when the level began.
+
+    Attributes:
+        due_s: when it was due (a closed loop's worker took it; an open loop's arrival).
+        sent_s: when the load handed it to the backend.
+        end_s: when the backend's call returned.
+        t0: the level's start, a ``time.perf_counter()`` instant.
+    """
+
+    due_s: float
+    sent_s: float
+    end_s: float
+    t0: float
+
+
+def timed_record(seq: int, times: Times, row: dict[str, Any]) -> dict[str, Any]:
+    """Request ``seq``'s record: due (``start_s``), sent and answered, seconds into its level.
 
     ``latency_s`` runs from due to the call's return; ``client_queue_time_s`` (answered requests) from due to
     sending the request that answered: the backend's ``sent_at`` when it says (slot waits and retries inside
@@ -54,11 +69,11 @@ def timed_record(seq: int, due_s: float, sent_s: float, end_s: float, row: dict[
     queue = float("nan")
     if row.get("ok"):
         if isinstance(sent_at, float):
-            queue = sent_at - t0 - due_s
+            queue = sent_at - times.t0 - times.due_s
         else:
-            queue = sent_s - due_s + float(row.get("queue_s") or 0.0) + float(row.get("retry_s") or 0.0)
-    return {"seq": seq, "start_s": due_s, "sent_s": sent_s, "end_s": end_s, "latency_s": end_s - due_s,
-            "client_queue_time_s": queue, **row}
+            queue = times.sent_s - times.due_s + float(row.get("queue_s") or 0.0) + float(row.get("retry_s") or 0.0)
+    return {"seq": seq, "start_s": times.due_s, "sent_s": times.sent_s, "end_s": times.end_s,
+            "latency_s": times.end_s - times.due_s, "client_queue_time_s": queue, **row}
 
 
 def arrival_times(requests: int, rate: float, arrivals: str, seed: int) -> list[float]:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from lyra_lab.backends import BackendError, Completion, Usage
 from lyra_lab.bench import COLUMNS, BenchPrompt, summarize
-from lyra_lab.bench._request_records import answer_record, failure_record, timed_record
+from lyra_lab.bench._request_records import Times, answer_record, failure_record, timed_record
 from lyra_lab.bench._results import coerce
 
 T0 = 1000.0  # the level's start, a perf_counter instant
@@ -124,12 +124,12 @@ def lyra_record(seq: int, req: Streamed) -> dict:
     due_s, end_s = req.due - T0, req.returned - T0
     if not req.ok:
         row = failure_record(PROMPT, BackendError("b", "HTTP 503", 503))
-        return {**timed_record(seq, due_s, due_s, end_s, row, T0), **_keys()}
+        return {**timed_record(seq, Times(due_s, due_s, end_s, T0), row), **_keys()}
     c = Completion(text="x", usage=Usage(10, req.tokens, 0.0), latency_s=req.done_at - req.sent, backend="b",
                    model="m", ttft_s=req.content[0] - req.sent,
                    meta={"attempts": 1, "queue_s": 0.0, "retry_s": 0.0, "sent_at": req.sent,
                          "chunk_times_s": tuple(t - req.sent for t in req.content)})
-    return {**timed_record(seq, due_s, due_s, end_s, answer_record(PROMPT, c), T0), **_keys()}
+    return {**timed_record(seq, Times(due_s, due_s, end_s, T0), answer_record(PROMPT, c)), **_keys()}
 
 
 def _keys() -> dict:
@@ -216,7 +216,7 @@ def test_empty_series_report_zero_as_vllm_does():
 def test_a_non_streamed_answer_ends_at_its_bodys_last_byte_and_measures_no_ttft():
     c = Completion(text="x", usage=Usage(10, 5, 0.0), latency_s=0.2, backend="b", model="m",
                    meta={"attempts": 1, "queue_s": 0.0, "retry_s": 0.0, "sent_at": T0 + 0.05})
-    row = {**timed_record(0, 0.0, 0.0, 0.21, answer_record(PROMPT, c), T0), **_keys()}
+    row = {**timed_record(0, Times(0.0, 0.0, 0.21, T0), answer_record(PROMPT, c)), **_keys()}
     got = summarize(coerce(pd.DataFrame([row], columns=list(COLUMNS)))).iloc[0]
     assert got["e2el_p50_s"] == pytest.approx(0.2) and got["client_queue_time_p50_s"] == pytest.approx(0.05)
     assert got["streamed"] == 0 and got["ttft_p50_s"] == 0.0  # vLLM's 0; ``streamed`` says it is no measure
