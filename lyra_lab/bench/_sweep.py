@@ -14,10 +14,13 @@ request in flight on its own thread; the streamed requests of a backend that als
 completes on an event loop (``AsyncBackend``: ``OpenAIBackend``) are sent from one loop
 instead (``_on_loop``), since a thread per streamed request is woken for every chunk.
 The result's info says which (``client``: "event loop" or "threads").
-Latency here is end to end: waiting for a client slot, failed attempts and
-backoff included; ``service_s`` is the answering attempt alone. Streamed
-requests also record TTFT, TPOT and their inter-token gaps as ``vllm bench
-serve`` defines them (``_serving_metrics``).
+A record's ``latency_s`` is the call as the caller felt it, from due to return:
+waiting for a client slot, failed attempts and backoff included; ``service_s``
+is the answering attempt alone. Each answered request also records E2EL
+(``e2el_s``: the answering request sent to its last chunk carrying choices) and
+the client queue before that send (``client_queue_time_s``), and streamed ones
+TTFT, TPOT and their inter-token gaps, as ``vllm bench serve`` defines them
+(``_serving_metrics``). ``on_level`` hears of each level as it finishes.
 """
 
 from __future__ import annotations
