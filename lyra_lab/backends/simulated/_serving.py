@@ -46,7 +46,7 @@ class RequestRecord:
 
 @dataclasses.dataclass(frozen=True)
 class Pace:
-    """When each part of one answer is due, counted from the moment it started being served.
+    """When each part of one answer is due, counted from ``start`` (``Serving.pace``: its receipt plus any slot wait).
 
     The first token (a stream's first chunk) is due ``first_s`` after ``start``, token ``n``
     ``n / tokens_per_s`` after that. Each wait sleeps until its own deadline, so the time a
@@ -55,7 +55,7 @@ class Pace:
     says, streamed or not, and a token already due goes out without a sleep.
 
     Attributes:
-        start: when serving began (``time.monotonic()``, the event loop's clock too).
+        start: when its clock began (``time.monotonic()``, the event loop's clock too).
         first_s: time to first token.
         tokens_per_s: generation rate after it (None: instant).
     """
