@@ -5,7 +5,8 @@ the stand-in's. The server (``lyra_lab.bench.GPU_LIKE`` unless overridden: 20 ms
 2,000 tokens/s per stream) runs in its own process; a minimal client (``httpx.Client``, one request
 at a time, no retries, no records) times each request from sending it to the last byte of its
 answer, streamed (to the end of the event stream) and not; the server's own time for each (its request
-log: received to answered) is printed beside it. The spec's time for a request is
+log: received to answered) is printed beside it, and, first, what a request that asks for no answer
+(``GET /v1/models``) costs the same client on the same cores. The spec's time for a request is
 ``latency_s + completion_tokens / tokens_per_s`` (its usage's completion tokens). It prints, for
 each way, the median measured time over ``--requests`` requests, the spec's time, and their ratio;
 the target is within 5% (ratio 0.95-1.05).
@@ -64,6 +65,12 @@ def main() -> None:
           f"{spec.tokens_per_s:g} tokens/s, {args.max_tokens} tokens a request, {args.requests} requests a way")
     with ServerProcess(spec) as server, httpx.Client(timeout=30) as client:
         url = server.base_url + "/chat/completions"
+        trips = []
+        for _ in range(args.requests):  # what any request costs here, the answer aside
+            started = time.perf_counter()
+            client.get(server.base_url + "/models").read()
+            trips.append(time.perf_counter() - started)
+        print(f"a GET /v1/models round trip on these cores now: median {statistics.median(trips) * 1000:.1f} ms")
         for stream in (False, True):
             one(client, url, body, stream)  # warm-up: connection, imports
             server.reset()
