@@ -66,8 +66,9 @@ local_result.summary()[["label", "level", "requests", "ok", "throughput_rps", "c
                         "latency_p50_s", "latency_p95_s", "ttft_p50_s"]]
 
 # %% [markdown]
-# `ttft_p50_s` is empty for `local`: its preset does not stream (llama-cpp-python's server
-# reports token usage only for non-streamed answers), so there is no time to first token.
+# `ttft_p50_s` measures nothing for `local` (NaN, or 0 under vLLM's rule for an empty series, which
+# bench follows since issue 43): its preset does not stream (llama-cpp-python's server reports token
+# usage only for non-streamed answers), so there is no time to first token.
 #
 # ## 3. The simulated cloud endpoint
 #

@@ -162,7 +162,8 @@ def _to_json(c: Completion) -> str:
         "text": c.text, "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
         "cost_usd": u.cost_usd, "estimated": u.estimated, "latency_s": c.latency_s, "ttft_s": c.ttft_s,
         "backend": c.backend, "model": c.model, "simulated": c.simulated, "finish_reason": c.finish_reason,
-        "meta": {k: v for k, v in c.meta.items() if k != "chunk_times_s"},  # timings of no use in a cache
+        # timings of no use in a cache (sent_at: an instant of the process that sent it)
+        "meta": {k: v for k, v in c.meta.items() if k not in ("chunk_times_s", "sent_at")},
     }, default=str)
 
 

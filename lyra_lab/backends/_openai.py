@@ -205,10 +205,12 @@ class OpenAIBackend:
         concurrency slot, every attempt and every backoff. The completion's
         ``latency_s``/``ttft_s`` time the attempt that answered and
         ``attempts`` counts the requests sent; ``meta`` adds ``attempts``,
-        ``queue_s`` (waiting for a concurrency slot) and ``retry_s`` (failed
-        attempts and backoff before it), and for a streamed answer
-        ``chunk_times_s`` (when each chunk carrying choices arrived, seconds
-        into the answering attempt: what TTFT and inter-token latency are timed by).
+        ``queue_s`` (waiting for a concurrency slot), ``retry_s`` (failed
+        attempts and backoff, from the slot taken to the answering request sent),
+        ``sent_at`` (that send, a ``time.perf_counter()`` instant), and for a
+        streamed answer ``chunk_times_s`` (when each chunk carrying choices
+        arrived, seconds into the answering attempt: what TTFT, inter-token
+        latency and vLLM's end of a request, its last such chunk, are timed by).
 
         Raises:
             BackendError: HTTP status + provider message, once retries are spent
@@ -230,8 +232,7 @@ class OpenAIBackend:
                 times=CallTimes(self.config.timeout_s, deadline))
         finally:
             self._slots.release()
-        return self._completion(request.messages, answer, attempts, began - queued,
-                                time.perf_counter() - began - answer.latency_s)
+        return self._completion(request.messages, answer, attempts, began - queued, began)
 
     def _attempt(self, request: ChatRequest, timeout: float) -> Answer:
         # The raw body, timed from the moment the request is sent (``_mark_sent``) to its last
@@ -290,8 +291,7 @@ class OpenAIBackend:
                 self.name, (self._key,), times=CallTimes(self.config.timeout_s, deadline))
         finally:
             on_loop.slots.release()
-        return self._completion(request.messages, answer, attempts, began - queued,
-                                time.perf_counter() - began - answer.latency_s)
+        return self._completion(request.messages, answer, attempts, began - queued, began)
 
     async def aclose(self) -> None:
         """Close the running event loop's HTTP connections (the next call there opens new ones)."""
@@ -362,7 +362,7 @@ class OpenAIBackend:
                  self.name, exc.status_code)
 
     def _completion(self, messages: list[dict[str, Any]], answer: Answer, attempts: int,
-                    queue_s: float, retry_s: float) -> Completion:
+                    queue_s: float, began: float) -> Completion:
         estimated = answer.prompt_tokens is None or answer.completion_tokens is None
         if answer.prompt_tokens is not None and answer.completion_tokens is not None:
             prompt, completion = answer.prompt_tokens, answer.completion_tokens
@@ -372,7 +372,10 @@ class OpenAIBackend:
             prompt = sum(count(str(m.get("content") or "")) for m in messages) + framing
             completion = count(answer.text)
         usage = Usage(prompt, completion, self._price.cost(prompt, completion), calls=1, estimated=estimated)
-        meta: dict[str, object] = {"attempts": attempts, "queue_s": queue_s, "retry_s": max(0.0, retry_s),
+        # The answering request's send ends the client's own wait: slot, failed attempts, backoff.
+        sent_at = answer.sent_at if answer.sent_at is not None else began
+        meta: dict[str, object] = {"attempts": attempts, "queue_s": queue_s, "retry_s": max(0.0, sent_at - began),
+                                   "sent_at": sent_at,
                                    "price_known": self._price.known, "response_model": answer.response_model}
         if answer.chunk_times:
             meta["chunk_times_s"] = answer.chunk_times

@@ -94,13 +94,16 @@ class Answer:
     response_model: str | None
     fingerprint: str | None = None
     chunk_times: tuple[float, ...] = ()  # seconds from the request to each streamed chunk carrying choices
+    sent_at: float | None = None  # when the request was sent (a ``time.perf_counter()`` instant)
 
 
 class StreamAccumulator:
     """Collects a stream's chunks (decoded JSON objects): text, time to first token, finish reason, usage.
 
     ``chunk_times``: when each chunk carrying ``choices`` arrived (seconds after
-    ``started``), what vLLM's benchmark times TTFT and inter-token latency by.
+    ``started``), what vLLM's benchmark times TTFT, inter-token latency and a request's
+    end (E2EL: its last chunk carrying ``choices``) by; a chunk without them (the usage
+    chunk) and ``[DONE]`` are not timed.
     """
 
     def __init__(self, started: float | None = None) -> None:
@@ -138,7 +141,7 @@ class StreamAccumulator:
         prompt, completion = _usage_pair(self.usage)
         return Answer("".join(self.parts), self.finish_reason, prompt, completion,
                       time.perf_counter() - self.started, self.ttft_s, self.model, self.fingerprint,
-                      tuple(self.chunk_times))
+                      tuple(self.chunk_times), self.started)
 
 
 class EventReader:
@@ -263,7 +266,7 @@ def answer_from_body(body: bytes, started: float, ended: float) -> Answer:
     text = (message.get("content") if isinstance(message, Mapping) else None) or ""
     prompt, completion = _usage_pair(data.get("usage"))
     return Answer(text, choices[0].get("finish_reason"), prompt, completion, ended - started, None,
-                  data.get("model"), data.get("system_fingerprint"))
+                  data.get("model"), data.get("system_fingerprint"), sent_at=started)
 
 
 def answer_from_response(response: ChatCompletion | str | bytes, started: float) -> Answer:
@@ -274,7 +277,7 @@ def answer_from_response(response: ChatCompletion | str | bytes, started: float)
     text = getattr(choice.message, "content", None) or ""
     prompt, completion = _usage_pair(getattr(response, "usage", None))
     return Answer(text, choice.finish_reason, prompt, completion, time.perf_counter() - started, None,
-                  getattr(response, "model", None), getattr(response, "system_fingerprint", None))
+                  getattr(response, "model", None), getattr(response, "system_fingerprint", None), sent_at=started)
 
 
 def _usage_pair(usage: object) -> tuple[int | None, int | None]:

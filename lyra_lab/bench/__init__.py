@@ -18,13 +18,14 @@ from lyra_lab.bench._results import COLUMNS, BenchResult, combine, load_result
 from lyra_lab.bench._server_process import Served, ServerProcess
 from lyra_lab.bench._serving_metrics import SLO_METRICS, chunk_metrics, goodput, parse_slo, tpot
 from lyra_lab.bench._stats import SUMMARY_COLUMNS, error_counts, percentile, summarize
-from lyra_lab.bench._sweep import ARRIVALS, SweepSpec, backend_label, run_sweep
+from lyra_lab.bench._sweep import ARRIVALS, LevelDone, SweepSpec, backend_label, run_sweep
 
 __all__ = [
     "ARRIVALS",
     "CLOUD_LIKE",
     "COLUMNS",
     "GPU_LIKE",
+    "LevelDone",
     "SLO_METRICS",
     "SUMMARY_COLUMNS",
     "Served",

@@ -18,7 +18,7 @@ from typing import Any, Callable, Coroutine, Mapping, NamedTuple, Protocol, Sequ
 
 from lyra_lab.backends import AsyncBackend, BackendError, request_loop
 from lyra_lab.bench._prompts import BenchPrompt
-from lyra_lab.bench._request_records import answer_record, arrival_times, failure_record, timed_record
+from lyra_lab.bench._request_records import Times, answer_record, arrival_times, failure_record, timed_record
 
 
 class Bounds(Protocol):
@@ -95,7 +95,7 @@ async def _closed(load: LoopLoad, spec: Bounds, workers: int, tick: Callable[[in
             start = time.perf_counter() - t0
             row = await load.call(i)
             end = time.perf_counter() - t0
-            rows.append(timed_record(i, start, start, end, row))
+            rows.append(timed_record(i, Times(start, start, end, t0), row))
             tick(1)
 
     await asyncio.gather(*(worker() for _ in range(workers)))
@@ -113,7 +113,7 @@ async def _open(load: LoopLoad, spec: Bounds, rate: float, tick: Callable[[int],
             row = await load.call(i)
             end = time.perf_counter() - t0
         tick(1)
-        return timed_record(i, scheduled, sent, end, row)
+        return timed_record(i, Times(scheduled, sent, end, t0), row)
 
     tasks = []
     for i, at in enumerate(arrivals):

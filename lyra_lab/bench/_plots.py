@@ -147,6 +147,8 @@ def _tradeoff(ax: Axes, summary: pd.DataFrame, mode: str, slo: Mapping[str, floa
     top_x = 0.0
     for i, (label, g) in enumerate(_lines(summary, mode)):
         g = g[g[column].notna()] if column in g else g.iloc[0:0]
+        if metric != "e2el" and "streamed" in g:
+            g = g[g["streamed"] > 0]  # TTFT and TPOT were not measured there (vLLM's 0 for an empty series)
         if not len(g):
             continue
         color = f"C{i}"
@@ -269,7 +271,7 @@ def plot_tradeoff(summary: pd.DataFrame, ax: Axes | None = None, *, mode: str = 
     """Throughput against latency p90, one point per level, the SLO (``{"ttft": 0.5}``…) as a vertical line.
 
     The x axis is the p90 of the metric ``slo`` names first (end-to-end latency
-    without an SLO); levels whose p90 is missing (TTFT of unstreamed requests) are left out.
+    without an SLO); levels where it was not measured (TTFT and TPOT of unstreamed requests) are left out.
 
     Returns:
         The ``Figure`` drawn on.

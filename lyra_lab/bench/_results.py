@@ -26,11 +26,12 @@ if TYPE_CHECKING:
     from lyra_lab.backends import Backend
 
 COLUMNS = ("label", "backend", "model", "simulated", "mode", "level", "seq", "prompt_id", "start_s",
-           "sent_s", "end_s", "latency_s", "service_s", "ttft_s", "tpot_s", "itl_s", "queue_s", "retry_s",
+           "sent_s", "end_s", "latency_s", "service_s", "e2el_s", "client_queue_time_s", "ttft_s", "tpot_s", "itl_s",
+           "queue_s", "retry_s",
            "prompt_tokens", "completion_tokens", "tokens_estimated", "ok", "status", "error", "attempts",
            "finish_reason", "cached")
-_FLOATS = ("level", "start_s", "sent_s", "end_s", "latency_s", "service_s", "ttft_s", "tpot_s", "queue_s",
-           "retry_s")
+_FLOATS = ("level", "start_s", "sent_s", "end_s", "latency_s", "service_s", "e2el_s", "client_queue_time_s", "ttft_s",
+           "tpot_s", "queue_s", "retry_s")
 _INTS = ("seq", "prompt_tokens", "completion_tokens", "attempts")
 _BOOLS = ("simulated", "tokens_estimated", "ok", "cached")
 _STRS = ("label", "backend", "model", "mode", "prompt_id", "status", "error", "finish_reason")

@@ -6,13 +6,17 @@ Definitions (so figures from two runs mean the same thing):
   request's end;
 - ``throughput_rps`` counts successful requests per second of that duration,
   ``completion_tps`` their completion tokens per second;
-- latency percentiles are over successful requests, end to end, with numpy's
-  default (linear interpolation between order statistics);
+- latency percentiles (``latency_p50_s``…) are over successful requests, from
+  when each was due to when the backend's call returned (the caller's view), with
+  numpy's default (linear interpolation between order statistics);
 - ``errors_by_status`` counts failed requests by final HTTP status
   (``no-status`` for timeouts and connection errors); ``retried`` counts
   requests that needed more than one attempt, failed or not;
-- TTFT, TPOT, ITL and E2EL percentiles (p50/p90/p99), ``total_tps`` and
-  ``goodput_rps`` under latency targets are vLLM's (``_serving_metrics``).
+- TTFT, TPOT, ITL, E2EL, client queue time and E2EL including it (p50/p90/p99,
+  mean), ``total_tps`` and ``goodput_rps`` under latency targets are vLLM's
+  (``_serving_metrics``: an empty series is 0, as vLLM reports it);
+  ``streamed`` counts the successful requests answered as a stream (0: TTFT,
+  TPOT and ITL were not measured, whatever their 0 says).
 """
 
 from __future__ import annotations
@@ -22,14 +26,14 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from lyra_lab.bench._serving_metrics import serving_metrics
+from lyra_lab.bench._serving_metrics import SERIES, serving_metrics
 
 KEYS = ["label", "backend", "model", "simulated", "mode", "level"]
 SUMMARY_COLUMNS = KEYS + ["requests", "ok", "errors", "error_rate", "errors_by_status", "retried",
                           "mean_attempts", "duration_s", "throughput_rps", "completion_tps",
                           "mean_completion_tokens", "tokens_estimated", "latency_p50_s", "latency_p95_s",
-                          "latency_p99_s", "ttft_p50_s"]
-SERVING_COLUMNS = [f"{m}_{s}_s" for m in ("ttft", "tpot", "itl", "e2el") for s in ("p50", "p90", "p99", "mean")
+                          "latency_p99_s", "streamed", "ttft_p50_s"]
+SERVING_COLUMNS = [f"{m}_{s}_s" for m in SERIES for s in ("p50", "p90", "p99", "mean")
                    if f"{m}_{s}_s" not in SUMMARY_COLUMNS]  # ttft_p50_s is there already
 SUMMARY_COLUMNS += SERVING_COLUMNS + ["total_tps", "goodput_rps"]
 
@@ -62,7 +66,7 @@ def _level(group: pd.DataFrame, slo: Mapping[str, float] | None) -> dict[str, ob
         "latency_p50_s": percentile(ok["latency_s"], 50),
         "latency_p95_s": percentile(ok["latency_s"], 95),
         "latency_p99_s": percentile(ok["latency_s"], 99),
-        "ttft_p50_s": percentile(ok["ttft_s"], 50),
+        "streamed": int(ok["ttft_s"].notna().sum()),
         **serving_metrics(ok, duration, slo),
     }
 

@@ -14,10 +14,13 @@ request in flight on its own thread; the streamed requests of a backend that als
 completes on an event loop (``AsyncBackend``: ``OpenAIBackend``) are sent from one loop
 instead (``_on_loop``), since a thread per streamed request is woken for every chunk.
 The result's info says which (``client``: "event loop" or "threads").
-Latency here is end to end: waiting for a client slot, failed attempts and
-backoff included; ``service_s`` is the answering attempt alone. Streamed
-requests also record TTFT, TPOT and their inter-token gaps as ``vllm bench
-serve`` defines them (``_serving_metrics``).
+A record's ``latency_s`` is the call as the caller felt it, from due to return:
+waiting for a client slot, failed attempts and backoff included; ``service_s``
+is the answering attempt alone. Each answered request also records E2EL
+(``e2el_s``: the answering request sent to its last chunk carrying choices) and
+the client queue before that send (``client_queue_time_s``), and streamed ones
+TTFT, TPOT and their inter-token gaps, as ``vllm bench serve`` defines them
+(``_serving_metrics``). ``on_level`` hears of each level as it finishes.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence, 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import AsyncBackend, Backend, BackendError
 from lyra_lab.bench._prompts import BenchPrompt, prompts_sha256
-from lyra_lab.bench._request_records import answer_record, arrival_times, failure_record, timed_record
+from lyra_lab.bench._request_records import Times, answer_record, arrival_times, failure_record, timed_record
 
 if TYPE_CHECKING:
     from lyra_lab.bench._results import BenchResult
@@ -102,8 +105,36 @@ def backend_label(backend: Backend) -> str:
     return f"{backend.name}/{backend.model}" + (" (simulated)" if backend.capabilities.simulated else "")
 
 
-def run_sweep(backend: Backend, prompts: Sequence[BenchPrompt], spec: SweepSpec = SweepSpec(), *,
-              progress: bool | None = None, meta: Mapping[str, Any] | None = None) -> "BenchResult":
+@dataclass(frozen=True)
+class LevelDone:
+    """What a finished level did, for progress lines (``run_sweep``'s ``on_level``).
+
+    Attributes:
+        name: the level as the bars name it (``"c=4"``, ``"rate=2/s"``).
+        index: its place among the sweep's levels, from 1.
+        levels: how many levels the sweep has.
+        requests: requests sent at the level.
+        ok: those answered.
+        seconds: from its first request due to its last answered.
+    """
+
+    name: str
+    index: int
+    levels: int
+    requests: int
+    ok: int
+    seconds: float
+
+    def line(self) -> str:
+        """One line (well within 100 columns): ``level 2/4 c=2: 24 requests, 24 ok, 3.1 s, 7.7 ok req/s``."""
+        rate = f"{self.ok / self.seconds:.1f}" if self.seconds > 0 else "-"
+        return (f"level {self.index}/{self.levels} {self.name}: {self.requests} requests, {self.ok} ok, "
+                f"{self.seconds:.1f} s, {rate} ok req/s")
+
+
+def run_sweep(backend: Backend, prompts: Sequence[BenchPrompt], spec: SweepSpec = SweepSpec(), *,  # noqa: PLR0913
+              progress: bool | None = None, meta: Mapping[str, Any] | None = None,
+              on_level: Callable[[LevelDone], object] | None = None) -> "BenchResult":
     """Run every level of ``spec`` against ``backend`` and return one record per request.
 
     Args:
@@ -116,6 +147,7 @@ def run_sweep(backend: Backend, prompts: Sequence[BenchPrompt], spec: SweepSpec 
         spec: the levels and their bounds.
         progress: tqdm bars (None: only on a terminal).
         meta: more facts to keep with the result (the prompts' source…).
+        on_level: called with each level's ``LevelDone`` as it finishes (``lyra-lab bench`` prints its line).
 
     Raises:
         ConfigError: no prompts.
@@ -149,12 +181,15 @@ def run_sweep(backend: Backend, prompts: Sequence[BenchPrompt], spec: SweepSpec 
                 raise  # no answer at all (refused, timed out): a sweep would only record the same failure
             # the server answered (429, 5xx…): its failures belong in the records of the first level
     rows: list[dict[str, Any]] = []
-    for mode, level in levels:
+    for index, (mode, level) in enumerate(levels, 1):
         name = f"c={int(level)}" if mode == "closed" else f"rate={level:g}/s"
         with tqdm(total=spec.requests, desc=f"{label} {name}", unit="req",
                   disable=None if progress is None else not progress) as bar:
-            for row in _level(_Load(backend, prompts, params), spec, mode, level, bar.update):
-                rows.append({"mode": mode, "level": level, **row})
+            done = _level(_Load(backend, prompts, params), spec, mode, level, bar.update)
+        rows += [{"mode": mode, "level": level, **row} for row in done]
+        if on_level is not None:
+            seconds = max((r["end_s"] for r in done), default=0.0) - min((r["start_s"] for r in done), default=0.0)
+            on_level(LevelDone(name, index, len(levels), len(done), sum(bool(r["ok"]) for r in done), seconds))
     frame = records_frame(rows, backend, label)
     label = str(frame["label"].iloc[0]) if len(frame) else label  # "(simulated)" may have been added
     if frame["cached"].any():
@@ -234,7 +269,7 @@ def _closed(load: _Load, spec: SweepSpec, level: float, tick: Callable[[int], ob
                 raise
             end = time.perf_counter() - t0
             with lock:
-                rows.append(timed_record(i, start, start, end, row))
+                rows.append(timed_record(i, Times(start, start, end, t0), row))
             tick(1)
 
     with ThreadPoolExecutor(int(level), thread_name_prefix="bench-worker") as pool:
@@ -253,7 +288,7 @@ def _open(load: _Load, spec: SweepSpec, level: float, tick: Callable[[int], obje
         row = load.call(i)
         end = time.perf_counter() - t0
         tick(1)
-        return timed_record(i, scheduled, sent, end, row)
+        return timed_record(i, Times(scheduled, sent, end, t0), row)
 
     futures = []
     with ThreadPoolExecutor(spec.max_in_flight, thread_name_prefix="bench-arrival") as pool:

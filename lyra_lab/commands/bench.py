@@ -10,10 +10,11 @@ limit) and labels its results simulated; --backend simulated-gpu a GPU-shaped on
 (20 ms to first token, 2,000 tokens/s per stream, 256 served at once, no rate limit).
 
 Latencies are also printed under vLLM's names and definitions (as vllm bench
-serve reports them): TTFT, TPOT (first token excluded), ITL (per streamed chunk) and E2EL
-p50/p90/p99 in milliseconds, and with --slo ttft=0.5,tpot=0.05 (seconds; also
-e2el) the goodput: requests/s that met every target. TTFT, TPOT and ITL need
---stream.
+serve reports them): TTFT, TPOT (first token excluded), ITL (per streamed chunk), E2EL
+(to the last chunk carrying choices), the client queue (due to sent: slot waits and
+retries) and E2EL including it, p50/p90/p99 in milliseconds, and with --slo
+ttft=0.5,tpot=0.05 (seconds; also e2el) the goodput: requests/s that met every
+target. TTFT, TPOT and ITL need --stream.
 """
 
 from __future__ import annotations
@@ -27,11 +28,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from lyra_lab.commands._checks import Subparsers
 
-SHOWN = ("label", "mode", "level", "requests", "ok", "errors_by_status", "mean_attempts", "throughput_rps",
-         "completion_tps", "total_tps", "latency_p50_s", "latency_p95_s", "latency_p99_s")
-SERVING_SHOWN = tuple(f"{m}_p{q}_s" for m in ("ttft", "tpot", "itl", "e2el") for q in (50, 90, 99))
+SHOWN = ("mode", "level", "requests", "ok", "errors", "mean_attempts", "throughput_rps", "completion_tps", "total_tps")
+SHOWN_AS = {"mean_attempts": "attempts", "throughput_rps": "req/s", "completion_tps": "compl tok/s",
+            "total_tps": "all tok/s", "goodput_rps": "goodput req/s"}
+# vLLM's names (as ``vllm bench serve`` prints them), two tables of three so each line stays within 100 columns
+SERVING_TABLES = ((("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL")),
+                  (("e2el", "E2EL"), ("client_queue_time", "client queue"),
+                   ("e2el_including_client_queue", "E2EL incl. client queue")))
+STREAMED_ONLY = ("ttft", "tpot", "itl")
 
 
 def _numbers(kind: type):
@@ -73,15 +81,13 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seeds prompt order and Poisson arrivals")
     p.add_argument("--out", default=None, help="result folder (default runs/bench/<backend>-<UTC time>)")
     p.add_argument("--no-plots", action="store_true", help="do not write sweep.png")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", action="store_true", help="no progress bars, no line per finished level")
     p.add_argument("--verbose", action="store_true", help="log every retry (they are in the records anyway)")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab bench`` with the parsed ``args``; the exit code (0: done)."""
-    import pandas as pd
-
     from lyra_lab._registry import ConfigError
     from lyra_lab.bench import SweepSpec, bench_backend, cloud_like_server, gpu_like_server, parse_slo, run_sweep
     from lyra_lab.commands._checks import at_least_one
@@ -103,12 +109,14 @@ def run(args: argparse.Namespace) -> int:
     if args.stream:
         fields["stream"] = True
     progress = False if args.quiet else None
+    on_level = None if args.quiet else (lambda done: print(done.line(), flush=True))  # one line per level
     if args.backend in ("simulated", "simulated-gpu"):
         make_server = cloud_like_server if args.backend == "simulated" else gpu_like_server
         with make_server(seed=args.seed) as server:
             backend = bench_backend({"preset": f"simulated/{server.spec.model}", "base_url": server.base_url},
                                     cap, **fields)
-            result = run_sweep(backend, prompts, spec, progress=progress, meta={"prompt_source": source})
+            result = run_sweep(backend, prompts, spec, progress=progress, meta={"prompt_source": source},
+                               on_level=on_level)
             chat = server.chat_log()
             result.meta["simulated_server"] = {
                 **{k: v for k, v in dataclasses.asdict(server.spec).items() if k != "api_key"},
@@ -118,29 +126,52 @@ def run(args: argparse.Namespace) -> int:
         if args.backend.startswith("simulated"):
             raise ConfigError("--backend simulated takes no model: it starts its own simulated server")
         backend = bench_backend(args.backend, cap, **fields)
-        result = run_sweep(backend, prompts, spec, progress=progress, meta={"prompt_source": source})
+        result = run_sweep(backend, prompts, spec, progress=progress, meta={"prompt_source": source},
+                           on_level=on_level)
     if slo is not None:
         result.meta["slo"] = slo
     out = Path(args.out) if args.out else Path("runs") / "bench" / _folder_name(args.backend)
     paths = result.save(out, plots=not args.no_plots)
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
-        summary = result.summary()
-        table = summary[list(SHOWN) + (["goodput_rps"] if slo else [])]
-        table["level"] = table["level"].map("{:g}".format)
-        print(table.to_string(index=False, float_format="%.3f"))
-        print("(throughput: ok requests/s, completion and prompt+completion tokens/s; latency: seconds, end to end, "
-              "ok requests" + (f"; goodput: ok requests/s meeting {_slo_text(slo)}" if slo else "") + ")")
-        serving = summary[["mode", "level", *SERVING_SHOWN]].copy()
-        serving["level"] = serving["level"].map("{:g}".format)
-        serving[list(SERVING_SHOWN)] = serving[list(SERVING_SHOWN)] * 1000
-        serving.columns = ["mode", "level", *(c.removesuffix("_s").replace("_", " ") for c in SERVING_SHOWN)]
-        print(serving.to_string(index=False, float_format="%.1f", na_rep="-"))
-        print("(milliseconds, as vllm bench serve defines them: TTFT to the first streamed chunk, TPOT excluding "
-              "the first token, ITL per streamed chunk, E2EL end to end; '-': not streamed)")
+    print_summary(result.summary(), slo)
     print(f"result folder: {out}")
     for path in paths:
         print(f"  {path}")
     return 0
+
+
+def print_summary(summary: pd.DataFrame, slo: dict[str, float] | None) -> None:
+    """Each backend's levels: counts and rates, the call's latency, then vLLM's serving metrics; lines <= 100 columns."""
+    for label, levels in summary.groupby("label", sort=False):
+        print(label)
+        table = levels[list(SHOWN) + (["goodput_rps"] if slo else [])].copy()
+        table["level"] = table["level"].map("{:g}".format)
+        print(table.rename(columns=SHOWN_AS).to_string(index=False, float_format="%.2f"))
+        for _, row in levels[levels["errors"] > 0].iterrows():
+            print(f"  errors at {row['mode']} {row['level']:g}: {row['errors_by_status']}")
+        print(triple_table(levels, (("latency", "call latency"),), (50, 95, 99)).to_string(index=False))
+        for shown in SERVING_TABLES:
+            print(triple_table(levels, shown).to_string(index=False))
+    print("\n".join([
+        "(req/s: ok requests/s; compl tok/s, all tok/s: completion, prompt+completion tokens/s;",
+        *([f" goodput: ok requests/s meeting {_slo_text(slo)};"] if slo else []),
+        " call latency: from due to the call's return, p50 / p95 / p99 ms, ok requests;",
+        " the rest: p50 / p90 / p99 ms as vllm bench serve defines them: TTFT to the first streamed",
+        " chunk, TPOT excluding the first token, ITL per streamed chunk, E2EL from sending the request",
+        " that answered to its last chunk carrying choices, client queue from due to that send (slot",
+        " waits, retries); '-': not streamed)"]))
+
+
+def triple_table(summary: pd.DataFrame, shown: tuple[tuple[str, str], ...],
+                 percentiles: tuple[int, int, int] = (50, 90, 99)) -> pd.DataFrame:
+    """The ``shown`` metrics of each level as three percentiles in ms; ``-`` where nothing was streamed."""
+    import pandas as pd
+
+    table = pd.DataFrame({"mode": summary["mode"], "level": summary["level"].map("{:g}".format)})
+    for metric, title in shown:
+        triples = [" / ".join(f"{1000 * row[f'{metric}_p{q}_s']:.1f}" for q in percentiles)
+                   if metric not in STREAMED_ONLY or row["streamed"] > 0 else "-" for _, row in summary.iterrows()]
+        table[f"{title} ms"] = triples
+    return table
 
 
 def _slo_text(slo: dict[str, float]) -> str:

@@ -127,3 +127,19 @@ def test_an_error_inside_a_stream_is_retried_and_the_retry_answers(error_server)
 def test_an_error_inside_a_stream_reaches_the_user_with_the_providers_message(error_server):
     with pytest.raises(BackendError, match="upstream overloaded \\(provider words\\)"):
         _backend(error_server, attempts=1).complete([{"role": "user", "content": "hi"}])
+
+
+def test_the_last_chunk_carrying_choices_is_timed_not_the_usage_chunk_or_done(monkeypatch):
+    # A clock that moves 10 ms for every reading: each chunk, the usage chunk, [DONE] and answer() come later.
+    from lyra_lab.backends import _openai_stream
+
+    ticks = iter(i / 100 for i in range(100))
+    monkeypatch.setattr(_openai_stream.time, "perf_counter", lambda: next(ticks))
+    acc = StreamAccumulator()  # started at 0.00
+    read_events(lines(chunk("Bob "), chunk("sold it."), chunk(finish="stop"),
+                      chunk(usage={"prompt_tokens": 12, "completion_tokens": 3}), "data: [DONE]"), acc, REQUEST)
+    answer = acc.answer()
+    # the three chunks carrying choices (TTFT read once more in between), then usage and [DONE] untimed
+    assert answer.chunk_times == pytest.approx((0.01, 0.03, 0.04))
+    assert answer.latency_s > answer.chunk_times[-1]  # the stream's end came after its last content chunk
+    assert answer.sent_at == 0.0

@@ -165,3 +165,30 @@ def test_an_unreachable_backend_fails_at_warm_up_instead_of_recording_every_fail
     backend = bench_backend({"preset": f"llamacpp/http://127.0.0.1:{port}/v1"}, 2, max_attempts=1)
     with pytest.raises(BackendError, match="no HTTP status"):
         run_sweep(backend, PROMPTS, SweepSpec(concurrency=(1, 2), requests=50), progress=False)
+
+
+@BOTH_LOADS
+def test_retries_and_slot_waits_are_the_client_queue_not_e2el(stream):
+    # One slot in the client for 2 workers, the first attempt of the first request answered 503 then retried
+    # 0.2 s later: that wait and the other worker's wait for the slot are client queue, each request's E2EL
+    # runs from sending the request that answered to its last chunk carrying choices (vLLM's rules).
+    with SimulatedServer(latency_s=0.05, tokens_per_s=400) as server:
+        server.enqueue("503")
+        backend = make_backend({"preset": "simulated", "base_url": server.base_url, "max_concurrency": 1,
+                                "stream": stream, "max_attempts": 2, "retry_base_s": 0.2, "retry_max_s": 0.2})
+        with pytest.warns(UserWarning, match="queue in the client"):
+            result = run_sweep(backend, PROMPTS, SweepSpec(concurrency=(2,), requests=4, max_tokens=8, warmup=0),
+                               progress=False)
+    rec = result.records.sort_values("seq")
+    assert rec["ok"].all() and rec["attempts"].sum() == 5
+    retried = rec[rec["attempts"] == 2].iloc[0]
+    assert retried["client_queue_time_s"] >= 0.2  # the backoff before the answering request
+    assert retried["retry_s"] >= 0.2
+    assert (rec["client_queue_time_s"] >= rec["queue_s"] + rec["retry_s"] - 1e-3).all()
+    assert (rec["client_queue_time_s"] > 0.05).sum() >= 2  # the other worker waited for the one slot
+    # E2EL inside the answering attempt, the call as the caller felt it around both
+    assert (rec["e2el_s"] <= rec["service_s"]).all() and (rec["e2el_s"] >= 0.05 + 8 / 400 - 1e-3).all()
+    assert (rec["client_queue_time_s"] + rec["e2el_s"] <= rec["latency_s"] + 1e-6).all()
+    s = result.summary().iloc[0]
+    assert s["e2el_p99_s"] < 0.2 < s["e2el_including_client_queue_p99_s"]
+    assert s["streamed"] == (4 if stream else 0)

@@ -1,4 +1,7 @@
-"""vLLM's serving metrics (TTFT, TPOT, ITL, E2EL, goodput) on hand-built records match hand-computed values."""
+"""vLLM's serving metrics (TTFT, TPOT, ITL, E2EL, goodput) on hand-built records match hand-computed values.
+
+The differential check against a rewrite of vLLM's own rules is ``test_vllm_serving_rules.py``.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ def records():
     rows = [
         # ttft 0.1, chunks every 0.1 s to 0.5 s, 5 tokens: tpot (0.5 - 0.1) / 4 = 0.1; latency 0.5
         _row(0, 0.0, 0.5, chunks=(0.1, 0.2, 0.3, 0.4, 0.5)),
-        # ttft 0.3, two chunks holding 5 tokens: one ITL of 0.6; tpot (0.9 - 0.3) / 4 = 0.15; latency 1.0
+        # ttft 0.3, two chunks holding 5 tokens: one ITL of 0.6; tpot (0.9 - 0.3) / 4 = 0.15; E2EL 0.9 (to the
+        # last chunk), though the call returned at 1.0
         _row(1, 0.0, 1.0, chunks=(0.3, 0.9)),
         # one output token: no TPOT (vLLM leaves it out of TPOT, counts it 0 for goodput); latency 0.2
         _row(2, 0.5, 0.7, chunks=(0.2,), completion=1),
@@ -48,7 +52,10 @@ def test_chunk_metrics_time_ttft_and_each_gap_from_the_chunks():
     assert got["ttft_s"] == pytest.approx(0.3)
     assert got["itl_s"] == pytest.approx([0.2, 0.5])
     assert got["tpot_s"] == pytest.approx((1.0 - 0.3) / 8)
-    assert chunk_metrics((), 9) == {"ttft_s": None, "itl_s": [], "tpot_s": pytest.approx(float("nan"), nan_ok=True)}
+    assert got["e2el_s"] == pytest.approx(1.0)  # vLLM's request end: the last chunk carrying choices
+    nan = pytest.approx(float("nan"), nan_ok=True)
+    assert chunk_metrics((), 9) == {"ttft_s": None, "itl_s": [], "tpot_s": nan, "e2el_s": nan}
+    assert chunk_metrics((), 9, 0.4)["e2el_s"] == 0.4  # not streamed: the body's last byte
 
 
 def test_percentiles_pool_itl_over_requests_and_skip_failures(records):
@@ -64,9 +71,10 @@ def test_percentiles_pool_itl_over_requests_and_skip_failures(records):
     assert s["itl_p50_s"] == pytest.approx(0.1)
     assert s["itl_p90_s"] == pytest.approx(0.1 + 0.6 * 0.5)
     assert s["itl_mean_s"] == pytest.approx(1.0 / 5)
-    # E2EL over ok requests [0.5, 1.0, 0.2]
+    # E2EL over ok requests [0.5, 0.9, 0.2], each to its last chunk; latency_p50_s as the caller felt it
     assert s["e2el_p50_s"] == pytest.approx(0.5)
-    assert s["e2el_p99_s"] == pytest.approx(0.5 + 0.98 * 0.5)
+    assert s["e2el_p99_s"] == pytest.approx(0.5 + 0.98 * 0.4)
+    assert s["latency_p99_s"] == pytest.approx(0.5 + 0.98 * 0.5)
     # the level spans 0.0 to 2.0 s: 3 ok requests, 11 completion tokens, 30 prompt tokens
     assert s["throughput_rps"] == pytest.approx(1.5)
     assert s["completion_tps"] == pytest.approx(5.5)

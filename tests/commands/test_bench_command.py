@@ -63,9 +63,10 @@ def test_bench_with_slo_prints_goodput_tpot_and_itl_percentiles(tmp_path, capsys
                  "--quiet"])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "simulated/simulated-gpu (simulated)" in printed and "goodput_rps" in printed
-    for column in ("ttft p90", "tpot p50", "tpot p99", "itl p50", "itl p90", "itl p99", "e2el p99"):
+    assert "simulated/simulated-gpu (simulated)" in printed and "goodput req/s" in printed
+    for column in ("TTFT ms", "TPOT ms", "ITL ms", "E2EL ms", "client queue ms", "E2EL incl. client queue ms"):
         assert column in printed
+    assert max(len(line) for line in printed.splitlines()) <= 100
     assert "meeting ttft <= 5 s and tpot <= 5 s" in printed
     summary = pd.read_csv(out / "summary.csv")
     # generous targets: every ok request meets them, so goodput is the throughput
@@ -79,3 +80,26 @@ def test_a_bad_slo_is_one_line_and_a_nonzero_exit(tmp_path, capsys):
                  "--quiet"])
     err = capsys.readouterr().err
     assert code != 0 and "--slo" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_bench_prints_a_line_per_level_as_it_finishes(tmp_path, capsys):
+    out = tmp_path / "progress"
+    code = main(["bench", "--backend", "simulated-gpu", "--concurrency", "1,2", "--requests", "3",
+                 "--max-tokens", "8", "--prompt-tokens", "80", "--out", str(out), "--no-plots"])
+    assert code == 0
+    lines = capsys.readouterr().out.splitlines()
+    progress = [line for line in lines if line.startswith("level ")]
+    assert [line.split(":")[0] for line in progress] == ["level 1/2 c=1", "level 2/2 c=2"]
+    assert all(" 3 requests, 3 ok, " in line and line.endswith(" ok req/s") for line in progress)
+    assert lines.index(progress[-1]) < min(i for i, line in enumerate(lines) if "result folder" in line)
+    assert max(len(line) for line in lines) <= 100
+
+
+def test_metrics_not_measured_are_shown_as_such_not_as_vllms_zero():
+    from lyra_lab.commands.bench import SERVING_TABLES, triple_table
+
+    summary = pd.DataFrame({"mode": ["closed"], "level": [1.0], "streamed": [0],
+                            **{f"{m}_p{q}_s": [0.0] for m in ("ttft", "tpot", "itl") for q in (50, 90, 99)}})
+    table = triple_table(summary, SERVING_TABLES[0])
+    assert table.iloc[0].tolist() == ["closed", "1", "-", "-", "-"]
+    assert triple_table(summary.assign(streamed=1), SERVING_TABLES[0]).iloc[0, 2] == "0.0 / 0.0 / 0.0"

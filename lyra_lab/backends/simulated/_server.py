@@ -181,9 +181,9 @@ class SimulatedServer(ThreadedServer):
         serving = self._serving
         await serving.enter(rec)
         try:
-            await serving.wait_first_token()
+            pace = serving.pace(rec)
             pieces, finish = serving.reply(rec, messages)
-            await serving.generate(len(pieces))
+            await pace.until(len(pieces))  # one sleep to the answer's deadline
             if outcome in ("malformed", "cut"):
                 from starlette.responses import Response
 

@@ -34,6 +34,7 @@ class RequestRecord:
     max_tokens: int | None = None
     started: float | None = None
     finished: float | None = None
+    slot_wait_s: float = 0.0  # how long it waited for a serving slot
     prompt_tokens: int = 0
     completion_tokens: int = 0
     has_auth: bool = False
@@ -41,6 +42,37 @@ class RequestRecord:
     rule: int | None = None  # the index of the fault rule that decided its outcome, if one did
     params: dict[str, Any] = dataclasses.field(default_factory=dict)  # the body minus messages
     body: dict[str, Any] | None = None  # the whole JSON body, kept only when the server keeps bodies
+
+
+@dataclasses.dataclass(frozen=True)
+class Pace:
+    """When each part of one answer is due, counted from ``start`` (``Serving.pace``: its receipt plus any slot wait).
+
+    The first token (a stream's first chunk) is due ``first_s`` after ``start``, token ``n``
+    ``n / tokens_per_s`` after that. Each wait sleeps until its own deadline, so the time a
+    sleep oversleeps (the event loop wakes at millisecond steps) is not added up token after
+    token: an answer of ``n`` tokens ends at ``start + first_s + n / tokens_per_s`` as its spec
+    says, streamed or not, and a token already due goes out without a sleep.
+
+    Attributes:
+        start: when its clock began (``time.monotonic()``, the event loop's clock too).
+        first_s: time to first token.
+        tokens_per_s: generation rate after it (None: instant).
+    """
+
+    start: float
+    first_s: float
+    tokens_per_s: float | None
+
+    def due(self, n_tokens: int) -> float:
+        """When the answer's first ``n_tokens`` tokens are out (0: the first token), a ``time.monotonic()`` instant."""
+        return self.start + self.first_s + (n_tokens / self.tokens_per_s if self.tokens_per_s else 0.0)
+
+    async def until(self, n_tokens: int) -> None:
+        """Sleep until ``due(n_tokens)`` (not at all when it has passed)."""
+        delay = self.due(n_tokens) - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
 
 
 class Serving:
@@ -79,7 +111,9 @@ class Serving:
         if self.spec.max_concurrency is not None:
             if self._slots is None:  # created on the server's own loop
                 self._slots = asyncio.Semaphore(self.spec.max_concurrency)
+            queued = time.monotonic()
             await self._slots.acquire()
+            rec.slot_wait_s = time.monotonic() - queued
         with self._lock:
             self._serving += 1
             self.max_serving = max(self.max_serving, self._serving)
@@ -92,12 +126,13 @@ class Serving:
             self._slots.release()
         rec.finished = time.monotonic()
 
-    async def wait_first_token(self) -> None:
-        await asyncio.sleep(self.behaviour.latency())
+    def pace(self, rec: RequestRecord) -> Pace:
+        """The deadlines of ``rec``'s answer (its time to first token drawn), once it holds a serving slot.
 
-    async def generate(self, n_tokens: int) -> None:
-        if self.spec.tokens_per_s:
-            await asyncio.sleep(n_tokens / self.spec.tokens_per_s)
+        Its clock starts when the request was received, plus its wait for a slot: reading and
+        deciding on the request are inside its time to first token, as on a real server.
+        """
+        return Pace(rec.received + rec.slot_wait_s, self.behaviour.latency(), self.spec.tokens_per_s)
 
     async def hang(self) -> None:
         end = time.monotonic() + self.spec.hang_s

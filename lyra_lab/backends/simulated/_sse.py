@@ -1,5 +1,7 @@
 """Server-sent events for the simulated server: one chunk per token, then usage and ``[DONE]``.
 
+Each chunk goes out at its deadline (``Pace``), not after a sleep of its own.
+
 A "cut" stream stops half way with no finish reason and no ``[DONE]``; a
 "malformed" one sends a chunk of broken JSON. Both are what flaky providers
 really do, and what ``OpenAIBackend`` must retry.
@@ -7,7 +9,6 @@ really do, and what ``OpenAIBackend`` must retry.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -44,10 +45,10 @@ async def _events(serving: Serving, rec: RequestRecord, messages: list[dict[str,
             payload["usage"] = usage
         return f"data: {json.dumps(payload)}\n\n".encode()
 
-    per_token = 1 / serving.spec.tokens_per_s if serving.spec.tokens_per_s else 0.0
     await serving.enter(rec)
     try:
-        await serving.wait_first_token()
+        pace = serving.pace(rec)
+        await pace.until(0)
         pieces, finish = serving.reply(rec, messages)
         yield chunk({"role": "assistant", "content": ""})
         for i, piece in enumerate(pieces):
@@ -56,8 +57,7 @@ async def _events(serving: Serving, rec: RequestRecord, messages: list[dict[str,
             if rec.outcome == "malformed" and i == len(pieces) // 2:
                 yield b'data: {"id": "' + cid.encode() + b'", "choices": [{"delta": {"content": "br\n\n'
                 return
-            if per_token:
-                await asyncio.sleep(per_token)
+            await pace.until(i + 1)  # piece i is out once i + 1 tokens are generated
             yield chunk({"content": piece if i == 0 else " " + piece})
         yield chunk({}, finish)
         if include_usage:
