@@ -151,7 +151,8 @@ def compact_table(summary: pd.DataFrame) -> str:
     def cell(measure: str, value: float, n: float, own_n: bool) -> str:
         if value != value:
             return ""
-        quality = Measure.parse(measure).info.kind == "quality"
+        info = Measure.parse(measure).info
+        quality = info is not None and info.kind == "quality"  # a share, read at 3 decimals
         text = f"{value:.3f}" if quality else human(float(value))
         return text + (f" ({int(n)})" if own_n and n == n else "")
 
