@@ -135,8 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `lyra-lab import X | head`: the reader left; that is not an error of ours.
         sys.stderr.close()
         return 0
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # a run says what it kept (RunInterrupted); anything else, that it stopped
+        print(str(exc) if str(exc).startswith("interrupted") else "interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - the CLI's one place to turn errors into a line
         print(report_failure(exc, args), file=sys.stderr)

@@ -40,6 +40,7 @@ from lyra_lab.backends import StopToken, stoppable
 from lyra_lab.experiments.cells import Cell, CellSetup, alias_rows, alias_sources, cell_setup, executor_of, grid_cells
 from lyra_lab.experiments.executors import (CellCount, CellExecutor, CellJob, CellOutcome, Heartbeat, RunContext,
                                             SerialCells, ThreadCells)
+from lyra_lab.experiments._interrupt import RunInterrupted, kept_work
 from lyra_lab.experiments.forecast import Work, decide
 from lyra_lab.experiments.grid import ExperimentSpec, Injected, Resources, Selection, load_corpus, select, spec_key
 from lyra_lab.recall import Recaller
@@ -232,10 +233,12 @@ class _Run:
             kept += executor.drain(run)
             for outcome in kept:
                 self._write(outcome, run, attempt, aliases)
+            embeddings = _all_embeddings(run.res, run)
             run.log.event("run_interrupted", run=self.spec.name,
-                          kept=[o.cell.cell_id for o in kept if o.error is None])
+                          kept=[o.cell.cell_id for o in kept if o.error is None], embeddings=embeddings)
             run.log.sync()
-            raise
+            work = kept_work(self.folder.log_path, len(self.folder.finished()), cells, embeddings, self.spec.cache)
+            raise RunInterrupted(work) from None
         finally:
             beat.stop()
             bar.close()
