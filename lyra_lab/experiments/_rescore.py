@@ -267,9 +267,12 @@ def rescore(path: str | os.PathLike[str], run_dir: str | os.PathLike[str], chang
         held = RunFolder(rows_folder(path, tmp))
         old = load_results(held.path, write=False)
         target = RunFolder(run_dir)
+        target.prepare()  # a run folder of this lyra-lab, before any row lands in it
         for cell_id in sorted(plan.from_file):  # the rows the file holds and a rebuild would not make again
             target.write_rows(cell_id, held.read_rows(cell_id))
-    rows = run_experiment(plan.spec, run_dir, options or RunOptions(progress=False), injected)
+    # the file's degraded and failed cells are kept as the run left them (a resume would run them again)
+    options = replace(options or RunOptions(progress=False), keep_degraded=True, retry_failed=False)
+    rows = run_experiment(plan.spec, run_dir, options, injected)
     paid: dict[str, int] = {}
     for event in read_log(run_dir / "log.jsonl"):
         if event.get("event") == "llm_call" and not event.get("cached"):
@@ -286,13 +289,19 @@ def _timed(metric: str) -> bool:
             or ".paid_" in metric or metric.startswith("paid_"))
 
 
+def _same_number(value: object) -> object:
+    """1.0 as 1: a column's dtype turns float when another cell's rows lack it, its values do not change."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def row_differences(old: pd.DataFrame, new: pd.DataFrame, limit: int = 5) -> list[str]:
     """Where ``new`` differs from ``old`` (the first ``limit``), time measured on the machine left out."""
     def keyed(df: pd.DataFrame) -> pd.DataFrame:
         df = df[~df["metric"].astype(str).map(_timed)].drop(columns=[c for c in _NOT_COMPARED if c in df.columns])
+        df = df.dropna(axis=1, how="all")  # a column no compared row has (other cells' columns) is not there
         key = ["cell_id", "pipeline", "conversation_id", "probe_id", "metric"]
         extra = [c for c in ("judge",) if c in df.columns]
-        df = df.astype(object).where(df.notna(), "<missing>").astype(str)  # NaN == NaN here
+        df = df.astype(object).where(df.notna(), "<missing>").map(_same_number).astype(str)  # NaN == NaN here
         return df.set_index(key + extra).sort_index()
 
     a, b = keyed(old), keyed(new)
