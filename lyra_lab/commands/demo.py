@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from lyra_lab.commands._checks import bars_show, confirm_fresh, run_folder
     from lyra_lab.commands._validate import check_experiment
     from lyra_lab.commands.run import finish, run_in_folder, run_options
-    from lyra_lab.experiments import ExperimentSpec
+    from lyra_lab.experiments import ExperimentSpec, RunOptions
 
     spec = ExperimentSpec.from_toml(demo_spec_path())
     if not spec.corpus.path.exists():
@@ -55,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
           f"on {spec.corpus.path.name}, backend {', '.join(map(str, spec.backends))}, "
           f"embedder {', '.join(map(str, spec.embedders))}")
     start = time.perf_counter()
-    options = run_options(args, resume=not args.fresh, progress=not args.quiet,
-                          status_line=not args.quiet and not bars_show())  # bars show on a terminal with a width
+    options = run_options(args, RunOptions(resume=not args.fresh, progress=not args.quiet,
+                                           status_line=not args.quiet and not bars_show()))  # bars show on a terminal with a width
     df = run_in_folder(spec, run_dir, args, options)
     code = finish(run_dir, df, compact=True)
     print(f"demo finished in {time.perf_counter() - start:.0f} s")

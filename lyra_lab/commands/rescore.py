@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from lyra_lab.commands import UsageError
     from lyra_lab.commands._checks import input_file, run_folder
     from lyra_lab.commands.run import run_options
-    from lyra_lab.experiments import Changes, rescore, rescore_plan
+    from lyra_lab.experiments import Changes, RunOptions, rescore, rescore_plan
 
     path = input_file(args.file)
     run_dir = run_folder(args.run_dir, must_exist=False)
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plan:
         return 0
     args.log_path = run_dir / "log.jsonl"
-    result = rescore(path, run_dir, changes, run_options(args, progress=False))  # consent on the road
+    result = rescore(path, run_dir, changes, run_options(args, RunOptions(progress=False)))  # consent on the road
     print(f"rebuilt in {run_dir}: {len(result.rows)} rows; LLM calls paid: {result.total_paid}"
           + (f" ({', '.join(f'{k} {v}' for k, v in sorted(result.paid_calls.items()))})" if result.paid_calls else ""))
     if result.compared:

@@ -6,7 +6,7 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab run`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab.commands._checks import bars_show, confirm_fresh, input_file, run_folder
     from lyra_lab.commands._validate import check_experiment
-    from lyra_lab.experiments import ExperimentSpec
+    from lyra_lab.experiments import ExperimentSpec, RunOptions
 
     spec = ExperimentSpec.from_toml(input_file(args.experiment, "experiment file"))
     if args.executor is not None:
@@ -69,19 +69,21 @@ def run(args: argparse.Namespace) -> int:
     if args.fresh:
         confirm_fresh(run_dir, args.yes)  # finished work is deleted only with the user's agreement
     forecast = plan_and_ask(spec, run_dir, args)
-    options = run_options(args, resume=not args.fresh, progress=not args.quiet, ray_address=args.address,
-                          keep_degraded=args.keep_degraded, retry_failed=args.retry_failed, forecast=forecast,
-                          status_line=not args.quiet and not bars_show())  # bars show on a terminal with a width
+    options = run_options(args, RunOptions(
+        resume=not args.fresh, progress=not args.quiet, ray_address=args.address, keep_degraded=args.keep_degraded,
+        retry_failed=args.retry_failed, forecast=forecast,
+        status_line=not args.quiet and not bars_show()))  # bars show on a terminal with a width
     df = run_in_folder(spec, run_dir, args, options)
     return finish(run_dir, df, report=not args.no_report, compact=True)
 
 
-def run_options(args: argparse.Namespace, **fields: Any) -> RunOptions:
-    """``RunOptions(**fields)`` with the command's consent: ``--yes``, else the question on a terminal."""
-    from lyra_lab.commands._consent import ask_on_terminal
-    from lyra_lab.experiments import RunOptions
+def run_options(args: argparse.Namespace, options: RunOptions) -> RunOptions:
+    """``options`` with the command's consent: ``--yes``, else the question on a terminal (the road asks it)."""
+    import dataclasses
 
-    return RunOptions(**fields, yes=bool(getattr(args, "yes", False)), ask=ask_on_terminal)
+    from lyra_lab.commands._consent import ask_on_terminal
+
+    return dataclasses.replace(options, yes=bool(getattr(args, "yes", False)), ask=ask_on_terminal)
 
 
 def run_in_folder(spec: ExperimentSpec, run_dir: Path, args: argparse.Namespace, options: RunOptions) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 from lyra_lab._atomic import write_whole
 from lyra_lab._registry import ConfigError
@@ -39,14 +39,14 @@ class Ask(Protocol):
 
 
 def remote_of(todo: Sequence[Cell], setup: CellSetup, injected: Injected,
-              forecast: Mapping[str, Any] | None) -> list[str]:
-    """The places that are not this machine the text of ``todo`` can reach (the forecast's, when there is one).
+              planned: Sequence[str] | None) -> list[str]:
+    """The places that are not this machine the text of ``todo`` can reach (``planned``: the forecast's).
 
-    The forecast leaves out a backend it gives no call (an LLM-free grid sends its backend nothing); without
-    one, every destination of the cells to run counts.
+    The forecast (``Forecast.remote``) leaves out a backend it gives no call (an LLM-free grid sends its
+    backend nothing); without one, every destination of the cells to run counts.
     """
-    if forecast is not None and "remote_endpoints" in forecast:
-        return [str(e) for e in forecast["remote_endpoints"]]
+    if planned is not None:
+        return [str(e) for e in planned]
     from lyra_lab.experiments.forecast import destinations
 
     return list(dict.fromkeys(d.where for d in destinations(todo, setup, injected) if not d.local))

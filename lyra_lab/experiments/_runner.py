@@ -94,7 +94,8 @@ def run_experiment(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str |
     # consent, before the folder is touched (a refused fresh run deletes nothing, a refused new one leaves nothing)
     work = decide(grid.cells, alias_sources(spec.aliases, grid.cells), folder if options.resume else None,
                   keep_degraded=options.keep_degraded, retry_failed=options.retry_failed)
-    remote = remote_of(work.todo, cell_setup(spec, grid.selection.corpus.name), injected, options.forecast)
+    planned = options.forecast.get("remote_endpoints") if options.forecast is not None else None
+    remote = remote_of(work.todo, cell_setup(spec, grid.selection.corpus.name), injected, planned)
     consent(spec, remote, grid.sha, options.yes, options.ask)
     with folder.lock():
         return _Run(spec, folder, options, injected, grid).run()

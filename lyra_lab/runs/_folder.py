@@ -133,7 +133,7 @@ class RunFolder:
             return
         write_whole(path, json.dumps(SPEC.wrap(plain), indent=2, default=str, sort_keys=True) + "\n", durable=True)
 
-    def write_experiment(self, data: Mapping[str, Any]) -> None:
+    def write_experiment(self, data: Mapping[str, object]) -> None:
         """Write ``experiment.json``: the experiment as a dict built it (a run without a TOML file to export)."""
         write_whole(self.path / "experiment.json", json.dumps(data, indent=2, sort_keys=True) + "\n", durable=True)
 

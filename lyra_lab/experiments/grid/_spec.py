@@ -148,7 +148,7 @@ class ExperimentSpec:
     aliases: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # see _combos.find_aliases
     systems: tuple[SystemPipeline, ...] = ()  # [grid] systems: memory systems as pipelines (_system_pipeline)
     # the plain data ``from_dict`` built it from (None: not plain JSON), what a run built in Python exports
-    data: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    data: Mapping[str, object] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str], registries: Registries | None = None) -> "ExperimentSpec":
@@ -246,7 +246,7 @@ class ExperimentSpec:
         }
 
 
-def _plain(data: Mapping[str, Any]) -> dict[str, Any] | None:
+def _plain(data: Mapping[str, object]) -> dict[str, object] | None:
     """A JSON copy of ``data`` (None when it holds something JSON cannot: a built strategy object)."""
     try:
         return dict(json.loads(json.dumps(data)))
