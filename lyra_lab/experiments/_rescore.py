@@ -104,14 +104,15 @@ class RescorePlan:
                        "so the file holds none: every LLM call the run made is made again")
         if self.from_file:
             out.append(f"from the file as they are: the rows of {len(self.from_file)} cells"
-                       + (f" ({self.systems_kept} of memory systems: nothing is sent to them)" if self.systems_kept
-                          else "") + "; degraded or failed cells are kept as the run left them")
+                       + (f" ({self.systems_kept} of memory systems: nothing sent to them)" if self.systems_kept
+                          else ""))
+            out.append("  (memory systems', degraded and failed cells: kept as the run left them)")
         if self.systems_left_out:
-            out.append(f"left out: {self.systems_left_out} cells of memory systems (a change re-scores the pipelines "
-                       "lyra-lab rebuilds; a system is not asked again)")
+            out.append(f"left out: {self.systems_left_out} cells of memory systems (a change re-scores "
+                       "lyra-lab's pipelines; no system is asked again)")
         if self.lacking_cells:
-            out.append(f"new: up to {self.lacking_calls} LLM calls for {self.lacking_cells} cells run without their "
-                       "rows in the file (the response cache answers those it holds)")
+            out.append(f"new: up to {self.lacking_calls} LLM calls for {self.lacking_cells} cells the file has no "
+                       "rows for (its cache answers those it holds)")
         if self.new_judges:
             out.append(f"new: {self.new_calls} judge calls ({self.answers} answers to grade, "
                        f"{self.distinct_answers} distinct question × answer pairs × {len(self.new_judges)} "
