@@ -35,7 +35,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.experiments.cells import Cell, grid_cells
+from lyra_lab.experiments.cells import Cell, alias_sources, grid_cells
 from lyra_lab.experiments.forecast import conversation_controls
 from lyra_lab.experiments.grid import ExperimentSpec, Injected, SystemPipeline, load_corpus, select
 from lyra_lab.experiments._runner import RunOptions, run_experiment
@@ -203,12 +203,13 @@ def rescore_plan(path: str | os.PathLike[str], run_dir: str | os.PathLike[str],
         raise ConfigError(f"{exported.path}: none of the run's {len(cells)} cells finished (no rows in the file): "
                           "nothing to rescore; run the experiment again")
     systems = {c.cell_id for c in cells if isinstance(c.pipeline, SystemPipeline)}
+    aliases = alias_sources(base.aliases, cells)  # never run: their source's rows are copied
     if changes.empty:  # the rows a rebuild cannot make without asking a system or paying what the run lost
         kept = (systems | set(degraded) | set(failed)) & finished
-        counted = [c for c in cells if c.cell_id not in finished]
+        counted = [c for c in cells if c.cell_id not in finished and c.cell_id not in aliases]
     else:  # a change re-scores what lyra-lab rebuilds: systems are left out, degraded and failed cells run
         kept, spec = set(), replace(spec, systems=())
-        again = {_cell_key(c) for c in cells if c.cell_id not in systems
+        again = {_cell_key(c) for c in cells if c.cell_id not in systems and c.cell_id not in aliases
                  and (c.cell_id not in finished or c.cell_id in degraded or c.cell_id in failed)}
         counted = [c for c in grid_cells(spec, selection.corpus, sha) if _cell_key(c) in again]
     before = {j.label for j in base.qa.judges}  # the one label home: JudgeConfig.label
@@ -249,8 +250,9 @@ def _answered(exported: Exported, cells: set[str]) -> set[tuple[str, str]]:
     pairs = set()
     for line in exported.text("run/log.jsonl").splitlines() if "run/log.jsonl" in exported.members else []:
         event = json.loads(line)
-        if event.get("event") == "answer" and not event.get("failed") and event.get("text") is not None \
-                and event.get("cell_id", next(iter(cells), None)) in cells:
+        if event.get("event") != "answer" or event.get("failed") or event.get("text") is None:
+            continue
+        if event.get("cell_id") is None or event["cell_id"] in cells:  # a log from before cells named theirs
             pairs.add((str(event.get("probe_id")), str(event["text"])))
     return pairs
 
