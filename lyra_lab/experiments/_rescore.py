@@ -221,17 +221,21 @@ def rescore_plan(path: str | os.PathLike[str], run_dir: str | os.PathLike[str],
     return RescorePlan(spec, int(exported.manifest.get("responses", 0)), answers, len(answered), new,
                        len(answered) * len(new), str(exported.manifest.get("cache_mode", "run")),
                        _control_calls(spec, new), frozenset(kept), len(systems & kept),
-                       0 if changes.empty else len(systems), len(counted), _calls_of(spec, counted, injected))
+                       0 if changes.empty else len(systems), len(counted), _calls_of(spec, counted, injected, run_dir))
 
 
-def _calls_of(spec: ExperimentSpec, cells: list[Cell], injected: Injected | None) -> int:
-    """The most LLM calls ``cells`` make (the plan's dry run; the response cache may answer some)."""
+def _calls_of(spec: ExperimentSpec, cells: list[Cell], injected: Injected | None, run_dir: Path) -> int:
+    """The LLM calls ``cells`` make that the restored response cache does not answer (the plan's dry run).
+
+    Exact for in-process models; a backend the dry run stands in for gets the stand-in's prompts, which the
+    file's cache does not hold, so its count is the most the cells can pay.
+    """
     if not cells:
         return 0
-    from lyra_lab.experiments.forecast import plan
+    from lyra_lab.experiments.forecast import Resume, plan
 
     ids = {c.cell_id for c in cells}
-    forecast = plan(spec, None, injected, measure=False)
+    forecast = plan(spec, Resume(run_dir, from_cache=True), injected, measure=False)
     return int(sum(c.calls.high for c in forecast.per_cell if c.cell_id in ids))
 
 

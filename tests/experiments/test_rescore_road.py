@@ -171,9 +171,9 @@ def test_cells_the_file_lacks_are_counted_and_paid_as_counted(tmp_path, monkeypa
         assert plan.lacking_cells == 2 and plan.lacking_calls > 0
         assert any(f"new: up to {plan.lacking_calls} LLM calls for 2 cells" in line for line in plan.lines())
         result = rescore(out, tmp_path / "again")
-    # at most as counted: the dry run cannot tell which of the cells' calls the file's cache answers
-    # (a judge's controls, alike for every cell, were paid by the pipelines' cells)
-    assert 0 < result.total_paid <= plan.lacking_calls
+    # as counted: the plan's dry run asks the file's cache too (a judge's controls, alike for every cell,
+    # were paid by the pipelines' cells and are answered from it)
+    assert 0 < result.total_paid == plan.lacking_calls
     assert result.compared and result.differences == ()  # the cells the file held are as exported
 
 
