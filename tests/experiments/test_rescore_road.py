@@ -217,3 +217,15 @@ def test_a_run_built_from_a_dict_exports_and_rescores_with_identical_rows(tmp_pa
     result = rescore(tmp_path / "run.zip", tmp_path / "again")
     assert result.total_paid == 0 and result.compared and result.differences == (), result.differences
     assert sorted(result.rows["cell_id"].unique()) == sorted(rows["cell_id"].unique())
+
+
+def test_recall_eval_is_on_the_road_too(tmp_path, capsys, monkeypatch):
+    """A non-local embedder off a terminal without --yes: one line, exit 2, nothing embedded (no network here)."""
+    monkeypatch.setenv("LYRA_LAB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: False, raising=False)
+    code = main(["recall-eval", str(SYNTHETIC), "--recaller", "dense", "--embedder", "openai/text-embedding-3-small",
+                 "--no-cache", "--conversations", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1] == "error: not sending conversation text to https://api.openai.com/v1: pass --yes " \
+                                    "to agree", err
