@@ -74,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     args.log_path = run_dir / "log.jsonl"
     result = rescore(path, run_dir, changes, run_options(args, RunOptions(progress=False)))  # consent on the road
-    print(f"rebuilt in {run_dir}: {len(result.rows)} rows; LLM calls paid: {result.total_paid}"
+    print(f"rebuilt in {run_dir}: {len(result.rows)} rows")  # the folder on a line of its own: it may be long
+    print(f"LLM calls paid: {result.total_paid}"
           + (f" ({', '.join(f'{k} {v}' for k, v in sorted(result.paid_calls.items()))})" if result.paid_calls else ""))
     if result.compared:
         if result.differences:
