@@ -286,8 +286,10 @@ def rescore(path: str | os.PathLike[str], run_dir: str | os.PathLike[str], chang
             paid[str(event.get("phase"))] = paid.get(str(event.get("phase")), 0) + 1
     if not changes.empty:
         return RescoreResult(rows, paid)
-    held_ids = set(old["cell_id"]) if len(old) else set()
-    return RescoreResult(rows, paid, tuple(row_differences(old, rows[rows["cell_id"].isin(held_ids)])), compared=True)
+    held = rows[rows["cell_id"].isin(set(old["cell_id"]))]  # the cells the file held; the rest are new
+    # a column no compared row has (the cells the file lacked brought it) is not there
+    differences = row_differences(old.dropna(axis=1, how="all"), held.dropna(axis=1, how="all"))
+    return RescoreResult(rows, paid, tuple(differences), compared=True)
 
 
 def _timed(metric: str) -> bool:
@@ -305,7 +307,6 @@ def row_differences(old: pd.DataFrame, new: pd.DataFrame, limit: int = 5) -> lis
     """Where ``new`` differs from ``old`` (the first ``limit``), time measured on the machine left out."""
     def keyed(df: pd.DataFrame) -> pd.DataFrame:
         df = df[~df["metric"].astype(str).map(_timed)].drop(columns=[c for c in _NOT_COMPARED if c in df.columns])
-        df = df.dropna(axis=1, how="all")  # a column no compared row has (other cells' columns) is not there
         key = ["cell_id", "pipeline", "conversation_id", "probe_id", "metric"]
         extra = [c for c in ("judge",) if c in df.columns]
         df = df.astype(object).where(df.notna(), "<missing>").map(_same_number).astype(str)  # NaN == NaN here
