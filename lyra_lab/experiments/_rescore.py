@@ -298,11 +298,6 @@ def _timed(metric: str) -> bool:
             or ".paid_" in metric or metric.startswith("paid_"))
 
 
-def _same_number(value: object) -> object:
-    """1.0 as 1: a column's dtype turns float when another cell's rows lack it, its values do not change."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
 def row_differences(old: pd.DataFrame, new: pd.DataFrame, limit: int = 5) -> list[str]:
     """Where ``new`` differs from ``old`` (the first ``limit``), time measured on the machine left out."""
     def keyed(df: pd.DataFrame) -> pd.DataFrame:
@@ -328,3 +323,8 @@ def row_differences(old: pd.DataFrame, new: pd.DataFrame, limit: int = 5) -> lis
         diff = [c for c in cols if left.loc[key, c] != right.loc[key, c]]
         out.append(f"row {key}: {', '.join(f'{c} {left.loc[key, c]} → {right.loc[key, c]}' for c in diff[:3])}")
     return out
+
+
+def _same_number(value: object) -> object:
+    """1.0 as 1: a column's dtype turns float when another cell's rows lack it, its values do not change."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
