@@ -4,18 +4,15 @@
 given asks the question on a terminal; off a terminal (a script, CI) it does not block on a
 prompt nobody can answer: it stops with one line saying to pass ``--yes``.
 
-``remote_agreed`` / ``remember_remote`` keep, in the user cache, which endpoints a user agreed to
-send a corpus to (endpoint + corpus hash), so a run asks the first time only.
+``ask_on_terminal`` is that question for conversation text sent to a place that is not this machine:
+the road every run takes (``lyra_lab.experiments.run_experiment``) asks it, for every command, and keeps
+in the user cache which endpoints a user agreed to send a corpus to, so a run asks the first time only.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from datetime import datetime, timezone
-from pathlib import Path
 
-from lyra_lab._atomic import write_whole
 from lyra_lab._registry import ConfigError
 
 
@@ -33,27 +30,11 @@ def agree(notice: str, question: str, yes: bool, refusal: str) -> None:
         raise ConfigError(refusal)
 
 
-def _consent_path() -> Path:
-    from lyra_lab.backends import cache_dir
+def ask_on_terminal(endpoint: str, corpus: str) -> None:
+    """The CLI's ``Ask`` (``lyra_lab.experiments.RunOptions.ask``): agree on a terminal to send text to ``endpoint``.
 
-    return cache_dir() / "consent.json"
-
-
-def remote_agreed(endpoint: str, corpus_sha256: str) -> bool:
-    """Whether the user agreed before to send this corpus's text to ``endpoint``."""
-    try:
-        kept = json.loads(_consent_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(kept, dict) and f"{endpoint} {corpus_sha256}" in kept
-
-
-def remember_remote(endpoint: str, corpus_sha256: str) -> None:
-    """Keep that the user agreed to send this corpus's text to ``endpoint`` (with the date)."""
-    path = _consent_path()
-    try:
-        kept = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        kept = {}
-    kept[f"{endpoint} {corpus_sha256}"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    write_whole(path, json.dumps(kept, indent=1, sort_keys=True))
+    Raises:
+        ConfigError: no agreement (off a terminal: pass ``--yes``).
+    """
+    agree(f"this run sends conversation text of {corpus} to {endpoint}.", "send it?", False,
+          f"not sending conversation text to {endpoint}: pass --yes to agree")

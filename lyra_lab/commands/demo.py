@@ -30,7 +30,9 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--run-dir", default="runs/demo", help="the run folder (default: runs/demo)")
     p.add_argument("--fresh", action="store_true",
                    help="start over instead of resuming, deleting the folder's results (asks first on a terminal)")
-    p.add_argument("--yes", action="store_true", help="with --fresh, delete without asking (needed off a terminal)")
+    p.add_argument("--yes", action="store_true",
+                   help="agree up front: with --fresh, to delete without asking, and to send conversation text "
+                        "to a non-local endpoint (needed off a terminal)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab demo`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab.commands._checks import bars_show, confirm_fresh, run_folder
     from lyra_lab.commands._validate import check_experiment
-    from lyra_lab.commands.run import finish, run_in_folder
+    from lyra_lab.commands.run import finish, run_in_folder, run_options
     from lyra_lab.experiments import ExperimentSpec, RunOptions
 
     spec = ExperimentSpec.from_toml(demo_spec_path())
@@ -53,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
           f"on {spec.corpus.path.name}, backend {', '.join(map(str, spec.backends))}, "
           f"embedder {', '.join(map(str, spec.embedders))}")
     start = time.perf_counter()
-    options = RunOptions(resume=not args.fresh, progress=not args.quiet,
-                         status_line=not args.quiet and not bars_show())  # bars show on a terminal with a width
+    options = run_options(args, RunOptions(resume=not args.fresh, progress=not args.quiet,
+                                           status_line=not args.quiet and not bars_show()))  # bars show on a terminal with a width
     df = run_in_folder(spec, run_dir, args, options)
     code = finish(run_dir, df, compact=True)
     print(f"demo finished in {time.perf_counter() - start:.0f} s")

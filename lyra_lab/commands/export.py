@@ -23,7 +23,8 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run folder written by `lyra-lab run`")
     p.add_argument("--out", metavar="FILE", required=True, help="the file to write (a zip)")
     p.add_argument("--experiment", metavar="FILE", default=None,
-                   help="the experiment file (default: the one the run recorded as its source)")
+                   help="the experiment file (default: the one the run recorded as its source; a run built in "
+                        "Python from a dict keeps its own, experiment.json)")
     return p
 
 

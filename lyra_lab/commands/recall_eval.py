@@ -71,6 +71,9 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for the CIs (default 1000)")
     p.add_argument("--json", action="store_true",
                    help="print the result as JSON (with CIs and one row per probe)")
+    p.add_argument("--yes", action="store_true",
+                   help="agree up front to send conversation text to a non-local embedder (off a terminal, "
+                        "such a run stops without it)")
     p.add_argument("--out", metavar="DIR",
                    help="keep the run folder here (resumable; `lyra-lab report DIR` reads it); "
                         "default: a temporary folder")
@@ -80,6 +83,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab recall-eval`` with the parsed ``args``; the exit code (0: done)."""
     from lyra_lab.backends import make_embedder
+    from lyra_lab.commands._consent import ask_on_terminal
     from lyra_lab.corpus import load, load_probes
     from lyra_lab.experiments import CorpusSpec, run_recall_eval
     from lyra_lab.recall import RECALLERS
@@ -107,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_recall_eval(spec, recaller, k=args.k, embedder=embedder_spec, embedder_object=embedder,
                                  include_adversarial=args.include_adversarial, run_dir=args.out,
-                                 loaded=corpus, status_line=not bars_show())  # bars on a terminal
+                                 loaded=corpus, status_line=not bars_show(),  # bars on a terminal
+                                 yes=args.yes, ask=ask_on_terminal)
     except ConfigError as exc:
         if args.out and "different experiment spec" in str(exc):  # the runner's words name `run`'s flags
             raise ConfigError(f"--out {args.out}: holds a run of another experiment (a different corpus, cut, "

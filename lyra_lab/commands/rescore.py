@@ -1,9 +1,11 @@
 """lyra-lab rescore FILE --run-dir DIR: rebuild an exported run in a new folder, paying only for what is new.
 
 The run's LLM answers come from the file (no call); its rows must equal the exported ones
-(a difference is printed and the exit code is 1). --scorer and --score-at-tokens re-score
-without any LLM call; each --judge adds a judge, whose calls (one per answer) are the only new
-ones: the plan printed first counts them.
+(a difference is printed and the exit code is 1). The rows of memory systems, and of cells that
+were degraded or failed, come from the file as they are (nothing is sent to a system). --scorer
+and --score-at-tokens re-score without any LLM call; each --judge adds a judge, whose calls (one
+per answer) are new, as are those of cells the file has no rows for: the plan printed first
+counts them. Text goes to a non-local endpoint only with consent (--yes, or asked on a terminal).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--score-at-tokens", metavar="B,B,...", default=None,
                    help="the equal-budget scoring budgets in tokens, e.g. 256,512")
     p.add_argument("--plan", action="store_true", help="print the plan and stop")
+    p.add_argument("--yes", action="store_true",
+                   help="agree up front to send conversation text to a non-local endpoint (a judge's, or a "
+                        "backend's for calls the file lacks); without it, a rescore off a terminal stops")
     return p
 
 
@@ -52,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``lyra-lab rescore`` with the parsed ``args``; the exit code (0: rows as exported, or changes applied)."""
     from lyra_lab.commands import UsageError
     from lyra_lab.commands._checks import input_file, run_folder
+    from lyra_lab.commands.run import run_options
     from lyra_lab.experiments import Changes, RunOptions, rescore, rescore_plan
 
     path = input_file(args.file)
@@ -67,8 +73,9 @@ def run(args: argparse.Namespace) -> int:
     if args.plan:
         return 0
     args.log_path = run_dir / "log.jsonl"
-    result = rescore(path, run_dir, changes, RunOptions(progress=False))
-    print(f"rebuilt in {run_dir}: {len(result.rows)} rows; LLM calls paid: {result.total_paid}"
+    result = rescore(path, run_dir, changes, run_options(args, RunOptions(progress=False)))  # consent on the road
+    print(f"rebuilt in {run_dir}: {len(result.rows)} rows")  # the folder on a line of its own: it may be long
+    print(f"LLM calls paid: {result.total_paid}"
           + (f" ({', '.join(f'{k} {v}' for k, v in sorted(result.paid_calls.items()))})" if result.paid_calls else ""))
     if result.compared:
         if result.differences:

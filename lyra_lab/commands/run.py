@@ -69,11 +69,21 @@ def run(args: argparse.Namespace) -> int:
     if args.fresh:
         confirm_fresh(run_dir, args.yes)  # finished work is deleted only with the user's agreement
     forecast = plan_and_ask(spec, run_dir, args)
-    options = RunOptions(resume=not args.fresh, progress=not args.quiet, ray_address=args.address,
-                         keep_degraded=args.keep_degraded, retry_failed=args.retry_failed, forecast=forecast,
-                         status_line=not args.quiet and not bars_show())  # bars show on a terminal with a width
+    options = run_options(args, RunOptions(
+        resume=not args.fresh, progress=not args.quiet, ray_address=args.address, keep_degraded=args.keep_degraded,
+        retry_failed=args.retry_failed, forecast=forecast,
+        status_line=not args.quiet and not bars_show()))  # bars show on a terminal with a width
     df = run_in_folder(spec, run_dir, args, options)
     return finish(run_dir, df, report=not args.no_report, compact=True)
+
+
+def run_options(args: argparse.Namespace, options: RunOptions) -> RunOptions:
+    """``options`` with the command's consent: ``--yes``, else the question on a terminal (the road asks it)."""
+    import dataclasses
+
+    from lyra_lab.commands._consent import ask_on_terminal
+
+    return dataclasses.replace(options, yes=bool(getattr(args, "yes", False)), ask=ask_on_terminal)
 
 
 def run_in_folder(spec: ExperimentSpec, run_dir: Path, args: argparse.Namespace, options: RunOptions) -> pd.DataFrame:
@@ -91,28 +101,19 @@ def run_in_folder(spec: ExperimentSpec, run_dir: Path, args: argparse.Namespace,
 
 
 def plan_and_ask(spec, run_dir: Path, args: argparse.Namespace) -> dict | None:
-    """Print the run's plan and ask where it says to (see ``lyra_lab.commands._consent``); the plan as data.
+    """Print the run's plan and ask before a run above the confirm thresholds; the plan as data (None: no plan).
 
-    Asks before sending conversation text to a non-local endpoint this corpus was not sent to before,
-    and before a run above ``confirm_above_usd`` dollars or ``confirm_above_minutes`` minutes.
+    Asks before a run above ``confirm_above_usd`` dollars or ``confirm_above_minutes`` minutes.  Where
+    conversation text goes is asked on the road itself (``run_experiment``, with ``run_options``'s
+    ``yes`` and ``ask``), for every command that runs cells.
     """
-    from lyra_lab.commands._consent import agree, remember_remote, remote_agreed
-    from lyra_lab.experiments import Resume, forecast_text, plan, remote_endpoints
+    from lyra_lab.commands._consent import agree
+    from lyra_lab.experiments import Resume, forecast_text, plan
 
     if args.no_plan:
-        sha, remote = remote_endpoints(spec)
-        forecast = None
-    else:
-        forecast = plan(spec, None if args.fresh else Resume(run_dir, args.keep_degraded, args.retry_failed))
-        print(forecast_text(forecast), flush=True)
-        sha, remote = forecast.corpus_sha256, forecast.remote
-    for endpoint in remote:
-        if not remote_agreed(endpoint, sha):
-            agree(f"this run sends conversation text of {spec.corpus.path} to {endpoint}.", "send it?", args.yes,
-                  f"not sending conversation text to {endpoint}: pass --yes to agree")
-            remember_remote(endpoint, sha)
-    if forecast is None:
         return None
+    forecast = plan(spec, None if args.fresh else Resume(run_dir, args.keep_degraded, args.retry_failed))
+    print(forecast_text(forecast), flush=True)
     usd = args.confirm_above_usd if args.confirm_above_usd is not None else spec.confirm_above_usd
     minutes = args.confirm_above_minutes if args.confirm_above_minutes is not None else spec.confirm_above_minutes
     above = []

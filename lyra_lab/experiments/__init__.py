@@ -24,6 +24,7 @@ from lyra_lab.experiments.forecast import (BackendForecast, CellForecast, Destin
                                            Resume, Span, Work, decide, destinations, forecast_text, plan,
                                            remote_endpoints)
 from lyra_lab.experiments._rescore import Changes, RescorePlan, RescoreResult, rescore, rescore_plan
+from lyra_lab.experiments._road import Ask
 from lyra_lab.experiments._runner import RunOptions
 from lyra_lab.experiments._legacy_run import run_experiment
 
@@ -32,6 +33,7 @@ __all__ = [
     "EXECUTORS",
     "TABLES",
     "AnswerSetup",
+    "Ask",
     "BackendForecast",
     "Cell",
     "CellExecutor",

@@ -47,7 +47,9 @@ def run_experiment(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str |
 
     Raises:
         ConfigError: the folder holds another experiment, or a run folder of a schema version this
-            lyra-lab does not write; on Ray, an injected backend or embedder that cannot be pickled.
+            lyra-lab does not write; on Ray, an injected backend or embedder that cannot be pickled;
+            the cells to run would send conversation text to a place that is not this machine and
+            no consent was given (``RunOptions(yes=True)`` or ``ask``, or agreed before): nothing is sent.
     """
     unknown = sorted(set(legacy) - _KNOWN)
     if unknown:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from lyra_lab.backends import Embedder, EmbedderSpec
     from lyra_lab.corpus import Corpus
     from lyra_lab.experiments._recall_result import RecallEvalResult
+    from lyra_lab.experiments._road import Ask
     from lyra_lab.recall import Recaller
 
 NAME = "recall-eval"
@@ -75,6 +76,8 @@ class RecallEvalOptions(TypedDict, total=False):
         status_line: the runner's heartbeat lines on stderr every 10 s (default False; the command sets
             it off a terminal, where bars show nothing, as ``lyra-lab run`` does).
         loaded: the corpus as ``load_corpus(corpus)`` gives it, if already loaded (saves reading it again).
+        yes, ask: consent to send the corpus's text to an embedder that is not on this machine, as for
+            ``RunOptions`` (the road ``run_experiment`` asks; default: such a run stops with one line).
     """
 
     k: int
@@ -85,6 +88,8 @@ class RecallEvalOptions(TypedDict, total=False):
     progress: bool
     status_line: bool
     loaded: Corpus | None
+    yes: bool
+    ask: Ask | None
 
 
 def run_recall_eval(corpus: CorpusSpec, recaller: Recaller, **options: Unpack[RecallEvalOptions]) -> RecallEvalResult:
@@ -110,7 +115,8 @@ def run_recall_eval(corpus: CorpusSpec, recaller: Recaller, **options: Unpack[Re
         injected = Injected(embedders={spec_label(embedder): embedder_object})
     with tempfile.TemporaryDirectory(prefix="lyra-recall-eval-") as tmp:
         folder = Path(run_dir) if run_dir is not None else Path(tmp) / NAME
-        run_options = RunOptions(progress=options.get("progress", True), status_line=options.get("status_line", False))
+        run_options = RunOptions(progress=options.get("progress", True), status_line=options.get("status_line", False),
+                                 yes=options.get("yes", False), ask=options.get("ask"))
         df = run_experiment(spec, folder, run_options, injected)
         failed = df.attrs.get("failed_cells") or []
         if failed:

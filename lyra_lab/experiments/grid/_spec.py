@@ -47,6 +47,7 @@ the same memory are listed in ``aliases`` (see ``_combos``).
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -146,6 +147,8 @@ class ExperimentSpec:
     source: Path | None = field(default=None, compare=False)
     aliases: tuple[dict[str, Any], ...] = field(default=(), compare=False)  # see _combos.find_aliases
     systems: tuple[SystemPipeline, ...] = ()  # [grid] systems: memory systems as pipelines (_system_pipeline)
+    # the plain data ``from_dict`` built it from (None: not plain JSON), what a run built in Python exports
+    data: Mapping[str, object] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str], registries: Registries | None = None) -> "ExperimentSpec":
@@ -225,7 +228,8 @@ class ExperimentSpec:
                    embedders=embedders, seeds=seeds, ks=ks,
                    context_budgets=tuple(sorted(set(budgets))), workers=workers, max_cells=max_cells, cache=cache, executor=executor,
                    score_adversarial_retrieval=adversarial, qa=qa, **confirm, description=str(data.get("description", "")),
-                   aliases=find_aliases(pipelines, pipeline_labels(pipelines)), systems=systems)
+                   aliases=find_aliases(pipelines, pipeline_labels(pipelines)), systems=systems,
+                   data=_plain(data))
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved spec (all strategy parameters, absolute paths): what ``spec.json`` holds."""
@@ -245,6 +249,14 @@ class ExperimentSpec:
             **({"score_adversarial_retrieval": True} if self.score_adversarial_retrieval else {}),
             **({"systems": [s.to_dict() for s in self.systems]} if self.systems else {}),
         }
+
+
+def _plain(data: Mapping[str, object]) -> dict[str, object] | None:
+    """A JSON copy of ``data`` (None when it holds something JSON cannot: a built strategy object)."""
+    try:
+        return dict(json.loads(json.dumps(data)))
+    except (TypeError, ValueError):
+        return None
 
 
 def vars_of(obj: DataclassInstance) -> dict[str, Any]:
