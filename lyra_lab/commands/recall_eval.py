@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _labels(asked: str | None, corpus_format: str | None) -> str | None:
     """The category scheme of the table: the one asked for, else LoCoMo's own names for a LoCoMo corpus."""
-    from lyra_lab.reports._labels import DEFAULT_LOCOMO_LABELS
+    from lyra_lab.reports import DEFAULT_LOCOMO_LABELS
 
     return asked or (DEFAULT_LOCOMO_LABELS if corpus_format == "locomo" else None)
 

@@ -23,7 +23,7 @@ from lyra_lab.reports._agreement import cohen_kappa, judge_agreement, judge_tabl
 from lyra_lab.reports._compare_plots import comparison_plot
 from lyra_lab.reports._compare_runs import RunComparison, compare_runs
 from lyra_lab.reports._figure_check import FigureProblem, figure_problems
-from lyra_lab.reports._labels import LOCOMO_LABELS, category_label, label_categories
+from lyra_lab.reports._labels import DEFAULT_LOCOMO_LABELS, LOCOMO_LABELS, category_label, label_categories
 from lyra_lab.reports._legible import (
     SMALL_N,
     Estimate,
@@ -60,6 +60,7 @@ from lyra_lab.reports._summary import summarize_results
 from lyra_lab.reports._view import RunEntry, RunsPage, runs_overview, write_index
 
 __all__ = [
+    "DEFAULT_LOCOMO_LABELS",
     "run_headline",
     "BenchmarkTable",
     "BENCHMARK_TABLES",

@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING
 
 from lyra_lab.synthetic._facts import EventKind, FactKind, LinkKind, UpdateKind
 from lyra_lab.synthetic._phrasebook import Phrasebook, Said, gendered
+from lyra_lab.synthetic._plant_templates import FALLBACK, LANGUAGES, PlantTemplates
 
 DOUBLE_PERIOD = re.compile(r"(?<!\.)\.\.(?!\.)")
 
 if TYPE_CHECKING:
     from faker import Faker
-
-    from lyra_lab.synthetic._plant_templates import PlantTemplates
 
 
 @functools.cache
@@ -79,8 +78,6 @@ def faker_templates(book: Phrasebook, seed: str, count: int, avoid: str = "") ->
         count: facts to make of each kind (single, updated, dated, two-session).
         avoid: the user's own text: no drawn name occurs in it.
     """
-    from lyra_lab.synthetic._plant_templates import PlantTemplates
-
     fake = _faker(book.locale)
     fake.seed_instance(seed)
     people = _People(fake, book, avoid)
@@ -151,3 +148,11 @@ def _finish(language: Callable[[str], str], text: str) -> str:
 def seed_of(rng: random.Random) -> str:
     """A Faker seed drawn from a conversation's random stream."""
     return f"{rng.getrandbits(64):016x}"
+
+
+def templates_for(code: str, seed: str, count: int, avoid: str = "") -> PlantTemplates:
+    """``count`` facts of every kind in language ``code`` (``FALLBACK`` when it has no phrasebook).
+
+    ``avoid`` is the user's own text (no planted name occurs in it); ``seed`` seeds Faker.
+    """
+    return faker_templates(LANGUAGES.get(code) or LANGUAGES[FALLBACK], seed, count, avoid)

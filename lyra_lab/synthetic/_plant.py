@@ -58,7 +58,8 @@ from lyra_lab.synthetic._plant_notes import (
     planted_share_warnings,
     planting_warnings,
 )
-from lyra_lab.synthetic._plant_templates import LANGUAGES, PlantTemplates, templates_for
+from lyra_lab.synthetic._faker_kinds import templates_for
+from lyra_lab.synthetic._plant_templates import LANGUAGES, PlantTemplates
 
 MAX_EXCHANGES = 4
 MAX_SHARE = 0.3  # planted turns' largest share of a conversation's turns, by default

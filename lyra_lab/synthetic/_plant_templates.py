@@ -53,13 +53,3 @@ class PlantTemplates:
 def phrasebook_for(code: str) -> Phrasebook | None:
     """The phrasebook of language ``code`` (``fr``), or None when planted text cannot be written in it."""
     return LANGUAGES.get(code)
-
-
-def templates_for(code: str, seed: str, count: int, avoid: str = "") -> PlantTemplates:
-    """``count`` facts of every kind in language ``code`` (``FALLBACK`` when it has no phrasebook).
-
-    ``avoid`` is the user's own text (no planted name occurs in it); ``seed`` seeds Faker.
-    """
-    from lyra_lab.synthetic._faker_kinds import faker_templates
-
-    return faker_templates(LANGUAGES.get(code) or LANGUAGES[FALLBACK], seed, count, avoid)
