@@ -56,15 +56,18 @@ def by_category(df: pd.DataFrame, metric: str, category_col: str, simulated: dic
             value, count = means.at[pipeline, category], n.at[pipeline, category]
             if pd.isna(value):
                 continue
+            box = None
             if is_small(count):
                 shade_small(ax, j, i)
                 text, color = f"{value:.2f}\nn={int(count)}", "black"
+                # the hatching stops at the figure's text: a plain box behind it keeps it legible
+                box = {"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
             else:
                 ci = f"[{low.at[pipeline, category]:.2f}, {high.at[pipeline, category]:.2f}]"
                 text = f"{value:.2f} {ci}\nn={int(count)}"
                 red, green, blue, _ = cmap((value - vmin) / ((vmax - vmin) or 1.0))
                 color = "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color, linespacing=1.1)
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color=color, linespacing=1.1, bbox=box)
     ax.set_xticks(range(means.shape[1]), [textwrap.fill(str(c), 16) for c in means.columns], fontsize=8)
     ax.set_yticks(range(len(rows)), labels, fontsize=7.5)
     ax.set_xlabel("probe category")

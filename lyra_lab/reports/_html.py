@@ -138,6 +138,30 @@ def _table(header: list[str], body: list[list[str]]) -> str:
     return f'<div class="box"><table><thead><tr>{head}</tr></thead><tbody>\n{rows}</tbody></table></div>'
 
 
+def _summary_tables(header: list[str], body: list[list[str]]) -> list[str]:
+    """The summary's key columns and the compact measures (they fit 1,400 px), then every column, folded.
+
+    The compact measures are the registry's (``shown.compact``), as in the table ``lyra-lab run`` prints;
+    a column that names no measure (the pipeline, a backend, n_probes) is a key and always shown.
+    """
+    from lyra_lab.measures import Measure, shown_in
+
+    compact = set(shown_in("compact"))
+
+    def key(name: str) -> bool:
+        try:
+            return Measure.parse(name).info is None
+        except ValueError:
+            return True
+
+    kept = [i for i, h in enumerate(header) if key(h) or h in compact]
+    if len(kept) == len(header):
+        return [_table(header, body)]
+    return [_table([header[i] for i in kept], [[row[i] for i in kept] for row in body]),
+            f"<details><summary>every column of the summary ({len(header)})</summary>{_table(header, body)}"
+            "</details>"]
+
+
 def _kind(hit: dict) -> str:
     """``summary (covers 12 turns)``; a raw turn is ``turn``; unknown (an old log) is empty."""
     return f"{hit['kind']} (covers {hit['covers']} turns)" if hit.get("covers") else str(hit.get("kind") or "")
@@ -228,7 +252,7 @@ def render_html(page: ReportPage) -> str:
     title, paired, judges, views = page.title, page.paired, page.judges, page.views
     body = [f"<h1>{_esc(title)}</h1>"]
     body += _opening(page)
-    body += ["<h2 id=summary>Summary</h2>", _table(*page.table)]
+    body += ["<h2 id=summary>Summary</h2>", *_summary_tables(*page.table)]
     body += _warnings_and_notes(page)
     if page.planted is not None:
         body += [f"<h2 id=planted>{_esc(page.planted.title)}</h2>"] + [

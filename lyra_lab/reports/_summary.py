@@ -78,12 +78,16 @@ def expand_metrics(present: Sequence[str], patterns: Sequence[str]) -> list[str]
 
 
 def main_quality_metric(present: Sequence[str]) -> str | None:
-    """The headline metric for plots and the category table: the fair one (see ``FAIR_NOTE``).
+    """The headline metric for plots and the category table: QA when the run answered, else the fair one.
 
-    The first measure the registry marks ``fair`` that the run scored, in its first unit: ``answer_in_context``
-    at the middle context budget, else ``evidence_recall@10`` (or the largest K); else a legacy ``recall@K``,
-    else QA/retention.
+    A run that answered its probes is about its answers: a judge's verdict (``judge``), else ``qa_f1``.
+    Otherwise the first measure the registry marks ``fair`` that the run scored, in its first unit
+    (see ``FAIR_NOTE``): ``answer_in_context`` at the middle context budget, else ``evidence_recall@10``
+    (or the largest K); else a legacy ``recall@K``, else retention.
     """
+    for name in ("judge", "qa_f1"):
+        if name in present:
+            return name
     fair = [(m.base, m.units[0]) for m in MEASURES.values() if m.fair and m.units] + [("recall", "k")]
     for base, unit in fair:
         if unit == "tok":
@@ -96,7 +100,7 @@ def main_quality_metric(present: Sequence[str]) -> str | None:
             return f"{base}@10"
         if ks:
             return ks[-1]
-    for name in ("judge", "qa_f1", "retention", "context_retention"):
+    for name in ("retention", "context_retention"):
         if name in present:
             return name
     return None

@@ -27,10 +27,13 @@ def test_expand_metrics_patterns():
         "evidence_recall@1", "evidence_recall@10", "coverage_recall@10"]
 
 
-def test_main_quality_metric_is_the_fair_one():
+def test_main_quality_metric_is_qa_when_the_run_answered_else_the_fair_one():
     assert main_quality_metric(PRESENT) == "answer_in_context@512tok"  # the middle budget
-    assert main_quality_metric(["evidence_recall@5", "coverage_recall@5", "qa_f1"]) == "evidence_recall@5"
+    assert main_quality_metric(["evidence_recall@5", "coverage_recall@5"]) == "evidence_recall@5"
     assert main_quality_metric(["recall@5", "recall@10", "mrr"]) == "recall@10"  # a run from before the rename
+    # a QA run is about its answers (issue 46: a LoCoMo QA run's headline was answer_in_context)
+    assert main_quality_metric(["evidence_recall@5", "coverage_recall@5", "qa_f1"]) == "qa_f1"
+    assert main_quality_metric([*PRESENT, "qa_f1", "judge"]) == "judge"
     assert main_quality_metric(["qa_f1"]) == "qa_f1"
 
 
