@@ -90,7 +90,10 @@ def check_backend_spec(spec: str | Mapping[str, Any] | Backend) -> None:
         raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
                           f"allowed: preset, cache, {', '.join(sorted(allowed))}")
     model_path = overrides.pop("model_path", None)
+    from lyra_lab._extras import require
     from lyra_lab.backends._local_process import bundled_model_path, check_gguf  # what LocalServer checks
+
+    require("local-server")  # llama-cpp-python, the server (pip install 'lyra-lab[local]')
 
     try:
         check_gguf(model_path) if model_path else bundled_model_path()

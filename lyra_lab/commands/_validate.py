@@ -1,4 +1,4 @@
-"""Check an experiment before its run folder exists: corpus and probes files, backends, embedders.
+"""Check an experiment before its run folder exists: corpus and probes files, extras, backends, embedders.
 
 Building a backend may start the local model server, so backends are checked
 as configs: the local preset's keys, field values and model_path
@@ -23,8 +23,14 @@ def check_experiment(spec: ExperimentSpec) -> None:
     if spec.corpus.probes is not None:
         input_file(spec.corpus.probes, "probes file")
     from lyra_lab.backends import check_backend_spec
+    from lyra_lab.experiments.cells import check_capabilities
 
-    for backend in dict.fromkeys(_key(b) for b in [*spec.backends, spec.qa.backend, *(j.backend for j in spec.qa.judges)] if b):
+    check_capabilities(spec)
+    # the grid's backends only where a cell calls one (an LLM-free grid's default `local` is not checked)
+    calls = spec.qa.enabled or any(p.calls_backend for p in spec.pipelines) \
+        or any(s.system.needs().backend for s in spec.systems)
+    used = [*(spec.backends if calls else ()), spec.qa.backend, *(j.backend for j in spec.qa.judges)]
+    for backend in dict.fromkeys(_key(b) for b in used if b):
         check_backend_spec(_value(backend))
     for embedder in spec.embedders:
         if embedder not in (None, "none"):

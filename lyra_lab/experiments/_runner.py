@@ -35,7 +35,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.experiments.cells import Cell, CellSetup, alias_rows, alias_sources, cell_setup, executor_of, grid_cells
+from lyra_lab.experiments.cells import (Cell, CellSetup, alias_rows, alias_sources, cell_setup, check_capabilities,
+                                       executor_of, grid_cells)
 from lyra_lab.experiments.executors import (CellCount, CellExecutor, CellJob, CellOutcome, Heartbeat, RunContext,
                                             SerialCells, ThreadCells)
 from lyra_lab.experiments.forecast import Work, decide
@@ -82,6 +83,7 @@ def run_experiment(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str |
     options = options or RunOptions()
     if options.ray_address is not None and executor_of(spec) != "ray":
         raise ConfigError(f"a Ray address ({options.ray_address}) needs executor 'ray', not {executor_of(spec)!r}")
+    check_capabilities(spec)  # a missing extra (Ray, mem0, MCP) is one line before the run folder is touched
     folder = RunFolder(run_dir if run_dir is not None else Path("runs") / spec.name)
     with folder.lock():
         return _Run(spec, folder, options, injected or Injected()).run()
@@ -141,7 +143,7 @@ class _Run:
             for c in cells:  # what this resume picked up: each finished cell, kept or run again
                 _log_resumed(log, c, work)
             if todo:  # check every backend spec now (starting nothing), so a missing API key fails before any work
-                self._check_backends(todo, res)
+                self._check_backends(todo, job.setup, res)
             for source_id in [s for s in waiting if s in finished]:  # sources finished by an earlier run
                 self._copy_aliases(log, folder.read_rows(source_id), sources, waiting.pop(source_id))
             _share_resources(job.setup, todo, res)
@@ -183,10 +185,9 @@ class _Run:
         _recover_done_events(self.folder, run.log)
         return int(env["attempt"])
 
-    def _check_backends(self, todo: list[Cell], res: Resources) -> None:
-        qa = self.spec.qa
-        specs = [*(c.backend for c in todo), *([qa.backend] if qa.enabled and qa.backend else []),
-                 *(j.backend for j in qa.judges)]
+    def _check_backends(self, todo: list[Cell], setup: CellSetup, res: Resources) -> None:
+        """Check every backend a cell to run needs (an LLM-free grid needs none: its ``local`` is never checked)."""
+        specs = [b for c in todo for b in c.kind.needs(c, setup).backends]
         for backend in {spec_key(b): b for b in specs}.values():
             res.check_backend(backend)
 
