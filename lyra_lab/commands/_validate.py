@@ -26,12 +26,14 @@ def check_experiment(spec: ExperimentSpec) -> None:
     from lyra_lab.experiments.cells import check_capabilities
 
     check_capabilities(spec)
-    # the grid's backends only where a cell calls one (an LLM-free grid's default `local` is not checked)
+    # every backend's spec; that it is installed only where a cell calls it (an LLM-free grid's default
+    # `local` needs no llama.cpp)
     calls = spec.qa.enabled or any(p.calls_backend for p in spec.pipelines) \
         or any(s.system.needs().backend for s in spec.systems)
-    used = [*(spec.backends if calls else ()), spec.qa.backend, *(j.backend for j in spec.qa.judges)]
-    for backend in dict.fromkeys(_key(b) for b in used if b):
-        check_backend_spec(_value(backend))
+    called = [*(spec.backends if calls else ()), spec.qa.backend, *(j.backend for j in spec.qa.judges)]
+    installed = {_key(b) for b in called if b}
+    for backend in dict.fromkeys(_key(b) for b in [*spec.backends, *called] if b):
+        check_backend_spec(_value(backend), installed=backend in installed)
     for embedder in spec.embedders:
         if embedder not in (None, "none"):
             from lyra_lab.backends import make_embedder

@@ -186,10 +186,14 @@ class _Run:
         return int(env["attempt"])
 
     def _check_backends(self, todo: list[Cell], setup: CellSetup, res: Resources) -> None:
-        """Check every backend a cell to run needs (an LLM-free grid needs none: its ``local`` is never checked)."""
-        specs = [b for c in todo for b in c.kind.needs(c, setup).backends]
-        for backend in {spec_key(b): b for b in specs}.values():
-            res.check_backend(backend)
+        """Check every backend of the cells to run; that it is installed, where a cell calls it.
+
+        An LLM-free grid calls none: its default ``local`` needs no llama.cpp (``lyra-lab[local]``).
+        """
+        called = {spec_key(b): b for c in todo for b in c.kind.needs(c, setup).backends}
+        named = {spec_key(c.backend): c.backend for c in todo}
+        for key, backend in {**named, **called}.items():
+            res.check_backend(backend, installed=key in called)
 
     def _execute(self, executor: CellExecutor, todo: list[Cell], run: RunContext, attempt: int,
                  aliases: _Aliases) -> None:
