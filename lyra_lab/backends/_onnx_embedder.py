@@ -132,12 +132,15 @@ def _built(model: E5File, variant: str) -> Path:
             tqdm(total=3, desc=task, unit="step", leave=False, disable=None) as bar, _quiet_quantizer():
         fp32, int8 = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
         onnx.save(e5_graph(model), fp32)
-        progress.advance(1), bar.update(1)
+        progress.advance(1)
+        bar.update(1)
         quantize_dynamic(fp32, int8, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"],
                          extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-        progress.advance(1), bar.update(1)
+        progress.advance(1)
+        bar.update(1)
         os.replace(int8, target)
-        progress.advance(1), bar.update(1)
+        progress.advance(1)
+        bar.update(1)
     return target
 
 
