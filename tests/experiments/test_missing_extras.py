@@ -116,3 +116,10 @@ def test_an_llm_free_grid_needs_neither_llama_cpp_nor_the_bundled_model(write_to
     assert main(["plan", str(path), "--run-dir", str(tmp_path / "r")]) == 0, capsys.readouterr().err
     assert "local" not in capsys.readouterr().out.split("data:")[-1].splitlines()[0]  # no text goes to it
     assert main(["run", str(path), "--run-dir", str(tmp_path / "r")]) == 0, capsys.readouterr().err
+
+
+def test_serve_memory_over_mcp_without_mcp_is_one_line_naming_systems(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    config = tmp_path / "serve.toml"
+    config.write_text('recaller = "bm25"\n[pipeline]\nchunker = {name = "turn_window"}\n', encoding="utf-8")
+    _one_line(capsys, ["serve-memory", str(config), "--mcp"], "systems")
