@@ -41,8 +41,8 @@ class PipelineCells:
     def needs(self, cell: Cell, setup: CellSetup) -> CellNeeds:
         """Its backend (if it summarizes or rolls up), the answering stage's and the judges', and its embedder.
 
-        An LLM-free pipeline (chunks into memory as they are) needs no backend: nothing is checked,
-        started or sent there. ``none``: no embedder.
+        An LLM-free pipeline (chunks into memory as they are) needs no backend: nothing is started
+        or sent there, and it need not be installed (its spec is still checked). ``none``: no embedder.
         """
         embedders = () if cell.embedder in (None, "none") else (cell.embedder,)
         own = (cell.backend,) if _memory_pipeline(cell).calls_backend else ()
