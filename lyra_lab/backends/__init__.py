@@ -13,7 +13,7 @@ from lyra_lab.backends._embedding_cache import CachedEmbedder, EmbeddingCache, E
 from lyra_lab.backends._fakes import FakeLLM, HashingEmbedder
 from lyra_lab.backends._gguf_counts import GgufCounts, gguf_counts
 from lyra_lab.backends._local_server import LocalServer, LocalServerError, ensure_local_server
-from lyra_lab.backends._make_embedder import make_embedder
+from lyra_lab.backends._make_embedder import DEFAULT_EMBEDDER, make_embedder
 from lyra_lab.backends._openai import OpenAIBackend
 from lyra_lab.backends._onnx_embedder import OnnxE5Embedder
 from lyra_lab.backends._openai_embedder import OpenAIEmbedder
@@ -68,6 +68,7 @@ from lyra_lab.backends._presets import _LOCAL_ONLY as LOCAL_ONLY_FIELDS  # the k
 from lyra_lab.backends._tokens import LineMemoCounter
 
 __all__ = [
+    "DEFAULT_EMBEDDER",
     "DEFAULT_MAX_ATTEMPTS",
     "PRESETS",
     "PRICES",

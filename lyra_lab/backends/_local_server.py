@@ -215,10 +215,12 @@ class LocalServer:
                 "--logits_all", "False", "--verbose", "False", *self.extra_args]
 
     def _launch(self, port: int) -> None:
-        import importlib.util
+        from lyra_lab._extras import MissingExtra, require
 
-        if importlib.util.find_spec("llama_cpp") is None:
-            raise LocalServerError("llama-cpp-python is not installed (pip install 'lyra-lab[local]')")
+        try:
+            require("local-server")
+        except MissingExtra as exc:
+            raise LocalServerError(str(exc)) from None
         self.log_path = self.state_dir / f"local-server-{self._key}-{port}.log"
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self._proc = proc_util.spawn(self._command(port), self.log_path, env=env)

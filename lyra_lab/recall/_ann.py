@@ -48,7 +48,7 @@ class AnnIndex(VectorIndex):
         try:
             import hnswlib
         except ImportError as exc:
-            raise ImportError("recaller 'dense_ann' needs hnswlib: pip install 'lyra-lab[ann]'") from exc
+            raise ImportError("recaller 'dense_ann' needs hnswlib (a lyra-lab dependency): pip install hnswlib") from exc
 
         graph = hnswlib.Index(space="ip", dim=self.dim)
         graph.init_index(max_elements=capacity, M=self.m, ef_construction=self.ef_construction)

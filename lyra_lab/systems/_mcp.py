@@ -100,7 +100,7 @@ class McpSystem(BaseSystem):
 
     def declare(self) -> Declared:
         """The server its command starts receives every turn and question."""
-        return Declared(processes=(" ".join(self.command),))
+        return Declared(processes=(" ".join(self.command),), capabilities=("system:mcp",))
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "McpSession":
         return McpSession(self)

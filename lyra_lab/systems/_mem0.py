@@ -200,10 +200,10 @@ class Mem0System(BaseSystem):
         10 memories it already holds and the last messages (up to about 1,400 more) to the turns' text.
         """
         if not self.infer:
-            return Declared()
+            return Declared(capabilities=("system:mem0",))
         per_add = 1 / self.batch
         return Declared(calls_per_turn=(per_add, per_add), prompt_overhead_tokens=(7606, 9000),
-                        max_tokens=self.max_tokens)
+                        max_tokens=self.max_tokens, capabilities=("system:mem0",))
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "Mem0Session":
         if embedder is None:

