@@ -35,8 +35,10 @@ def wrap_line(line: str, width: int = COLUMNS) -> list[str]:
     lead, pair = _INDENT.match(line), _KEY_VALUE.match(line)
     hang = " " * len(pair.group(1)) if pair else " " * (len(lead.group(1)) if lead else 0) + "  "
     hang = hang if len(hang) < width // 2 else "  "
-    return textwrap.wrap(line, width=width, subsequent_indent=hang, break_on_hyphens=False, break_long_words=False,
-                         drop_whitespace=True, replace_whitespace=False) or [line[:width]]
+    out = textwrap.wrap(line, width=width, subsequent_indent=hang, break_on_hyphens=False, break_long_words=False,
+                        drop_whitespace=True, replace_whitespace=False) or [line[:width]]
+    # a word longer than the room (a path): on a line of its own, not pushed further right by the indent
+    return [piece.lstrip() if len(piece) > width and " " not in piece.strip() else piece for piece in out]
 
 
 def fit(text: str, width: int = COLUMNS) -> str:
@@ -85,6 +87,11 @@ class WrappedLines(io.TextIOBase):
     def encoding(self) -> str:  # type: ignore[override]
         """The target's encoding."""
         return getattr(self.target, "encoding", "utf-8")
+
+    @property
+    def buffer(self) -> object:
+        """The target's byte stream: bytes written there are not text lines, and pass as they are."""
+        return self.target.buffer
 
     def fileno(self) -> int:
         """The target's file descriptor (for code that asks the terminal its size)."""

@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         module = importlib.import_module(f"lyra_lab.commands.{name}")
         sub_parser = module.add_parser(sub)
-        sub_parser.set_defaults(_run=module.run, _parser=sub_parser)
+        # a command whose standard output is a protocol (serve-memory --mcp speaks MCP on it) is never wrapped
+        sub_parser.set_defaults(_run=module.run, _parser=sub_parser, _raw_stdout=getattr(module, "RAW_STDOUT", False))
     return parser
 
 
@@ -106,7 +107,7 @@ def _flag_hint(parser: argparse.ArgumentParser, token: str) -> str:
 
 @contextlib.contextmanager
 def _fitted_stdout(machine_readable: bool) -> Iterator[None]:
-    """Standard output wrapped at ``COLUMNS`` while a command runs (JSON output as it is)."""
+    """Standard output wrapped at ``COLUMNS`` while a command runs (JSON and protocol output as they are)."""
     from lyra_lab._terminal import WrappedLines
 
     if machine_readable:
@@ -127,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = None
     try:
         args = parse_args(argv)
-        with _fitted_stdout(machine_readable=bool(getattr(args, "json", False))):
+        with _fitted_stdout(machine_readable=bool(getattr(args, "json", False) or args._raw_stdout)):
             return int(args._run(args) or 0)
     except SystemExit as exc:  # --help and --version exit 0 through argparse
         return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_USAGE

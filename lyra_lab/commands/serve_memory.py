@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from lyra_lab.systems import MemorySystem
 
 
+#: Standard output is the MCP protocol with --mcp: the CLI never wraps it (lyra_lab._terminal).
+RAW_STDOUT = True
+
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     """Register ``lyra-lab serve-memory`` and its options on ``subparsers``."""
     parser = subparsers.add_parser(

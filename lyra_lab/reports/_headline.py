@@ -83,11 +83,11 @@ def run_headline(run_dir: Path) -> Headline | None:
     (a backend, an embedder, a seed), as in the report's own tables; degraded pipelines keep their mark.
     """
     from lyra_lab.reports._degraded import degraded_pipelines
-    from lyra_lab.reports._summary import main_quality_metric
+    from lyra_lab.reports._summary import headline_metric
     from lyra_lab.runs import load_results
     from lyra_lab.stats import group_columns
 
     summary = pd.read_csv(Path(run_dir) / "report" / "summary.csv")
-    metric = main_quality_metric([str(c) for c in summary.columns])
+    metric = headline_metric([str(c) for c in summary.columns])
     keys = [c for c in group_columns(summary) if c == "pipeline" or summary[c].nunique(dropna=False) > 1]
     return headline(summary, metric, keys, degraded_pipelines(load_results(run_dir, write=False)))

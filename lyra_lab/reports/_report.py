@@ -61,6 +61,7 @@ from lyra_lab.reports._summary import (
     format_cells,
     format_markdown,
     group_columns,
+    headline_metric,
     main_quality_metric,
     summarize_results,
 )
@@ -222,7 +223,7 @@ def write_report(
         if {"probe_id", "conversation_id"} <= set(df.columns) else 0
     page = ReportPage(f"Report: {run_dir.name}", notes, warnings, format_cells(summary, shown, columns),
                       category_table, plots, probe_views(run_dir, df), n_probes, paired, judges,
-                      headline=headline(summary, metric, shown, degraded), planted=planted, sections=sections)
+                      headline=headline(summary, headline_metric([str(c) for c in summary.columns]), shown, degraded), planted=planted, sections=sections)
     (out / "report.html").write_text(render_html(page), encoding="utf-8")
     return written + plots + [out / "report.html"]
 

@@ -78,16 +78,12 @@ def expand_metrics(present: Sequence[str], patterns: Sequence[str]) -> list[str]
 
 
 def main_quality_metric(present: Sequence[str]) -> str | None:
-    """The headline metric for plots and the category table: QA when the run answered, else the fair one.
+    """The lead metric of plots, the category table and the paired comparisons: the fair one (``FAIR_NOTE``).
 
-    A run that answered its probes is about its answers: a judge's verdict (``judge``), else ``qa_f1``.
-    Otherwise the first measure the registry marks ``fair`` that the run scored, in its first unit
-    (see ``FAIR_NOTE``): ``answer_in_context`` at the middle context budget, else ``evidence_recall@10``
-    (or the largest K); else a legacy ``recall@K``, else retention.
+    The first measure the registry marks ``fair`` that the run scored, in its first unit: ``answer_in_context``
+    at the middle context budget, else ``evidence_recall@10`` (or the largest K); else a legacy ``recall@K``,
+    else QA/retention.  The headline of a run that answered is its QA (``headline_metric``).
     """
-    for name in ("judge", "qa_f1"):
-        if name in present:
-            return name
     fair = [(m.base, m.units[0]) for m in MEASURES.values() if m.fair and m.units] + [("recall", "k")]
     for base, unit in fair:
         if unit == "tok":
@@ -100,10 +96,23 @@ def main_quality_metric(present: Sequence[str]) -> str | None:
             return f"{base}@10"
         if ks:
             return ks[-1]
-    for name in ("retention", "context_retention"):
+    for name in ("judge", "qa_f1", "retention", "context_retention"):
         if name in present:
             return name
     return None
+
+
+def headline_metric(present: Sequence[str]) -> str | None:
+    """The metric a run's headline leads with: a run that answered its probes is about its answers.
+
+    A judge's verdict (``judge``, or the first ``judge[<name>]`` of several), else ``qa_f1``; a run
+    without QA leads with ``main_quality_metric``.
+
+    >>> headline_metric(["answer_in_context@512tok", "qa_f1"]), headline_metric(["evidence_recall@10"])
+    ('qa_f1', 'evidence_recall@10')
+    """
+    judges = sorted(n for n in present if n == "judge" or n.startswith("judge["))  # one judge, or each by name
+    return (judges[0] if judges else "qa_f1" if "qa_f1" in present else None) or main_quality_metric(present)
 
 
 def summarize_results(

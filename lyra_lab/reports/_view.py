@@ -74,21 +74,21 @@ def _headline(folder: Path, df: pd.DataFrame) -> tuple[str | None, list[dict[str
 
     ``df`` is the run's rows (``load_results``), read once by the caller.
     """
-    from lyra_lab.reports._summary import main_quality_metric
+    from lyra_lab.reports._summary import headline_metric
 
     summary = folder / "report" / "summary.csv"
     rows = list((folder / "rows").glob("*.jsonl"))
     newest = max((p.stat().st_mtime for p in rows), default=0.0)
     if summary.exists() and summary.stat().st_mtime >= newest:
         frame = pd.read_csv(summary)
-        metric = main_quality_metric([str(c) for c in frame.columns])
+        metric = headline_metric([str(c) for c in frame.columns])
         if metric is None or f"{metric}_ci_low" not in frame.columns:
             return metric, [], 0
         keys = [c for c in group_columns(frame) if c == "pipeline" or frame[c].nunique(dropna=False) > 1]
         agg = frame.rename(columns={metric: "mean", f"{metric}_ci_low": "ci_low", f"{metric}_ci_high": "ci_high",
                                     f"{metric}_n": "n"})
     else:
-        metric = main_quality_metric(sorted(df["metric"].unique()))
+        metric = headline_metric(sorted(df["metric"].unique()))
         if metric is None:
             return None, [], 0
         keys = [c for c in group_columns(df) if c == "pipeline" or df[c].nunique(dropna=False) > 1]

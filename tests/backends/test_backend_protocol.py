@@ -27,6 +27,7 @@ from lyra_lab.experiments.cells._run import CellLog, RetryReporting
 from lyra_lab.experiments.forecast._dry_run import BackendFacts, CallTally, CountedBackend, RecordingEmbedder, StandIn
 from lyra_lab.experiments.executors._machine_locks import MachineSlots, OneCallAcrossProcesses
 from lyra_lab.experiments.grid._resources import LazyBackend, LazyEmbedder, SeededBackend
+from lyra_lab.experiments.grid._resources import GivenBackend
 from lyra_lab.replay._meter import MeteredEmbedder, PhaseMeter
 
 
@@ -58,6 +59,7 @@ def _backends(tmp_path):
         "StandIn": StandIn(BackendFacts("remote", "gpt-4o-mini", "https://api.example.com/v1", False, None, 8, False),
                            "low", CallTally()),
         "CountedBackend": CountedBackend(fake),
+        "GivenBackend": GivenBackend(fake, "fake"),
     }
 
 

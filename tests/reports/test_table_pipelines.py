@@ -82,9 +82,11 @@ def test_report_table_of_a_two_backend_run_prints_each_backend_as_summary_md_doe
     run_experiment(spec, run_dir, None, injected)
     write_report(run_dir)
     assert main(["report", str(run_dir), "--table", "locomo"]) == 0
-    out = capsys.readouterr().out
-    lines = [line for line in out.splitlines() if line.startswith("| turn_window") and "judge accuracy" in line]
-    assert len(lines) == 2, out
+    out = capsys.readouterr().out  # a block per pipeline on the terminal, the markdown table in the file
+    assert "\nturn_window+none+none|bm25|backend=right\n" in out and "|backend=wrong\n" in out and "0.500" not in out
+    md = (run_dir / "report" / "table_locomo.md").read_text(encoding="utf-8")
+    lines = [line for line in md.splitlines() if line.startswith("| turn_window") and "judge accuracy" in line]
+    assert len(lines) == 2, md
     right = next(line for line in lines if "backend=right" in line)
     wrong = next(line for line in lines if "backend=wrong" in line)
     assert "1.000 (n=10)" in right and "0.000 (n=10)" in wrong and "0.500" not in out
