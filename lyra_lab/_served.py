@@ -113,11 +113,11 @@ def _token(port: int) -> str | None:
     return token if isinstance(token, str) and _alive(data.get("pid")) else None
 
 
-def served_origins(value: Any) -> dict[str, str]:
+def served_origins(value: object) -> dict[str, str]:
     """The loopback origins inside ``value``'s strings that a registered server answers: origin -> token."""
     found: dict[str, str] = {}
 
-    def visit(item: Any) -> None:
+    def visit(item: object) -> None:
         if isinstance(item, str):
             for match in _ORIGIN.finditer(item):
                 token = _token(int(match.group(1)))
@@ -148,6 +148,6 @@ def substitute(value: Any, origins: Mapping[str, str]) -> Any:
     return value
 
 
-def stable(value: Any) -> Any:
+def stable(value: object) -> object:
     """``value`` with the addresses of servers this process started named by what they serve (see the module)."""
     return substitute(value, served_origins(value))

@@ -50,7 +50,7 @@ def gpu_like_server(**overrides: Any) -> SimulatedServer:
         raise ConfigError(f"simulated server: {exc}") from None
 
 
-def bench_backend(spec: str | Mapping[str, Any], max_concurrency: int, **fields: Any) -> Backend:
+def bench_backend(spec: str | Mapping[str, Any], max_concurrency: int, **fields: object) -> Backend:
     """``make_backend(spec)`` with the client's ``max_concurrency`` set to the sweep's highest level.
 
     A backend's own concurrency cap (1 for ``local``, 8 for ``openai/…``)

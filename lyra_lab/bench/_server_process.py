@@ -17,6 +17,8 @@ can replay exactly the requests one client sent (``bodies()``).
 from __future__ import annotations
 
 import multiprocessing
+from multiprocessing.connection import Connection
+from multiprocessing.context import SpawnProcess
 from typing import Any, NamedTuple, Self
 
 from lyra_lab.backends import SimulatedServer, SimulatedSpec
@@ -35,7 +37,7 @@ class Served(NamedTuple):
         return self.finished - self.received
 
 
-def _serve(conn: Any, spec: SimulatedSpec, keep_bodies: bool) -> None:
+def _serve(conn: Connection, spec: SimulatedSpec, keep_bodies: bool) -> None:
     """The child process: serve ``spec`` and answer ``reset`` / ``served`` / ``bodies`` on ``conn`` until ``stop``."""
     with SimulatedServer(spec) as server:
         server.keep_bodies = keep_bodies
@@ -64,7 +66,7 @@ class ServerProcess:
         self.keep_bodies = keep_bodies
         self.base_url = ""
         self._conn: Any = None
-        self._process: Any = None
+        self._process: SpawnProcess | None = None
 
     def __enter__(self) -> Self:
         self.start()

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 import pandas as pd
 
 from lyra_lab._records import iter_jsonl
+from lyra_lab.corpus import Corpus, Probe
 from lyra_lab.experiments._probe_ids import resolve_probe_id, run_results
 from lyra_lab.runs import AliasOf, LoggedProbes, logged_aliases, logged_probes, run_corpus, turn_texts
 
@@ -278,7 +279,7 @@ def _events(path: Path, needles: Sequence[bytes]) -> Iterable[dict[str, Any]]:
     return iter_jsonl(path, keep=lambda raw: any(n in raw for n in needles))
 
 
-def _probe(corpus: Any, probe_id: str) -> Any:
+def _probe(corpus: Corpus | None, probe_id: str) -> Probe | None:
     if corpus is None:
         return None
     return next((p for p in corpus.probes if p.id == probe_id), None)

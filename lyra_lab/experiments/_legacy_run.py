@@ -27,7 +27,7 @@ _KNOWN = frozenset({*_OPTIONS, *_INJECTED, "registries"})
 
 def run_experiment(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLike[str] | None = None,
                    options: RunOptions | bool | None = None, injected: Injected | bool | None = None,
-                   **legacy: Any) -> pd.DataFrame:
+                   **legacy: object) -> pd.DataFrame:
     """Run (or resume) an experiment and return its tidy results.
 
     Args:

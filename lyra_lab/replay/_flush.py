@@ -22,7 +22,7 @@ import threading
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from lyra_lab._degradation import Degradation
 from lyra_lab.backends import Backend, Completion
@@ -31,6 +31,9 @@ from lyra_lab.replay._meter import EventSink, PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline
 from lyra_lab.replay._plan import Step
 from lyra_lab.rollup import CompactRequest
+
+if TYPE_CHECKING:
+    from lyra_lab.summarize import ProgressCallback, ProgressEvent
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class Window:
     degraded: tuple[Degradation, ...] = ()
 
 
-def spawn(fn: Callable[..., Window], *args: Any) -> Future[Window]:
+def spawn(fn: Callable[..., Window], *args: object) -> Future[Window]:
     """Run ``fn`` in a daemon thread; its result or exception lands in the returned future.
 
     Daemon threads, not a ThreadPoolExecutor: the executor's workers are joined at
@@ -105,10 +108,10 @@ def summarize_window(conversation_id: str, pipeline: Pipeline, step: Step, backe
     return Window((entry,), tuple(summary.calls), wall, detail, tuple(summary.degraded))
 
 
-def progress_sink(emit: Callable[..., None], seq: int) -> Callable[[Any], None]:
+def progress_sink(emit: Callable[..., None], seq: int) -> ProgressCallback:
     """A summarizer progress callback that emits ``summarize_progress`` events of flush ``seq``."""
 
-    def on_event(event: Any) -> None:
+    def on_event(event: ProgressEvent) -> None:
         emit("summarize_progress", flush=seq, stage=event.stage, i=event.i, n=event.n, ok=event.ok,
              duration_s=None if event.duration_s is None else round(float(event.duration_s), 6),
              detail=dict(event.detail))

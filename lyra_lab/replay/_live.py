@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Sequence
+from typing import Sequence
 
 from lyra_lab.backends import Backend, Embedder, Usage, token_counter
 from lyra_lab.corpus import Turn
@@ -137,6 +137,6 @@ class PipelineMemory:
         self.flushes += 1
         self._pending = []
 
-    def _emit(self, event: str, /, **fields: Any) -> None:
+    def _emit(self, event: str, /, **fields: object) -> None:
         if self.setup.log is not None:
             self.setup.log.event(event, conversation_id=self.conversation_id, **fields)

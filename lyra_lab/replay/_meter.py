@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -41,7 +41,7 @@ class PhaseMeter:
         self._degraded = DegradationTally()
         self.cached_calls = 0
 
-    def completions(self, phase: str, calls: Iterable[Completion], **context: Any) -> None:
+    def completions(self, phase: str, calls: Iterable[Completion], **context: object) -> None:
         """Record the LLM calls of one operation and log each one."""
         for call in calls:
             usage = call.usage
@@ -65,7 +65,7 @@ class PhaseMeter:
                     attempts=0 if call.cached else call.attempts, **context,
                 )
 
-    def degradations(self, phase: str, degraded: Iterable[Degradation], **context: Any) -> None:
+    def degradations(self, phase: str, degraded: Iterable[Degradation], **context: object) -> None:
         """Count the fallbacks of one operation (and its calls that failed for good); log each one."""
         degraded = tuple(degraded)
         self._degraded = self._degraded + DegradationTally.of(degraded)

@@ -163,24 +163,24 @@ class Pipeline:
         return flat
 
 
-def _is_none(value: Any) -> bool:
+def _is_none(value: object) -> bool:
     if isinstance(value, Mapping):
         return value.get("name") in NONE_NAMES
     return value in NONE_NAMES
 
 
-def _name(strategy: Any) -> str:
+def _name(strategy: object) -> str:
     if strategy is None:
         return "none"
     return strategy_name(strategy)
 
 
-def strategy_spec(strategy: Any) -> dict[str, Any]:
+def strategy_spec(strategy: object) -> dict[str, Any]:
     """``{"name": ..., **params}`` of a strategy, with JSON-friendly values (the records convention)."""
     return {"name": _name(strategy), **(fields_of(strategy) if dataclasses.is_dataclass(strategy) else {})}
 
 
-def flatten_params(kind: str, strategy: Any) -> dict[str, Any]:
+def flatten_params(kind: str, strategy: object) -> dict[str, Any]:
     """``{"<kind>.<param>": value}`` for every scalar-ish parameter of a strategy."""
     spec = strategy_spec(strategy)
     spec.pop("name")

@@ -66,7 +66,7 @@ class RunLog:
                 self._fh.write(b"\n")
                 self._fh.flush()
 
-    def event(self, event: str, /, **fields: Any) -> None:
+    def event(self, event: str, /, **fields: object) -> None:
         record = {"event": event, "t": round(time.time(), 6), **fields}
         self._write(json_line(record, self._encode, _default))  # orjson, reading back as json's line would
 
@@ -111,7 +111,7 @@ class RunLog:
 class NullLog:
     """A run log that records nothing (for ad-hoc replays outside an experiment)."""
 
-    def event(self, event: str, /, **fields: Any) -> None:
+    def event(self, event: str, /, **fields: object) -> None:
         pass
 
     def sync(self) -> None:

@@ -83,10 +83,11 @@ class RetryReporting(BackendWrapper):
     def _sink(self, event: RetryEvent) -> None:
         self._log.event("retry", **event.fields())
 
-    def complete(self, messages: Sequence[Message], **params: object) -> Completion:
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                 **params: object) -> Completion:
         """``inner.complete``, its retries reported to the cell's log."""
         with report_retries(self._sink):
-            return self.inner.complete(messages, **params)
+            return self.inner.complete(messages, deadline=deadline, **params)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from lyra_lab.runs import CellRows
 from lyra_lab._registry import ConfigError
-from lyra_lab.backends import EmbeddingCacheStats
+from lyra_lab.backends import Backend, BackendSpec, EmbeddingCacheStats
 from lyra_lab.experiments.cells import Cell, run_cell
 from lyra_lab.experiments.executors._in_process import CELL_FAILURES, CellJob, CellOutcome, RunContext
 from lyra_lab.experiments.executors._machine_locks import MachineSlots, OneCallAcrossProcesses
@@ -122,7 +122,7 @@ def shippable(injected: Injected, dumps: Callable[[object], object], *, to: str,
 class WorkerResources(Resources):
     """``Resources`` of a worker process: requests bounded per machine, a cache miss paid once per machine."""
 
-    def _cached(self, backend: Any) -> Any:
+    def _cached(self, backend: Backend) -> Backend:
         import hashlib
         import json
 
@@ -133,6 +133,6 @@ class WorkerResources(Resources):
             backend = MachineSlots(backend, self.cache_dir / "slots" / name, slots)
         return super()._cached(backend)
 
-    def _build_backend(self, spec: Any) -> Any:
+    def _build_backend(self, spec: BackendSpec) -> Backend:
         backend = super()._build_backend(spec)
         return backend if self.cache == "off" else OneCallAcrossProcesses(backend, self.cache_dir / "inflight")

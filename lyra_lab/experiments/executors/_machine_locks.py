@@ -9,9 +9,9 @@ cache, released by the kernel if a worker dies.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Sequence
 
-from lyra_lab.backends import Backend, BackendWrapper, cache_key
+from lyra_lab.backends import Backend, BackendWrapper, Completion, Message, cache_key
 
 
 class OneCallAcrossProcesses(BackendWrapper):
@@ -35,13 +35,14 @@ class OneCallAcrossProcesses(BackendWrapper):
         self.lock_dir = lock_dir
         lock_dir.mkdir(parents=True, exist_ok=True)
 
-    def complete(self, messages: Any, **params: Any) -> Any:
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                 **params: object) -> Completion:
         import fcntl
 
         key = cache_key(self.inner.capabilities.identity, messages, params)
         with open(self.lock_dir / f"{int(key[:8], 16) % self.STRIPES:04d}.lock", "a") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # released when the file closes
-            return self.inner.complete(messages, **params)
+            return self.inner.complete(messages, deadline=deadline, **params)
 
 
 
@@ -61,7 +62,8 @@ class MachineSlots(BackendWrapper):
         self.slots = slots
         slot_dir.mkdir(parents=True, exist_ok=True)
 
-    def complete(self, messages: Any, **params: Any) -> Any:
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                 **params: object) -> Completion:
         import fcntl
         import random
         import time
@@ -76,5 +78,5 @@ class MachineSlots(BackendWrapper):
                     fh.close()
                     continue
                 with fh:  # closing the file releases the slot
-                    return self.inner.complete(messages, **params)
+                    return self.inner.complete(messages, deadline=deadline, **params)
             time.sleep(self.POLL_S)

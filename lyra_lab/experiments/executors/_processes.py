@@ -38,6 +38,7 @@ import tempfile
 import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -71,7 +72,7 @@ def cells_at_once(max_cells: int) -> int:
 
 @dataclass
 class _Worker:
-    process: Any  # multiprocessing.Process
+    process: BaseProcess  # started: its pid is set
     conn: Connection
     cell: Cell | None = None  # the cell it is running
 
@@ -122,11 +123,11 @@ class CellProcesses:
             raise
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
-    def pids(self) -> list[int]:
+    def pids(self) -> list[int | None]:
         return [w.process.pid for w in self._workers]
 
     def outcomes(self, todo: Sequence[Cell], run: RunContext) -> Iterator[CellOutcome]:

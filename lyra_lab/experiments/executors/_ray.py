@@ -34,6 +34,7 @@ import logging
 import os
 import uuid
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Iterator, Sequence
 
 from lyra_lab._registry import ConfigError
@@ -59,7 +60,7 @@ class RayCells(contextlib.AbstractContextManager["RayCells"]):
 
     def __init__(self, job: CellJob, max_cells: int, cache_dir: Path, injected: Injected, address: str | None = None):
         self.job, self.max_cells, self.cache_dir, self.injected, self.address = job, max_cells, cache_dir, injected, address
-        self._ray: Any = None
+        self._ray: ModuleType | None = None
         self._owned = False
         self._pending: dict[Any, Cell] = {}
 
@@ -125,7 +126,7 @@ class RayCells(contextlib.AbstractContextManager["RayCells"]):
 START_ATTEMPTS = 3  # local Ray start-ups tried before giving up
 
 
-def _start_local(ray: Any, cpus: int) -> None:
+def _start_local(ray: ModuleType, cpus: int) -> None:
     """``ray.init`` a single-machine Ray, up to ``START_ATTEMPTS`` times; ConfigError if none came up.
 
     Ray's node agent starts in ~2 s on an idle machine but took over its 15 s default on 2 loaded
@@ -156,7 +157,7 @@ def _start_local(ray: Any, cpus: int) -> None:
                           "loaded machine, or start Ray yourself (ray start --head) and pass --address auto") from None
 
 
-def connect(address: str | None, max_cells: int) -> tuple[Any, bool]:
+def connect(address: str | None, max_cells: int) -> tuple[ModuleType, bool]:
     """Ray, initialized: ``(ray, True)`` if this call started or joined it (and must shut it down).
 
     ``address`` None starts a local instance on 127.0.0.1 with ``max_cells`` CPUs (the machine's when
@@ -220,7 +221,7 @@ def _single_machine() -> Iterator[None]:
         ray_constants.ENABLE_RAY_CLUSTER = before
 
 
-def describe_cluster(ray: Any, started: bool) -> dict[str, Any]:
+def describe_cluster(ray: ModuleType, started: bool) -> dict[str, Any]:
     """The Ray instance a run uses, for the log: its address, nodes and CPUs, and whether the run started it.
 
     ``started`` is False for a cluster joined by address or a Ray this process had already initialized.

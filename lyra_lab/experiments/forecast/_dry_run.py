@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Literal, Mapping, NamedTuple, Sequence, SupportsInt
 
 import numpy as np
 
@@ -150,10 +150,13 @@ class StandIn:
                            else _count_pieces if facts.pieces else token_counter(facts.model))
             self._counted = True
 
-    def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: Any) -> Completion:
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: object) -> Completion:
         """An immediate answer of the first words of the last message, as long as ``reply`` says."""
         self._counters()
-        limit = int(params.get("max_tokens") or DEFAULT_MAX_TOKENS)
+        asked = params.get("max_tokens") or DEFAULT_MAX_TOKENS
+        if not isinstance(asked, (SupportsInt, str)):
+            raise TypeError(f"max_tokens must be a number, got {type(asked).__name__}")
+        limit = int(asked)
         want = limit if self._reply == "high" else min(limit, LOW_REPLY_TOKENS)
         words = _WORD.findall(messages[-1].get("content", "")) if messages else []
         text = " ".join((words or ["memory"]) * (1 + want // max(1, len(words))))
@@ -179,7 +182,7 @@ def _count_pieces(text: str) -> int:
     return count_pieces([{"content": text}])
 
 
-def _first_tokens(text: str, n: int, count: Any) -> str:
+def _first_tokens(text: str, n: int, count: Callable[[str], int]) -> str:
     """About the first ``n`` tokens of ``text`` (whole words, never more than ``n`` tokens)."""
     words = text.split(" ")
     lo, hi = 0, min(len(words), n)  # a word is at least one token
@@ -332,7 +335,7 @@ class CountedBackend:
         self.name, self.model, self.capabilities = inner.name, inner.model, inner.capabilities
         self.tally = CallTally()
 
-    def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: Any) -> Completion:
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: object) -> Completion:
         completion = self.inner.complete(messages, deadline=deadline, **params)
         self.tally.add(completion.usage.prompt_tokens, completion.usage.completion_tokens)
         return completion

@@ -226,7 +226,7 @@ class ControlCalls(NamedTuple):
     cost_usd: Span
 
 
-def conversation_controls(spec: ExperimentSpec, corpus: Any, conversation_id: str) -> list[tuple[str, str]]:
+def conversation_controls(spec: ExperimentSpec, corpus: Corpus, conversation_id: str) -> list[tuple[str, str]]:
     """The (probe id, control answer) pairs a cell of ``conversation_id`` sends each judge with controls.
 
     The judged probes are the first ``max_probes`` in the replay's asking order (timed, then untimed);
@@ -236,7 +236,8 @@ def conversation_controls(spec: ExperimentSpec, corpus: Any, conversation_id: st
 
     conv = corpus.conversation(conversation_id)
     probes = list(corpus.probes_for(conv.id))
-    asked = sorted((p for p in probes if p.asked_at is not None), key=lambda p: p.asked_at)
+    timed = [(p.asked_at, p) for p in probes if p.asked_at is not None]
+    asked = [p for _, p in sorted(timed, key=lambda pair: pair[0])]
     asked += [p for p in probes if p.asked_at is None]
     judged = asked[:spec.qa.max_probes] if spec.qa.max_probes else asked
     pool = ControlPool.from_texts((t.text for t in conv.turns()), (p.answer for p in probes))

@@ -48,7 +48,7 @@ def pipeline_labels(pipelines: Sequence[Pipeline]) -> dict[Pipeline, str]:
     return out
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float) and value.is_integer():

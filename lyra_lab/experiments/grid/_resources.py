@@ -79,8 +79,9 @@ class LazyBackend(Lazy[Backend]):
     def capabilities(self) -> Capabilities:
         return self.get().capabilities
 
-    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
-        return self.get().complete(messages, **params)
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                 **params: object) -> Completion:
+        return self.get().complete(messages, deadline=deadline, **params)
 
 
 class LazyEmbedder(Lazy[Embedder]):
@@ -114,9 +115,10 @@ class SeededBackend(BackendWrapper):
     def simulated(self) -> bool:
         return self._simulated
 
-    def complete(self, messages: Sequence[Message], **params: Any) -> Completion:
+    def complete(self, messages: Sequence[Message], *, deadline: float | None = None,
+                 **params: object) -> Completion:
         params.setdefault("seed", self.seed)
-        completion = self.inner.complete(messages, **params)
+        completion = self.inner.complete(messages, deadline=deadline, **params)
         self._simulated = self._simulated or bool(completion.simulated)
         return completion
 

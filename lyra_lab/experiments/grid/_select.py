@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lyra_lab.corpus import Corpus, Probe
 
@@ -43,7 +43,7 @@ def load_corpus(spec: CorpusSpec) -> Corpus:
     return corpus
 
 
-def select(corpus: Corpus, spec: Any) -> Selection:
+def select(corpus: Corpus, spec: CorpusSpec) -> Selection:
     """Apply ``conversations``, ``max_sessions``, ``categories`` and ``max_probes`` of a ``CorpusSpec``."""
     conversations = list(corpus.conversations)
     if isinstance(spec.conversations, tuple):

@@ -91,7 +91,7 @@ def system_labels(pipelines: Sequence[SystemPipeline]) -> dict[SystemPipeline, s
     return out
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = str(value)
     return text if len(text) <= 24 else text[:21] + "..."
 
