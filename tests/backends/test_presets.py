@@ -77,9 +77,9 @@ def test_simulated_preset_labels_completions():
 @pytest.mark.slow
 def test_local_preset_on_the_real_smollm2(local_server):
     backend = make_backend("local")
-    assert backend.config.base_url == local_server.base_url and backend.config.max_concurrency == 1
-    assert backend.config.params["repeat_penalty"] == 1.3
+    assert backend.config.max_concurrency == 1 and backend.config.params["repeat_penalty"] == 1.3
     completion = backend.complete([{"role": "user", "content": "Name one colour."}], max_tokens=8)
+    assert backend.config.base_url == local_server.base_url  # the first call attached to the shared server
     assert completion.text.strip()
     assert completion.usage.estimated is False  # the server's own usage (not streamed)
     assert 0 < completion.usage.completion_tokens <= 8 and completion.usage.prompt_tokens > 5
