@@ -76,7 +76,7 @@ def demo_sentence(table: pd.DataFrame, alpha: float = ALPHA) -> str:
         gap = f"{gaps.min():.2f}" if round(gaps.min(), 2) == round(gaps.max(), 2) else \
             f"{gaps.min():.2f}–{gaps.max():.2f}"
         text += (f"{len(worse)} of the {len(table) - 1} other pipelines are worse than the best by {gap}, "
-                 f"a difference that holds after Holm's correction (adjusted p ≤ {worse['p_holm'].max():.3f}, "
+                 f"each difference holding after Holm's correction (adjusted p ≤ {worse['p_holm'].max():.3f}, "
                  f"paired over {clusters} conversations).")
     return textwrap.fill(text, WIDTH, break_on_hyphens=False, break_long_words=False)
 
