@@ -106,6 +106,6 @@ def headline_lines(head: Headline | None, paired: pd.DataFrame | None, alpha: fl
     said = ", ".join(f"{words} ({n})" for words, n in counts.most_common())
     lines += textwrap.wrap(
         f"paired with the best on {int(others['n_probes'].max())} probes ({int(others['n_clusters'].max())} "
-        f"conversations resampled; Holm over {len(others)} comparisons, α = {alpha:g}): {said}",
+        f"conversations resampled; Holm over {len(others)} comparisons, α = {alpha:g}):",
         WIDTH, subsequent_indent="  ")
-    return lines
+    return [*lines, *textwrap.wrap(said, WIDTH, initial_indent="  ", subsequent_indent="  ")]
