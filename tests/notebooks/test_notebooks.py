@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -27,4 +29,9 @@ def test_quickstart_executes_and_produces_the_expected_pipelines(tmp_path, run_n
     assert (calls.loc[calls["summarizer"] == "single_pass", "value"] == 3).all()
     assert (calls.loc[calls["summarizer"] == "none", "value"] == 0).all()
     assert not results["simulated"].any() and set(results["backend"]) == {"local"}
+    # the figures rest on the probes the notebook's table counts: every pipeline's n is the answerable probes
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    answerable = int(re.search(r"(\d+) with evidence \(answerable\)", printed).group(1))
+    fair_rows = results[results["metric"] == "answer_in_context@512tok"]
+    assert answerable >= 20 and (fair_rows.groupby("pipeline")["probe_id"].nunique() == answerable).all()
     assert (tmp_path / "run" / "report" / "summary.md").exists() and (tmp_path / "run" / "report" / "report.html").exists()
