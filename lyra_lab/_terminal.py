@@ -86,7 +86,7 @@ class WrappedLines(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         """The target's encoding."""
-        return getattr(self.target, "encoding", "utf-8")
+        return self.target.encoding
 
     @property
     def buffer(self) -> object:

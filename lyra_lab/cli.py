@@ -53,12 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = Parser(prog="lyra-lab", description=__doc__.splitlines()[0].replace("``", ""))
     parser.add_argument("--version", action="version", version=f"lyra-lab {__version__}")
+    # what every command's arguments hold unless the command sets it: no --json, no --yes, and standard
+    # output that the CLI wraps (a command whose output is a protocol, serve-memory --mcp, sets _raw_stdout)
+    parser.set_defaults(json=False, yes=False, _raw_stdout=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     for name in COMMANDS:
         module = importlib.import_module(f"lyra_lab.commands.{name}")
         sub_parser = module.add_parser(sub)
-        # a command whose standard output is a protocol (serve-memory --mcp speaks MCP on it) is never wrapped
-        sub_parser.set_defaults(_run=module.run, _parser=sub_parser, _raw_stdout=getattr(module, "RAW_STDOUT", False))
+        sub_parser.set_defaults(_run=module.run, _parser=sub_parser)
     return parser
 
 
@@ -128,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = None
     try:
         args = parse_args(argv)
-        with _fitted_stdout(machine_readable=bool(getattr(args, "json", False) or args._raw_stdout)):
+        with _fitted_stdout(machine_readable=bool(args.json or args._raw_stdout)):
             return int(args._run(args) or 0)
     except SystemExit as exc:  # --help and --version exit 0 through argparse
         return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_USAGE

@@ -14,13 +14,14 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lyra_lab._terminal import COLUMNS
+
 if TYPE_CHECKING:
     import pandas as pd
 
     from lyra_lab.commands._checks import Subparsers
-    from lyra_lab.reports._headline import Headline
+    from lyra_lab.reports import Headline
 
-WIDTH = 100
 
 
 def demo_spec_path() -> Path:
@@ -92,13 +93,13 @@ def headline_lines(head: Headline | None, paired: pd.DataFrame | None, alpha: fl
     import textwrap
     from collections import Counter
 
-    from lyra_lab.reports._compare_report import verdict
+    from lyra_lab.reports import verdict
 
     lines: list[str] = []
     if head is not None:
-        lines += textwrap.wrap(f"headline: {head.caption()}:", WIDTH, subsequent_indent="  ")
+        lines += textwrap.wrap(f"headline: {head.caption()}:", COLUMNS, subsequent_indent="  ")
         for i, row in enumerate(head.rows, 1):
-            lines += textwrap.wrap(f"  {i}. {row.text()}", WIDTH, subsequent_indent="     ")
+            lines += textwrap.wrap(f"  {i}. {row.text()}", COLUMNS, subsequent_indent="     ")
     if paired is None or len(paired) < 2:
         return lines
     others = paired[paired["pipeline"] != paired["best"]]
@@ -107,5 +108,5 @@ def headline_lines(head: Headline | None, paired: pd.DataFrame | None, alpha: fl
     lines += textwrap.wrap(
         f"paired with the best on {int(others['n_probes'].max())} probes ({int(others['n_clusters'].max())} "
         f"conversations resampled; Holm over {len(others)} comparisons, α = {alpha:g}):",
-        WIDTH, subsequent_indent="  ")
-    return [*lines, *textwrap.wrap(said, WIDTH, initial_indent="  ", subsequent_indent="  ")]
+        COLUMNS, subsequent_indent="  ")
+    return [*lines, *textwrap.wrap(said, COLUMNS, initial_indent="  ", subsequent_indent="  ")]

@@ -83,7 +83,7 @@ def run_options(args: argparse.Namespace, options: RunOptions) -> RunOptions:
 
     from lyra_lab.commands._consent import ask_on_terminal
 
-    return dataclasses.replace(options, yes=bool(getattr(args, "yes", False)), ask=ask_on_terminal)
+    return dataclasses.replace(options, yes=bool(args.yes), ask=ask_on_terminal)
 
 
 def run_in_folder(spec: ExperimentSpec, run_dir: Path, args: argparse.Namespace, options: RunOptions) -> pd.DataFrame:
@@ -174,7 +174,10 @@ def finish(run_dir: Path, df, report: bool = True, compact: bool = False) -> int
     ``compact`` prints a few key columns instead of the whole summary.md.
     """
     failed = df.attrs.get("failed_cells", [])
-    print(f"run folder: {run_dir}  ({df['cell_id'].nunique() if len(df) else 0} cells, {len(df)} result rows)")
+    from lyra_lab._terminal import count
+
+    print(f"run folder: {run_dir}  ({count(df['cell_id'].nunique() if len(df) else 0, 'cell')}, "
+          f"{count(len(df), 'result row')})")
     if report and len(df):
         from lyra_lab.reports import write_report
 

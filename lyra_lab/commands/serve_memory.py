@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from lyra_lab.systems import MemorySystem
 
 
-#: Standard output is the MCP protocol with --mcp: the CLI never wraps it (lyra_lab._terminal).
-RAW_STDOUT = True
-
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     """Register ``lyra-lab serve-memory`` and its options on ``subparsers``."""
     parser = subparsers.add_parser(
@@ -42,6 +39,7 @@ def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--backend", metavar="B", help="backend preset for summaries and rollups (overrides the file)")
     parser.add_argument("--embedder", metavar="E", help="embedder for dense recall (overrides the file)")
     parser.add_argument("--recaller", metavar="R", help="recaller name (overrides the file)")
+    parser.set_defaults(_raw_stdout=True)  # with --mcp, standard output is the protocol: never wrapped
     return parser
 
 

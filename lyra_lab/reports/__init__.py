@@ -54,12 +54,15 @@ from lyra_lab.reports._judge_errors import (
 from lyra_lab.reports._judge_prompts import draw_prompt_figure, prompt_accuracy, prompt_differences
 from lyra_lab.reports._planted_report import run_planting_warnings, warning_lines
 from lyra_lab.reports._plots import quality_vs_context_tokens
-from lyra_lab.reports._headline import run_headline
+from lyra_lab.reports._compare_report import verdict
+from lyra_lab.reports._headline import Headline, run_headline
 from lyra_lab.reports._report import write_report
 from lyra_lab.reports._summary import summarize_results
 from lyra_lab.reports._view import RunEntry, RunsPage, runs_overview, write_index
 
 __all__ = [
+    "Headline",
+    "verdict",
     "DEFAULT_LOCOMO_LABELS",
     "run_headline",
     "BenchmarkTable",

@@ -102,7 +102,8 @@ def test_the_plant_command_states_the_share_and_warns_past_it(tmp_path, capsys):
     path = write_history(tmp_path / "de.jsonl", exchanges_of(LANGUAGES["de"]), sessions=150)
     assert main(["probes", "plant", str(path), "--n", "60", "--out", str(tmp_path / "p.jsonl")]) == 0
     out = capsys.readouterr()
-    assert "60 planted probes" in out.out and "% of all turns (held to at most 30% per conversation" in out.out
+    read = " ".join(out.out.split())  # as read, across the terminal's wrapped lines
+    assert "60 planted probes" in read and "% of all turns (held to at most 30% per conversation" in read
     assert all(len(line) <= 100 for line in out.out.splitlines()[1:] + out.err.splitlines())
     assert "planted text in de, the history's own language" in out.out and "warning" not in out.err
     assert main(["probes", "plant", str(path), "--n", "60", "--max-share", "0.1", "--out",

@@ -183,7 +183,7 @@ class SimulatedServer(ThreadedServer):
         try:
             pace = serving.pace(rec)
             pieces, finish = serving.reply(rec, messages)
-            await pace.until(len(pieces))  # one sleep to the answer's deadline
+            await pace.until(len(pieces), exact=True)  # one wait to the answer's deadline, met to the tick
             if outcome in ("malformed", "cut"):
                 from starlette.responses import Response
 

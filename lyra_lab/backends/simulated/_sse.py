@@ -48,7 +48,7 @@ async def _events(serving: Serving, rec: RequestRecord, messages: list[dict[str,
     await serving.enter(rec)
     try:
         pace = serving.pace(rec)
-        await pace.until(0)
+        await pace.until(0, exact=True)  # the time to first token, to the tick
         pieces, finish = serving.reply(rec, messages)
         yield chunk({"role": "assistant", "content": ""})
         for i, piece in enumerate(pieces):
@@ -57,7 +57,7 @@ async def _events(serving: Serving, rec: RequestRecord, messages: list[dict[str,
             if rec.outcome == "malformed" and i == len(pieces) // 2:
                 yield b'data: {"id": "' + cid.encode() + b'", "choices": [{"delta": {"content": "br\n\n'
                 return
-            await pace.until(i + 1)  # piece i is out once i + 1 tokens are generated
+            await pace.until(i + 1, exact=i == len(pieces) - 1)  # piece i is out once i + 1 tokens are generated
             yield chunk({"content": piece if i == 0 else " " + piece})
         yield chunk({}, finish)
         if include_usage:
