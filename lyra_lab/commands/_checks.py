@@ -110,8 +110,10 @@ def confirm_fresh(run_dir: Path, yes: bool) -> None:
     """
     import sys
 
+    from lyra_lab._terminal import count
+
     cells = len(list((run_dir / "rows").glob("*.jsonl"))) if (run_dir / "rows").is_dir() else 0
-    work = ([f"{cells} finished cell{'s' if cells != 1 else ''}"] if cells else []) + \
+    work = ([count(cells, "finished cell")] if cells else []) + \
         [name for name in ("results.parquet", "report") if (run_dir / name).exists()]
     if yes or not work:
         return
