@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure, SubFigure
     from matplotlib.text import Annotation
     from matplotlib.path import Path
+    from matplotlib.transforms import Bbox
 
 _XLABEL = {"closed": "concurrency (closed-loop workers)", "open": "offered rate (requests/s)"}
 
@@ -225,11 +226,31 @@ def _place_levels(ax: Axes, levels: list[_Level], prefix: str) -> list[_Named]:
         if hit is None:
             text, hit = _free_place(ax, level, prefix + name, placed, lines)
         if text is not None:
-            placed.append(_Named(text, at, [name]))
+            placed.append(_Named(text, at, [name], level))
         elif hit is not None:
             hit.levels.append(name)
             hit.text.set_text(prefix + ", ".join(hit.levels))
+            _clear_joined(ax, hit, placed, lines)
     return placed
+
+
+def _clear_joined(ax: Axes, named: _Named, placed: list[_Named], lines: list[Path]) -> None:
+    """A name that grew by a joined level and now runs into another name is written again where it fits."""
+    box = named.text.get_window_extent()
+    others = [p for p in placed if p is not named]
+    if _inside(box, ax.get_window_extent()) and not any(box.overlaps(p.text.get_window_extent()) for p in others):
+        return
+    label = named.text.get_text()
+    named.text.remove()
+    text, _ = _free_place(ax, named.point, label, others, lines)
+    if text is None:  # nowhere clear: the name goes back where it was (the figure check will say so)
+        text = ax.annotate(label, (named.point.x, named.point.y), textcoords="offset points", xytext=(0, 5),
+                           ha="center", va="bottom", fontsize=7, color=named.point.color)
+    placed[placed.index(named)] = named._replace(text=text)
+
+
+def _inside(box: Bbox, panel: Bbox) -> bool:
+    return panel.x0 <= box.x0 and box.x1 <= panel.x1 and panel.y0 <= box.y0 and box.y1 <= panel.y1
 
 
 def _free_place(ax: Axes, level: _Level, label: str, placed: list[_Named],
@@ -243,6 +264,7 @@ def _free_place(ax: Axes, level: _Level, label: str, placed: list[_Named],
     fig = ax.get_figure(root=True)
     assert fig is not None
     clearance = 2 * fig.dpi / 72  # 2 points, in pixels
+    panel = ax.get_window_extent()  # a name outside the panel runs into the tick labels
     hit = None
     for clear_of_lines in (True, False):
         for dx, dy, ha, va in _OFFSETS:
@@ -250,9 +272,10 @@ def _free_place(ax: Axes, level: _Level, label: str, placed: list[_Named],
                                ha=ha, va=va, fontsize=7, color=level.color)
             box = text.get_window_extent()  # measured with the figure's own renderer
             hit = next((p for p in placed if box.overlaps(p.text.get_window_extent())), None)
+            inside = _inside(box, panel)
             crosses = clear_of_lines and any(path.intersects_bbox(box.padded(clearance), filled=False)
                                              for path in lines)
-            if hit is None and not crosses:
+            if hit is None and inside and not crosses:
                 return text, None
             text.remove()
     return None, hit
@@ -264,6 +287,7 @@ class _Named(NamedTuple):
     text: Annotation
     at: np.ndarray  # the point named, in pixels
     levels: list[str]
+    point: _Level  # the first level named here: where the name is placed again when it grows
 
 
 def plot_tradeoff(summary: pd.DataFrame, ax: Axes | None = None, *, mode: str = "closed",

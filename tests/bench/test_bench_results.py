@@ -167,3 +167,25 @@ def test_a_level_name_stands_clear_of_the_slo_line_not_just_off_it():
         box = text.get_window_extent().padded(clearance)
         assert not any(path.intersects_bbox(box, filled=False) for path in paths), text.get_text()
     assert figure_problems(fig) == []
+
+
+@pytest.mark.parametrize("p90", [[0.001, 0.0012, 0.0014, 0.40, 0.40], [0.0005, 0.2, 0.4, 0.0006, 0.0006]])
+def test_level_names_stay_inside_the_panel_clear_of_the_tick_labels(p90):
+    """Points on the panel's left edge: a name placed (or grown by a joined level) to their left ran
+    into the y tick labels ('5' and 'c=8, 16' in notebook 02 under load); names stay inside the panel."""
+    from lyra_lab.bench import plot_tradeoff
+    from lyra_lab.reports import figure_problems
+
+    summary = pd.DataFrame({"mode": "closed", "label": "simulated", "level": [1.0, 2.0, 4.0, 8.0, 16.0],
+                            "requests": 12, "errors": 0, "throughput_rps": [1.0, 2.0, 4.0, 5.0, 5.0],
+                            "e2el_p90_s": p90})
+    fig = plot_tradeoff(summary)
+    ax = fig.axes[0]
+    fig.draw_without_rendering()
+    panel = ax.get_window_extent()
+    names = [t for t in ax.texts if t.get_text().startswith("c=")]
+    assert ", ".join(sorted(t.get_text() for t in names)).count("16") == 1
+    for text in names:
+        box = text.get_window_extent()
+        assert panel.x0 <= box.x0 and box.x1 <= panel.x1, text.get_text()
+    assert figure_problems(fig) == []
