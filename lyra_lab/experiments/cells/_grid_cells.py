@@ -16,6 +16,7 @@ from lyra_lab.experiments.cells._cell import Cell, cell_id
 from lyra_lab.experiments.cells._kinds import PIPELINE_CELLS, SYSTEM_CELLS
 from lyra_lab.experiments.cells._setup import AnswerSetup, CellSetup
 from lyra_lab.experiments.grid import ExperimentSpec, pipeline_labels, system_labels, vars_of
+from lyra_lab.experiments.grid._qa_options import new_qa_keys
 from lyra_lab.measures import Scoring
 from lyra_lab.replay import strategy_spec
 
@@ -53,7 +54,8 @@ def grid_points(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> Ite
 
 def qa_identity(spec: ExperimentSpec) -> dict[str, object]:
     """``[qa]`` as cell ids hash it: its answering and judges' backends without their transport settings."""
-    qa = vars_of(spec.qa)
+    qa = {k: v for k, v in vars_of(spec.qa).items() if k not in ("prompts", "repeats", "temperature")}
+    qa.update(new_qa_keys(spec.qa))  # only when set: ids of specs without them are unchanged
     if qa["backend"]:
         qa["backend"] = result_settings(qa["backend"])
     qa["judges"] = tuple(j if result_settings(j.backend) is j.backend else replace(j, backend=result_settings(j.backend))
@@ -97,7 +99,8 @@ def cell_setup(spec: ExperimentSpec, corpus: str, progress: bool = False) -> Cel
     """The ``CellSetup`` of ``spec``: what every cell of its run is replayed, scored and answered with."""
     qa = spec.qa
     answering = AnswerSetup(backend=qa.backend or None, prompt=qa.prompt, max_probes=qa.max_probes,
-                           max_tokens=qa.max_tokens, scorer=qa.scorer) if qa.enabled else None
+                           max_tokens=qa.max_tokens, scorer=qa.scorer, prompts=qa.prompts, repeats=qa.repeats,
+                           temperature=float(qa.temperature)) if qa.enabled else None
     scoring = Scoring(ks=spec.ks, budgets=spec.context_budgets, adversarial_retrieval=spec.score_adversarial_retrieval)
     return CellSetup(run=spec.name, corpus=corpus, recallers=spec.recallers, scoring=scoring, answering=answering,
                     judges=qa.judges if qa.enabled else (), workers=spec.workers, cache=spec.cache,
