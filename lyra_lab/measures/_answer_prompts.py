@@ -20,6 +20,8 @@ Each template below is quoted character for character from its source (cited on 
 
 from __future__ import annotations
 
+import re
+
 from lyra_lab.corpus import Probe
 
 # snap-research/LoCoMo task_eval/gpt_utils.py @0e229672277f7ccf36dadc50a744a7800769aad2, QA_PROMPT
@@ -96,10 +98,8 @@ def render_mem0(template: str, probe: Probe, context: str) -> str:
     """mem0's answer prompt with its ``{{slot}}`` markers filled (see the module docstring for the speakers)."""
     slots = {"speaker_1_user_id": "speaker_1", "speaker_1_memories": context, "speaker_2_user_id": "speaker_2",
              "speaker_2_memories": "[]", "question": probe.question}
-    out = template
-    for slot, value in slots.items():
-        out = out.replace("{{" + slot + "}}", value)
-    return out
+    # one pass: a slot's value (a context that holds "{{question}}") is never filled again
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: slots[m.group(1)], template)
 
 
 def render_longmemeval(template: str, probe: Probe, context: str) -> str:
