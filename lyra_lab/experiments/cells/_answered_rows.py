@@ -3,8 +3,9 @@
 One answer (a run without ``[qa] prompts`` or ``repeats``) goes in the probe's own rows, as it always
 did.  Several (``AnswerSetup.varied``) each get rows of their own naming ``answer_prompt`` and
 ``repeat``, so ``lyra_lab.stats.row_pipeline_labels`` tells the prompts apart as pipelines and the
-repeats nest inside a probe as seeds do; the recall metrics and ``evidence_in_context`` (they depend
-on the context, which every answer shares) stay in the probe's rows once.
+repeats nest inside a probe as seeds do.  The recall metrics stay in the probe's rows once;
+``evidence_in_context`` (the context every answer shares) goes with each answer's scores, so the
+retrieval/answering split (``lyra_lab.reports``) reads each prompt as a pipeline of its own.
 """
 
 from __future__ import annotations
@@ -58,12 +59,11 @@ def add_answered_rows(rows: CellRows, base: Mapping[str, object], probe: Probe, 
         own.update(in_context)
         add_probe_rows(rows, base, probe, own, first.verdicts)
     else:
-        own.update(in_context)
         add_probe_rows(rows, base, probe, own)
         for a in paid:
             assert a.answer is not None
             add_probe_rows(rows, {**base, "answer_prompt": a.prompt, "repeat": a.repeat}, probe,
-                           answer_scores(probe, a.answer, answering.scorer), a.verdicts)
+                           {**answer_scores(probe, a.answer, answering.scorer), **in_context}, a.verdicts)
     controls = answers[0].controls if answers else ()
     if controls:
         add_control_rows(rows, base, probe, controls)
