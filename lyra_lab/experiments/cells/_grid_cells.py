@@ -15,8 +15,7 @@ from lyra_lab.corpus import Corpus
 from lyra_lab.experiments.cells._cell import Cell, cell_id
 from lyra_lab.experiments.cells._kinds import PIPELINE_CELLS, SYSTEM_CELLS
 from lyra_lab.experiments.cells._setup import AnswerSetup, CellSetup
-from lyra_lab.experiments.grid import ExperimentSpec, pipeline_labels, system_labels, vars_of
-from lyra_lab.experiments.grid._qa_options import new_qa_keys
+from lyra_lab.experiments.grid import ExperimentSpec, new_qa_keys, pipeline_labels, system_labels, vars_of
 from lyra_lab.measures import Scoring
 from lyra_lab.replay import strategy_spec
 

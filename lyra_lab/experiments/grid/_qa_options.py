@@ -10,12 +10,25 @@ Rows of a run with either key name their prompt (``answer_prompt``) and repeat (
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from lyra_lab._registry import ConfigError
 
-if TYPE_CHECKING:
-    from lyra_lab.experiments.grid._spec import QASpec
+
+class QAOptions(Protocol):
+    """What these checks read of ``[qa]`` (``QASpec``)."""
+
+    @property
+    def prompt(self) -> str: ...
+
+    @property
+    def prompts(self) -> tuple[str, ...]: ...
+
+    @property
+    def repeats(self) -> int: ...
+
+    @property
+    def temperature(self) -> float: ...
 
 
 def parse_qa_options(table: Mapping[str, Any]) -> dict[str, Any]:
@@ -30,7 +43,7 @@ def parse_qa_options(table: Mapping[str, Any]) -> dict[str, Any]:
     return table
 
 
-def check_qa_options(qa: QASpec) -> None:
+def check_qa_options(qa: QAOptions) -> None:
     """One clear line for prompts that are unknown, listed twice or contradict ``prompt``, and for bad repeats."""
     from lyra_lab.measures import ANSWER_PROMPTS
 
@@ -52,7 +65,7 @@ def check_qa_options(qa: QASpec) -> None:
                           "set [qa] temperature > 0 (e.g. 0.7), or repeats = 1")
 
 
-def new_qa_keys(qa: QASpec) -> dict[str, object]:
+def new_qa_keys(qa: QAOptions) -> dict[str, object]:
     """The keys of ``[qa]`` newer than cell ids, those set away from their defaults (ids hash only these).
 
     A spec without them hashes what it did before they existed, so resuming an old run pays nothing.
