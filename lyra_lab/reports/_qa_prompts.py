@@ -41,9 +41,10 @@ DIFF_COLUMNS = ["pipeline", "prompt", "reference", "n", "diff", "low", "high", "
 
 @dataclass
 class PromptSection(TableSection):
-    """The section, with the files behind it (CSVs and the figure)."""
+    """The section, with the files behind it (CSVs and the figure) and the line the summary table gets."""
 
     files: list[Path] = field(default_factory=list)
+    summary_note: str = ""
 
 
 def varied(df: pd.DataFrame) -> bool:
@@ -171,7 +172,19 @@ def prompt_section(df: pd.DataFrame, out: Path, n_resamples: int = 1000, seed: i
                        ["pipeline", "prompt", "n", "difference [95% CI]", "p (Holm)"],
                        [[r.pipeline, r.prompt, str(r.n), _ci(r.diff, r.low, r.high, True), f"{r.p_holm:.3g}"]
                         for r in diffs.itertuples()]))
-    return PromptSection(TITLE, "answer_prompts", notes, tables, files)
+    return PromptSection(TITLE, "answer_prompts", notes, tables, files, summary_note(table, metric))
+
+
+def summary_note(table: pd.DataFrame, metric: str) -> str:
+    """The line under the summary table: what its QA rows average, and each one's repeat spread and agreement."""
+    prompts = ", ".join(f"`{p}`" for p in dict.fromkeys(table["prompt"]))
+    line = (f"QA rows are per answer prompt ({prompts}: the `answer_prompt` column); see {TITLE}.")
+    repeats = int(table["repeats"].max()) if len(table) else 1
+    if repeats < 2:
+        return line
+    beside = "; ".join(f"{r.pipeline} · {r.prompt}: {metric} {r.mean:.3f}, between-repeat sd {r.repeat_sd:.3f}, "
+                       f"within-probe agreement {r.agreement:.3f} (n={r.n})" for r in table.itertuples())
+    return (line + f" Each QA figure averages {repeats} repeats per probe (n counts probes): " + beside + ".")
 
 
 def prompt_figure(table: pd.DataFrame, diffs: pd.DataFrame, metric: str, path: Path) -> Path | None:

@@ -147,6 +147,9 @@ def write_report(
     if degraded_warning:
         warnings.insert(0, degraded_warning)
     marked = _degraded.relabel(df, degraded)  # a degraded pipeline is marked wherever its figures appear
+    prompts = prompt_section(marked, out, n_resamples, seed)  # [qa] prompts / repeats side by side
+    if prompts is not None:
+        md.append(prompts.summary_note + "\n")
     planted = planted_section(run_dir, marked)  # None unless the corpus has planted turns
     if planted is not None:
         warnings += planted.warnings
@@ -181,7 +184,6 @@ def write_report(
     if judges is not None:
         md.append(judges.markdown())
         written += [f for f in judges.files if f.suffix == ".csv"]
-    prompts = prompt_section(marked, out, n_resamples, seed)  # [qa] prompts / repeats side by side
     sections = [s for s in (split_section(marked, n_resamples, seed), ceiling_section(marked, n_resamples, seed),
                             prompts) if s is not None]  # retrieval and answering apart; the distance to the ceilings
     md += [section.markdown() for section in sections]

@@ -84,6 +84,10 @@ def test_summary_and_page_show_the_table_the_differences_and_the_figure(tmp_path
     assert re.search(r"\| short_v1 \| lyra-lab \| 8 \| [0-9.]+ \[[0-9.]+, [0-9.]+\] \| 3 \| 0\.000 \| 1\.000 \|",
                      section), section
     assert "| turn_window+none+none\\|bm25 | locomo | 8 | +" in section  # locomo minus short_v1, paired
+    # beside the summary table's QA figures: what they average, each one's repeat spread and agreement
+    assert "Each QA figure averages 3 repeats per probe (n counts probes)" in md
+    assert re.search(r"bm25 · locomo: qa_f1 [0-9.]+, between-repeat sd 0\.000, within-probe agreement 1\.000 \(n=8\)",
+                     md)
     page = (report / "report.html").read_text(encoding="utf-8")
     assert "<h2 id=answer_prompts>Answer prompts and repeats</h2>" in page
     assert 'alt="answer_prompts"' in page and (report / "answer_prompts.png").is_file()
