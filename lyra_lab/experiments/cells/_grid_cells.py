@@ -15,7 +15,7 @@ from lyra_lab.corpus import Corpus
 from lyra_lab.experiments.cells._cell import Cell, cell_id
 from lyra_lab.experiments.cells._kinds import PIPELINE_CELLS, SYSTEM_CELLS
 from lyra_lab.experiments.cells._setup import AnswerSetup, CellSetup
-from lyra_lab.experiments.grid import ExperimentSpec, new_qa_keys, pipeline_labels, system_labels, vars_of
+from lyra_lab.experiments.grid import ExperimentSpec, pipeline_labels, system_labels, vars_of
 from lyra_lab.measures import Scoring
 from lyra_lab.replay import strategy_spec
 
@@ -53,8 +53,7 @@ def grid_points(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> Ite
 
 def qa_identity(spec: ExperimentSpec) -> dict[str, object]:
     """``[qa]`` as cell ids hash it: its answering and judges' backends without their transport settings."""
-    qa = {k: v for k, v in vars_of(spec.qa).items() if k not in ("prompts", "repeats", "temperature")}
-    qa.update(new_qa_keys(spec.qa))  # only when set: ids of specs without them are unchanged
+    qa = vars_of(spec.qa)  # [qa] keys newer than cell ids only when set: ids of specs without them are unchanged
     if qa["backend"]:
         qa["backend"] = result_settings(qa["backend"])
     qa["judges"] = tuple(j if result_settings(j.backend) is j.backend else replace(j, backend=result_settings(j.backend))

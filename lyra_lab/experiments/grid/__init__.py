@@ -15,7 +15,6 @@ from lyra_lab.experiments.grid._resources import Injected, Resources, SeededBack
 from lyra_lab.experiments.grid._select import Selection, load_corpus, select
 from lyra_lab.experiments.grid._spec import (CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, QASpec,
                                              corpus_spec, vars_of)
-from lyra_lab.experiments.grid._qa_options import new_qa_keys
 from lyra_lab.experiments.grid._system_pipeline import SystemPipeline, system_labels
 
 __all__ = [
@@ -38,6 +37,5 @@ __all__ = [
     "spec_key",
     "spec_label",
     "system_labels",
-    "new_qa_keys",
     "vars_of",
 ]

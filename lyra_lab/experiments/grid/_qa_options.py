@@ -63,12 +63,3 @@ def check_qa_options(qa: QAOptions) -> None:
     if qa.repeats > 1 and t == 0:
         raise ConfigError(f"[qa] repeats = {qa.repeats} at temperature 0 asks one answer {qa.repeats} times: "
                           "set [qa] temperature > 0 (e.g. 0.7), or repeats = 1")
-
-
-def new_qa_keys(qa: QAOptions) -> dict[str, object]:
-    """The keys of ``[qa]`` newer than cell ids, those set away from their defaults (ids hash only these).
-
-    A spec without them hashes what it did before they existed, so resuming an old run pays nothing.
-    """
-    return {k: v for k, v in (("prompts", qa.prompts), ("repeats", qa.repeats), ("temperature", qa.temperature))
-            if v != {"prompts": (), "repeats": 1, "temperature": 0.0}[k]}

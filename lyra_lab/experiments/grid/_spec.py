@@ -63,7 +63,7 @@ from lyra_lab.backends import DEFAULT_EMBEDDER, BackendSpec, redact
 from lyra_lab.measures import JudgeConfig
 from lyra_lab.experiments.grid._combos import check_needs, check_recallers, find_aliases
 from lyra_lab.experiments.grid._judges import check_judges, parse_judges
-from lyra_lab.experiments.grid._qa_options import check_qa_options, new_qa_keys, parse_qa_options
+from lyra_lab.experiments.grid._qa_options import check_qa_options, parse_qa_options
 from lyra_lab.experiments.grid._labels import pipeline_labels
 from lyra_lab.experiments.grid._system_pipeline import SystemPipeline, system_pipelines
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
@@ -93,6 +93,8 @@ RENAMED: dict[tuple[str, str], str] = {
 }
 CACHE_MODES = ("run", "user", "off")
 EXECUTORS = ("serial", "threads", "processes", "ray")  # how cells run; none given: serial, or threads when max_cells > 1
+#: Field metadata of a key added after cell ids existed: hashed only when set away from its default.
+WHEN_SET: Mapping[str, bool] = {"hashed_when_set": True}
 
 
 @dataclass(frozen=True)
@@ -120,9 +122,10 @@ class QASpec:
     max_tokens: int = 32
     scorer: str = "squad"
     judges: tuple[JudgeConfig, ...] = ()  # every answer is graded by each
-    prompts: tuple[str, ...] = ()  # every probe answered under each, over the same context (empty: prompt alone)
-    repeats: int = 1  # each answer asked this many times, each a call of its own (_qa_options)
-    temperature: float = 0.0  # of the answering calls
+    # newer than cell ids: hashed (and in spec.json) only when set away from the default (``vars_of``)
+    prompts: tuple[str, ...] = field(default=(), metadata=WHEN_SET)  # each probe answered under each, one context
+    repeats: int = field(default=1, metadata=WHEN_SET)  # each answer asked this many times (_qa_options)
+    temperature: float = field(default=0.0, metadata=WHEN_SET)  # of the answering calls
 
     def __post_init__(self) -> None:
         from lyra_lab.measures import check_scorer
@@ -257,10 +260,8 @@ class ExperimentSpec:
             "backends": redact(list(self.backends)), "embedders": redact(list(self.embedders)),
             "seeds": list(self.seeds), "ks": list(self.ks), "context_budgets": list(self.context_budgets),
             "workers": self.workers, "max_cells": self.max_cells, "cache": self.cache,
-            # [qa] prompts/repeats/temperature only when set, so spec.json of older runs still matches on resume
-            "qa": redact({**{k: v for k, v in fields_of(self.qa).items() if k not in ("prompts", "repeats",
-                                                                                    "temperature")},
-                          **new_qa_keys(self.qa)}),
+            # [qa] prompts/repeats/temperature only when set (vars_of), so older runs' spec.json still matches
+            "qa": redact({k: v for k, v in fields_of(self.qa).items() if k in vars_of(self.qa)}),
             "aliases": [dict(a) for a in self.aliases],
             # only when set, so spec.json of runs from before the key existed still matches on resume
             **({"score_adversarial_retrieval": True} if self.score_adversarial_retrieval else {}),
@@ -277,8 +278,12 @@ def _plain(data: Mapping[str, object]) -> dict[str, object] | None:
 
 
 def vars_of(obj: DataclassInstance) -> dict[str, Any]:
-    # Raw values, not fields_of(): cell ids hash json.dumps(vars_of(qa), default=str), judges' reprs included.
-    return {k: getattr(obj, k) for k in obj.__dataclass_fields__}
+    """``obj``'s fields as raw values (not ``fields_of``): cell ids hash ``json.dumps(vars_of(qa), default=str)``.
+
+    A field marked ``WHEN_SET`` at its default is left out, so a spec without it hashes as before it existed.
+    """
+    return {k: getattr(obj, k) for k, f in obj.__dataclass_fields__.items()
+            if not (f.metadata.get("hashed_when_set") and getattr(obj, k) == f.default)}
 
 
 def _check_keys(table: Mapping[str, Any], name: str) -> None:
