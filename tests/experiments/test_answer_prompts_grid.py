@@ -129,7 +129,7 @@ def test_a_spec_without_the_new_keys_keeps_its_cell_ids_and_spec_json(write_toml
 
 
 @pytest.mark.parametrize("qa, message", [
-    ('repeats = 3', r"^\[qa\] repeats = 3 at temperature 0 asks one answer 3 times: set \[qa\] temperature > 0"),
+    ('repeats = 3', r"^\[qa\] repeats = 3 at temperature 0 is one answer 3 times: set temperature > 0$"),
     ('repeats = 0\ntemperature = 0.5', "repeats must be a positive integer"),
     ('prompts = ["short_v1", "nope"]', r"unknown answer prompt 'nope'; known: dated_v1, locomo, longmemeval, mem0"),
     ('prompts = ["locomo", "locomo"]', "prompts lists 'locomo' twice"),
@@ -138,5 +138,6 @@ def test_a_spec_without_the_new_keys_keeps_its_cell_ids_and_spec_json(write_toml
     ('temperature = -1', "temperature must be a number >= 0"),
 ])
 def test_bad_prompts_and_repeats_fail_in_one_line(write_toml, qa, message):
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(ConfigError, match=message) as caught:
         ExperimentSpec.from_toml(write_toml(RUN, QA + qa + "\n"))
+    assert "\n" not in str(caught.value) and len("error: " + str(caught.value)) <= 100

@@ -61,5 +61,5 @@ def check_qa_options(qa: QAOptions) -> None:
     if isinstance(t, bool) or not isinstance(t, (int, float)) or t < 0:
         raise ConfigError(f"[qa] temperature must be a number >= 0, got {t!r}")
     if qa.repeats > 1 and t == 0:
-        raise ConfigError(f"[qa] repeats = {qa.repeats} at temperature 0 asks one answer {qa.repeats} times: "
-                          "set [qa] temperature > 0 (e.g. 0.7), or repeats = 1")
+        raise ConfigError(f"[qa] repeats = {qa.repeats} at temperature 0 is one answer {qa.repeats} times: "
+                          "set temperature > 0")
