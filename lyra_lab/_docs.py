@@ -24,6 +24,14 @@ from lyra_lab.measures import JUDGE_PROMPTS
 T = TypeVar("T")
 
 
+def _answer_prompts() -> str:
+    """The named answer prompts with their answer caps, for the ``[qa] prompts`` entry."""
+    from lyra_lab.measures import ANSWER_PROMPTS
+
+    return ", ".join(f"`{name}`" + (f" ({p.max_tokens} tokens)" if p.max_tokens else "")
+                     for name, p in ANSWER_PROMPTS.items())
+
+
 def _judge_prompts() -> str:
     """The judge prompts as the reference lists them, from ``JUDGE_PROMPTS`` (the one list)."""
     return ", ".join(f"`{name}` ({p.reply.max_tokens} tokens, {p.reply.verdict})" for name, p in JUDGE_PROMPTS.items())
@@ -108,9 +116,18 @@ KEY_DOCS: dict[str, dict[str, str]] = {
     "qa": {
         "enabled": "answer every probe from its recalled context and score EM/F1",
         "backend": "backend for answers (default: the cell's backend)",
-        "prompt": "named answer prompt",
+        "prompt": "named answer prompt (one of `prompts`'s names)",
+        "prompts": "several answer prompts side by side: every answered probe is answered under each over the "
+                   "same context, e.g. `[\"short_v1\", \"locomo\", \"mem0\"]`; QA rows name theirs in "
+                   "`answer_prompt` (the pipeline label gets `|answer_prompt=...`). Prompts: "
+                   f"{_answer_prompts()}; the benchmarks' are verbatim: see docs/experiments.md, Answer prompts. "
+                   "The report gives a table per pipeline × prompt and a figure of paired differences",
+        "repeats": "ask each answer N times (default 1), each a call of its own (its own seed, so the response "
+                   "cache keeps them apart); needs `temperature > 0`; the plan counts them; the report gives "
+                   "the between-repeat sd and within-probe agreement beside each QA figure",
+        "temperature": "temperature of the answering calls (default 0)",
         "max_probes": "answer at most N probes per conversation",
-        "max_tokens": "answer length cap",
+        "max_tokens": "answer length cap (a benchmark's prompt that sets its own cap uses that)",
         "scorer": "how answers are scored: squad (default), locomo or longmemeval (the benchmarks' own rules); "
                   "recorded in every row as qa.scorer",
         "judges": "several judges grading every answer: a list of tables `{ prompt = ..., backend = ... }` "

@@ -33,7 +33,8 @@ from lyra_lab.measures._verdicts import VERDICTS, longmemeval_yes, mem0_label, p
 from lyra_lab.measures._in_context import EVIDENCE_IN_CONTEXT, evidence_in_context
 from lyra_lab.measures._measure import (KINDS, MEASURES, PHASE_FIGURES, PHASE_SHOWN, Kind, Measure, MeasureInfo,
                                         Shown, is_result, measure_info, measure_names, shown_in)
-from lyra_lab.measures._qa import ANSWER_PROMPTS, DEFAULT_ANSWER_PROMPT, AnswerPrompt, answer_probe, score_answer
+from lyra_lab.measures._qa import (ANSWER_PROMPTS, DEFAULT_ANSWER_PROMPT, AnswerPrompt, Sampling, answer_probe,
+                                  score_answer)
 from lyra_lab.measures._retrieval import (
     any_recall_at,
     coverage_recall_at,
@@ -106,6 +107,7 @@ __all__ = [
     "SessionScores",
     "VERDICTS",
     "TypedJudgePrompt",
+    "Sampling",
     "answer_probe",
     "answer_scores",
     "any_recall_at",

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable, TypedDict, Unpack
 
 from lyra_lab.backends import Backend, Completion, Message
 from lyra_lab.corpus import Probe
+from lyra_lab.measures import _answer_prompts as upstream
 from lyra_lab.measures._named import by_name, look_up
 from lyra_lab.measures._scorers import score_with
 
@@ -30,12 +32,28 @@ def score_answer(probe: Probe, prediction: str, scorer: str = "squad") -> dict[s
 
 @dataclass(frozen=True)
 class AnswerPrompt:
-    """A named answer prompt; ``template`` has ``{context}`` and ``{question}`` (and may use ``{asked_at}``)."""
+    """A named answer prompt.
+
+    Attributes:
+        name: its name in ``ANSWER_PROMPTS`` (the ``answer_prompt`` column when several are asked).
+        template: lyra-lab's own prompts have ``{context}`` and ``{question}`` (and may use
+            ``{asked_at}``); a benchmark's is its text verbatim, filled by ``renderer``.
+        max_tokens: the answer cap the source sets (None: ``[qa] max_tokens``).
+        source: where a benchmark's text comes from (repository, path, commit); empty for lyra-lab's.
+        renderer: fills a benchmark's template from the probe and context as its source does
+            (``_answer_prompts``); None: ``str.format`` of lyra-lab's slots.
+    """
 
     name: str
     template: str
+    max_tokens: int | None = None
+    source: str = ""
+    renderer: Callable[[str, Probe, str], str] | None = field(default=None, compare=False, repr=False)
 
     def render(self, probe: Probe, context: str) -> str:
+        """The prompt's text for ``probe`` over ``context``."""
+        if self.renderer is not None:
+            return self.renderer(self.template, probe, context)
         asked = probe.asked_at.strftime("%Y-%m-%d %H:%M UTC") if probe.asked_at else "unknown"
         return self.template.format(context=context.strip() or "(empty)", question=probe.question,
                                     asked_at=asked)
@@ -56,6 +74,13 @@ ANSWER_PROMPTS: dict[str, AnswerPrompt] = by_name(
         "not contain the answer, reply exactly: Not mentioned.\n\nMemory:\n{context}\n\n"
         "Question: {question}\nAnswer:",
     ),
+    AnswerPrompt("locomo", upstream.LOCOMO_QA_PROMPT, upstream.LOCOMO_MAX_TOKENS,
+                 "snap-research/LoCoMo task_eval/gpt_utils.py @0e22967 (QA_PROMPT)", upstream.render_locomo),
+    AnswerPrompt("mem0", upstream.MEM0_ANSWER_PROMPT, None,
+                 "mem0ai/mem0 evaluation/prompts.py @393a4fd (ANSWER_PROMPT)", upstream.render_mem0),
+    AnswerPrompt("longmemeval", upstream.LONGMEMEVAL_ANSWER_PROMPT, upstream.LONGMEMEVAL_MAX_TOKENS,
+                 "xiaowu0162/LongMemEval src/generation/run_generation.py @283612f (answer_prompt_template)",
+                 upstream.render_longmemeval),
 )
 DEFAULT_ANSWER_PROMPT = "short_v1"
 
@@ -65,13 +90,27 @@ def get_answer_prompt(prompt: str | AnswerPrompt) -> AnswerPrompt:
     return prompt if isinstance(prompt, AnswerPrompt) else look_up(ANSWER_PROMPTS, prompt, "answer prompt")
 
 
-def answer_probe(probe: Probe, context: str, backend: Backend, prompt: str | AnswerPrompt = DEFAULT_ANSWER_PROMPT,
-                 max_tokens: int = 48) -> Completion:
-    """Ask ``backend`` the probe's question over ``context`` (temperature 0); the Completion carries latency and cost.
+class Sampling(TypedDict, total=False):
+    """How an answer is drawn, as keywords: ``temperature`` (default 0), ``seed`` (None: the backend's own)."""
 
-    The answer text is stripped of a leading "Answer:" echo, which small models often produce.
+    temperature: float
+    seed: int | None
+
+
+def answer_probe(probe: Probe, context: str, backend: Backend, prompt: str | AnswerPrompt = DEFAULT_ANSWER_PROMPT,
+                 max_tokens: int = 48, **sampling: Unpack[Sampling]) -> Completion:
+    """Ask ``backend`` the probe's question over ``context``; the Completion carries latency and cost.
+
+    ``max_tokens`` applies when the prompt sets none of its own (``AnswerPrompt.max_tokens``);
+    ``sampling``'s ``seed`` is passed on, so it also keys the response cache: a repeat's own seed makes it
+    a call of its own.  The answer text is stripped of a leading "Answer:" echo, which
+    small models often produce.
     """
-    message: Message = {"role": "user", "content": get_answer_prompt(prompt).render(probe, context)}
-    completion = backend.complete([message], max_tokens=max_tokens, temperature=0.0)
+    chosen = get_answer_prompt(prompt)
+    message: Message = {"role": "user", "content": chosen.render(probe, context)}
+    seed = sampling.get("seed")
+    extra: dict[str, int] = {} if seed is None else {"seed": seed}
+    completion = backend.complete([message], max_tokens=chosen.max_tokens or max_tokens,
+                                  temperature=sampling.get("temperature", 0.0), **extra)
     text = re.sub(r"^\s*answer\s*:\s*", "", completion.text, flags=re.IGNORECASE).strip()
     return completion if text == completion.text else dataclasses.replace(completion, text=text)

@@ -47,6 +47,7 @@ from lyra_lab.reports._html import ReportPage, probe_views, render_html
 from lyra_lab.reports._judge_parts import error_rates_line
 from lyra_lab.reports._planted_report import planted_section
 from lyra_lab.reports._judge_report import judge_section
+from lyra_lab.reports._qa_prompts import prompt_section
 from lyra_lab.reports._labels import label_categories
 from lyra_lab.reports._category_plot import by_category
 from lyra_lab.reports._ceiling_report import ceiling_section
@@ -146,6 +147,9 @@ def write_report(
     if degraded_warning:
         warnings.insert(0, degraded_warning)
     marked = _degraded.relabel(df, degraded)  # a degraded pipeline is marked wherever its figures appear
+    prompts = prompt_section(marked, out, n_resamples, seed)  # [qa] prompts / repeats side by side
+    if prompts is not None:
+        md.append(prompts.summary_note + "\n")
     planted = planted_section(run_dir, marked)  # None unless the corpus has planted turns
     if planted is not None:
         warnings += planted.warnings
@@ -180,9 +184,10 @@ def write_report(
     if judges is not None:
         md.append(judges.markdown())
         written += [f for f in judges.files if f.suffix == ".csv"]
-    sections = [s for s in (split_section(marked, n_resamples, seed), ceiling_section(marked, n_resamples, seed))
-                if s is not None]  # retrieval and answering apart; the distance to the ceilings
+    sections = [s for s in (split_section(marked, n_resamples, seed), ceiling_section(marked, n_resamples, seed),
+                            prompts) if s is not None]  # retrieval and answering apart; the distance to the ceilings
     md += [section.markdown() for section in sections]
+    written += [f for f in prompts.files if f.suffix == ".csv"] if prompts is not None else []
     if by_cat is not None and metric is not None:
         md += [f"\n## {metric} by probe category\n", _category_caption(df, category_scheme) + "\n",
                format_markdown(_degraded.relabel(_ci_wide(by_cat, metric), degraded).drop(columns=constant),
@@ -210,6 +215,7 @@ def write_report(
     drawn.append(latency_boxes(plot_df, simulated, out / "latency.png"))
     drawn += [f for f in paired.files if f.suffix == ".png"]
     drawn += [f for f in judges.files if f.suffix == ".png"] if judges is not None else []  # judge prompts figure
+    drawn += [f for f in prompts.files if f.suffix == ".png"] if prompts is not None else []  # answer prompts
     plots = [p for p in drawn if p is not None]
 
     columns = expand_metrics(list(summary.columns), MARKDOWN_METRICS)

@@ -25,8 +25,12 @@ from typing import Iterable, NamedTuple, Sequence, TypedDict, Unpack
 import numpy as np
 import pandas as pd
 
-#: The columns that name a pipeline's results in a tidy frame (those present are used).
-GROUP_COLUMNS: tuple[str, ...] = ("pipeline", "backend", "embedder")
+#: The columns that name a pipeline's results in a tidy frame (those present are used).  ``answer_prompt``
+#: is set on QA rows only, in runs that ask several answer prompts (``[qa] prompts``).
+GROUP_COLUMNS: tuple[str, ...] = ("pipeline", "backend", "embedder", "answer_prompt")
+#: Levels nested inside a probe: a probe's values under several seeds or answer repeats (``[qa] repeats``)
+#: are averaged within it, never counted as more probes.
+NESTED_LEVELS: tuple[str, ...] = ("seed", "repeat")
 
 
 def group_columns(df: pd.DataFrame) -> list[str]:
@@ -107,11 +111,12 @@ def cluster_bootstrap_ci(
 def average_seeds(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """``df`` with one ``value`` per ``keys`` + probe (``conversation_id``, ``probe_id``): the mean over seeds.
 
-    Unchanged when there is no ``seed`` column, one seed, ``seed`` among
-    ``keys`` (per-seed figures asked for) or no probe column to average within.
+    And over answer repeats (``NESTED_LEVELS``).  Unchanged when no such level varies (a level among
+    ``keys`` asks for figures per seed or repeat) or there is no probe column to average within.
     """
     unit = [c for c in ("conversation_id", "probe_id") if c in df.columns and c not in keys]
-    if "seed" not in df.columns or "seed" in keys or df["seed"].nunique() < 2 or not unit:
+    varies = [c for c in NESTED_LEVELS if c in df.columns and c not in keys and df[c].nunique() > 1]
+    if not varies or not unit:
         return df
     return df.groupby(list(dict.fromkeys([*keys, *unit])), sort=False, dropna=False)["value"].mean().reset_index()
 

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.stats._bootstrap import cluster_bootstrap_ci, group_columns
+from lyra_lab.stats._bootstrap import NESTED_LEVELS, cluster_bootstrap_ci, group_columns
 
 EXACT_MAX_CLUSTERS = 16  # 2^16 = 65,536 sign patterns: enumerate them all; beyond, draw at random
 _PROBE_KEY = ("conversation_id", "probe_id")
@@ -68,14 +68,19 @@ class PairedComparison:
 
 
 def row_pipeline_labels(df: pd.DataFrame) -> pd.Series:
-    """Each row's pipeline label: ``pipeline``, plus ``|backend=x`` etc. for group columns that vary in ``df``."""
+    """Each row's pipeline label: ``pipeline``, plus ``|backend=x`` etc. for group columns that vary in ``df``.
+
+    A row without a value of such a column gets no part for it: a run with ``[qa] prompts`` labels its
+    QA rows ``p|answer_prompt=locomo`` and keeps the recall rows, which no prompt made, ``p``.
+    """
     keys = group_columns(df)
     if "pipeline" not in keys:
         raise ConfigError(f"results have no 'pipeline' column; they have {list(df.columns)}")
     labels = df["pipeline"].astype(str)
     for key in keys[1:]:
         if df[key].nunique(dropna=False) > 1:
-            labels = labels + "|" + key + "=" + df[key].astype(str)
+            given = df[key].notna() & (df[key].astype(str) != "")
+            labels = labels.where(~given, labels + "|" + key + "=" + df[key].astype(str))
     return labels
 
 
@@ -132,7 +137,10 @@ def probe_values(df: pd.DataFrame, metric: str, cluster: str | None = "conversat
         out[k] = rows[k].astype(str)
     # integer codes for probes and clusters keep the pairing fast (compare_all runs it once per pipeline)
     out["probe"] = out.groupby(key, sort=True).ngroup()
-    out["seed"] = rows["seed"] if "seed" in rows.columns else 0
+    # seeds and answer repeats nest inside a probe: one level code per (seed, repeat) pair
+    levels = [c for c in NESTED_LEVELS if c in rows.columns]
+    out["seed"] = (rows["seed"] if levels == ["seed"] else rows.groupby(levels, dropna=False, sort=True).ngroup()) \
+        if levels else 0
     # no cluster column: every probe is its own cluster (its seeds stay together in it)
     out["cluster"] = pd.factorize(rows[column].astype(str), sort=True)[0] if column else out["probe"]
     out["value"] = rows["value"].astype(float)

@@ -43,6 +43,26 @@ class Answered:
     answer: Completion | None
     verdicts: tuple[tuple[str, JudgeResult], ...] = ()
     controls: tuple[ControlVerdict, ...] = ()
+    prompt: str = ""  # the answer prompt it was asked under (``AnswerSetup.asked``)
+    repeat: int = 0
+
+
+#: A repeat ``r > 0`` of a cell of seed ``s`` sends seed ``s + r * REPEAT_SEED_STRIDE`` (repeat 0: ``s``).
+REPEAT_SEED_STRIDE = 1_000_003
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One of the answers a probe is asked for: under which prompt, which repeat."""
+
+    prompt: str
+    repeat: int = 0
+    seed: int | None = None  # None: the backend's own (the cell's seed)
+
+
+def repeat_seed(seed: int, repeat: int) -> int | None:
+    """The seed repeat ``repeat`` sends (None for repeat 0: the cell's own, so one repeat is a plain run)."""
+    return None if repeat == 0 else seed + repeat * REPEAT_SEED_STRIDE
 
 
 @dataclass(frozen=True)
@@ -72,20 +92,36 @@ class AnswerStage:
         self.controls = controls
         self.meter = PhaseMeter(log.event)
 
-    def answer(self, probe: Probe, context: str, recaller: str) -> Answered:
-        """``probe`` answered from ``context``, then graded by every judge."""
+    def answer_all(self, probe: Probe, context: str, recaller: str, seed: int = 0) -> tuple[Answered, ...]:
+        """``probe`` answered from the same ``context`` under every prompt × repeat (``AnswerSetup.asked``).
+
+        ``seed`` is the cell's: repeat ``r`` sends ``repeat_seed(seed, r)``.  Judge controls go with
+        the first answer only: they do not depend on the answer.
+        """
+        return tuple(self.answer(probe, context, recaller, Ask(prompt, repeat, repeat_seed(seed, repeat)))
+                     for prompt, repeat in self.setup.asked)
+
+    def answer(self, probe: Probe, context: str, recaller: str, ask: Ask | None = None) -> Answered:
+        """``probe`` answered from ``context`` (under ``ask``, None: the setup's prompt), then graded by every judge.
+
+        The judges' controls are sent with the setup's first ``(prompt, repeat)`` only.
+        """
+        ask = ask or Ask(self.setup.asked[0][0])
+        controls = (ask.prompt, ask.repeat) == self.setup.asked[0]
+        where = {"answer_prompt": ask.prompt, "repeat": ask.repeat} if self.setup.varied else {}
         start = time.perf_counter()
         try:
-            answer = answer_probe(probe, context, self.backend, self.setup.prompt, max_tokens=self.setup.max_tokens)
+            answer = answer_probe(probe, context, self.backend, ask.prompt, max_tokens=self.setup.max_tokens,
+                                  temperature=self.setup.temperature, seed=ask.seed)
         except BackendError as exc:
             self.meter.wall("answer", time.perf_counter() - start)
-            self._failed("answer", f"probe {probe.id}", exc, probe_id=probe.id, recaller=recaller)
+            self._failed("answer", f"probe {probe.id}", exc, probe_id=probe.id, recaller=recaller, **where)
             self.log.event("answer", probe_id=probe.id, recaller=recaller, text=None, failed=True,
-                           error=str(exc)[:300])
-            return Answered(None)
+                           error=str(exc)[:300], **where)
+            return Answered(None, prompt=ask.prompt, repeat=ask.repeat)
         self.meter.wall("answer", time.perf_counter() - start)
-        self.meter.completions("answer", [answer], probe_id=probe.id, recaller=recaller)
-        self.log.event("answer", probe_id=probe.id, recaller=recaller, text=answer.text[:500])
+        self.meter.completions("answer", [answer], probe_id=probe.id, recaller=recaller, **where)
+        self.log.event("answer", probe_id=probe.id, recaller=recaller, text=answer.text[:500], **where)
         verdicts = []
         for judge in self.judges:
             start = time.perf_counter()
@@ -101,7 +137,8 @@ class AnswerStage:
             paid = [verdict.completion] if verdict.completion is not None else []
             self.meter.completions("judge", paid, probe_id=probe.id, recaller=recaller, judge=judge.config.label)
             verdicts.append((judge.config.label, verdict))
-        return Answered(answer, tuple(verdicts), self._controls(probe, recaller))
+        return Answered(answer, tuple(verdicts), self._controls(probe, recaller) if controls else (), ask.prompt,
+                        ask.repeat)
 
     def _controls(self, probe: Probe, recaller: str) -> tuple[ControlVerdict, ...]:
         """Every controlled judge's verdicts on ``probe``'s controls (none without a pool)."""

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from lyra_lab.experiments.cells._answer import Answered
 from lyra_lab.memory import EntryKind
 from lyra_lab.measures import Recalled
 from lyra_lab.runs import MAX_TURN_IDS, snip
 
 
-def probe_record(outcome: Recalled, recaller: str, answered: Answered | None = None) -> dict[str, object]:
+def probe_record(outcome: Recalled, recaller: str, answers: Answered | Sequence[Answered] | None = None
+                 ) -> dict[str, object]:
     """The ``probe_detail`` event of one probe × recaller (what ``inspect_probe`` and report.html read back).
 
     Args:
         outcome: the probe's recall (hits, rendered context): a replay's, or a memory system's.
         recaller: the recaller's label in the grid.
-        answered: the answer and the judges' verdicts, if the probe was answered.
+        answers: the answer and the judges' verdicts, if the probe was answered; several
+            (``[qa] prompts``/``repeats``): the first is ``answer``, all are in ``answers``.
     """
+    many = (answers,) if isinstance(answers, Answered) else tuple(answers or ())
+    answered = many[0] if many else None
     probe = outcome.probe
     hits: list[dict[str, object]] = []
     for h in outcome.hits:
@@ -33,4 +39,6 @@ def probe_record(outcome: Recalled, recaller: str, answered: Answered | None = N
         "answer": None if answered is None or answered.answer is None else answered.answer.text,
         "judges": [{"judge": label, "score": int(v.score), "parsed": bool(v.parsed), "raw": str(v.raw)[:200]}
                    for label, v in verdicts],
+        **({"answers": [{"answer_prompt": a.prompt, "repeat": a.repeat,
+                         "text": None if a.answer is None else a.answer.text} for a in many]} if len(many) > 1 else {}),
     }

@@ -53,7 +53,7 @@ def grid_points(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> Ite
 
 def qa_identity(spec: ExperimentSpec) -> dict[str, object]:
     """``[qa]`` as cell ids hash it: its answering and judges' backends without their transport settings."""
-    qa = vars_of(spec.qa)
+    qa = vars_of(spec.qa)  # [qa] keys newer than cell ids only when set: ids of specs without them are unchanged
     if qa["backend"]:
         qa["backend"] = result_settings(qa["backend"])
     qa["judges"] = tuple(j if result_settings(j.backend) is j.backend else replace(j, backend=result_settings(j.backend))
@@ -97,7 +97,8 @@ def cell_setup(spec: ExperimentSpec, corpus: str, progress: bool = False) -> Cel
     """The ``CellSetup`` of ``spec``: what every cell of its run is replayed, scored and answered with."""
     qa = spec.qa
     answering = AnswerSetup(backend=qa.backend or None, prompt=qa.prompt, max_probes=qa.max_probes,
-                           max_tokens=qa.max_tokens, scorer=qa.scorer) if qa.enabled else None
+                           max_tokens=qa.max_tokens, scorer=qa.scorer, prompts=qa.prompts, repeats=qa.repeats,
+                           temperature=float(qa.temperature)) if qa.enabled else None
     scoring = Scoring(ks=spec.ks, budgets=spec.context_budgets, adversarial_retrieval=spec.score_adversarial_retrieval)
     return CellSetup(run=spec.name, corpus=corpus, recallers=spec.recallers, scoring=scoring, answering=answering,
                     judges=qa.judges if qa.enabled else (), workers=spec.workers, cache=spec.cache,

@@ -31,14 +31,15 @@ from tqdm.auto import tqdm
 from lyra_lab.backends import (AttemptTally, BackendSpec, BackendWrapper, CallsStopped, Completion, Message,
                                ProgressEvent, RetryEvent, report_progress, report_retries, stop_token)
 from lyra_lab.corpus import Corpus
-from lyra_lab.experiments.cells._answer import Answered, AnswerStage, Judge
+from lyra_lab.experiments.cells._answer import AnswerStage, Judge
+from lyra_lab.experiments.cells._answered_rows import ProbeAnswers, add_answered_rows
 from lyra_lab.experiments.cells._detail import probe_record
-from lyra_lab.experiments.cells._cell import (Cell, add_control_rows, add_conversation_rows, add_probe_rows, base_columns,
+from lyra_lab.experiments.cells._cell import (Cell, add_conversation_rows, base_columns,
                                         phase_metrics)
 from lyra_lab.experiments.cells._setup import CellSetup
 from lyra_lab.experiments.grid import Resources, SeededBackend
 from lyra_lab.experiments.cells._failures import CELL_FAILURES, deterministic, failed_rows
-from lyra_lab.measures import ControlPool, JudgeResult, answer_scores, evidence_in_context, score_recall, session_map
+from lyra_lab.measures import ControlPool, evidence_in_context, score_recall, session_map
 from lyra_lab.replay import EventLog, Pipeline, ProbeOutcome, ReplayResult, ReplaySetup, plan, replay_iter
 from lyra_lab.runs import DETAIL_EVENT, CellRows
 
@@ -162,10 +163,11 @@ def run_pipeline_cell(setup: CellSetup, cell: Cell, corpus: Corpus, res: Resourc
         limit = 0 if setup.answering is None else min(len(scored[label]), setup.answering.max_probes or len(scored[label]))
         first = len(rows.groups)
         for i, item in enumerate(scored[label]):
-            answered = stage.answer(item.outcome.probe, item.outcome.context, label) \
-                if stage is not None and i < limit else None
-            _add_probe(rows, base, item, answered, setup)
-            clog.event(DETAIL_EVENT, **probe_record(item.outcome, label, answered))
+            answers = stage.answer_all(item.outcome.probe, item.outcome.context, label, cell.seed) \
+                if stage is not None and i < limit else ()
+            add_answered_rows(rows, base, item.outcome.probe, item.metrics,
+                              ProbeAnswers(answers, setup.answering, evidence_in_context(item.outcome) if answers else {}))
+            clog.event(DETAIL_EVENT, **probe_record(item.outcome, label, answers))
         degraded = run.result.degraded + (stage.degradation_tally() if stage is not None else DegradationTally())
         add_conversation_rows(rows, base, {**_conversation_metrics(run.result, label, stage), **degraded.metrics()})
         for group in rows.groups[first:]:
@@ -233,19 +235,6 @@ def _answer_backends(setup: CellSetup, cell: Cell, res: Resources, backend: Retr
 
     answerer = backend if setup.answering.backend is None else wrapped(setup.answering.backend)
     return _AnswerBackends(answerer, tuple(Judge(config, wrapped(config.backend)) for config in setup.judges))
-
-
-def _add_probe(rows: CellRows, base: Mapping[str, object], item: Scored, answered: Answered | None,
-               setup: CellSetup) -> None:
-    metrics = dict(item.metrics)
-    verdicts: tuple[tuple[str, JudgeResult], ...] = ()
-    if answered is not None and answered.answer is not None and setup.answering is not None:
-        metrics.update(answer_scores(item.outcome.probe, answered.answer, setup.answering.scorer))
-        metrics.update(evidence_in_context(item.outcome))
-        verdicts = answered.verdicts
-    add_probe_rows(rows, base, item.outcome.probe, metrics, verdicts)
-    if answered is not None and answered.controls:
-        add_control_rows(rows, base, item.outcome.probe, answered.controls)
 
 
 def _conversation_metrics(result: ReplayResult, label: str, stage: AnswerStage | None) -> dict[str, float]:

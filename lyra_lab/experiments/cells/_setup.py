@@ -26,6 +26,9 @@ class AnswerSetup:
         max_probes: answer only the first this many probes of each conversation (None: all).
         max_tokens: the answer's length cap.
         scorer: the QA scorer (``squad``, ``locomo``, ``longmemeval``).
+        prompts: ``[qa] prompts``: every probe answered under each (empty: ``prompt`` alone).
+        repeats: ``[qa] repeats``: each prompt's answer asked this many times, each its own call.
+        temperature: of the answering calls.
     """
 
     backend: BackendSpec | None = None
@@ -33,6 +36,19 @@ class AnswerSetup:
     max_probes: int | None = None
     max_tokens: int = 32
     scorer: str = "squad"
+    prompts: tuple[str, ...] = ()
+    repeats: int = 1
+    temperature: float = 0.0
+
+    @property
+    def asked(self) -> tuple[tuple[str, int], ...]:
+        """Every ``(prompt, repeat)`` each answered probe is asked under, in order."""
+        return tuple((p, r) for p in (self.prompts or (self.prompt,)) for r in range(self.repeats))
+
+    @property
+    def varied(self) -> bool:
+        """Whether QA rows name their prompt and repeat (``answer_prompt``, ``repeat``): several are asked."""
+        return bool(self.prompts) or self.repeats > 1
 
 
 @dataclass(frozen=True)

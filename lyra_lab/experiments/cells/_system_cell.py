@@ -38,13 +38,14 @@ from lyra_lab._degradation import DegradationTally
 from lyra_lab.backends import Backend, Embedder
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments.cells._answer import AnswerStage, Judge
+from lyra_lab.experiments.cells._answered_rows import ProbeAnswers, add_answered_rows
 from lyra_lab.experiments.cells._run import CellLog
-from lyra_lab.experiments.cells._cell import Cell, add_control_rows, add_conversation_rows, add_probe_rows, phase_metrics
+from lyra_lab.experiments.cells._cell import Cell, add_conversation_rows, phase_metrics
 from lyra_lab.experiments.cells._detail import probe_record
 from lyra_lab.experiments.cells._setup import CellSetup
 from lyra_lab.experiments.grid import SystemPipeline
 from lyra_lab.experiments.cells._system_recall import SystemMemory, context_counter, system_outcome
-from lyra_lab.measures import ControlPool, answer_scores, evidence_in_context, score_recall, session_map
+from lyra_lab.measures import ControlPool, evidence_in_context, score_recall, session_map
 from lyra_lab.replay import EventLog, ProbeOutcome
 from lyra_lab.runs import DETAIL_EVENT, CellRows
 from lyra_lab.systems import IngestReport, MemorySystem, SystemReplay
@@ -148,15 +149,11 @@ def run_system_cell(job: SystemCellJob) -> CellRows:
     base = system_columns(setup.run, cell, pipeline, setup.corpus)
     for i, item in enumerate(scored):
         probe = item.outcome.probe
-        answered = stage.answer(probe, item.outcome.context, "") if stage is not None and i < limit else None
-        metrics = dict(item.metrics)
-        if answered is not None and answered.answer is not None and setup.answering is not None:
-            metrics.update(answer_scores(probe, answered.answer, setup.answering.scorer))
-            metrics.update(evidence_in_context(item.outcome if system.traces() else item.outcome.untraced()))
-        add_probe_rows(rows, base, probe, metrics, answered.verdicts if answered is not None else ())
-        if answered is not None and answered.controls:
-            add_control_rows(rows, base, probe, answered.controls)
-        log.event(DETAIL_EVENT, **probe_record(item.outcome, "", answered))
+        answers = stage.answer_all(probe, item.outcome.context, "", cell.seed) if stage is not None and i < limit else ()
+        read = item.outcome if system.traces() else item.outcome.untraced()
+        add_answered_rows(rows, base, probe, item.metrics,
+                          ProbeAnswers(answers, setup.answering, evidence_in_context(read) if answers else {}))
+        log.event(DETAIL_EVENT, **probe_record(item.outcome, "", answers))
     degraded = _degraded(run.ingest, stage)
     refused = run.ingest.refused_calls  # would be refused again: failed for good, not healed by a resume
     add_conversation_rows(rows, base, {**_conversation_metrics(run.ingest, run.open_s, run.close_s, memory, stage),

@@ -35,6 +35,9 @@ Example (every key optional except ``corpus.path`` and ``grid.chunkers`` or ``gr
 
     [qa]
     enabled = false
+    # prompts = ["short_v1", "locomo", "mem0"]    # every probe answered under each, over the same context
+    # repeats = 3                                 # each answer asked 3 times (needs temperature > 0)
+    # temperature = 0.7
     # judges = [{ prompt = "correct_wrong_v1", backend = "openai/gpt-4o-mini" },   # every answer graded
     #           { prompt = "longmemeval_v1", backend = "local" }]                  # by each judge
 
@@ -60,6 +63,7 @@ from lyra_lab.backends import DEFAULT_EMBEDDER, BackendSpec, redact
 from lyra_lab.measures import JudgeConfig
 from lyra_lab.experiments.grid._combos import check_needs, check_recallers, find_aliases
 from lyra_lab.experiments.grid._judges import check_judges, parse_judges
+from lyra_lab.experiments.grid._qa_options import check_qa_options, parse_qa_options
 from lyra_lab.experiments.grid._labels import pipeline_labels
 from lyra_lab.experiments.grid._system_pipeline import SystemPipeline, system_pipelines
 from lyra_lab.replay import Pipeline, Registries, strategy_spec
@@ -77,7 +81,8 @@ TABLES: dict[str, tuple[str, ...]] = {
              "recallers", "systems"),
     "run": ("backends", "embedders", "seeds", "ks", "score_at_tokens", "tokenizer", "workers", "max_cells", "cache",
             "executor", "score_adversarial_retrieval", "confirm_above_usd", "confirm_above_minutes"),
-    "qa": ("enabled", "backend", "prompt", "max_probes", "max_tokens", "scorer", "judges"),
+    "qa": ("enabled", "backend", "prompt", "prompts", "max_probes", "max_tokens", "scorer", "judges", "repeats",
+           "temperature"),
 }
 # Keys that were renamed: (table, old key) -> the one-line error naming the new key and what it means.
 RENAMED: dict[tuple[str, str], str] = {
@@ -88,6 +93,8 @@ RENAMED: dict[tuple[str, str], str] = {
 }
 CACHE_MODES = ("run", "user", "off")
 EXECUTORS = ("serial", "threads", "processes", "ray")  # how cells run; none given: serial, or threads when max_cells > 1
+#: Field metadata of a key added after cell ids existed: hashed only when set away from its default.
+WHEN_SET: Mapping[str, bool] = {"hashed_when_set": True}
 
 
 @dataclass(frozen=True)
@@ -115,11 +122,21 @@ class QASpec:
     max_tokens: int = 32
     scorer: str = "squad"
     judges: tuple[JudgeConfig, ...] = ()  # every answer is graded by each
+    # newer than cell ids: hashed (and in spec.json) only when set away from the default (``vars_of``)
+    prompts: tuple[str, ...] = field(default=(), metadata=WHEN_SET)  # each probe answered under each, one context
+    repeats: int = field(default=1, metadata=WHEN_SET)  # each answer asked this many times (_qa_options)
+    temperature: float = field(default=0.0, metadata=WHEN_SET)  # of the answering calls
 
     def __post_init__(self) -> None:
         from lyra_lab.measures import check_scorer
 
         check_scorer(self.scorer)  # a ConfigError listing the known scorers
+        check_qa_options(self)
+
+    @property
+    def answer_prompts(self) -> tuple[str, ...]:
+        """The answer prompts every probe is asked under: ``prompts``, or ``prompt`` alone."""
+        return self.prompts or (self.prompt,)
 
 
 @dataclass(frozen=True)
@@ -216,7 +233,7 @@ class ExperimentSpec:
         seeds = tuple(_list(run, "seeds", [0], "run"))
         if any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
             raise ConfigError(f"[run] seeds must be integers, got {list(seeds)!r}")
-        qa = _sub(QASpec, parse_judges(data.get("qa", {})), "qa")
+        qa = _sub(QASpec, parse_qa_options(parse_judges(data.get("qa", {}))), "qa")
         check_judges(qa.judges, qa.enabled)
         embedders = tuple(_list(run, "embedders", [DEFAULT_EMBEDDER], "run"))
         check_needs(recallers, systems, embedders)
@@ -243,7 +260,8 @@ class ExperimentSpec:
             "backends": redact(list(self.backends)), "embedders": redact(list(self.embedders)),
             "seeds": list(self.seeds), "ks": list(self.ks), "context_budgets": list(self.context_budgets),
             "workers": self.workers, "max_cells": self.max_cells, "cache": self.cache,
-            "qa": redact(fields_of(self.qa)),
+            # [qa] prompts/repeats/temperature only when set (vars_of), so older runs' spec.json still matches
+            "qa": redact({k: v for k, v in fields_of(self.qa).items() if k in vars_of(self.qa)}),
             "aliases": [dict(a) for a in self.aliases],
             # only when set, so spec.json of runs from before the key existed still matches on resume
             **({"score_adversarial_retrieval": True} if self.score_adversarial_retrieval else {}),
@@ -260,8 +278,12 @@ def _plain(data: Mapping[str, object]) -> dict[str, object] | None:
 
 
 def vars_of(obj: DataclassInstance) -> dict[str, Any]:
-    # Raw values, not fields_of(): cell ids hash json.dumps(vars_of(qa), default=str), judges' reprs included.
-    return {k: getattr(obj, k) for k in obj.__dataclass_fields__}
+    """``obj``'s fields as raw values (not ``fields_of``): cell ids hash ``json.dumps(vars_of(qa), default=str)``.
+
+    A field marked ``WHEN_SET`` at its default is left out, so a spec without it hashes as before it existed.
+    """
+    return {k: getattr(obj, k) for k, f in obj.__dataclass_fields__.items()
+            if not (f.metadata.get("hashed_when_set") and getattr(obj, k) == f.default)}
 
 
 def _check_keys(table: Mapping[str, Any], name: str) -> None:
