@@ -113,9 +113,11 @@ class Serving:
             self._log.clear()
             self.max_serving = 0
 
-    def record(self, path: str, has_auth: bool) -> RequestRecord:
+    def record(self, path: str, has_auth: bool, received: float | None = None) -> RequestRecord:
+        """Log a request; ``received``: when it reached the server (``time.monotonic()``; None: now)."""
         with self._lock:
-            rec = RequestRecord(len(self._log), path, time.monotonic(), has_auth=has_auth)
+            rec = RequestRecord(len(self._log), path, time.monotonic() if received is None else received,
+                                has_auth=has_auth)
             self._log.append(rec)
             return rec
 
