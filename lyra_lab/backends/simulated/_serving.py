@@ -21,7 +21,8 @@ from lyra_lab.backends.simulated._behaviour import (Behaviour, SimulatedSpec, co
 class RequestRecord:
     """One request as the server saw it (timestamps are ``time.monotonic()``).
 
-    ``has_auth`` says whether an Authorization header came; its value is never kept.
+    ``has_auth`` says whether an Authorization header came; its value is never kept. ``received`` is
+    when the request's first bytes reached the server (``_arrival.ArrivalStampedH11``), its answer's clock.
     """
 
     index: int
