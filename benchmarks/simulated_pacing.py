@@ -4,12 +4,12 @@ A stand-in for a GPU server must keep its own spec, or every streamed figure mea
 the stand-in's. The server (``lyra_lab.bench.GPU_LIKE`` unless overridden: 20 ms to first token,
 2,000 tokens/s per stream) runs in its own process; a minimal client (``httpx.Client``, one request
 at a time, no retries, no records) times each request from sending it to the last byte of its
-answer, streamed (to the end of the event stream) and not; the server's own time for each (its request
-log: received to answered) is printed beside it, and, first, what a request that asks for no answer
-(``GET /v1/models``) costs the same client on the same cores. The spec's time for a request is
-``latency_s + completion_tokens / tokens_per_s`` (its usage's completion tokens). It prints, for
-each way, the median measured time over ``--requests`` requests, the spec's time, and their ratio;
-the target is within 5% (ratio 0.95-1.05).
+answer, streamed (to the end of the event stream) and not; the server's own time for each (its
+request log: from its first bytes reaching the server to answered) is printed beside it, and, first,
+what a request that asks for no answer (``GET /v1/models``) costs the same client on the same cores.
+The spec's time for a request is ``latency_s + completion_tokens / tokens_per_s`` (its usage's
+completion tokens). It prints, for each way, the median measured time over ``--requests`` requests,
+the spec's time, and their ratio; the target is within 5% (ratio 0.95-1.05).
 
     PYTHONPATH=. .venv/bin/python benchmarks/simulated_pacing.py [--requests 30] [--max-tokens 64]
         [--latency 0.02] [--rate 2000]

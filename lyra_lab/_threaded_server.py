@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -84,8 +85,8 @@ class ThreadedServer(ABC):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
         port = sock.getsockname()[1]
-        config = uvicorn.Config(self._app(), log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=1, timeout_keep_alive=self.keep_alive_s)
+        config = uvicorn.Config(self._app(), http=self._http_protocol(), log_level="warning", access_log=False,
+                                lifespan="off", timeout_graceful_shutdown=1, timeout_keep_alive=self.keep_alive_s)
         server = self._server = uvicorn.Server(config)
         thread = self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
                                                  name=f"{self.thread_name}-{port}", daemon=True)
@@ -115,6 +116,10 @@ class ThreadedServer(ABC):
     @abstractmethod
     def _app(self) -> ASGIApp:
         """The app to serve (built at each start)."""
+
+    def _http_protocol(self) -> type[asyncio.Protocol] | str:
+        """The ``http`` setting of uvicorn: a protocol class or a name (``"auto"``, uvicorn's default)."""
+        return "auto"
 
     @abstractmethod
     def _started_on(self, port: int) -> None:

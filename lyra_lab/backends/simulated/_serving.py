@@ -21,7 +21,8 @@ from lyra_lab.backends.simulated._behaviour import (Behaviour, SimulatedSpec, co
 class RequestRecord:
     """One request as the server saw it (timestamps are ``time.monotonic()``).
 
-    ``has_auth`` says whether an Authorization header came; its value is never kept.
+    ``has_auth`` says whether an Authorization header came; its value is never kept. ``received`` is
+    when the request's first bytes reached the server (``_arrival.ArrivalStampedH11``), its answer's clock.
     """
 
     index: int
@@ -113,9 +114,11 @@ class Serving:
             self._log.clear()
             self.max_serving = 0
 
-    def record(self, path: str, has_auth: bool) -> RequestRecord:
+    def record(self, path: str, has_auth: bool, received: float | None = None) -> RequestRecord:
+        """Log a request; ``received``: when it reached the server (``time.monotonic()``; None: now)."""
         with self._lock:
-            rec = RequestRecord(len(self._log), path, time.monotonic(), has_auth=has_auth)
+            rec = RequestRecord(len(self._log), path, time.monotonic() if received is None else received,
+                                has_auth=has_auth)
             self._log.append(rec)
             return rec
 
