@@ -100,17 +100,16 @@ print(f"{MODE} mode, embedder {EMBEDDER}, token budget {TOKEN_BUDGET}, results i
 #
 # Ten chunkers in full mode — `turn_window` at 2/4/8/16 turns (8 is the library default),
 # `token_budget` at 64–512 tokens, `overlap_window` at two sizes with a quarter overlap — and six of
-# them in small mode (`turn_window` 2/4/8, `token_budget` 128/256, `overlap_window` 256/64: each
+# them in small mode (`turn_window` 2/8, `token_budget` 128/256, `overlap_window` 128/32 and 256/64: each
 # chunker embeds the whole corpus again) — times two recallers, each scored at five context budgets
 # `B` (`[run] score_at_tokens`; `TOKEN_BUDGET` is always one of them). The dense recaller embeds
 # with `e5`, the embedder a grid gets by default.
 
 # %%
 DEFAULT_CHUNKER = "turn_window[max_turns=8]"  # the library default chunker, as the grid labels it
-CHUNKERS = ([{"name": "turn_window", "max_turns": n} for n in ((2, 4, 8, 16) if FULL else (2, 4, 8))]
+CHUNKERS = ([{"name": "turn_window", "max_turns": n} for n in ((2, 4, 8, 16) if FULL else (2, 8))]
             + [{"name": "token_budget", "max_tokens": n} for n in ((64, 128, 256, 512) if FULL else (128, 256))]
-            + [{"name": "overlap_window", "max_tokens": n, "overlap_tokens": n // 4} for n in ((128, 256) if FULL
-                                                                                              else (256,))])
+            + [{"name": "overlap_window", "max_tokens": n, "overlap_tokens": n // 4} for n in (128, 256)])
 RECALLERS = ["bm25", "dense"]
 BUDGETS = sorted({128, 256, 512, 2048, TOKEN_BUDGET})
 # The cut of each corpus. Small mode: LoCoMo's first 6 sessions of 2 conversations, categories 1-4 (the

@@ -14,9 +14,9 @@ import pytest
 
 from lyra_lab import datasets
 
-CHUNKERS = ({f"turn_window[max_turns={n}]" for n in (2, 4, 8)}  # small mode's six (full mode: ten)
+CHUNKERS = ({f"turn_window[max_turns={n}]" for n in (2, 8)}  # small mode's six (full mode: ten)
             | {f"token_budget[max_tokens={n}]" for n in (128, 256)}
-            | {"overlap_window[max_tokens=256,overlap_tokens=64]"})
+            | {f"overlap_window[max_tokens={n},overlap_tokens={n // 4}]" for n in (128, 256)})
 BUDGETS = {128, 256, 512, 1000, 2048}  # the notebook's grid with TOKEN_BUDGET = 1000
 HALF_WIDTH = 0.15  # the widest 95% CI half-width a compared figure may have (issue 45)
 
