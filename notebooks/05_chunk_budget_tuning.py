@@ -32,7 +32,8 @@
 # 8-turn chunks hold most of it, so `evidence_recall@10` of big chunks is high by construction
 # (section 5's fixed budgets `B` are the fair comparison).
 # Measured with `python notebooks/_sync.py 05_chunk_budget_tuning` (cold caches, the graph
-# build included): see the run-time line at the end. Full mode (`LYRA_NB_FULL=1`): the
+# build included): 371 s on 2 cores shared at load average 10–17 (with the `hashing` stand-in it
+# was 85 s at load 4–9); the run-time line at the end prints yours. Full mode (`LYRA_NB_FULL=1`): the
 # first 3 LoCoMo conversations (`FULL_CONVERSATIONS`; all 497 of their probes) and the 3 synthetic
 # ones, plus one
 # `single_pass` summarizer row on the bundled local model — on the first conversation of each
@@ -289,11 +290,19 @@ def draw_front(ax, frame: pd.DataFrame, cost: str, quality: str) -> None:
     """Draw the Pareto front of ``frame`` on ``ax``, one label per point (ties named once)."""
     front = frame[frame["pareto"]].sort_values([cost, quality])
     ax.plot(front[cost], front[quality], "-", color="black", lw=1, zorder=1, label="Pareto front")
-    # settings tied on both axes share one point: one label naming the first and how many tie with it
-    # labels below right: the front rises to the right, so they stay off its line
+    # settings tied on both axes share one point: one label naming the first and how many tie with it;
+    # neighbouring points of one label (the same setting at the next budgets) are labelled once, at the
+    # first, with the budgets it covers. Labels below right: the front rises to the right, off its line
+    runs: list[list] = []  # [text, x, y, last x]
     for (x, y), tied in front.groupby([cost, quality], sort=True):
         text = label(tied.iloc[0]) + (f" (+{len(tied) - 1} tied)" if len(tied) > 1 else "")
-        ax.annotate(text, (x, y), fontsize=7, xytext=(8, -14), textcoords="offset points",
+        if runs and runs[-1][0] == text:
+            runs[-1][3] = x
+        else:
+            runs.append([text, x, y, x])
+    for text, x, y, last in runs:
+        span = f" (B = {x:.0f}–{last:.0f})" if last != x else ""
+        ax.annotate(text + span, (x, y), fontsize=7, xytext=(8, -14), textcoords="offset points",
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
 
 

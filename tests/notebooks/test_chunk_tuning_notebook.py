@@ -109,8 +109,8 @@ def test_chunk_tuning_notebook_sweeps_every_setting_and_compares_the_pick(tmp_pa
     assert 2 <= len(search) <= 4 and len(search) % 2 == 0
     assert set(search["recaller"]) == {"bm25", "dense"}
     assert search["mean"].is_monotonic_decreasing and search["mean"].between(0, 1).all()
-    turns = search.loc[search["chunker"] == "turn_window", "chunker.max_turns"]
-    assert turns.between(1, 24).all()
+    if (search["chunker"] == "turn_window").any():  # two draws need not hold every family
+        assert search.loc[search["chunker"] == "turn_window", "chunker.max_turns"].between(1, 24).all()
     sized = search[search["chunker"] != "turn_window"]
     assert sized["chunker.max_tokens"].between(32, 1024).all()
     overlap = search[search["chunker"] == "overlap_window"]
