@@ -130,10 +130,10 @@ else:
 
 def run(corpus: str, grid: dict, tag: str, conversations: int | None = None) -> pd.DataFrame:
     """Run ``grid`` on one corpus (``tag`` names the run folder) and return its result rows."""
-    limits = {**LIMITS[corpus], "conversations": conversations} if conversations else LIMITS[corpus]
+    limits = {**LIMITS[corpus], "conversations": conversations} if conversations else LIMITS[corpus]  # type: ignore[dict-item]
     spec = ExperimentSpec.from_dict({
         "name": f"chunk-tuning-{corpus}-{tag}",
-        "corpus": {"path": str(CORPORA[corpus]), **limits},
+        "corpus": {"path": str(CORPORA[corpus]), **limits},  # type: ignore[dict-item]
         "grid": grid,
         "run": {"backends": ["local"], "embedders": [EMBEDDER], "ks": [10], "score_at_tokens": BUDGETS},
     })
