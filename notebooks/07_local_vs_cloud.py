@@ -18,7 +18,11 @@
 # | neither | a **simulated** cloud endpoint on 127.0.0.1 (below); every number from it says "simulated" |
 #
 # A real endpoint receives the corpus text (the synthetic corpus in small mode, LoCoMo in full
-# mode) and costs money (small mode: well under $0.01 at gpt-4o-mini's list price).
+# mode) and costs money (small mode: well under $0.01 at gpt-4o-mini's list price). A key in the
+# environment is not consent: the notebook sends nothing to an endpoint that is not this machine
+# unless `SEND_TO_CLOUD` (section 1) is `True` — or `LYRA_NB_SEND_TO_CLOUD=1` is set — and then
+# passes that consent to lyra-lab (`RunOptions(yes=True)`, the CLI's `--yes`). Without it, one line
+# says so and the simulated cloud stands in.
 #
 # **The simulated cloud** is lyra-lab's `SimulatedServer` with the `lyra_lab.bench.CLOUD_LIKE`
 # profile: time to first token lognormal with median 0.4 s (σ = 0.25), 60 tokens/s per stream,
@@ -67,12 +71,13 @@ import numpy as np
 import pandas as pd
 
 import lyra_lab
-from lyra_lab.backends import PRICES_AS_OF, price_for
+from lyra_lab.backends import DEFAULT_EMBEDDER, PRICES_AS_OF, price_for
 from lyra_lab.bench import CLOUD_LIKE, SweepSpec, bench_backend, cloud_like_server, combine, corpus_prompts, run_sweep
 from lyra_lab.bench import summarize as summarize_sweep
 from lyra_lab.reports import Estimate, ci_point, error_bars, is_small, log_axis, small_note
 from lyra_lab.stats import aggregate, bootstrap_ci, compare
-from lyra_lab.experiments import ExperimentSpec, load_corpus, run_experiment, select
+from lyra_lab.experiments import ExperimentSpec, RunOptions, load_corpus, run_experiment, select
+from lyra_lab.probes import is_local_endpoint
 from lyra_lab.runs import RunFolder
 from lyra_lab.runs import read_log
 
@@ -96,15 +101,23 @@ print(f"{MODE} mode; results in {OUT}")
 # ## 1. Which cloud
 #
 # The choice below follows the table at the top. The API key never appears here: lyra-lab's
-# backend config holds only the *name* of the variable that holds it.
+# backend config holds only the *name* of the variable that holds it. `SEND_TO_CLOUD` is your
+# consent to send the corpus's text to a real cloud endpoint (set it to `True` here, or set
+# `LYRA_NB_SEND_TO_CLOUD=1`).
 
 # %%
 CLOUD_MODEL = os.environ.get("LYRA_CLOUD_MODEL", "gpt-4o-mini").strip()
 CLOUD_URL = os.environ.get("LYRA_CLOUD_BASE_URL", "").strip()
 KEY_ENV = os.environ.get("LYRA_CLOUD_KEY_ENV", "OPENAI_API_KEY").strip()
 HAS_KEY = bool(os.environ.get(KEY_ENV, "").strip())
+SEND_TO_CLOUD = os.environ.get("LYRA_NB_SEND_TO_CLOUD") == "1"  # your consent: True sends the corpus to the cloud
 PRICE = price_for(CLOUD_MODEL)
 server = None  # the simulated endpoint, when one stands in
+REMOTE = bool(CLOUD_URL and not is_local_endpoint(CLOUD_URL)) or (HAS_KEY and not CLOUD_URL)  # not this machine
+if REMOTE and not SEND_TO_CLOUD:
+    where = CLOUD_URL or "api.openai.com"
+    print(f"not sending to {where}: SEND_TO_CLOUD is False; the simulated cloud stands in")
+    CLOUD_URL, HAS_KEY = "", False
 if CLOUD_URL:
     CLOUD = {"name": "cloud", "base_url": CLOUD_URL, "model": CLOUD_MODEL, "api_key_env": KEY_ENV if HAS_KEY else None,
              "max_concurrency": 8, "params": {"temperature": 0}}
@@ -175,11 +188,12 @@ def run(tag: str, grid: dict, side: str):
     """Run ``grid`` on the backend of ``side``; returns the spec, folder and result rows."""
     spec = ExperimentSpec.from_dict({
         "name": f"local-vs-cloud-{tag}-{side}", "corpus": CORPUS, "grid": grid,
-        "run": {"backends": [SIDES[side]], "embedders": ["hashing"], "ks": [5], "score_at_tokens": BUDGETS},
+        "run": {"backends": [SIDES[side]], "embedders": [DEFAULT_EMBEDDER], "ks": [5], "score_at_tokens": BUDGETS},
         "qa": {"enabled": True, "max_probes": QA_PROBES, "max_tokens": 16},
     })
     folder = OUT / f"{tag}-{side}-{MODE}"
-    df = run_experiment(spec, folder)
+    # SEND_TO_CLOUD is the consent run_experiment asks for before text leaves this machine (the cloud side only)
+    df = run_experiment(spec, folder, RunOptions(yes=SEND_TO_CLOUD and side == "cloud"))
     if df.attrs.get("failed_cells"):
         raise RuntimeError(f"{tag} on {side}: cells failed: {df.attrs['failed_cells']}")
     return spec, folder, df.assign(grid=tag)
@@ -190,6 +204,7 @@ def run_side(side: str) -> dict:
     return {(tag, side): run(tag, grid, side) for tag, grid in GRIDS.items()}
 
 
+# %%
 t0 = time.perf_counter()
 with ThreadPoolExecutor(max_workers=2) as pool:  # local and cloud side by side; each side's grids in turn
     RUNS = {key: value for part in pool.map(run_side, SIDES) for key, value in part.items()}
@@ -251,6 +266,9 @@ overview
 # * `qa_f1`: token F1 of the model's short answer (SQuAD scorer), on the first probes only.
 #
 # CIs resample probes in small mode (one conversation) and whole conversations in full mode.
+# Small mode's few probes (13; 7 with an answer, QA on 3) give intervals wider than ±0.15 (the
+# line below prints the widest): more probes need more sessions, and every session costs local
+# model calls. Full mode's 112 probes over 6 conversations are the ones to compare.
 
 # %%
 QUALITY_METRICS = ["retention", f"answer_in_context@{MIDDLE}tok", "evidence_recall@5", "qa_f1"]
@@ -261,6 +279,9 @@ quality.insert(0, "name", quality["pipeline"].map(NAMES))
 quality["label"] = quality["backend"].map(label)
 quality["simulated"] = quality["backend"].map(SIMULATED)
 quality.to_csv(OUT / "quality.csv", index=False)
+widest = ((quality["ci_high"] - quality["ci_low"]) / 2).max()
+print(f"quality: n = {quality['n'].min()}–{quality['n'].max()} probes, widest 95% CI half-width {widest:.2f}"
+      + (" (small mode: read the intervals, not the means)" if widest > 0.15 else ""))
 for _, r in quality.iterrows():
     SUMMARY.append({"section": "quality", "backend": r["backend"], "label": r["label"], "simulated": r["simulated"],
                     "pipeline": r["pipeline"], "metric": r["metric"], "value": r["mean"], "ci_low": r["ci_low"],

