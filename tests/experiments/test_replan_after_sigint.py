@@ -1,6 +1,6 @@
 """After SIGINT mid-run, the re-plan's calls and embeddings equal what the resumed run then makes (issue 46).
 
-A real ``lyra-lab run`` in a subprocess: a map-reduce summarizer and QA answers on a simulated server on
+A real ``lyra-lab run`` in a subprocess: a single-pass summarizer and QA answers on a simulated server on
 127.0.0.1 (it counts the requests it receives), dense recall with the real ``e5`` embedder, the response
 cache in the run folder and the shared embedding cache in a user cache of the test's own.  SIGINT once
 the server has answered about half the run's calls (summaries and answers are in the caches by then),
@@ -52,7 +52,7 @@ def _spec(tmp_path: Path, url: str) -> Path:
         max_probes = 4
         [grid]
         chunkers = [{{ name = "turn_window", max_turns = 4 }}]
-        summarizers = [{{ name = "map_reduce", max_tokens = 12, merge_max_tokens = 12 }}]
+        summarizers = [{{ name = "single_pass", max_tokens = 24 }}]
         recallers = ["dense"]
         [run]
         backends = [{{ preset = "simulated", base_url = "{url}", max_concurrency = 1, stream = false }}]
@@ -85,7 +85,7 @@ def test_the_re_plan_after_sigint_counts_what_the_resume_then_pays(tmp_path, mon
     with SimulatedServer(latency_s=0.1, default_max_tokens=12, seed=3) as server:
         spec, run_dir = _spec(tmp_path, server.base_url), tmp_path / "run"
         fresh_calls, fresh_texts = _plan(spec, run_dir, env)  # calibrates the server once (kept rates after)
-        assert fresh_calls > 20 and fresh_texts > 20
+        assert fresh_calls >= 10 and fresh_texts >= 10
         before = len(server.chat_log())
         child = subprocess.Popen([sys.executable, "-m", "lyra_lab.cli", "run", str(spec), "--run-dir", str(run_dir),
                                   "--yes"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

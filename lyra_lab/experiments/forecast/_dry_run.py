@@ -361,36 +361,31 @@ def _copy_of_cache(folder: Path | None, tmp: Path) -> Path | None:
 def _dry_run(setup: CellSetup, cells: Sequence[Cell], corpus: Corpus, models_: DryRunModels, reply: Reply) -> DryRun:
     with contextlib.ExitStack() as stack:
         path = embedding_cache_path()
-        store = stack.enter_context(EmbeddingCache(path)) if path.is_file() else None
-        return _dry_run_with(setup, cells, corpus, models_, reply, store)
-
-
-def _dry_run_with(setup: CellSetup, cells: Sequence[Cell], corpus: Corpus, models_: DryRunModels, reply: Reply,
-                  store: EmbeddingCache | None) -> DryRun:
-    backends, embedders, injected, cache, _ = models_
-    recorders = {spec_label(e): RecordingEmbedder(spec_label(e), like=_run_embedder(e, injected), store=store)
-                 for e in embedders if e not in (None, "none")}
-    started = time.perf_counter()
-    work = []
-    for number, cell in enumerate(cells):
-        tallies = {label: CallTally() for label in backends}
-        models: dict[str, Backend] = {}
-        for label, facts in backends.items():
-            models[label] = _in_process(facts, injected) if facts.in_process else StandIn(facts, reply, tallies[label], f"c{number}")
-        cell_start = time.perf_counter()
-        # with a cache, only the calls it does not answer reach the models (and their tallies), as in the run
-        with _DryResources("run" if cache else "off", cache or Path("."),
-                           Injected(backends=models, embedders=recorders)) as res:
-            run_cell(setup, cell.kind.dry(cell, reply), corpus, res, _NullLog())  # what the kind lets a dry run run
-        for label, model in models.items():
-            if not isinstance(model, StandIn):
-                tallies[label] = _usage_of(model)
-        conv = corpus.conversation(cell.conversation_id)
-        work.append(CellWork(cell, sum(1 for _ in conv.turns()), len(list(corpus.probes_for(conv.id))),
-                             {label: (t.calls, t.prompt_tokens, t.completion_tokens) for label, t in tallies.items()
-                              if t.calls}, time.perf_counter() - cell_start))
-    texts = {label: {kind: tuple(seen) for kind, seen in r.texts.items()} for label, r in recorders.items()}
-    return DryRun(tuple(work), texts, time.perf_counter() - started)
+        store = stack.enter_context(EmbeddingCache(path)) if path.is_file() else None  # read, never written
+        backends, embedders, injected, cache, _ = models_
+        recorders = {spec_label(e): RecordingEmbedder(spec_label(e), like=_run_embedder(e, injected), store=store)
+                     for e in embedders if e not in (None, "none")}
+        started = time.perf_counter()
+        work = []
+        for number, cell in enumerate(cells):
+            tallies = {label: CallTally() for label in backends}
+            models: dict[str, Backend] = {}
+            for label, facts in backends.items():
+                models[label] = _in_process(facts, injected) if facts.in_process else StandIn(facts, reply, tallies[label], f"c{number}")
+            cell_start = time.perf_counter()
+            # with a cache, only the calls it does not answer reach the models (and their tallies), as in the run
+            with _DryResources("run" if cache else "off", cache or Path("."),
+                               Injected(backends=models, embedders=recorders)) as res:
+                run_cell(setup, cell.kind.dry(cell, reply), corpus, res, _NullLog())  # what the kind lets a dry run run
+            for label, model in models.items():
+                if not isinstance(model, StandIn):
+                    tallies[label] = _usage_of(model)
+            conv = corpus.conversation(cell.conversation_id)
+            work.append(CellWork(cell, sum(1 for _ in conv.turns()), len(list(corpus.probes_for(conv.id))),
+                                 {label: (t.calls, t.prompt_tokens, t.completion_tokens) for label, t in tallies.items()
+                                  if t.calls}, time.perf_counter() - cell_start))
+        texts = {label: {kind: tuple(seen) for kind, seen in r.texts.items()} for label, r in recorders.items()}
+        return DryRun(tuple(work), texts, time.perf_counter() - started)
 
 
 def _run_embedder(spec: EmbedderSpec, injected: Injected) -> Embedder | None:
