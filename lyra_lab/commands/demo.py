@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lyra_lab._terminal import COLUMNS
+from lyra_lab._terminal import wrap_line
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,23 +90,21 @@ def headline_lines(head: Headline | None, paired: pd.DataFrame | None, alpha: fl
     The verdicts are the report's own words (``verdict``): "✗ worse" only where the Holm-adjusted
     p is below ``alpha``.
     """
-    import textwrap
     from collections import Counter
 
     from lyra_lab.reports import verdict
 
     lines: list[str] = []
     if head is not None:
-        lines += textwrap.wrap(f"headline: {head.caption()}:", COLUMNS, subsequent_indent="  ")
+        lines += wrap_line(f"headline: {head.caption()}:")
         for i, row in enumerate(head.rows, 1):
-            lines += textwrap.wrap(f"  {i}. {row.text()}", COLUMNS, subsequent_indent="     ")
+            lines += wrap_line(f"  {i}. {row.text()}")
     if paired is None or len(paired) < 2:
         return lines
     others = paired[paired["pipeline"] != paired["best"]]
     counts = Counter(verdict(row, alpha, len(others)) for _, row in others.iterrows())
     said = ", ".join(f"{words} ({n})" for words, n in counts.most_common())
-    lines += textwrap.wrap(
-        f"paired with the best on {int(others['n_probes'].max())} probes ({int(others['n_clusters'].max())} "
-        f"conversations resampled; Holm over {len(others)} comparisons, α = {alpha:g}):",
-        COLUMNS, subsequent_indent="  ")
-    return [*lines, *textwrap.wrap(said, COLUMNS, initial_indent="  ", subsequent_indent="  ")]
+    lines += wrap_line(f"paired with the best on {int(others['n_probes'].max())} probes "
+                       f"({int(others['n_clusters'].max())} conversations resampled; Holm over {len(others)} "
+                       f"comparisons, α = {alpha:g}):")
+    return [*lines, *wrap_line(f"  {said}")]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from lyra_lab.commands._checks import Subparsers
+    from lyra_lab.reports import WrittenReport
 
 
 def add_parser(subparsers: Subparsers) -> argparse.ArgumentParser:
@@ -49,16 +50,17 @@ def run(args: argparse.Namespace) -> int:
                              n_resamples=args.resamples, seed=args.seed, cluster=args.cluster)
     except ResultsFormatError as exc:  # unreadable rows or missing columns: the user's input, not a bug
         raise ConfigError(str(exc)) from None
-    print(report_digest(run_dir, [Path(p) for p in paths]))
+    print(report_digest(run_dir, paths))
     return 0
 
 
-def report_digest(run_dir: Path, paths: list[Path]) -> str:
-    """What ``lyra-lab report`` prints: the headline and where the files are (the full tables are in summary.md)."""
-    from lyra_lab.reports import run_headline
+def report_digest(run_dir: Path, paths: WrittenReport) -> str:
+    """What ``lyra-lab report`` prints: the headline and where the files are (the full tables are in summary.md).
 
+    The headline is the one ``write_report`` put on the page (``WrittenReport.headline``), not read again.
+    """
     folder = run_dir / "report"
-    top = run_headline(run_dir)
+    top = paths.headline
     lines = [f"report of {run_dir.name}"]
     if top is not None:
         lines.append(top.caption() + ":")

@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     for entry in page.runs:
         status = entry.error or (entry.status.describe() if entry.status else "")
         state = entry.status.state if entry.status and not entry.error else "unreadable"
-        best = f"; best {entry.metric} {entry.top[0]['mean']:.3f} (n={int(entry.top[0]['n'])})" if entry.top else ""
+        top = entry.headline.rows[0] if entry.headline is not None and entry.headline.rows else None
+        best = f"; best {entry.headline.metric} {top.mean:.3f} (n={top.n})" if entry.headline and top else ""
         flag = f"; ⚠ degraded: {len(entry.degraded)} pipeline(s) fell back or lost calls" if entry.degraded else ""
         print(f"{entry.name}: {state}, {status}{flag}{best}")
         for line in warning_lines(entry.planted_warnings):

@@ -56,7 +56,7 @@ from lyra_lab.reports._planted_report import run_planting_warnings, warning_line
 from lyra_lab.reports._plots import quality_vs_context_tokens
 from lyra_lab.reports._compare_report import verdict
 from lyra_lab.reports._headline import Headline, run_headline
-from lyra_lab.reports._report import write_report
+from lyra_lab.reports._report import WrittenReport, write_report
 from lyra_lab.reports._summary import summarize_results
 from lyra_lab.reports._view import RunEntry, RunsPage, runs_overview, write_index
 
@@ -81,6 +81,7 @@ __all__ = [
     "RunEntry",
     "RunsPage",
     "SeriesGroup",
+    "WrittenReport",
     "budget_frame",
     "category_label",
     "ci_point",

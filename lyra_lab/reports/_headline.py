@@ -83,11 +83,17 @@ def run_headline(run_dir: Path) -> Headline | None:
     (a backend, an embedder, a seed), as in the report's own tables; degraded pipelines keep their mark.
     """
     from lyra_lab.reports._degraded import degraded_pipelines
-    from lyra_lab.reports._summary import headline_metric
     from lyra_lab.runs import load_results
-    from lyra_lab.stats import group_columns
 
     summary = pd.read_csv(Path(run_dir) / "report" / "summary.csv")
+    return summary_headline(summary, degraded_pipelines(load_results(run_dir, write=False)))
+
+
+def summary_headline(summary: pd.DataFrame, degraded: dict[str, DegradedPipeline] | None = None) -> Headline | None:
+    """The headline of a summary table (``report/summary.csv``'s shape): its lead metric, grouped by what varies."""
+    from lyra_lab.reports._summary import headline_metric
+    from lyra_lab.stats import group_columns
+
     metric = headline_metric([str(c) for c in summary.columns])
     keys = [c for c in group_columns(summary) if c == "pipeline" or summary[c].nunique(dropna=False) > 1]
-    return headline(summary, metric, keys, degraded_pipelines(load_results(run_dir, write=False)))
+    return headline(summary, metric, keys, degraded)

@@ -42,7 +42,7 @@ from lyra_lab.stats import row_pipeline_labels
 from lyra_lab.reports import _degraded
 from lyra_lab.reports._compare_report import lead_metric, paired_section
 from lyra_lab._terminal import fit
-from lyra_lab.reports._headline import headline
+from lyra_lab.reports._headline import Headline, headline
 from lyra_lab.reports._html import ReportPage, probe_views, render_html
 from lyra_lab.reports._judge_parts import error_rates_line
 from lyra_lab.reports._planted_report import planted_section
@@ -67,6 +67,15 @@ from lyra_lab.reports._summary import (
     summarize_results,
 )
 
+class WrittenReport(list[Path]):
+    """The files ``write_report`` wrote (a list of paths, as ever) and the headline its page opens on.
+
+    ``lyra-lab report`` prints that headline (``commands.report.report_digest``) without reading the rows again.
+    """
+
+    headline: Headline | None = None
+
+
 def write_report(
     run_dir: str | os.PathLike[str],
     *,
@@ -74,7 +83,7 @@ def write_report(
     n_resamples: int = 1000,
     seed: int = 0,
     cluster: str | None = None,
-) -> list[Path]:
+) -> WrittenReport:
     """Write ``report/`` for ``run_dir`` and return the files written (tables, plots, then report.html).
 
     Args:
@@ -227,11 +236,14 @@ def write_report(
              if line.strip() and not line.strip().startswith(("|", ">", "#")) and "summary.csv" not in line]
     n_probes = df.loc[df["probe_id"].astype(str) != "", ["conversation_id", "probe_id"]].drop_duplicates().shape[0] \
         if {"probe_id", "conversation_id"} <= set(df.columns) else 0
+    top = headline(summary, headline_metric([str(c) for c in summary.columns]), shown, degraded)
     page = ReportPage(f"Report: {run_dir.name}", notes, warnings, format_cells(summary, shown, columns),
                       category_table, plots, probe_views(run_dir, df), n_probes, paired, judges,
-                      headline=headline(summary, headline_metric([str(c) for c in summary.columns]), shown, degraded), planted=planted, sections=sections)
+                      headline=top, planted=planted, sections=sections)
     (out / "report.html").write_text(render_html(page), encoding="utf-8")
-    return written + plots + [out / "report.html"]
+    files = WrittenReport(written + plots + [out / "report.html"])
+    files.headline = top
+    return files
 
 
 def _plot_labels(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

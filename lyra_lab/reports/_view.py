@@ -24,10 +24,9 @@ import pandas as pd
 from lyra_lab._terminal import count
 from lyra_lab.reports._planted_report import run_planting_warnings
 from lyra_lab.reports._degraded import MARK, DegradedPipeline, degraded_pipelines, warning
+from lyra_lab.reports._headline import Headline, HeadlineRow, headline, summary_headline
 from lyra_lab.runs import RunStatus, load_results, run_status
 from lyra_lab.stats import aggregate, group_columns
-
-TOP = 3  # pipelines shown per run
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1300px;padding:0 1em;color:#222}
@@ -46,11 +45,9 @@ class RunEntry:
     path: Path
     status: RunStatus | None = None
     spec: dict[str, Any] = field(default_factory=dict)
-    metric: str | None = None
-    top: list[dict[str, Any]] = field(default_factory=list)  # label, pipeline, mean, ci_low, ci_high, n
+    headline: Headline | None = None  # the lead metric's best pipelines (``reports._headline``)
     degraded: dict[str, DegradedPipeline] = field(default_factory=dict)  # pipelines that fell back or lost calls
     planted_warnings: list[str] = field(default_factory=list)  # planted text in another language than the history
-    tied: int = 0  # pipelines whose mean equals the best's (more than TOP: the page says so)
     figures: list[Path] = field(default_factory=list)
     report: Path | None = None
     error: str | None = None
@@ -69,10 +66,11 @@ def _spec(folder: Path) -> dict[str, Any]:
     return read_spec(path) if path.exists() else {}
 
 
-def _headline(folder: Path, df: pd.DataFrame) -> tuple[str | None, list[dict[str, Any]], int]:
-    """The headline metric and its best ``TOP`` pipelines: from report/summary.csv when it is current, else ``df``.
+def _headline(folder: Path, df: pd.DataFrame, degraded: dict[str, DegradedPipeline]) -> Headline | None:
+    """The run's headline (``reports._headline``): from report/summary.csv when it is current, else from ``df``.
 
-    ``df`` is the run's rows (``load_results``), read once by the caller.
+    ``df`` is the run's rows (``load_results``), read once by the caller; without a current report they are
+    summarized as the report's table is (``aggregate`` of the lead metric by what varies).
     """
     from lyra_lab.reports._summary import headline_metric
 
@@ -80,24 +78,15 @@ def _headline(folder: Path, df: pd.DataFrame) -> tuple[str | None, list[dict[str
     rows = list((folder / "rows").glob("*.jsonl"))
     newest = max((p.stat().st_mtime for p in rows), default=0.0)
     if summary.exists() and summary.stat().st_mtime >= newest:
-        frame = pd.read_csv(summary)
-        metric = headline_metric([str(c) for c in frame.columns])
-        if metric is None or f"{metric}_ci_low" not in frame.columns:
-            return metric, [], 0
-        keys = [c for c in group_columns(frame) if c == "pipeline" or frame[c].nunique(dropna=False) > 1]
-        agg = frame.rename(columns={metric: "mean", f"{metric}_ci_low": "ci_low", f"{metric}_ci_high": "ci_high",
-                                    f"{metric}_n": "n"})
-    else:
-        metric = headline_metric(sorted(df["metric"].unique()))
-        if metric is None:
-            return None, [], 0
-        keys = [c for c in group_columns(df) if c == "pipeline" or df[c].nunique(dropna=False) > 1]
-        agg = aggregate(df[df["metric"] == metric], by=keys, n_resamples=500)
-    agg = agg.dropna(subset=["mean"]).sort_values("mean", ascending=False, kind="stable")
-    tied = int((agg["mean"] == agg["mean"].max()).sum()) if len(agg) else 0
-    return metric, [{"label": " | ".join(str(r[k]) for k in keys), "pipeline": str(r.get("pipeline", "")),
-                     "mean": r["mean"], "ci_low": r["ci_low"],
-                     "ci_high": r["ci_high"], "n": r["n"]} for _, r in agg.head(TOP).iterrows()], tied
+        return summary_headline(pd.read_csv(summary), degraded)
+    metric = headline_metric(sorted(df["metric"].unique()))
+    if metric is None:
+        return None
+    keys = [c for c in group_columns(df) if c == "pipeline" or df[c].nunique(dropna=False) > 1]
+    agg = aggregate(df[df["metric"] == metric], by=keys, n_resamples=500)
+    table = agg.rename(columns={"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high",
+                                "n": f"{metric}_n"})
+    return headline(table, metric, keys, degraded)
 
 
 def run_entry(folder: Path) -> RunEntry:
@@ -109,8 +98,8 @@ def run_entry(folder: Path) -> RunEntry:
         entry.status = run_status(folder)
         if entry.status.finished:
             rows = load_results(folder, write=False)  # read once: the headline and the degradation both need it
-            entry.metric, entry.top, entry.tied = _headline(folder, rows)
             entry.degraded = degraded_pipelines(rows)
+            entry.headline = _headline(folder, rows, entry.degraded)
             entry.planted_warnings = run_planting_warnings(folder)
     except Exception as exc:  # noqa: BLE001 - one bad folder must not hide the others: it is listed with why
         entry.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
@@ -223,20 +212,21 @@ def _status_cell(entry: RunEntry) -> str:
 
 
 def _headline_cell(entry: RunEntry) -> str:
-    if not entry.top:
+    top = entry.headline
+    if top is None or not top.rows:
         return '<span class="muted">no quality metric yet</span>'
-    def mark(t: dict[str, Any]) -> str:
-        d = entry.degraded.get(t["pipeline"])
-        return "" if d is None else f' <span class="state degraded">{MARK} ({d.total})</span>'
 
-    items = "".join(f"<li><code>{_esc(t['label'])}</code>{mark(t)} {t['mean']:.3f}"
-                    + ("" if pd.isna(t["ci_low"]) else f" [{t['ci_low']:.3f}, {t['ci_high']:.3f}]")
-                    + f" <span class=muted>n={int(t['n'])}</span></li>" for t in entry.top)
-    best = (f"{entry.tied} pipelines tie at the best, {entry.top[0]['mean']:.3f}; {len(entry.top)} of them"
-            if entry.tied > len(entry.top) else f"best {len(entry.top)}")
+    def mark(t: HeadlineRow) -> str:
+        return f' <span class="state degraded">{MARK} ({t.degraded})</span>' if t.degraded else ""
+
+    items = "".join(f"<li><code>{_esc(t.label)}</code>{mark(t)} {t.mean:.3f}"
+                    + ("" if pd.isna(t.ci_low) else f" [{t.ci_low:.3f}, {t.ci_high:.3f}]")
+                    + f" <span class=muted>n={t.n}</span></li>" for t in top.rows)
+    best = (f"{top.tied} pipelines tie at the best, {top.rows[0].mean:.3f}; {len(top.rows)} of them"
+            if top.tied > len(top.rows) else f"best {len(top.rows)}")
     planted = "".join(f'<br><span class="state degraded">⚠ planted language</span> {_esc(w)}'
                       for w in entry.planted_warnings)
-    return f"<b>{_esc(entry.metric)}</b>, {best}:<ol>{items}</ol>{planted}"
+    return f"<b>{_esc(top.metric)}</b>, {best}:<ol>{items}</ol>{planted}"
 
 
 def _links_cell(entry: RunEntry, base: Path) -> str:

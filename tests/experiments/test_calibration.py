@@ -45,8 +45,27 @@ def test_a_forecast_scales_rates_by_how_much_busier_the_machine_is_now(monkeypat
 
     monkeypatch.setattr(_calibrate, "usable_cores", lambda: 2)
     rates = Rates("k", 0.0, 0.01, measured_at="2026-01-01T00:00:00+00:00", load=2.0)  # one task per core then
-    monkeypatch.setattr(_calibrate, "load_average", lambda: 6.0)
+    monkeypatch.setattr(_calibrate, "load_now", lambda: 6.0)
     assert _calibrate.busier_now(rates) == 3.0  # three runnable tasks per core now
-    monkeypatch.setattr(_calibrate, "load_average", lambda: 0.5)
+    monkeypatch.setattr(_calibrate, "load_now", lambda: 0.5)
     assert _calibrate.busier_now(rates) == 1.0  # an idle machine is no faster than one task per core
     assert _calibrate.busier_now(Rates("remote", 0.6, 0.0)) == 1.0  # assumed rates are not scaled
+
+
+def test_the_load_of_a_run_just_interrupted_does_not_slow_its_re_plan(monkeypatch):
+    """The 1-minute load average still counts an interrupted run; the re-plan of less work must not take longer.
+
+    Here the average says 8 (the run's threads, gone a few seconds ago), while nothing else runs now.
+    """
+    import os
+
+    from lyra_lab.experiments.forecast import _calibrate
+
+    monkeypatch.setattr(_calibrate, "usable_cores", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 6.0, 3.0))
+    monkeypatch.setattr(_calibrate, "_runnable", lambda: 1)  # only the reader itself is runnable
+    rates = Rates("k", 0.0, 0.01, measured_at="2026-01-01T00:00:00+00:00", load=1.0)
+    assert _calibrate.load_now() == 1.0
+    assert _calibrate.busier_now(rates) == 1.0
+    monkeypatch.setattr(_calibrate, "_runnable", lambda: 7)  # six other tasks runnable now: three per core with ours
+    assert _calibrate.busier_now(rates) == 3.5

@@ -185,3 +185,30 @@ def test_the_spec_line_names_memory_systems_beside_pipelines():
     assert line({"chunkers": ["turn_window"], "summarizers": ["none", "single_pass"], "recallers": ["bm25"]}) == \
         "2 memory pipelines × 1 recaller"
     assert grid_line({"systems": [{"system": {"name": "gone"}}]}) == "1 memory system (gone)"  # cannot rebuild: named
+
+
+def test_the_page_at_1400_by_900_cuts_nothing_off_and_sets_no_text_over_text(runs, tmp_path):
+    """The screenshot the page was looked at by (``view.png``): no page-wide scroll, no cell's text past its cell."""
+    page = write_index(runs).path
+    driver = chromium_driver(tmp_path / "chromium-profile")
+    try:
+        driver.set_window_size(1400, 900)
+        driver.get(page.as_uri())
+        assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+        spilled = driver.execute_script("""
+            return [...document.querySelectorAll('td, th, li, code')]
+              .filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === 'visible'
+                           && getComputedStyle(e).display !== 'inline')
+              .map(e => e.tagName + ': ' + e.textContent.slice(0, 60));""")
+        assert spilled == []
+        boxes = driver.execute_script("""
+            const out = [];
+            for (const row of document.querySelectorAll('tbody tr')) {
+              const cells = [...row.children].map(c => c.getBoundingClientRect());
+              for (let i = 1; i < cells.length; i++) out.push([cells[i - 1].right, cells[i].left]);
+            }
+            return out;""")
+        assert all(right <= left + 1 for right, left in boxes), boxes  # neighbouring cells do not overlap
+        assert driver.save_screenshot(str(tmp_path / "view.png"))
+    finally:
+        driver.quit()

@@ -8,10 +8,13 @@ identity, with the date, and measures again when the entry is missing, older tha
 ``STALE_DAYS`` or ``force`` is set (``lyra-lab plan --calibrate``).
 
 Each rate is measured twice; ``spread`` is the relative difference between the two, a floor of
-the forecast's uncertainty (a busy machine shows a larger one).  The load average is kept with
+the forecast's uncertainty (a busy machine shows a larger one).  The machine's load is kept with
 the rates, and a forecast scales them by how much busier the machine is now (``busier_now``:
 runnable tasks per core now against then), since on a shared machine the same work takes longer
-when other processes compete for the cores.  Only models on this machine are
+when other processes compete for the cores.  The load is what runs *now* (``load_now``: the
+runnable tasks of other processes, sampled, plus the one the work adds), not the 1-minute load
+average: that average still counts, for a minute or more, a run that was just interrupted, so a
+re-plan would have forecast more time for less work (the run's own ghost competing with it).  Only models on this machine are
 calibrated: a remote endpoint would be sent text (and billed) for it, so its rates are assumed
 (``ASSUMED_REMOTE``) and flagged as such.
 """
@@ -49,7 +52,7 @@ class Rates:
         load_s: seconds to load or start the model once (first use).
         spread: relative difference between the two measurements (the uncertainty's floor).
         measured_at: ISO date of the measurement, or ``"assumed"``.
-        load: the machine's 1-minute load average while it was measured (see ``contention``).
+        load: the machine's load when it was measured (``load_now``; see ``contention``).
     """
 
     key: str
@@ -120,6 +123,7 @@ def prose(tokens: int, seed: int) -> str:
 
 def measure_embedder(key: str, embed: Callable[[list[str]], object], count: Callable[[str], int]) -> Rates:
     """Rates of an embedder: 8 short and 8 long texts, twice; seconds per text and per token fitted."""
+    load_then = load_now()  # before the measurement's own work
     started = time.perf_counter()
     embed([prose(8, 0)])  # the model loads here
     load = time.perf_counter() - started
@@ -131,7 +135,7 @@ def measure_embedder(key: str, embed: Callable[[list[str]], object], count: Call
         n_short, n_long = sum(map(count, short)) / 8, sum(map(count, long)) / 8
         per_token = max(0.0, (t_long - t_short) / 8 / (n_long - n_short))
         fits.append((max(0.0, t_short / 8 - per_token * n_short), per_token))
-    return _rates(key, fits, load)
+    return _rates(key, fits, load, load_then)
 
 
 def measure_backend(key: str, complete: Callable[[str, int], tuple[int, int]]) -> Rates:
@@ -139,6 +143,7 @@ def measure_backend(key: str, complete: Callable[[str, int], tuple[int, int]]) -
 
     ``complete(prompt, max_tokens)`` makes the call and returns its (prompt, completion) tokens.
     """
+    load_then = load_now()  # before the measurement's own work
     started = time.perf_counter()
     complete(prose(8, 1), 1)  # a server starts here
     load = time.perf_counter() - started
@@ -151,28 +156,55 @@ def measure_backend(key: str, complete: Callable[[str, int], tuple[int, int]]) -
         per_in = max(0.0, (t2 - t1) / max(1, p2 - p1))
         per_out = max(0.0, (t3 - t1) / max(1, c3 - 1))
         fits.append((max(0.0, t1 - per_in * p1), per_in, per_out))
-    return _rates(key, fits, load)
+    return _rates(key, fits, load, load_then)
 
 
 #: The work two fits are compared on: one call of 500 prompt and 100 completion tokens, or one 200-token text.
 _REFERENCE = (1.0, 500.0, 100.0)
 
 
-def _rates(key: str, fits: Sequence[tuple[float, ...]], load: float) -> Rates:
+def _rates(key: str, fits: Sequence[tuple[float, ...]], load: float, machine_load: float) -> Rates:
     """The mean of two fits; ``spread``: their relative difference in the seconds of a reference piece of work."""
     mean = [(x + y) / 2 for x, y in zip(*fits)]
     first, second = (sum(r * w for r, w in zip(fit, _REFERENCE if len(fit) == 3 else (1.0, 200.0))) for fit in fits)
     spread = abs(first - second) / ((first + second) / 2) if first + second > 0 else 0.0
     return Rates(key, mean[0], mean[1], mean[2] if len(mean) > 2 else 0.0, round(load, 3), round(min(spread, 1.0), 3),
-                 datetime.now(timezone.utc).isoformat(timespec="seconds"), round(load_average(), 2))
+                 datetime.now(timezone.utc).isoformat(timespec="seconds"), round(machine_load, 2))
 
 
-def load_average() -> float:
-    """The 1-minute load average (0.0 where the platform has none)."""
+#: How often and how far apart ``load_now`` samples the runnable tasks.
+_SAMPLES, _SAMPLE_GAP_S = 7, 0.01
+
+
+def load_now() -> float:
+    """The load the measured work meets now: other processes' runnable tasks (the median of a few samples), plus 1.
+
+    The 1 is the work itself (a run, a calibration).  Where the kernel gives no count of runnable tasks
+    (``/proc/loadavg``'s fourth field), the 1-minute load average stands in (0.0 where there is none).
+    """
+    samples = []
+    for i in range(_SAMPLES):
+        running = _runnable()
+        if running is None:
+            break
+        samples.append(max(0, running - 1))  # the sampling thread itself is runnable while it reads
+        if i + 1 < _SAMPLES:
+            time.sleep(_SAMPLE_GAP_S)
+    if samples:
+        return float(sorted(samples)[len(samples) // 2]) + 1.0
     try:
         return os.getloadavg()[0]
     except (AttributeError, OSError):
         return 0.0
+
+
+def _runnable() -> int | None:
+    """Tasks runnable on the machine this instant (``/proc/loadavg``: ``running/total``), None where unknown."""
+    try:
+        field = Path("/proc/loadavg").read_text(encoding="ascii").split()[3]
+        return int(field.partition("/")[0])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def contention(load: float) -> float:
@@ -184,7 +216,7 @@ def busier_now(rates: Rates) -> float:
     """Seconds measured under ``rates.load`` times this: the machine's contention now against then."""
     if rates.measured_at in ("assumed",) or rates.load <= 0:
         return 1.0
-    return contention(load_average()) / contention(rates.load)
+    return contention(load_now()) / contention(rates.load)
 
 
 def _timed(fn: Callable[[list[str]], object], texts: list[str]) -> float:

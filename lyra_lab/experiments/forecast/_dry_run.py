@@ -18,8 +18,16 @@ nothing outside lyra-lab's process:
   summaries, a rollup over summaries) gives a low and a high figure, the bounds of the plan;
 * an in-process backend (a fake, one you injected that sends nothing anywhere) is asked for real:
   it costs nothing and answers as it will in the run, so its figures are exact;
-* every embedder is a ``RecordingEmbedder``: deterministic hashed vectors, and a record of each
-  distinct text asked, by kind (``passage``, ``query``).
+* every embedder is a ``RecordingEmbedder``: a record of each distinct text asked, by kind
+  (``passage``, ``query``), with the run's vectors for the texts the shared embedding cache holds
+  (read under the real embedder's identity, never written) and deterministic hashed ones for the rest.
+
+The run's caches answer the dry run as they will answer the run: a stand-in carries the identity
+the run's backend keys the response cache by (``grid.run_backend``), and the dry run reads a copy
+of the response cache the run will read (``grid.response_cache_dir``: a resumed folder's
+``cache/``, the user cache with ``cache = "user"``).  A call it answers is not counted and its
+answer is the run's, so the prompts after it (a rollup over cached summaries, answers over cached
+vectors) are the run's too: the plan of an interrupted run counts what it kept as done.
 
 Memory entries a pipeline writes from the turns (chunks, raw turns) are the real texts, so the
 passages to embed are exact for LLM-free pipelines; a summary's text is the stand-in's, so its
@@ -30,6 +38,9 @@ pipeline's context budget).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import hashlib
 import re
 import shutil
 import tempfile
@@ -41,11 +52,13 @@ from typing import Any, Callable, Literal, Mapping, NamedTuple, Sequence, Suppor
 
 import numpy as np
 
-from lyra_lab.backends import (Backend, BackendSpec, Capabilities, Completion, EmbedderSpec, GgufCounts,
-                               HashingEmbedder, Message, Price, Usage, gguf_counts, token_counter)
+from lyra_lab.backends import (Backend, BackendSpec, CachedEmbedder, Capabilities, Completion, Embedder, EmbedderSpec,
+                               EmbeddingCache, GgufCounts, HashingEmbedder, Message, Price, Usage, gguf_counts,
+                               token_counter)
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments.cells import Cell, CellSetup, run_cell
-from lyra_lab.experiments.grid import Injected, Resources, spec_label
+from lyra_lab.experiments.grid import (Injected, Resources, embedding_cache_path, run_backend, run_embedder,
+                                       spec_label)
 
 Reply = Literal["low", "high"]
 #: A stand-in's reply in ``reply="low"`` mode: this many tokens, or the call's ``max_tokens`` if smaller.
@@ -71,6 +84,9 @@ class BackendFacts:
         pieces: it counts tokens as whitespace-separated pieces (the simulated server), not with a tokenizer.
         gguf: a llama.cpp server of a GGUF (the ``local`` preset): counted with the model's own vocabulary
             through its chat template, as that server counts (``lyra_lab.backends.gguf_counts``).
+        identity: what keys its answers in the run's response cache, read from the backend the run builds
+            (``grid.run_backend``, which starts nothing); a stand-in carries it, so a call the run's cache answers
+            is answered in the dry run too, and not counted (None: unknown, nothing is answered).
     """
 
     label: str
@@ -83,10 +99,14 @@ class BackendFacts:
     spec: BackendSpec = ""
     pieces: bool = False
     gguf: bool = False
+    identity: Mapping[str, object] | None = None
 
 
-def backend_facts(spec: BackendSpec, injected: Injected) -> BackendFacts:
-    """The ``BackendFacts`` of ``spec``; the ``local`` preset is described without starting its server."""
+def backend_facts(spec: BackendSpec, injected: Injected, cache: str = "run") -> BackendFacts:
+    """The ``BackendFacts`` of ``spec``; the ``local`` preset is described without starting its server.
+
+    ``cache``: the run's cache mode (an injected backend's identity carries its label unless ``"off"``).
+    """
     from lyra_lab.backends import make_backend
     from lyra_lab.probes import is_local_endpoint
 
@@ -98,11 +118,23 @@ def backend_facts(spec: BackendSpec, injected: Injected) -> BackendFacts:
         preset = str(data.get("preset", "")).partition("/")[0]
         if preset == "local":
             return BackendFacts(label, "local (bundled GGUF on llama-cpp, 127.0.0.1)", "http://127.0.0.1 (local server)",
-                                True, Price("local", 0.0, 0.0), 1, False, spec, gguf=True)
+                                True, Price("local", 0.0, 0.0), 1, False, spec, gguf=True,
+                                identity=_run_identity(spec, injected, cache))
         backend = make_backend({k: v for k, v in data.items() if k != "cache"})  # a client: opens no connection
     caps = backend.capabilities
     return BackendFacts(label, backend.model, caps.endpoint, is_local_endpoint(caps.endpoint), caps.price,
-                        caps.max_concurrency, caps.endpoint is None, spec, pieces=preset == "simulated")
+                        caps.max_concurrency, caps.endpoint is None, spec, pieces=preset == "simulated",
+                        identity=_run_identity(spec, injected, cache))
+
+
+def _run_identity(spec: BackendSpec, injected: Injected, cache: str) -> Mapping[str, object] | None:
+    """The identity the run's response cache keys ``spec``'s answers by (None: its backend cannot be built here)."""
+    from lyra_lab._registry import ConfigError
+
+    try:
+        return dict(run_backend(spec, injected.backends, cache).capabilities.identity)
+    except (ConfigError, ImportError, OSError):  # a missing extra or model file: the plan says so elsewhere
+        return None
 
 
 @dataclass
@@ -133,8 +165,9 @@ class StandIn:
 
     def __init__(self, facts: BackendFacts, reply: Reply, tally: CallTally, salt: str = ""):
         self.name, self.model = facts.label, facts.model
-        self.capabilities = Capabilities.in_process(facts.label, facts.model, simulated=True,
-                                                    price=Price(facts.model, 0.0, 0.0))
+        caps = Capabilities.in_process(facts.label, facts.model, simulated=True, price=Price(facts.model, 0.0, 0.0))
+        # the run's identity: the run's response cache answers the stand-in what it will answer the backend
+        self.capabilities = caps if facts.identity is None else dataclasses.replace(caps, identity=dict(facts.identity))
         self._facts, self._counted = facts, False
         self._gguf: GgufCounts | None = None
         self._count: Callable[[str], int] = len
@@ -196,12 +229,24 @@ def _first_tokens(text: str, n: int, count: Callable[[str], int]) -> str:
 
 
 class RecordingEmbedder:
-    """Hashed vectors (no model), and a record of each distinct text asked, by kind."""
+    """A record of each distinct text asked, by kind; the run's vectors where the shared cache holds them, else hashed.
 
-    def __init__(self, label: str, dim: int = 64):
+    Args:
+        label: the embedder's label.
+        dim: the hashed vectors' width when ``like`` gives none.
+        like: the embedder the run builds (``grid.run_embedder``): the shared embedding cache is read under its
+            identity (never written), so dense recall over cached texts orders as in the run and the answering
+            prompts it builds are the run's, which the response cache then answers (None: hashed vectors only).
+        store: the shared embedding cache (None: hashed vectors only).
+    """
+
+    def __init__(self, label: str, dim: int = 64, like: Embedder | None = None, store: EmbeddingCache | None = None):
+        width = like.identity().get("dim") if like is not None else None
+        self._real = (CachedEmbedder(like, store).identity_key, store) \
+            if like is not None and store is not None and isinstance(width, int) else None
         self.name = f"dry-run:{label}"
-        self.dim = dim
-        self._inner = HashingEmbedder(dim)
+        self.dim = int(width) if self._real is not None and isinstance(width, int) else dim
+        self._inner = HashingEmbedder(self.dim)
         self.texts: dict[str, dict[str, None]] = {"passage": {}, "query": {}}
         self._lock = threading.Lock()
 
@@ -211,7 +256,15 @@ class RecordingEmbedder:
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         with self._lock:
             self.texts.setdefault(kind, {}).update(dict.fromkeys(texts))
-        return self._inner.embed(texts, kind=kind)
+        out = self._inner.embed(texts, kind=kind)
+        if self._real is not None and len(texts):
+            key, store = self._real
+            shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+            kept = store.get_many(key, kind, shas)
+            for i, sha in enumerate(shas):
+                if sha in kept:
+                    out[i] = kept[sha]
+        return out
 
 
 @dataclass(frozen=True)
@@ -260,14 +313,18 @@ class DryRunModels(NamedTuple):
         backends: backend label → its facts (every backend a cell, the answering stage or a judge names).
         embedders: the embedder specs of the grid.
         injected: the run's injected objects (in-process backends among them are asked for real).
-        answered_from: a folder whose response cache the run will be given (a rescore's, restored from its
-            export): a call it answers is not counted, as the run will not pay it (None: no cache).
+        answered_from: the folder of the response cache the run will read (a resumed folder's ``cache/``, the
+            user cache, a rescore's restored export): a call it answers is not counted, as the run will not pay
+            it (None: no cache).
+        cache: the run's cache mode; unless ``"off"`` the dry run keeps a response cache of its own as the run
+            does (a copy of ``answered_from``, or an empty one), so a prompt two cells ask alike is paid once.
     """
 
     backends: Mapping[str, BackendFacts]
     embedders: Sequence[EmbedderSpec]
     injected: Injected
     answered_from: Path | None = None
+    cache: str = "off"
 
 
 def dry_run(setup: CellSetup, cells: Sequence[Cell], corpus: Corpus, models_: DryRunModels,
@@ -282,57 +339,97 @@ def dry_run(setup: CellSetup, cells: Sequence[Cell], corpus: Corpus, models_: Dr
         reply: the stand-ins' reply length (``low`` or ``high``).
     """
     with tempfile.TemporaryDirectory(prefix="lyra-dry-run-") as tmp:  # the cache read, never written
-        copy = models_._replace(answered_from=_copy_of_cache(models_.answered_from, Path(tmp)))
+        folder = _copy_of_cache(models_.answered_from, Path(tmp))
+        # as the run: with a cache, a prompt asked twice (two cells alike, a shared question) is paid once
+        copy = models_._replace(answered_from=folder or (Path(tmp) if models_.cache != "off" else None))
         return _dry_run(setup, cells, corpus, copy, reply)
 
 
 def _copy_of_cache(folder: Path | None, tmp: Path) -> Path | None:
-    """A copy of ``folder``'s response cache in ``tmp`` (None: no cache to answer from)."""
+    """A copy of ``folder``'s response cache in ``tmp`` (None: no cache to answer from).
+
+    Its write-ahead log comes along: an interrupted run's last answers may not be checkpointed yet.
+    """
     if folder is None or not (folder / "responses.sqlite").is_file():
         return None
-    shutil.copyfile(folder / "responses.sqlite", tmp / "responses.sqlite")
+    for name in ("responses.sqlite", "responses.sqlite-wal"):
+        if (folder / name).is_file():
+            shutil.copyfile(folder / name, tmp / name)
     return tmp
 
 
 def _dry_run(setup: CellSetup, cells: Sequence[Cell], corpus: Corpus, models_: DryRunModels, reply: Reply) -> DryRun:
-    backends, embedders, injected, cache = models_
-    recorders = {spec_label(e): RecordingEmbedder(spec_label(e)) for e in embedders if e not in (None, "none")}
-    started = time.perf_counter()
-    work = []
-    for number, cell in enumerate(cells):
-        tallies = {label: CallTally() for label in backends}
-        models: dict[str, Backend] = {}
-        for label, facts in backends.items():
-            models[label] = _in_process(facts, injected) if facts.in_process else StandIn(facts, reply, tallies[label], f"c{number}")
-        cell_start = time.perf_counter()
-        # with a cache, only the calls it does not answer reach the models (and their tallies), as in the run
-        with Resources("run" if cache else "off", cache or Path("."),
-                       Injected(backends=models, embedders=recorders)) as res:
-            run_cell(setup, cell.kind.dry(cell, reply), corpus, res, _NullLog())  # what the kind lets a dry run run
-        for label, model in models.items():
-            if not isinstance(model, StandIn):
-                tallies[label] = _usage_of(model)
-        conv = corpus.conversation(cell.conversation_id)
-        work.append(CellWork(cell, sum(1 for _ in conv.turns()), len(list(corpus.probes_for(conv.id))),
-                             {label: (t.calls, t.prompt_tokens, t.completion_tokens) for label, t in tallies.items()
-                              if t.calls}, time.perf_counter() - cell_start))
-    texts = {label: {kind: tuple(seen) for kind, seen in r.texts.items()} for label, r in recorders.items()}
-    return DryRun(tuple(work), texts, time.perf_counter() - started)
+    with contextlib.ExitStack() as stack:
+        path = embedding_cache_path()
+        store = stack.enter_context(EmbeddingCache(path)) if path.is_file() else None  # read, never written
+        backends, embedders, injected, cache, _ = models_
+        recorders = {spec_label(e): RecordingEmbedder(spec_label(e), like=_run_embedder(e, injected), store=store)
+                     for e in embedders if e not in (None, "none")}
+        started = time.perf_counter()
+        work = []
+        for number, cell in enumerate(cells):
+            tallies = {label: CallTally() for label in backends}
+            models: dict[str, Backend] = {}
+            for label, facts in backends.items():
+                models[label] = _in_process(facts, injected) if facts.in_process else StandIn(facts, reply, tallies[label], f"c{number}")
+            cell_start = time.perf_counter()
+            # with a cache, only the calls it does not answer reach the models (and their tallies), as in the run
+            with _DryResources("run" if cache else "off", cache or Path("."),
+                               Injected(backends=models, embedders=recorders)) as res:
+                run_cell(setup, cell.kind.dry(cell, reply), corpus, res, _NullLog())  # what the kind lets a dry run run
+            for label, model in models.items():
+                if not isinstance(model, StandIn):
+                    tallies[label] = _usage_of(model)
+            conv = corpus.conversation(cell.conversation_id)
+            work.append(CellWork(cell, sum(1 for _ in conv.turns()), len(list(corpus.probes_for(conv.id))),
+                                 {label: (t.calls, t.prompt_tokens, t.completion_tokens) for label, t in tallies.items()
+                                  if t.calls}, time.perf_counter() - cell_start))
+        texts = {label: {kind: tuple(seen) for kind, seen in r.texts.items()} for label, r in recorders.items()}
+        return DryRun(tuple(work), texts, time.perf_counter() - started)
+
+
+def _run_embedder(spec: EmbedderSpec, injected: Injected) -> Embedder | None:
+    """The embedder the run builds for ``spec`` (None: it cannot be built here; the plan says why elsewhere)."""
+    from lyra_lab._registry import ConfigError
+
+    try:
+        return run_embedder(spec, injected.embedders)
+    except (ConfigError, ImportError, OSError):
+        return None
+
+
+class _DryResources(Resources):
+    """The run's resources with its models as they are given.
+
+    A stand-in or counted backend already carries the identity the run keys its answers by (``BackendFacts``),
+    so it is not keyed by its label again; a recorder reads the shared embedding cache and never writes it.
+    """
+
+    def _build_backend(self, spec: BackendSpec) -> Backend:
+        return self._cached(self._given_backends[spec_label(spec)])
+
+    def _build_embedder(self, spec: EmbedderSpec) -> Embedder:
+        return self._given_embedders[spec_label(spec)]
 
 
 def _in_process(facts: BackendFacts, injected: Injected) -> Backend:
     """A fresh in-process backend of ``facts.spec`` (an injected one as it is), its calls counted."""
     from lyra_lab.backends import make_backend
 
-    return CountedBackend(injected.backends.get(facts.label) or make_backend(facts.spec))
+    return CountedBackend(injected.backends.get(facts.label) or make_backend(facts.spec), facts.identity)
 
 
 class CountedBackend:
-    """An in-process backend asked for real, its calls tallied from their reported usage."""
+    """An in-process backend asked for real, its calls tallied from their reported usage.
 
-    def __init__(self, inner: Backend):
+    ``identity``: the one the run keys its answers by (``BackendFacts.identity``; None: the backend's own).
+    """
+
+    def __init__(self, inner: Backend, identity: Mapping[str, object] | None = None):
         self.inner = inner
-        self.name, self.model, self.capabilities = inner.name, inner.model, inner.capabilities
+        caps = inner.capabilities
+        self.name, self.model = inner.name, inner.model
+        self.capabilities = caps if identity is None else dataclasses.replace(caps, identity=dict(identity))
         self.tally = CallTally()
 
     def complete(self, messages: Sequence[Message], *, deadline: float | None = None, **params: object) -> Completion:

@@ -20,7 +20,7 @@ from lyra_lab.corpus import Corpus
 from lyra_lab.experiments.forecast._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBEDDER, Rates, busier_now, calibration,
                                              identity_key, measure_backend, measure_embedder)
 from lyra_lab.experiments.cells import Cell, alias_sources, cell_setup, grid_cells
-from lyra_lab.experiments.grid import ExperimentSpec, Injected, load_corpus, select, spec_label
+from lyra_lab.experiments.grid import ExperimentSpec, Injected, load_corpus, response_cache_dir, select, spec_label
 from lyra_lab.experiments.forecast._dry_run import BackendFacts, CellWork, DryRun, DryRunModels, backend_facts, dry_run
 from lyra_lab.experiments.forecast._reach import Destination, destinations
 from lyra_lab.experiments.forecast._work import Resume, decide
@@ -193,10 +193,10 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
                   keep_degraded=resume is not None and resume.keep_degraded,
                   retry_failed=resume is not None and resume.retry_failed)
     todo = list(work.todo)
-    facts = {f.label: f for f in map(lambda s: backend_facts(s, injected), _backend_specs(spec, todo))}
+    facts = {f.label: f for f in map(lambda s: backend_facts(s, injected, spec.cache), _backend_specs(spec, todo))}
     setup = cell_setup(spec, selection.corpus.name)
-    answered_from = Path(resume.run_dir) / "cache" if resume is not None and resume.from_cache else None
-    models = DryRunModels(facts, spec.embedders, injected, answered_from)
+    answered_from = _answering_cache(spec.cache, resume, folder)
+    models = DryRunModels(facts, spec.embedders, injected, answered_from, spec.cache)
     low = dry_run(setup, todo, selection.corpus, models, "low")
     stand_ins = any(not f.in_process for f in facts.values()) or any(c.kind.dry(c, "low") != c.kind.dry(c, "high")
                                                                     for c in todo)
@@ -217,6 +217,17 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
                     work.reasons(), len(work.failed_kept()), work.aliases_waiting(),
                     destinations(todo, setup, injected),
                     judge_controls=judge_control_calls(spec, todo, selection.corpus, backends))
+
+
+def _answering_cache(cache: str, resume: Resume | None, folder: RunFolder | None) -> Path | None:
+    """The folder of the response cache the run will read (``grid.response_cache_dir``), None: no cache.
+
+    A resumed folder's ``cache/`` (``cache = "run"``), the user cache (``"user"``); a rescore's restored
+    export (``Resume.from_cache``) whatever the mode.
+    """
+    if resume is not None and resume.from_cache:
+        return Path(resume.run_dir) / "cache"
+    return response_cache_dir(cache, folder.cache_dir if folder is not None else None)
 
 
 class ControlCalls(NamedTuple):

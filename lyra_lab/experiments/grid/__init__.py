@@ -11,7 +11,8 @@ nothing of ``lyra_lab.experiments`` itself; every other room may import it (thro
 """
 
 from lyra_lab.experiments.grid._labels import distinct_labels, pipeline_labels, spec_label
-from lyra_lab.experiments.grid._resources import Injected, Resources, SeededBackend, spec_key
+from lyra_lab.experiments.grid._resources import (Injected, Resources, SeededBackend, embedding_cache_path,
+                                                  response_cache_dir, run_backend, run_embedder, spec_key)
 from lyra_lab.experiments.grid._select import Selection, load_corpus, select
 from lyra_lab.experiments.grid._spec import (CACHE_MODES, EXECUTORS, TABLES, CorpusSpec, ExperimentSpec, QASpec,
                                              corpus_spec, vars_of)
@@ -31,8 +32,12 @@ __all__ = [
     "SystemPipeline",
     "corpus_spec",
     "distinct_labels",
+    "embedding_cache_path",
     "load_corpus",
     "pipeline_labels",
+    "response_cache_dir",
+    "run_backend",
+    "run_embedder",
     "select",
     "spec_key",
     "spec_label",

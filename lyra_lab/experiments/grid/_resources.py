@@ -155,6 +155,49 @@ def given_backend(backend: Backend, label: str) -> Backend:
     return GivenBackend(backend, label) if backend.capabilities.endpoint is None else backend
 
 
+def run_backend(spec: BackendSpec, given: Mapping[str, Backend], cache: str) -> Backend:
+    """The backend a run builds for ``spec``, before its response cache; it starts nothing (the cache asks first).
+
+    Its ``capabilities.identity`` is what keys the run's response cache, so the plan's dry run reads the identity
+    from here too (``forecast._dry_run``). ``given``: the injected backends by label; ``cache``: the run's mode.
+    """
+    label = spec_label(spec)
+    if label in given:
+        # the caches key by identity: two given alike must not share answers
+        return given_backend(given[label], label) if cache != "off" else given[label]
+    from lyra_lab.backends import make_backend
+
+    return make_backend(spec)
+
+
+def run_embedder(spec: EmbedderSpec, given: Mapping[str, Embedder]) -> Embedder:
+    """The embedder a run builds for ``spec``, before the shared embedding cache (its identity keys the rows)."""
+    from lyra_lab.backends import make_embedder
+
+    return given.get(spec_label(spec)) or make_embedder(spec)
+
+
+def response_cache_dir(cache: str, run_cache_dir: Path | None) -> Path | None:
+    """The folder of the response cache a run of mode ``cache`` reads and writes (None: no cache).
+
+    ``run_cache_dir``: the run folder's ``cache/`` (``"run"``); ``"user"`` shares the user cache; ``"off"``: none.
+    """
+    if cache == "off":
+        return None
+    if cache == "user":
+        from lyra_lab.backends import cache_dir as user_cache_dir
+
+        return user_cache_dir()
+    return run_cache_dir
+
+
+def embedding_cache_path() -> Path:
+    """The shared embedding cache every run reads and writes (whatever its mode, unless ``"off"``)."""
+    from lyra_lab.backends import cache_dir as user_cache_dir
+
+    return user_cache_dir() / "embeddings.sqlite"
+
+
 @dataclass(frozen=True)
 class Injected:
     """Objects a run uses for spec labels instead of building them (tests, notebooks, your own models).
@@ -181,11 +224,7 @@ class Resources:
 
     def __init__(self, cache: str, cache_dir: Path, injected: Injected | None = None):
         self.cache = cache
-        if cache == "user":
-            from lyra_lab.backends import cache_dir as user_cache_dir
-
-            cache_dir = user_cache_dir()
-        self.cache_dir = cache_dir
+        self.cache_dir = response_cache_dir(cache, cache_dir) or cache_dir
         injected = injected or Injected()
         backends, embedders = injected.backends, injected.embedders
         self._given_backends = dict(backends or {})
@@ -218,16 +257,7 @@ class Resources:
         return self._backends[key]
 
     def _build_backend(self, spec: BackendSpec) -> Backend:
-        label = spec_label(spec)
-        if label in self._given_backends:
-            backend = self._given_backends[label]
-            if self.cache != "off":  # the caches key by identity: two given alike must not share answers
-                backend = given_backend(backend, label)
-        else:
-            from lyra_lab.backends import make_backend
-
-            backend = make_backend(spec)
-        return self._cached(backend)
+        return self._cached(run_backend(spec, self._given_backends, self.cache))
 
     def embedder(self, spec: EmbedderSpec | None) -> LazyEmbedder | None:
         """The embedder of ``spec`` (None for ``"none"``), loaded by its first use."""
@@ -239,15 +269,13 @@ class Resources:
         return self._embedders[key]
 
     def _build_embedder(self, spec: EmbedderSpec) -> Embedder:
-        from lyra_lab.backends import CachedEmbedder, EmbeddingCache, make_embedder
+        from lyra_lab.backends import CachedEmbedder, EmbeddingCache
 
-        embedder = self._given_embedders.get(spec_label(spec)) or make_embedder(spec)
+        embedder = run_embedder(spec, self._given_embedders)
         if self.cache != "off":
             with self._cache_lock:
                 if self._embedding_cache is None:  # shared across runs whatever the mode (see the docstring)
-                    from lyra_lab.backends import cache_dir as user_cache_dir
-
-                    self._embedding_cache = EmbeddingCache(user_cache_dir() / "embeddings.sqlite")
+                    self._embedding_cache = EmbeddingCache(embedding_cache_path())
             embedder = CachedEmbedder(embedder, self._embedding_cache)
         return embedder
 
