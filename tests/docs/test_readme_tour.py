@@ -9,7 +9,8 @@ and ``compare`` on a copy of the run; ``datasets get`` (the network;
 ``tests/datasets`` checks ``--from``) and ``bench --backend local`` (the local model server, minutes;
 ``tests/commands/test_bench_command.py``) are skipped, each for that stated reason.  Then
 docs/getting-started.md's first grid (the same TOML), its commands (compare, view) and its Python
-snippet run in the same folder.
+snippet run in the same folder; a command repeating the one just run, with only reads (``show``) in
+between, is not run again (its output would be the same: the reading section's ``report``).
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ def _commands(body: str) -> list[list[str]]:
             out.append(argv[1:])
     return out
 
+
+#: commands that only read a run folder (running one changes nothing another command reads)
+READS = ("show",)
 
 #: every line any command of the tour printed, on stdout or stderr, with the command
 PRINTED: list[tuple[str, str]] = []
@@ -161,9 +165,18 @@ def test_the_readme_tour_runs_as_written_on_a_bundled_export(tmp_path, export, m
     guide = _section(REPO / "docs" / "getting-started.md", "## Your own conversations")
     assert [body for lang, body in guide if lang == "toml"] == toml
     reading = _section(REPO / "docs" / "getting-started.md", "## Reading, comparing")
+    last: list[str] = []  # the last command run that was not a read (show)
+    repeated = []
     for body in [body for lang, body in guide + reading if lang == ""]:
         for argv in _commands(body):
-            _run([str(export) if a == EXPORT else a for a in argv], capsys)
+            argv = [str(export) if a == EXPORT else a for a in argv]
+            if argv == last:  # the very command just run, on the same files (only reads between): its output again
+                repeated.append(" ".join(argv))
+                continue
+            _run(argv, capsys)
+            if argv[0] not in READS:
+                last = argv
+    assert repeated == ["report runs/my_grid"], repeated  # the reading section opens with the report just written
     [snippet] = [body for lang, body in reading if lang == "python"]
     namespace = {}
     exec(compile(snippet, "getting-started.md", "exec"), namespace)
