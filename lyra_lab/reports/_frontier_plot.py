@@ -1,0 +1,97 @@
+"""``frontier.png``: the frontier section (``_frontier``) as a figure, one panel per cost axis.
+
+The panels share the quality axis (the run's headline measure, mean and 95% CI, hollow when n is small),
+so a pipeline sits at one height in every panel and is labelled once, beside the last panel
+(``_legible.label_lines``).  On each panel the frontier's pipelines are diamonds joined by a black
+staircase (what the best quality costs at most); dominated ones are circles; a ceiling (``oracle``,
+``full_context``) is a triangle.  Pipelines identical on every figure drawn are one point, labelled as a group.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from lyra_lab.reports._figures import FIGURE_WIDTH, fit_text, log_axis, new_figure, save, stable_colors, wrap_label
+from lyra_lab.reports._frontier import AXES, FrontierSection, PipelineCosts
+from lyra_lab.reports._legible import LineLabel, group_identical, is_small, label_lines, n_phrase, small_note
+
+def _staircase(points: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
+    """The frontier's step line through ``(cost, quality)`` points sorted by cost: flat until the next point."""
+    xs, ys = [], []
+    for i, (x, y) in enumerate(sorted(points)):
+        if i:
+            xs.append(x)
+            ys.append(ys[-1])
+        xs.append(x)
+        ys.append(y)
+    return xs, ys
+
+
+def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
+    """Draw ``section`` into ``path`` (None when it has no cost axis to draw)."""
+    if not section.axes:
+        return None
+    series = {p.label: [p.quality, p.low, p.high, p.n, p.ceiling, *(p.cost(a) for a in section.axes)]
+              for p in section.pipelines}
+    by_label = {p.label: p for p in section.pipelines}
+    groups = group_identical(series)
+    colors = stable_colors(g.label for g in groups)
+    width_label = 30
+    fig = new_figure(figsize=(FIGURE_WIDTH, 3.6 + 0.06 * len(groups)), layout="constrained")
+    axes = fig.subplots(1, len(section.axes), sharey=True, squeeze=False)[0]
+    qualities = [v for p in section.pipelines for v in (p.low, p.high, p.quality) if not math.isnan(v)]
+    low, high = min(qualities), max(qualities)
+    pad = 0.08 * (high - low or 0.5)
+    for ax, axis in zip(axes, section.axes):
+        marks = section.marks.get(axis, {})
+        front = []
+        for group in groups:
+            p: PipelineCosts = by_label[group.first]
+            x = p.cost(axis)
+            if math.isnan(x):
+                continue
+            mark = marks.get(p.label)
+            on = mark is not None and mark.frontier
+            color = colors[group.label]
+            if on:
+                front.append((x, p.quality))
+            err = np.array([[max(p.quality - p.low, 0.0)], [max(p.high - p.quality, 0.0)]])
+            if not math.isnan(p.low) and float(err.sum()) > 1e-12:
+                ax.errorbar([x], [p.quality], yerr=err, fmt="none", ecolor=color, elinewidth=1, capsize=2.5,
+                            alpha=0.8, zorder=2)
+            marker, size = ("^", 6.5) if p.ceiling else ("D", 7.0) if on else ("o", 5.5)
+            face = "white" if is_small(p.n) else color
+            ax.plot([x], [p.quality], marker, ms=size, mfc=face, mec="black" if on else color, mew=1.0 if on else 1.2,
+                    color=color, ls="none", zorder=3)
+        if len(front) > 1:
+            xs, ys = _staircase(front)
+            ax.plot(xs, ys, "-", color="black", lw=0.8, alpha=0.6, zorder=1)
+        name = next(n for a, n, _ in AXES if a == axis)
+        ax.set_xlabel(name, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.set_ylim(low - pad, high + pad)
+        costs = [p.cost(axis) for p in section.pipelines if not math.isnan(p.cost(axis))]
+        positive = [c for c in costs if c > 0]
+        if positive and len(positive) == len(costs) and max(positive) / min(positive) > 20:
+            ax.set_xlim(min(positive) / 1.5, max(positive) * 1.5)
+            log_axis(ax.xaxis)
+        else:
+            span = (max(costs) - min(costs)) or (abs(max(costs)) or 1.0)
+            ax.set_xlim(min(costs) - 0.08 * span, max(costs) + 0.08 * span)
+        ax.tick_params(labelsize=8)
+    axes[0].set_ylabel(f"{section.metric}\n(mean, 95% CI)", fontsize=9)
+    labels = [LineLabel(by_label[g.first].cost(section.axes[-1]), by_label[g.first].quality,
+                        wrap_label(g.label + (" (ceiling)" if by_label[g.first].ceiling else ""), width_label),
+                        colors[g.label])
+              for g in groups if not math.isnan(by_label[g.first].cost(section.axes[-1]))]
+    counts = [p.n for p in section.pipelines]
+    notes = (f"{n_phrase(counts)}{small_note(counts)} · ◆ on the frontier (black line), ● dominated"
+             + (", ▲ ceiling (not a contender)" if any(p.ceiling for p in section.pipelines) else "")
+             + " · one label a pipeline, at its height in every panel")
+    fig.suptitle(fit_text(f"{section.metric} against what a probe costs\n{notes}", FIGURE_WIDTH, 10),
+                 fontsize=10)
+    label_lines(axes[-1], labels)
+    return save(fig, path)
