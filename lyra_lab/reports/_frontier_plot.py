@@ -16,7 +16,20 @@ import numpy as np
 
 from lyra_lab.reports._figures import FIGURE_WIDTH, fit_text, log_axis, new_figure, save, stable_colors, wrap_label
 from lyra_lab.reports._frontier import AXES, FrontierSection, PipelineCosts
-from lyra_lab.reports._legible import LineLabel, group_identical, is_small, label_lines, n_phrase, small_note
+from lyra_lab.reports._legible import (
+    LineLabel,
+    SeriesGroup,
+    group_identical,
+    is_small,
+    label_lines,
+    n_phrase,
+    short_labels,
+    small_note,
+)
+
+MAX_POINTS = 12  # pipelines a figure labels legibly beside one panel
+DODGE_PT = 7.0  # points between pipelines that sit at the same point of a panel: about a marker's width
+
 
 def _staircase(points: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
     """The frontier's step line through ``(cost, quality)`` points sorted by cost: flat until the next point."""
@@ -32,12 +45,23 @@ def _staircase(points: list[tuple[float, float]]) -> tuple[list[float], list[flo
 
 def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
     """Draw ``section`` into ``path`` (None when it has no cost axis to draw)."""
+    from matplotlib.transforms import offset_copy
+
     if not section.axes:
         return None
-    series = {p.label: [p.quality, p.low, p.high, p.n, p.ceiling, *(p.cost(a) for a in section.axes)]
+    short, shared = short_labels([p.label for p in section.pipelines])
+    series = {short[p.label]: [p.quality, p.low, p.high, p.n, p.ceiling, *(p.cost(a) for a in section.axes)]
               for p in section.pipelines}
-    by_label = {p.label: p for p in section.pipelines}
+    by_label = {short[p.label]: p for p in section.pipelines}
     groups = group_identical(series)
+    cut = len(groups) > MAX_POINTS
+    if cut:  # more than a reader can tell apart: every frontier pipeline and ceiling, then the best others
+        def keep(g: SeriesGroup) -> tuple[bool, float]:
+            p = by_label[g.first]
+            on = p.ceiling or any(m.get(p.label) is not None and m[p.label].frontier for m in section.marks.values())
+            return (not on, -p.quality)
+        kept = set(g.label for g in sorted(groups, key=keep)[:MAX_POINTS])
+        groups = [g for g in groups if g.label in kept]
     colors = stable_colors(g.label for g in groups)
     width_label = 30
     fig = new_figure(figsize=(FIGURE_WIDTH, 3.6 + 0.06 * len(groups)), layout="constrained")
@@ -45,15 +69,25 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
     qualities = [v for p in section.pipelines for v in (p.low, p.high, p.quality) if not math.isnan(v)]
     low, high = min(qualities), max(qualities)
     pad = 0.08 * (high - low or 0.5)
+    if low >= 0 and high <= 1:  # a share: the whole of [0, 1]
+        low, high, pad = 0.0, 1.0, 0.04
     for ax, axis in zip(axes, section.axes):
         marks = section.marks.get(axis, {})
         front = []
+        # pipelines at the very same point of this panel are drawn a marker's width apart, never one over another
+        at: dict[tuple[float, float], list[str]] = {}
+        for group in groups:
+            at.setdefault((round(by_label[group.first].cost(axis), 12), round(by_label[group.first].quality, 12)),
+                          []).append(group.label)
         for group in groups:
             p: PipelineCosts = by_label[group.first]
             x = p.cost(axis)
             if math.isnan(x):
                 continue
-            mark = marks.get(p.label)
+            same = at[(round(x, 12), round(p.quality, 12))]
+            shift = offset_copy(ax.transData, fig=fig, x=DODGE_PT * (same.index(group.label) - (len(same) - 1) / 2),
+                                units="points")
+            mark = marks.get(p.label)  # marks and the table use the whole label
             on = mark is not None and mark.frontier
             color = colors[group.label]
             if on:
@@ -61,11 +95,11 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
             err = np.array([[max(p.quality - p.low, 0.0)], [max(p.high - p.quality, 0.0)]])
             if not math.isnan(p.low) and float(err.sum()) > 1e-12:
                 ax.errorbar([x], [p.quality], yerr=err, fmt="none", ecolor=color, elinewidth=1, capsize=2.5,
-                            alpha=0.8, zorder=2)
-            marker, size = ("^", 6.5) if p.ceiling else ("D", 7.0) if on else ("o", 5.5)
+                            alpha=0.8, zorder=2, transform=shift)
+            marker, size = ("^", 6.5) if p.ceiling else ("D", 8.0) if on else ("o", 5.5)
             face = "white" if is_small(p.n) else color
-            ax.plot([x], [p.quality], marker, ms=size, mfc=face, mec="black" if on else color, mew=1.0 if on else 1.2,
-                    color=color, ls="none", zorder=3)
+            ax.plot([x], [p.quality], marker, ms=size, mfc=face, mec=color, mew=2.0 if on else 1.2,
+                    color=color, ls="none", zorder=3, transform=shift)
         if len(front) > 1:
             xs, ys = _staircase(front)
             ax.plot(xs, ys, "-", color="black", lw=0.8, alpha=0.6, zorder=1)
@@ -83,14 +117,18 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
             ax.set_xlim(min(costs) - 0.08 * span, max(costs) + 0.08 * span)
         ax.tick_params(labelsize=8)
     axes[0].set_ylabel(f"{section.metric}\n(mean, 95% CI)", fontsize=9)
-    labels = [LineLabel(by_label[g.first].cost(section.axes[-1]), by_label[g.first].quality,
+    right = axes[-1].get_xlim()[1]  # labels join the panel's edge at their height: no leader across the points
+    labels = [LineLabel(right, by_label[g.first].quality,
                         wrap_label(g.label + (" (ceiling)" if by_label[g.first].ceiling else ""), width_label),
                         colors[g.label])
               for g in groups if not math.isnan(by_label[g.first].cost(section.axes[-1]))]
     counts = [p.n for p in section.pipelines]
     notes = (f"{n_phrase(counts)}{small_note(counts)} · ◆ on the frontier (black line), ● dominated"
              + (", ▲ ceiling (not a contender)" if any(p.ceiling for p in section.pipelines) else "")
-             + " · one label a pipeline, at its height in every panel")
+             + " · one label a pipeline, at its height in every panel"
+             + (f"; labels omit what all share: {shared}" if shared else "")
+             + (f"; {MAX_POINTS} of {len(series)} pipelines drawn: the frontier's, the ceilings, then the best "
+                "(all in the table)" if cut else ""))
     fig.suptitle(fit_text(f"{section.metric} against what a probe costs\n{notes}", FIGURE_WIDTH, 10),
                  fontsize=10)
     label_lines(axes[-1], labels)
