@@ -12,7 +12,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 from lyra_lab.reports._figures import FIGURE_WIDTH, fit_text, log_axis, new_figure, save, stable_colors, wrap_label
 from lyra_lab.reports._frontier import AXES, FrontierSection, PipelineCosts
@@ -28,12 +33,14 @@ from lyra_lab.reports._legible import (
 )
 
 MAX_POINTS = 12  # pipelines a figure labels legibly beside one panel
-DODGE_PT = 7.0  # points between pipelines that sit at the same point of a panel: about a marker's width
+DODGE_PT = 8.0  # points between pipelines closer than a marker in a panel: a marker's width
+NEAR = (0.025, 0.03)  # closer than this (axes fractions, x and y): drawn DODGE_PT apart
 
 
 def _staircase(points: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
     """The frontier's step line through ``(cost, quality)`` points sorted by cost: flat until the next point."""
-    xs, ys = [], []
+    xs: list[float] = []
+    ys: list[float] = []
     for i, (x, y) in enumerate(sorted(points)):
         if i:
             xs.append(x)
@@ -41,6 +48,42 @@ def _staircase(points: list[tuple[float, float]]) -> tuple[list[float], list[flo
         xs.append(x)
         ys.append(y)
     return xs, ys
+
+
+def _limits(ax: Axes, costs: list[float], ylim: tuple[float, float]) -> None:
+    """The panel's limits (log x when every cost is positive and they span more than 20×), set before drawing."""
+    ax.set_ylim(*ylim)
+    costs = [c for c in costs if not math.isnan(c)]
+    positive = [c for c in costs if c > 0]
+    if positive and len(positive) == len(costs) and max(positive) / min(positive) > 20:
+        ax.set_xlim(min(positive) / 1.5, max(positive) * 1.5)
+        log_axis(ax.xaxis)
+    else:
+        span = (max(costs) - min(costs)) or (abs(max(costs)) or 1.0)
+        ax.set_xlim(min(costs) - 0.08 * span, max(costs) + 0.08 * span)
+
+
+def _offsets(ax: Axes, points: dict[str, tuple[float, float]]) -> dict[str, float]:
+    """Points (x offsets) that move apart the pipelines closer than a marker in this panel, never one over another.
+
+    Points within ``NEAR`` of the panel (axes fractions) of one another are a cluster, spread ``DODGE_PT``
+    apart along x in the order of their costs.
+    """
+    to_fraction = ax.transScale + ax.transLimits  # data -> axes fraction, whatever the layout
+    where = {k: tuple(to_fraction.transform(v)) for k, v in points.items()}
+    clusters: list[list[str]] = []
+    for k in sorted(where, key=lambda k: (where[k][1], where[k][0])):
+        near = next((c for c in clusters if any(abs(where[m][0] - where[k][0]) < NEAR[0]
+                                                and abs(where[m][1] - where[k][1]) < NEAR[1] for m in c)), None)
+        if near is None:
+            clusters.append([k])
+        else:
+            near.append(k)
+    out = {}
+    for cluster in clusters:
+        cluster.sort(key=lambda k: (where[k][0], k))
+        out.update({k: DODGE_PT * (j - (len(cluster) - 1) / 2) for j, k in enumerate(cluster)})
+    return out
 
 
 def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
@@ -74,19 +117,16 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
     for ax, axis in zip(axes, section.axes):
         marks = section.marks.get(axis, {})
         front = []
-        # pipelines at the very same point of this panel are drawn a marker's width apart, never one over another
-        at: dict[tuple[float, float], list[str]] = {}
-        for group in groups:
-            at.setdefault((round(by_label[group.first].cost(axis), 12), round(by_label[group.first].quality, 12)),
-                          []).append(group.label)
+        _limits(ax, [p.cost(axis) for p in section.pipelines], (low - pad, high + pad))
+        drawn = {g.label: (by_label[g.first].cost(axis), by_label[g.first].quality) for g in groups
+                 if not math.isnan(by_label[g.first].cost(axis))}
+        offsets = _offsets(ax, drawn)
         for group in groups:
             p: PipelineCosts = by_label[group.first]
-            x = p.cost(axis)
-            if math.isnan(x):
+            if group.label not in drawn:
                 continue
-            same = at[(round(x, 12), round(p.quality, 12))]
-            shift = offset_copy(ax.transData, fig=fig, x=DODGE_PT * (same.index(group.label) - (len(same) - 1) / 2),
-                                units="points")
+            x = p.cost(axis)
+            shift = offset_copy(ax.transData, fig=fig, x=offsets[group.label], units="points")
             mark = marks.get(p.label)  # marks and the table use the whole label
             on = mark is not None and mark.frontier
             color = colors[group.label]
@@ -103,18 +143,8 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
         if len(front) > 1:
             xs, ys = _staircase(front)
             ax.plot(xs, ys, "-", color="black", lw=0.8, alpha=0.6, zorder=1)
-        name = next(n for a, n, _ in AXES if a == axis)
-        ax.set_xlabel(name, fontsize=9)
+        ax.set_xlabel(next(n for a, n, _ in AXES if a == axis), fontsize=9)
         ax.grid(alpha=0.3)
-        ax.set_ylim(low - pad, high + pad)
-        costs = [p.cost(axis) for p in section.pipelines if not math.isnan(p.cost(axis))]
-        positive = [c for c in costs if c > 0]
-        if positive and len(positive) == len(costs) and max(positive) / min(positive) > 20:
-            ax.set_xlim(min(positive) / 1.5, max(positive) * 1.5)
-            log_axis(ax.xaxis)
-        else:
-            span = (max(costs) - min(costs)) or (abs(max(costs)) or 1.0)
-            ax.set_xlim(min(costs) - 0.08 * span, max(costs) + 0.08 * span)
         ax.tick_params(labelsize=8)
     axes[0].set_ylabel(f"{section.metric}\n(mean, 95% CI)", fontsize=9)
     right = axes[-1].get_xlim()[1]  # labels join the panel's edge at their height: no leader across the points
@@ -125,7 +155,7 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
     counts = [p.n for p in section.pipelines]
     notes = (f"{n_phrase(counts)}{small_note(counts)} · ◆ on the frontier (black line), ● dominated"
              + (", ▲ ceiling (not a contender)" if any(p.ceiling for p in section.pipelines) else "")
-             + " · one label a pipeline, at its height in every panel"
+             + " · one label a pipeline, at its height in every panel; points closer than a marker drawn apart"
              + (f"; labels omit what all share: {shared}" if shared else "")
              + (f"; {MAX_POINTS} of {len(series)} pipelines drawn: the frontier's, the ceilings, then the best "
                 "(all in the table)" if cut else ""))
