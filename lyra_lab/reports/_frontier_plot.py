@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
 
 from lyra_lab.reports._figures import FIGURE_WIDTH, fit_text, log_axis, new_figure, save, stable_colors, wrap_label
@@ -30,11 +31,12 @@ from lyra_lab.reports._legible import (
     n_phrase,
     short_labels,
     small_note,
+    spread,
 )
 
 MAX_POINTS = 12  # pipelines a figure labels legibly beside one panel
 DODGE_PT = 8.0  # points between pipelines closer than a marker in a panel: a marker's width
-NEAR = (0.025, 0.03)  # closer than this (axes fractions, x and y): drawn DODGE_PT apart
+NEAR_Y = 0.03  # pipelines closer than this in height (axes fraction) share a row, spread DODGE_PT apart along x
 
 
 def _staircase(points: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
@@ -64,25 +66,27 @@ def _limits(ax: Axes, costs: list[float], ylim: tuple[float, float]) -> None:
 
 
 def _offsets(ax: Axes, points: dict[str, tuple[float, float]]) -> dict[str, float]:
-    """Points (x offsets) that move apart the pipelines closer than a marker in this panel, never one over another.
+    """X offsets (points) that keep pipelines a marker apart in this panel, never one over another.
 
-    Points within ``NEAR`` of the panel (axes fractions) of one another are a cluster, spread ``DODGE_PT``
-    apart along x in the order of their costs.
+    Pipelines within ``NEAR_Y`` of one another in height (axes fraction) share a row; along each row the
+    markers are spread (``_legible.spread``) at least ``DODGE_PT`` apart, each as near its true x as it can.
     """
+    fig = ax.get_figure(root=True)
+    assert fig is not None, "a panel on a figure"
+    width_pt = ax.get_position().width * fig.get_figwidth() * 72
     to_fraction = ax.transScale + ax.transLimits  # data -> axes fraction, whatever the layout
     where = {k: tuple(to_fraction.transform(v)) for k, v in points.items()}
-    clusters: list[list[str]] = []
-    for k in sorted(where, key=lambda k: (where[k][1], where[k][0])):
-        near = next((c for c in clusters if any(abs(where[m][0] - where[k][0]) < NEAR[0]
-                                                and abs(where[m][1] - where[k][1]) < NEAR[1] for m in c)), None)
-        if near is None:
-            clusters.append([k])
+    rows: list[list[str]] = []
+    for k in sorted(where, key=lambda k: (where[k][1], where[k][0], k)):
+        if rows and abs(where[rows[-1][-1]][1] - where[k][1]) < NEAR_Y:
+            rows[-1].append(k)
         else:
-            near.append(k)
+            rows.append([k])
     out = {}
-    for cluster in clusters:
-        cluster.sort(key=lambda k: (where[k][0], k))
-        out.update({k: DODGE_PT * (j - (len(cluster) - 1) / 2) for j, k in enumerate(cluster)})
+    for row in rows:
+        xs = [where[k][0] * width_pt for k in row]
+        centres = spread(xs, [DODGE_PT] * len(row), -math.inf, math.inf)
+        out.update({k: c - x for k, x, c in zip(row, xs, centres)})
     return out
 
 
@@ -114,19 +118,20 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
     pad = 0.08 * (high - low or 0.5)
     if low >= 0 and high <= 1:  # a share: the whole of [0, 1]
         low, high, pad = 0.0, 1.0, 0.04
+    placed: list[tuple[Axes, dict[str, tuple[float, float]], dict[str, list[Artist]]]] = []
     for ax, axis in zip(axes, section.axes):
         marks = section.marks.get(axis, {})
         front = []
         _limits(ax, [p.cost(axis) for p in section.pipelines], (low - pad, high + pad))
         drawn = {g.label: (by_label[g.first].cost(axis), by_label[g.first].quality) for g in groups
                  if not math.isnan(by_label[g.first].cost(axis))}
-        offsets = _offsets(ax, drawn)
+        placed.append((ax, drawn, {}))
         for group in groups:
             p: PipelineCosts = by_label[group.first]
             if group.label not in drawn:
                 continue
             x = p.cost(axis)
-            shift = offset_copy(ax.transData, fig=fig, x=offsets[group.label], units="points")
+            artists = placed[-1][2].setdefault(group.label, [])
             mark = marks.get(p.label)  # marks and the table use the whole label
             on = mark is not None and mark.frontier
             color = colors[group.label]
@@ -134,12 +139,12 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
                 front.append((x, p.quality))
             err = np.array([[max(p.quality - p.low, 0.0)], [max(p.high - p.quality, 0.0)]])
             if not math.isnan(p.low) and float(err.sum()) > 1e-12:
-                ax.errorbar([x], [p.quality], yerr=err, fmt="none", ecolor=color, elinewidth=1, capsize=2.5,
-                            alpha=0.8, zorder=2, transform=shift)
+                artists += ax.errorbar([x], [p.quality], yerr=err, fmt="none", ecolor=color, elinewidth=1,
+                                       capsize=2.5, alpha=0.8, zorder=2).get_children()
             marker, size = ("^", 6.5) if p.ceiling else ("D", 8.0) if on else ("o", 5.5)
             face = "white" if is_small(p.n) else color
-            ax.plot([x], [p.quality], marker, ms=size, mfc=face, mec=color, mew=2.0 if on else 1.2,
-                    color=color, ls="none", zorder=3, transform=shift)
+            artists += ax.plot([x], [p.quality], marker, ms=size, mfc=face, mec=color, mew=2.0 if on else 1.2,
+                               color=color, ls="none", zorder=3)
         if len(front) > 1:
             xs, ys = _staircase(front)
             ax.plot(xs, ys, "-", color="black", lw=0.8, alpha=0.6, zorder=1)
@@ -161,5 +166,10 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
                 "(all in the table)" if cut else ""))
     fig.suptitle(fit_text(f"{section.metric} against what a probe costs\n{notes}", FIGURE_WIDTH, 10),
                  fontsize=10)
-    label_lines(axes[-1], labels)
+    label_lines(axes[-1], labels)  # lays the figure out: the panels have their final size
+    for ax, drawn, members in placed:  # pipelines closer than a marker, moved apart (in points, at the final size)
+        for label, offset in _offsets(ax, drawn).items():
+            if offset:
+                for artist in members.get(label, []):
+                    artist.set_transform(offset_copy(ax.transData, fig=fig, x=offset, units="points"))
     return save(fig, path)
