@@ -11,6 +11,8 @@ baseline (the whole history, newest kept, in the same context budget).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import pandas as pd
 
 from lyra_lab.recall import ceiling_names
@@ -20,6 +22,22 @@ from lyra_lab.stats import BootstrapCI, cluster_bootstrap_ci, row_pipeline_label
 
 TITLE = "Distance to the ceilings"
 _KEY = ["conversation_id", "probe_id", "seed"]
+
+
+@dataclass(frozen=True)
+class CeilingDistance:
+    """How far ``ceiling`` (of the same memory) is above ``pipeline``: paired, ceiling minus pipeline."""
+
+    pipeline: str
+    ceiling: str
+    distance: BootstrapCI
+
+
+@dataclass
+class CeilingSection(TableSection):
+    """The section, with the distances behind its table (the split figure draws them)."""
+
+    distances: list[CeilingDistance] = field(default_factory=list)
 
 
 def _accuracy(df: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -48,7 +66,7 @@ def _fmt(ci: BootstrapCI) -> str:
     return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}] (n={ci.n})"
 
 
-def ceiling_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> TableSection | None:
+def ceiling_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> CeilingSection | None:
     """The section; None unless the run answered probes under a ceiling recaller and another one."""
     if not {"metric", "recaller", "cell_id", "probe_id"} <= set(df.columns):
         return None
@@ -60,14 +78,15 @@ def ceiling_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) ->
     cells = table.groupby("label")["cell_id"].agg(frozenset)
     recaller = table.groupby("label")["recaller"].first()
     names = [c for c in ceilings if c in set(recaller)]
-    rows = []
+    rows, distances = [], []
     for label in sorted(recaller.index[~recaller.isin(ceilings)]):
         mean = table.loc[table["label"] == label, "accuracy"].mean()
         found = {recaller[c]: c for c in recaller.index if recaller[c] in names and cells[c] == cells[label]}
         if not found:
             continue
-        rows.append([str(label), f"{mean:.3f}"] + [
-            _fmt(_distance(table, label, found[name], n_resamples, seed)) if name in found else "—" for name in names])
+        mine = {name: _distance(table, label, found[name], n_resamples, seed) for name in names if name in found}
+        distances += [CeilingDistance(str(label), name, ci) for name, ci in mine.items()]
+        rows.append([str(label), f"{mean:.3f}"] + [_fmt(mine[name]) if name in mine else "—" for name in names])
     if not rows:
         return None
     notes = [f"Per pipeline, its `{metric}` and how far each ceiling of the same memory (the same cells) is "
@@ -75,4 +94,5 @@ def ceiling_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) ->
              "[95% bootstrap CI, resampling whole conversations] (n). `oracle`: the context is the gold evidence "
              "alone (perfect retrieval); `full_context`: the whole history, newest kept, in the same budget."]
     header = ["pipeline", metric] + [f"to {name}" for name in names]
-    return TableSection(TITLE, "ceilings", notes, [(f"{metric}: distance to the ceilings", header, rows)])
+    return CeilingSection(TITLE, "ceilings", notes, [(f"{metric}: distance to the ceilings", header, rows)],
+                          distances=distances)

@@ -275,6 +275,7 @@ def render_html(page: ReportPage) -> str:
         body += [f"<p>{_esc(n)}</p>" for n in section.notes]
         for caption, header, rows in section.tables:
             body += [f"<p>{_esc(caption)}</p>", _table(header, rows)]
+        body += [_figure(f) for f in section.figures]
     if page.category_table is not None:
         body += ["<h2>By probe category</h2>", _table(*page.category_table)]
     body += ["<h2 id=figures>Figures</h2>"] + [_figure(p) for p in page.plots[1:]]

@@ -172,7 +172,7 @@ def prompt_section(df: pd.DataFrame, out: Path, n_resamples: int = 1000, seed: i
                        ["pipeline", "prompt", "n", "difference [95% CI]", "p (Holm)"],
                        [[r.pipeline, r.prompt, str(r.n), _ci(r.diff, r.low, r.high, True), f"{r.p_holm:.3g}"]
                         for r in diffs.itertuples()]))
-    return PromptSection(TITLE, "answer_prompts", notes, tables, files, summary_note(table, metric))
+    return PromptSection(TITLE, "answer_prompts", notes, tables, files=files, summary_note=summary_note(table, metric))
 
 
 def summary_note(table: pd.DataFrame, metric: str) -> str:

@@ -17,7 +17,11 @@ Reads the tidy rows (``lyra_lab.runs.load_results``) and writes into ``report/``
 * "Retrieval and answering apart" in ``summary.md``, for a run that answered probes: per pipeline the share
   of probes with their evidence in the answerer's context and the accuracy either way, and how much of
   each gap to the best pipeline comes from retrieval and from answering (see ``_split``); "Distance to
-  the ceilings", for a grid with ``oracle``/``full_context`` among its recallers (see ``_ceiling_report``);
+  the ceilings", for a grid with ``oracle``/``full_context`` among its recallers (see ``_ceiling_report``),
+  both drawn in ``retrieval_and_answering.png`` (see ``_split_plot``);
+* "Frontier: quality against cost" in ``summary.md``: the headline measure against context tokens, latency
+  and dollars per probe, the Pareto frontier marked and each dominated pipeline named with what dominates
+  it (see ``_frontier``), drawn in ``frontier.png`` (see ``_frontier_plot``);
 * "Planted turns among the hits" in ``summary.md``, for a corpus with planted probes: per pipeline,
   the share of its top-k hits that are planted turns, and a warning where planted text is in another
   language than the history (see ``_planted_report``);
@@ -54,6 +58,11 @@ from lyra_lab.reports._ceiling_report import ceiling_section
 from lyra_lab.reports._latency_plot import latency_boxes
 from lyra_lab.reports._plots import quality_vs_context_tokens, quality_vs_cost
 from lyra_lab.reports._split import split_section
+from lyra_lab.reports._split_plot import split_figure
+from lyra_lab.reports._frontier import frontier_section
+from lyra_lab.reports._frontier_plot import frontier_figure
+from lyra_lab.reports._sections import TableSection
+from lyra_lab.recall import ceiling_names
 from lyra_lab.reports._summary import (
     FAIR_NOTE,
     MARKDOWN_METRICS,
@@ -193,8 +202,16 @@ def write_report(
     if judges is not None:
         md.append(judges.markdown())
         written += [f for f in judges.files if f.suffix == ".csv"]
-    sections = [s for s in (split_section(marked, n_resamples, seed), ceiling_section(marked, n_resamples, seed),
-                            prompts) if s is not None]  # retrieval and answering apart; the distance to the ceilings
+    split, ceilings = split_section(marked, n_resamples, seed), ceiling_section(marked, n_resamples, seed)
+    frontier = frontier_section(_degraded.relabel(summary, degraded), marked,
+                                headline_metric([str(c) for c in summary.columns]), ceiling_names())
+    sections: list[TableSection] = [s for s in (split, ceilings, prompts, frontier) if s is not None]
+    # retrieval and answering apart (with the ceilings' distances in its figure); the ceilings; answer
+    # prompts and repeats side by side; the frontier
+    if split is not None:
+        split.figures += [f for f in [split_figure(split, ceilings, out / "retrieval_and_answering.png")] if f]
+    if frontier is not None:
+        frontier.figures += [f for f in [frontier_figure(frontier, out / "frontier.png")] if f]
     md += [section.markdown() for section in sections]
     written += [f for f in prompts.files if f.suffix == ".csv"] if prompts is not None else []
     if by_cat is not None and metric is not None:
@@ -241,7 +258,8 @@ def write_report(
                       category_table, plots, probe_views(run_dir, df), n_probes, paired, judges,
                       headline=top, planted=planted, sections=sections)
     (out / "report.html").write_text(render_html(page), encoding="utf-8")
-    files = WrittenReport(written + plots + [out / "report.html"])
+    files = WrittenReport(written + plots + [f for section in sections for f in section.figures]
+                          + [out / "report.html"])
     files.headline = top
     return files
 

@@ -73,6 +73,7 @@ class SplitSection(TableSection):
 
     splits: list[PipelineSplit] = field(default_factory=list)
     gaps: list[GapSplit] = field(default_factory=list)
+    metric: str = ""  # what accuracy is (``ACCURACY``)
 
 
 def probe_table(df: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
@@ -190,4 +191,4 @@ def split_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> S
         tables.append((f"Gap in {metric} to {best}, from retrieval and from answering", GAP_HEADER,
                        [[g.b, g.a, str(g.n), _fmt(g.gap, True), _fmt(g.retrieval, True), _fmt(g.answering, True)]
                         for g in gaps]))
-    return SplitSection(TITLE, "split", notes, tables, splits, gaps)
+    return SplitSection(TITLE, "split", notes, tables, splits=splits, gaps=gaps, metric=metric)

@@ -65,7 +65,7 @@ def test_report_from_rows(tmp_path):
     paths = write_report(tmp_path, n_resamples=200)
     names = {p.name for p in paths}
     assert names == {"summary.csv", "metrics.csv", "by_category.csv", "paired_comparisons.csv", "summary.md",
-                     "quality_vs_cost.png", "by_category.png", "latency.png", "paired_differences.png",
+                     "quality_vs_cost.png", "by_category.png", "latency.png", "paired_differences.png", "frontier.png",
                      "report.html"}
     for p in paths:
         assert p.exists() and p.stat().st_size > 0 and p.parent == tmp_path / "report"

@@ -44,7 +44,7 @@ def test_every_figure_of_the_demo_report_is_checked_and_legible(checked):
     paths, figures = checked
     pngs = {p.name for p in paths if p.suffix == ".png"}
     assert pngs == {"quality_vs_cost.png", "by_category.png", "quality_vs_context_tokens.png", "latency.png",
-                    "paired_differences.png"}
+                    "paired_differences.png", "frontier.png"}  # the demo answers nothing: no split figure
     assert {f.file.rsplit("/", 1)[-1] for f in figures} == pngs
     assert problems_text(figures) == ""
 
@@ -112,6 +112,7 @@ def test_a_grid_of_a_hundred_pipelines_still_draws_legible_figures(tmp_path):
     run_experiment(spec, tmp_path / "run", RunOptions(progress=False))
     with checking_figures() as figures:
         write_report(tmp_path / "run", n_resamples=100)
-    assert len(figures) == 5 and problems_text(figures) == ""
+    assert len(figures) == 7 and problems_text(figures) == ""  # the split and the frontier too: QA ran
     titles = " ".join(f.title for f in figures)
     assert "at most 8 lines a panel" in titles
+    assert "12 of 100 pipelines drawn" in titles and "the 16 most accurate of 100 pipelines" in titles

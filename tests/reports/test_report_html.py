@@ -32,8 +32,9 @@ def run_dir(tmp_path_factory):
 
 def test_report_html_is_one_self_contained_file(run_dir):
     page = (run_dir / "report" / "report.html").read_text(encoding="utf-8")
-    # quality_vs_cost, by_category, quality_vs_context_tokens, latency, paired_differences
-    assert page.count("data:image/png;base64,") == 5
+    # quality_vs_cost, by_category, quality_vs_context_tokens, latency, paired_differences; in their sections:
+    # retrieval_and_answering (the split, the run answered) and frontier
+    assert page.count("data:image/png;base64,") == 7
     links = re.findall(r"""(?:src|href)=["']?([^"' >]*)""", page)
     assert links and all(link.startswith(("data:", "#")) for link in links)  # nothing fetched from elsewhere
     assert "<script" not in page and "<link" not in page
@@ -92,7 +93,7 @@ def test_report_html_opens_in_headless_chromium(run_dir, tmp_path):
         errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
         assert errors == []
         images = driver.find_elements(By.TAG_NAME, "img")
-        assert len(images) == 5 and all(driver.execute_script("return arguments[0].naturalWidth", i) > 0
+        assert len(images) == 7 and all(driver.execute_script("return arguments[0].naturalWidth", i) > 0
                                         for i in images)
         # the first screen at 1400×900 holds the headline and a whole figure; warnings and definitions come later
         driver.set_window_size(1400, 900)  # the window: the page itself gets less (here about 1400×760)

@@ -1,0 +1,122 @@
+"""The frontier (``reports._frontier``): Pareto marks on hand-made points, the section of a hand-made run, and a
+small run's report with the frontier and the split drawn, every figure passing the overlap checker."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
+from lyra_lab.reports import write_report
+from lyra_lab.reports._frontier import FrontierPoint, frontier_section, pareto
+from tests.helpers.figures import checking_figures, problems_text
+from tests.systems.conftest import SYNTHETIC
+
+
+def test_a_dominated_pipeline_is_named_with_what_dominates_it():
+    marks = pareto([FrontierPoint("cheap", 0.6, 100), FrontierPoint("good", 0.8, 200),
+                    FrontierPoint("worse", 0.5, 300), FrontierPoint("costly", 0.8, 400)])
+    assert [m.label for m in marks.values() if m.frontier] == ["cheap", "good"]
+    # best quality first, then least cost: good (0.8, 200), then cheap (0.6, 100)
+    assert marks["worse"].dominated_by == ("good", "cheap")
+    assert marks["costly"].dominated_by == ("good",)  # same quality at more cost
+    assert marks["good"].dominated_by == () and marks["good"].ties == ()
+
+
+def test_ties_are_both_on_the_frontier_and_name_each_other():
+    marks = pareto([FrontierPoint("a", 0.7, 50), FrontierPoint("b", 0.7, 50), FrontierPoint("c", 0.7, 60)])
+    assert marks["a"].frontier and marks["b"].frontier
+    assert marks["a"].ties == ("b",) and marks["b"].ties == ("a",)
+    assert marks["c"].dominated_by == ("a", "b")
+
+
+def test_one_pipeline_is_its_own_frontier_and_a_missing_figure_is_neither():
+    assert pareto([FrontierPoint("only", 0.1, 9.0)])["only"].frontier
+    marks = pareto([FrontierPoint("x", 0.9, math.nan), FrontierPoint("y", 0.2, 1.0)])
+    assert not marks["x"].frontier and marks["x"].dominated_by == ()
+    assert marks["y"].frontier  # a point without a cost dominates nothing
+
+
+def _rows(pipeline: str, recaller: str, verdicts: list[float], tokens: float, latency: float,
+          answer_usd: float, build_usd: float) -> list[dict]:
+    rows = []
+    for i, v in enumerate(verdicts):
+        base = {"pipeline": pipeline, "recaller": recaller, "conversation_id": f"c{i % 2}", "probe_id": f"p{i}",
+                "seed": 0, "cell_id": "cell"}
+        rows += [{**base, "metric": "judge", "value": v}, {**base, "metric": "context_tokens", "value": tokens},
+                 {**base, "metric": "recall_latency_s", "value": latency},
+                 {**base, "metric": "answer_latency_s", "value": 2 * latency},
+                 {**base, "metric": "answer_cost_usd", "value": answer_usd}]
+    for c in ("c0", "c1"):  # building the memory: dollars per conversation, spread over its probes
+        rows.append({"pipeline": pipeline, "recaller": recaller, "conversation_id": c, "probe_id": "", "seed": 0,
+                     "cell_id": "cell", "metric": "summarize.cost_usd", "value": build_usd})
+    return rows
+
+
+def _summary(df: pd.DataFrame) -> pd.DataFrame:
+    judged = df[df["metric"] == "judge"].groupby("pipeline")["value"]
+    return pd.DataFrame({"pipeline": judged.mean().index, "judge": judged.mean().to_numpy(),
+                         "judge_ci_low": judged.min().to_numpy(), "judge_ci_high": judged.max().to_numpy(),
+                         "judge_n": judged.size().to_numpy()})
+
+
+def test_the_section_names_dominators_per_axis_and_keeps_ceilings_out():
+    df = pd.DataFrame(_rows("m|bm25", "bm25", [1, 1, 0, 0], 100, 0.01, 0.001, 0.0)
+                      + _rows("m|dense", "dense", [1, 0, 0, 0], 200, 0.005, 0.001, 0.002)
+                      + _rows("m|oracle", "oracle", [1, 1, 1, 1], 20, 0.001, 0.0, 0.0))
+    section = frontier_section(_summary(df), df, "judge", ceilings=["oracle"])
+    assert section is not None and section.axes == ["tokens", "latency", "dollars"]
+    by = {p.label: p for p in section.pipelines}
+    assert by["m|dense"].latency == pytest.approx(0.015)  # recall + answering, the registry's timings
+    assert by["m|dense"].dollars == pytest.approx(0.001 + 2 * 0.002 / 4)  # answering + the build over 4 probes
+    (_, header, rows), = section.tables
+    table = {r[0]: dict(zip(header, r)) for r in rows}
+    assert table["m|dense"]["on context tokens"] == "dominated by m|bm25 (quality within CI)"
+    assert table["m|dense"]["on latency"] == "frontier"  # faster, if less accurate
+    assert table["m|bm25"]["on dollars"] == "frontier"
+    assert table["m|oracle"]["on latency"] == "ceiling (not a contender)"  # better and cheaper, yet no dominator
+    standings = [table[p][c] for p in ("m|bm25", "m|dense") for c in header if c.startswith("on ")]
+    assert standings and not any("oracle" in s for s in standings)
+
+
+def test_costs_of_zero_dollars_are_said_not_drawn():
+    df = pd.DataFrame(_rows("m|bm25", "bm25", [1, 0], 100, 0.01, 0.0, 0.0)
+                      + _rows("m|dense", "dense", [1, 1], 200, 0.02, 0.0, 0.0))
+    section = frontier_section(_summary(df), df, "judge")
+    assert section is not None and section.axes == ["tokens", "latency"]
+    assert any("$0" in note and "no dollars axis" in note for note in section.notes)
+
+
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory):
+    spec = ExperimentSpec.from_dict({
+        "name": "frontier", "corpus": {"path": str(SYNTHETIC), "max_probes": 6},
+        "grid": {"chunkers": [{"name": "turn_window", "max_turns": 1}],
+                 "recallers": ["bm25", {"name": "bm25", "stemmer": "english"}, "oracle", "full_context"]},
+        "run": {"backends": ["fake"], "embedders": ["none"], "ks": [5], "score_at_tokens": [256], "cache": "off"},
+        "qa": {"enabled": True, "judges": [{"prompt": "correct_wrong_v1", "backend": "fake"}]}})
+    out = tmp_path_factory.mktemp("frontier") / "run"
+    run_experiment(spec, out, RunOptions(progress=False))
+    with checking_figures() as figures:
+        paths = write_report(out, n_resamples=50)
+    return out, paths, figures
+
+
+def test_a_small_runs_report_has_the_frontier_and_the_split_drawn(reported):
+    out, paths, figures = reported
+    names = {p.name for p in paths}
+    assert {"frontier.png", "retrieval_and_answering.png"} <= names
+    md = (out / "report" / "summary.md").read_text(encoding="utf-8")
+    page = (out / "report" / "report.html").read_text(encoding="utf-8")
+    assert "## Frontier: quality against cost" in md and "![frontier](frontier.png)" in md
+    assert "![retrieval_and_answering](retrieval_and_answering.png)" in md
+    assert "ceiling (not a contender)" in md and "no dollars axis" in md  # the fake backend costs nothing
+    frontier = page[page.index("<h2 id=frontier>"):]
+    assert '<img alt="frontier"' in frontier.split("<h2", 2)[1]  # the figure sits in its own section
+    split = page[page.index("<h2 id=split>"):]
+    assert '<img alt="retrieval_and_answering"' in split.split("<h2", 2)[1]
+    checked = {f.file.rsplit("/", 1)[-1] for f in figures}
+    assert {"frontier.png", "retrieval_and_answering.png"} <= checked
+    assert problems_text(figures) == ""
