@@ -132,7 +132,7 @@ def embedded_texts(user_cache: Path) -> int:
         return int(db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
 
 
-PLAN_LINES = ("plan of ", "embedder ", "backend ", "data: ", "wall time on this machine")
+PLAN_LINES = ("plan of ", "embedder ", "backend ", "data: ", "wall time on this machine", "a first look in ")
 
 
 def step(label: str, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:

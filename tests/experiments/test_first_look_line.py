@@ -1,6 +1,6 @@
 """The plan's one-line way to a first look in minutes, on the bundled Claude export (one conversation).
 
-A plan over two minutes prints ``a first look: [corpus] max_sessions = N (of M sessions): ~T (L–H)``,
+A plan over two minutes prints ``a first look in ~T (L–H): [corpus] max_sessions = N (of M sessions)``,
 N sized from the plan's own per-session figures; the plan again with that N falls inside the stated
 range and under two minutes.  The embedder's rates are kept ones (a slow machine's, written to the
 calibration file of a private user cache, load 0: no scaling by today's load), so nothing is measured.
@@ -58,9 +58,10 @@ def test_a_long_plan_names_the_sessions_of_a_first_look_and_they_plan_within_its
     assert whole.conversations == 1 and whole.wall_s.mid > OVER_S  # one conversation: `conversations = N` cuts nothing
     capsys.readouterr()
     assert main(["plan", "grid.toml"]) == 0  # the command prints it (its N may differ by one: the harness's own
-    assert "\na first look: [corpus] max_sessions = " in capsys.readouterr().out  # time is measured anew)
-    line = next(x for x in forecast_text(whole).splitlines() if x.startswith("a first look: "))
-    found = re.search(r"\[corpus\] max_sessions = (\d+) \(of (\d+) sessions\): ~\S+ \((\S+)–(\S+)\)", line)
+    assert "\na first look in ~" in capsys.readouterr().out  # time is measured anew)
+    line = next(x for x in forecast_text(whole).splitlines() if x.startswith("a first look in "))
+    found = re.search(r"^a first look in ~\S+ \(\S+–\S+\): \[corpus\] max_sessions = (\d+) \(of (\d+) sessions\)$",
+                      line)
     assert found and len(line) <= COLUMNS, line
     n, of = int(found.group(1)), int(found.group(2))
     look = first_look(whole)

@@ -94,9 +94,9 @@ def first_look(f: "Forecast") -> FirstLook | None:
 
 
 def first_look_line(look: FirstLook) -> str:
-    """``a first look: [corpus] max_sessions = 8 (of 51 sessions): ~1m10s (56s–1m27s) by this plan's figures``."""
+    """``a first look in ~1m10s (56s–1m27s): [corpus] max_sessions = 8 (of 51 sessions)``, the plan's figures."""
     from lyra_lab.experiments.forecast._text import duration
 
     w = look.wall_s
-    return (f"a first look: [corpus] max_sessions = {look.max_sessions} (of {look.sessions} sessions): "
-            f"~{duration(w.mid)} ({duration(w.low)}–{duration(w.high)}) by this plan's figures")
+    return (f"a first look in ~{duration(w.mid)} ({duration(w.low)}–{duration(w.high)}): "
+            f"[corpus] max_sessions = {look.max_sessions} (of {look.sessions} sessions)")
