@@ -3,10 +3,10 @@
 A plan whose middle figure is over ``OVER_S`` prints one line more: the most sessions of each
 conversation (``[corpus] max_sessions``, the first N, and the probes on them; it cuts an export
 that imports as one conversation as well as a corpus of many) whose estimate stays under
-``TARGET_S``.  The estimate is the plan's own: its wall time less the models' one-off load,
-times the share of the model work in the first N sessions (``SessionWork``: each session's turns
-and the tokens a model reads of them, weighed with the first embedder's calibrated rates per text
-and per token), plus the load again.
+``TARGET_S``.  The estimate is the plan's own: its low and high wall times less the models'
+one-off load (as the plan scaled and spread it), times the share of the model work in the first N
+sessions (``SessionWork``: each session's turns and the tokens a model reads of them, weighed with
+the first embedder's calibrated rates per text and per token), plus the load again.
 """
 
 from __future__ import annotations
@@ -78,19 +78,29 @@ def first_look(f: "Forecast") -> FirstLook | None:
     total = sum(weights)
     if total <= 0:
         return None
-    fixed = sum(e.rates.load_s for e in f.embedders if e.to_embed) + \
-        sum(b.rates.load_s for b in f.backends if b.calls.high and b.local)
-    fixed = min(fixed, f.wall_s.low)
+    low, high = _loads(f)
+    low, high = min(low, f.wall_s.low), min(high, f.wall_s.high)
     best = None
     done = 0.0
     for n, weight in enumerate(weights[:-1], start=1):
         done += weight
         share = done / total
-        wall = Span(round(fixed + (f.wall_s.low - fixed) * share, 3), round(fixed + (f.wall_s.high - fixed) * share, 3))
+        wall = Span(round(low + (f.wall_s.low - low) * share, 3), round(high + (f.wall_s.high - high) * share, 3))
         if best is not None and wall.mid > TARGET_S:
             break
         best = FirstLook(n, len(weights), wall)
     return best
+
+
+def _loads(f: "Forecast") -> tuple[float, float]:
+    """The models' one-off load seconds inside the plan's low and high figures (scaled and spread as there)."""
+    from lyra_lab.experiments.forecast._calibrate import busier_now
+    from lyra_lab.experiments.forecast._forecast import MIN_SPREAD
+
+    rates = [e.rates for e in f.embedders if e.to_embed] + [b.rates for b in f.backends if b.calls.high and b.local]
+    low = sum(r.load_s * busier_now(r) / (1 + max(MIN_SPREAD, r.spread)) for r in rates)
+    high = sum(r.load_s * busier_now(r) * (1 + max(MIN_SPREAD, r.spread)) for r in rates)
+    return low, high
 
 
 def first_look_line(look: FirstLook) -> str:
