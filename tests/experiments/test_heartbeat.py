@@ -127,3 +127,57 @@ def test_with_status_lines_the_first_line_comes_at_the_start_not_a_beat_later(tm
         beat.start()
         beat.stop()
     assert capsys.readouterr().err == "[0s] r: 2/5 cells\n"
+
+
+def test_a_qa_cell_counts_its_answers_as_they_are_logged(tmp_path):
+    from lyra_lab.runs import RunLog
+
+    with RunLog(tmp_path / "log.jsonl") as log:
+        beat = _heartbeat.Heartbeat(log, "r", cells=2)
+        log.event("cell_started", cell_id="c1", pipeline="p", conversation_id="u0", flushes=1, answers=40,
+                  spec={"summarizer": "none"})
+        log.event("summary_written", cell_id="c1", flush=0)
+        for i in range(12):
+            log.event("answer", cell_id="c1", probe_id=f"q{i}", recaller="bm25", text="x")
+            time.sleep(0.01)
+        beat._read(log.path)
+        event = beat.status()
+    assert event is not None and (event.task, event.done, event.total, event.unit) == ("answer: p · u0", 12, 40,
+                                                                                       "answer")
+    assert event.rate > 0 and event.eta_s is not None
+    line = beat.line(event)
+    assert "answer: p · u0 12/40 answers (30%)" in line and line.count("ETA") == 1
+
+
+def test_each_status_line_carries_one_eta_and_fits_the_terminal(tmp_path):
+    from lyra_lab._terminal import COLUMNS
+    from lyra_lab.backends import ProgressEvent
+    from lyra_lab.runs import RunLog
+
+    with RunLog(tmp_path / "log.jsonl") as log:
+        beat = _heartbeat.Heartbeat(log, "a-rather-long-experiment-name", _heartbeat.CellCount(8, done=1, to_run=7))
+        beat.ran = 1  # one cell run here: the run's ETA is known from it
+        embedding = ProgressEvent("embed passages: onnx-int8/multilingual-e5-small", 1_200, 5_882, "text",
+                                  38.5, 31.2, 1_423.0)
+        line = beat.line(embedding)
+        # the stage's own ETA (measured on its units), not the run's from one cell's time as well
+        assert line.count("ETA") == 1 and "ETA 23m43s" in line and "run ETA" not in line
+        assert all(len(piece) <= COLUMNS for piece in line.splitlines())
+        recall = ProgressEvent("recall: hybrid · conversation-of-a-long-name", 0, 0, "probe", 12.0, 0.0, None)
+        assert beat.line(recall).count("ETA") == 1 and "run ETA" in beat.line(recall)  # no count: the run's
+
+
+def test_a_cell_expects_an_answer_per_probe_prompt_and_repeat():
+    """The QA count's total is what the answering stage logs: an ``answer`` event per prompt × repeat."""
+    from lyra_lab.experiments.cells import _run
+    from lyra_lab.experiments.cells._setup import AnswerSetup, CellSetup
+    from lyra_lab.measures import Scoring
+
+    def total(answering: AnswerSetup | None, probes: int) -> int:
+        return _run.answers_per_recaller(CellSetup("r", "c", (), Scoring(ks=(1,)), answering=answering), probes)
+
+    assert total(None, 5) == 0
+    assert total(AnswerSetup(), 5) == 5
+    assert total(AnswerSetup(max_probes=3), 5) == 3
+    assert total(AnswerSetup(prompts=("short_v1", "locomo"), repeats=3, temperature=0.7), 5) == 30
+    assert total(AnswerSetup(prompts=("short_v1", "mem0"), repeats=2, temperature=0.7, max_probes=2), 5) == 8

@@ -134,9 +134,10 @@ def run_pipeline_cell(setup: CellSetup, cell: Cell, corpus: Corpus, res: Resourc
     clog = CellLog(log, cell.cell_id)
     backend = RetryReporting(SeededBackend(res.backend(cell.backend), cell.seed), clog)
     flushes = sum(1 for s in plan(conv, probes, cell.pipeline.trigger) if s.kind == "flush")
-    clog.event("cell_started", pipeline=cell.label, backend=cell.backend_label, embedder=cell.embedder_label,
-               seed=cell.seed, conversation_id=conv.id, probes=len(probes), flushes=flushes, spec=cell.pipeline.to_dict())
     recallers = dict(setup.recallers)
+    clog.event("cell_started", pipeline=cell.label, backend=cell.backend_label, embedder=cell.embedder_label,
+               seed=cell.seed, conversation_id=conv.id, probes=len(probes), flushes=flushes,
+               answers=len(recallers) * answers_per_recaller(setup, len(probes)), spec=cell.pipeline.to_dict())
     bar = tqdm(total=flushes + len(probes) * len(recallers), desc=f"{cell.label} · {conv.id}", unit="step",
                leave=False, disable=None if setup.progress else True)
     replay_setup = ReplaySetup(backend, embedder=res.embedder(cell.embedder), recallers=recallers,
@@ -182,6 +183,17 @@ def run_pipeline_cell(setup: CellSetup, cell: Cell, corpus: Corpus, res: Resourc
     if setup.answering is not None:  # QA figures scored under different rules must never mix silently
         rows.set_column("qa.scorer", setup.answering.scorer)
     return rows
+
+
+def answers_per_recaller(setup: CellSetup, probes: int) -> int:
+    """The answers a recaller's answering stage gives in a cell of ``probes`` probes (0: no QA).
+
+    Each answered probe is asked under every ``[qa]`` prompt × repeat (``AnswerSetup.asked``), an
+    ``answer`` event each.
+    """
+    if setup.answering is None:
+        return 0
+    return min(probes, setup.answering.max_probes or probes) * len(setup.answering.asked)
 
 
 def _log_progress(log: CellLog) -> Callable[[ProgressEvent], None]:

@@ -39,7 +39,7 @@ from lyra_lab.backends import Backend, Embedder
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments.cells._answer import AnswerStage, Judge
 from lyra_lab.experiments.cells._answered_rows import ProbeAnswers, add_answered_rows
-from lyra_lab.experiments.cells._run import CellLog
+from lyra_lab.experiments.cells._run import CellLog, answers_per_recaller
 from lyra_lab.experiments.cells._cell import Cell, add_conversation_rows, phase_metrics
 from lyra_lab.experiments.cells._detail import probe_record
 from lyra_lab.experiments.cells._setup import CellSetup
@@ -122,6 +122,7 @@ def run_system_cell(job: SystemCellJob) -> CellRows:
     needs = system.needs()
     log.event("cell_started", pipeline=cell.label, system=system.label(), backend=cell.backend_label,
               embedder=cell.embedder_label, seed=cell.seed, conversation_id=conv.id, probes=len(probes),
+              answers=answers_per_recaller(setup, len(probes)) if job.answers is not None else 0,
               spec=pipeline.to_dict())
     _say_once(log, system)
     count = context_counter(pipeline.tokenizer)

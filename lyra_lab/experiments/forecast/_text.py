@@ -7,6 +7,7 @@ from collections import defaultdict
 from lyra_lab._terminal import COLUMNS, count
 from lyra_lab.backends import PRICES_AS_OF
 from lyra_lab.experiments.forecast._calibrate import Rates
+from lyra_lab.experiments.forecast._first_look import first_look, first_look_line
 from lyra_lab.experiments.forecast._forecast import CellForecast, Forecast, Span
 
 #: Up to this many cells the table lists each; beyond, one line per pipeline.
@@ -41,6 +42,9 @@ def forecast_text(f: Forecast) -> str:
     out.append(_data(f))
     out.append(f"wall time on this machine: {_secs(f.wall_s)} (harness {f.harness_s:.1f}s + model work); "
                f"cost at list prices ({PRICES_AS_OF}): ${_span(f.cost_usd, money=True)}")
+    look = first_look(f)
+    if look is not None:
+        out.append(first_look_line(look))
     return "\n".join(out)
 
 
