@@ -7,12 +7,15 @@ LoCoMo test (``test_external_systems_notebook.py``), the suite's longest file.
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from lyra_lab import datasets
 from tests.notebooks.test_external_systems_notebook import NEEDS, PIPELINES, outputs, small_mode  # noqa: F401
 
+pytestmark = pytest.mark.usefixtures("small_mode")  # LYRA_NB_FULL and LYRA_NB_EMBEDDER unset
 
-def test_without_locomo_the_notebook_says_so_and_runs_the_export(tmp_path, monkeypatch, small_mode, run_notebook):
+
+def test_without_locomo_the_notebook_says_so_and_runs_the_export(tmp_path, monkeypatch, run_notebook):
     monkeypatch.setenv("LYRA_LOCOMO", str(tmp_path / "no-such-locomo10.json"))
     monkeypatch.setenv("LYRA_NB_EMBEDDER", "hashing")  # the tables' shape only: the stand-in embedder is enough
     nb = run_notebook("09_external_systems.ipynb", "LYRA_EXTERNAL_SYSTEMS_OUT", needs=NEEDS, timeout=900)
