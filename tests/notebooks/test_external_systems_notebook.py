@@ -67,12 +67,3 @@ def test_external_systems_notebook_small_mode(tmp_path, monkeypatch, small_mode,
     assert (systems["ingest ms/turn"] > 0).all() and (systems["LLM calls/turn"] == 0).all()  # small mode: no LLM
     assert (cost.groupby("corpus")["turns"].nunique() == 1).all()  # every pipeline was fed every turn
 
-
-def test_without_locomo_the_notebook_says_so_and_runs_the_export(tmp_path, monkeypatch, small_mode, run_notebook):
-    monkeypatch.setenv("LYRA_LOCOMO", str(tmp_path / "no-such-locomo10.json"))
-    monkeypatch.setenv("LYRA_NB_EMBEDDER", "hashing")  # the tables' shape only: the stand-in embedder is enough
-    nb = run_notebook("09_external_systems.ipynb", "LYRA_EXTERNAL_SYSTEMS_OUT", needs=NEEDS, timeout=900)
-    text = "".join(o.get("text", "") for o in outputs(nb))
-    assert datasets.missing_message("locomo") in text and "The LoCoMo part is skipped" in text
-    curves = pd.read_csv(tmp_path / "quality_at_budget.csv")
-    assert set(curves["corpus"]) == {"planted export"} and set(curves["pipeline"]) == PIPELINES
