@@ -54,16 +54,23 @@ def token_units(text: str, count: Counts, limit: int) -> list[str]:
     ``limit + 1`` tokens to learn that it does not fit, and where to cut it.
     """
     seams = exact_seams(count)
+    heads: dict[str, Sequence[int]] = {}  # the last long line's head: fits() then guess() ask for it
+
+    def head_of(s: str) -> Sequence[int]:
+        if s not in heads:
+            heads.clear()
+            heads[s] = head_tokens(count, s, limit + 1)
+        return heads[s]
 
     def fits(s: str) -> bool:
         if seams and len(s) > 8 * (limit + 1):
-            return len(head_tokens(count, s, limit + 1)) <= limit
+            return len(head_of(s)) <= limit
         return count(s) <= limit
 
     def guess(s: str) -> int | None:
         # The end of the limit-th token, if decoding that prefix gives back text;
         # a token may end inside a multi-byte character, then step back a token.
-        tokens = head_tokens(count, s, limit) if seams else count.encode(s)
+        tokens = head_of(s) if seams else count.encode(s)
         for k in range(limit, max(limit - 4, 0), -1):
             head = count.decode(tokens[:k])
             if head and s.startswith(head):
