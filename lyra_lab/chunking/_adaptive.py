@@ -22,13 +22,13 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from lyra_lab.backends import TokenCounter
 from lyra_lab._params import Strategy, param
 from lyra_lab.chunking._budget import Budget, counter, encoding_param, token_budget
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript, split_lines
 from lyra_lab.chunking._spans import plain_spans, spans_to_chunks
-from lyra_lab.chunking._token_fit import token_groups
+from lyra_lab.chunking._seams import Counts
+from lyra_lab.chunking._token_fit import line_counts, token_groups
 from lyra_lab.chunking._types import Chunk
 from lyra_lab.corpus import Turn
 
@@ -91,7 +91,7 @@ class AdaptiveChunker(Strategy):
         """The decision, the chunks it gives, and the reason in words."""
         transcript = Transcript.of(turns)
         text = transcript.text
-        count = counter(self.encoding)
+        count = line_counts(counter(self.encoding), text)
         tokens = count(text)
         target = self.target_tokens
         if tokens > target:
@@ -116,7 +116,7 @@ class AdaptiveChunker(Strategy):
         return ChunkPlan("single_pass", _chunks(transcript, groups, count), reason, tokens)
 
 
-def _chunks(transcript: Transcript, groups: list[tuple[int, int]], count: TokenCounter) -> tuple[Chunk, ...]:
+def _chunks(transcript: Transcript, groups: list[tuple[int, int]], count: Counts) -> tuple[Chunk, ...]:
     """The chunks of ``transcript`` cut at ``groups`` (``(start, end)`` offsets, no overlap)."""
     return tuple(spans_to_chunks(transcript, plain_spans(groups), count))
 

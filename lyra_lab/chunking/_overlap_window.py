@@ -5,13 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from lyra_lab.backends import TokenCounter
 from lyra_lab._params import Strategy, param, param_error
 from lyra_lab.chunking._budget import Budget, counter, encoding_param, token_budget
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript
 from lyra_lab.chunking._spans import Span, fit_suffix_start, spans_to_chunks
-from lyra_lab.chunking._token_fit import MAX_CHARS_PER_TOKEN, TextUnits, grow, offsets_of, token_units
+from lyra_lab.chunking._seams import Counts, tail_tokens
+from lyra_lab.chunking._token_fit import (
+    MAX_CHARS_PER_TOKEN, TextUnits, exact_seams, grow, line_counts, offsets_of, token_units,
+)
 from lyra_lab.chunking._types import Chunk
 from lyra_lab.corpus import Turn
 
@@ -53,8 +55,8 @@ class OverlapWindowChunker(Strategy):
 
     def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
         transcript = Transcript.of(turns)
-        count = counter(self.encoding)
         text = transcript.text
+        count = line_counts(counter(self.encoding), text)
         units = token_units(text, count, self.max_tokens - self.overlap_tokens)
         offsets, counts = offsets_of(units), [count(u) for u in units]
         fit = TextUnits(text, offsets, counts)
@@ -68,7 +70,7 @@ class OverlapWindowChunker(Strategy):
             i = j
         return spans_to_chunks(transcript, spans, count)
 
-    def _overlap_start(self, text: str, pos: int, end: int, count: TokenCounter) -> int:
+    def _overlap_start(self, text: str, pos: int, end: int, count: Counts) -> int:
         """Where the overlap before ``text[pos:end]`` starts: as far back as both budgets allow."""
         if self.overlap_tokens == 0:
             return pos
@@ -79,7 +81,8 @@ class OverlapWindowChunker(Strategy):
 
         # First guess: the start of the last overlap_tokens tokens before pos (a
         # token may start inside a multi-byte character: then drop one more).
-        before, tokens = text[lo:pos], count.encode(text[lo:pos])
+        before = text[lo:pos]
+        tokens = tail_tokens(count, text, lo, pos, self.overlap_tokens) if exact_seams(count) else count.encode(before)
         guess = None
         for k in range(self.overlap_tokens, max(self.overlap_tokens - 4, 0), -1):
             tail = count.decode(tokens[-k:])

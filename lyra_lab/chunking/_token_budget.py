@@ -10,7 +10,7 @@ from lyra_lab.chunking._budget import Budget, counter, encoding_param, token_bud
 from lyra_lab.chunking._registry import CHUNKERS
 from lyra_lab.chunking._render import Transcript
 from lyra_lab.chunking._spans import plain_spans, spans_to_chunks
-from lyra_lab.chunking._token_fit import token_groups
+from lyra_lab.chunking._token_fit import line_counts, token_groups
 from lyra_lab.chunking._types import Chunk
 from lyra_lab.corpus import Turn
 
@@ -39,6 +39,6 @@ class TokenBudgetChunker(Strategy):
 
     def chunk(self, turns: Sequence[Turn] | str) -> list[Chunk]:
         transcript = Transcript.of(turns)
-        count = counter(self.encoding)
+        count = line_counts(counter(self.encoding), transcript.text)
         groups = token_groups(transcript.text, self.max_tokens, count)
         return spans_to_chunks(transcript, plain_spans(groups), count)
