@@ -31,6 +31,8 @@ from lyra_lab.backends._retry import (
 from lyra_lab.backends._static_embedder import StaticEmbedder
 from lyra_lab.backends.simulated import FaultRule, RequestRecord, SimulatedServer, SimulatedSpec
 from lyra_lab.backends._tokens import (
+    PIECE_CHARS,
+    SAFE_CUT,
     PlainCount,
     TokenCount,
     TokenCounter,
@@ -68,6 +70,8 @@ from lyra_lab.backends._presets import _LOCAL_ONLY as LOCAL_ONLY_FIELDS  # the k
 from lyra_lab.backends._tokens import LineMemoCounter
 
 __all__ = [
+    "PIECE_CHARS",
+    "SAFE_CUT",
     "DEFAULT_EMBEDDER",
     "DEFAULT_MAX_ATTEMPTS",
     "PRESETS",

@@ -39,7 +39,7 @@ DEFAULT_ENCODING = "o200k_base"
 # most 4 tokens per character keeps a piece under its 200,000-token chunk limit.
 PIECE_CHARS = 40_000
 # Positions where cl100k/o200k pre-tokenization always starts a new pre-token (see the module docstring).
-_SAFE_CUT = re.compile(r"(?<=\n)(?=[^\s/])|(?<=\S)(?= )")
+SAFE_CUT = re.compile(r"(?<=\n)(?=[^\s/])|(?<=\S)(?= )")
 
 # Prefix → encoding, longest prefix first, for model families bpe-openai's own
 # table does not list yet (its list stops at gpt-4.1-mini).
@@ -313,7 +313,7 @@ def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:
     while len(text) - start > size:
         end = start + size
         cut = None
-        for match in _SAFE_CUT.finditer(text, start + size // 2, end + 1):
+        for match in SAFE_CUT.finditer(text, start + size // 2, end + 1):
             cut = match.start()
         if cut is None or cut <= start:
             cut = end  # no whitespace in half a piece: a blind cut (see the module docstring)

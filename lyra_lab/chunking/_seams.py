@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence
 
-from lyra_lab.backends._tokens import _SAFE_CUT, PIECE_CHARS
+from lyra_lab.backends import PIECE_CHARS, SAFE_CUT
 
 # A first head or tail of this many characters per token wanted (most tokens are 3-5 characters).
 _CHARS_PER_TOKEN_GUESS = 8
@@ -42,7 +42,7 @@ class Counts(Protocol):
 def blind_free(text: str) -> bool:
     """No stretch of ``text`` long enough to get a blind cut when encoded in pieces."""
     last = 0
-    for match in _SAFE_CUT.finditer(text):
+    for match in SAFE_CUT.finditer(text):
         if match.start() - last > PIECE_CHARS // 2:
             return False
         last = match.start()
@@ -53,7 +53,7 @@ def head_tokens(count: Counts, text: str, need: int) -> Sequence[int]:
     """A prefix of ``count.encode(text)`` with at least ``need`` tokens (all of them if fewer)."""
     size = max(need, 1) * _CHARS_PER_TOKEN_GUESS
     while size < len(text):
-        cut = _SAFE_CUT.search(text, size)
+        cut = SAFE_CUT.search(text, size)
         if cut is None or cut.start() >= len(text):
             break
         tokens = count.encode(text[:cut.start()])
@@ -70,7 +70,7 @@ def tail_tokens(count: Counts, text: str, lo: int, end: int, need: int) -> Seque
         # The first safe cut at least ``size`` characters before ``end``, searched back from there.
         window = max(lo + 1, end - 2 * size)
         cut = None
-        for match in _SAFE_CUT.finditer(text, window, end - size + 1):
+        for match in SAFE_CUT.finditer(text, window, end - size + 1):
             cut = match.start()
         if cut is not None and lo < cut < end:
             tokens = count.encode(text[cut:end])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lyra_lab.backends._tokens import _SAFE_CUT, LineMemoCounter, pieces, token_counter
+from lyra_lab.backends._tokens import SAFE_CUT, LineMemoCounter, pieces, token_counter
 
 BITS = st.sampled_from(["a", "Bc", " ", "  ", "\n", "\n\n", ".", ",!", "'s", "1", "234", "é", "日本", "\t", "/",
                         "\r\n", "—", "[2023-05-01] ", "<|endoftext|>", "\u0301", "\u00a0"])
@@ -19,7 +19,7 @@ def test_pieces_at_safe_cuts_keep_counts_exact(text, size, model):
     parts = pieces(text, size)
     assert "".join(parts) == text
     cuts = [sum(len(p) for p in parts[:i]) for i in range(1, len(parts))]
-    if all(_SAFE_CUT.match(text, c) for c in cuts):  # not a blind cut (a run with no whitespace)
+    if all(SAFE_CUT.match(text, c) for c in cuts):  # not a blind cut (a run with no whitespace)
         assert sum(count(p) for p in parts) == count(text)
 
 

@@ -5,19 +5,16 @@ conversation (``[corpus] max_sessions``, the first N, and the probes on them; it
 that imports as one conversation as well as a corpus of many) whose estimate stays under
 ``TARGET_S``.  The estimate is the plan's own: its low and high wall times less the models'
 one-off load (as the plan scaled and spread it), times the share of the model work in the first N
-sessions (``SessionWork``: each session's turns and the tokens a model reads of them, weighed with
+sessions (``_session_work.SessionWork``: each session's turns and the tokens a model reads of them, weighed with
 the first embedder's calibrated rates per text and per token), plus the load again.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
 
-from lyra_lab.corpus import Conversation
-
-if TYPE_CHECKING:
-    from lyra_lab.experiments.forecast._forecast import Forecast, Span
+from lyra_lab.experiments.forecast._calibrate import busier_now
+from lyra_lab.experiments.forecast._forecast import MIN_SPREAD, Forecast, Span
 
 #: A plan longer than this (its middle, seconds) prints the first-look line.
 OVER_S = 120.0
@@ -26,50 +23,16 @@ TARGET_S = 90.0
 
 
 @dataclass(frozen=True)
-class SessionWork:
-    """The n-th session of every conversation, together: its turns and the tokens a model reads of them."""
-
-    turns: int
-    tokens: int
-
-
-@dataclass(frozen=True)
 class FirstLook:
     """``[corpus] max_sessions = max_sessions`` (of ``sessions``) and the plan's wall time with it, low–high."""
 
     max_sessions: int
     sessions: int
-    wall_s: "Span"
+    wall_s: Span
 
 
-def session_work(conversations: Sequence[Conversation], count: Callable[[str], int],
-                 window: int | None) -> tuple[SessionWork, ...]:
-    """Each session position's work over ``conversations`` (sessions with turns, as ``max_sessions`` keeps them).
-
-    Args:
-        conversations: the selected corpus's conversations.
-        count: a token counter.
-        window: the tokens of a text an embedder reads (None: all); a text is counted up to it.
-    """
-    turns: list[int] = []
-    tokens: list[int] = []
-    for conv in conversations:
-        for i, session in enumerate(s for s in conv.sessions if s.turns):
-            if i == len(turns):
-                turns.append(0)
-                tokens.append(0)
-            turns[i] += len(session.turns)
-            for turn in session.turns:
-                text = turn.text if window is None else turn.text[: 8 * window]  # a window's worth, no more
-                n = count(text)
-                tokens[i] += n if window is None else min(n, window)
-    return tuple(SessionWork(t, n) for t, n in zip(turns, tokens))
-
-
-def first_look(f: "Forecast") -> FirstLook | None:
+def first_look(f: Forecast) -> FirstLook | None:
     """The first-look cut of a plan over ``OVER_S`` (None: the plan is short enough, or has one session)."""
-    from lyra_lab.experiments.forecast._forecast import Span
-
     if f.wall_s.mid <= OVER_S or len(f.sessions) < 2:
         return None
     rates = next((e.rates for e in f.embedders if e.to_embed), None)
@@ -92,21 +55,9 @@ def first_look(f: "Forecast") -> FirstLook | None:
     return best
 
 
-def _loads(f: "Forecast") -> tuple[float, float]:
+def _loads(f: Forecast) -> tuple[float, float]:
     """The models' one-off load seconds inside the plan's low and high figures (scaled and spread as there)."""
-    from lyra_lab.experiments.forecast._calibrate import busier_now
-    from lyra_lab.experiments.forecast._forecast import MIN_SPREAD
-
     rates = [e.rates for e in f.embedders if e.to_embed] + [b.rates for b in f.backends if b.calls.high and b.local]
     low = sum(r.load_s * busier_now(r) / (1 + max(MIN_SPREAD, r.spread)) for r in rates)
     high = sum(r.load_s * busier_now(r) * (1 + max(MIN_SPREAD, r.spread)) for r in rates)
     return low, high
-
-
-def first_look_line(look: FirstLook) -> str:
-    """``a first look in ~1m10s (56s–1m27s): [corpus] max_sessions = 8 (of 51 sessions)``, the plan's figures."""
-    from lyra_lab.experiments.forecast._text import duration
-
-    w = look.wall_s
-    return (f"a first look in ~{duration(w.mid)} ({duration(w.low)}–{duration(w.high)}): "
-            f"[corpus] max_sessions = {look.max_sessions} (of {look.sessions} sessions)")

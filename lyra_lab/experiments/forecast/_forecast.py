@@ -21,7 +21,7 @@ from lyra_lab.experiments.forecast._calibrate import (ASSUMED_REMOTE, ASSUMED_RE
                                              identity_key, measure_backend, measure_embedder)
 from lyra_lab.experiments.cells import Cell, alias_sources, cell_setup, grid_cells
 from lyra_lab.experiments.grid import ExperimentSpec, Injected, load_corpus, response_cache_dir, select, spec_label
-from lyra_lab.experiments.forecast._first_look import SessionWork, session_work
+from lyra_lab.experiments.forecast._session_work import SessionWork, session_work
 from lyra_lab.experiments.forecast._dry_run import BackendFacts, CellWork, DryRun, DryRunModels, backend_facts, dry_run
 from lyra_lab.experiments.forecast._reach import Destination, destinations
 from lyra_lab.experiments.forecast._work import Resume, decide

@@ -7,7 +7,7 @@ from collections import defaultdict
 from lyra_lab._terminal import COLUMNS, count
 from lyra_lab.backends import PRICES_AS_OF
 from lyra_lab.experiments.forecast._calibrate import Rates
-from lyra_lab.experiments.forecast._first_look import first_look, first_look_line
+from lyra_lab.experiments.forecast._first_look import FirstLook, first_look
 from lyra_lab.experiments.forecast._forecast import CellForecast, Forecast, Span
 
 #: Up to this many cells the table lists each; beyond, one line per pipeline.
@@ -137,3 +137,10 @@ def duration(seconds: float) -> str:
         return f"{minutes}m{secs:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
+
+
+def first_look_line(look: FirstLook) -> str:
+    """``a first look in ~1m10s (56s–1m27s): [corpus] max_sessions = 8 (of 51 sessions)``, the plan's figures."""
+    w = look.wall_s
+    return (f"a first look in ~{duration(w.mid)} ({duration(w.low)}–{duration(w.high)}): "
+            f"[corpus] max_sessions = {look.max_sessions} (of {look.sessions} sessions)")
