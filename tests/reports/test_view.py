@@ -107,7 +107,9 @@ def test_the_page_lists_every_run_with_its_status_headline_and_links(runs):
     best = aggregate(df[df["metric"] == METRIC], by=["pipeline"]).sort_values("mean", ascending=False).iloc[0]
     row = re.search(r'<tr id="run-finished">.*?</tr>', text, re.S).group(0)
     assert f"<code>{best['pipeline']}</code> {best['mean']:.3f} [" in row and f"n={int(best['n'])}" in row
-    assert 'href="finished/report/report.html#probes"' in row and row.count("<img") == 5
+    drawn = sorted(p.name for p in (runs / "finished" / "report").glob("*.png"))  # every figure the report drew
+    assert 'href="finished/report/report.html#probes"' in row and row.count("<img") == len(drawn) >= 6
+    assert all(f'src="finished/report/{name}"' in row for name in drawn) and "frontier.png" in drawn
     assert "no report yet: <code>lyra-lab report" in re.search(r'<tr id="run-partial">.*?</tr>', text, re.S).group(0)
     assert "failed: syn-0-" in text and "run the same command again" in text
     assert "the finished run" in text and "4 memory pipelines" not in text and "2 memory pipelines × 2 recallers" in text
@@ -162,7 +164,7 @@ def test_the_page_opens_in_headless_chromium_and_its_links_work(runs, tmp_path):
 
         images = finished.find_elements(By.TAG_NAME, "img")
         loaded = "return arguments[0].complete && arguments[0].naturalWidth > 0"  # lazy: they load once shown
-        assert len(images) == 5
+        assert len(images) == len(list((runs / "finished" / "report").glob("*.png"))) >= 6
         WebDriverWait(driver, 20).until(lambda d: all(d.execute_script(loaded, i) for i in images))
         finished.find_element(By.LINK_TEXT, "per-probe drill-down").click()
         assert driver.title == "Report: finished" and driver.current_url.endswith("report.html#probes")
