@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lyra_lab.experiments.forecast._calibrate import busier_now
-from lyra_lab.experiments.forecast._forecast import MIN_SPREAD, Forecast, Span
+from lyra_lab.experiments.forecast._forecast import Forecast, Span, spread
 
 #: A plan longer than this (its middle, seconds) prints the first-look line.
 OVER_S = 120.0
@@ -58,6 +57,5 @@ def first_look(f: Forecast) -> FirstLook | None:
 def _loads(f: Forecast) -> tuple[float, float]:
     """The models' one-off load seconds inside the plan's low and high figures (scaled and spread as there)."""
     rates = [e.rates for e in f.embedders if e.to_embed] + [b.rates for b in f.backends if b.calls.high and b.local]
-    low = sum(r.load_s * busier_now(r) / (1 + max(MIN_SPREAD, r.spread)) for r in rates)
-    high = sum(r.load_s * busier_now(r) * (1 + max(MIN_SPREAD, r.spread)) for r in rates)
-    return low, high
+    loads = [spread(r, 0.0, 0.0, r.load_s) for r in rates]  # the plan's own scaling, the load alone
+    return sum(s.low for s in loads), sum(s.high for s in loads)

@@ -345,7 +345,7 @@ def _backend_forecast(facts: BackendFacts, runs: tuple[DryRun, DryRun], lanes: i
         if price is not None else Span(0.0, 0.0)
     rates = _backend_rates(facts, *rating) if calls.high else Rates(facts.label, 0.0, 0.0)
     concurrency = min(lanes, facts.max_concurrency or lanes)
-    seconds = _spread(rates, rates.seconds(int(calls.low), int(prompt.low), int(completion.low)) / concurrency,
+    seconds = spread(rates, rates.seconds(int(calls.low), int(prompt.low), int(completion.low)) / concurrency,
                       rates.seconds(int(calls.high), int(prompt.high), int(completion.high)) / concurrency,
                       rates.load_s if calls.high and facts.local else 0.0)
     return BackendForecast(facts.label, facts.model, facts.endpoint, facts.local, calls, prompt, completion, cost,
@@ -434,7 +434,7 @@ def _embedder_forecast(spec: EmbedderSpec, dry: DryRun, cache: str, injected: In
             if measure or calibrate else _kept_or_unknown(key)
     seconds = rates.seconds(to_embed, capped)
     return EmbedderForecast(label, texts, tokens, n_cached, to_embed, to_embed_tokens, chars,
-                            _spread(rates, seconds, seconds, rates.load_s if to_embed else 0.0), rates,
+                            spread(rates, seconds, seconds, rates.load_s if to_embed else 0.0), rates,
                             endpoint if isinstance(endpoint, str) else None, local)
 
 
@@ -465,7 +465,7 @@ def _cached(embedder: Embedder, by_kind: Mapping[str, Sequence[str]]) -> dict[st
     return out
 
 
-def _spread(rates: Rates, low: float, high: float, load_s: float) -> Span:
+def spread(rates: Rates, low: float, high: float, load_s: float) -> Span:
     """``low``–``high`` seconds as measured now (``busier_now``), widened by the calibration's spread as a factor."""
     factor, busy = 1 + max(MIN_SPREAD, rates.spread), busier_now(rates)
     return Span(round((low + load_s) * busy / factor, 3), round((high + load_s) * busy * factor, 3))
