@@ -14,9 +14,10 @@ pipelines on three costs at once.  Per pipeline (the labels of every other table
 
 Which rows are costs and timings is the registry's (``MeasureInfo.kind``), not a list here.  On each cost
 axis a pipeline is **dominated** when another has at least its quality at no more cost, and more of one or
-less of the other (means, not CIs: the table says when the dominator's quality is inside the dominated
-one's CI).  The rest form the **frontier**; two pipelines equal on both are both on it, each named as the
-other's tie.  The ceilings (``recall.ceiling_names``: ``oracle``, told the gold evidence, and
+less of the other (on the means).  The rest form the **frontier**; two pipelines equal on both are both on it, each named as the
+other's tie.  A dominated pipeline is named "dominated by X" only with the evidence to say it: the
+dominator's paired quality difference, with a CI above 0 (``_frontier_evidence``); else "dominated on
+means by X, not significant", the difference, CI and n beside it.  The ceilings (``recall.ceiling_names``: ``oracle``, told the gold evidence, and
 ``full_context``, given the whole history) are no contenders: drawn and listed beside the pipelines they
 bound, never on a frontier nor dominating one.
 """
@@ -24,12 +25,13 @@ bound, never on a frontier nor dominating one.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import pandas as pd
 
 from lyra_lab.measures import Measure, MeasureInfo
+from lyra_lab.reports._frontier_evidence import DominanceEvidence, PairedQuality
 from lyra_lab.reports._sections import TableSection
 from lyra_lab.stats import row_pipeline_labels
 
@@ -61,12 +63,19 @@ class Dominance:
         frontier: True when no contender dominates it (False for a point without figures).
         dominated_by: the pipelines that dominate it, best quality first, then least cost.
         ties: pipelines with its very quality and cost (on the frontier with it).
+        evidence: the paired test of each dominator, in ``dominated_by``'s order (empty: not tested).
     """
 
     label: str
     frontier: bool
     dominated_by: tuple[str, ...] = ()
     ties: tuple[str, ...] = ()
+    evidence: tuple[DominanceEvidence, ...] = ()
+
+    @property
+    def shown_by(self) -> tuple[str, ...]:
+        """The dominators whose dominance holds beyond the noise (``DominanceEvidence.shown``)."""
+        return tuple(e.dominator for e in self.evidence if e.shown)
 
 
 def pareto(points: Sequence[FrontierPoint]) -> dict[str, Dominance]:
@@ -177,33 +186,53 @@ def _ci(p: PipelineCosts) -> str:
     return f"{p.quality:.3f}{ci} (n={p.n})"
 
 
-def _standing(p: PipelineCosts, mark: Dominance | None, by_label: dict[str, PipelineCosts]) -> str:
-    if p.ceiling:
+def with_evidence(marks: dict[str, Dominance], costs: dict[str, float], tests: PairedQuality) -> dict[str, Dominance]:
+    """``marks`` with each dominated pipeline's dominators tested (``costs``: each pipeline's on this axis)."""
+    out = {}
+    for label, mark in marks.items():
+        found = tuple(tests.evidence(d, label, costs[d] < costs[label]) for d in mark.dominated_by)
+        out[label] = replace(mark, evidence=found)
+    return out
+
+
+def standing(mark: Dominance | None, ceiling: bool = False) -> str:
+    """A pipeline's cell on one axis: frontier, a ceiling, dominated (with the evidence), or "—"."""
+    if ceiling:
         return "ceiling (not a contender)"
     if mark is None or (not mark.frontier and not mark.dominated_by):
         return "—"
     if mark.frontier:
         return "frontier" + (f" (ties {', '.join(mark.ties)})" if mark.ties else "")
-    first = by_label[mark.dominated_by[0]]
-    within = " (quality within CI)" if not math.isnan(p.high) and first.quality <= p.high else ""
+    shown = [e for e in mark.evidence if e.shown]
+    if shown:
+        more = f" and {len(shown) - 1} more" if len(shown) > 1 else ""
+        return f"dominated by {shown[0].dominator}: {shown[0].text()}{more}"
+    first = mark.evidence[0].text() if mark.evidence else "untested"
     more = f" and {len(mark.dominated_by) - 1} more" if len(mark.dominated_by) > 1 else ""
-    return f"dominated by {first.label}{within}{more}"
+    return f"dominated on means by {mark.dominated_by[0]}{more}, not significant: {first}"
 
 
 def frontier_section(summary: pd.DataFrame, df: pd.DataFrame, metric: str | None,
-                     ceilings: Sequence[str] = ()) -> FrontierSection | None:
-    """The section for a run; None without a headline measure or a pipeline with figures."""
+                     ceilings: Sequence[str] = (), n_resamples: int = 1000, seed: int = 0) -> FrontierSection | None:
+    """The section for a run; None without a headline measure or a pipeline with figures.
+
+    ``n_resamples`` and ``seed`` are those of the paired tests behind "dominated" (``_frontier_evidence``).
+    """
     if metric is None:
         return None
     pipelines = frontier_costs(summary, df, metric, ceilings)
     if not pipelines:
         return None
+    tests = PairedQuality(df, metric, n_resamples, seed)
     notes = [f"Quality is the run's headline measure, `{metric}`: mean [95% CI] (n probes). Costs are per probe: "
              "the rendered context's tokens; latency, the registry's per-probe timings summed (recall, and "
              "answering when the run answered), as measured when the calls were paid; dollars, every cost in "
              "dollars (answering, and building the memory) over the pipeline's probes. On each axis a pipeline "
-             "is dominated when another has at least its quality at no more cost (means; \"within CI\": the "
-             "dominator's mean is inside the dominated one's CI, so the order may not hold)."]
+             "is dominated on means when another has at least its quality at no more cost. \"Dominated by X\" "
+             "needs the evidence: X's quality minus the pipeline's (Δ), a paired difference on the probes both "
+             "scored, with a CI above 0 (or X strictly cheaper and Δ = 0 in every resample); else it is "
+             "\"dominated on means by X, not significant\". Δ [95% CI], n paired probes: "
+             f"{tests.method()}."]
     drawn = []
     for axis, name, _ in AXES:
         values = [p.cost(axis) for p in pipelines if not math.isnan(p.cost(axis))]
@@ -217,15 +246,15 @@ def frontier_section(summary: pd.DataFrame, df: pd.DataFrame, metric: str | None
         notes.append("The ceilings (`oracle`: the gold evidence alone; `full_context`: the whole history) are shown "
                      "beside the pipelines they bound, never on a frontier nor dominating one.")
     contenders = [p for p in pipelines if not p.ceiling]
-    marks = {axis: pareto([FrontierPoint(p.label, p.quality, p.cost(axis)) for p in contenders]) for axis in drawn}
-    by_label = {p.label: p for p in pipelines}
+    marks = {axis: with_evidence(pareto([FrontierPoint(p.label, p.quality, p.cost(axis)) for p in contenders]),
+                                 {p.label: p.cost(axis) for p in contenders}, tests) for axis in drawn}
     header = ["pipeline", metric] + [name for axis, name, _ in AXES if axis in drawn] + [
         f"on {name.split(' per ')[0]}" for axis, name, _ in AXES if axis in drawn]
     rows = []
     for p in sorted(pipelines, key=lambda p: (-p.quality, p.label)):
         costs = [fmt.format(p.cost(axis)) if not math.isnan(p.cost(axis)) else "—"
                  for axis, _, fmt in AXES if axis in drawn]
-        rows.append([p.label, _ci(p), *costs, *(_standing(p, marks[a].get(p.label), by_label) for a in drawn)])
+        rows.append([p.label, _ci(p), *costs, *(standing(marks[a].get(p.label), p.ceiling) for a in drawn)])
     tables = [(f"{metric} against the cost per probe, best first", header, rows)]
     return FrontierSection(TITLE, "frontier", notes, tables, metric=metric, pipelines=pipelines, axes=drawn,
                            marks=marks)

@@ -3,7 +3,8 @@
 The panels share the quality axis (the run's headline measure, mean and 95% CI, hollow when n is small),
 so a pipeline sits at one height in every panel and is labelled once, beside the last panel
 (``_legible.label_lines``).  On each panel the frontier's pipelines are diamonds joined by a black
-staircase (what the best quality costs at most); dominated ones are circles; a ceiling (``oracle``,
+staircase (what the best quality costs at most); dominated ones are circles when the dominance is shown
+by a paired test (``_frontier_evidence``), squares when it holds on means only; a ceiling (``oracle``,
 ``full_context``) is a triangle.  Pipelines identical on every figure drawn are one point, labelled as a group.
 """
 
@@ -141,7 +142,8 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
             if not math.isnan(p.low) and float(err.sum()) > 1e-12:
                 artists += ax.errorbar([x], [p.quality], yerr=err, fmt="none", ecolor=color, elinewidth=1,
                                        capsize=2.5, alpha=0.8, zorder=2).get_children()
-            marker, size = ("^", 6.5) if p.ceiling else ("D", 8.0) if on else ("o", 5.5)
+            shown = mark is not None and bool(mark.shown_by)
+            marker, size = ("^", 6.5) if p.ceiling else ("D", 8.0) if on else ("o", 5.5) if shown else ("s", 5.0)
             face = "white" if is_small(p.n) else color
             artists += ax.plot([x], [p.quality], marker, ms=size, mfc=face, mec=color, mew=2.0 if on else 1.2,
                                color=color, ls="none", zorder=3)
@@ -158,7 +160,10 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
                         colors[g.label])
               for g in groups if not math.isnan(by_label[g.first].cost(section.axes[-1]))]
     counts = [p.n for p in section.pipelines]
+    means_only = any(m.get(p.label) is not None and bool(m[p.label].dominated_by) and not m[p.label].shown_by
+                     for m in section.marks.values() for p in section.pipelines if not p.ceiling)
     notes = (f"{n_phrase(counts)}{small_note(counts)} · ◆ on the frontier (black line), ● dominated"
+             + (" (paired test), ■ dominated on means only (not significant)" if means_only else "")
              + (", ▲ ceiling (not a contender)" if any(p.ceiling for p in section.pipelines) else "")
              + " · one label a pipeline, at its height in every panel; points closer than a marker drawn apart"
              + (f"; labels omit what all share: {shared}" if shared else "")

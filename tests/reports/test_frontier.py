@@ -73,12 +73,50 @@ def test_the_section_names_dominators_per_axis_and_keeps_ceilings_out():
     assert by["m|dense"].dollars == pytest.approx(0.001 + 2 * 0.002 / 4)  # answering + the build over 4 probes
     (_, header, rows), = section.tables
     table = {r[0]: dict(zip(header, r)) for r in rows}
-    assert table["m|dense"]["on context tokens"] == "dominated by m|bm25 (quality within CI)"
+    # bm25 is cheaper and better on means, but on 2 conversations its paired difference's CI holds 0
+    assert table["m|dense"]["on context tokens"] == ("dominated on means by m|bm25, not significant: "
+                                                     "Δ +0.250 [+0.000, +0.500], n=4")
     assert table["m|dense"]["on latency"] == "frontier"  # faster, if less accurate
     assert table["m|bm25"]["on dollars"] == "frontier"
     assert table["m|oracle"]["on latency"] == "ceiling (not a contender)"  # better and cheaper, yet no dominator
     standings = [table[p][c] for p in ("m|bm25", "m|dense") for c in header if c.startswith("on ")]
     assert standings and not any("oracle" in s for s in standings)
+
+
+def _spread(rows: list[dict], conversations: int) -> list[dict]:
+    """``rows`` with probe i in conversation ``c{i % conversations}`` (the build rows kept as they are)."""
+    return [{**r, "conversation_id": f"c{int(r['probe_id'][1:]) % conversations}"} if r["probe_id"] else r
+            for r in rows]
+
+
+def test_dominated_means_dominated_only_when_the_paired_ci_excludes_0():
+    # means dominate in both runs; only the second has the evidence: better by 0.5 in each of 4 conversations
+    noisy = pd.DataFrame(_spread(_rows("m|bm25", "bm25", [1, 0, 1, 0, 1, 0, 1, 1], 100, 0.01, 0.0, 0.0)
+                                 + _rows("m|dense", "dense", [0, 1, 1, 0, 0, 1, 1, 0], 200, 0.02, 0.0, 0.0), 4))
+    clear = pd.DataFrame(_spread(_rows("m|bm25", "bm25", [1] * 8, 100, 0.01, 0.0, 0.0)
+                                 + _rows("m|dense", "dense", [0] * 4 + [1] * 4, 200, 0.02, 0.0, 0.0), 4))
+    cells = {}
+    for name, df in (("noisy", noisy), ("clear", clear)):
+        section = frontier_section(_summary(df), df, "judge", n_resamples=200)
+        assert section is not None
+        (_, header, rows), = section.tables
+        cells[name] = {r[0]: dict(zip(header, r)) for r in rows}["m|dense"]["on context tokens"]
+        mark = section.marks["tokens"]["m|dense"]
+        assert mark.dominated_by == ("m|bm25",) and not mark.frontier  # the means say dominated either way
+        assert any("bootstrap resampling whole conversations" in n for n in section.notes)
+    assert cells["noisy"].startswith("dominated on means by m|bm25, not significant: Δ +0.125 [-")
+    assert cells["noisy"].endswith("n=8")
+    assert cells["clear"] == "dominated by m|bm25: Δ +0.500 [+0.500, +0.500], n=8"
+
+
+def test_the_same_quality_on_every_probe_at_less_cost_is_dominance_shown():
+    df = pd.DataFrame(_rows("m|short", "bm25", [1, 0, 1, 0], 100, 0.01, 0.0, 0.0)
+                      + _rows("m|long", "dense", [1, 0, 1, 0], 300, 0.01, 0.0, 0.0))
+    section = frontier_section(_summary(df), df, "judge", n_resamples=100)
+    assert section is not None
+    mark = section.marks["tokens"]["m|long"]
+    assert mark.shown_by == ("m|short",)  # Δ = 0 in every resample, strictly cheaper
+    assert section.marks["latency"]["m|long"].frontier  # equal on both: ties, both on the frontier
 
 
 def test_costs_of_zero_dollars_are_said_not_drawn():
