@@ -265,12 +265,7 @@ def render_html(page: ReportPage) -> str:
         body += [f"<p>{_esc(n)}</p>" for n in paired.notes]
         if paired.body:
             body.append(_table(paired.header, paired.body))
-    if judges is not None:
-        body.append("<h2 id=judges>Judges</h2>")
-        body += [f"<p>{_esc(n)}</p>" for n in judges.notes]
-        for caption, header, rows in judges.tables:
-            body += [f"<p>{_esc(caption)}</p>", _table(header, rows)]
-    for section in page.sections:
+    for section in ([judges] if judges is not None else []) + page.sections:  # every figure under its section
         body.append(f"<h2 id={section.anchor}>{_esc(section.title)}</h2>")
         body += [f"<p>{_esc(n)}</p>" for n in section.notes]
         for caption, header, rows in section.tables:

@@ -23,11 +23,12 @@ from lyra_lab.reports._judge_prompts import (ALL, INTERVAL, judge_prompts, promp
 
 @dataclass(frozen=True)
 class SectionPart:
-    """Notes, tables ``(caption, header, rows)`` and files of one part of the judge section."""
+    """Notes, tables ``(caption, header, rows)``, CSV files and figures of one part of the judge section."""
 
     notes: list[str]
     tables: list[tuple[str, list[str], list[list[str]]]] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    figures: list[Path] = field(default_factory=list)
 
 
 def _ci(mean: float, low: float, high: float) -> str:
@@ -100,8 +101,6 @@ def prompts_part(df: pd.DataFrame, out: Path, judges: list[str]) -> SectionPart 
     accuracy.to_csv(files[0], index=False)
     differences.to_csv(files[1], index=False)
     figure = prompt_figure(accuracy, differences, out / "judge_prompts.png")
-    if figure is not None:
-        files.append(figure)
     prompts = judge_prompts(df)
     reference = str(differences["reference"].iloc[0]) if not differences.empty else judges[0]
     pipelines = [p for p in dict.fromkeys(accuracy["pipeline"]) if p != ALL]
@@ -123,4 +122,4 @@ def prompts_part(df: pd.DataFrame, out: Path, judges: list[str]) -> SectionPart 
              f"each prompt with its source; differences are paired, answer by answer, against `{reference}`. "
              f"Intervals: {INTERVAL}. Figure: judge_prompts.png."]
     return SectionPart(notes, [("J under each judge prompt, and the paired difference to the reference:",
-                                header, rows)], files)
+                                header, rows)], files, [figure] if figure is not None else [])

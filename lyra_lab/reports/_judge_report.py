@@ -16,24 +16,22 @@ from pathlib import Path
 import pandas as pd
 
 from lyra_lab.reports._agreement import EXACT_MATCH, judge_agreement, judge_table
-from lyra_lab.reports._compare_report import markdown_table
 from lyra_lab.reports._judge_parts import error_rates_part, prompts_part
+from lyra_lab.reports._sections import Table, TableSection
+
+TITLE, ANCHOR = "Judges", "judges"
 
 
-@dataclass(frozen=True)
-class JudgeSection:
-    """Notes and tables of the section; ``tables`` are ``(caption, header, rows)``."""
+@dataclass
+class JudgeSection(TableSection):
+    """The section (its figure, the judge prompts', in ``figures``), with the CSVs written for it in ``files``."""
 
-    notes: list[str]
-    tables: list[tuple[str, list[str], list[list[str]]]] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
 
-    def markdown(self) -> str:
-        lines = ["\n## Judges\n"] + [n + "\n" for n in self.notes]
-        for caption, header, rows in self.tables:
-            lines += [f"{caption}\n", *markdown_table(header, rows)]
-            lines.append("")
-        return "\n".join(lines)
+
+def _judges(notes: list[str], tables: list[Table], files: list[Path],
+            figures: list[Path] | None = None) -> JudgeSection:
+    return JudgeSection(TITLE, ANCHOR, notes, tables, figures=figures or [], files=files)
 
 
 def judge_names(df: pd.DataFrame) -> list[str]:
@@ -60,7 +58,7 @@ def judge_section(df: pd.DataFrame, out: Path) -> JudgeSection | None:
     # each part's notes lead its first table, so a reader meets them together
     tables = [((" ".join([*p.notes, caption]) if i == 0 else caption), header, rows)
               for p in parts for i, (caption, header, rows) in enumerate(p.tables)]
-    return JudgeSection([], tables, [f for p in parts for f in p.files])
+    return _judges([], tables, [f for p in parts for f in p.files], [f for p in parts for f in p.figures])
 
 
 def agreement_part(df: pd.DataFrame, out: Path, judges: list[str]) -> JudgeSection | None:
@@ -93,7 +91,7 @@ def agreement_part(df: pd.DataFrame, out: Path, judges: list[str]) -> JudgeSecti
     tables = [("J per pipeline under each judge:", header, rows),
               ("Agreement between raters (Cohen's kappa corrects for chance; NaN when both are constant):",
                ["rater", "other", "n", "rater mean", "other mean", "agreement", "kappa"], agree_rows)]
-    return JudgeSection(notes, tables, files)
+    return _judges(notes, tables, files)
 
 
 def _fmt(value: float) -> str:

@@ -41,7 +41,7 @@ DIFF_COLUMNS = ["pipeline", "prompt", "reference", "n", "diff", "low", "high", "
 
 @dataclass
 class PromptSection(TableSection):
-    """The section, with the files behind it (CSVs and the figure) and the line the summary table gets."""
+    """The section (its figure in ``figures``), the CSVs behind it and the line the summary table gets."""
 
     files: list[Path] = field(default_factory=list)
     summary_note: str = ""
@@ -147,8 +147,6 @@ def prompt_section(df: pd.DataFrame, out: Path, n_resamples: int = 1000, seed: i
     table.to_csv(files[0], index=False)
     diffs.to_csv(files[1], index=False)
     figure = prompt_figure(table, diffs, metric, out / "answer_prompts.png")
-    if figure is not None:
-        files.append(figure)
     repeats = int(table["repeats"].max()) if len(table) else 1
     notes = [f"Every answered probe was asked under each answer prompt over the same context"
              f"{f', {repeats} times each (repeats)' if repeats > 1 else ''}. `{metric}` per pipeline × prompt: "
@@ -172,7 +170,8 @@ def prompt_section(df: pd.DataFrame, out: Path, n_resamples: int = 1000, seed: i
                        ["pipeline", "prompt", "n", "difference [95% CI]", "p (Holm)"],
                        [[r.pipeline, r.prompt, str(r.n), _ci(r.diff, r.low, r.high, True), f"{r.p_holm:.3g}"]
                         for r in diffs.itertuples()]))
-    return PromptSection(TITLE, "answer_prompts", notes, tables, files=files, summary_note=summary_note(table, metric))
+    return PromptSection(TITLE, "answer_prompts", notes, tables, figures=[figure] if figure is not None else [],
+                         files=files, summary_note=summary_note(table, metric))
 
 
 def summary_note(table: pd.DataFrame, metric: str) -> str:

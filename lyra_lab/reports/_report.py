@@ -201,7 +201,7 @@ def write_report(
     judges = judge_section(marked, out)
     if judges is not None:
         md.append(judges.markdown())
-        written += [f for f in judges.files if f.suffix == ".csv"]
+        written += judges.files
     split, ceilings = split_section(marked, n_resamples, seed), ceiling_section(marked, n_resamples, seed)
     frontier = frontier_section(_degraded.relabel(summary, degraded), marked,
                                 headline_metric([str(c) for c in summary.columns]), ceiling_names(), n_resamples, seed)
@@ -213,7 +213,7 @@ def write_report(
     if frontier is not None:
         frontier.figures += [f for f in [frontier_figure(frontier, out / "frontier.png")] if f]
     md += [section.markdown() for section in sections]
-    written += [f for f in prompts.files if f.suffix == ".csv"] if prompts is not None else []
+    written += prompts.files if prompts is not None else []
     if by_cat is not None and metric is not None:
         md += [f"\n## {metric} by probe category\n", _category_caption(df, category_scheme) + "\n",
                format_markdown(_degraded.relabel(_ci_wide(by_cat, metric), degraded).drop(columns=constant),
@@ -240,8 +240,6 @@ def write_report(
                                            out / "quality_vs_context_tokens.png", n_resamples=n_resamples, seed=seed))
     drawn.append(latency_boxes(plot_df, simulated, out / "latency.png"))
     drawn += [f for f in paired.files if f.suffix == ".png"]
-    drawn += [f for f in judges.files if f.suffix == ".png"] if judges is not None else []  # judge prompts figure
-    drawn += [f for f in prompts.files if f.suffix == ".png"] if prompts is not None else []  # answer prompts
     plots = [p for p in drawn if p is not None]
 
     columns = expand_metrics(list(summary.columns), MARKDOWN_METRICS)
@@ -258,7 +256,8 @@ def write_report(
                       category_table, plots, probe_views(run_dir, df), n_probes, paired, judges,
                       headline=top, planted=planted, sections=sections)
     (out / "report.html").write_text(render_html(page), encoding="utf-8")
-    files = WrittenReport(written + plots + [f for section in sections for f in section.figures]
+    in_sections = [*(judges.figures if judges is not None else []), *(f for s in sections for f in s.figures)]
+    files = WrittenReport(written + plots + in_sections
                           + [out / "report.html"])
     files.headline = top
     return files

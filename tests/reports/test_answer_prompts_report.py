@@ -91,6 +91,10 @@ def test_summary_and_page_show_the_table_the_differences_and_the_figure(tmp_path
     page = (report / "report.html").read_text(encoding="utf-8")
     assert "<h2 id=answer_prompts>Answer prompts and repeats</h2>" in page
     assert 'alt="answer_prompts"' in page and (report / "answer_prompts.png").is_file()
+    # the figure is the section's (TableSection.figures): under its heading, once, not in the Figures list
+    own = page[page.index("<h2 id=answer_prompts>"):].split("<h2", 2)[1]
+    assert '<img alt="answer_prompts"' in own and page.count('<img alt="answer_prompts"') == 1
+    assert "![answer_prompts](answer_prompts.png)" in section
     assert (report / "answer_prompts.csv").is_file() and (report / "answer_prompt_differences.csv").is_file()
 
 
