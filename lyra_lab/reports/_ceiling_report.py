@@ -17,7 +17,7 @@ import pandas as pd
 
 from lyra_lab.recall import ceiling_names
 from lyra_lab.reports._sections import TableSection
-from lyra_lab.reports._split import ACCURACY
+from lyra_lab.reports._split import accuracy_of
 from lyra_lab.stats import BootstrapCI, cluster_bootstrap_ci, row_pipeline_labels
 
 TITLE = "Distance to the ceilings"
@@ -70,10 +70,11 @@ def ceiling_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) ->
     """The section; None unless the run answered probes under a ceiling recaller and another one."""
     if not {"metric", "recaller", "cell_id", "probe_id"} <= set(df.columns):
         return None
-    metric = next((m for m in ACCURACY if m in set(df["metric"])), None)
+    accuracy = accuracy_of(df["metric"])
     ceilings = ceiling_names()
-    if metric is None or not df["recaller"].astype(str).isin(ceilings).any():
+    if accuracy is None or not df["recaller"].astype(str).isin(ceilings).any():
         return None
+    metric, word = accuracy.metric, accuracy.name
     table = _accuracy(df, metric)
     cells = table.groupby("label")["cell_id"].agg(frozenset)
     recaller = table.groupby("label")["recaller"].first()
@@ -89,10 +90,10 @@ def ceiling_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) ->
         rows.append([str(label), f"{mean:.3f}"] + [_fmt(mine[name]) if name in mine else "—" for name in names])
     if not rows:
         return None
-    notes = [f"Per pipeline, its `{metric}` and how far each ceiling of the same memory (the same cells) is "
+    notes = [f"Per pipeline, its {word} (`{metric}`) and how far each ceiling of the same memory (the same cells) is "
              "above it: mean of the paired difference, ceiling minus pipeline, over the probes both answered "
              "[95% bootstrap CI, resampling whole conversations] (n). `oracle`: the context is the gold evidence "
              "alone (perfect retrieval); `full_context`: the whole history, newest kept, in the same budget."]
-    header = ["pipeline", metric] + [f"to {name}" for name in names]
-    return CeilingSection(TITLE, "ceilings", notes, [(f"{metric}: distance to the ceilings", header, rows)],
+    header = ["pipeline", f"{word} ({metric})"] + [f"to {c}" for c in names]
+    return CeilingSection(TITLE, "ceilings", notes, [(f"{word} (`{metric}`): distance to the ceilings", header, rows)],
                           distances=distances)

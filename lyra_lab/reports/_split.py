@@ -7,8 +7,10 @@ its answered probes with evidence (``evidence_in_context`` rows, ``measures._in_
 * ``evidence in context``: the share of probes whose every evidence turn was in the context;
 * ``accuracy | in`` and ``accuracy | not in``: the mean accuracy of those probes and of the rest;
 
-each a mean with a 95% bootstrap CI resampling whole conversations, and its n.  Accuracy is the
-judge's verdict when the run judged (several judges: their mean per probe), else ``qa_f1``.
+each a mean with a 95% bootstrap CI resampling whole conversations, and its n.  "Accuracy" is the
+first of ``ACCURACY`` the run has: the judge's verdict when it judged (several judges: their mean per
+probe), else ``qa_f1`` (token F1 under the run's QA scorer), and each entry names the word the table's
+headers, captions and ``retrieval_and_answering.png`` use for it ("accuracy", "F1"): they read it here.
 
 **The gap between two pipelines, split.**  With ``s`` the share, ``a`` the accuracy given the
 evidence and ``o`` given none, a pipeline's accuracy is ``acc = o + s·g`` with ``g = a - o``.  For
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
@@ -37,12 +40,35 @@ from lyra_lab.measures import EVIDENCE_IN_CONTEXT
 from lyra_lab.reports._sections import TableSection
 from lyra_lab.stats import BootstrapCI, cluster_bootstrap_ci, row_pipeline_labels
 
-#: What "accuracy" is, first present wins: an LLM judge's verdict, else token F1.
-ACCURACY = ("judge", "qa_f1")
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """What the split's "accuracy" is: a measure, the word its headers and figure use, what it is."""
+
+    metric: str
+    name: str
+    what: str
+
+
+#: What "accuracy" is, first present wins: an LLM judge's verdict, else token F1 (named F1, not accuracy).
+ACCURACY: tuple[Accuracy, ...] = (
+    Accuracy("judge", "accuracy", "the judge's verdict, several judges averaged"),
+    Accuracy("qa_f1", "F1", "token F1 of the answer against the gold answer"),
+)
 TITLE = "Retrieval and answering apart"
-HEADER = ["pipeline", "n", "evidence in context", "accuracy, evidence in", "n in", "accuracy, evidence not in",
-          "n not in"]
-GAP_HEADER = ["pipeline", "vs", "n", "Δ accuracy", "from retrieval", "from answering"]
+
+
+def accuracy_of(metrics: Iterable[str]) -> Accuracy | None:
+    """The first of ``ACCURACY`` among ``metrics`` (None: neither)."""
+    present = set(metrics)
+    return next((a for a in ACCURACY if a.metric in present), None)
+
+
+def headers(name: str) -> tuple[list[str], list[str]]:
+    """The split table's header and the gap table's, with the accuracy's word (``Accuracy.name``)."""
+    return (["pipeline", "n", "evidence in context", f"{name}, evidence in", "n in", f"{name}, evidence not in",
+             "n not in"], ["pipeline", "vs", "n", f"Δ {name}", "from retrieval", "from answering"])
 
 
 @dataclass(frozen=True)
@@ -74,6 +100,7 @@ class SplitSection(TableSection):
     splits: list[PipelineSplit] = field(default_factory=list)
     gaps: list[GapSplit] = field(default_factory=list)
     metric: str = ""  # what accuracy is (``ACCURACY``)
+    name: str = "accuracy"  # the word the table and the figure use for it (``Accuracy.name``)
 
 
 def probe_table(df: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
@@ -84,10 +111,10 @@ def probe_table(df: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
     """
     if "metric" not in df.columns or EVIDENCE_IN_CONTEXT not in set(df["metric"]):
         return None
-    present = set(df["metric"])
-    metric = next((m for m in ACCURACY if m in present), None)
-    if metric is None:
+    found = accuracy_of(df["metric"])
+    if found is None:
         return None
+    metric = found.metric
     df = df.reset_index(drop=True)
     rows = df[df["metric"].isin([EVIDENCE_IN_CONTEXT, metric]) & (df["probe_id"].astype(str) != "")]
     key = ["label", "conversation_id", "probe_id", "seed"]
@@ -173,22 +200,28 @@ def split_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> S
     if found is None:
         return None
     table, metric = found
+    accuracy = accuracy_of([metric])
+    assert accuracy is not None, "probe_table returns one of ACCURACY"
+    name = accuracy.name
+    scorers = sorted(str(s) for s in df["qa.scorer"].dropna().unique()) if "qa.scorer" in df.columns else []
+    what = accuracy.what + (f" (QA scorer: {', '.join(scorers)})" if metric == "qa_f1" and scorers else "")
     splits = split_by_pipeline(table, n_resamples, seed)
     overall = table.groupby("label")["accuracy"].mean().sort_values(ascending=False, kind="stable")
     best = str(overall.index[0])
     gaps = [g for label in overall.index[1:] if (g := gap_split(table, best, str(label), n_resamples, seed))]
     notes = [f"Per pipeline, its answered probes with evidence: the share whose every evidence turn was held "
              f"verbatim by a hit shown whole in the context the answerer was given (`{EVIDENCE_IN_CONTEXT}`), "
-             f"and the accuracy (`{metric}`) of those probes and of the rest: mean [95% bootstrap CI, resampling "
-             "whole conversations], n probes.",
-             "The gap to the most accurate pipeline, paired on the probes both answered, split exactly into "
-             "retrieval (ḡ·Δs: the change in the share at the mean benefit g = acc|in − acc|not in) and "
-             "answering (s̄·Δacc|in + (1 − s̄)·Δacc|not in: the change in accuracy at the mean share)."]
+             f"and the {name} (`{metric}`: {what}) of those probes and of the rest: mean [95% bootstrap CI, "
+             "resampling whole conversations], n probes.",
+             f"The gap in {name} to the best pipeline, paired on the probes both answered, split exactly into "
+             f"retrieval (ḡ·Δs: the change in the share at the mean benefit g = {name}|in − {name}|not in) and "
+             f"answering (s̄·Δ{name}|in + (1 − s̄)·Δ{name}|not in: the change in {name} at the mean share)."]
+    header, gap_header = headers(name)
     rows = [[s.pipeline, str(s.share.n), _fmt(s.share), _fmt(s.accuracy_in), str(s.accuracy_in.n),
              _fmt(s.accuracy_out), str(s.accuracy_out.n)] for s in splits]
-    tables = [(f"Evidence in context and {metric} given it", HEADER, rows)]
+    tables = [(f"Evidence in context and {name} (`{metric}`) given it", header, rows)]
     if gaps:
-        tables.append((f"Gap in {metric} to {best}, from retrieval and from answering", GAP_HEADER,
+        tables.append((f"Gap in {name} (`{metric}`) to {best}, from retrieval and from answering", gap_header,
                        [[g.b, g.a, str(g.n), _fmt(g.gap, True), _fmt(g.retrieval, True), _fmt(g.answering, True)]
                         for g in gaps]))
-    return SplitSection(TITLE, "split", notes, tables, splits=splits, gaps=gaps, metric=metric)
+    return SplitSection(TITLE, "split", notes, tables, splits=splits, gaps=gaps, metric=metric, name=name)

@@ -75,7 +75,7 @@ def split_figure(split: SplitSection, ceilings: CeilingSection | None, path: Pat
     axes[0].set_xlim(-0.04, 1.04)
     axes[0].set_xlabel("share with the evidence in context", fontsize=8.5)
     axes[1].set_xlim(-0.04, 1.04)
-    axes[1].set_xlabel(f"{split.metric}: evidence in (green ●),\nnot in (red ■)", fontsize=8.5)
+    axes[1].set_xlabel(f"{split.name} ({split.metric}): evidence in (green ●),\nnot in (red ■)", fontsize=8.5)
     if distances:
         values = [v for d in distances for v in (d.distance.low, d.distance.high, d.distance.mean)
                   if not math.isnan(v)]
@@ -89,7 +89,7 @@ def split_figure(split: SplitSection, ceilings: CeilingSection | None, path: Pat
         ax.grid(axis="x", alpha=0.3)
         ax.tick_params(axis="x", labelsize=8)
     counts = [s.share.n for s in rows]
-    fig.suptitle(fit_text(f"Retrieval and answering apart: {split.metric}\nmean, 95% CI resampling whole "
+    fig.suptitle(fit_text(f"Retrieval and answering apart: {split.name} ({split.metric})\nmean, 95% CI resampling whole "
                           f"conversations · {n_phrase(counts)}{small_note(counts)}"
                           + (f" · labels omit what all share: {shared}" if shared else "")
                           + (f" · the {MAX_ROWS} most accurate of {len(split.splits)} pipelines (all in the table)"

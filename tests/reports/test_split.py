@@ -10,6 +10,8 @@ from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
 from lyra_lab.reports import write_report
 from lyra_lab.reports._ceiling_report import ceiling_section
 from lyra_lab.reports._split import gap_split, probe_table, split_by_pipeline, split_section
+from lyra_lab.reports import _split_plot as split_plot
+from lyra_lab.reports._split_plot import split_figure
 from tests.systems.conftest import SYNTHETIC
 
 # (pipeline, conversation, probe, evidence in context, judge verdicts): A has the evidence for 4 of 6
@@ -79,6 +81,24 @@ def test_the_section_names_its_method_and_leaves_runs_without_the_rows_alone():
     assert max(len(line) for line in text.splitlines() if not line.startswith("|")) < 400
 
 
+def test_without_a_judge_the_split_says_f1_in_its_table_and_figure_never_accuracy(tmp_path, monkeypatch):
+    rows = fixture_rows().query("metric != 'judge'").assign(**{"qa.scorer": "locomo"})
+    section = split_section(rows, n_resamples=50)
+    assert section is not None and (section.metric, section.name) == ("qa_f1", "F1")
+    (caption, header, _), (gap_caption, gap_header, _) = section.tables
+    assert header[3:6] == ["F1, evidence in", "n in", "F1, evidence not in"] and gap_header[3] == "Δ F1"
+    assert caption.startswith("Evidence in context and F1 (`qa_f1`)") and gap_caption.startswith("Gap in F1")
+    words = " ".join([caption, gap_caption, *header, *gap_header, *section.notes])
+    assert "accuracy" not in words.lower() and "QA scorer: locomo" in words
+    drawn = []
+    monkeypatch.setattr(split_plot, "save", lambda fig, path: drawn.append(fig) or path)
+    assert split_figure(section, None, tmp_path / "split.png") is not None
+    [fig] = drawn
+    labels, title = [ax.get_xlabel() for ax in fig.axes], fig._suptitle.get_text()
+    assert any(label.startswith("F1 (qa_f1)") for label in labels) and "F1 (qa_f1)" in title
+    assert "accuracy" not in " ".join(labels + [title]).lower()
+
+
 def test_the_distance_to_the_ceilings_pairs_the_same_memory():
     rows = []
     for recaller, verdicts in (("bm25", [1, 0, 0, 0]), ("oracle", [1, 1, 1, 0]), ("full_context", [1, 1, 0, 0])):
@@ -89,7 +109,7 @@ def test_the_distance_to_the_ceilings_pairs_the_same_memory():
     rows.append({**rows[0], "pipeline": "other|bm25", "cell_id": "elsewhere"})  # another memory: no ceiling
     section = ceiling_section(pd.DataFrame(rows), n_resamples=100)
     [(caption, header, body)] = section.tables
-    assert header == ["pipeline", "judge", "to full_context", "to oracle"]
+    assert header == ["pipeline", "accuracy (judge)", "to full_context", "to oracle"]
     assert body == [["tw|bm25", "0.250", body[0][2], body[0][3]]]
     assert body[0][2].startswith("+0.250 [") and body[0][3].startswith("+0.500 [") and body[0][3].endswith("(n=4)")
 
