@@ -17,7 +17,7 @@ import pandas as pd
 
 from lyra_lab.recall import ceiling_names
 from lyra_lab.reports._sections import TableSection
-from lyra_lab.reports._split import accuracy_of
+from lyra_lab.reports._split import accuracy_of, resampling_units
 from lyra_lab.stats import BootstrapCI, cluster_bootstrap_ci, row_pipeline_labels
 
 TITLE = "Distance to the ceilings"
@@ -55,8 +55,10 @@ def _accuracy(df: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 def _distance(table: pd.DataFrame, label: str, ceiling: str, n_resamples: int, seed: int) -> BootstrapCI:
     paired = table[table["label"] == label].merge(table[table["label"] == ceiling], on=_KEY, suffixes=("", "_c"))
-    return cluster_bootstrap_ci((paired["accuracy_c"] - paired["accuracy"]).to_numpy(float),
-                                paired["conversation_id"].tolist(), n_resamples, seed=seed)
+    units = (resampling_units(paired["conversation_id"], paired["probe_id"])[0]
+             if table["conversation_id"].nunique() <= 1 else paired["conversation_id"].tolist())
+    return cluster_bootstrap_ci((paired["accuracy_c"] - paired["accuracy"]).to_numpy(float), units, n_resamples,
+                                seed=seed)
 
 
 def _fmt(ci: BootstrapCI) -> str:
@@ -76,6 +78,7 @@ def ceiling_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) ->
         return None
     metric, word = accuracy.metric, accuracy.name
     table = _accuracy(df, metric)
+    unit = resampling_units(table["conversation_id"], table["probe_id"])[1]
     cells = table.groupby("label")["cell_id"].agg(frozenset)
     recaller = table.groupby("label")["recaller"].first()
     names = [c for c in ceilings if c in set(recaller)]
@@ -92,7 +95,7 @@ def ceiling_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) ->
         return None
     notes = [f"Per pipeline, its {word} (`{metric}`) and how far each ceiling of the same memory (the same cells) is "
              "above it: mean of the paired difference, ceiling minus pipeline, over the probes both answered "
-             "[95% bootstrap CI, resampling whole conversations] (n). `oracle`: the context is the gold evidence "
+             f"[95% bootstrap CI, resampling {unit}] (n). `oracle`: the context is the gold evidence "
              "alone (perfect retrieval); `full_context`: the whole history, newest kept, in the same budget."]
     header = ["pipeline", f"{word} ({metric})"] + [f"to {c}" for c in names]
     return CeilingSection(TITLE, "ceilings", notes, [(f"{word} (`{metric}`): distance to the ceilings", header, rows)],

@@ -205,10 +205,10 @@ def standing(mark: Dominance | None, ceiling: bool = False) -> str:
         return "frontier" + (f" (ties {', '.join(mark.ties)})" if mark.ties else "")
     shown = [e for e in mark.evidence if e.shown]
     if shown:
-        more = f" and {len(shown) - 1} more" if len(shown) > 1 else ""
-        return f"dominated by {shown[0].dominator}: {shown[0].text()}{more}"
+        more = f" (and {len(shown) - 1} more)" if len(shown) > 1 else ""
+        return f"dominated by {shown[0].dominator}{more}: {shown[0].text()}"
     first = mark.evidence[0].text() if mark.evidence else "untested"
-    more = f" and {len(mark.dominated_by) - 1} more" if len(mark.dominated_by) > 1 else ""
+    more = f" (and {len(mark.dominated_by) - 1} more)" if len(mark.dominated_by) > 1 else ""
     return f"dominated on means by {mark.dominated_by[0]}{more}, not significant: {first}"
 
 

@@ -38,7 +38,7 @@ class DominanceEvidence:
         high: its upper end.
         n: the paired probes.
         clusters: the units resampled (conversations, or probes when all come from one).
-        unit: what a cluster is (``"conversations"`` or ``"probes"``).
+        unit: what the bootstrap resampled (whole conversations, or probes when all come from one).
         cheaper: the dominator is strictly cheaper on the axis.
         why: why there is no test (empty when there is one).
     """
@@ -81,12 +81,12 @@ class PairedQuality:
             else df.iloc[:0]
         one = "conversation_id" not in df.columns or probes["conversation_id"].astype(str).nunique() <= 1
         self.cluster: str | None = None if one else "conversation"
-        self.unit = "probes" if one else "conversations"
+        self.unit = "probes (all from one conversation)" if one else "whole conversations"
         self._done: dict[tuple[str, str], DominanceEvidence] = {}
 
     def method(self) -> str:
         """The method in one phrase, for the table's notes."""
-        return (f"paired difference on the probes both scored, 95% CI from a bootstrap resampling whole "
+        return (f"paired difference on the probes both scored, 95% CI from a bootstrap resampling "
                 f"{self.unit} ({self.n_resamples} resamples), not adjusted for multiplicity")
 
     def evidence(self, dominator: str, dominated: str, cheaper: bool) -> DominanceEvidence:

@@ -37,6 +37,7 @@ from lyra_lab.reports._legible import (
 
 MAX_POINTS = 12  # pipelines a figure labels legibly beside one panel
 DODGE_PT = 8.0  # points between pipelines closer than a marker in a panel: a marker's width
+SHARE_SPAN = 0.3  # a quality in [0, 1] shows at least this much of it: zoomed on its values, never on noise
 NEAR_Y = 0.03  # pipelines closer than this in height (axes fraction) share a row, spread DODGE_PT apart along x
 
 
@@ -66,23 +67,46 @@ def _limits(ax: Axes, costs: list[float], ylim: tuple[float, float]) -> None:
         ax.set_xlim(min(costs) - 0.08 * span, max(costs) + 0.08 * span)
 
 
-def _offsets(ax: Axes, points: dict[str, tuple[float, float]]) -> dict[str, float]:
+def _quality_limits(low: float, high: float) -> tuple[float, float]:
+    """The shared quality axis: a share (in [0, 1]) zoomed on its values, at least ``SHARE_SPAN`` of it shown.
+
+    >>> [round(v, 3) for v in _quality_limits(0.0, 0.25)], [round(v, 3) for v in _quality_limits(1.0, 1.0)]
+    ([-0.012, 0.312], [0.688, 1.012])
+    """
+    if low >= 0 and high <= 1:
+        span = max(high - low, SHARE_SPAN)
+        bottom = min(max(0.0, (low + high) / 2 - span / 2), 1.0 - span)
+        return bottom - 0.04 * span, bottom + span + 0.04 * span
+    pad = 0.08 * (high - low or 0.5)
+    return low - pad, high + pad
+
+
+def _offsets(ax: Axes, points: dict[str, tuple[float, float, float, float]]) -> dict[str, float]:
     """X offsets (points) that keep pipelines a marker apart in this panel, never one over another.
 
-    Pipelines within ``NEAR_Y`` of one another in height (axes fraction) share a row; along each row the
-    markers are spread (``_legible.spread``) at least ``DODGE_PT`` apart, each as near its true x as it can.
+    ``points``: each pipeline's cost, quality and CI ends.  Pipelines whose heights (the marker and its
+    error bar, ``NEAR_Y`` of margin, in axes fraction) overlap share a row; along each row the markers are
+    spread (``_legible.spread``) at least ``DODGE_PT`` apart, each as near its true x as it can, so no
+    marker or error bar is drawn over another's.
     """
     fig = ax.get_figure(root=True)
     assert fig is not None, "a panel on a figure"
     width_pt = ax.get_position().width * fig.get_figwidth() * 72
     to_fraction = ax.transScale + ax.transLimits  # data -> axes fraction, whatever the layout
-    where = {k: tuple(to_fraction.transform(v)) for k, v in points.items()}
+    where, extent = {}, {}
+    for k, (x, y, low, high) in points.items():
+        where[k] = tuple(to_fraction.transform((x, y)))
+        ends = [to_fraction.transform((x, v))[1] for v in (low, high) if not math.isnan(v)] + [where[k][1]]
+        extent[k] = (min(ends) - NEAR_Y / 2, max(ends) + NEAR_Y / 2)
     rows: list[list[str]] = []
-    for k in sorted(where, key=lambda k: (where[k][1], where[k][0], k)):
-        if rows and abs(where[rows[-1][-1]][1] - where[k][1]) < NEAR_Y:
+    top = -math.inf
+    for k in sorted(where, key=lambda k: (extent[k][0], where[k][0], k)):
+        if rows and extent[k][0] < top:
             rows[-1].append(k)
         else:
             rows.append([k])
+            top = -math.inf
+        top = max(top, extent[k][1])
     out = {}
     for row in rows:
         xs = [where[k][0] * width_pt for k in row]
@@ -115,16 +139,14 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
     fig = new_figure(figsize=(FIGURE_WIDTH, 3.6 + 0.06 * len(groups)), layout="constrained")
     axes = fig.subplots(1, len(section.axes), sharey=True, squeeze=False)[0]
     qualities = [v for p in section.pipelines for v in (p.low, p.high, p.quality) if not math.isnan(v)]
-    low, high = min(qualities), max(qualities)
-    pad = 0.08 * (high - low or 0.5)
-    if low >= 0 and high <= 1:  # a share: the whole of [0, 1]
-        low, high, pad = 0.0, 1.0, 0.04
-    placed: list[tuple[Axes, dict[str, tuple[float, float]], dict[str, list[Artist]]]] = []
+    ylim = _quality_limits(min(qualities), max(qualities))
+    placed: list[tuple[Axes, dict[str, tuple[float, float, float, float]], dict[str, list[Artist]]]] = []
     for ax, axis in zip(axes, section.axes):
         marks = section.marks.get(axis, {})
         front = []
-        _limits(ax, [p.cost(axis) for p in section.pipelines], (low - pad, high + pad))
-        drawn = {g.label: (by_label[g.first].cost(axis), by_label[g.first].quality) for g in groups
+        _limits(ax, [p.cost(axis) for p in section.pipelines], ylim)
+        drawn = {g.label: (by_label[g.first].cost(axis), by_label[g.first].quality, by_label[g.first].low,
+                           by_label[g.first].high) for g in groups
                  if not math.isnan(by_label[g.first].cost(axis))}
         placed.append((ax, drawn, {}))
         for group in groups:
@@ -160,10 +182,11 @@ def frontier_figure(section: FrontierSection, path: Path) -> Path | None:
                         colors[g.label])
               for g in groups if not math.isnan(by_label[g.first].cost(section.axes[-1]))]
     counts = [p.n for p in section.pipelines]
-    means_only = any(m.get(p.label) is not None and bool(m[p.label].dominated_by) and not m[p.label].shown_by
-                     for m in section.marks.values() for p in section.pipelines if not p.ceiling)
-    notes = (f"{n_phrase(counts)}{small_note(counts)} · ◆ on the frontier (black line), ● dominated"
-             + (" (paired test), ■ dominated on means only (not significant)" if means_only else "")
+    dominated = [m[p.label] for m in section.marks.values() for p in section.pipelines
+                 if not p.ceiling and m.get(p.label) is not None and m[p.label].dominated_by]
+    kinds = ([", ● dominated (paired test)"] if any(d.shown_by for d in dominated) else []) + (
+        [", ■ dominated on means only (not significant)"] if any(not d.shown_by for d in dominated) else [])
+    notes = (f"{n_phrase(counts)}{small_note(counts)} · ◆ on the frontier (black line)" + "".join(kinds)
              + (", ▲ ceiling (not a contender)" if any(p.ceiling for p in section.pipelines) else "")
              + " · one label a pipeline, at its height in every panel; points closer than a marker drawn apart"
              + (f"; labels omit what all share: {shared}" if shared else "")

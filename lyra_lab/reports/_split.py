@@ -7,7 +7,8 @@ its answered probes with evidence (``evidence_in_context`` rows, ``measures._in_
 * ``evidence in context``: the share of probes whose every evidence turn was in the context;
 * ``accuracy | in`` and ``accuracy | not in``: the mean accuracy of those probes and of the rest;
 
-each a mean with a 95% bootstrap CI resampling whole conversations, and its n.  "Accuracy" is the
+each a mean with a 95% bootstrap CI resampling whole conversations (probes, when all come from one
+conversation: one cluster would give an interval of width 0; ``resampling_units``), and its n.  "Accuracy" is the
 first of ``ACCURACY`` the run has: the judge's verdict when it judged (several judges: their mean per
 probe), else ``qa_f1`` (token F1 under the run's QA scorer), and each entry names the word the table's
 headers, captions and ``retrieval_and_answering.png`` use for it ("accuracy", "F1"): they read it here.
@@ -23,7 +24,8 @@ pipelines' mean) splits the gap exactly and symmetrically (A and B swapped, each
 *Retrieval* is what the change in the share is worth at the pipelines' mean benefit of having the
 evidence; *answering* is the change in accuracy at a fixed share (a pipeline that never had the
 evidence in context takes the other's ``a``, which its accuracy does not depend on).  Each pipeline
-is compared with the most accurate one, paired on the probes both answered, with cluster-bootstrap
+is compared with the most accurate one that is not a ceiling (``recall.ceiling_names``: their distance
+has a section of its own, ``_ceiling_report``), paired on the probes both answered, with cluster-bootstrap
 CIs of the gap and of both parts (the conversations resampled, the split recomputed each time).
 """
 
@@ -101,6 +103,15 @@ class SplitSection(TableSection):
     gaps: list[GapSplit] = field(default_factory=list)
     metric: str = ""  # what accuracy is (``ACCURACY``)
     name: str = "accuracy"  # the word the table and the figure use for it (``Accuracy.name``)
+    unit: str = "whole conversations"  # what the CIs resample (``resampling_units``)
+
+
+def resampling_units(conversations: pd.Series, probes: pd.Series) -> tuple[list[str], str]:
+    """The bootstrap's unit per row and its name: the conversation, or the probe when there is one conversation."""
+    conv = conversations.astype(str)
+    if conv.nunique() > 1:
+        return conv.tolist(), "whole conversations"
+    return (conv + "\x1f" + probes.astype(str)).tolist(), "probes (all from one conversation)"
 
 
 def probe_table(df: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
@@ -132,13 +143,14 @@ def probe_table(df: pd.DataFrame) -> tuple[pd.DataFrame, str] | None:
 def split_by_pipeline(table: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> list[PipelineSplit]:
     """Each pipeline's ``PipelineSplit`` (CIs resample whole conversations)."""
     out = []
+    units = pd.Series(resampling_units(table["conversation_id"], table["probe_id"])[0], index=table.index)
     for label, rows in table.groupby("label", sort=True):
         held = rows["evidence"] >= 0.5
-        def ci(values: pd.Series, clusters: pd.Series) -> BootstrapCI:
-            return cluster_bootstrap_ci(values.to_numpy(float), clusters.tolist(), n_resamples, seed=seed)
-        out.append(PipelineSplit(str(label), ci(held.astype(float), rows["conversation_id"]),
-                                 ci(rows.loc[held, "accuracy"], rows.loc[held, "conversation_id"]),
-                                 ci(rows.loc[~held, "accuracy"], rows.loc[~held, "conversation_id"])))
+        def ci(values: pd.Series) -> BootstrapCI:
+            return cluster_bootstrap_ci(values.to_numpy(float), units.loc[values.index].tolist(), n_resamples,
+                                        seed=seed)
+        out.append(PipelineSplit(str(label), ci(held.astype(float)), ci(rows.loc[held, "accuracy"]),
+                                 ci(rows.loc[~held, "accuracy"])))
     return out
 
 
@@ -170,7 +182,8 @@ def gap_split(table: pd.DataFrame, a: str, b: str, n_resamples: int = 1000, seed
         return None
     cols = [paired[c].to_numpy(float) for c in ("evidence_a", "accuracy_a", "evidence_b", "accuracy_b")]
     point = _parts(*cols)
-    clusters = pd.factorize(paired["conversation_id"], sort=True)[0]
+    one = table["conversation_id"].astype(str).nunique() <= 1  # one conversation: its probes are the units
+    clusters = pd.factorize(paired["probe_id"] if one else paired["conversation_id"], sort=True)[0]
     members = [np.flatnonzero(clusters == c) for c in range(clusters.max() + 1)]
     rng = np.random.default_rng(seed)
     draws = []
@@ -206,14 +219,16 @@ def split_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> S
     scorers = sorted(str(s) for s in df["qa.scorer"].dropna().unique()) if "qa.scorer" in df.columns else []
     what = accuracy.what + (f" (QA scorer: {', '.join(scorers)})" if metric == "qa_f1" and scorers else "")
     splits = split_by_pipeline(table, n_resamples, seed)
+    unit = resampling_units(table["conversation_id"], table["probe_id"])[1]
     overall = table.groupby("label")["accuracy"].mean().sort_values(ascending=False, kind="stable")
-    best = str(overall.index[0])
-    gaps = [g for label in overall.index[1:] if (g := gap_split(table, best, str(label), n_resamples, seed))]
+    contenders = [str(label) for label in overall.index if str(label) not in _ceiling_labels(df)]
+    best = contenders[0] if contenders else ""
+    gaps = [g for label in contenders[1:] if (g := gap_split(table, best, label, n_resamples, seed))]
     notes = [f"Per pipeline, its answered probes with evidence: the share whose every evidence turn was held "
              f"verbatim by a hit shown whole in the context the answerer was given (`{EVIDENCE_IN_CONTEXT}`), "
              f"and the {name} (`{metric}`: {what}) of those probes and of the rest: mean [95% bootstrap CI, "
-             "resampling whole conversations], n probes.",
-             f"The gap in {name} to the best pipeline, paired on the probes both answered, split exactly into "
+             f"resampling {unit}], n probes.",
+             f"The gap in {name} to the best pipeline that is not a ceiling, paired on the probes both answered, split exactly into "
              f"retrieval (ḡ·Δs: the change in the share at the mean benefit g = {name}|in − {name}|not in) and "
              f"answering (s̄·Δ{name}|in + (1 − s̄)·Δ{name}|not in: the change in {name} at the mean share)."]
     header, gap_header = headers(name)
@@ -224,4 +239,16 @@ def split_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> S
         tables.append((f"Gap in {name} (`{metric}`) to {best}, from retrieval and from answering", gap_header,
                        [[g.b, g.a, str(g.n), _fmt(g.gap, True), _fmt(g.retrieval, True), _fmt(g.answering, True)]
                         for g in gaps]))
-    return SplitSection(TITLE, "split", notes, tables, splits=splits, gaps=gaps, metric=metric, name=name)
+    return SplitSection(TITLE, "split", notes, tables, splits=splits, gaps=gaps, metric=metric, name=name,
+                        unit=unit)
+
+
+def _ceiling_labels(df: pd.DataFrame) -> set[str]:
+    """The pipeline labels of ``df`` whose recaller is a ceiling (``recall.ceiling_names``)."""
+    if "recaller" not in df.columns:
+        return set()
+    from lyra_lab.recall import ceiling_names
+
+    df = df.reset_index(drop=True)
+    ceiling = df["recaller"].astype(str).isin(ceiling_names())
+    return set(row_pipeline_labels(df)[ceiling].astype(str))

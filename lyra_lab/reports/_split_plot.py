@@ -89,8 +89,8 @@ def split_figure(split: SplitSection, ceilings: CeilingSection | None, path: Pat
         ax.grid(axis="x", alpha=0.3)
         ax.tick_params(axis="x", labelsize=8)
     counts = [s.share.n for s in rows]
-    fig.suptitle(fit_text(f"Retrieval and answering apart: {split.name} ({split.metric})\nmean, 95% CI resampling whole "
-                          f"conversations · {n_phrase(counts)}{small_note(counts)}"
+    fig.suptitle(fit_text(f"Retrieval and answering apart: {split.name} ({split.metric})\nmean, 95% CI resampling "
+                          f"{split.unit} · {n_phrase(counts)}{small_note(counts)}"
                           + (f" · labels omit what all share: {shared}" if shared else "")
                           + (f" · the {MAX_ROWS} most accurate of {len(split.splits)} pipelines (all in the table)"
                              if cut else ""), FIGURE_WIDTH, 10),

@@ -158,3 +158,22 @@ def test_a_small_runs_report_has_the_frontier_and_the_split_drawn(reported):
     checked = {f.file.rsplit("/", 1)[-1] for f in figures}
     assert {"frontier.png", "retrieval_and_answering.png"} <= checked
     assert problems_text(figures) == ""
+
+
+def test_pipelines_at_one_cost_whose_error_bars_overlap_are_drawn_a_marker_apart():
+    from lyra_lab.reports._figures import new_figure
+    from lyra_lab.reports._frontier_plot import DODGE_PT, _offsets
+
+    fig = new_figure(figsize=(6, 3))
+    ax = fig.subplots()
+    ax.set_xlim(60, 320)
+    ax.set_ylim(0, 0.3)
+    # LoCoMo's split run: three recallers filling the same 300-token budget, their CIs overlapping in height
+    points = {"hybrid": (298.0, 0.089, 0.014, 0.189), "dense": (299.0, 0.076, 0.018, 0.154),
+              "bm25": (300.0, 0.013, 0.0, 0.032), "oracle": (74.0, 0.130, 0.030, 0.248)}
+    offsets = _offsets(ax, points)
+    width_pt = ax.get_position().width * fig.get_figwidth() * 72
+    x_pt = {k: (v[0] - 60) / 260 * width_pt + offsets.get(k, 0.0) for k, v in points.items()}
+    near = sorted(x_pt[k] for k in ("hybrid", "dense", "bm25"))
+    assert min(b - a for a, b in zip(near, near[1:])) >= DODGE_PT - 1e-6
+    assert abs(offsets.get("oracle", 0.0)) < 1e-6  # far from the others: where it is
