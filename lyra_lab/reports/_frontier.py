@@ -16,7 +16,7 @@ Which rows are costs and timings is the registry's (``MeasureInfo.kind``), not a
 axis a pipeline is **dominated** when another has at least its quality at no more cost, and more of one or
 less of the other (on the means).  The rest form the **frontier**; two pipelines equal on both are both on it, each named as the
 other's tie.  A dominated pipeline is named "dominated by X" only with the evidence to say it: the
-dominator's paired quality difference, with a CI above 0 (``_frontier_evidence``); else "dominated on
+dominator's paired quality difference, with a CI above 0 and a paired test's p < 0.05 (``_frontier_evidence``); else "dominated on
 means by X, not significant", the difference, CI and n beside it.  The ceilings (``recall.ceiling_names``: ``oracle``, told the gold evidence, and
 ``full_context``, given the whole history) are no contenders: drawn and listed beside the pipelines they
 bound, never on a frontier nor dominating one.
@@ -230,8 +230,9 @@ def frontier_section(summary: pd.DataFrame, df: pd.DataFrame, metric: str | None
              "dollars (answering, and building the memory) over the pipeline's probes. On each axis a pipeline "
              "is dominated on means when another has at least its quality at no more cost. \"Dominated by X\" "
              "needs the evidence: X's quality minus the pipeline's (Δ), a paired difference on the probes both "
-             "scored, with a CI above 0 (or X strictly cheaper and Δ = 0 in every resample); else it is "
-             "\"dominated on means by X, not significant\". Δ [95% CI], n paired probes: "
+             "scored, with a CI above 0 and a sign-flip p below 0.05 (or X strictly cheaper and Δ = 0 in every "
+             "resample); else it is "
+             "\"dominated on means by X, not significant\". Δ [95% CI], p, n paired probes: "
              f"{tests.method()}."]
     drawn = []
     for axis, name, _ in AXES:

@@ -7,7 +7,9 @@ dominator minus dominated, seeds averaged within a probe, its 95% CI from a clus
 whole conversations; probes as units when every probe comes from one conversation).  The dominance is
 **shown** when
 
-* the CI lies above 0 (the dominator is better on the same probes, beyond the noise), or
+* the CI lies above 0 and the paired sign-flip test (``stats.compare``'s p, flipping the same units) is below
+  ``ALPHA`` (the dominator is better on the same probes, beyond the noise: with 2 conversations p is never
+  below 0.5, so a CI of two clusters alone never names a pipeline dominated), or
 * the dominator is strictly cheaper on the axis and the difference is 0 in every resample (the same
   quality on every conversation, e.g. the same answers, at less cost).
 
@@ -26,6 +28,8 @@ import pandas as pd
 from lyra_lab._registry import ConfigError
 from lyra_lab.stats import compare
 
+ALPHA = 0.05  # the sign-flip test's level behind "dominated by"
+
 
 @dataclass(frozen=True)
 class DominanceEvidence:
@@ -36,6 +40,7 @@ class DominanceEvidence:
         difference: dominator minus dominated, mean over the paired probes (NaN: not tested).
         low: the 95% CI's lower end (NaN: no interval).
         high: its upper end.
+        p: the sign-flip test's two-sided p (NaN: not tested).
         n: the paired probes.
         clusters: the units resampled (conversations, or probes when all come from one).
         unit: what the bootstrap resampled (whole conversations, or probes when all come from one).
@@ -47,6 +52,7 @@ class DominanceEvidence:
     difference: float
     low: float
     high: float
+    p: float
     n: int
     clusters: int
     unit: str
@@ -59,16 +65,16 @@ class DominanceEvidence:
         if math.isnan(self.low) or math.isnan(self.high):
             return False
         same_everywhere = self.low == self.high == self.difference == 0.0
-        return self.low > 0 or (self.cheaper and same_everywhere)
+        return (self.low > 0 and self.p < ALPHA) or (self.cheaper and same_everywhere)
 
     def text(self) -> str:
-        """``Δ +0.250 [+0.100, +0.400], n=24`` (or why it was not tested)."""
+        """``Δ +0.250 [+0.100, +0.400], p=0.031, n=24`` (or why it was not tested)."""
         if self.why:
             return f"untested: {self.why}"
         if math.isnan(self.low):
             return f"Δ {self.difference:+.3f}, no interval, n={self.n}"
         d, lo, hi = (round(x, 3) + 0.0 for x in (self.difference, self.low, self.high))  # never "-0.000"
-        return f"Δ {d:+.3f} [{lo:+.3f}, {hi:+.3f}], n={self.n}"
+        return f"Δ {d:+.3f} [{lo:+.3f}, {hi:+.3f}], p={self.p:.2g}, n={self.n}"
 
 
 class PairedQuality:
@@ -87,7 +93,8 @@ class PairedQuality:
     def method(self) -> str:
         """The method in one phrase, for the table's notes."""
         return (f"paired difference on the probes both scored, 95% CI from a bootstrap resampling "
-                f"{self.unit} ({self.n_resamples} resamples), not adjusted for multiplicity")
+                f"{self.unit} ({self.n_resamples} resamples) and p from a sign-flip test flipping them, "
+                f"shown at p < {ALPHA:g}, not adjusted for multiplicity")
 
     def evidence(self, dominator: str, dominated: str, cheaper: bool) -> DominanceEvidence:
         """``dominator`` minus ``dominated`` on the run's quality measure."""
@@ -95,10 +102,10 @@ class PairedQuality:
             try:
                 c = compare(self.df, dominator, dominated, self.metric, cluster=self.cluster,
                             n_boot=self.n_resamples, seed=self.seed)
-                found = DominanceEvidence(dominator, c.difference, c.ci_low, c.ci_high, c.n_probes, c.n_clusters,
-                                          self.unit, cheaper)
+                found = DominanceEvidence(dominator, c.difference, c.ci_low, c.ci_high, c.p_value, c.n_probes,
+                                          c.n_clusters, self.unit, cheaper)
             except ConfigError as exc:  # no probe in common, or no per-probe values: nothing to test
-                found = DominanceEvidence(dominator, math.nan, math.nan, math.nan, 0, 0, self.unit, cheaper,
+                found = DominanceEvidence(dominator, math.nan, math.nan, math.nan, math.nan, 0, 0, self.unit, cheaper,
                                           why=str(exc))
             self._done[(dominator, dominated)] = found
         done = self._done[(dominator, dominated)]

@@ -75,7 +75,7 @@ def test_the_section_names_dominators_per_axis_and_keeps_ceilings_out():
     table = {r[0]: dict(zip(header, r)) for r in rows}
     # bm25 is cheaper and better on means, but on 2 conversations its paired difference's CI holds 0
     assert table["m|dense"]["on context tokens"] == ("dominated on means by m|bm25, not significant: "
-                                                     "Δ +0.250 [+0.000, +0.500], n=4")
+                                                     "Δ +0.250 [+0.000, +0.500], p=1, n=4")
     assert table["m|dense"]["on latency"] == "frontier"  # faster, if less accurate
     assert table["m|bm25"]["on dollars"] == "frontier"
     assert table["m|oracle"]["on latency"] == "ceiling (not a contender)"  # better and cheaper, yet no dominator
@@ -90,13 +90,16 @@ def _spread(rows: list[dict], conversations: int) -> list[dict]:
 
 
 def test_dominated_means_dominated_only_when_the_paired_ci_excludes_0():
-    # means dominate in both runs; only the second has the evidence: better by 0.5 in each of 4 conversations
+    # means dominate in every run; only "clear" has the evidence: better by 0.5 in each of 6 conversations
     noisy = pd.DataFrame(_spread(_rows("m|bm25", "bm25", [1, 0, 1, 0, 1, 0, 1, 1], 100, 0.01, 0.0, 0.0)
                                  + _rows("m|dense", "dense", [0, 1, 1, 0, 0, 1, 1, 0], 200, 0.02, 0.0, 0.0), 4))
-    clear = pd.DataFrame(_spread(_rows("m|bm25", "bm25", [1] * 8, 100, 0.01, 0.0, 0.0)
-                                 + _rows("m|dense", "dense", [0] * 4 + [1] * 4, 200, 0.02, 0.0, 0.0), 4))
+    clear = pd.DataFrame(_spread(_rows("m|bm25", "bm25", [1] * 12, 100, 0.01, 0.0, 0.0)
+                                 + _rows("m|dense", "dense", [0] * 6 + [1] * 6, 200, 0.02, 0.0, 0.0), 6))
+    # the same on 2 conversations: the bootstrap's CI lies above 0, but 2 clusters never reach p < 0.05
+    two = pd.DataFrame(_spread(_rows("m|bm25", "bm25", [1] * 4, 100, 0.01, 0.0, 0.0)
+                               + _rows("m|dense", "dense", [0] * 2 + [1] * 2, 200, 0.02, 0.0, 0.0), 2))
     cells = {}
-    for name, df in (("noisy", noisy), ("clear", clear)):
+    for name, df in (("noisy", noisy), ("clear", clear), ("two", two)):
         section = frontier_section(_summary(df), df, "judge", n_resamples=200)
         assert section is not None
         (_, header, rows), = section.tables
@@ -106,7 +109,8 @@ def test_dominated_means_dominated_only_when_the_paired_ci_excludes_0():
         assert any("bootstrap resampling whole conversations" in n for n in section.notes)
     assert cells["noisy"].startswith("dominated on means by m|bm25, not significant: Δ +0.125 [-")
     assert cells["noisy"].endswith("n=8")
-    assert cells["clear"] == "dominated by m|bm25: Δ +0.500 [+0.500, +0.500], n=8"
+    assert cells["clear"] == "dominated by m|bm25: Δ +0.500 [+0.500, +0.500], p=0.031, n=12"  # 2/2^6
+    assert cells["two"] == "dominated on means by m|bm25, not significant: Δ +0.500 [+0.500, +0.500], p=0.5, n=4"
 
 
 def test_the_same_quality_on_every_probe_at_less_cost_is_dominance_shown():
