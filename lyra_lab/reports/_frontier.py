@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Sequence, Unpack
 
 import pandas as pd
 
 from lyra_lab.measures import Measure, MeasureInfo
-from lyra_lab.reports._frontier_evidence import DominanceEvidence, PairedQuality
+from lyra_lab.reports._frontier_evidence import DominanceEvidence, PairedQuality, Resampling
 from lyra_lab.reports._sections import TableSection
 from lyra_lab.stats import row_pipeline_labels
 
@@ -213,17 +213,17 @@ def standing(mark: Dominance | None, ceiling: bool = False) -> str:
 
 
 def frontier_section(summary: pd.DataFrame, df: pd.DataFrame, metric: str | None,
-                     ceilings: Sequence[str] = (), n_resamples: int = 1000, seed: int = 0) -> FrontierSection | None:
+                     ceilings: Sequence[str] = (), **resampling: Unpack[Resampling]) -> FrontierSection | None:
     """The section for a run; None without a headline measure or a pipeline with figures.
 
-    ``n_resamples`` and ``seed`` are those of the paired tests behind "dominated" (``_frontier_evidence``).
+    ``resampling`` (``n_resamples``, ``seed``): of the paired tests behind "dominated" (``_frontier_evidence``).
     """
     if metric is None:
         return None
     pipelines = frontier_costs(summary, df, metric, ceilings)
     if not pipelines:
         return None
-    tests = PairedQuality(df, metric, n_resamples, seed)
+    tests = PairedQuality(df, metric, resampling.get("n_resamples", 1000), resampling.get("seed", 0))
     notes = [f"Quality is the run's headline measure, `{metric}`: mean [95% CI] (n probes). Costs are per probe: "
              "the rendered context's tokens; latency, the registry's per-probe timings summed (recall, and "
              "answering when the run answered), as measured when the calls were paid; dollars, every cost in "

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypedDict
 
 import pandas as pd
 
@@ -29,6 +30,13 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.stats import compare
 
 ALPHA = 0.05  # the sign-flip test's level behind "dominated by"
+
+
+class Resampling(TypedDict, total=False):
+    """The paired tests' bootstrap: its resamples (1000) and seed (0)."""
+
+    n_resamples: int
+    seed: int
 
 
 @dataclass(frozen=True)

@@ -204,7 +204,8 @@ def write_report(
         written += judges.files
     split, ceilings = split_section(marked, n_resamples, seed), ceiling_section(marked, n_resamples, seed)
     frontier = frontier_section(_degraded.relabel(summary, degraded), marked,
-                                headline_metric([str(c) for c in summary.columns]), ceiling_names(), n_resamples, seed)
+                                headline_metric([str(c) for c in summary.columns]), ceiling_names(),
+                                n_resamples=n_resamples, seed=seed)
     sections: list[TableSection] = [s for s in (split, ceilings, prompts, frontier) if s is not None]
     # retrieval and answering apart (with the ceilings' distances in its figure); the ceilings; answer
     # prompts and repeats side by side; the frontier
