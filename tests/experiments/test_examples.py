@@ -40,3 +40,11 @@ def test_without_locomo_the_example_names_the_command_that_installs_it(tmp_path,
     message = str(err.value)
     assert message.startswith("[corpus] path 'dataset:locomo': locomo10.json (locomo) not found")
     assert "`lyra-lab datasets get locomo`" in message and "\n" not in message
+
+
+def test_the_locomo_split_example_has_the_ceilings_no_judge_and_locomos_scorer():
+    locomo_path()
+    spec = ExperimentSpec.from_toml(EXAMPLES / "locomo_split.toml")
+    assert [label for label, _ in spec.recallers] == ["bm25", "dense", "hybrid", "oracle", "full_context"]
+    assert spec.qa.enabled and spec.qa.scorer == "locomo" and not spec.qa.judges  # F1, LoCoMo's rule
+    assert list(spec.embedders) == ["e5"] and list(spec.backends) == ["local"]
