@@ -2,8 +2,12 @@
 
 Runs lyra_lab/experiments/demo.toml (single-pass summaries, with or without the
 raw turns kept beside them, each memory searched by dense, BM25 and hybrid
-recall, over the 8 short synthetic conversations of datasets/synthetic_demo.jsonl)
-into runs/demo/, writes the report and prints the summary table.  A second run resumes: finished cells are skipped.
+recall and by the oracle and full_context ceilings, over the 8 short synthetic
+conversations of datasets/synthetic_demo.jsonl; the local model answers each
+conversation's first probe from every pipeline's context) into runs/demo/,
+writes the report (with retrieval and answering apart, the distance to the
+ceilings and the frontier) and prints the summary table.  A second run resumes:
+finished cells are skipped.
 """
 
 from __future__ import annotations

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from lyra_lab.cli import main
 from lyra_lab.commands.demo import demo_spec_path
 from lyra_lab.experiments import ExperimentSpec
 from lyra_lab.experiments.grid import load_corpus, select
+from lyra_lab.recall import ceiling_names
 
 EXPERIMENT = """
 name = "cli-tiny"
@@ -59,22 +62,43 @@ def test_run_command_reports_a_missing_corpus_in_one_line(write_toml, tmp_path, 
 def test_the_bundled_demo_experiment_is_valid_and_sized_as_documented():
     spec = ExperimentSpec.from_toml(demo_spec_path())
     assert spec.corpus.path.exists()
-    assert len(spec.pipelines) == 2 and [label for label, _ in spec.recallers] == ["dense", "bm25", "hybrid"]
+    labels = [label for label, _ in spec.recallers]
+    assert len(spec.pipelines) == 2 and labels == ["dense", "bm25", "hybrid", "oracle", "full_context"]
+    assert [label for label in labels if label in ceiling_names()] == ["oracle", "full_context"]  # both ceilings
     assert {p.keep_raw for p in spec.pipelines} == {True, False}
     assert {p.kind_names()["summarizer"] for p in spec.pipelines} == {"single_pass"}
     assert spec.backends == ("local",) and spec.embedders == ("e5",)
-    assert not spec.qa.enabled
+
+
+def test_the_demo_answers_a_few_probes_scored_without_a_judge_within_its_time():
+    """The demo's QA stage: the local model answers, scored by squad's F1 (no judge: the split reads qa_f1).
+
+    Sized for ~5 minutes on 2 quiet cores: the answers it asks (probes x pipelines, before the response
+    cache answers repeated contexts once) stay at most 80, ~1 s each beside the demo's ~220 s without QA.
+    """
+    spec = ExperimentSpec.from_toml(demo_spec_path())
+    qa = spec.qa
+    assert qa.enabled and not qa.judges and qa.scorer == "squad" and qa.backend in (None, "")
+    assert qa.repeats == 1 and qa.max_tokens <= 16
+    assert {p.context_budget for p in spec.pipelines} == {512}  # the answerer reads the 512 tokens the retrieval headline scores
+    replayed = select(load_corpus(spec.corpus), spec.corpus).corpus
+    per_conversation = Counter(p.conversation_id for p in replayed.probes)
+    answered = sum(min(qa.max_probes or n, n) for n in per_conversation.values())
+    assert answered == len(replayed.conversations)  # one probe a conversation: every conversation paired
+    assert answered * len(spec.pipelines) * len(spec.recallers) <= 80
 
 
 def test_the_demo_corpus_carries_enough_probes_and_conversations_for_a_paired_difference_to_hold():
     """>= 50 answerable probes, and >= 8 conversations: the paired test flips whole conversations, so with
-    k of them no p is below 2/2^k, and Holm over the demo's 5 comparisons needs 2/2^k * 5 < 0.05."""
+    k of them no p is below 2/2^k, and Holm over the demo's 5 comparisons (its 6 pipelines besides the
+    two ceilings) needs 2/2^k * 5 < 0.05."""
     spec = ExperimentSpec.from_toml(demo_spec_path())
     replayed = select(load_corpus(spec.corpus), spec.corpus).corpus
     answerable = [p for p in replayed.probes if p.evidence]
     assert len(answerable) >= 50
     conversations = {p.conversation_id for p in answerable}
-    comparisons = len(spec.pipelines) * len(spec.recallers) - 1
+    contenders = [label for label, _ in spec.recallers if label not in ceiling_names()]  # ceilings bound, not compete
+    comparisons = len(spec.pipelines) * len(contenders) - 1
     assert 2 / 2 ** len(conversations) * comparisons < 0.05
     summary_calls = sum(len(c.sessions) for c in replayed.conversations)  # single_pass: one call per session
     assert summary_calls <= 30  # a few minutes of the bundled model on 2 cores

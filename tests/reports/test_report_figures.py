@@ -1,7 +1,7 @@
 """Every figure of a demo-shaped report is legible: no overlapping text, no series drawn but unseen.
 
 The run is the demo's own grid (``lyra_lab/experiments/demo.toml``: single_pass × keep_raw yes/no ×
-3 recallers) plus a second chunker, which under single_pass builds the same memories (aliases, so
+3 recallers and the 2 ceilings, its QA stage answering) plus a second chunker, which under single_pass builds the same memories (aliases, so
 identical pipelines are there to be drawn once), on the ``fake`` backend and the ``hashing`` embedder,
 so it needs no LLM. Each figure is checked as ``write_report`` prints it (``tests/helpers/figures.py``).
 """
@@ -44,7 +44,7 @@ def test_every_figure_of_the_demo_report_is_checked_and_legible(checked):
     paths, figures = checked
     pngs = {p.name for p in paths if p.suffix == ".png"}
     assert pngs == {"quality_vs_cost.png", "by_category.png", "quality_vs_context_tokens.png", "latency.png",
-                    "paired_differences.png", "frontier.png"}  # the demo answers nothing: no split figure
+                    "paired_differences.png", "frontier.png", "retrieval_and_answering.png"}  # the demo answers
     assert {f.file.rsplit("/", 1)[-1] for f in figures} == pngs
     assert problems_text(figures) == ""
 
