@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from datetime import datetime, timezone
 
-from lyra_lab.runs import RunLog, read_log
+import pytest
+
+from lyra_lab.runs import RunLog, _log, read_log
 
 
 def test_events_are_appended_as_json_lines_across_reopenings(tmp_path):
@@ -78,3 +81,74 @@ def test_a_private_log_without_flushes_holds_every_event_once_closed(tmp_path):
     assert path.read_bytes().count(b"\n") < 200  # the last ones still in the buffer: not flushed one by one
     log.close()
     assert [e["probe_id"] for e in read_log(path)] == [f"q{i}" for i in range(200)]
+
+
+class _GatedOs:
+    """``os`` as the run log sees it, whose ``write`` of a line holding ``marker`` waits for ``release``."""
+
+    def __init__(self, marker: bytes):
+        self.marker, self.entered, self.release = marker, threading.Event(), threading.Event()
+
+    def write(self, fd, data):
+        if self.marker in bytes(data):
+            self.entered.set()
+            assert self.release.wait(10), "never released"
+        return os.write(fd, data)
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+
+def _stuck_writer(log, gate):
+    """A thread whose event is inside its write (the system call) until ``gate.release``."""
+    writer = threading.Thread(target=log.event, args=("llm_call",), kwargs={"text": gate.marker.decode()})
+    writer.start()
+    assert gate.entered.wait(5), "the event never reached a write of its own"
+    return writer
+
+
+def test_a_line_being_written_holds_up_no_other_threads_line(tmp_path, monkeypatch):
+    # a lock held across the write made every thread with a line wait for the holder to get the GIL
+    # back after its system call (a convoy, ~30 ms a line at 32 calls in flight)
+    gate = _GatedOs(b"slow-line")
+    monkeypatch.setattr(_log, "os", gate)
+    path = tmp_path / "log.jsonl"
+    with RunLog(path) as log:
+        writer = _stuck_writer(log, gate)
+        other = threading.Thread(target=log.event, args=("progress",), kwargs={"done": 1})
+        other.start()
+        other.join(5)
+        assert not other.is_alive(), "another thread's line waited for the line being written"
+        assert [e["event"] for e in read_log(path)] == ["progress"]  # in the file already, whole
+        gate.release.set()
+        writer.join(5)
+    events = list(read_log(path))
+    assert [e["event"] for e in events] == ["progress", "llm_call"] and events[1]["text"] == "slow-line"
+
+
+def test_close_waits_for_the_writes_under_way_and_later_events_are_refused(tmp_path, monkeypatch):
+    gate = _GatedOs(b"slow-line")
+    monkeypatch.setattr(_log, "os", gate)
+    path = tmp_path / "log.jsonl"
+    log = RunLog(path)
+    writer = _stuck_writer(log, gate)
+    closer = threading.Thread(target=log.close)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive(), "close did not wait for the write under way"
+    gate.release.set()
+    closer.join(5)
+    writer.join(5)
+    assert not closer.is_alive() and [e["text"] for e in read_log(path)] == ["slow-line"]
+    with pytest.raises(ValueError, match="closed"):
+        log.event("late")
+    log.close()  # twice is fine
+
+
+def test_every_event_is_in_the_file_when_event_returns(tmp_path):
+    # a killed process loses at most the line being written: each event reaches the kernel at once
+    path = tmp_path / "log.jsonl"
+    with RunLog(path) as log:
+        for i in range(3):
+            log.event("llm_call", i=i)
+            assert [e["i"] for e in read_log(path)] == list(range(i + 1))
