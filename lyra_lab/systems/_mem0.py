@@ -14,7 +14,9 @@ Each session gets a temp folder, an ``OpenAIEndpoint`` on 127.0.0.1 and a
   config folder (``MEM0_DIR``) under lyra-lab's cache, not the home folder.
 
 ``infer=False`` stores each turn as it is (one ``add`` per turn, its turn id,
-session, speaker and time as metadata): hits are turns verbatim.  ``infer=True``
+session, speaker and time as metadata): hits are turns verbatim.  The turns of
+one ingest are embedded first in mem0's batches of 100 (``_mem0_embedder``), not
+one request a turn.  ``infer=True``
 lets mem0's LLM extract facts from ``batch`` turns at a time: hits are facts
 that cover those turns.  When the model cannot produce the JSON mem0 asks for,
 mem0 stores nothing for that batch; the ingest report counts it (``bad_outputs``: a
@@ -45,7 +47,8 @@ from lyra_lab._params import param
 from lyra_lab.backends import Backend, Embedder, cache_dir
 from lyra_lab.corpus import Turn
 from lyra_lab.systems._base import BaseSession, BaseSystem
-from lyra_lab.systems._endpoint import QUERY_SUFFIX, OpenAIEndpoint
+from lyra_lab.systems._endpoint import OpenAIEndpoint
+from lyra_lab.systems._mem0_embedder import Ahead, Mem0Embedder, adapt, embed_ahead
 from lyra_lab.systems._types import SYSTEMS, Declared, IngestReport, MemorySystemError, Needs, SystemHit
 
 EMBED_MODEL = "lyra-lab-embedder"
@@ -112,20 +115,6 @@ class _Closable(Protocol):
 
 class _VectorStore(Protocol):
     client: _Closable  # the local qdrant client (the store lyra-lab configures)
-
-
-class _EmbedderConfig(Protocol):
-    model: str
-
-
-class Mem0Embedder(Protocol):
-    """mem0's OpenAI embedder (``mem0.embeddings.openai.OpenAIEmbedding``): a config and ``embed``."""
-
-    config: _EmbedderConfig
-
-    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
-        """The vector of ``text``; ``memory_action`` is ``add``, ``search`` or ``update``."""
-        ...
 
 
 class Mem0Memory(Protocol):
@@ -224,6 +213,7 @@ class Mem0Session(BaseSession):
         self.endpoint = OpenAIEndpoint(backend if system.infer else None, embedder)
         self.memory: Mem0Memory | None = None
         self.stored = 0  # items mem0 said it stored (the most get_all may have to list)
+        self.ahead: Ahead = {}  # a raw ingest's passages, embedded in batches before its adds
         try:
             self.guard("open", lambda: self._start(embedder))
         except BaseException:
@@ -250,13 +240,18 @@ class Mem0Session(BaseSession):
         }
         memory: Mem0Memory = Memory.from_config(config)
         self.memory = memory
-        _query_aware(memory.embedding_model)
+        adapt(memory.embedding_model, self.ahead)
 
     def _ingest(self, turns: list[Turn], final: bool) -> IngestReport:
         report = IngestReport()
         size = self.system.batch if self.system.infer else 1
-        for i in range(0, len(turns), size):
-            report = report + self._add(turns[i:i + size])
+        if not self.system.infer:  # every turn is stored as it is: embed them in batches, not one a request
+            embed_ahead(self._memory().embedding_model, self.ahead, [_content(t) for t in turns])
+        try:
+            for i in range(0, len(turns), size):
+                report = report + self._add(turns[i:i + size])
+        finally:
+            self.ahead.clear()
         self.stored += report.items
         return report
 
@@ -267,7 +262,7 @@ class Mem0Session(BaseSession):
         failed (or mem0 failed before asking it), a bad output when the LLM answered and mem0 could not
         use the reply (JSON of another shape: mem0 raises on it).  Either way the exception is a note.
         """
-        messages = [{"role": str(t.role), "content": f"{t.speaker or t.role}: {t.text}"} for t in batch]
+        messages = [{"role": str(t.role), "content": _content(t)} for t in batch]
         metadata: Mem0Metadata = {"turn_ids": [t.id for t in batch], "session_id": batch[0].session_id,
                     "speaker": batch[0].speaker or str(batch[0].role)}
         if batch[0].timestamp is not None:
@@ -331,22 +326,9 @@ class Mem0Session(BaseSession):
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _query_aware(embedding_model: Mem0Embedder) -> None:
-    """Make mem0's OpenAI embedder ask lyra-lab's endpoint for query embeddings on searches (in place)."""
-    base = type(embedding_model)
-
-    class QueryAware(base):  # type: ignore[misc, valid-type]
-        def embed(self, text: str, memory_action: str | None = None) -> list[float]:
-            if memory_action != "search":
-                return super().embed(text, memory_action)
-            model = self.config.model
-            self.config.model = model + QUERY_SUFFIX
-            try:
-                return super().embed(text, memory_action)
-            finally:
-                self.config.model = model
-
-    embedding_model.__class__ = QueryAware
+def _content(turn: Turn) -> str:
+    """The message content mem0 stores for ``turn``: its speaker (or role) and its text."""
+    return f"{turn.speaker or turn.role}: {turn.text}"
 
 
 def _iso(value: object) -> datetime | None:
