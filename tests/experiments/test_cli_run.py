@@ -74,7 +74,7 @@ def test_the_demo_answers_a_few_probes_scored_without_a_judge_within_its_time():
     """The demo's QA stage: the local model answers, scored by squad's F1 (no judge: the split reads qa_f1).
 
     Sized for ~5 minutes on 2 quiet cores: the answers it asks (probes x pipelines, before the response
-    cache answers repeated contexts once) stay at most 80, ~1 s each beside the demo's ~220 s without QA.
+    cache answers repeated contexts once) stay at most 80, ~1.5 s each beside the demo's ~220 s without QA.
     """
     spec = ExperimentSpec.from_toml(demo_spec_path())
     qa = spec.qa
