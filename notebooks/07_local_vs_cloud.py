@@ -41,11 +41,17 @@
 # local model always, the cloud when a key is present. For the simulated cloud the notebook shows
 # latency, tokens, dollars and throughput only.
 #
-# **Modes.** Small mode (default): the synthetic corpus (`datasets/synthetic_small.jsonl`), one
-# conversation cut to 6 sessions (78 turns, 13 probes, 7 of them with an answer to find), QA on 3
-# probes per pipeline: about 30 local model calls. Measured headless (the notebook test) on a
-# 2-core box shared with other jobs (load average 4–6): **202 s** (166 s of it the replays); the
-# run-time line at the end prints yours. Full mode (`LYRA_NB_FULL=1`): LoCoMo (installed once by
+# **Modes.** Small mode (default): lyra-lab's synthetic generator at seed 0, shaped for many
+# probes per session (`SMALL_SHAPE` below: 2 conversations × 8 sessions of 1–2 ordinary exchanges
+# beside up to 3 planted facts each; 190 turns, 52 probes, 46 of them with an answer to find),
+# QA on 12 probes per conversation and pipeline: about 110 local model calls. The probes set
+# the width of the intervals and cost no model call; the sessions cost model calls: this shape
+# puts every CI of section 4 within ±0.15 (widest 0.14; the paired differences of section 8 up to
+# ±0.15) for 34 memory calls where the earlier small mode (`datasets/synthetic_small.jsonl` cut to
+# one conversation's 6 sessions: 7 probes with an answer, n = 3–7, CIs up to ±0.29) made 14.
+# Measured cold on a 2-core box shared with other jobs: **754 s** (710 s of it the replays; load
+# average falling from 9 to 3 during the run); the notebook's test took 716 s, against 595 s for
+# the earlier small mode at load 9; the run-time line at the end prints yours. Full mode (`LYRA_NB_FULL=1`): LoCoMo (installed once by
 # `lyra-lab datasets get locomo`, or `LYRA_LOCOMO`), 6 conversations × their first 5 sessions (653
 # turns, 112 probes of categories 1–4), QA on 8 probes per conversation and pipeline: about 210
 # local calls. Full mode measured once (same loaded box, simulated cloud): **1,792 s (30 min)**,
@@ -80,11 +86,11 @@ from lyra_lab.experiments import ExperimentSpec, RunOptions, load_corpus, run_ex
 from lyra_lab.probes import is_local_endpoint
 from lyra_lab.runs import RunFolder
 from lyra_lab.runs import read_log
+from lyra_lab.synthetic import generate_synthetic
 
 FULL = os.environ.get("LYRA_NB_FULL") == "1"
 MODE = "full" if FULL else "small"
 REPO = Path(lyra_lab.__file__).resolve().parents[1]
-SYNTHETIC = REPO / "datasets" / "synthetic_small.jsonl"
 # Where run folders, CSVs and figures go (the notebook test points it at a temp dir).
 OUT = Path(os.environ.get("LYRA_LOCAL_CLOUD_OUT", REPO / "runs" / "local_vs_cloud"))
 FIGURES = OUT / "figures"
@@ -168,8 +174,12 @@ if FULL:
               "categories": ["1", "2", "3", "4"]}
     QA_PROBES = 8
 else:
-    CORPUS = {"path": str(SYNTHETIC), "conversations": 1, "max_sessions": 6}
-    QA_PROBES = 3
+    # probes are free, sessions cost model calls: up to 3 planted facts a session, few ordinary exchanges
+    SMALL_SHAPE = {"conversations": 2, "sessions": 8, "exchanges": (1, 2), "single_facts": 12, "updated_facts": 0,
+                   "temporal": 10, "multi_hop": 1, "abstention": 3}
+    SYNTHETIC = generate_synthetic(seed=0, **SMALL_SHAPE).save(OUT / "synthetic-small-shape.jsonl")  # type: ignore[arg-type]
+    CORPUS = {"path": str(SYNTHETIC)}
+    QA_PROBES = 12  # the first 12 of each conversation (single facts): 24 per pipeline, QA F1's CI within ±0.15
 SUMMARY_TOKENS, ROLLUP_BUDGET = 64, 400
 GRIDS = {
     "summaries": {"chunkers": [{"name": "token_budget", "max_tokens": 300}],
@@ -259,16 +269,16 @@ overview
 # Per pipeline, the mean over probes with a 95% bootstrap CI and n (probes that have the metric):
 #
 # * `retention`: is the probe's answer still in memory (what the model's summaries kept; with raw
-#   turns in memory it measures the turns, not the model: 1.0 on the synthetic corpus, whose turns
-#   state the answers verbatim, lower on LoCoMo, whose answers paraphrase them);
+#   turns in memory it measures the turns, not the model: 1.0 on the synthetic corpus where a turn
+#   states the answer verbatim — all but the dates told as "yesterday", whose date only the turn's
+#   timestamp holds — and lower on LoCoMo, whose answers paraphrase them);
 # * `answer_in_context@256tok`: is the answer in the first 256 tokens of recalled context;
 # * `evidence_recall@5`: share of the probe's evidence turns retrieved verbatim in the top 5;
 # * `qa_f1`: token F1 of the model's short answer (SQuAD scorer), on the first probes only.
 #
-# CIs resample probes in small mode (one conversation) and whole conversations in full mode.
-# Small mode's few probes (13; 7 with an answer, QA on 3) give intervals wider than ±0.15 (the
-# line below prints the widest): more probes need more sessions, and every session costs local
-# model calls. Full mode's 112 probes over 6 conversations are the ones to compare.
+# CIs resample probes in small mode (its 2 conversations are too few clusters: the intervals hold
+# for these probes) and whole conversations in full mode. Small mode's 46 probes with an answer
+# (QA on 24) keep every interval within ±0.15; the line below prints the widest half-width.
 
 # %%
 QUALITY_METRICS = ["retention", f"answer_in_context@{MIDDLE}tok", "evidence_recall@5", "qa_f1"]
@@ -444,8 +454,8 @@ save(fig, "latency.png", f"Latency per LLM call: {label('local')} vs {label(CLOU
 # (`price_for`, standard tier, as of the date printed below). Simulated replies run to the
 # `max_tokens` cap counted in words (see `share_cut_at_max_tokens` above), so a real model, cut at
 # the cap in tokens or stopping sooner, writes fewer completion tokens: read simulated dollars as
-# an upper bound. Means over conversations (n = conversations; one conversation in small mode: no
-# interval).
+# an upper bound. Means over conversations (n = conversations; small mode's 2 are too few for an
+# interval: none is drawn).
 
 # %%
 conv = results[results["probe_id"] == ""].pivot_table(
@@ -514,7 +524,7 @@ for ax, (metric, ylabel) in zip(axes, panels):
         x = np.arange(len(names)) + (i - 0.5) * 0.4
         ci = sub.rename(columns={f"{metric}_ci_low": "ci_low", f"{metric}_ci_high": "ci_high"})
         ax.bar(x, sub[metric], 0.4, color=f"C{i}", capsize=3, label=label(backend),
-               yerr=errorbar_args(ci, metric) if n_conv > 1 else None)  # one conversation: no interval to draw
+               yerr=errorbar_args(ci, metric) if n_conv > 2 else None)  # 1 or 2 conversations: no interval
         placed.append((x, sub[metric]))
     for x, heights in placed:
         values_at_foot(ax, x, heights, "${:.4f}" if "usd" in metric else "{:,.0f}", rotation=90)
@@ -524,7 +534,7 @@ for ax, (metric, ylabel) in zip(axes, panels):
 save(fig, "cost_per_1k_turns.png",
      f"Memory upkeep per 1,000 replayed turns: {label('local')} vs {label(CLOUD_BACKEND)}\n"
      f"n = {n_conv} conversation{'s' if n_conv > 1 else ''}, {sum(TURNS.values())} turns"
-     + (" (one conversation: no interval)" if n_conv == 1 else " (95% bootstrap CI over conversations)"),
+     + (" (too few conversations for an interval)" if n_conv <= 2 else " (95% bootstrap CI over conversations)"),
      legend_from=axes[0])
 
 # %% [markdown]
@@ -610,7 +620,7 @@ save(fig, "throughput.png", f"Throughput against concurrency: {label('local')} v
 # ## 8. Paired comparison on the same probes
 #
 # `lyra_lab.stats.compare`: A − B on the probes both scored, a bootstrap CI and a sign-flip p
-# (probes as units in small mode: one conversation, so the result holds for these probes only;
+# (probes as units in small mode: 2 conversations are too few clusters, so the result holds for these probes only;
 # whole conversations in full mode).
 #
 # * With a real cloud: local − cloud for every pipeline and quality metric.
