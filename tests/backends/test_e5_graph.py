@@ -102,13 +102,14 @@ def test_token_batches_are_shortest_first_and_bounded(max_tokens, max_texts):
 
 
 def test_the_graph_version_is_in_the_identity_and_the_file_name(monkeypatch):
-    from lyra_lab.backends import OnnxE5Embedder
+    from lyra_lab.backends import OnnxE5Embedder, make_embedder
     from lyra_lab.backends import _onnx_embedder as module
     from lyra_lab.backends._embedding_cache import embedder_identity
 
     identity, name = embedder_identity(OnnxE5Embedder()), module.graph_file_name("original")
     assert OnnxE5Embedder().identity()["graph"] == module.GRAPH_VERSION == 2
     assert name.endswith("-graph2-int8.onnx")
+    assert make_embedder({"name": "e5", "max_tokens": 2048}).max_tokens == 2048
     monkeypatch.setattr(module, "GRAPH_VERSION", 1)
     assert embedder_identity(OnnxE5Embedder()) != identity  # a vector of another graph is never this one's
     assert module.graph_file_name("original") != name
@@ -128,3 +129,6 @@ def test_an_old_graph_in_the_cache_is_not_read(tmp_path, monkeypatch):
     old.write_bytes(b"not a graph")
     assert OnnxE5Embedder(threads=1).embed(["x"]).shape == (1, 384)
     assert sorted(p.name for p in (tmp_path / "onnx").iterdir()) == sorted([old.name, graph_file_name("original")])
+    # a second embedder in the process (the run after the plan's calibration) reads and builds nothing again
+    first, second = OnnxE5Embedder(threads=1)._load(), OnnxE5Embedder(threads=1)._load()  # noqa: SLF001
+    assert all(a is b for a, b in zip(first, second))
