@@ -59,10 +59,8 @@ def core_venv(tmp_path_factory):
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
     python = root / "venv" / "bin" / "python"
-    # --no-compile: pip would byte-compile every module of every dependency (~7,000 files, ~20 s of CPU);
-    # the test's runs compile, as any first import does, only the modules they import
-    done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
-                           str(src)], capture_output=True, text=True)
+    done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(src)],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     return python, time.perf_counter() - started
 
