@@ -108,7 +108,8 @@ def headline_lines(head: Headline | None, paired: pd.DataFrame | None, alpha: fl
     others = paired[paired["pipeline"] != paired["best"]]
     counts = Counter(verdict(row, alpha, len(others)) for _, row in others.iterrows())
     said = ", ".join(f"{words} ({n})" for words, n in counts.most_common())
-    lines += wrap_line(f"paired with the best on {int(others['n_probes'].max())} probes "
+    metric = f"by {paired['metric'].iloc[0]} " if "metric" in paired.columns else ""  # may differ from the headline's
+    lines += wrap_line(f"paired with the best {metric}on {int(others['n_probes'].max())} probes "
                        f"({int(others['n_clusters'].max())} conversations resampled; Holm over {len(others)} "
                        f"comparisons, α = {alpha:g}):")
     return [*lines, *wrap_line(f"  {said}")]

@@ -16,6 +16,7 @@ from typing import TypedDict, Unpack
 import pandas as pd
 
 from lyra_lab._registry import ConfigError
+from lyra_lab.reports._contenders import ceilings_apart, contenders
 from lyra_lab.stats import compare_all
 from lyra_lab.reports._compare_plots import comparison_plot
 
@@ -129,6 +130,8 @@ def paired_section(df: pd.DataFrame, metric: str | None, out: Path, *, cluster: 
     n_resamples, seed, alpha = settings.get("n_resamples", 1000), settings.get("seed", 0), settings.get("alpha", 0.05)
     if metric is None:
         return PairedSection(None, ["No per-probe quality metric in this run: nothing to compare."])
+    apart = ceilings_apart(df)
+    df = contenders(df)
     single = _single_cluster(df, metric, cluster)
     if single is not None:  # one conversation: clustering would leave nothing to resample; use its probes
         cluster = None
@@ -149,6 +152,9 @@ def paired_section(df: pd.DataFrame, metric: str | None, out: Path, *, cluster: 
              f"\"{WORSE}\" = the Holm-adjusted p is below α; \"{NO_DIFFERENCE}\" = it is not and the CI holds 0; "
              f"\"{TOO_FEW}\" = the CI excludes 0 but the adjusted p does not reach α (too few probes or "
              "clusters for the test, or for the number of comparisons): a likely difference, not shown."]
+    if apart:
+        notes.append(f"The ceilings ({', '.join(apart)}) are not compared here: they bound what a strategy could "
+                     "reach; every pipeline's distance to them is in \"Distance to the ceilings\".")
     if single is not None:
         notes.append(f"All probes come from one {single[0]} ({single[1]!r}), so each probe is a unit here: the test "
                      f"asks whether a pipeline is worse on this {single[0]}'s probes and says nothing about "

@@ -8,7 +8,8 @@ pipelines on three costs at once.  Per pipeline (the labels of every other table
 * **context tokens**: the mean per probe of ``context_tokens`` (the rendered context the recaller filled);
 * **latency per probe**: the mean over probes of the sum of the probe-level *timing* measures of the
   measure registry (``lyra_lab.measures``: recall, and answering when the run answered), as measured when
-  the calls were paid;
+  the calls were paid; tokens and latency over the probes the quality measure scored (a run answering a
+  sample of its probes is timed on the answered ones);
 * **dollars per probe**: every *cost* measure in dollars (``*_usd``: answering, and building the memory, per
   conversation) summed over the pipeline's rows and divided by its probes.
 
@@ -135,8 +136,12 @@ def _info(name: str) -> MeasureInfo | None:
         return None
 
 
-def _per_probe_costs(df: pd.DataFrame) -> pd.DataFrame:
-    """Per pipeline label: ``tokens``, ``latency`` and ``dollars`` per probe (see the module docstring)."""
+def _per_probe_costs(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
+    """Per pipeline label: ``tokens``, ``latency`` and ``dollars`` per probe (see the module docstring).
+
+    Tokens and latency are over the probes the quality ``metric`` scored (a run that answers a sample of
+    its probes is timed on the answered ones, whose latency holds the answer), all probes without it.
+    """
     probe = df["probe_id"].astype(str) != ""
     infos = {name: _info(str(name)) for name in df["metric"].unique()}
     timing = [m for m, i in infos.items() if i is not None and i.kind == "timing" and i.level == "probe"
@@ -146,8 +151,12 @@ def _per_probe_costs(df: pd.DataFrame) -> pd.DataFrame:
     frame = df.assign(label=label)
     key = ["label", "conversation_id", "probe_id"] + (["seed"] if "seed" in df.columns else [])
     probes = frame[probe].groupby("label")[key[1:]].apply(lambda rows: len(rows.drop_duplicates()))
-    tokens = frame[probe & (frame["metric"] == CONTEXT)].groupby("label")["value"].mean()
-    timed = frame[probe & frame["metric"].isin(timing)]
+    scored = probe
+    if metric is not None and (frame["metric"] == metric).any():
+        keys = frame.loc[probe & (frame["metric"] == metric), key].drop_duplicates()
+        scored = probe & frame[key].merge(keys, how="left", on=key, indicator=True)["_merge"].eq("both").to_numpy()
+    tokens = frame[scored & (frame["metric"] == CONTEXT)].groupby("label")["value"].mean()
+    timed = frame[scored & frame["metric"].isin(timing)]
     latency = timed.groupby(key)["value"].sum().groupby("label").mean() if len(timed) else pd.Series(dtype=float)
     paid = frame[frame["metric"].isin(dollars)].groupby("label")["value"].sum()
     out = pd.DataFrame({"tokens": tokens, "latency": latency}).reindex(probes.index)
@@ -165,7 +174,7 @@ def frontier_costs(summary: pd.DataFrame, df: pd.DataFrame, metric: str,
     if metric not in summary.columns or "probe_id" not in df.columns:
         return []
     labels = row_pipeline_labels(summary)
-    costs = _per_probe_costs(df)
+    costs = _per_probe_costs(df, metric)
     recaller = (df.assign(label=row_pipeline_labels(df)).groupby("label")["recaller"].first().astype(str)
                 if "recaller" in df.columns else pd.Series(dtype=str))
     out = []

@@ -63,6 +63,7 @@ from lyra_lab.reports._frontier import frontier_section
 from lyra_lab.reports._frontier_plot import frontier_figure
 from lyra_lab.reports._sections import TableSection
 from lyra_lab.recall import ceiling_names
+from lyra_lab.reports._contenders import ceiling_pipelines
 from lyra_lab.reports._summary import (
     FAIR_NOTE,
     MARKDOWN_METRICS,
@@ -252,7 +253,8 @@ def write_report(
              if line.strip() and not line.strip().startswith(("|", ">", "#")) and "summary.csv" not in line]
     n_probes = df.loc[df["probe_id"].astype(str) != "", ["conversation_id", "probe_id"]].drop_duplicates().shape[0] \
         if {"probe_id", "conversation_id"} <= set(df.columns) else 0
-    top = headline(summary, headline_metric([str(c) for c in summary.columns]), shown, degraded)
+    top = headline(summary, headline_metric([str(c) for c in summary.columns]), shown, degraded,
+                   ceiling_pipelines(df))
     page = ReportPage(f"Report: {run_dir.name}", notes, warnings, format_cells(summary, shown, columns),
                       category_table, plots, probe_views(run_dir, df), n_probes, paired, judges,
                       headline=top, planted=planted, sections=sections)

@@ -244,11 +244,8 @@ def split_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> S
 
 
 def _ceiling_labels(df: pd.DataFrame) -> set[str]:
-    """The pipeline labels of ``df`` whose recaller is a ceiling (``recall.ceiling_names``)."""
-    if "recaller" not in df.columns:
-        return set()
-    from lyra_lab.recall import ceiling_names
+    """The pipeline labels of ``df`` whose recaller is a ceiling (``_contenders.ceiling_rows``)."""
+    from lyra_lab.reports._contenders import ceiling_rows
 
     df = df.reset_index(drop=True)
-    ceiling = df["recaller"].astype(str).isin(ceiling_names())
-    return set(row_pipeline_labels(df)[ceiling].astype(str))
+    return set(row_pipeline_labels(df)[ceiling_rows(df)].astype(str))

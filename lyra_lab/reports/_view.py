@@ -72,13 +72,14 @@ def _headline(folder: Path, df: pd.DataFrame, degraded: dict[str, DegradedPipeli
     ``df`` is the run's rows (``load_results``), read once by the caller; without a current report they are
     summarized as the report's table is (``aggregate`` of the lead metric by what varies).
     """
+    from lyra_lab.reports._contenders import ceiling_pipelines
     from lyra_lab.reports._summary import headline_metric
 
     summary = folder / "report" / "summary.csv"
     rows = list((folder / "rows").glob("*.jsonl"))
     newest = max((p.stat().st_mtime for p in rows), default=0.0)
     if summary.exists() and summary.stat().st_mtime >= newest:
-        return summary_headline(pd.read_csv(summary), degraded)
+        return summary_headline(pd.read_csv(summary), degraded, ceiling_pipelines(df))
     metric = headline_metric(sorted(df["metric"].unique()))
     if metric is None:
         return None
@@ -86,7 +87,7 @@ def _headline(folder: Path, df: pd.DataFrame, degraded: dict[str, DegradedPipeli
     agg = aggregate(df[df["metric"] == metric], by=keys, n_resamples=500)
     table = agg.rename(columns={"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high",
                                 "n": f"{metric}_n"})
-    return headline(table, metric, keys, degraded)
+    return headline(table, metric, keys, degraded, ceiling_pipelines(df))
 
 
 def run_entry(folder: Path) -> RunEntry:

@@ -181,3 +181,21 @@ def test_pipelines_at_one_cost_whose_error_bars_overlap_are_drawn_a_marker_apart
     near = sorted(x_pt[k] for k in ("hybrid", "dense", "bm25"))
     assert min(b - a for a, b in zip(near, near[1:])) >= DODGE_PT - 1e-6
     assert abs(offsets.get("oracle", 0.0)) < 1e-6  # far from the others: where it is
+
+
+def test_latency_and_tokens_are_over_the_probes_the_quality_scored():
+    """A run answering a sample: 4 probes answered (recall 0.01 s + answer 0.02 s), 4 only recalled (0.01 s).
+
+    The frontier's quality is the answered probes' judge, so its latency is theirs, 0.03 s (the demo's QA
+    stage said 1.6 s against answers of ~10 s when every recalled probe was averaged in).
+    """
+    answered = _rows("m|bm25", "bm25", [1, 1, 0, 0], 100, 0.01, 0.0, 0.0)
+    recalled = [{"pipeline": "m|bm25", "recaller": "bm25", "conversation_id": f"c{i % 2}", "probe_id": f"r{i}",
+                 "seed": 0, "cell_id": "cell", "metric": metric, "value": value}
+                for i in range(4) for metric, value in (("context_tokens", 500.0), ("recall_latency_s", 0.01))]
+    df = pd.DataFrame(answered + recalled)
+    section = frontier_section(_summary(df), df, "judge")
+    assert section is not None
+    (point,) = section.pipelines
+    assert point.latency == pytest.approx(0.03)
+    assert point.tokens == pytest.approx(100.0)
