@@ -32,7 +32,7 @@ from typing import Sequence, Unpack
 import pandas as pd
 
 from lyra_lab.measures import Measure, MeasureInfo
-from lyra_lab.reports._frontier_evidence import DominanceEvidence, PairedQuality, Resampling
+from lyra_lab.reports._frontier_evidence import MAX_TESTED, DominanceEvidence, PairedQuality, Resampling
 from lyra_lab.reports._sections import TableSection
 from lyra_lab.stats import row_pipeline_labels
 
@@ -64,7 +64,8 @@ class Dominance:
         frontier: True when no contender dominates it (False for a point without figures).
         dominated_by: the pipelines that dominate it, best quality first, then least cost.
         ties: pipelines with its very quality and cost (on the frontier with it).
-        evidence: the paired test of each dominator, in ``dominated_by``'s order (empty: not tested).
+        evidence: the paired tests of its dominators, in ``dominated_by``'s order, until one shows the
+            dominance (at most ``MAX_TESTED``; empty: not tested).
     """
 
     label: str
@@ -199,8 +200,12 @@ def with_evidence(marks: dict[str, Dominance], costs: dict[str, float], tests: P
     """``marks`` with each dominated pipeline's dominators tested (``costs``: each pipeline's on this axis)."""
     out = {}
     for label, mark in marks.items():
-        found = tuple(tests.evidence(d, label, costs[d] < costs[label]) for d in mark.dominated_by)
-        out[label] = replace(mark, evidence=found)
+        found: list[DominanceEvidence] = []
+        for d in mark.dominated_by[:MAX_TESTED]:  # best quality first, until one shows it
+            found.append(tests.evidence(d, label, costs[d] < costs[label]))
+            if found[-1].shown:
+                break
+        out[label] = replace(mark, evidence=tuple(found))
     return out
 
 

@@ -27,9 +27,11 @@ from typing import TypedDict
 import pandas as pd
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.stats import compare
+from lyra_lab.stats import PairedTest, probe_values
+from lyra_lab.stats._compare import _compare_values
 
 ALPHA = 0.05  # the sign-flip test's level behind "dominated by"
+MAX_TESTED = 3  # dominators tested per pipeline and axis, best quality first, until one is shown
 
 
 class Resampling(TypedDict, total=False):
@@ -97,6 +99,7 @@ class PairedQuality:
         self.cluster: str | None = None if one else "conversation"
         self.unit = "probes (all from one conversation)" if one else "whole conversations"
         self._done: dict[tuple[str, str], DominanceEvidence] = {}
+        self._values: pd.DataFrame | None = None  # the per-probe values, read once (``stats.probe_values``)
 
     def method(self) -> str:
         """The method in one phrase, for the table's notes."""
@@ -108,8 +111,10 @@ class PairedQuality:
         """``dominator`` minus ``dominated`` on the run's quality measure."""
         if (dominator, dominated) not in self._done:
             try:
-                c = compare(self.df, dominator, dominated, self.metric, cluster=self.cluster,
-                            n_boot=self.n_resamples, seed=self.seed)
+                if self._values is None:
+                    self._values = probe_values(self.df, self.metric, self.cluster)
+                how = PairedTest(cluster=self.cluster, n_boot=self.n_resamples, seed=self.seed)
+                c = _compare_values(self._values, dominator, dominated, self.metric, how)
                 found = DominanceEvidence(dominator, c.difference, c.ci_low, c.ci_high, c.p_value, c.n_probes,
                                           c.n_clusters, self.unit, cheaper)
             except ConfigError as exc:  # no probe in common, or no per-probe values: nothing to test
