@@ -27,8 +27,7 @@ from typing import TypedDict
 import pandas as pd
 
 from lyra_lab._registry import ConfigError
-from lyra_lab.stats import PairedTest, probe_values
-from lyra_lab.stats._compare import _compare_values
+from lyra_lab.stats import PairedTest, compare_values, probe_values
 
 ALPHA = 0.05  # the sign-flip test's level behind "dominated by"
 MAX_TESTED = 3  # dominators tested per pipeline and axis, best quality first, until one is shown
@@ -114,7 +113,7 @@ class PairedQuality:
                 if self._values is None:
                     self._values = probe_values(self.df, self.metric, self.cluster)
                 how = PairedTest(cluster=self.cluster, n_boot=self.n_resamples, seed=self.seed)
-                c = _compare_values(self._values, dominator, dominated, self.metric, how)
+                c = compare_values(self._values, dominator, dominated, self.metric, how)
                 found = DominanceEvidence(dominator, c.difference, c.ci_low, c.ci_high, c.p_value, c.n_probes,
                                           c.n_clusters, self.unit, cheaper)
             except ConfigError as exc:  # no probe in common, or no per-probe values: nothing to test

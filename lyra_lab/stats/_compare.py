@@ -243,10 +243,10 @@ def compare(df: pd.DataFrame, a: str, b: str, metric: str, **test: Unpack[Paired
     a, b = _resolve(a, values, metric), _resolve(b, values, metric)
     if a == b:
         raise ConfigError(f"compare needs two different pipelines; got {a!r} twice")
-    return _compare_values(values, a, b, metric, paired)
+    return compare_values(values, a, b, metric, paired)
 
 
-def _compare_values(values: pd.DataFrame, a: str, b: str, metric: str, how: PairedTest) -> PairedComparison:
+def compare_values(values: pd.DataFrame, a: str, b: str, metric: str, how: PairedTest) -> PairedComparison:
     """``compare`` on the per-probe ``values`` of ``probe_values``, the labels resolved."""
     cluster, n_boot, n_perm, confidence, seed = how.cluster, how.n_boot, how.n_perm, how.confidence, how.seed
     pairs, dropped = _paired(values, a, b)
@@ -318,7 +318,7 @@ def compare_all(df: pd.DataFrame, metric: str, *, alpha: float = 0.05, higher_is
              "n_dropped": 0, "method": "best by mean"}]
     for label, mean in means.iloc[1:].items():
         try:
-            row = _compare_values(values, str(label), best, metric, paired).to_row()
+            row = compare_values(values, str(label), best, metric, paired).to_row()
         except ConfigError as exc:  # no probe in common with the best: nothing to test, say so in the row
             row = {"a": str(label), "b": best, "difference": np.nan, "ci_low": np.nan, "ci_high": np.nan,
                    "p_value": np.nan, "n_probes": 0, "n_clusters": 0, "n_dropped": 0, "method": str(exc)}
