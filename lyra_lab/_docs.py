@@ -311,7 +311,8 @@ def tables_section() -> list[str]:
 
 
 def backends_section() -> list[str]:
-    from lyra_lab.backends import LOCAL_ONLY_FIELDS, BackendConfig, embedder_names, make_backend
+    from lyra_lab.backends import (DEFAULT_N_CTX, LOCAL_ONLY_FIELDS, BackendConfig, context_window, embedder_names,
+                                   make_backend)
 
     doc = inspect.cleandoc(sys.modules[make_backend.__module__].__doc__ or "")  # the presets, documented beside it
     presets = doc.split("Presets::", 1)[1].split("\n\n")[1] if "Presets::" in doc else ""
@@ -326,6 +327,11 @@ def backends_section() -> list[str]:
     rows.append(("`model_path`", "`str`", "bundled SmolLM2-135M-Instruct",
                  "local preset only: a GGUF model file to serve instead of the bundled one"))
     rows.append(("`cache`", "`str`", "-", "a response cache SQLite file (the run's own caches follow `[run] cache`)"))
+    rows.append(("`context_window`", "`int`", "by preset",
+                 "tokens the model's window holds, which sizes the `full_context` ceiling's context (any preset; "
+                 f"default: local {DEFAULT_N_CTX:,}, the server's n_ctx, and at most that; openai and simulated "
+                 f"{context_window('openai/model'):,}; other servers {context_window('ollama/model'):,}: "
+                 "`lyra_lab.backends.context_window`)"))
     assert set(LOCAL_ONLY_FIELDS) <= {"model_path"}, "document the new local-only key"
     lines += ["Fields a table may set:", "", *_table(("key", "type", "default", "meaning"), rows), ""]
     lines += [(f"Embedders (`[run] embedders`): {', '.join(f'`{n}`' for n in embedder_names())} "

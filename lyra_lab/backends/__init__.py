@@ -58,6 +58,7 @@ from lyra_lab.backends._types import (
     overflows,
     recurrence,
 )
+from lyra_lab.backends._window import context_window
 from lyra_lab.backends._wrap import BackendWrapper, EmbedderWrapper
 # What other lyra_lab packages use beyond the above:
 from lyra_lab.backends._backend_config import redact
@@ -109,6 +110,7 @@ __all__ = [
     "StreamError",
     "cache_key",
     "check_backend_spec",
+    "context_window",
     "result_settings",
     "TRANSPORT_FIELDS",
     "make_backend",

@@ -13,7 +13,8 @@ Presets::
 A dict either names a preset and overrides ``BackendConfig`` fields
 (``{"preset": "openai/gpt-4o-mini", "max_concurrency": 16}``; ``params``
 merge with the preset's), or gives the fields outright (``name``, ``base_url``,
-``model``…). ``"cache": "responses.sqlite"`` wraps it in a ``CachedBackend``.
+``model``…). ``"cache": "responses.sqlite"`` wraps it in a ``CachedBackend``; ``"context_window": N``
+says how many tokens the model's window holds (``context_window``), any preset.
 Unknown keys are a ``ConfigError`` naming the key; ``fake`` takes only ``name``
 and ``model``.
 """
@@ -28,6 +29,7 @@ from lyra_lab._registry import ConfigError
 from lyra_lab.backends._backend_config import BackendConfig
 from lyra_lab.backends._openai import OpenAIBackend
 from lyra_lab.backends._types import Backend
+from lyra_lab.backends._window import without_window
 
 PRESETS = ("local", "openai", "ollama", "vllm", "llamacpp", "simulated", "fake")
 _FIELDS = frozenset(f.name for f in dataclasses.fields(BackendConfig))
@@ -48,7 +50,7 @@ def make_backend(spec: str | Mapping[str, Any] | Backend) -> Backend:
         return spec  # already a backend (a FakeLLM, a CachedBackend…)
     if not isinstance(spec, Mapping):
         raise ConfigError(f"backend spec must be a preset name or a mapping, got {type(spec).__name__}")
-    spec = dict(spec)
+    spec = without_window(spec)  # checked here; the window is the answer room's to read (context_window)
     cache_path = spec.pop("cache", None)
     if "preset" in spec:
         backend = _from_preset(str(spec.pop("preset")), spec)
@@ -82,7 +84,7 @@ def check_backend_spec(spec: str | Mapping[str, Any] | Backend, installed: bool 
     data = {"preset": spec} if isinstance(spec, str) else spec
     if not isinstance(data, Mapping):
         raise ConfigError(f"backend spec must be a preset name or a mapping, got {type(spec).__name__}")
-    data = {k: v for k, v in data.items() if k != "cache"}
+    data = {k: v for k, v in without_window(data).items() if k != "cache"}
     preset = data.get("preset")
     if not (isinstance(preset, str) and preset.partition("/")[0] == "local"):
         make_backend(data)
@@ -92,7 +94,7 @@ def check_backend_spec(spec: str | Mapping[str, Any] | Backend, installed: bool 
     unknown = sorted(set(overrides) - allowed)
     if unknown:
         raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
-                          f"allowed: preset, cache, {', '.join(sorted(allowed))}")
+                          f"allowed: preset, cache, context_window, {', '.join(sorted(allowed))}")
     model_path = overrides.pop("model_path", None)
     from lyra_lab._extras import require
     from lyra_lab.backends._local_process import local_gguf  # what LocalServer checks
@@ -115,7 +117,7 @@ def _from_preset(preset: str, overrides: dict[str, Any]) -> Backend:
     unknown = sorted(set(overrides) - allowed)
     if unknown:
         raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
-                          f"allowed: preset, cache, {', '.join(sorted(allowed))}")
+                          f"allowed: preset, cache, context_window, {', '.join(sorted(allowed))}")
     model_path = overrides.pop("model_path", None)
     if kind == "local":
         base = _local(model_path)
@@ -156,7 +158,8 @@ def _fake(preset: str, overrides: dict[str, Any]) -> Backend:
 
     unknown = sorted(set(overrides) - {"name", "model"})
     if unknown:
-        raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; allowed: preset, cache, model, name")
+        raise ConfigError(f"backend preset {preset!r}: unknown key {unknown[0]!r}; "
+                          "allowed: preset, cache, context_window, model, name")
     return FakeLLM(name=str(overrides.get("name", "fake")), model=str(overrides.get("model", "fake-llm")))
 
 

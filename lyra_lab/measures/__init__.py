@@ -7,6 +7,7 @@ LongMemEval) and LLM judges.  ``score_recall`` scores one probe's recall (a repl
 ``ProbeOutcome``, or an external memory system's) while the memory is as the probe found it.
 """
 
+from lyra_lab.measures._answer_room import AnswerRoom
 from lyra_lab.measures._budget import budget_metric, budget_scores, check_budgets
 from lyra_lab.measures._inputs import MemoryFacts, RankedEntries, Recalled
 from lyra_lab.measures._controls import (
@@ -66,6 +67,7 @@ from lyra_lab.measures._score import (
 from lyra_lab.measures._scorers import DEFAULT_SCORER, SCORERS, check_scorer, locomo_f1, locomo_normalize
 
 __all__ = [
+    "AnswerRoom",
     "EVIDENCE_IN_CONTEXT",
     "CONTROL_KINDS",
     "ControlPool",

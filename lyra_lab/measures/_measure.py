@@ -167,6 +167,9 @@ MEASURES: dict[str, MeasureInfo] = dict([
           "the answerer was given (answered probes; what splits QA into retrieval and answering)"),
     _info("context_tokens", "tokens of the rendered context", ("tok",), kind="cost", markdown=("",),
           compact=("",)),
+    _info("answer_room", "the context budget of a recaller given the whole memory (full_context): the tokens "
+          "the answerer's window leaves beside its prompt, question and answer (others: [grid] context_tokens)",
+          kind="cost", summary=False),
     _info("recall_latency_s", "wall time of the timed top-K recall call", kind="timing"),
     _info("recall_latency_p50_s", "median of a pipeline's recall latencies over all its probes", kind="timing",
           summary=False, markdown=("",)),

@@ -108,7 +108,7 @@ class BaseRecaller(Strategy):
         return False
 
     def whole_memory(self) -> bool:
-        """Whether it is asked for every entry of the conversation instead of ``k`` (the budget cuts it)."""
+        """Whether it is asked for every entry instead of ``k`` (a grid cuts it to the answerer's room, ``AnswerRoom``)."""
         return False
 
     def recall(self, store: MemoryStore, query: Query, k: int) -> list[Hit]:

@@ -8,9 +8,12 @@ Neither is a strategy a user could deploy; they bound the others from above:
   the evidence through ``Query.evidence``, which only a recaller that declares ``needs_evidence()``
   is given.  Its context is rendered and budgeted as any other: same ``k``, same token budget.
   A probe without evidence (adversarial, abstention) gets no hits: nothing is the right context.
-- ``full_context`` is the long-context baseline: the whole memory, newest first, so that the
-  budget, when the history does not fit, keeps the newest entries.  It declares
-  ``whole_memory()``: it is asked for every entry of the conversation, not ``k``.
+- ``full_context`` is the long-context baseline: the whole history up to the answerer's window.
+  It declares ``whole_memory()``: it is asked for every entry of the conversation, not ``k``, and
+  a grid cuts its context to the room the answering model's window leaves beside the prompt,
+  question and answer (``measures.AnswerRoom``, from ``backends.context_window``), not to
+  ``[grid] context_tokens``.  Its ranking is newest first, so that when the history does not
+  fit, the newest entries are kept.
 
 >>> from lyra_lab.memory import MemoryEntry, MemoryStore
 >>> from datetime import datetime, timezone
@@ -56,10 +59,10 @@ class Oracle(BaseRecaller):
 @RECALLERS.register("full_context")
 @dataclass(frozen=True)
 class FullContext(BaseRecaller):
-    """The whole memory, newest first: the context budget keeps the newest entries when it does not all fit."""
+    """The whole memory, newest first, up to the answerer's window: the newest entries kept when it does not fit."""
 
     def whole_memory(self) -> bool:
-        """It is asked for every entry of the conversation (the budget, not ``k``, cuts it)."""
+        """It is asked for every entry of the conversation (the answerer's room, not ``k``, cuts it)."""
         return True
 
     def ranking(self, store: MemoryStore, query: Query, k: int) -> Scored:

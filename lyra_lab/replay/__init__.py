@@ -8,7 +8,7 @@ and deeper ranking) while the memory is as the probe found it; ``replay`` runs t
 """
 
 from lyra_lab._moved import moved_names
-from lyra_lab.replay._ask import MemoryTally
+from lyra_lab.replay._ask import ContextRoom, MemoryTally
 from lyra_lab.replay._engine import EventLog, ReplayResult, ReplayRun, ReplaySetup, by_name, replay, replay_iter
 from lyra_lab.replay._ranking import DeepRanking
 from lyra_lab.replay._live import LiveSetup, PipelineMemory
@@ -19,6 +19,7 @@ from lyra_lab.replay._triggers import TRIGGERS, EveryTurns, IdleGap, SessionEnd,
 from lyra_lab.replay._types import MemoryState, PhaseCost, ProbeOutcome
 
 __all__ = [
+    "ContextRoom",
     "DeepRanking",
     "EventLog",
     "EveryTurns",

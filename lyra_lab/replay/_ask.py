@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable, Mapping, NamedTuple
+from typing import Iterable, Mapping, NamedTuple, Protocol
 
 from lyra_lab.backends import Embedder, LineMemoCounter, TokenCount, TokenCounter
 from lyra_lab.corpus import Probe
@@ -180,22 +180,39 @@ class Asker:
             query = Query(probe.question, self.conversation_id, embedder=self.embedders[label], now=now,
                           evidence=probe.evidence if told else ())
             k = max(self.k, memory.entries) if whole else self.k
+            room = render.room.tokens(probe, render.count) if whole and render.room is not None else None
             start = time.perf_counter()
             hits = tuple(recaller.recall(self.store, query, k))
             latency = time.perf_counter() - start
-            fit = fit_context([h.entry for h in hits], render.budget, render.count)
+            fit = fit_context([h.entry for h in hits], render.budget if room is None else room, render.count)
             ranking = DeepRanking(recaller, self.store, query, [h.entry for h in hits], k)
             if k != self.k:  # the whole memory was asked for: its hits are what the context shows
                 hits = hits[:max(self.k, fit.whole + 1)]  # the whole entries and the one cut, if any
             out.append(ProbeOutcome(probe=probe, recaller=label, now=now, hits=hits, context=fit.text,
                                     context_tokens=fit.tokens, recall_latency_s=latency, memory=memory,
-                                    ranking=ranking, count=render.count))
+                                    ranking=ranking, count=render.count, answer_room=room))
         return out
+
+
+class ContextRoom(Protocol):
+    """The context budget of a whole-memory recaller for one probe (``measures.AnswerRoom`` is one)."""
+
+    def tokens(self, probe: Probe, count: TokenCount) -> int:
+        """The context tokens, counted by ``count``, that the answerer's window leaves beside ``probe``."""
+        ...
 
 
 @dataclass(frozen=True)
 class ContextRender:
-    """How a recall's hits become the context block: the pipeline's context budget and token counter."""
+    """How a recall's hits become the context block: the pipeline's context budget and token counter.
+
+    Attributes:
+        budget: the pipeline's context budget (``[grid] context_tokens``).
+        count: the pipeline's token counter.
+        room: the budget of a recaller that declares ``whole_memory()`` (``full_context``): the
+            room the answerer's window leaves for each probe; None: ``budget`` too.
+    """
 
     budget: int
     count: TokenCount
+    room: ContextRoom | None = None

@@ -29,7 +29,7 @@ from lyra_lab.backends import AttemptTally, Backend, Embedder, token_counter
 from lyra_lab.corpus import Conversation, Probe
 from lyra_lab.memory import MemoryEntry, MemoryStore
 from lyra_lab.recall import Recaller
-from lyra_lab.replay._ask import Asker, ContextRender, MemoryTally, line_memo
+from lyra_lab.replay._ask import Asker, ContextRender, ContextRoom, MemoryTally, line_memo
 from lyra_lab.replay._flush import Flusher, Window, progress_sink, spawn, summarize_window
 from lyra_lab.replay._meter import PhaseMeter
 from lyra_lab.replay._pipeline import Pipeline
@@ -64,6 +64,9 @@ class ReplaySetup:
             ignored, never breaks the replay.  It also gets the summarizer's progress as
             ``summarize_progress`` events (``flush``, ``stage``, ``i``, ``n``, ``ok``,
             ``duration_s``, ``detail``), which arrive from the worker thread summarizing that window.
+        room: the context budget of the recallers that declare ``whole_memory()`` (``full_context``):
+            the room the answerer's window leaves per probe (``measures.AnswerRoom``); None: the
+            pipeline's ``context_budget``, as every other recaller's.
     """
 
     backend: Backend
@@ -73,6 +76,7 @@ class ReplaySetup:
     workers: int = 1
     log: EventLog | None = None
     on_event: OnEvent | None = None
+    room: ContextRoom | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -159,7 +163,7 @@ class ReplayRun:
     def _run(self) -> Iterator[list[ProbeOutcome]]:
         setup, pipeline, conv = self.setup, self.pipeline, self.conversation
         count = line_memo(token_counter(pipeline.tokenizer))
-        render = ContextRender(pipeline.context_budget, count)
+        render = ContextRender(pipeline.context_budget, count, setup.room)
         tally = MemoryTally(self.store, conv.id, count)
         session_of = {turn.id: turn.session_id for turn in conv.turns()}
         asker = Asker(self.store, conv.id, setup.recallers, setup.embedder, setup.k)

@@ -68,6 +68,9 @@ class ProbeOutcome:
             system's); it can be read only while the memory is as the probe found it (a replay
             yields the outcome then).
         count: the token counter the context was rendered with (the pipeline's tokenizer).
+        answer_room: the budget the context was cut to when it is not the pipeline's: a
+            whole-memory recaller's (``full_context``) room in the answerer's window; None: the
+            pipeline's ``context_budget``.
     """
 
     probe: Probe
@@ -80,6 +83,7 @@ class ProbeOutcome:
     memory: MemoryState
     ranking: RankedEntries = field(repr=False, compare=False)
     count: TokenCount = field(repr=False, compare=False)
+    answer_room: int | None = None
 
     def untraced(self) -> "ProbeOutcome":
         """The outcome as measures read it for a recaller (a system) that cannot trace hits to turns.

@@ -5,8 +5,10 @@ asks them of the same memory, in the same cells, as every other recaller.  Per p
 gives its accuracy (the judge's verdict when judged, else ``qa_f1``: ``reports._split.ACCURACY``) and
 how far each ceiling of the same memory is above it: the mean paired difference (ceiling minus
 pipeline) over the probes both answered, with a 95% CI resampling whole conversations, and n.
-``oracle`` is the answerer's ceiling given perfect retrieval; ``full_context`` the long-context
-baseline (the whole history, newest kept, in the same context budget).
+``oracle`` is the answerer's ceiling given perfect retrieval, in the pipelines' context budget;
+``full_context`` the long-context baseline: the whole history up to the answerer's window (its
+context budget is the room that window leaves, ``measures.AnswerRoom``; the newest kept when the
+history does not fit).  The note says the budgets the run's rows carry (``_contenders.ceiling_words``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from lyra_lab.recall import ceiling_names
+from lyra_lab.reports._contenders import ceiling_words
 from lyra_lab.reports._sections import TableSection
 from lyra_lab.reports._split import accuracy_of, resampling_units
 from lyra_lab.stats import BootstrapCI, cluster_bootstrap_ci, row_pipeline_labels
@@ -95,8 +98,7 @@ def ceiling_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) ->
         return None
     notes = [f"Per pipeline, its {word} (`{metric}`) and how far each ceiling of the same memory (the same cells) is "
              "above it: mean of the paired difference, ceiling minus pipeline, over the probes both answered "
-             f"[95% bootstrap CI, resampling {unit}] (n). `oracle`: the context is the gold evidence "
-             "alone (perfect retrieval); `full_context`: the whole history, newest kept, in the same budget."]
+             f"[95% bootstrap CI, resampling {unit}] (n). {ceiling_words(df)}"]
     header = ["pipeline", f"{word} ({metric})"] + [f"to {c}" for c in names]
     return CeilingSection(TITLE, "ceilings", notes, [(f"{word} (`{metric}`): distance to the ceilings", header, rows)],
                           distances=distances)

@@ -32,6 +32,7 @@ from typing import Sequence, Unpack
 import pandas as pd
 
 from lyra_lab.measures import Measure, MeasureInfo
+from lyra_lab.reports._contenders import ceiling_words
 from lyra_lab.reports._frontier_evidence import MAX_TESTED, DominanceEvidence, PairedQuality, Resampling
 from lyra_lab.reports._sections import TableSection
 from lyra_lab.stats import row_pipeline_labels
@@ -258,8 +259,8 @@ def frontier_section(summary: pd.DataFrame, df: pd.DataFrame, metric: str | None
         else:
             drawn.append(axis)
     if any(p.ceiling for p in pipelines):
-        notes.append("The ceilings (`oracle`: the gold evidence alone; `full_context`: the whole history) are shown "
-                     "beside the pipelines they bound, never on a frontier nor dominating one.")
+        notes.append("The ceilings are shown beside the pipelines they bound, never on a frontier nor dominating "
+                     f"one. {ceiling_words(df)}")
     contenders = [p for p in pipelines if not p.ceiling]
     marks = {axis: with_evidence(pareto([FrontierPoint(p.label, p.quality, p.cost(axis)) for p in contenders]),
                                  {p.label: p.cost(axis) for p in contenders}, tests) for axis in drawn}

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from lyra_lab.measures import EVIDENCE_IN_CONTEXT
+from lyra_lab.reports._contenders import ceiling_words
 from lyra_lab.reports._sections import TableSection
 from lyra_lab.stats import BootstrapCI, cluster_bootstrap_ci, row_pipeline_labels
 
@@ -231,6 +232,9 @@ def split_section(df: pd.DataFrame, n_resamples: int = 1000, seed: int = 0) -> S
              f"The gap in {name} to the best pipeline that is not a ceiling, paired on the probes both answered, split exactly into "
              f"retrieval (ḡ·Δs: the change in the share at the mean benefit g = {name}|in − {name}|not in) and "
              f"answering (s̄·Δ{name}|in + (1 − s̄)·Δ{name}|not in: the change in {name} at the mean share)."]
+    words = ceiling_words(df)
+    if words:  # what their share of evidence in context was measured on
+        notes.append(f"The ceilings (in the table, never in the gaps): {words}")
     header, gap_header = headers(name)
     rows = [[s.pipeline, str(s.share.n), _fmt(s.share), _fmt(s.accuracy_in), str(s.accuracy_in.n),
              _fmt(s.accuracy_out), str(s.accuracy_out.n)] for s in splits]

@@ -14,7 +14,7 @@ from lyra_lab.backends import BackendSpec, EmbedderSpec, result_settings
 from lyra_lab.corpus import Corpus
 from lyra_lab.experiments.cells._cell import Cell, cell_id
 from lyra_lab.experiments.cells._kinds import PIPELINE_CELLS, SYSTEM_CELLS
-from lyra_lab.experiments.cells._setup import AnswerSetup, CellSetup
+from lyra_lab.experiments.cells._setup import AnswerSetup, CellSetup, answer_room
 from lyra_lab.experiments.grid import ExperimentSpec, pipeline_labels, system_labels, vars_of
 from lyra_lab.measures import Scoring
 from lyra_lab.replay import strategy_spec
@@ -82,10 +82,14 @@ def grid_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list
     """
     labels = pipeline_labels(spec.pipelines)
     recallers = [{"label": label, **strategy_spec(r)} for label, r in spec.recallers]
+    answering = answer_setup(spec)
     cells = []
     for pipeline in spec.pipelines:
         for point in grid_points(spec, corpus, corpus_sha256):
             payload = {**point.payload, "pipeline": pipeline.to_dict(), "recallers": recallers}
+            room = answer_room(spec.recallers, answering, point.backend)
+            if room is not None:  # full_context's context is sized by it (grids without one keep their ids)
+                payload["answer_room"] = {"window": room.window, "safety": room.safety}
             if spec.score_adversarial_retrieval:  # only when set
                 payload["score_adversarial_retrieval"] = True
             cells.append(Cell(cell_id(payload, point.conversation_id), pipeline, labels[pipeline], point.backend,
@@ -93,12 +97,18 @@ def grid_cells(spec: ExperimentSpec, corpus: Corpus, corpus_sha256: str) -> list
     return cells + system_cells(spec, corpus, corpus_sha256)
 
 
+def answer_setup(spec: ExperimentSpec) -> AnswerSetup | None:
+    """``[qa]`` as the cells answer: None when it is off."""
+    qa = spec.qa
+    return AnswerSetup(backend=qa.backend or None, prompt=qa.prompt, max_probes=qa.max_probes,
+                       max_tokens=qa.max_tokens, scorer=qa.scorer, prompts=qa.prompts, repeats=qa.repeats,
+                       temperature=float(qa.temperature)) if qa.enabled else None
+
+
 def cell_setup(spec: ExperimentSpec, corpus: str, progress: bool = False) -> CellSetup:
     """The ``CellSetup`` of ``spec``: what every cell of its run is replayed, scored and answered with."""
     qa = spec.qa
-    answering = AnswerSetup(backend=qa.backend or None, prompt=qa.prompt, max_probes=qa.max_probes,
-                           max_tokens=qa.max_tokens, scorer=qa.scorer, prompts=qa.prompts, repeats=qa.repeats,
-                           temperature=float(qa.temperature)) if qa.enabled else None
+    answering = answer_setup(spec)
     scoring = Scoring(ks=spec.ks, budgets=spec.context_budgets, adversarial_retrieval=spec.score_adversarial_retrieval)
     return CellSetup(run=spec.name, corpus=corpus, recallers=spec.recallers, scoring=scoring, answering=answering,
                     judges=qa.judges if qa.enabled else (), workers=spec.workers, cache=spec.cache,

@@ -36,7 +36,7 @@ from lyra_lab.experiments.cells._answered_rows import ProbeAnswers, add_answered
 from lyra_lab.experiments.cells._detail import probe_record
 from lyra_lab.experiments.cells._cell import (Cell, add_conversation_rows, base_columns,
                                         phase_metrics)
-from lyra_lab.experiments.cells._setup import CellSetup
+from lyra_lab.experiments.cells._setup import CellSetup, answer_room
 from lyra_lab.experiments.grid import Resources, SeededBackend
 from lyra_lab.experiments.cells._failures import CELL_FAILURES, deterministic, failed_rows
 from lyra_lab.measures import ControlPool, evidence_in_context, score_recall, session_map
@@ -141,7 +141,8 @@ def run_pipeline_cell(setup: CellSetup, cell: Cell, corpus: Corpus, res: Resourc
     bar = tqdm(total=flushes + len(probes) * len(recallers), desc=f"{cell.label} · {conv.id}", unit="step",
                leave=False, disable=None if setup.progress else True)
     replay_setup = ReplaySetup(backend, embedder=res.embedder(cell.embedder), recallers=recallers,
-                        k=setup.scoring.k, workers=setup.workers, log=clog, on_event=_progress(bar))
+                               k=setup.scoring.k, workers=setup.workers, log=clog, on_event=_progress(bar),
+                               room=answer_room(setup.recallers, setup.answering, cell.backend))
     session_of = session_map(conv.turns())
     scored: dict[str, list[Scored]] = {label: [] for label in recallers}
     run = replay_iter(conv, probes, cell.pipeline, replay_setup)
@@ -149,7 +150,10 @@ def run_pipeline_cell(setup: CellSetup, cell: Cell, corpus: Corpus, res: Resourc
         with report_progress(_log_progress(clog)):  # long embedding calls of this thread report to the log
             for asked in run:
                 for outcome in asked:
-                    scored[outcome.recaller].append(Scored(outcome, score_recall(outcome, setup.scoring, session_of)))
+                    metrics = score_recall(outcome, setup.scoring, session_of)
+                    if outcome.answer_room is not None:  # the budget of a whole-memory recaller's context
+                        metrics["answer_room"] = float(outcome.answer_room)
+                    scored[outcome.recaller].append(Scored(outcome, metrics))
     finally:
         bar.close()
     backends = _answer_backends(setup, cell, res, backend, clog)

@@ -4,16 +4,17 @@ The spec (``ExperimentSpec``) is what the experiment file says; the setup is wha
 of it, typed and resolved: the recallers asked each probe, the ``Scoring`` (cutoffs, context
 budgets, rules), the answering stage (prompt, backend, how many probes) and the judges.  It is
 a frozen value, so a cell is a function of (setup, cell, corpus) and runs the same in a thread,
-a worker process or a Ray task.
+a worker process or a Ray task.  ``answer_room`` sizes the context of the recallers that are given
+the whole memory (``full_context``): the room the answering model's window leaves.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lyra_lab.backends import BackendSpec
-from lyra_lab.measures import JudgeConfig, Scoring
-from lyra_lab.recall import Recaller
+from lyra_lab.backends import BackendSpec, context_window
+from lyra_lab.measures import AnswerRoom, JudgeConfig, Scoring
+from lyra_lab.recall import BaseRecaller, Recaller
 
 
 @dataclass(frozen=True)
@@ -76,3 +77,19 @@ class CellSetup:
     workers: int = 1
     cache: str = "run"
     progress: bool = False
+
+
+def answer_room(recallers: tuple[tuple[str, Recaller], ...], answering: AnswerSetup | None,
+                backend: BackendSpec) -> AnswerRoom | None:
+    """The context budget of the recallers given the whole memory: the room the answerer's window leaves.
+
+    The answerer is ``answering.backend``, else the cell's ``backend``; the prompts and answer cap are
+    the answering stage's (without one, ``[qa]``'s defaults: the context a run with QA on would give).
+    None when no recaller declares ``whole_memory()``: every context is cut to ``[grid] context_tokens``.
+    """
+    if not any(isinstance(r, BaseRecaller) and r.whole_memory() for _, r in recallers):
+        return None
+    answering = answering or AnswerSetup()
+    spec = backend if answering.backend is None else answering.backend
+    prompts = tuple(dict.fromkeys(prompt for prompt, _ in answering.asked))
+    return AnswerRoom(context_window(spec), prompts, answering.max_tokens)
