@@ -26,8 +26,8 @@ def _fake_demo_toml(tmp_path):
     shipped = demo.demo_spec_path()
     text = shipped.read_text(encoding="utf-8")
     corpus = (shipped.parent / tomllib.loads(text)["corpus"]["path"]).resolve()
-    text = text.replace('backends = ["local"]', 'backends = ["fake"]').replace('embedders = ["e5"]',
-                                                                            'embedders = ["hashing"]')
+    text = re.sub(r'(?m)^backends = .*$', 'backends = ["fake"]', text, count=1).replace('embedders = ["e5"]',
+                                                                                        'embedders = ["hashing"]')
     text = re.sub(r'(?m)^path = ".*"$', f'path = "{corpus.as_posix()}"', text, count=1)
     out = tmp_path / "demo_fake.toml"
     out.write_text(text, encoding="utf-8")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from lyra_lab.backends import context_window
 from lyra_lab.cli import main
 from lyra_lab.commands.demo import demo_spec_path
 from lyra_lab.experiments import ExperimentSpec
-from lyra_lab.experiments.grid import load_corpus, select
+from lyra_lab.experiments.grid import load_corpus, select, spec_label
 from lyra_lab.recall import ceiling_names
 
 EXPERIMENT = """
@@ -67,7 +68,9 @@ def test_the_bundled_demo_experiment_is_valid_and_sized_as_documented():
     assert [label for label in labels if label in ceiling_names()] == ["oracle", "full_context"]  # both ceilings
     assert {p.keep_raw for p in spec.pipelines} == {True, False}
     assert {p.kind_names()["summarizer"] for p in spec.pipelines} == {"single_pass"}
-    assert spec.backends == ("local",) and spec.embedders == ("e5",)
+    assert [spec_label(b) for b in spec.backends] == ["local"] and spec.embedders == ("e5",)
+    # full_context's room holds every conversation's whole memory: turns, at most 1,256 tokens, and summaries
+    assert context_window(spec.backends[0]) == 3072
 
 
 def test_the_demo_answers_a_few_probes_scored_without_a_judge_within_its_time():

@@ -5,7 +5,9 @@ from pathlib import Path
 import pytest
 
 from lyra_lab import ConfigError
+from lyra_lab.backends import context_window
 from lyra_lab.experiments import ExperimentSpec
+from lyra_lab.experiments.grid import spec_label
 from tests.helpers.locomo import locomo_path
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -47,4 +49,6 @@ def test_the_locomo_split_example_has_the_ceilings_no_judge_and_locomos_scorer()
     spec = ExperimentSpec.from_toml(EXAMPLES / "locomo_split.toml")
     assert [label for label, _ in spec.recallers] == ["bm25", "dense", "hybrid", "oracle", "full_context"]
     assert spec.qa.enabled and spec.qa.scorer == "locomo" and not spec.qa.judges  # F1, LoCoMo's rule
-    assert list(spec.embedders) == ["e5"] and list(spec.backends) == ["local"]
+    assert list(spec.embedders) == ["e5"] and [spec_label(b) for b in spec.backends] == ["local"]
+    # the first 2 sessions of each conversation, whose whole history fits full_context's room in this window
+    assert spec.corpus.max_sessions == 2 and context_window(spec.backends[0]) == 4096
