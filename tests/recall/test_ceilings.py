@@ -93,6 +93,25 @@ def test_full_context_fills_the_same_budget_newest_first_and_drops_the_oldest():
     assert full.ranking.entries(10)[-1].id == "turn:1"  # the whole memory, read deeper
 
 
+def test_given_a_room_full_context_fills_it_and_every_other_recaller_keeps_the_budget():
+    store = store_with_a_digest()
+    count = token_counter()
+    lines = [hit_line(e) for e in sorted(store.entries("c"), key=lambda e: e.end, reverse=True)]
+    seen: list[str] = []
+
+    class Room:  # a ContextRoom: the answerer's room for each probe
+        def tokens(self, probe, count):
+            seen.append(probe.id)
+            return count("\n".join(lines[:4]))
+
+    asker = Asker(store, "c", {"full": FullContext(), "bm25": Bm25()}, None, k=6)
+    full, bm25 = asker.ask(probe(("D1:1",)), T0 + timedelta(days=30), MemoryState(entries=6, tokens=0),
+                           ContextRender(count(lines[0]), count, Room()))
+    assert full.context == "\n".join(lines[:4]) and full.answer_room == count("\n".join(lines[:4]))
+    assert bm25.context_tokens <= count(lines[0]) and bm25.answer_room is None  # the pipeline's budget
+    assert seen == ["p1"]  # asked once, for the whole-memory recaller only
+
+
 @pytest.mark.parametrize("system", [PipelineSystem, ServedSystem])
 def test_a_memory_system_refuses_the_oracle_in_one_line(system):
     with pytest.raises(ConfigError) as caught:
