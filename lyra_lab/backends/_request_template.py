@@ -35,9 +35,12 @@ _OWN = frozenset({"host", "content-length"})
 _READ_TIMEOUT = "x-stainless-read-timeout"
 
 
-def _key(request: ChatRequest) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
-    """What besides the body and timeout goes into the SDK's request: the call's extra headers and query."""
-    return (tuple(sorted(request.headers.items())), tuple(sorted((k, str(v)) for k, v in request.query.items())))
+def _key(request: ChatRequest) -> str:
+    """What besides the body and timeout goes into the SDK's request: the call's extra headers and query.
+
+    Their ``repr``: equal only for the same values of the same types (``True`` and ``1`` differ).
+    """
+    return repr((sorted(request.headers.items()), sorted(request.query.items(), key=lambda item: item[0])))
 
 
 def dumps(body: Mapping[str, Any]) -> bytes:
@@ -48,7 +51,7 @@ def dumps(body: Mapping[str, Any]) -> bytes:
 class Template(NamedTuple):
     """The URL and headers the SDK built for a request with extra headers and query ``key``."""
 
-    key: tuple[Any, ...]
+    key: str
     url: httpx2.URL
     headers: tuple[tuple[str, str], ...]  # without host, content-length and the read timeout
 

@@ -75,12 +75,17 @@ def test_other_extra_headers_or_query_go_through_the_sdk_again():
         return httpx2.Response(200, json=ANSWER)
 
     client = _client(handler)
-    calls = [{"extra_headers": {"X-A": "1"}}, {"extra_headers": {"X-B": "2"}}, {"extra_query": {"q": "x"}}]
+    calls = [{"extra_headers": {"X-A": "1"}}, {"extra_headers": {"X-B": "2"}}, {"extra_query": {"q": "x"}},
+             {"extra_query": {"q": True}}, {"extra_query": {"q": 1}}]
     for params in calls:
         client.post_chat(build_request("m", MESSAGES, params), 30.0, _post_chat).close()
-    a, b, q = seen
+    a, b, q, true, one = seen
     assert a.headers["x-a"] == "1" and "x-a" not in b.headers and b.headers["x-b"] == "2"
     assert "x-b" not in q.headers and q.url.params["q"] == "x"
+    sdk = [_post_chat(client.client, build_request("m", MESSAGES, c), 30.0) for c in calls[3:]]
+    for response in sdk:
+        response.close()
+    assert [str(r.url) for r in (true, one)] == [str(r.url) for r in seen[5:]]  # as the SDK writes each
 
 
 @pytest.fixture(scope="module")
