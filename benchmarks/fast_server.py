@@ -356,8 +356,9 @@ def grid_table(server: Server, folder: Path, conversations: int, repeat: int, ya
 
     generate_synthetic(0, conversations=conversations).save(folder / "corpus.jsonl")
     generate_synthetic(0, conversations=1).save(folder / "one.jsonl")  # one at a time: 2 cells
-    print(f"\nsummarizing grid (map_reduce, bm25, no QA; {2 * conversations} cells, 2 at 1 x 1), same "
-          f"server, minimal client: {yardstick}")
+    print()
+    _note(f"summarizing grid (map_reduce, bm25, no QA; {2 * conversations} cells, 2 at 1 x 1), same server, "
+          f"minimal client: {yardstick}")
     print(f"{'in flight':>16}{'requests':>9}{'grid':>7}{'minimal':>8}{'ratio':>6}{'cpu':>7}{'rows p50':>9}"
           f"{'server':>7}{'saw':>6}{'allow':>7}{'err':>5}")
     for stream in (False, True):
