@@ -34,7 +34,7 @@ from lyra_lab.backends._client_stack import ClientStack
 from lyra_lab.backends._loop_thread import loop_thread
 from lyra_lab.backends._openai_stream import (Answer, ChatRequest, StreamAccumulator, answer_from_body, aread_events,
                                               build_request)
-from lyra_lab.backends._request_template import SyncClient
+from lyra_lab.backends._request_template import AsyncClient, SyncClient
 from lyra_lab.backends._retry import CallTimes, acall_with_retries, call_with_retries
 from lyra_lab.backends._tokens import token_counter
 from lyra_lab.backends._types import BackendError, Capabilities, Completion, Message, Usage
@@ -314,17 +314,18 @@ class OpenAIBackend:
                 for ended in [other for other in self._on_loops if other.is_closed()]:
                     del self._on_loops[ended]  # its connections went with its loop
                 http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [_amark_sent]}, verify=self._tls_held())
-                client = openai.AsyncOpenAI(api_key=self._key, base_url=self.config.base_url, max_retries=0,
-                                            timeout=self.config.timeout_s, http_client=http)
+                client = AsyncClient(openai.AsyncOpenAI(api_key=self._key, base_url=self.config.base_url,
+                                                        max_retries=0, timeout=self.config.timeout_s,
+                                                        http_client=http), http)
                 on_loop = self._on_loops[loop] = _LoopClient(client, asyncio.Semaphore(self.config.max_concurrency))
             return on_loop
 
-    async def _aattempt(self, client: openai.AsyncOpenAI, request: ChatRequest, timeout: float,
+    async def _aattempt(self, client: AsyncClient, request: ChatRequest, timeout: float,
                         deadline: float | None) -> Answer:
         import openai
 
         if not self.config.stream:
-            response = await _apost_chat(client, request, timeout)
+            response = await client.post_chat(request, timeout, _apost_chat)
             try:
                 body = await response.aread()
                 ended = time.perf_counter()
@@ -341,9 +342,9 @@ class OpenAIBackend:
             self._note_no_stream_options(exc)
             return answer
 
-    async def _astream_once(self, client: openai.AsyncOpenAI, request: ChatRequest, timeout: float,
+    async def _astream_once(self, client: AsyncClient, request: ChatRequest, timeout: float,
                             deadline: float | None, with_options: bool) -> Answer:
-        response = await _apost_chat(client, request.streamed(usage=with_options), timeout)
+        response = await client.post_chat(request.streamed(usage=with_options), timeout, _apost_chat)
         try:
             acc = StreamAccumulator(started=_asent_at())
             await aread_events(response.aiter_lines(), acc, response.request, deadline)
@@ -407,5 +408,5 @@ class OpenAIBackend:
 class _LoopClient(NamedTuple):
     """What ``acomplete`` uses on one event loop: its async client and its concurrency slots."""
 
-    client: openai.AsyncOpenAI
+    client: AsyncClient
     slots: asyncio.Semaphore

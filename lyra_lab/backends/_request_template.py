@@ -14,7 +14,8 @@ extra headers and query on the same httpx client with that URL and those headers
 (serialized as the SDK serializes it) and timeout (the SDK's ``x-stainless-read-timeout`` header and
 httpx timeout). What may fail fails as through the SDK: ``openai.APITimeoutError``,
 ``openai.APIConnectionError``, and for an error status the client's own ``APIStatusError`` subclass
-(``RateLimitError``…), made from the response by the SDK. ``tests/backends/test_request_template.py``
+(``RateLimitError``…), made from the response by the SDK. ``AsyncClient`` does the same on an event
+loop (``acomplete``, streamed requests included). ``tests/backends/test_request_template.py``
 checks that both ways send the same bytes and raise the same errors.
 """
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import json
 import ssl
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, NamedTuple
 
 if TYPE_CHECKING:
     import httpx2
@@ -62,9 +63,17 @@ class Template(NamedTuple):
                         if name.lower() not in _OWN and name.lower() != _READ_TIMEOUT)
         return cls(_key(request), sent.url, headers)
 
+    def build(self, http: httpx2.Client | httpx2.AsyncClient, request: ChatRequest, timeout: float) -> httpx2.Request:
+        """The request for ``request``: this URL and these headers, its body, ``timeout`` as the SDK sets it."""
+        return http.build_request("POST", self.url, content=dumps(request.body), timeout=timeout,
+                                  headers=[*self.headers, (_READ_TIMEOUT, str(float(timeout)))])
+
 
 class SyncClient:
-    """An openai client, its httpx client, and the template its first chat request left (``post_chat``)."""
+    """An openai client, its httpx client, and the template its first chat request left (``post_chat``).
+
+    One call at a time uses it (``_client_stack``).
+    """
 
     def __init__(self, client: openai.OpenAI, http: httpx2.Client):
         self.client, self.http = client, http
@@ -92,18 +101,57 @@ class SyncClient:
 
     def _send(self, template: Template, request: ChatRequest, timeout: float) -> httpx2.Response:
         import httpx2
-        import openai
 
-        sent = self.http.build_request("POST", template.url, content=dumps(request.body), timeout=timeout,
-                                       headers=[*template.headers, (_READ_TIMEOUT, str(float(timeout)))])
+        sent = template.build(self.http, request, timeout)
         try:
             response = self.http.send(sent, stream=True)
-        except httpx2.TimeoutException as exc:
-            raise openai.APITimeoutError(request=sent) from exc
         except (httpx2.RequestError, ssl.SSLError) as exc:
-            raise openai.APIConnectionError(request=sent) from exc
+            raise _transport_error(exc, sent) from exc
         if not response.is_success:
             response.read()
             response.close()
             raise self.client._make_status_error_from_response(response) from None  # the SDK's own error types
         return response
+
+
+class AsyncClient:
+    """``SyncClient`` on an event loop: an ``openai.AsyncOpenAI``, its httpx client and their template."""
+
+    def __init__(self, client: openai.AsyncOpenAI, http: httpx2.AsyncClient):
+        self.client, self.http = client, http
+        self.template: Template | None = None
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    async def post_chat(self, request: ChatRequest, timeout: float,
+                        sdk_post: Callable[[openai.AsyncOpenAI, ChatRequest, float], Awaitable[httpx2.Response]],
+                        ) -> httpx2.Response:
+        """``SyncClient.post_chat`` on the running loop (``sdk_post`` awaited)."""
+        import httpx2
+
+        template = self.template
+        if template is None or template.key != _key(request):
+            response = await sdk_post(self.client, request, timeout)
+            self.template = Template.of(response.request, request)
+            return response
+        sent = template.build(self.http, request, timeout)
+        try:
+            response = await self.http.send(sent, stream=True)
+        except (httpx2.RequestError, ssl.SSLError) as exc:
+            raise _transport_error(exc, sent) from exc
+        if not response.is_success:
+            await response.aread()
+            await response.aclose()
+            raise self.client._make_status_error_from_response(response) from None
+        return response
+
+
+def _transport_error(exc: BaseException, sent: httpx2.Request) -> openai.APIConnectionError:
+    """What the SDK raises for a request that got no response: a timeout, or a connection error."""
+    import httpx2
+    import openai
+
+    if isinstance(exc, httpx2.TimeoutException):
+        return openai.APITimeoutError(request=sent)
+    return openai.APIConnectionError(request=sent)

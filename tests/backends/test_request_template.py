@@ -147,3 +147,52 @@ def test_a_backends_calls_answer_and_retry_from_the_template(server):
     assert second.text == first.text and second.attempts == 2
     assert [r.status for r in server.chat_log()] == [200, 503, 200]
     backend.close()
+
+
+def test_on_an_event_loop_too_streamed_or_not_the_same_bytes_and_errors():
+    import asyncio
+
+    from lyra_lab.backends._openai import _apost_chat
+    from lyra_lab.backends._request_template import AsyncClient
+
+    seen: list[httpx2.Request] = []
+    statuses = iter([200, 200, 200, 200, 200, 429, 429])
+
+    async def handler(request):
+        seen.append(request)
+        status = next(statuses)
+        if status != 200:
+            return httpx2.Response(status, json={"error": {"message": "slow down", "type": "rate_limit_error"}})
+        return httpx2.Response(200, json=ANSWER)
+
+    async def go():
+        http = openai.DefaultAsyncHttpxClient(transport=httpx2.MockTransport(handler))
+        client = AsyncClient(openai.AsyncOpenAI(api_key="sk-test", base_url="http://127.0.0.1:9/v1",
+                                                max_retries=0, http_client=http), http)
+        plain = build_request("m", MESSAGES, {"max_tokens": 4, "extra_headers": {"X-Org": "lab"}})
+        streamed = plain.streamed(usage=True)
+        through_sdk = []
+
+        async def sdk_post(*args):
+            through_sdk.append(args)
+            return await _apost_chat(*args)
+
+        for request in (plain, plain, streamed):
+            await (await client.post_chat(request, 7.5, sdk_post)).aclose()
+        assert len(through_sdk) == 1  # the first request only
+        await (await _apost_chat(client.client, streamed, 7.5)).aclose()  # the SDK itself
+        await (await _apost_chat(client.client, plain, 7.5)).aclose()
+        errors = []
+        for send in (lambda: client.post_chat(plain, 7.5, sdk_post), lambda: _apost_chat(client.client, plain, 7.5)):
+            with pytest.raises(openai.RateLimitError) as caught:
+                await send()
+            errors.append(caught.value)
+        await client.close()
+        return errors
+
+    templated_error, sdk_error = asyncio.run(go())
+    first, templated, templated_stream, sdk_stream, sdk_plain, _, _ = seen
+    assert _wire(templated) == _wire(sdk_plain) == _wire(first)
+    assert _wire(templated_stream) == _wire(sdk_stream)
+    assert json.loads(templated_stream.content)["stream"] is True
+    assert templated_error.message == sdk_error.message and templated_error.status_code == 429
