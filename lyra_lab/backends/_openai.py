@@ -12,7 +12,8 @@ calling thread is woken once, not once per chunk; a non-streamed one from the
 calling thread, which is woken once anyway (handing it to the loop measured
 slower: ``docs/performance.md``, "A fast server"), on an HTTP client it has
 to itself while the call lasts (``_client_stack``), which sends the requests after its first
-from the URL and headers the SDK built for that one (``_request_template``). At most ``max_concurrency``
+from the URL and headers the SDK built for that one (``_request_template``; each event loop's
+client likewise). At most ``max_concurrency``
 calls are in flight from the threads that share a backend, and from each loop.
 
 Time: each attempt is bounded by ``timeout_s``; a call's ``deadline`` (a
