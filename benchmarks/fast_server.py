@@ -5,7 +5,10 @@ token, 2,000 tokens/s per stream, 256 served at once, no rate limit; labelled si
 own process. In the same run, on the same cores, two clients send the same requests (synthetic
 prompts, 64-token answers) at concurrency 1, 8, 16 and 32, streamed and not:
 
-- ``minimal``: an asyncio loop over ``httpx.AsyncClient``, no retries, no records: what the cores allow;
+- ``minimal``: no retries, no records: what the cores allow. By default raw asyncio streams, one
+  keep-alive connection per request in flight (``benchmarks/minimal_client.py``); with
+  ``--yardstick httpx`` the first one, an asyncio loop over ``httpx.AsyncClient``, whose pool costs
+  ~1 ms of CPU a request on quiet cores and several on loaded ones (issue 45 item 5);
 - ``lyra-lab``: ``lyra_lab.bench.run_sweep`` over ``bench_backend`` (the openai client, the retry
   wrapper, the records), its own ``throughput_rps``.
 
@@ -21,7 +24,7 @@ number of its requests the server had in flight. Last, the grid's own work: its 
 in-process fake backend, where no request is sent (what it adds to each request's client cost).
 
     PYTHONPATH=. .venv/bin/python benchmarks/fast_server.py [--levels 1 8 16 32] [--repeat 1] [--no-grid]
-        [--conversations 8]
+        [--conversations 8] [--yardstick asyncio|httpx]
 
 Measured figures and their spread: docs/performance.md ("A fast server").
 """
@@ -42,6 +45,7 @@ import httpx
 import orjson
 
 from lyra_lab.bench import GPU_LIKE, ServerProcess, SweepSpec, bench_backend, run_sweep, synthetic_prompts
+from minimal_client import replay  # benchmarks/ is on sys.path when run as a script
 
 MAX_TOKENS = 64
 
@@ -60,7 +64,20 @@ class Server(ServerProcess):
 
 
 # ------------------------------------------------------------------ the minimal client
-async def _minimal(url: str, bodies: list[dict[str, Any]], concurrency: int, n: int, stream: bool) -> list[float]:
+YARDSTICKS = ("asyncio", "httpx")  # the first is the default
+YARDSTICK_NAMES = {"asyncio": "raw asyncio streams, a keep-alive connection per request in flight "
+                              "(benchmarks/minimal_client.py)",
+                   "httpx": "an asyncio loop over httpx.AsyncClient (its pool polls every idle connection "
+                            "on each request)"}
+
+
+async def _httpx_minimal(url: str, bodies: list[dict[str, Any]], concurrency: int, n: int,
+                         stream: bool) -> list[float]:
+    """The first yardstick (``--yardstick httpx``): an asyncio loop over ``httpx.AsyncClient``.
+
+    Its pool polls every idle connection on each request: ~1 ms of CPU a request on quiet cores,
+    3.5-6 on loaded ones (docs/performance.md). One warm-up request first, not counted.
+    """
     latencies: list[float] = []
     issued = 0
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
@@ -92,15 +109,26 @@ async def _minimal(url: str, bodies: list[dict[str, Any]], concurrency: int, n: 
 
 
 def minimal_client(server: Server, bodies: list[dict[str, Any]], concurrency: int, n: int,
-                   stream: bool) -> dict[str, float]:
-    """Requests/s, CPU ms per request and median latency of the minimal client; the server's median time."""
+                   stream: bool, yardstick: str = YARDSTICKS[0]) -> dict[str, float]:
+    """Requests/s, CPU ms per request and median latency of the minimal client; the server's median time.
+
+    ``yardstick``: ``asyncio`` (``minimal_client.replay``: raw asyncio streams, the default) or
+    ``httpx`` (``_httpx_minimal``, the first one). ``bodies`` say whether they are streamed.
+    """
     server.reset()
+    url = server.base_url + "/chat/completions"
     cpu, wall = time.process_time(), time.perf_counter()
-    latencies = asyncio.run(_minimal(server.base_url + "/chat/completions", bodies, concurrency, n, stream))
+    if yardstick == "httpx":
+        latencies, errors, skip = asyncio.run(_httpx_minimal(url, bodies, concurrency, n, stream)), 0, 1
+    else:
+        seen = asyncio.run(replay(url, bodies, concurrency, n))
+        latencies, errors, skip = seen.latencies, len(seen.errors), 0  # no warm-up request: none to skip
+        if seen.errors:
+            print(f"minimal client: {len(seen.errors)} of {n} requests failed, the first: {seen.errors[0][:60]}")
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    served = server.service_times()[1:]  # the warm-up request first
-    return {"rps": n / server.span(), "cpu_ms": 1000 * cpu / n, "p50": statistics.median(latencies),
-            "server_p50": statistics.median(served), "wall": wall}
+    served = server.service_times()[skip:]
+    return {"rps": len(latencies) / server.span(), "cpu_ms": 1000 * cpu / n, "p50": statistics.median(latencies),
+            "server_p50": statistics.median(served), "wall": wall, "errors": errors}
 
 
 def lyra_client(server: Server, backend: Any, prompts: list[Any], concurrency: int, n: int) -> dict[str, float]:
@@ -261,6 +289,11 @@ def dag_ceiling(events: Iterable[Mapping[str, Any]], service_s: float, max_cells
     return sent / now
 
 
+def _note(text: str) -> None:
+    """Print a footnote wrapped at 100 columns."""
+    print(textwrap.fill(text, width=100))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 8, 16, 32])
@@ -269,16 +302,23 @@ def main() -> int:
     parser.add_argument("--no-grid", action="store_true", help="skip the summarizing grid")
     parser.add_argument("--conversations", type=int, default=8,
                         help="synthetic conversations the grid summarizes (two cells each)")
+    parser.add_argument("--yardstick", choices=YARDSTICKS, default=YARDSTICKS[0],
+                        help="the minimal client: raw asyncio streams (benchmarks/minimal_client.py, the "
+                             "default) or the first one, an asyncio loop over httpx.AsyncClient")
     args = parser.parse_args()
+    yardstick = args.yardstick
     prompts = synthetic_prompts(32, prompt_tokens=300, seed=0)
     server = Server()
     per_request_s = GPU_LIKE.latency_s + MAX_TOKENS / float(GPU_LIKE.tokens_per_s or 1)
-    print(f"GPU-shaped simulated server (SIMULATED) in its own process: {GPU_LIKE.latency_s * 1000:g} ms to first "
-          f"token, {GPU_LIKE.tokens_per_s:g} tokens/s per stream, {GPU_LIKE.max_concurrency} served at once; "
-          f"{MAX_TOKENS}-token answers, {len(prompts)} synthetic prompts")
+    _note(f"GPU-shaped simulated server (SIMULATED) in its own process: {GPU_LIKE.latency_s * 1000:g} ms to "
+          f"first token, {GPU_LIKE.tokens_per_s:g} tokens/s per stream, {GPU_LIKE.max_concurrency} served at "
+          f"once; {MAX_TOKENS}-token answers, {len(prompts)} synthetic prompts")
+    other = [y for y in YARDSTICKS if y != yardstick][0]
+    _note(f"minimal client (yardstick): {YARDSTICK_NAMES[yardstick]}; the other: --yardstick {other} "
+          f"({YARDSTICK_NAMES[other]})")
     try:
-        print(f"{'level':>12}{'ideal':>8}{'minimal':>9}{'lyra-lab':>10}{'ratio':>7}{'cpu ms min':>11}"
-              f"{'cpu ms lyra':>12}{'p50 ms min':>11}{'p50 ms lyra':>12}{'server p50':>11}{'err':>5}")
+        print(f"{'level':>12}{'ideal':>7}{'minimal':>8}{'lyra':>7}{'ratio':>6}{'cpu min':>8}{'cpu lyra':>9}"
+              f"{'p50 min':>8}{'p50 lyra':>9}{'server':>7}{'err':>8}")
         for stream in (False, True):
             backend = bench_backend({"preset": "simulated/simulated-gpu", "base_url": server.base_url},
                                     max(args.levels), stream=stream)
@@ -288,59 +328,68 @@ def main() -> int:
             for level in args.levels:
                 n = max(32, args.per_level * level)
                 for _ in range(args.repeat):
-                    mini = minimal_client(server, bodies, level, n, stream)
+                    mini = minimal_client(server, bodies, level, n, stream, yardstick)
                     lyra = lyra_client(server, backend, prompts, level, n)
                     ideal = level / (GPU_LIKE.latency_s + lyra["tokens"] / float(GPU_LIKE.tokens_per_s or 1))
                     name = f"{level}{', streamed' if stream else ''}"
-                    print(f"{name:>12}{ideal:>8.1f}{mini['rps']:>9.1f}{lyra['rps']:>10.1f}"
-                          f"{lyra['rps'] / mini['rps']:>7.2f}{mini['cpu_ms']:>11.2f}{lyra['cpu_ms']:>12.2f}"
-                          f"{1000 * mini['p50']:>11.1f}{1000 * lyra['p50']:>12.1f}"
-                          f"{1000 * lyra['server_p50']:>11.1f}{lyra['errors']:>5}", flush=True)
-        print(f"(requests/s: ok requests over the span the server saw them (minimal) / bench's throughput_rps "
-              f"(lyra-lab); ideal = concurrency / {per_request_s * 1000:.0f} ms; cpu: this process's CPU per "
-              "request; p50: median latency each client recorded, lyra-lab's service_s; server p50: the "
-              "server's own median time for lyra-lab's requests)")
+                    errors = f"{mini['errors']:g}/{lyra['errors']}"
+                    print(f"{name:>12}{ideal:>7.1f}{mini['rps']:>8.1f}{lyra['rps']:>7.1f}"
+                          f"{lyra['rps'] / mini['rps']:>6.2f}{mini['cpu_ms']:>8.2f}{lyra['cpu_ms']:>9.2f}"
+                          f"{1000 * mini['p50']:>8.1f}{1000 * lyra['p50']:>9.1f}"
+                          f"{1000 * lyra['server_p50']:>7.1f}{errors:>8}", flush=True)
+        _note(f"(requests/s: answered requests over the span the server saw them (minimal) / bench's "
+              f"throughput_rps (lyra); ideal = concurrency / {per_request_s * 1000:.0f} ms; cpu: this "
+              "process's CPU ms per request; p50: median latency ms each client recorded, lyra-lab's "
+              "service_s; server: the server's own median ms for lyra-lab's requests; err: failed "
+              "requests, minimal/lyra)")
         if not args.no_grid:
             with tempfile.TemporaryDirectory() as tmp:
-                from lyra_lab.synthetic import generate_synthetic
-
-                generate_synthetic(0, conversations=args.conversations).save(Path(tmp) / "corpus.jsonl")
-                generate_synthetic(0, conversations=1).save(Path(tmp) / "one.jsonl")  # one at a time: 2 cells
-                print(f"\nsummarizing grid (map_reduce, bm25, no QA; {2 * args.conversations} cells, 2 at 1 x 1), "
-                      "same server:")
-                print(f"{'in flight':>22}{'requests':>9}{'grid rps':>9}{'minimal':>9}{'ratio':>7}{'cpu ms':>8}"
-                      f"{'rows p50 ms':>12}{'server p50':>11}{'server saw':>11}{'calls allow':>12}")
-                for stream in (False, True):
-                    for max_cells, per_cell in ((1, 1), (4, 8)):
-                        inflight = max_cells * per_cell
-                        pairs = []
-                        for _ in range(args.repeat):
-                            grid = grid_run(server, Path(tmp), max_cells, per_cell, stream,
-                                            "one.jsonl" if inflight == 1 else "corpus.jsonl")
-                            # the same requests, in the order the server got them, at the same concurrency
-                            mini = minimal_client(server, grid["bodies"], inflight, grid["requests"], stream)
-                            name = f"{max_cells} x {per_cell}{', streamed' if stream else ''}"
-                            print(f"{name:>22}{grid['requests']:>9}{grid['rps']:>9.1f}{mini['rps']:>9.1f}"
-                                  f"{grid['rps'] / mini['rps']:>7.2f}{grid['cpu_ms']:>8.2f}"
-                                  f"{1000 * grid['p50']:>12.1f}{1000 * grid['server_p50']:>11.1f}"
-                                  f"{grid['in_flight']:>11.1f}{grid['dag']:>12.1f}", flush=True)
-                            pairs.append((grid["rps"], mini["rps"]))
-                        if args.repeat > 1:  # one run's minimal client varies most: the medians' ratio
-                            grid_rps, mini_rps = (statistics.median(p[i] for p in pairs) for i in (0, 1))
-                            print(f"{'median of ' + str(args.repeat):>22}{'':>9}{grid_rps:>9.1f}{mini_rps:>9.1f}"
-                                  f"{grid_rps / mini_rps:>7.2f}", flush=True)
-                own = grid_own_work(Path(tmp), 4, 8)
-                print(f"the grid's own work (4 x 8 on the in-process fake backend, no HTTP): {own:.2f} ms of CPU a call")
-                print("(in flight: max_cells x workers; grid rps: its chat requests over the "
-                      "span the server saw them; minimal: the minimal client sending the grid's own requests at the same "
-                      "concurrency; rows p50: "
-                      "median latency_s of the run log's llm_call events; server p50: the server's own median; "
-                      "server saw: the grid's mean requests in flight at the server over the span; calls allow: "
-                      "the requests/s of a client that costs nothing running the grid's dependent calls, each "
-                      "taking the server's p50, dag_ceiling)")
+                grid_table(server, Path(tmp), args.conversations, args.repeat, yardstick)
     finally:
         server.stop()
     return 0
+
+
+def grid_table(server: Server, folder: Path, conversations: int, repeat: int, yardstick: str) -> None:
+    """The summarizing grid at 1 x 1 and 4 x 8, streamed and not, each against the minimal client."""
+    from lyra_lab.synthetic import generate_synthetic
+
+    generate_synthetic(0, conversations=conversations).save(folder / "corpus.jsonl")
+    generate_synthetic(0, conversations=1).save(folder / "one.jsonl")  # one at a time: 2 cells
+    print()
+    _note(f"summarizing grid (map_reduce, bm25, no QA; {2 * conversations} cells, 2 at 1 x 1), same server, "
+          f"minimal client: {yardstick}")
+    print(f"{'in flight':>16}{'requests':>9}{'grid':>7}{'minimal':>8}{'ratio':>6}{'cpu':>7}{'rows p50':>9}"
+          f"{'server':>7}{'saw':>6}{'allow':>7}{'err':>5}")
+    for stream in (False, True):
+        for max_cells, per_cell in ((1, 1), (4, 8)):
+            inflight = max_cells * per_cell
+            pairs = []
+            for _ in range(repeat):
+                grid = grid_run(server, folder, max_cells, per_cell, stream,
+                                "one.jsonl" if inflight == 1 else "corpus.jsonl")
+                # the same requests, in the order the server got them, at the same concurrency
+                mini = minimal_client(server, grid["bodies"], inflight, grid["requests"], stream, yardstick)
+                name = f"{max_cells} x {per_cell}{', streamed' if stream else ''}"
+                print(f"{name:>16}{grid['requests']:>9}{grid['rps']:>7.1f}{mini['rps']:>8.1f}"
+                      f"{grid['rps'] / mini['rps']:>6.2f}{grid['cpu_ms']:>7.2f}{1000 * grid['p50']:>9.1f}"
+                      f"{1000 * grid['server_p50']:>7.1f}{grid['in_flight']:>6.1f}{grid['dag']:>7.1f}"
+                      f"{mini['errors']:>5g}", flush=True)
+                pairs.append((grid["rps"], mini["rps"]))
+            if repeat > 1:  # one run's minimal client varies most: the medians' ratio
+                grid_rps, mini_rps = (statistics.median(p[i] for p in pairs) for i in (0, 1))
+                ratios = sorted(g / m for g, m in pairs)
+                print(f"{'median of ' + str(repeat):>16}{'':>9}{grid_rps:>7.1f}{mini_rps:>8.1f}"
+                      f"{grid_rps / mini_rps:>6.2f}  (runs {ratios[0]:.2f}-{ratios[-1]:.2f})", flush=True)
+    own = grid_own_work(folder, 4, 8)
+    print(f"the grid's own work (4 x 8 on the in-process fake backend, no HTTP): {own:.2f} ms of CPU a call")
+    _note("(in flight: max_cells x workers; requests: the grid's chat requests; grid: their requests/s "
+          "over the span the server saw them; minimal: the minimal client sending the grid's own requests "
+          "at the same concurrency; cpu: the grid process's CPU ms a request; rows p50: median latency_s "
+          "(ms) of the run log's llm_call events; server: the server's own median ms; saw: the grid's mean "
+          "requests in flight at the server over the span; allow: the requests/s of a client that costs "
+          "nothing running the grid's dependent calls, each taking the server's p50 (dag_ceiling); err: "
+          "the minimal client's failed requests)")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ request from the process's request loop (``_loop_thread``) and waits, so the
 calling thread is woken once, not once per chunk; a non-streamed one from the
 calling thread, which is woken once anyway (handing it to the loop measured
 slower: ``docs/performance.md``, "A fast server"), on an HTTP client it has
-to itself while the call lasts (``_client_stack``). At most ``max_concurrency``
+to itself while the call lasts (``_client_stack``), which sends the requests after its first
+from the URL and headers the SDK built for that one (``_request_template``; each event loop's
+client likewise). At most ``max_concurrency``
 calls are in flight from the threads that share a backend, and from each loop.
 
 Time: each attempt is bounded by ``timeout_s``; a call's ``deadline`` (a
@@ -33,6 +35,7 @@ from lyra_lab.backends._client_stack import ClientStack
 from lyra_lab.backends._loop_thread import loop_thread
 from lyra_lab.backends._openai_stream import (Answer, ChatRequest, StreamAccumulator, answer_from_body, aread_events,
                                               build_request)
+from lyra_lab.backends._request_template import AsyncClient, SyncClient
 from lyra_lab.backends._retry import CallTimes, acall_with_retries, call_with_retries
 from lyra_lab.backends._tokens import token_counter
 from lyra_lab.backends._types import BackendError, Capabilities, Completion, Message, Usage
@@ -154,7 +157,8 @@ class OpenAIBackend:
         self._lock = threading.Lock()
         # complete's clients for non-streamed requests: one a call in flight (``_client_stack``); every
         # client of this backend shares one TLS context (making one reads the system's certificates: ~25 ms of CPU)
-        self._clients: ClientStack[openai.OpenAI] = ClientStack(self._new_sync_client)
+        # a client's later requests reuse the URL and headers the SDK built for its first (``_request_template``)
+        self._clients: ClientStack[SyncClient] = ClientStack(self._new_sync_client)
         self._tls: ssl.SSLContext | None = None
         # acomplete's client and concurrency slots on each event loop (they cannot move between loops)
         self._on_loops: dict[asyncio.AbstractEventLoop, _LoopClient] = {}
@@ -239,7 +243,7 @@ class OpenAIBackend:
         # byte: the openai client's request building and any parsing are the client's time, not
         # the server's; one orjson.loads replaces its model objects.
         with self._clients.client() as client:
-            response = _post_chat(client, request, timeout)
+            response = client.post_chat(request, timeout, _post_chat)
             try:
                 body = response.read()
                 ended = time.perf_counter()
@@ -247,14 +251,14 @@ class OpenAIBackend:
                 response.close()
         return answer_from_body(body, _sent_at(), ended)
 
-    def _new_sync_client(self) -> openai.OpenAI:
+    def _new_sync_client(self) -> SyncClient:
         import openai
 
         with self._lock:
             tls, base_url = self._tls_held(), self.config.base_url
         http = openai.DefaultHttpxClient(event_hooks={"request": [_mark_sent]}, verify=tls)
-        return openai.OpenAI(api_key=self._key, base_url=base_url, max_retries=0, timeout=self.config.timeout_s,
-                             http_client=http)
+        return SyncClient(openai.OpenAI(api_key=self._key, base_url=base_url, max_retries=0,
+                                        timeout=self.config.timeout_s, http_client=http), http)
 
     def _tls_held(self) -> ssl.SSLContext:
         """The TLS context all this backend's clients verify with, made on first use (``_lock`` held)."""
@@ -311,17 +315,18 @@ class OpenAIBackend:
                 for ended in [other for other in self._on_loops if other.is_closed()]:
                     del self._on_loops[ended]  # its connections went with its loop
                 http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [_amark_sent]}, verify=self._tls_held())
-                client = openai.AsyncOpenAI(api_key=self._key, base_url=self.config.base_url, max_retries=0,
-                                            timeout=self.config.timeout_s, http_client=http)
+                client = AsyncClient(openai.AsyncOpenAI(api_key=self._key, base_url=self.config.base_url,
+                                                        max_retries=0, timeout=self.config.timeout_s,
+                                                        http_client=http), http)
                 on_loop = self._on_loops[loop] = _LoopClient(client, asyncio.Semaphore(self.config.max_concurrency))
             return on_loop
 
-    async def _aattempt(self, client: openai.AsyncOpenAI, request: ChatRequest, timeout: float,
+    async def _aattempt(self, client: AsyncClient, request: ChatRequest, timeout: float,
                         deadline: float | None) -> Answer:
         import openai
 
         if not self.config.stream:
-            response = await _apost_chat(client, request, timeout)
+            response = await client.post_chat(request, timeout, _apost_chat)
             try:
                 body = await response.aread()
                 ended = time.perf_counter()
@@ -338,9 +343,9 @@ class OpenAIBackend:
             self._note_no_stream_options(exc)
             return answer
 
-    async def _astream_once(self, client: openai.AsyncOpenAI, request: ChatRequest, timeout: float,
+    async def _astream_once(self, client: AsyncClient, request: ChatRequest, timeout: float,
                             deadline: float | None, with_options: bool) -> Answer:
-        response = await _apost_chat(client, request.streamed(usage=with_options), timeout)
+        response = await client.post_chat(request.streamed(usage=with_options), timeout, _apost_chat)
         try:
             acc = StreamAccumulator(started=_asent_at())
             await aread_events(response.aiter_lines(), acc, response.request, deadline)
@@ -404,5 +409,5 @@ class OpenAIBackend:
 class _LoopClient(NamedTuple):
     """What ``acomplete`` uses on one event loop: its async client and its concurrency slots."""
 
-    client: openai.AsyncOpenAI
+    client: AsyncClient
     slots: asyncio.Semaphore

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def dag_ceiling():
     spec = importlib.util.spec_from_file_location("fast_server", ROOT / "benchmarks" / "fast_server.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # as when run as a script: it imports minimal_client
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
     return module.dag_ceiling
 
 

@@ -37,9 +37,12 @@ def server():
 
 @pytest.fixture()
 def slow_client(monkeypatch):
-    """The openai client's request building (threads' and event loop's: one method of its base client) and
-    the body's parsing take ``SLOW_S`` longer; on the event loop the sleep blocks the loop, as real CPU work does."""
+    """The request's building (the openai client's, threads' and event loop's: one method of its base client;
+    the template's for a client's later requests, ``_request_template``) and the body's parsing take ``SLOW_S``
+    longer; on the event loop the sleep blocks the loop, as real CPU work does."""
     from openai import _base_client
+
+    from lyra_lab.backends._request_template import Template
 
     def slow(fn):
         def wrapper(*args, **kwargs):
@@ -48,6 +51,7 @@ def slow_client(monkeypatch):
         return wrapper
 
     monkeypatch.setattr(_base_client.BaseClient, "_build_request", slow(_base_client.BaseClient._build_request))
+    monkeypatch.setattr(Template, "build", slow(Template.build))
     return slow
 
 
