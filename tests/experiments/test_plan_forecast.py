@@ -82,10 +82,13 @@ def test_plan_counts_texts_to_embed_and_then_the_shared_cache_holds_them(write_t
     spec = ExperimentSpec.from_toml(write_toml(grid))
     before = plan(spec)
     hashing = next(e for e in before.embedders if e.label == "hashing")
-    assert hashing.texts > 0 and hashing.cached == 0 and hashing.to_embed == hashing.texts
+    # the plan's calibration measured on the run's own texts, through the shared cache: those are cached now
+    assert hashing.texts > hashing.cached > 0 and hashing.to_embed == hashing.texts - hashing.cached
     df = run_experiment(spec, tmp_path / "run")
-    misses = sum(e["misses"] for e in _run_done(tmp_path / "run")["embeddings"])
+    stats = _run_done(tmp_path / "run")["embeddings"]
+    misses, hits = sum(e["misses"] for e in stats), sum(e["hits"] for e in stats)
     assert len(df) and misses == hashing.to_embed  # summaries are the fake's: the same texts both times
+    assert hits >= hashing.cached  # the calibration's vectors, read back instead of embedded again
     after = next(e for e in plan(spec, tmp_path / "other").embedders if e.label == "hashing")
     assert after.cached == after.texts == hashing.texts and after.to_embed == 0
 
