@@ -202,8 +202,10 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
     answered_from = _answering_cache(spec.cache, resume, folder)
     models = DryRunModels(facts, spec.embedders, injected, answered_from, spec.cache)
     low = dry_run(setup, todo, selection.corpus, models, "low")
-    stand_ins = any(not f.in_process for f in facts.values()) or any(c.kind.dry(c, "low") != c.kind.dry(c, "high")
-                                                                    for c in todo)
+    # a stand-in's replies (short or long) change what follows only where a cell asked one: a grid whose cells
+    # call no stand-in (bm25 and hybrid over raw turns on the local backend) has one dry run, not two alike
+    asked_stand_in = any(not facts[label].in_process for work_ in low.cells for label in work_.calls if label in facts)
+    stand_ins = asked_stand_in or any(c.kind.dry(c, "low") != c.kind.dry(c, "high") for c in todo)
     high = dry_run(setup, todo, selection.corpus, models, "high") if stand_ins else low
     lanes = max(1, min(spec.max_cells, len(todo) or 1)) * spec.workers
     rating = _Rating(calibrate, measure)
