@@ -15,8 +15,9 @@ own keys, pooling over its own rows), so the texts it is batched with do not cha
 (tested bit for bit). Texts are batched by tokens: shortest first, at most ``max_tokens``
 padded tokens (and ``batch_size`` texts) a run, so a batch of pasted documents holds a
 bounded attention (12 heads x 512 x 512 floats a text). Runs of 1,024 tokens rather than 4,096:
-a run's activations then stay near the cores' caches (a 1,000-turn export's passages, shared
-cores: 0.64-0.80 of the 4,096-token runs' wall time, 0.73-0.77 of their CPU time; the same vectors).
+a run's activations then stay nearer the cores' caches (361 of a 1,000-turn export's turns, load ~1:
+0.70 of the 4,096-token runs' wall and CPU time; in that export's whole grid, whose cache already
+hands over at most 64 texts, the embedding took 0.94 of its time; the same vectors either way).
 """
 
 from __future__ import annotations
