@@ -25,8 +25,8 @@ Every run uses a private, initially empty user cache (``LYRA_LAB_CACHE_DIR`` und
 embedding starts cold; ``--again`` runs the grid again in a new run folder and prints how many
 texts it embedded (new rows of the shared embedding cache: 0 when nothing is embedded twice).
 
-Prints one line per step (wall seconds, peak RSS of the child in MB) and the row
-count of the run.
+Prints one line per step (wall seconds, CPU seconds of the step's process over all its threads,
+the load average before and after, peak RSS of the children in MB) and the row count of the run.
 """
 
 from __future__ import annotations
@@ -139,12 +139,15 @@ def step(label: str, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[f
     """Run one CLI step; print its wall time, the load average before and after, the children's peak RSS so
     far, and the plan a run printed first."""
     load0 = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
-    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"{label:<8} {wall:8.1f} s   load {load0:.1f}->{os.getloadavg()[0]:.1f}   peak RSS (any step so far) "
-          f"{rss_mb:6.0f} MB   exit {done.returncode}", flush=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU seconds of the step (every thread): on shared cores steadier than its wall time, which the others' load moves
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    print(f"{label:<8} {wall:8.1f} s   cpu {cpu:6.1f} s   load {load0:.1f}->{os.getloadavg()[0]:.1f}   "
+          f"peak RSS (so far) {after.ru_maxrss / 1024:5.0f} MB   exit {done.returncode}", flush=True)
     if done.returncode != 0:
         print(done.stdout[-2000:], done.stderr[-2000:], sep="\n", file=sys.stderr)
         raise SystemExit(f"step {label} failed")

@@ -74,6 +74,21 @@ def test_a_texts_vector_does_not_depend_on_its_batch_mates(tmp_path, monkeypatch
         assert np.array_equal(alone, together)
         small = OnnxE5Embedder(threads=1, batch_size=3, max_tokens=700).embed(texts[::-1], kind)[::-1]
         assert np.array_equal(alone, small)
+        # the runs of 4,096 tokens the default was before: the same vectors, so the identity keeps its rows
+        assert np.array_equal(alone, OnnxE5Embedder(threads=1, max_tokens=4096).embed(texts, kind))
+
+
+@pytest.mark.slow
+def test_the_session_runs_on_the_cores_this_process_may_use(tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    from lyra_lab._machine import usable_cores
+    from lyra_lab.backends import OnnxE5Embedder
+
+    monkeypatch.setenv("LYRA_LAB_CACHE_DIR", str(tmp_path))
+    default, one = OnnxE5Embedder()._load()[2], OnnxE5Embedder(threads=1)._load()[2]  # noqa: SLF001
+    assert default.get_session_options().intra_op_num_threads == usable_cores()
+    assert one.get_session_options().intra_op_num_threads == 1
+    assert OnnxE5Embedder().max_tokens == 1024
 
 
 @pytest.mark.slow

@@ -69,3 +69,44 @@ def test_the_load_of_a_run_just_interrupted_does_not_slow_its_re_plan(monkeypatc
     assert _calibrate.busier_now(rates) == 1.0
     monkeypatch.setattr(_calibrate, "_runnable", lambda: 7)  # six other tasks runnable now: three per core with ours
     assert _calibrate.busier_now(rates) == 3.5
+
+
+def test_an_embedder_is_calibrated_on_the_runs_own_texts_of_the_sizes_measured_prose_filling_in():
+    from lyra_lab.experiments.forecast._calibrate import PER_SIZE, calibration_texts
+
+    run = {f"short {i}": 20 + i for i in range(5)} | {f"long {i}": 200 + i for i in range(40)}
+    run |= {"tiny": 3, "huge": 5000}
+    chosen = calibration_texts(run)
+    short, long = [t for rep in chosen.short for t in rep], [t for rep in chosen.long for t in rep]
+    assert all(len(rep) == PER_SIZE for rep in (*chosen.short, *chosen.long))
+    assert set(short) > {f"short {i}" for i in range(5)} and len(set(short)) == 2 * PER_SIZE  # 11 of prose
+    assert set(long) == {f"long {i}" for i in range(40 - 2 * PER_SIZE, 40)}  # nearest 256 tokens
+    assert chosen.load == "tiny" and "huge" not in chosen.all()  # past the window: not what is counted
+    assert calibration_texts({}).load not in run and len(set(calibration_texts({}).all())) == 1 + 4 * PER_SIZE
+
+
+def test_the_plans_calibration_vectors_are_in_the_shared_cache_and_a_second_embed_hits_them(tmp_path,
+                                                                                            monkeypatch):
+    """The forecast calibrates through the run's embedding cache: embedding those texts again embeds nothing."""
+    from lyra_lab.backends import CachedEmbedder, EmbeddingCache, HashingEmbedder, token_counter
+    from lyra_lab.experiments.forecast._calibrate import calibration_texts
+    from lyra_lab.experiments.forecast._forecast import _measured
+    from lyra_lab.experiments.grid import embedding_cache_path
+
+    monkeypatch.setenv("LYRA_LAB_CACHE_DIR", str(tmp_path / "user-cache"))
+    count = token_counter("o200k_base")
+    passages = {text: count(text) for text in (" ".join(["word"] * n) + f" {n}" for n in range(10, 300, 7))}
+    embedder = HashingEmbedder()
+    rates = _measured("k", embedder, count, passages, "run")
+    assert rates.per_in >= 0 and rates.measured_at != "assumed"
+    chosen = calibration_texts(passages).all()
+    with EmbeddingCache(embedding_cache_path()) as store:
+        again = CachedEmbedder(embedder, store)
+        again.embed(chosen)
+        assert (again.hits, again.misses) == (len(chosen), 0)
+        again.embed(["a text the calibration never saw"])
+        assert again.misses == 1  # the count can fail
+    off = tmp_path / "off"
+    monkeypatch.setenv("LYRA_LAB_CACHE_DIR", str(off))
+    _measured("k", embedder, count, passages, "off")
+    assert not embedding_cache_path().exists()  # cache = "off": nothing written

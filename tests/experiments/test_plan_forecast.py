@@ -82,10 +82,13 @@ def test_plan_counts_texts_to_embed_and_then_the_shared_cache_holds_them(write_t
     spec = ExperimentSpec.from_toml(write_toml(grid))
     before = plan(spec)
     hashing = next(e for e in before.embedders if e.label == "hashing")
-    assert hashing.texts > 0 and hashing.cached == 0 and hashing.to_embed == hashing.texts
+    # the plan's calibration measured on the run's own texts, through the shared cache: those are cached now
+    assert hashing.texts > hashing.cached > 0 and hashing.to_embed == hashing.texts - hashing.cached
     df = run_experiment(spec, tmp_path / "run")
-    misses = sum(e["misses"] for e in _run_done(tmp_path / "run")["embeddings"])
+    stats = _run_done(tmp_path / "run")["embeddings"]
+    misses, hits = sum(e["misses"] for e in stats), sum(e["hits"] for e in stats)
     assert len(df) and misses == hashing.to_embed  # summaries are the fake's: the same texts both times
+    assert hits >= hashing.cached  # the calibration's vectors, read back instead of embedded again
     after = next(e for e in plan(spec, tmp_path / "other").embedders if e.label == "hashing")
     assert after.cached == after.texts == hashing.texts and after.to_embed == 0
 
@@ -159,3 +162,37 @@ def test_run_off_a_terminal_does_not_send_text_to_a_remote_endpoint_without_yes(
     assert code != 0 and "not sending conversation text to https://api.openai.com/v1: pass --yes to agree" in err
     assert "notice: this run sends conversation text of" in err and "sk-test" not in err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("summarizer, dry_runs", [("none", 1), ("single_pass", 2)])
+def test_a_second_dry_run_with_long_replies_only_where_a_cell_asks_a_stand_in(write_toml, monkeypatch, summarizer,
+                                                                                dry_runs):
+    """A server's replies are stood in short, then long; a grid that sends it nothing needs one dry run."""
+    from lyra_lab.experiments.forecast import _forecast
+
+    grid = f"""
+    name = "one-dry-run"
+    [corpus]
+    path = "tiny.jsonl"
+    [grid]
+    chunkers = [{{ name = "turn_window", max_turns = 1 }}]
+    summarizers = ["{summarizer}"]
+    recallers = ["bm25"]
+    [run]
+    backends = ["llamacpp/http://127.0.0.1:9/v1"]
+    embedders = ["none"]
+    ks = [1]
+    cache = "off"
+    """
+    replies = []
+    real = _forecast.dry_run
+
+    def counted(setup, todo, corpus, models, reply):
+        replies.append(reply)
+        return real(setup, todo, corpus, models, reply)
+
+    monkeypatch.setattr(_forecast, "dry_run", counted)
+    forecast = plan(ExperimentSpec.from_toml(write_toml(grid)), measure=False)
+    assert len(replies) == dry_runs and forecast.todo == 2  # one cell a conversation
+    server = next(b for b in forecast.backends)
+    assert (server.calls.low > 0) == (summarizer != "none")

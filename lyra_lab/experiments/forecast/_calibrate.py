@@ -7,6 +7,11 @@ token for an embedder, per call, per prompt token and per completion token for a
 identity, with the date, and measures again when the entry is missing, older than
 ``STALE_DAYS`` or ``force`` is set (``lyra-lab plan --calibrate``).
 
+An embedder is measured on the run's own texts where it has some of the sizes measured
+(``calibration_texts``: short and long ones to embed, prose where there are too few), so the
+vectors the calibration computes are the run's: the forecast measures through the shared
+embedding cache, and the run reads them back instead of embedding them again.
+
 Each rate is measured twice; ``spread`` is the relative difference between the two, a floor of
 the forecast's uncertainty (a busy machine shows a larger one).  The machine's load is kept with
 the rates, and a forecast scales them by how much busier the machine is now (``busier_now``:
@@ -29,7 +34,7 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from lyra_lab._atomic import write_whole
 from lyra_lab._machine import usable_cores
@@ -121,20 +126,63 @@ def prose(tokens: int, seed: int) -> str:
     return " ".join(rng.choice(_WORDS) for _ in range(tokens))
 
 
-def measure_embedder(key: str, embed: Callable[[list[str]], object], count: Callable[[str], int]) -> Rates:
-    """Rates of an embedder: 8 short and 8 long texts, twice; seconds per text and per token fitted."""
+#: The calibration's text sizes in tokens (``count``'s): 8 short and 8 long texts a repetition.
+SHORT_TOKENS, LONG_TOKENS, PER_SIZE = 32, 256, 8
+
+
+class CalibrationTexts(NamedTuple):
+    """What an embedder's calibration embeds: one text that loads the model, then short and long per repetition."""
+
+    load: str
+    short: tuple[tuple[str, ...], tuple[str, ...]]
+    long: tuple[tuple[str, ...], tuple[str, ...]]
+
+    def all(self) -> list[str]:
+        return [self.load, *(t for rep in (*self.short, *self.long) for t in rep)]
+
+
+def calibration_texts(candidates: Mapping[str, int]) -> CalibrationTexts:
+    """The texts to measure an embedder on: the run's own (``candidates``: text → tokens) nearest each size.
+
+    A short text has 16-64 tokens, a long one 128-400 (under a 512-token window, so what is counted is
+    embedded); the ones nearest ``SHORT_TOKENS`` and ``LONG_TOKENS`` are taken, each once, in a fixed
+    order, and prose fills in where the run has too few. The model loads on the run's shortest other text.
+    """
+    sized = sorted(((t, n) for t, n in candidates.items() if t.strip()), key=lambda item: (item[1], item[0]))
+
+    def nearest(low: int, high: int, target: int) -> list[str]:
+        near = sorted((item for item in sized if low <= item[1] <= high), key=lambda item: abs(item[1] - target))
+        return [t for t, _ in sorted(near[: 2 * PER_SIZE], key=lambda item: (item[1], item[0]))]
+
+    short, long = nearest(16, 64, SHORT_TOKENS), nearest(128, 400, LONG_TOKENS)
+    short += [prose(SHORT_TOKENS, 100 * rep + i) for rep in range(2) for i in range(PER_SIZE)][len(short):]
+    long += [prose(LONG_TOKENS, 100 * rep + 50 + i) for rep in range(2) for i in range(PER_SIZE)][len(long):]
+    used = set(short) | set(long)
+    load = next((t for t, _ in sized if t not in used), prose(8, 0))
+    # the sizes' texts alternate between the repetitions: each spans its size's range
+    return CalibrationTexts(load, (tuple(short[0::2]), tuple(short[1::2])), (tuple(long[0::2]), tuple(long[1::2])))
+
+
+def measure_embedder(key: str, embed: Callable[[list[str]], object], count: Callable[[str], int],
+                     texts: Mapping[str, int] | None = None) -> Rates:
+    """Rates of an embedder: 8 short and 8 long texts, twice; seconds per text and per token fitted.
+
+    ``texts``: the run's texts to embed and their tokens, measured on where they have the sizes
+    (``calibration_texts``); with ``embed`` writing to the run's embedding cache, the run does not embed
+    them again.
+    """
+    chosen = calibration_texts(texts or {})
     load_then = load_now()  # before the measurement's own work
     started = time.perf_counter()
-    embed([prose(8, 0)])  # the model loads here
+    embed([chosen.load])  # the model loads here
     load = time.perf_counter() - started
     fits = []
     for rep in range(2):
-        short = [prose(32, 100 * rep + i) for i in range(8)]
-        long = [prose(256, 100 * rep + 50 + i) for i in range(8)]
+        short, long = list(chosen.short[rep]), list(chosen.long[rep])
         t_short, t_long = _timed(embed, short), _timed(embed, long)
-        n_short, n_long = sum(map(count, short)) / 8, sum(map(count, long)) / 8
-        per_token = max(0.0, (t_long - t_short) / 8 / (n_long - n_short))
-        fits.append((max(0.0, t_short / 8 - per_token * n_short), per_token))
+        n_short, n_long = sum(map(count, short)) / PER_SIZE, sum(map(count, long)) / PER_SIZE
+        per_token = max(0.0, (t_long - t_short) / PER_SIZE / (n_long - n_short))
+        fits.append((max(0.0, t_short / PER_SIZE - per_token * n_short), per_token))
     return _rates(key, fits, load, load_then)
 
 

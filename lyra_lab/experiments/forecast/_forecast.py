@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from lyra_lab.backends import BackendSpec, Embedder, EmbedderSpec, token_counter
 from lyra_lab.corpus import Conversation, Corpus
@@ -202,8 +202,10 @@ def plan(spec: ExperimentSpec | str | os.PathLike[str], run_dir: str | os.PathLi
     answered_from = _answering_cache(spec.cache, resume, folder)
     models = DryRunModels(facts, spec.embedders, injected, answered_from, spec.cache)
     low = dry_run(setup, todo, selection.corpus, models, "low")
-    stand_ins = any(not f.in_process for f in facts.values()) or any(c.kind.dry(c, "low") != c.kind.dry(c, "high")
-                                                                    for c in todo)
+    # a stand-in's replies (short or long) change what follows only where a cell asked one: a grid whose cells
+    # call no stand-in (bm25 and hybrid over raw turns on the local backend) has one dry run, not two alike
+    asked_stand_in = any(not facts[label].in_process for work_ in low.cells for label in work_.calls if label in facts)
+    stand_ins = asked_stand_in or any(c.kind.dry(c, "low") != c.kind.dry(c, "high") for c in todo)
     high = dry_run(setup, todo, selection.corpus, models, "high") if stand_ins else low
     lanes = max(1, min(spec.max_cells, len(todo) or 1)) * spec.workers
     rating = _Rating(calibrate, measure)
@@ -408,34 +410,60 @@ def _embedder_forecast(spec: EmbedderSpec, dry: DryRun, cache: str, injected: In
     embedder: Embedder = injected.embedders.get(label) or make_embedder(spec)
     identity = dict(embedder.identity())
     by_kind = dry.texts.get(label, {})
-    cached = _cached(embedder, by_kind) if cache != "off" else {kind: set() for kind in by_kind}
     count = token_counter("o200k_base")
+    tokens_of = {kind: {text: count(text) for text in seen} for kind, seen in by_kind.items()}
+    cached = _cached(embedder, by_kind) if cache != "off" else {kind: set() for kind in by_kind}
+    endpoint = identity.get("base_url")
+    local = is_local_endpoint(endpoint if isinstance(endpoint, str) else None)
+    if not any(text not in cached[kind] for kind, seen in by_kind.items() for text in seen):
+        rates = Rates(label, 0.0, 0.0, measured_at="nothing to embed")
+    elif not local:
+        rates = ASSUMED_REMOTE_EMBEDDER
+    else:
+        key = identity_key(identity)
+        passages = {t: n for t, n in tokens_of.get("passage", {}).items() if t not in cached.get("passage", ())}
+        measured: list[Rates] = []
+
+        def run() -> Rates:
+            measured.append(_measured(key, embedder, count, passages, cache))
+            return measured[0]
+
+        rates = calibration(key, run, force=calibrate) if measure or calibrate else _kept_or_unknown(key)
+        if measured and cache != "off":
+            cached = _cached(embedder, by_kind)  # with the calibration's vectors, which the run reads back
     texts = tokens = n_cached = to_embed = to_embed_tokens = chars = 0
     window = _window(identity)
     capped = 0
-    for kind, seen in by_kind.items():
-        for text in seen:
-            n = count(text)
+    for kind, seen in tokens_of.items():
+        for text, n in seen.items():
             texts, tokens = texts + 1, tokens + n
             if text in cached[kind]:
                 n_cached += 1
             else:
                 to_embed, to_embed_tokens, chars = to_embed + 1, to_embed_tokens + n, chars + len(text)
                 capped += min(n, window) if window else n
-    endpoint = identity.get("base_url")
-    local = is_local_endpoint(endpoint if isinstance(endpoint, str) else None)
-    if not to_embed:
-        rates = Rates(label, 0.0, 0.0, measured_at="nothing to embed")
-    elif not local:
-        rates = ASSUMED_REMOTE_EMBEDDER
-    else:
-        key = identity_key(identity)
-        rates = calibration(key, lambda: measure_embedder(key, lambda ts: embedder.embed(ts), count), force=calibrate) \
-            if measure or calibrate else _kept_or_unknown(key)
     seconds = rates.seconds(to_embed, capped)
     return EmbedderForecast(label, texts, tokens, n_cached, to_embed, to_embed_tokens, chars,
                             spread(rates, seconds, seconds, rates.load_s if to_embed else 0.0), rates,
                             endpoint if isinstance(endpoint, str) else None, local)
+
+
+def _measured(key: str, embedder: Embedder, count: Callable[[str], int], passages: Mapping[str, int],
+              cache: str) -> Rates:
+    """``embedder``'s rates measured on the run's own ``passages`` (text → tokens) where it has their sizes.
+
+    Unless the run's cache is ``"off"``, through the shared embedding cache the run reads
+    (``embedding_cache_path``): the calibration's vectors are written there, and the run embeds them
+    no second time.
+    """
+    if cache == "off":
+        return measure_embedder(key, lambda ts: embedder.embed(ts), count, passages)
+    from lyra_lab.backends import CachedEmbedder, EmbeddingCache
+    from lyra_lab.experiments.grid import embedding_cache_path
+
+    with EmbeddingCache(embedding_cache_path()) as store:
+        through = CachedEmbedder(embedder, store)
+        return measure_embedder(key, lambda ts: through.embed(ts), count, passages)
 
 
 def _window(identity: Mapping[str, Any]) -> int | None:
