@@ -54,8 +54,9 @@ class Faulty(BaseHTTPRequestHandler):
         good = {"open": {"protocol": 1, "session": "x"}, "ingest": {"stored": 3}, "query": {"hits": []}, "close": {}}
         status, data = 200, json.dumps(good[call])
         if call == self.server.call:  # type: ignore[attr-defined]
-            if mode == "hang":
-                time.sleep(5)
+            if mode == "hang":  # nothing for 5 s, or until the test ends (the client left at its timeout)
+                self.server.released.wait(5)  # type: ignore[attr-defined]
+                return
             elif mode == "not_json":
                 data = "<html>oops</html>"
             elif mode == "bad_hits":
@@ -76,11 +77,18 @@ class Faulty(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def faulty():
+    # A hanging handler is released and joined when the test ends (server_close joins non-daemon
+    # handler threads): left behind, it wrote to the socket its client had closed 5 s later, and the
+    # traceback it printed, parsed by Python 3.11's traceback module, raced another test's ast.parse
+    # on the interpreter's shared AST state (python/cpython#106905: "AST constructor recursion depth
+    # mismatch", a failure of tests/test_architecture.py in the same worker).
     server = ThreadingHTTPServer(("127.0.0.1", 0), Faulty)
-    server.daemon_threads = True
+    server.daemon_threads = False
+    server.released = threading.Event()  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server
+    server.released.set()  # type: ignore[attr-defined]
     server.shutdown()
     server.server_close()
 
