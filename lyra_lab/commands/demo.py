@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from lyra_lab.commands._validate import check_experiment
     from lyra_lab.commands.run import finish, run_in_folder, run_options
     from lyra_lab.experiments import ExperimentSpec, RunOptions
+    from lyra_lab.experiments.grid import spec_label
 
     spec = ExperimentSpec.from_toml(demo_spec_path())
     if not spec.corpus.path.exists():
@@ -62,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
     if args.fresh:
         confirm_fresh(run_dir, args.yes)
     print(f"lyra-lab demo: {len(spec.pipelines)} memory pipelines × {len(spec.recallers)} recallers "
-          f"on {spec.corpus.path.name}, backend {', '.join(map(str, spec.backends))}, "
-          f"embedder {', '.join(map(str, spec.embedders))}")
+          f"on {spec.corpus.path.name}, backend {', '.join(map(_backend_words, spec.backends))}, "
+          f"embedder {', '.join(map(spec_label, spec.embedders))}")
     start = time.perf_counter()
     options = run_options(args, RunOptions(resume=not args.fresh, progress=not args.quiet,
                                            status_line=not args.quiet and not bars_show()))  # bars show on a terminal with a width
@@ -113,3 +114,12 @@ def headline_lines(head: Headline | None, paired: pd.DataFrame | None, alpha: fl
                        f"({int(others['n_clusters'].max())} conversations resampled; Holm over {len(others)} "
                        f"comparisons, α = {alpha:g}):")
     return [*lines, *wrap_line(f"  {said}")]
+
+
+def _backend_words(spec: object) -> str:
+    """A backend spec as a person reads it: its label, and its window when the spec sets one."""
+    from lyra_lab.experiments.grid import spec_label
+
+    label = spec_label(spec)  # type: ignore[arg-type]
+    window = spec.get("context_window") if isinstance(spec, dict) else None
+    return f"{label} (a {window:,}-token window)" if isinstance(window, int) else label

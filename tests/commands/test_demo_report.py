@@ -82,3 +82,12 @@ def test_the_demo_prints_lines_of_at_most_100_columns(fake_demo):
     assert lines[0].startswith("lyra-lab demo: 2 memory pipelines × 5 recallers")
     assert lines[-1].startswith("demo finished in ")
     assert max(len(line) for line in lines) <= 100
+
+
+def test_the_demo_names_its_backend_as_a_person_reads_it():
+    """The bundled demo's backend is a table (its local window); the header says it in words, not a dict."""
+    spec = ExperimentSpec.from_toml(demo.demo_spec_path())
+    words = [demo._backend_words(b) for b in spec.backends]
+    assert words == [f"local (a {spec.backends[0]['context_window']:,}-token window)"]  # type: ignore[index]
+    assert demo._backend_words("fake") == "fake" and demo._backend_words({"preset": "ollama", "model": "m"}) == "ollama/m"
+
