@@ -202,3 +202,25 @@ def test_bad_request_bodies_get_400_with_a_message(server):
     response = _post(server, {"model": "m", "messages": []})
     assert response.status_code == 400
     assert "messages" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/embeddings"])
+def test_a_client_that_leaves_mid_body_is_recorded_and_no_traceback_is_printed(path, capfd):
+    """A worker killed while sending (Ctrl-C on a process executor): the server records it, prints nothing."""
+    import socket
+    from urllib.parse import urlsplit
+
+    with SimulatedServer() as server:
+        where = urlsplit(server.base_url)
+        with socket.create_connection((where.hostname, where.port)) as sock:
+            sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         "Content-Length: 1000\r\n\r\n{\"model\": ".encode())
+        deadline = time.monotonic() + 5
+        while not server.chat_log() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        log = server.chat_log()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "ClientDisconnect" not in err, err[-1500:]
+    if path.endswith("completions"):
+        assert [(r.outcome, r.status) for r in log] == [("client_gone", 499)]

@@ -139,8 +139,11 @@ class SimulatedServer(ThreadedServer):
         from starlette.responses import JSONResponse
 
         rec = self._record(request)
+        raw = await self._read_body(request)
+        if raw is None:
+            return self._client_gone(rec)
         try:
-            body = json.loads(await request.body())
+            body = json.loads(raw)
         except ValueError:
             body = None  # answered 400 by the route
         status, answer = await self._embeddings_route.answer(body, rec)
@@ -150,8 +153,11 @@ class SimulatedServer(ThreadedServer):
         from starlette.responses import JSONResponse
 
         rec = self._record(request)
+        raw = await self._read_body(request)
+        if raw is None:
+            return self._client_gone(rec)
         try:
-            body = json.loads(await request.body())
+            body = json.loads(raw)
             messages = body["messages"]
             if not isinstance(messages, list) or not messages:
                 raise ValueError("messages must be a non-empty list")
@@ -208,6 +214,24 @@ class SimulatedServer(ThreadedServer):
             serving.leave(rec)
 
     # ------------------------------------------------------------ helpers
+    @staticmethod
+    async def _read_body(request: Request) -> bytes | None:
+        """The request's body; None when its client left before sending all of it (a killed worker, Ctrl-C)."""
+        from starlette.requests import ClientDisconnect
+
+        try:
+            return await request.body()
+        except ClientDisconnect:
+            return None
+
+    @staticmethod
+    def _client_gone(rec: RequestRecord) -> Response:
+        """A request whose client left mid-body: recorded as such (status 499, nginx's word), nothing answered."""
+        from starlette.responses import Response
+
+        rec.outcome, rec.status, rec.finished = "client_gone", 499, time.monotonic()
+        return Response(status_code=499)
+
     def _fail(self, rec: RequestRecord, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
         from starlette.responses import JSONResponse
 
