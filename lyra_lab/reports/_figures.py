@@ -115,21 +115,93 @@ def error_bars(mean: Sequence[float], low: Sequence[float], high: Sequence[float
     return np.vstack([np.where(none, np.nan, below), np.where(none, np.nan, above)])
 
 
-def log_axis(axis: Axis) -> None:
-    """Put ``axis`` (``ax.xaxis`` or ``ax.yaxis``) on a log scale with ticks written as plain numbers.
+_LOG_SUBS = ((1.0, 1.5, 2.0, 3.0, 5.0, 7.0), (1.0, 2.0, 5.0), (1.0, 3.0), (1.0,))
+_TICK_GAP_EM = 0.8  # room between two tick labels, in ems of their font
 
-    Call it once the data is drawn: the ticks suit the span — every decade past three decades,
-    1, 2, 5 × 10^k down to one decade, and 1, 1.5, 2, 3, 5, 7 × 10^k within one.
+
+def _log_ticks(low: float, high: float, subs: tuple[float, ...], stride: int) -> list[float]:
+    """``sub × 10^k`` within [low, high], every ``stride``-th decade (plain-number labels: ``{x:g}``)."""
+    import math
+
+    ticks = []
+    for k in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1):
+        if k % stride:
+            continue
+        ticks += [float(f"{sub * 10.0 ** k:.12g}") for sub in subs]
+    return [t for t in sorted(ticks) if low <= t <= high]
+
+
+def fitting_log_ticks(low: float, high: float, length_pt: float, font_pt: float, vertical: bool) -> list[float]:
+    """The finest log ticks between ``low`` and ``high`` whose labels fit an axis ``length_pt`` long.
+
+    Finest means, in order: 1, 1.5, 2, 3, 5, 7 × 10^k (only within one decade), 1, 2, 5 × 10^k (up to
+    three decades), 1, 3 × 10^k, every decade, then every 2nd, 3rd … decade.  Labels fit when
+    neighbours are at least half their widths apart plus ``_TICK_GAP_EM`` (``vertical``: the height of
+    a line), judged by their text (``{x:g}``) at ``font_pt``, an em each digit at most 0.6.
+
+    >>> fitting_log_ticks(1e-4, 1e-2, 100, 8, False)
+    [0.0001, 0.001, 0.01]
+    >>> fitting_log_ticks(1e-4, 1e-2, 600, 8, False)[:3]
+    [0.0001, 0.0002, 0.0005]
     """
     import math
 
-    from matplotlib.ticker import LogLocator, NullFormatter
+    span = math.log10(high / low)
+    finest = 0 if span <= 1 else 1 if span <= 3 else 3
+
+    def fits(ticks: list[float]) -> bool:
+        at = [length_pt * math.log10(t / low) / span for t in ticks]
+        size = [font_pt * (1.2 if vertical else 0.6 * len(f"{t:g}")) for t in ticks]
+        gap = _TICK_GAP_EM * font_pt
+        return all(at[i + 1] - at[i] >= (size[i] + size[i + 1]) / 2 + gap for i in range(len(at) - 1))
+
+    for subs in _LOG_SUBS[finest:]:
+        ticks = _log_ticks(low, high, subs, 1)
+        if len(ticks) >= 2 and fits(ticks):
+            return ticks
+    for stride in range(2, 1 + max(2, math.ceil(span))):
+        ticks = _log_ticks(low, high, (1.0,), stride)
+        if fits(ticks):
+            return ticks
+    return _log_ticks(low, high, (1.0,), max(1, math.ceil(span)))
+
+
+def _fitting_log_locator(axis: Axis) -> Any:
+    """A locator giving ``fitting_log_ticks`` for ``axis`` at its size when drawn (after the layout)."""
+    from matplotlib.ticker import Locator
+
+    class FittingLogLocator(Locator):
+        def __call__(self) -> Any:
+            low, high = sorted(axis.get_view_interval())
+            return self.tick_values(low, high)
+
+        def tick_values(self, vmin: float, vmax: float) -> Any:
+            low, high = sorted((vmin, vmax))
+            if not (low > 0 and high > low):
+                return []
+            box = axis.axes.bbox
+            vertical = axis is axis.axes.yaxis
+            dpi = axis.axes.figure.dpi
+            length_pt = (box.height if vertical else box.width) / dpi * 72
+            tick = axis.majorTicks[0] if axis.majorTicks else None
+            font_pt = float(tick.label1.get_fontsize()) if tick is not None else 10.0
+            return fitting_log_ticks(low, high, length_pt, font_pt, vertical)
+
+    return FittingLogLocator()
+
+
+def log_axis(axis: Axis) -> None:
+    """Put ``axis`` (``ax.xaxis`` or ``ax.yaxis``) on a log scale with ticks written as plain numbers.
+
+    Call it once the data is drawn.  The ticks suit the span and the axis' drawn length
+    (``fitting_log_ticks``, chosen when the figure is drawn, after its layout): 1, 1.5, 2, 3, 5, 7 ×
+    10^k within one decade, 1, 2, 5 × 10^k up to three, every decade past that, and coarser whenever
+    the labels would otherwise touch.
+    """
+    from matplotlib.ticker import NullFormatter
 
     axis.axes.set_xscale("log") if axis is axis.axes.xaxis else axis.axes.set_yscale("log")
-    low, high = sorted(axis.get_view_interval())
-    span = math.log10(high / low) if low > 0 and high > 0 else 3.0
-    subs = (1.0,) if span > 3 else (1.0, 2.0, 5.0) if span > 1 else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
-    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_locator(_fitting_log_locator(axis))
     axis.set_major_formatter("{x:g}")
     axis.set_minor_formatter(NullFormatter())
 

@@ -86,8 +86,8 @@ def _offsets(ax: Axes, points: dict[str, tuple[float, float, float, float]]) -> 
 
     ``points``: each pipeline's cost, quality and CI ends.  Pipelines whose heights (the marker and its
     error bar, ``NEAR_Y`` of margin, in axes fraction) overlap share a row; along each row the markers are
-    spread (``_legible.spread``) at least ``DODGE_PT`` apart, each as near its true x as it can, so no
-    marker or error bar is drawn over another's.
+    spread (``_legible.spread``) at least ``DODGE_PT`` apart, each as near its true x as it can and
+    within the panel, so no marker or error bar is drawn over another's or pushed out of view.
     """
     fig = ax.get_figure(root=True)
     assert fig is not None, "a panel on a figure"
@@ -110,7 +110,7 @@ def _offsets(ax: Axes, points: dict[str, tuple[float, float, float, float]]) -> 
     out = {}
     for row in rows:
         xs = [where[k][0] * width_pt for k in row]
-        centres = spread(xs, [DODGE_PT] * len(row), -math.inf, math.inf)
+        centres = spread(xs, [DODGE_PT] * len(row), 0.0, width_pt)  # inside the panel: a marker stays seen
         out.update({k: c - x for k, x, c in zip(row, xs, centres)})
     return out
 

@@ -183,6 +183,41 @@ def test_pipelines_at_one_cost_whose_error_bars_overlap_are_drawn_a_marker_apart
     assert abs(offsets.get("oracle", 0.0)) < 1e-6  # far from the others: where it is
 
 
+def test_pipelines_crowded_at_a_panels_edge_are_spread_inside_it():
+    """Many pipelines at the largest cost and one quality (the 100-pipeline grid's (1000, 0)): all seen."""
+    from lyra_lab.reports._figures import new_figure
+    from lyra_lab.reports._frontier_plot import DODGE_PT, _offsets
+
+    fig = new_figure(figsize=(3, 3))
+    ax = fig.subplots()
+    ax.set_xlim(0, 1080)
+    ax.set_ylim(-0.01, 0.3)
+    points = {f"p{i}": (1000.0 + i, 0.0, 0.0, 0.0) for i in range(12)}
+    offsets = _offsets(ax, points)
+    width_pt = ax.get_position().width * fig.get_figwidth() * 72
+    x_pt = sorted(v[0] / 1080 * width_pt + offsets[k] for k, v in points.items())
+    assert x_pt[-1] <= width_pt + 1e-6 and x_pt[0] >= -1e-6  # inside the panel
+    assert min(b - a for a, b in zip(x_pt, x_pt[1:])) >= DODGE_PT - 1e-6  # and a marker apart
+
+
+@pytest.mark.parametrize("width", [2.2, 3.3, 5.0, 10.0])
+@pytest.mark.parametrize("low,high", [(5e-5, 4e-3), (0.7, 30.0), (2e-4, 9e-2), (12.0, 95.0), (1e-3, 1e3)])
+def test_log_tick_labels_never_touch_whatever_the_span_and_width(width, low, high):
+    """The fake backend's latencies (~0.1 ms to a few ms) on a narrow panel once wrote 0.0001 over 0.0002."""
+    from lyra_lab.reports import figure_problems
+    from lyra_lab.reports._figures import log_axis, new_figure
+
+    fig = new_figure(figsize=(width * 3, 3), layout="constrained")
+    axes = fig.subplots(1, 3)
+    for ax in axes:
+        ax.plot([low, high], [0, 1], "o")
+        ax.set_xlim(low, high)
+        log_axis(ax.xaxis)
+        ax.tick_params(labelsize=8)
+    assert [str(p) for p in figure_problems(fig)] == []
+    assert all(len([t for t in ax.get_xticks() if low <= t <= high]) >= 2 for ax in axes)
+
+
 def test_latency_and_tokens_are_over_the_probes_the_quality_scored():
     """A run answering a sample: 4 probes answered (recall 0.01 s + answer 0.02 s), 4 only recalled (0.01 s).
 
